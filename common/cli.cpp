@@ -1,0 +1,169 @@
+#include "cli.hpp"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <new>
+#include <sstream>
+
+#include "signals.hpp"
+
+namespace numpipe {
+
+namespace {
+std::string quote_arg(const std::string& a) {
+  if (!a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos) return a;
+  std::string q = "'";
+  for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+}  // namespace
+
+Cli::Cli(ToolSpec spec, unsigned common)
+    : spec_(std::move(spec)), common_(common), options_(spec_.name, spec_.summary) {
+  options_.custom_help("[OPTIONS]");
+  if (!spec_.usage.empty()) options_.positional_help(spec_.usage);
+  options_.set_width(100);
+  auto g = options_.add_options("Common");
+  if (common_ & kInput) {
+    g("i,input", "Read the input stream from FILE ('-': stdin)", cxxopts::value<std::string>()->default_value("-"), "FILE");
+    g("max-bytes", "Refuse input arrays larger than this many bytes (default: half of RAM)",
+      cxxopts::value<std::uint64_t>(), "N");
+  }
+  if (common_ & kOutput)
+    g("o,output", "Write the output stream to FILE, atomically ('-': stdout)", cxxopts::value<std::string>()->default_value("-"), "FILE");
+  if (common_ & kCompute) {
+    g("backend", "Backend: auto (CUDA if a device is present), cpu or cuda", cxxopts::value<std::string>()->default_value("auto"), "B");
+    g("device", "CUDA device index", cxxopts::value<int>()->default_value("0"), "N");
+    g("threads", "OpenMP threads for the CPU backend (0: all cores)", cxxopts::value<int>()->default_value("0"), "N");
+  }
+  if (common_ & kMultiDevice)
+    g("devices", "Spread the work over CUDA devices: 'all' or a list such as 0,1", cxxopts::value<std::string>(), "LIST");
+  if (common_ & kProfile)
+    g("profile", "Append profile records (phase timings, bytes, flops) to FILE", cxxopts::value<std::string>(), "FILE");
+  g("q,quiet", "No progress line on stderr");
+  g("h,help", "Print this help and exit");
+  g("version", "Print the version and exit");
+}
+
+cxxopts::OptionAdder Cli::add(const std::string& group) { return options_.add_options(group); }
+
+void Cli::positional(const std::vector<std::string>& names) { options_.parse_positional(names); }
+
+std::string Cli::help() const {
+  std::string h = options_.help();
+  if (!spec_.example.empty()) h += "\nExample:\n" + spec_.example + "\n";
+  h += "\nExit codes: 0 success, 1 verification failed, 2 bad usage or input, 3 resource failure, 4 internal error.\n"
+       "See man " + spec_.name + "(1).\n";
+  return h;
+}
+
+const cxxopts::ParseResult& Cli::parse(int argc, char** argv) {
+  install_signal_cleanup();
+  for (int i = 0; i < argc; ++i) command_line_ += (i ? " " : "") + quote_arg(argv[i]);
+  try {
+    result_ = options_.parse(argc, argv);
+  } catch (const cxxopts::exceptions::exception& e) {
+    fail_input(std::string(e.what()) + " (see " + spec_.name + " --help)");
+  }
+  if (result_.count("help")) {
+    std::cout << help();
+    std::exit(0);
+  }
+  if (result_.count("version")) {
+    std::cout << spec_.name << " (numpipe) " << numpipe_version() << " commit " << numpipe_commit()
+              << (built_with_cuda() ? " cuda" : " cpu-only") << "\n";
+    std::exit(0);
+  }
+  if (!result_.unmatched().empty()) fail_input("unexpected argument '" + result_.unmatched().front() + "' (see " + spec_.name + " --help)");
+  if (common_ & kCompute) {
+    int t = get<int>("threads");
+    if (t < 0) fail_input("--threads must be >= 0, got " + std::to_string(t));
+    if (t > 0) omp_set_num_threads(t);
+  }
+  return result_;
+}
+
+std::string Cli::input() const { return (common_ & kInput) ? get<std::string>("input") : "-"; }
+std::string Cli::output() const { return (common_ & kOutput) ? get<std::string>("output") : "-"; }
+
+ReadLimits Cli::read_limits() const {
+  ReadLimits l;
+  if ((common_ & kInput) && has("max-bytes")) {
+    l.max_bytes = get<std::uint64_t>("max-bytes");
+    if (l.max_bytes == 0) fail_input("--max-bytes must be positive");
+  }
+  return l;
+}
+
+Backend Cli::backend() const { return resolve_backend((common_ & kCompute) ? get<std::string>("backend") : "cpu"); }
+int Cli::device() const {
+  int d = (common_ & kCompute) ? get<int>("device") : 0;
+  if (d < 0) fail_input("--device must be >= 0, got " + std::to_string(d));
+  return d;
+}
+int Cli::threads() const { return (common_ & kCompute) ? get<int>("threads") : 0; }
+std::string Cli::profile_path() const { return ((common_ & kProfile) && has("profile")) ? get<std::string>("profile") : ""; }
+bool Cli::quiet() const { return has("quiet"); }
+
+std::vector<int> Cli::devices() const {
+  if (!(common_ & kMultiDevice) || !has("devices")) return {device()};
+  std::string spec = get<std::string>("devices");
+  std::vector<int> list;
+  if (spec == "all") {
+    for (int i = 0; i < cuda_device_count(); ++i) list.push_back(i);
+    if (list.empty()) fail_resource("--devices all: no CUDA device is visible");
+    return list;
+  }
+  std::stringstream ss(spec);
+  for (std::string item; std::getline(ss, item, ',');) {
+    try {
+      std::size_t used = 0;
+      int d = std::stoi(item, &used);
+      if (used != item.size() || d < 0) throw std::invalid_argument(item);
+      list.push_back(d);
+    } catch (const std::exception&) {
+      fail_input("--devices must be 'all' or a comma-separated list of device indices, got '" + spec + "'");
+    }
+  }
+  if (list.empty()) fail_input("--devices: empty list");
+  return list;
+}
+
+json Cli::provenance() const {
+  return {{"tool", spec_.name}, {"version", numpipe_version()}, {"commit", numpipe_commit()}, {"command", command_line_}};
+}
+
+json Cli::stamp(json attrs, const json& input_attrs) const {
+  if (attrs.is_null()) attrs = json::object();
+  json history = json::array();
+  if (input_attrs.is_object() && input_attrs.contains("history") && input_attrs["history"].is_array())
+    history = input_attrs["history"];
+  history.push_back(provenance());
+  attrs["history"] = std::move(history);
+  return attrs;
+}
+
+int run_tool(const std::string& name, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+    return static_cast<int>(e.code());
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::fprintf(stderr, "%s: %s (see %s --help)\n", name.c_str(), e.what(), name.c_str());
+    return static_cast<int>(ExitCode::bad_input);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: out of memory\n", name.c_str());
+    return static_cast<int>(ExitCode::resource);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: internal error: %s (please report this)\n", name.c_str(), e.what());
+    return static_cast<int>(ExitCode::internal);
+  }
+}
+
+std::vector<Record> read_input(const Cli& cli) { return read_stream(cli.input(), cli.read_limits()); }
+
+}  // namespace numpipe

@@ -1,0 +1,90 @@
+// The command-line conventions of DESIGN.md, once for every tool:
+//   -i/--input, -o/--output, --backend, --device, --threads, --profile, -q,
+//   --max-bytes, --help (with an example pipeline), --version;
+// exit codes and "TOOL: message" errors through run_tool().
+#pragma once
+#include <cxxopts.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "device.hpp"
+#include "stream.hpp"
+
+namespace numpipe {
+
+// Which of the shared option groups a tool takes.
+enum CommonOptions : unsigned {
+  kInput = 1u << 0,    // -i/--input FILE (default stdin), --max-bytes
+  kOutput = 1u << 1,   // -o/--output FILE (default stdout)
+  kCompute = 1u << 2,  // --backend, --device, --threads
+  kProfile = 1u << 3,  // --profile FILE
+  kMultiDevice = 1u << 4,  // --devices LIST|all
+};
+
+const char* numpipe_version();  // "0.1.0"
+const char* numpipe_commit();   // git describe at configure time, or "unknown"
+
+struct ToolSpec {
+  std::string name;      // "verify"
+  std::string summary;   // one line: what it does
+  std::string usage;     // positional part of the usage line, e.g. "[A] [B]"
+  std::string example;   // an example pipeline for --help
+};
+
+class Cli {
+ public:
+  Cli(ToolSpec spec, unsigned common);
+
+  // Tool-specific options: cli.add()("n", "size", cxxopts::value<int>()->default_value("8"))
+  cxxopts::OptionAdder add(const std::string& group = "");
+  void positional(const std::vector<std::string>& names);
+  // Parses argv. Handles --help and --version (prints, exits 0). Bad usage: Error(bad_input).
+  const cxxopts::ParseResult& parse(int argc, char** argv);
+  const cxxopts::ParseResult& args() const { return result_; }
+  bool has(const std::string& option) const { return result_.count(option) > 0; }
+  template <class T>
+  T get(const std::string& option) const {
+    try {
+      return result_[option].as<T>();
+    } catch (const std::exception& e) {
+      fail_input("option --" + option + ": " + e.what());
+    }
+  }
+
+  // Common options, after parse().
+  std::string input() const;
+  std::string output() const;
+  ReadLimits read_limits() const;
+  Backend backend() const;   // resolves auto
+  int device() const;
+  std::vector<int> devices() const;  // --devices: "all" or "0,2"; defaults to {device()}
+  int threads() const;       // 0: OpenMP's default
+  std::string profile_path() const;
+  bool quiet() const;
+  const std::string& command_line() const { return command_line_; }
+  const ToolSpec& spec() const { return spec_; }
+
+  // Provenance: {"tool", "version", "commit", "command"}; stamp() appends it to the
+  // history carried over from the input's attrs and returns the output attrs.
+  json provenance() const;
+  json stamp(json attrs, const json& input_attrs = json()) const;
+
+  std::string help() const;
+
+ private:
+  ToolSpec spec_;
+  unsigned common_;
+  cxxopts::Options options_;
+  cxxopts::ParseResult result_;
+  std::string command_line_;
+};
+
+// Runs a tool's body: maps numpipe::Error to its exit code and "TOOL: message" on
+// stderr, cxxopts errors to exit 2, std::bad_alloc to exit 3, anything else to 4.
+int run_tool(const std::string& name, const std::function<int()>& body);
+
+// Reads all records of the input named by the common options.
+std::vector<Record> read_input(const Cli& cli);
+
+}  // namespace numpipe

@@ -1,0 +1,166 @@
+#include "device.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#ifdef NUMPIPE_HAVE_CUDA
+#include "cuda_check.hpp"
+#endif
+
+namespace numpipe {
+
+const char* backend_name(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
+
+bool built_with_cuda() {
+#ifdef NUMPIPE_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+int cuda_device_count() {
+#ifdef NUMPIPE_HAVE_CUDA
+  static const int count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return n;
+  }();
+  return count;
+#else
+  return 0;
+#endif
+}
+
+Backend resolve_backend(const std::string& requested) {
+  if (requested == "cpu") return Backend::cpu;
+  if (requested == "cuda") {
+    if (!built_with_cuda())
+      fail_resource("--backend cuda: this numpipe was built without CUDA (rebuild with nvcc present, or use --backend cpu)");
+    if (cuda_device_count() == 0)
+      fail_resource("--backend cuda: no CUDA device is visible (check the driver and CUDA_VISIBLE_DEVICES, or use --backend cpu)");
+    return Backend::cuda;
+  }
+  if (requested == "auto" || requested.empty()) return cuda_device_count() > 0 ? Backend::cuda : Backend::cpu;
+  fail_input("--backend must be auto, cpu or cuda, got '" + requested + "'");
+}
+
+json DeviceInfo::to_json() const {
+  return {{"kind", kind},
+          {"index", index},
+          {"name", name},
+          {"multiprocessors", multiprocessors},
+          {"compute_capability", std::to_string(cc_major) + "." + std::to_string(cc_minor)},
+          {"memory_bytes", memory_bytes},
+          {"peak_bandwidth_gbs", peak_bandwidth_gbs},
+          {"peak_fp64_gflops", peak_fp64_gflops},
+          {"peak_fp32_gflops", peak_fp32_gflops},
+          {"peak_source", peak_source}};
+}
+
+std::string calibration_path() {
+  if (const char* p = std::getenv("NUMPIPE_CALIBRATION"); p && *p) return p;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/numpipe/calibration.json";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/numpipe/calibration.json";
+  return ".numpipe-calibration.json";
+}
+
+void apply_calibration(DeviceInfo& info) {
+  std::ifstream f(calibration_path());
+  if (!f) return;
+  json all = json::parse(f, nullptr, false);
+  if (all.is_discarded() || !all.is_object() || !all.contains(info.name)) return;
+  const json& c = all[info.name];
+  if (!c.is_object()) return;
+  auto take = [&](const char* key, double& dst) {
+    if (c.contains(key) && c[key].is_number() && c[key].get<double>() > 0) dst = c[key].get<double>();
+  };
+  take("peak_bandwidth_gbs", info.peak_bandwidth_gbs);
+  take("peak_fp64_gflops", info.peak_fp64_gflops);
+  take("peak_fp32_gflops", info.peak_fp32_gflops);
+  info.peak_source = "measured" + (c.contains("date") && c["date"].is_string() ? " " + c["date"].get<std::string>() : std::string());
+}
+
+#ifdef NUMPIPE_HAVE_CUDA
+namespace {
+struct Datasheet {
+  const char* name_part;
+  double bandwidth_gbs, fp64_gflops, fp32_gflops;
+};
+// Vendor datasheets (non-tensor FP64/FP32 peaks at boost clock).
+constexpr Datasheet kDatasheets[] = {
+    {"H200", 4800, 34000, 67000},
+    {"H100 80GB HBM3", 3350, 34000, 67000},   // H100 SXM5
+    {"H100 NVL", 3900, 30000, 60000},
+    {"H100 PCIe", 2000, 25600, 51200},
+    {"A100-SXM4-80GB", 2039, 9700, 19500},
+    {"A100", 1555, 9700, 19500},
+};
+}  // namespace
+#endif
+
+DeviceInfo query_cuda_device(int index) {
+  DeviceInfo info;
+  info.kind = "cuda";
+  info.index = index;
+#ifdef NUMPIPE_HAVE_CUDA
+  int count = cuda_device_count();
+  if (index < 0 || index >= count)
+    fail_resource("--device " + std::to_string(index) + ": there are " + std::to_string(count) + " CUDA devices");
+  cudaDeviceProp prop{};
+  NUMPIPE_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
+  info.name = prop.name;
+  info.multiprocessors = prop.multiProcessorCount;
+  info.cc_major = prop.major;
+  info.cc_minor = prop.minor;
+  info.memory_bytes = prop.totalGlobalMem;
+  info.peak_source = "estimated";
+  // Estimate from clocks: DDR memory moves 2 words per clock; an SM of cc >= 8
+  // issues 64 fp32 FMAs per clock per 4 partitions (2 flops each).
+  int mem_khz = 0, sm_khz = 0;
+  if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, index) != cudaSuccess) cudaGetLastError();
+  if (cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, index) != cudaSuccess) cudaGetLastError();
+  info.peak_bandwidth_gbs = 2.0 * mem_khz * 1e3 * (prop.memoryBusWidth / 8.0) / 1e9;
+  info.peak_fp32_gflops = 2.0 * 128 * info.multiprocessors * sm_khz * 1e3 / 1e9;
+  info.peak_fp64_gflops = info.peak_fp32_gflops / (prop.major == 9 || (prop.major == 8 && prop.minor == 0) ? 2 : 64);
+  for (const auto& d : kDatasheets)
+    if (info.name.find(d.name_part) != std::string::npos) {
+      info.peak_bandwidth_gbs = d.bandwidth_gbs;
+      info.peak_fp64_gflops = d.fp64_gflops;
+      info.peak_fp32_gflops = d.fp32_gflops;
+      info.peak_source = "datasheet";
+      break;
+    }
+  apply_calibration(info);
+#else
+  fail_resource("no CUDA device: this numpipe was built without CUDA");
+#endif
+  return info;
+}
+
+DeviceInfo query_host_cpu() {
+  DeviceInfo info;
+  info.kind = "cpu";
+  info.multiprocessors = static_cast<int>(std::thread::hardware_concurrency());
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0) info.memory_bytes = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+  info.name = "cpu";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) info.name = line.substr(line.find_first_not_of(' ', colon + 1));
+      break;
+    }
+  info.peak_source = "unknown (run profile-report --calibrate)";
+  apply_calibration(info);
+  return info;
+}
+
+}  // namespace numpipe

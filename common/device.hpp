@@ -1,0 +1,47 @@
+// Backend selection and device query: what runs the kernels, and how fast it can
+// go (peaks from `profile-report --calibrate` when measured, else the datasheet).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "stream.hpp"
+
+namespace numpipe {
+
+enum class Backend { cpu, cuda };
+const char* backend_name(Backend b);
+
+// --backend auto|cpu|cuda. auto: CUDA when this build has it and a device is present.
+// Asking for cuda without it is a resource error (exit 3) saying why.
+Backend resolve_backend(const std::string& requested);
+
+// Number of usable CUDA devices (0 in a CPU-only build or without a driver).
+int cuda_device_count();
+bool built_with_cuda();
+
+struct DeviceInfo {
+  std::string kind;            // "cuda" or "cpu"
+  int index = 0;
+  std::string name;
+  int multiprocessors = 0;     // SMs, or CPU hardware threads
+  int cc_major = 0, cc_minor = 0;
+  std::uint64_t memory_bytes = 0;
+  double peak_bandwidth_gbs = 0;  // bytes read + written per second, GB/s
+  double peak_fp64_gflops = 0;
+  double peak_fp32_gflops = 0;
+  std::string peak_source;     // "measured <date>", "datasheet" or "estimated"
+  json to_json() const;
+};
+
+// The CUDA device `index`; resource error if there is none.
+DeviceInfo query_cuda_device(int index);
+// The host CPU (model name, hardware threads, memory; peaks from calibration if any).
+DeviceInfo query_host_cpu();
+
+// Calibration file: $NUMPIPE_CALIBRATION, else $XDG_CACHE_HOME/numpipe/calibration.json,
+// else ~/.cache/numpipe/calibration.json. A JSON object keyed by device name.
+std::string calibration_path();
+// Applies stored measurements for info.name, if any, to the peaks.
+void apply_calibration(DeviceInfo& info);
+
+}  // namespace numpipe

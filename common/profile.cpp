@@ -1,0 +1,91 @@
+#include "profile.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "cli.hpp"
+
+namespace numpipe {
+
+namespace {
+std::string utc_now_iso() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+std::string host_name() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+}  // namespace
+
+Record make_profile_record(const Cli& cli, Backend backend, const DeviceInfo& device, const json& params,
+                           const PhaseLog& log) {
+  const auto& phases = log.phases();
+  json names = json::array();
+  for (const auto& p : phases) names.push_back(p.name);
+  json attrs = {{"kind", "profile"},
+                {"tool", cli.spec().name},
+                {"version", numpipe_version()},
+                {"commit", numpipe_commit()},
+                {"command", cli.command_line()},
+                {"backend", backend_name(backend)},
+                {"device", device.to_json()},
+                {"params", params.is_null() ? json::object() : params},
+                {"phases", names},
+                {"columns", {"seconds", "bytes", "flops"}},
+                {"date", utc_now_iso()},
+                {"host", host_name()}};
+  Record r = Record::make("profile", DType::f8, {static_cast<std::int64_t>(phases.size()), 3}, attrs);
+  double* v = r.data<double>();
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    v[3 * i + 0] = phases[i].seconds;
+    v[3 * i + 1] = phases[i].bytes;
+    v[3 * i + 2] = phases[i].flops;
+  }
+  return r;
+}
+
+void append_stream(const std::string& path, const std::vector<Record>& records) {
+  MemorySink sink;
+  {
+    StreamWriter writer(sink);
+    for (const auto& r : records) writer.write(r);
+    writer.finish();
+  }
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) fail_resource("cannot open profile file '" + path + "': " + std::strerror(errno));
+  const char* p = sink.bytes.data();
+  std::size_t left = sink.bytes.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = errno;
+      close(fd);
+      fail_resource("cannot append to profile file '" + path + "': " + std::strerror(err));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (close(fd) != 0) fail_resource("cannot append to profile file '" + path + "': " + std::strerror(errno));
+}
+
+void write_profile_if_requested(const Cli& cli, Backend backend, const DeviceInfo& device, const json& params,
+                                const PhaseLog& log) {
+  std::string path = cli.profile_path();
+  if (path.empty()) return;
+  std::vector<Record> records;
+  records.push_back(make_profile_record(cli, backend, device, params, log));
+  append_stream(path, records);
+}
+
+}  // namespace numpipe

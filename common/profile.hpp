@@ -1,0 +1,68 @@
+// Profile records: per phase, the time (CUDA events on the GPU, steady_clock on
+// the host), the bytes it must move and the flops its algorithm performs.
+// `--profile FILE` appends one complete stream per run to FILE; profile-report
+// reads them.
+#pragma once
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "device.hpp"
+#include "stream.hpp"
+
+namespace numpipe {
+
+class Cli;
+
+struct Phase {
+  std::string name;
+  double seconds = 0;
+  double bytes = 0;  // bytes moved through memory (or over the bus) by this phase
+  double flops = 0;  // floating-point operations counted from the algorithm
+};
+
+class PhaseLog {
+ public:
+  void add(std::string name, double seconds, double bytes = 0, double flops = 0) {
+    phases_.push_back({std::move(name), seconds, bytes, flops});
+  }
+  const std::vector<Phase>& phases() const { return phases_; }
+  double total_seconds() const {
+    double t = 0;
+    for (const auto& p : phases_) t += p.seconds;
+    return t;
+  }
+  // Runs f() and logs its steady_clock time.
+  template <class F>
+  void time(const std::string& name, double bytes, double flops, F&& f) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::forward<F>(f)();
+    add(name, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), bytes, flops);
+  }
+
+ private:
+  std::vector<Phase> phases_;
+};
+
+class HostTimer {
+ public:
+  HostTimer() : t0_(std::chrono::steady_clock::now()) {}
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point t0_;
+};
+
+// The profile record of one run: name "profile", f8 [phases, 3] with columns
+// (seconds, bytes, flops); attrs: kind "profile", tool, version, commit, command,
+// backend, device{...}, params{...}, phases[names], columns, date, host.
+Record make_profile_record(const Cli& cli, Backend backend, const DeviceInfo& device, const json& params,
+                           const PhaseLog& log);
+// Appends `records` as one complete stream to `path` (one write, O_APPEND).
+void append_stream(const std::string& path, const std::vector<Record>& records);
+// Both, when the tool was given --profile; does nothing otherwise.
+void write_profile_if_requested(const Cli& cli, Backend backend, const DeviceInfo& device, const json& params,
+                                const PhaseLog& log);
+
+}  // namespace numpipe

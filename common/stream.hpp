@@ -1,0 +1,235 @@
+// The numpipe stream format (.nps), DESIGN.md "Stream format":
+//
+//   a sequence of zstd frames (content checksum on); decompressed:
+//     "NUMPIPE\0"  u32 version (=1)
+//     record*      u32 header_length, header (UTF-8 JSON), payload
+//     end record   header {"end": true, "records": N}
+//
+// A record header is {"name", "dtype", "shape", "attrs"}; the payload is
+// prod(shape) * sizeof(dtype) bytes, little-endian, C order. Several streams
+// may be concatenated (`cat a.nps b.nps`): after an end record a reader accepts
+// a new magic and goes on. Readers never seek and work on pipes.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "error.hpp"
+#include "host_array.hpp"
+
+namespace numpipe {
+
+using json = nlohmann::json;
+
+inline constexpr char kStreamMagic[8] = {'N', 'U', 'M', 'P', 'I', 'P', 'E', '\0'};
+inline constexpr std::uint32_t kStreamVersion = 1;
+
+// ---- element types -------------------------------------------------------------
+enum class DType : std::uint8_t { f8, f4, i8, i4, u8, u1 };
+
+std::size_t dtype_size(DType t);
+const char* dtype_name(DType t);
+std::optional<DType> parse_dtype(std::string_view name);
+
+template <class T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, double>) return DType::f8;
+  else if constexpr (std::is_same_v<T, float>) return DType::f4;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return DType::i8;
+  else if constexpr (std::is_same_v<T, std::int32_t>) return DType::i4;
+  else if constexpr (std::is_same_v<T, std::uint64_t>) return DType::u8;
+  else if constexpr (std::is_same_v<T, std::uint8_t>) return DType::u1;
+  else static_assert(sizeof(T) == 0, "no numpipe dtype for this type");
+}
+
+using Shape = std::vector<std::int64_t>;
+
+// Element count of a shape; bad-input error on a negative size or on overflow of 2^63.
+std::uint64_t element_count(const Shape& shape);
+// Payload size in bytes, with the same checks.
+std::uint64_t payload_bytes(DType t, const Shape& shape);
+std::string shape_string(const Shape& shape);  // "[3, 4]"
+
+// ---- records ---------------------------------------------------------------------
+struct Record {
+  std::string name;
+  DType dtype = DType::f8;
+  Shape shape;
+  json attrs = json::object();
+  HostArray<std::byte> payload;
+
+  std::size_t size() const { return static_cast<std::size_t>(element_count(shape)); }
+
+  // Typed view of the payload; bad-input error when the dtype is not T's.
+  template <class T>
+  const T* data() const {
+    check_dtype(dtype_of<T>());
+    return reinterpret_cast<const T*>(payload.data());
+  }
+  template <class T>
+  T* data() {
+    check_dtype(dtype_of<T>());
+    return reinterpret_cast<T*>(payload.data());
+  }
+  // Element i converted to double, whatever the dtype (for verify, inspect, reports).
+  double value_as_double(std::size_t i) const;
+  // The whole array converted to T (any numeric dtype; integer -> float is exact up to 2^53).
+  template <class T>
+  std::vector<T> to_vector() const {
+    std::vector<T> out(size());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(value_as_double(i));
+    return out;
+  }
+
+  // Makes a record of the given type and shape with an uninitialised payload.
+  static Record make(std::string name, DType dtype, Shape shape, json attrs = json::object());
+  template <class T>
+  static Record from(std::string name, Shape shape, const T* values, json attrs = json::object()) {
+    Record r = make(std::move(name), dtype_of<T>(), std::move(shape), std::move(attrs));
+    if (r.payload.bytes()) std::memcpy(r.payload.data(), values, r.payload.bytes());
+    return r;
+  }
+
+ private:
+  void check_dtype(DType wanted) const;
+};
+
+// ---- byte sources and sinks --------------------------------------------------------
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Reads up to n bytes; fewer only at end of input.
+  virtual std::size_t read(void* dst, std::size_t n) = 0;
+  virtual const std::string& label() const = 0;  // for messages: "stdin", a path
+};
+
+class ByteSink {
+ public:
+  virtual ~ByteSink() = default;
+  virtual void write(const void* src, std::size_t n) = 0;
+};
+
+// Bytes held in memory (tests, the fuzzer, profile records).
+class MemorySource : public ByteSource {
+ public:
+  MemorySource(const void* data, std::size_t size, std::string label = "memory")
+      : data_(static_cast<const unsigned char*>(data)), size_(size), label_(std::move(label)) {}
+  std::size_t read(void* dst, std::size_t n) override;
+  const std::string& label() const override { return label_; }
+
+ private:
+  const unsigned char* data_;
+  std::size_t size_, pos_ = 0;
+  std::string label_;
+};
+
+class MemorySink : public ByteSink {
+ public:
+  void write(const void* src, std::size_t n) override { bytes.append(static_cast<const char*>(src), n); }
+  std::string bytes;
+};
+
+// Input: a path, or "-" for stdin. Sequential reads only.
+class InputFile : public ByteSource {
+ public:
+  explicit InputFile(const std::string& path);
+  ~InputFile() override;
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  std::size_t read(void* dst, std::size_t n) override;
+  const std::string& label() const override { return label_; }
+
+ private:
+  std::FILE* file_ = nullptr;
+  bool owned_ = false;
+  std::string label_;
+};
+
+// Output: a path, or "-" for stdout. A path is written through a temporary file
+// in the same folder, renamed into place by commit(); destroyed without commit
+// (an error, an exception) the temporary file is removed, so a failure never
+// leaves a half-written result. Binary output to a terminal is refused.
+class OutputFile : public ByteSink {
+ public:
+  explicit OutputFile(const std::string& path, bool binary = true);
+  ~OutputFile() override;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  void write(const void* src, std::size_t n) override;
+  void commit();
+  const std::string& label() const { return label_; }
+  std::FILE* file() { return file_; }
+
+ private:
+  std::FILE* file_ = nullptr;
+  bool is_stdout_ = false;
+  bool committed_ = false;
+  std::string path_, temp_path_, label_;
+};
+
+// ---- reading ------------------------------------------------------------------------
+struct ReadLimits {
+  std::uint64_t max_bytes = 0;              // largest payload accepted; 0 = default_max_bytes()
+  std::uint64_t max_header_bytes = 1u << 24;  // 16 MiB of JSON per record
+};
+// Half of physical memory: a sane bound for one record held in RAM.
+std::uint64_t default_max_bytes();
+
+class StreamReader {
+ public:
+  explicit StreamReader(ByteSource& in, ReadLimits limits = {});
+  ~StreamReader();
+  StreamReader(const StreamReader&) = delete;
+  StreamReader& operator=(const StreamReader&) = delete;
+
+  // Reads the next record into `out`. Returns false once the input ends after a
+  // complete stream. Throws bad-input errors (exit 2) naming the problem.
+  bool next(Record& out);
+  // Reads every remaining record.
+  std::vector<Record> read_all();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads a whole stream from a path or "-".
+std::vector<Record> read_stream(const std::string& path, ReadLimits limits = {});
+
+// ---- writing ------------------------------------------------------------------------
+class StreamWriter {
+ public:
+  // level: zstd compression level; 0 means NUMPIPE_ZSTD_LEVEL from the environment, else 1
+  // (floating-point payloads barely compress: speed matters more than ratio).
+  explicit StreamWriter(ByteSink& out, int level = 0);
+  ~StreamWriter();
+  StreamWriter(const StreamWriter&) = delete;
+  StreamWriter& operator=(const StreamWriter&) = delete;
+
+  void write(const Record& r);
+  void write(const std::string& name, DType dtype, const Shape& shape, const void* data, const json& attrs = json::object());
+  template <class T>
+  void write(const std::string& name, const Shape& shape, const T* data, const json& attrs = json::object()) {
+    write(name, dtype_of<T>(), shape, data, attrs);
+  }
+  // Writes the end record and flushes. The OutputFile is committed by its owner.
+  void finish();
+  std::uint64_t records_written() const { return records_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::uint64_t records_ = 0;
+  bool finished_ = false;
+};
+
+// Convenience: writes `records` as one complete stream to a path or "-", atomically.
+void write_stream(const std::string& path, const std::vector<Record>& records);
+
+}  // namespace numpipe
