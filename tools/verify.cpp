@@ -1,1 +1,386 @@
-int main(){return 0;}
+// verify: compares streams array by array within tolerances.
+//   verify CANDIDATE REFERENCE            two streams
+//   verify --against REFERENCE            candidate on stdin (or -i)
+//   verify --text-ref FILE --array NAME   candidate array against numbers in a text file
+// Exit 0 when every compared array is within tolerance, 1 when not, 2 on bad input.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "common/cli.hpp"
+
+namespace numpipe {
+namespace {
+
+// --rtol 1e-6 --rtol price=1e-4: a default and per-array overrides.
+struct PerArray {
+  double fallback = 0;
+  bool given = false;
+  std::map<std::string, double> by_name;
+  double for_array(const std::string& name) const {
+    auto it = by_name.find(name);
+    return it != by_name.end() ? it->second : fallback;
+  }
+  bool given_for(const std::string& name) const { return by_name.count(name) || given; }
+};
+
+PerArray parse_per_array(const Cli& cli, const std::string& option) {
+  PerArray p;
+  if (!cli.has(option)) return p;
+  for (const std::string& item : cli.get<std::vector<std::string>>(option)) {
+    std::string name, value = item;
+    if (auto eq = item.find('='); eq != std::string::npos) {
+      name = item.substr(0, eq);
+      value = item.substr(eq + 1);
+    }
+    char* end = nullptr;
+    double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end || !std::isfinite(v) || v < 0)
+      fail_input("--" + option + " takes a non-negative number or NAME=NUMBER, got '" + item + "'");
+    if (name.empty()) {
+      p.fallback = v;
+      p.given = true;
+    } else {
+      p.by_name[name] = v;
+    }
+  }
+  return p;
+}
+
+struct Tolerance {
+  double rtol = 0, atol = 0;
+  double ulp = 0;
+  bool use_ulp = false;
+  bool nan_equal = true;
+};
+
+// Distance in units in the last place between two finite values of the same
+// binary format: the count of representable numbers between them.
+template <class Float, class Int>
+double ulp_distance(double a_d, double b_d) {
+  Float a = static_cast<Float>(a_d), b = static_cast<Float>(b_d);
+  Int ia, ib;
+  std::memcpy(&ia, &a, sizeof a);
+  std::memcpy(&ib, &b, sizeof b);
+  // Map sign-magnitude to a monotonic two's-complement order.
+  const Int min = std::numeric_limits<Int>::min();
+  if (ia < 0) ia = min - ia;
+  if (ib < 0) ib = min - ib;
+  return std::fabs(static_cast<double>(ia) - static_cast<double>(ib));
+}
+
+struct Summary {
+  std::string name;
+  std::string problem;  // shape/dtype/name mismatch; empty when values were compared
+  std::size_t count = 0, over = 0, nans = 0;
+  double max_abs = 0, max_rel = 0, max_ulp = 0;
+  std::size_t worst = 0;  // flat index of the element furthest over tolerance (or of max_abs)
+  double worst_a = 0, worst_b = 0;
+  Shape shape;
+  bool ok() const { return problem.empty() && over == 0; }
+};
+
+std::string index_string(std::size_t flat, const Shape& shape) {
+  if (shape.empty()) return "[]";
+  std::vector<std::int64_t> idx(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    std::int64_t n = shape[d] > 0 ? shape[d] : 1;
+    idx[d] = static_cast<std::int64_t>(flat % static_cast<std::size_t>(n));
+    flat /= static_cast<std::size_t>(n);
+  }
+  return shape_string(idx);
+}
+
+// Compares candidate values a[i] against reference values b[i].
+template <class GetA, class GetB>
+void compare_values(Summary& s, std::size_t n, GetA a_at, GetB b_at, const Tolerance& tol, bool f4) {
+  double worst_excess = -1;
+  s.count = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    double a = a_at(i), b = b_at(i);
+    bool pass;
+    double excess = 0;
+    if (std::isnan(a) || std::isnan(b)) {
+      ++s.nans;
+      pass = tol.nan_equal && std::isnan(a) && std::isnan(b);
+      excess = pass ? 0 : INFINITY;
+    } else if (a == b) {
+      pass = true;
+    } else {
+      double abs_err = std::fabs(a - b);
+      double rel_err = b != 0 ? abs_err / std::fabs(b) : INFINITY;
+      if (std::isfinite(abs_err)) s.max_abs = std::max(s.max_abs, abs_err);
+      else s.max_abs = INFINITY;
+      s.max_rel = std::max(s.max_rel, rel_err);
+      double bound = tol.atol + tol.rtol * std::fabs(b);
+      pass = abs_err <= bound;
+      excess = bound > 0 ? abs_err / bound : INFINITY;
+      if (tol.use_ulp && std::isfinite(a) && std::isfinite(b)) {
+        double u = f4 ? ulp_distance<float, std::int32_t>(a, b) : ulp_distance<double, std::int64_t>(a, b);
+        s.max_ulp = std::max(s.max_ulp, u);
+        if (u <= tol.ulp) pass = true;
+      }
+      if (worst_excess < 0 && s.over == 0) {
+        // Until something fails, point at the largest absolute error.
+        if (abs_err >= s.max_abs) { s.worst = i; s.worst_a = a; s.worst_b = b; }
+      }
+    }
+    if (!pass) {
+      ++s.over;
+      if (excess > worst_excess) {
+        worst_excess = excess;
+        s.worst = i;
+        s.worst_a = a;
+        s.worst_b = b;
+      }
+    }
+  }
+}
+
+// Numbers of a plain-text file: separators are whitespace , ; [ ] ( ); comments
+// start with // or # and run to the end of the line.
+std::vector<double> read_text_numbers(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) fail_input("cannot open --text-ref file '" + path + "': " + std::strerror(errno));
+  std::vector<double> values;
+  std::string line;
+  for (int line_no = 1; std::getline(f, line); ++line_no) {
+    if (auto c = line.find("//"); c != std::string::npos) line.resize(c);
+    if (auto c = line.find('#'); c != std::string::npos) line.resize(c);
+    const char* p = line.c_str();
+    while (*p) {
+      if (std::strchr(" \t\r,;[]()", *p)) {
+        ++p;
+        continue;
+      }
+      char* end = nullptr;
+      double v = std::strtod(p, &end);
+      if (end == p) {
+        std::string token(p, std::strcspn(p, " \t\r,;[]()"));
+        fail_input(path + ":" + std::to_string(line_no) + ": not a number: '" + token + "'");
+      }
+      // A number must end at a separator ("1.5x" is not a number).
+      if (*end && !std::strchr(" \t\r,;[]()", *end))
+        fail_input(path + ":" + std::to_string(line_no) + ": not a number: '" +
+                   std::string(p, std::strcspn(p, " \t\r,;[]()")) + "'");
+      values.push_back(v);
+      p = end;
+    }
+  }
+  if (values.empty()) fail_input("--text-ref file '" + path + "' holds no numbers");
+  return values;
+}
+
+std::pair<std::size_t, std::size_t> parse_range(const std::string& text, std::size_t size_a, std::size_t size_b) {
+  auto colon = text.find(':');
+  auto bad = [&] { fail_input("--range must be START:STOP with 0 <= START < STOP, got '" + text + "'"); };
+  if (colon == std::string::npos) bad();
+  std::size_t lo = 0, hi = 0;
+  try {
+    std::size_t u1 = 0, u2 = 0;
+    lo = std::stoull(text.substr(0, colon), &u1);
+    hi = std::stoull(text.substr(colon + 1), &u2);
+    if (u1 != colon || u2 != text.size() - colon - 1) bad();
+  } catch (const std::exception&) {
+    bad();
+  }
+  if (lo >= hi) bad();
+  if (hi > size_a || hi > size_b)
+    fail_input("--range " + text + " reaches past the data: the array has " + std::to_string(size_a) +
+               " values and the text reference " + std::to_string(size_b));
+  return {lo, hi};
+}
+
+void print_summary(const Summary& s, const Tolerance& tol) {
+  if (!s.problem.empty()) {
+    std::printf("%-16s FAIL  %s\n", s.name.c_str(), s.problem.c_str());
+    return;
+  }
+  std::printf("%-16s %s  n=%zu  max_abs=%.3e  max_rel=%.3e", s.name.c_str(), s.ok() ? "ok  " : "FAIL", s.count,
+              s.max_abs, s.max_rel);
+  if (tol.use_ulp) std::printf("  max_ulp=%.0f", s.max_ulp);
+  if (s.count && (s.max_abs > 0 || s.over)) std::printf("  worst %s (%.17g vs %.17g)", index_string(s.worst, s.shape).c_str(), s.worst_a, s.worst_b);
+  std::printf("  over=%zu", s.over);
+  if (s.nans) std::printf("  nan=%zu", s.nans);
+  std::printf("  [rtol=%g atol=%g%s]\n", tol.rtol, tol.atol, tol.use_ulp ? (" ulp=" + std::to_string((long long)tol.ulp)).c_str() : "");
+}
+
+json summary_json(const Summary& s, const Tolerance& tol) {
+  json j = {{"name", s.name}, {"ok", s.ok()}};
+  if (!s.problem.empty()) {
+    j["problem"] = s.problem;
+    return j;
+  }
+  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf")); };
+  j.update({{"count", s.count}, {"over", s.over}, {"nan", s.nans}, {"max_abs", num(s.max_abs)},
+            {"max_rel", num(s.max_rel)}, {"worst_index", s.count ? json(index_string(s.worst, s.shape)) : json()},
+            {"worst_candidate", num(s.worst_a)}, {"worst_reference", num(s.worst_b)},
+            {"rtol", tol.rtol}, {"atol", tol.atol}});
+  if (tol.use_ulp) j["max_ulp"] = s.max_ulp, j["ulp"] = tol.ulp;
+  return j;
+}
+
+int run(int argc, char** argv) {
+  Cli cli({"verify", "Compare numpipe streams array by array within tolerances", "[CANDIDATE [REFERENCE]]",
+           "  gen-input array --seed 1 -o ref.nps\n"
+           "  gen-input array --seed 1 | verify --against ref.nps --rtol 1e-12\n"
+           "  gen-input price --dataset large | price | \\\n"
+           "    verify --text-ref large.output.data --array price --rtol 1e-4"},
+          kInput);
+  cli.add("Compare")("against", "Reference stream; the candidate is read from stdin or -i", cxxopts::value<std::string>(), "REF")(
+      "text-ref", "Reference numbers in a text file (e.g. FinPar's [ a, b, ... ])", cxxopts::value<std::string>(), "FILE")(
+      "rtol", "Relative tolerance: X for all arrays or NAME=X; repeatable", cxxopts::value<std::vector<std::string>>(), "X")(
+      "atol", "Absolute tolerance: X or NAME=X; repeatable", cxxopts::value<std::vector<std::string>>(), "X")(
+      "ulp", "Also pass values within N units in the last place: N or NAME=N", cxxopts::value<std::vector<std::string>>(), "N")(
+      "nan", "NaN policy: equal (NaN matches NaN) or fail (any NaN fails)", cxxopts::value<std::string>()->default_value("equal"), "P")(
+      "array", "Compare only these arrays (repeatable; with --text-ref: the array to compare)",
+      cxxopts::value<std::vector<std::string>>(), "NAME")(
+      "ignore", "Skip these arrays (repeatable)", cxxopts::value<std::vector<std::string>>(), "NAME")(
+      "range", "With --text-ref: compare elements START..STOP-1 only", cxxopts::value<std::string>(), "START:STOP")(
+      "ignore-dtype", "Compare values even where the dtypes differ (e.g. an fp32 run against fp64)")(
+      "json", "Print the summary as JSON")(
+      "positional", "", cxxopts::value<std::vector<std::string>>());
+  cli.positional({"positional"});
+  cli.parse(argc, argv);
+
+  std::vector<std::string> pos = cli.has("positional") ? cli.get<std::vector<std::string>>("positional") : std::vector<std::string>{};
+  PerArray rtol = parse_per_array(cli, "rtol"), atol = parse_per_array(cli, "atol"), ulp = parse_per_array(cli, "ulp");
+  std::string nan_policy = cli.get<std::string>("nan");
+  if (nan_policy != "equal" && nan_policy != "fail") fail_input("--nan must be equal or fail, got '" + nan_policy + "'");
+  auto tolerance_for = [&](const std::string& name) {
+    Tolerance t;
+    t.rtol = rtol.for_array(name);
+    t.atol = atol.for_array(name);
+    t.use_ulp = ulp.given_for(name);
+    t.ulp = ulp.for_array(name);
+    t.nan_equal = nan_policy == "equal";
+    return t;
+  };
+  std::vector<std::string> only = cli.has("array") ? cli.get<std::vector<std::string>>("array") : std::vector<std::string>{};
+  std::vector<std::string> ignore = cli.has("ignore") ? cli.get<std::vector<std::string>>("ignore") : std::vector<std::string>{};
+  auto selected = [&](const std::string& name) {
+    if (std::find(ignore.begin(), ignore.end(), name) != ignore.end()) return false;
+    return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
+  };
+  bool ignore_dtype = cli.has("ignore-dtype");
+  bool quiet = cli.quiet(), as_json = cli.has("json");
+  ReadLimits limits = cli.read_limits();
+
+  std::vector<Summary> summaries;
+  std::vector<Tolerance> tolerances;
+
+  if (cli.has("text-ref")) {
+    if (cli.has("against")) fail_input("--text-ref and --against are exclusive");
+    if (pos.size() > 1) fail_input("--text-ref takes at most one candidate stream");
+    std::string cand_path = pos.empty() ? cli.input() : pos[0];
+    auto text = read_text_numbers(cli.get<std::string>("text-ref"));
+    auto records = read_stream(cand_path, limits);
+    const Record* rec = nullptr;
+    for (const auto& r : records)
+      if (selected(r.name)) {
+        if (rec && only.empty()) fail_input("the candidate holds several arrays: name one with --array");
+        if (!rec) rec = &r;
+      }
+    if (!rec) fail_input(only.empty() ? "the candidate stream holds no arrays" : "the candidate stream has no array '" + only[0] + "'");
+    std::size_t lo = 0, hi = rec->size();
+    if (cli.has("range")) {
+      std::tie(lo, hi) = parse_range(cli.get<std::string>("range"), rec->size(), text.size());
+    } else if (text.size() != rec->size()) {
+      fail_input("array '" + rec->name + "' has " + std::to_string(rec->size()) + " values but the text reference has " +
+                 std::to_string(text.size()) + " (use --range START:STOP to compare a part)");
+    }
+    Summary s;
+    s.name = rec->name;
+    s.shape = {static_cast<std::int64_t>(hi - lo)};
+    Tolerance tol = tolerance_for(rec->name);
+    compare_values(s, hi - lo, [&](std::size_t i) { return rec->value_as_double(lo + i); },
+                   [&](std::size_t i) { return text[lo + i]; }, tol, rec->dtype == DType::f4);
+    summaries.push_back(std::move(s));
+    tolerances.push_back(tol);
+  } else {
+    if (cli.has("range")) fail_input("--range applies to --text-ref only");
+    std::string cand_path, ref_path;
+    if (cli.has("against")) {
+      if (pos.size() > 1) fail_input("with --against, give at most one candidate stream");
+      ref_path = cli.get<std::string>("against");
+      cand_path = pos.empty() ? cli.input() : pos[0];
+    } else {
+      if (pos.size() != 2) fail_input("give two streams (verify CANDIDATE REFERENCE), or --against REF, or --text-ref FILE");
+      cand_path = pos[0];
+      ref_path = pos[1];
+    }
+    if (cand_path == "-" && ref_path == "-") fail_input("only one of the streams can be stdin");
+    auto cand = read_stream(cand_path, limits);
+    auto ref = read_stream(ref_path, limits);
+    // Match records by (name, occurrence), in the reference's order.
+    std::map<std::string, std::vector<const Record*>> cand_by_name;
+    for (const auto& r : cand) cand_by_name[r.name].push_back(&r);
+    std::map<std::string, std::size_t> used;
+    for (const auto& r : ref) {
+      if (!selected(r.name)) continue;
+      std::size_t k = used[r.name]++;
+      Summary s;
+      s.name = r.name + (k ? "#" + std::to_string(k) : "");
+      s.shape = r.shape;
+      Tolerance tol = tolerance_for(r.name);
+      auto it = cand_by_name.find(r.name);
+      const Record* c = (it != cand_by_name.end() && k < it->second.size()) ? it->second[k] : nullptr;
+      if (!c) {
+        s.problem = "missing from the candidate";
+      } else if (c->shape != r.shape) {
+        s.problem = "shape " + shape_string(c->shape) + " differs from the reference's " + shape_string(r.shape);
+      } else if (c->dtype != r.dtype && !ignore_dtype) {
+        s.problem = std::string("dtype ") + dtype_name(c->dtype) + " differs from the reference's " + dtype_name(r.dtype) +
+                    " (--ignore-dtype compares the values anyway)";
+      } else {
+        compare_values(s, r.size(), [&](std::size_t i) { return c->value_as_double(i); },
+                       [&](std::size_t i) { return r.value_as_double(i); }, tol,
+                       c->dtype == DType::f4 || r.dtype == DType::f4);
+      }
+      summaries.push_back(std::move(s));
+      tolerances.push_back(tol);
+    }
+    for (const auto& [name, list] : cand_by_name) {
+      if (!selected(name)) continue;
+      for (std::size_t k = used[name]; k < list.size(); ++k) {
+        Summary s;
+        s.name = name + (k ? "#" + std::to_string(k) : "");
+        s.problem = "not in the reference";
+        summaries.push_back(std::move(s));
+        tolerances.push_back(tolerance_for(name));
+      }
+    }
+    for (const std::string& name : only)
+      if (!cand_by_name.count(name) && !used.count(name))
+        fail_input("--array " + name + ": no such array in either stream");
+    if (summaries.empty()) fail_input("nothing to compare: the streams hold no (selected) arrays");
+  }
+
+  std::size_t failed = 0;
+  for (const auto& s : summaries) failed += !s.ok();
+  if (as_json) {
+    json out = {{"ok", failed == 0}, {"arrays", json::array()}};
+    for (std::size_t i = 0; i < summaries.size(); ++i) out["arrays"].push_back(summary_json(summaries[i], tolerances[i]));
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    for (std::size_t i = 0; i < summaries.size(); ++i)
+      if (!quiet || !summaries[i].ok()) print_summary(summaries[i], tolerances[i]);
+    if (!quiet || failed) {
+      if (failed) std::printf("verify: %zu of %zu arrays differ beyond tolerance\n", failed, summaries.size());
+      else std::printf("verify: %zu arrays within tolerance\n", summaries.size());
+    }
+  }
+  return failed ? static_cast<int>(ExitCode::verify_failed) : 0;
+}
+
+}  // namespace
+}  // namespace numpipe
+
+int main(int argc, char** argv) {
+  return numpipe::run_tool("verify", [&] { return numpipe::run(argc, argv); });
+}
