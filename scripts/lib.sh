@@ -1,0 +1,49 @@
+# Shared by scripts/quickstart and scripts/test: install what is missing (Debian),
+# configure and build. Sourced, not run.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${NUMPIPE_BUILD_DIR:-$ROOT/build}
+
+# Debian packages numpipe builds and tests with.
+PACKAGES=(g++ cmake ninja-build pkg-config libzstd-dev libcxxopts-dev doctest-dev nlohmann-json3-dev
+          libpng-dev python3-numpy bsdutils)
+
+install_missing() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if ! command -v apt-get > /dev/null; then
+    echo "numpipe: please install: ${missing[*]} (Debian/Ubuntu package names)" >&2
+    return 0  # not Debian: try to build with what is there
+  fi
+  if [ "$(id -u)" = 0 ]; then
+    echo "numpipe: installing ${missing[*]}" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
+  elif command -v sudo > /dev/null && sudo -n true 2> /dev/null; then
+    DEBIAN_FRONTEND=noninteractive sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
+  else
+    echo "numpipe: missing packages; run as root:  apt-get install ${missing[*]}" >&2
+    exit 2
+  fi
+}
+
+# nvcc is often installed outside PATH.
+find_cuda() {
+  if ! command -v nvcc > /dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
+}
+
+configure_and_build() {
+  find_cuda
+  local generator=()
+  command -v ninja > /dev/null && generator=(-G Ninja)
+  local werror=OFF
+  [ "${CI:-}" = true ] && werror=ON   # warnings are errors in CI
+  cmake -S "$ROOT" -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DNUMPIPE_WERROR=$werror "$@" > "$BUILD.configure.log" 2>&1 ||
+    { cat "$BUILD.configure.log" >&2; echo "numpipe: cmake configure failed (log above)" >&2; exit 1; }
+  grep -E "numpipe:" "$BUILD.configure.log" >&2 || true
+  cmake --build "$BUILD" -j "$(nproc)"
+}
