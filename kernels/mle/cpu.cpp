@@ -1,0 +1,282 @@
+// mle-fit, CPU backend (OpenMP): the reference. Work is split into tasks of
+// one series and one chunk of `refresh` windows (one window with --exact);
+// each task starts from a full recompute and then updates its sums
+// incrementally, so the result does not depend on the thread count.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "mle.hpp"
+#include "model.hpp"
+
+namespace numpipe::mle {
+
+namespace {
+std::string fmt(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+
+double parse_number(const std::string& item, const std::string& whole) {
+  char* end = nullptr;
+  double v = std::strtod(item.c_str(), &end);
+  if (item.empty() || *end) fail_input("--alpha-grid: '" + item + "' is not a number in '" + whole + "'");
+  return v;
+}
+}  // namespace
+
+Grid parse_grid(const std::string& text) {
+  Grid g;
+  if (text.empty()) fail_input("--alpha-grid is empty");
+  if (text.find(':') != std::string::npos) {
+    std::vector<std::string> parts;
+    std::stringstream ss(text);
+    for (std::string item; std::getline(ss, item, ':');) parts.push_back(item);
+    if (parts.size() != 3) fail_input("--alpha-grid must be START:STOP:COUNT or a comma-separated list, got '" + text + "'");
+    double a = parse_number(parts[0], text), b = parse_number(parts[1], text);
+    char* end = nullptr;
+    long long count = std::strtoll(parts[2].c_str(), &end, 10);
+    if (parts[2].empty() || *end || count < 1 || count > 100000)
+      fail_input("--alpha-grid: COUNT must be an integer in 1..100000, got '" + parts[2] + "'");
+    if (!std::isfinite(a) || !std::isfinite(b) || a <= 0 || b <= 0)
+      fail_input("--alpha-grid: shapes must be finite and > 0, got '" + text + "'");
+    if (count > 1 && !(b > a)) fail_input("--alpha-grid: STOP must exceed START, got '" + text + "'");
+    if (count == 1 && a != b) fail_input("--alpha-grid: COUNT 1 needs START = STOP, got '" + text + "'");
+    g.alpha.resize(static_cast<std::size_t>(count));
+    for (long long i = 0; i < count; ++i)
+      g.alpha[static_cast<std::size_t>(i)] = count == 1 ? a : a + (b - a) * static_cast<double>(i) / static_cast<double>(count - 1);
+    if (count > 1) {
+      g.uniform = true;
+      g.h = (b - a) / static_cast<double>(count - 1);
+      g.alpha.back() = b;
+    }
+    // The ladder reproduces a + i*h; keep the exact grid values in alpha (used for loglik).
+    for (long long i = 0; i + 1 < count; ++i) g.alpha[static_cast<std::size_t>(i)] = a + static_cast<double>(i) * g.h;
+  } else {
+    std::stringstream ss(text);
+    for (std::string item; std::getline(ss, item, ',');) {
+      double v = parse_number(item, text);
+      if (!std::isfinite(v) || v <= 0) fail_input("--alpha-grid: shapes must be finite and > 0, got '" + item + "'");
+      g.alpha.push_back(v);
+    }
+    if (g.alpha.empty()) fail_input("--alpha-grid is empty");
+  }
+  for (double a : g.alpha)
+    if (a > 64) fail_input("--alpha-grid: shapes above 64 overflow the power sums, got " + fmt(a));
+  return g;
+}
+
+std::int64_t window_count(const Series& s, const Params& p) {
+  if (s.length < p.window || p.step < 1) return 0;
+  return (s.length - p.window) / p.step + 1;
+}
+
+void validate(const Series& s, const Params& p) {
+  if (p.window < 3) fail_input("--window must be >= 3, got " + std::to_string(p.window));
+  if (p.step < 1) fail_input("--step must be >= 1, got " + std::to_string(p.step));
+  if (p.refresh < 1) fail_input("--refresh must be >= 1, got " + std::to_string(p.refresh));
+  if (p.grid.alpha.empty()) fail_input("--alpha-grid is empty");
+  if (s.series < 1 || s.length < 1) fail_input("the input series is empty");
+  if (p.window > s.length)
+    fail_input("--window " + std::to_string(p.window) + " is longer than the series: length " + std::to_string(s.length));
+  if (p.window > (std::int64_t{1} << 30)) fail_input("--window too large: " + std::to_string(p.window));
+  const std::size_t total = static_cast<std::size_t>(s.series * s.length);
+  for (std::size_t i = 0; i < total; ++i)
+    if (!std::isfinite(s.x[i]))
+      fail_input("x: non-finite value at series " + std::to_string(i / static_cast<std::size_t>(s.length)) + ", index " +
+                 std::to_string(i % static_cast<std::size_t>(s.length)) + ": " + fmt(s.x[i]));
+}
+
+void WindowFits::resize(std::size_t count) {
+  shape.assign(count, 0);
+  index.assign(count, 0);
+  xm.assign(count, 0);
+  xp.assign(count, 0);
+  S.assign(count, 0);
+  loglik.assign(count, 0);
+}
+
+Work work_estimate(const Series& s, const Params& p) {
+  const double W = static_cast<double>(window_count(s, p)), n = static_cast<double>(p.window);
+  const double A = static_cast<double>(p.grid.alpha.size()), K = static_cast<double>(p.step);
+  const double groups = std::ceil(A / kGroup);
+  Work w;
+  double pairs_per_series;
+  if (p.exact || K >= n) {
+    pairs_per_series = W * n * n;
+  } else {
+    const double R = static_cast<double>(p.refresh), chunks = std::ceil(W / R);
+    // A chunk: one full window, then per slide n-1 leave and n-1 enter pairs.
+    pairs_per_series = chunks * n * n + (W - chunks) * K * 2.0 * (n - 1);
+  }
+  w.pairs = pairs_per_series * static_cast<double>(s.series) * groups;
+  w.terms = pairs_per_series * static_cast<double>(s.series) * A;
+  return w;
+}
+
+namespace {
+
+// The sums of one chunk's window, indexed [slot][shape]; slot = time index mod n.
+struct ChunkState {
+  std::int64_t n = 0, A = 0;
+  std::vector<double> ms, mc, ps, pc;  // X- sum and correction, X+ sum and correction
+  std::vector<double> bestS;
+  std::vector<std::int64_t> bestj;
+  void init(std::int64_t n_, std::int64_t A_) {
+    n = n_;
+    A = A_;
+    const std::size_t sz = static_cast<std::size_t>(n * A);
+    ms.assign(sz, 0);
+    mc.assign(sz, 0);
+    ps.assign(sz, 0);
+    pc.assign(sz, 0);
+    bestS.assign(static_cast<std::size_t>(A), 0);
+    bestj.assign(static_cast<std::size_t>(A), 0);
+  }
+};
+
+// Full sums of candidate j over the window [t0, t0+n): plain sums in time order.
+void full_candidate(const double* x, std::int64_t j, std::int64_t t0, const Params& p, ChunkState& st) {
+  const std::int64_t n = st.n, A = st.A;
+  const std::size_t base = static_cast<std::size_t>((j % n) * A);
+  double* ms = &st.ms[base];
+  double* ps = &st.ps[base];
+  std::fill(ms, ms + A, 0.0);
+  std::fill(ps, ps + A, 0.0);
+  std::fill(&st.mc[base], &st.mc[base] + A, 0.0);
+  std::fill(&st.pc[base], &st.pc[base] + A, 0.0);
+  const double* alpha = p.grid.alpha.data();
+  double pw[kGroup];
+  for (std::int64_t k = t0; k < t0 + n; ++k) {
+    const double d = x[j] - x[k];
+    if (d == 0) continue;
+    const double L = std::log(std::fabs(d));
+    double* acc = d > 0 ? ms : ps;  // x[k] < theta: left sum
+    for (std::int64_t g0 = 0; g0 < A; g0 += kGroup) {
+      const int cnt = static_cast<int>(std::min<std::int64_t>(kGroup, A - g0));
+      group_powers(L, alpha, static_cast<int>(g0), cnt, p.grid.uniform, p.grid.h, pw);
+      for (int i = 0; i < cnt; ++i) acc[g0 + i] += pw[i];
+    }
+  }
+}
+
+// One slide: point tl leaves, point te = tl + n enters (same slot).
+void slide(const double* x, std::int64_t tl, const Params& p, ChunkState& st) {
+  const std::int64_t n = st.n, A = st.A, te = tl + n;
+  const double* alpha = p.grid.alpha.data();
+  const std::size_t snew = static_cast<std::size_t>((te % n) * A);
+  double* nm = &st.ms[snew];
+  double* np_ = &st.ps[snew];
+  std::fill(nm, nm + A, 0.0);
+  std::fill(np_, np_ + A, 0.0);
+  std::fill(&st.mc[snew], &st.mc[snew] + A, 0.0);
+  std::fill(&st.pc[snew], &st.pc[snew] + A, 0.0);
+  double pw[kGroup];
+  for (std::int64_t j = tl + 1; j < te; ++j) {
+    const std::size_t b = static_cast<std::size_t>((j % n) * A);
+    // the leaving point: subtract its term from candidate j
+    const double dl = x[j] - x[tl];
+    if (dl != 0) {
+      const double L = std::log(std::fabs(dl));
+      double* s = dl > 0 ? &st.ms[b] : &st.ps[b];
+      double* c = dl > 0 ? &st.mc[b] : &st.pc[b];
+      for (std::int64_t g0 = 0; g0 < A; g0 += kGroup) {
+        const int cnt = static_cast<int>(std::min<std::int64_t>(kGroup, A - g0));
+        group_powers(L, alpha, static_cast<int>(g0), cnt, p.grid.uniform, p.grid.h, pw);
+        for (int i = 0; i < cnt; ++i) comp_add(s[g0 + i], c[g0 + i], -pw[i]);
+      }
+    }
+    // the entering point: add its term to candidate j, and j's term to the new candidate
+    const double de = x[j] - x[te];
+    if (de != 0) {
+      const double L = std::log(std::fabs(de));
+      double* s = de > 0 ? &st.ms[b] : &st.ps[b];
+      double* c = de > 0 ? &st.mc[b] : &st.pc[b];
+      double* nacc = de > 0 ? np_ : nm;  // x[j] > x[te]: right of the new candidate
+      for (std::int64_t g0 = 0; g0 < A; g0 += kGroup) {
+        const int cnt = static_cast<int>(std::min<std::int64_t>(kGroup, A - g0));
+        group_powers(L, alpha, static_cast<int>(g0), cnt, p.grid.uniform, p.grid.h, pw);
+        for (int i = 0; i < cnt; ++i) {
+          comp_add(s[g0 + i], c[g0 + i], pw[i]);
+          nacc[g0 + i] += pw[i];
+        }
+      }
+    }
+  }
+}
+
+// The best candidate per shape and the best shape of the window [t0, t0+n).
+void evaluate(const double* x, std::int64_t t0, const Params& p, ChunkState& st, std::size_t out_i, WindowFits& out) {
+  const std::int64_t n = st.n, A = st.A;
+  const double* alpha = p.grid.alpha.data();
+  for (std::int64_t a = 0; a < A; ++a) {
+    st.bestS[static_cast<std::size_t>(a)] = std::numeric_limits<double>::quiet_NaN();
+    st.bestj[static_cast<std::size_t>(a)] = -1;
+  }
+  for (std::int64_t j = t0; j < t0 + n; ++j) {
+    const std::size_t b = static_cast<std::size_t>((j % n) * A);
+    for (std::int64_t a = 0; a < A; ++a) {
+      const double inv_p1 = 1.0 / (alpha[a] + 1.0);
+      const double S = scale_sum(st.ms[b + a] + st.mc[b + a], st.ps[b + a] + st.pc[b + a], inv_p1);
+      std::int64_t& bj = st.bestj[static_cast<std::size_t>(a)];
+      double& bS = st.bestS[static_cast<std::size_t>(a)];
+      if (bj < 0 || better_candidate(S, x[j], static_cast<int>(j - t0), bS, x[bj], static_cast<int>(bj - t0))) {
+        bS = S;
+        bj = j;
+      }
+    }
+  }
+  double ll = 0;
+  const int a = pick_shape(st.bestS.data(), alpha, static_cast<int>(A), static_cast<double>(n), &ll);
+  const std::int64_t j = st.bestj[static_cast<std::size_t>(a)];
+  const std::size_t b = static_cast<std::size_t>((j % n) * A + a);
+  out.shape[out_i] = a;
+  out.index[out_i] = j;
+  out.xm[out_i] = st.ms[b] + st.mc[b];
+  out.xp[out_i] = st.ps[b] + st.pc[b];
+  out.S[out_i] = st.bestS[static_cast<std::size_t>(a)];
+  out.loglik[out_i] = ll;
+}
+
+}  // namespace
+
+void solve_cpu(const Series& s, const Params& p, WindowFits& out) {
+  validate(s, p);
+  const std::int64_t W = window_count(s, p), n = p.window, K = p.step, A = static_cast<std::int64_t>(p.grid.alpha.size());
+  out.resize(static_cast<std::size_t>(s.series * W));
+  // Incremental updates pay off while a slide (2n pairs per point) is cheaper
+  // than a fresh window (n^2 pairs): K < n/2.
+  const bool rolling = !p.exact && 2 * K < n;
+  const std::int64_t chunk = rolling ? p.refresh : 1;
+  const std::int64_t chunks = (W + chunk - 1) / chunk;
+  const std::int64_t tasks = s.series * chunks;
+#pragma omp parallel
+  {
+    ChunkState st;
+    st.init(n, A);
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t task = 0; task < tasks; ++task) {
+      const std::int64_t si = task / chunks, c = task % chunks;
+      const double* x = s.x + si * s.length;
+      const std::int64_t w0 = c * chunk, w1 = std::min(W, w0 + chunk);
+      for (std::int64_t w = w0; w < w1; ++w) {
+        const std::int64_t t0 = w * K;
+        if (w == w0) {
+          for (std::int64_t j = t0; j < t0 + n; ++j) full_candidate(x, j, t0, p, st);
+        } else {
+          for (std::int64_t tl = t0 - K; tl < t0; ++tl) slide(x, tl, p, st);
+        }
+        evaluate(x, t0, p, st, static_cast<std::size_t>(si * W + w), out);
+      }
+    }
+  }
+}
+
+}  // namespace numpipe::mle

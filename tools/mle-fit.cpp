@@ -1,0 +1,166 @@
+// mle-fit: rolling grid maximum-likelihood fits of the asymmetric exponential
+// power distribution (kernels/mle; spec ../shared/spec/mle-fit.md).
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "common/cli.hpp"
+#include "common/profile.hpp"
+#include "kernels/mle/mle.hpp"
+
+namespace numpipe {
+namespace {
+
+std::vector<double> parse_levels(const std::string& text) {
+  std::vector<double> levels;
+  if (text.empty()) return levels;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    char* end = nullptr;
+    double v = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end || !(v > 0 && v < 1))
+      fail_input("--quantiles takes probabilities in (0, 1) separated by commas, got '" + item + "'");
+    levels.push_back(v);
+  }
+  return levels;
+}
+
+std::string level_name(double q) {
+  std::ostringstream s;
+  s << q;
+  return s.str();
+}
+
+int run(int argc, char** argv) {
+  Cli cli({"mle-fit",
+           "Rolling maximum-likelihood fits of the asymmetric exponential power distribution (grid over location and shape)",
+           "",
+           "  gen-input mle --length 100000 --p 1.5 --sl 1 --sr 2 --seed 7 \\\n"
+           "    | mle-fit --window 500 --step 1 --alpha-grid 0.5:4.45:80 --quantiles 0.01,0.05 | inspect\n"
+           "  gen-input mle --from-text prices.csv --columns close --returns log | mle-fit --window 250 --quantiles 0.01"},
+          kInput | kOutput | kCompute | kMultiDevice | kProfile);
+  cli.add("Fit")("window", "Points per window (n >= 3)", cxxopts::value<std::int64_t>()->default_value("500"), "N")(
+      "step", "A window starts every K points", cxxopts::value<std::int64_t>()->default_value("1"), "K")(
+      "alpha-grid", "Shape grid: START:STOP:COUNT (evenly spaced, ends included) or a list a,b,c",
+      cxxopts::value<std::string>()->default_value("0.5:4.45:80"), "GRID")(
+      "refine", "Refine theta between the neighbouring data points and p between the grid neighbours (golden section)")(
+      "exact", "Recompute every window from scratch (the seed's method) instead of rolling updates")(
+      "refresh", "Rolling sums are recomputed from scratch every R windows",
+      cxxopts::value<std::int64_t>()->default_value("1000"), "R")(
+      "quantiles", "Quantiles (Value-at-Risk levels) of each fitted distribution, e.g. 0.01,0.05",
+      cxxopts::value<std::string>()->default_value(""), "Q,...");
+  cli.parse(argc, argv);
+
+  mle::Params params;
+  params.window = cli.get<std::int64_t>("window");
+  params.step = cli.get<std::int64_t>("step");
+  params.refresh = cli.get<std::int64_t>("refresh");
+  params.exact = cli.has("exact");
+  params.grid = mle::parse_grid(cli.get<std::string>("alpha-grid"));
+  const bool refine = cli.has("refine");
+  const std::vector<double> levels = parse_levels(cli.get<std::string>("quantiles"));
+  if (params.window < 3) fail_input("--window must be >= 3, got " + std::to_string(params.window));
+  if (params.step < 1) fail_input("--step must be >= 1, got " + std::to_string(params.step));
+  if (params.refresh < 1) fail_input("--refresh must be >= 1, got " + std::to_string(params.refresh));
+  const Backend backend = cli.backend();
+
+  OutputFile out(cli.output());  // refuses a terminal before any work
+  PhaseLog log;
+  HostTimer t_read;
+  std::vector<Record> records = read_input(cli);
+  log.add("read", t_read.seconds());
+
+  const Record* xr = nullptr;
+  for (const Record& r : records)
+    if (r.name == "x") {
+      xr = &r;
+      break;
+    }
+  if (!xr) fail_input("the input holds no array 'x' (make one with: gen-input mle)");
+  if (xr->shape.size() != 1 && xr->shape.size() != 2)
+    fail_input("x: expected shape [length] or [series, length], got " + shape_string(xr->shape));
+  std::vector<double> x = xr->to_vector<double>();
+  mle::Series s;
+  s.x = x.data();
+  s.series = xr->shape.size() == 2 ? xr->shape[0] : 1;
+  s.length = xr->shape.back();
+  mle::validate(s, params);
+
+  const std::int64_t W = mle::window_count(s, params);
+  const mle::Work work = mle::work_estimate(s, params);
+  mle::WindowFits fits;
+  DeviceInfo device;
+  if (backend == Backend::cuda) {
+#ifdef NUMPIPE_HAVE_CUDA
+    const std::vector<int> devices = cli.devices();
+    device = query_cuda_device(devices.front());
+    mle::CudaTiming timing;
+    HostTimer t;
+    mle::solve_cuda(s, params, devices, fits, &timing);
+    const double total = t.seconds();
+    log.add("grid kernels", timing.kernel_seconds, 0, work.terms);
+    log.add("copies and launch", std::max(0.0, total - timing.kernel_seconds));
+#endif
+  } else {
+    device = query_host_cpu();
+    log.time("grid", 0, work.terms, [&] { mle::solve_cpu(s, params, fits); });
+  }
+  mle::Estimates est;
+  log.time("finish", 0, 0, [&] { est = mle::finish(s, params, fits, refine, levels); });
+
+  json grid_json = params.grid.alpha;
+  json attrs = {{"kind", "mle.fit"},
+                {"window", params.window},
+                {"step", params.step},
+                {"windows", W},
+                {"series", s.series},
+                {"alpha_grid", cli.get<std::string>("alpha-grid")},
+                {"shapes", params.grid.alpha.size()},
+                {"method", params.exact ? "exact" : "rolling"},
+                {"refresh", params.refresh},
+                {"refined", refine},
+                {"backend", backend_name(backend)},
+                {"model", "AEPD: f(x) = p/((s_l+s_r) Gamma(1/p)) exp(-(|x-theta|/s)^p), s = s_l left of theta, s_r right"}};
+  attrs = cli.stamp(attrs, xr->attrs);
+  const Shape shape{s.series, W};
+  HostTimer t_write;
+  std::vector<std::int64_t> start(static_cast<std::size_t>(W));
+  for (std::int64_t w = 0; w < W; ++w) start[static_cast<std::size_t>(w)] = w * params.step;
+  StreamWriter writer(out);
+  json a_start = attrs;
+  a_start["description"] = "index of each window's first point";
+  writer.write("start", Shape{W}, start.data(), a_start);
+  auto put = [&](const char* name, const std::vector<double>& v, const char* what) {
+    json a = attrs;
+    a["description"] = what;
+    writer.write(name, shape, v.data(), a);
+  };
+  put("theta", est.theta, "location estimate");
+  put("p", est.p, "shape estimate");
+  put("s_l", est.s_l, "left scale");
+  put("s_r", est.s_r, "right scale");
+  put("loglik", est.loglik, "maximised log-likelihood");
+  put("skew", est.skew, "s_l / (s_l + s_r)");
+  if (!levels.empty()) {
+    json a = attrs;
+    a["description"] = "quantiles of the fitted distribution, last axis by level";
+    json names = json::array();
+    for (double q : levels) names.push_back(level_name(q));
+    a["levels"] = levels;
+    a["level_names"] = names;
+    writer.write("quantiles", Shape{s.series, W, static_cast<std::int64_t>(levels.size())}, est.quantiles.data(), a);
+  }
+  writer.finish();
+  out.commit();
+  log.add("write", t_write.seconds());
+  json prof = {{"window", params.window}, {"step", params.step}, {"series", s.series}, {"length", s.length},
+               {"shapes", params.grid.alpha.size()}, {"windows", W}, {"exact", params.exact},
+               {"refresh", params.refresh}, {"terms", work.terms}};
+  write_profile_if_requested(cli, backend, device, prof, log);
+  return 0;
+}
+
+}  // namespace
+}  // namespace numpipe
+
+int main(int argc, char** argv) { return numpipe::run_tool("mle-fit", [&] { return numpipe::run(argc, argv); }); }
