@@ -1,0 +1,966 @@
+#!/usr/bin/python3
+"""Read and write numpipe streams (.nps) with NumPy and the standard library.
+
+The format (DESIGN.md "Stream format", common/stream.hpp): a sequence of zstd
+frames with content checksums; decompressed, b"NUMPIPE\\0", a u32 LE version
+(1), then records -- u32 LE header length, a UTF-8 JSON header {"name",
+"dtype", "shape", "attrs"}, and the payload (little-endian, C order,
+prod(shape) * itemsize bytes) -- and an end record {"end": true, "records": N}.
+Several complete streams may follow one another (``cat a.nps b.nps``).
+
+    import numpipe
+    arrays = numpipe.read("a.nps")                 # {name: ndarray}, first record of each name
+    for name, array, attrs in numpipe.records("-"):  # every record, in order ("-" is stdin)
+        ...
+    numpipe.write("out.nps", {"x": x, "y": y}, attrs={"kind": "mine"})
+
+Python 3.11 has no zstd module, so this module calls libzstd (libzstd.so.1,
+present wherever numpipe builds) through ctypes; when the library cannot be
+loaded it falls back to the ``zstd`` command-line program. The environment
+variable NUMPIPE_PY_ZSTD=libzstd|cli|auto forces a choice (default auto).
+
+Run ``/usr/bin/python3 numpipe.py dump FILE`` to list the records of a stream.
+Use Debian's /usr/bin/python3 (python3-numpy); see docs/python.md.
+"""
+
+import collections
+import ctypes
+import ctypes.util
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+import numpy as np
+
+__version__ = "0.1.0"  # numpipe's project version (CMakeLists.txt)
+__all__ = ["FormatError", "ZstdUnavailableError", "Record", "Writer", "read", "records", "write",
+           "zstd_backend", "DTYPES"]
+
+MAGIC = b"NUMPIPE\0"
+VERSION = 1
+MAX_HEADER_BYTES = 1 << 24  # 16 MiB of JSON per record, as in the C++ reader
+_INT64_MAX = (1 << 63) - 1
+
+# numpipe dtype name -> NumPy dtype (little-endian).
+DTYPES = {
+    "f8": np.dtype("<f8"),
+    "f4": np.dtype("<f4"),
+    "i8": np.dtype("<i8"),
+    "i4": np.dtype("<i4"),
+    "u8": np.dtype("<u8"),
+    "u1": np.dtype("u1"),
+}
+
+
+class FormatError(ValueError):
+    """The input is not a valid numpipe stream (bad magic, truncated, corrupt, ...)."""
+
+
+class ZstdUnavailableError(RuntimeError):
+    """Neither libzstd nor the zstd program could be found."""
+
+
+Record = collections.namedtuple("Record", ["name", "array", "attrs"])
+Record.__doc__ = "One record of a stream: its name, its NumPy array and its attrs (a dict)."
+
+
+# ---------------------------------------------------------------------------------
+# zstd through ctypes
+
+class _InBuffer(ctypes.Structure):
+    _fields_ = [("src", ctypes.c_void_p), ("size", ctypes.c_size_t), ("pos", ctypes.c_size_t)]
+
+
+class _OutBuffer(ctypes.Structure):
+    _fields_ = [("dst", ctypes.c_void_p), ("size", ctypes.c_size_t), ("pos", ctypes.c_size_t)]
+
+
+_ZSTD_c_compressionLevel = 100
+_ZSTD_c_checksumFlag = 201
+_ZSTD_e_continue = 0
+_ZSTD_e_end = 2
+_ZSTD_error_prefix_unknown = 10
+_ZSTD_error_checksum_wrong = 22
+
+_lib_cache = None
+_lib_error = None
+
+
+def _load_libzstd():
+    """Returns the libzstd CDLL with its signatures set, or raises ZstdUnavailableError."""
+    global _lib_cache, _lib_error
+    if _lib_cache is not None:
+        return _lib_cache
+    if _lib_error is not None:
+        raise ZstdUnavailableError(_lib_error)
+    names = []
+    found = ctypes.util.find_library("zstd")
+    if found:
+        names.append(found)
+    if "libzstd.so.1" not in names:
+        names.append("libzstd.so.1")
+    problems = []
+    lib = None
+    for name in names:
+        try:
+            lib = ctypes.CDLL(name)
+            break
+        except OSError as e:
+            problems.append("%s: %s" % (name, e))
+    try:
+        if lib is None:
+            raise ZstdUnavailableError("cannot load libzstd (%s); install libzstd1 (Debian: apt-get install "
+                                       "libzstd1) or the zstd program" % "; ".join(problems))
+        sz, vp, i = ctypes.c_size_t, ctypes.c_void_p, ctypes.c_int
+        sigs = {
+            "ZSTD_versionNumber": (ctypes.c_uint, []),
+            "ZSTD_isError": (ctypes.c_uint, [sz]),
+            "ZSTD_getErrorName": (ctypes.c_char_p, [sz]),
+            "ZSTD_getErrorCode": (i, [sz]),
+            "ZSTD_createDStream": (vp, []),
+            "ZSTD_initDStream": (sz, [vp]),
+            "ZSTD_freeDStream": (sz, [vp]),
+            "ZSTD_decompressStream": (sz, [vp, ctypes.POINTER(_OutBuffer), ctypes.POINTER(_InBuffer)]),
+            "ZSTD_DStreamInSize": (sz, []),
+            "ZSTD_DStreamOutSize": (sz, []),
+            "ZSTD_createCCtx": (vp, []),
+            "ZSTD_freeCCtx": (sz, [vp]),
+            "ZSTD_CCtx_setParameter": (sz, [vp, i, i]),
+            "ZSTD_compressStream2": (sz, [vp, ctypes.POINTER(_OutBuffer), ctypes.POINTER(_InBuffer), i]),
+            "ZSTD_CStreamOutSize": (sz, []),
+        }
+        for fname, (restype, argtypes) in sigs.items():
+            try:
+                f = getattr(lib, fname)
+            except AttributeError:
+                raise ZstdUnavailableError("libzstd (%s) lacks %s: it is too old (numpipe needs 1.4.0 or later)"
+                                           % (lib._name, fname)) from None
+            f.restype = restype
+            f.argtypes = argtypes
+        if lib.ZSTD_versionNumber() < 10400:
+            raise ZstdUnavailableError("libzstd %d is too old (numpipe needs 1.4.0 or later)" % lib.ZSTD_versionNumber())
+    except ZstdUnavailableError as e:
+        _lib_error = str(e)
+        raise
+    _lib_cache = lib
+    return lib
+
+
+def _backend():
+    """'libzstd' or 'cli', by NUMPIPE_PY_ZSTD and what this machine has."""
+    choice = os.environ.get("NUMPIPE_PY_ZSTD", "auto") or "auto"
+    if choice not in ("auto", "libzstd", "cli"):
+        raise ValueError("NUMPIPE_PY_ZSTD must be auto, libzstd or cli, got %r" % choice)
+    if choice in ("auto", "libzstd"):
+        try:
+            _load_libzstd()
+            return "libzstd"
+        except ZstdUnavailableError as e:
+            if choice == "libzstd" or not shutil.which("zstd"):
+                raise ZstdUnavailableError(str(e) + (" (NUMPIPE_PY_ZSTD=libzstd)" if choice == "libzstd"
+                                                     else "; the zstd program is not on PATH either")) from None
+            return "cli"
+    if not shutil.which("zstd"):
+        raise ZstdUnavailableError("NUMPIPE_PY_ZSTD=cli but the zstd program is not on PATH")
+    return "cli"
+
+
+def zstd_backend():
+    """Describes the zstd implementation in use, e.g. 'libzstd 1.5.4 (ctypes)' or 'zstd program'."""
+    if _backend() == "libzstd":
+        v = _load_libzstd().ZSTD_versionNumber()
+        return "libzstd %d.%d.%d (ctypes)" % (v // 10000, v // 100 % 100, v % 100)
+    return "zstd program (%s)" % shutil.which("zstd")
+
+
+def _compression_level(level):
+    """The C++ writer's rule: level 0/None means NUMPIPE_ZSTD_LEVEL, else 1."""
+    if level:
+        return int(level)
+    env = os.environ.get("NUMPIPE_ZSTD_LEVEL")
+    if env is None:
+        return 1
+    try:
+        v = int(env, 10)
+        if not -7 <= v <= 22:
+            raise ValueError
+    except ValueError:
+        raise ValueError("NUMPIPE_ZSTD_LEVEL must be an integer in [-7, 22], got '%s'" % env) from None
+    return v or 1
+
+
+# ---- decompression: decompress_some(address, n) -> bytes produced, 0 only at end of input
+
+class _Bad(Exception):
+    """Internal: a format problem, turned into FormatError with the input's label."""
+
+
+def _read_some(f, n):
+    read1 = getattr(f, "read1", None)
+    data = read1(n) if read1 is not None else f.read(n)
+    if data is None:  # a non-blocking file with nothing ready
+        raise OSError("the input is non-blocking and has no data ready")
+    if not isinstance(data, (bytes, bytearray)):
+        raise TypeError("numpipe needs a binary file (open(path, 'rb') or sys.stdin.buffer), got text")
+    return data
+
+
+class _LibzstdDecoder:
+    ds = None
+
+    def __init__(self, f):
+        self.lib = _load_libzstd()
+        self.f = f
+        self.ds = self.lib.ZSTD_createDStream()
+        if not self.ds:
+            raise MemoryError("out of memory creating a zstd decoder")
+        self.lib.ZSTD_initDStream(self.ds)
+        self.in_size = self.lib.ZSTD_DStreamInSize()
+        self.in_buf = ctypes.create_string_buffer(self.in_size)
+        self.zin = _InBuffer(ctypes.addressof(self.in_buf), 0, 0)
+        self.input_eof = False
+        self.frame_open = False  # inside a zstd frame that has not ended
+        self.decoded = 0
+
+    def close(self):
+        if self.ds:
+            self.lib.ZSTD_freeDStream(self.ds)
+            self.ds = None
+
+    __del__ = close
+
+    def _refill(self):
+        if self.input_eof:
+            return False
+        data = _read_some(self.f, self.in_size)
+        ctypes.memmove(self.in_buf, data, len(data))
+        self.zin.size = len(data)
+        self.zin.pos = 0
+        if not data:
+            self.input_eof = True
+        return bool(data)
+
+    def decompress_some(self, addr, n):
+        lib = self.lib
+        while True:
+            flushing = False
+            if self.zin.pos == self.zin.size and not self._refill():
+                if not self.frame_open:
+                    return 0
+                flushing = True  # the decoder may still hold output of a frame's last block
+            zout = _OutBuffer(addr, n, 0)
+            ret = lib.ZSTD_decompressStream(self.ds, ctypes.byref(zout), ctypes.byref(self.zin))
+            if lib.ZSTD_isError(ret):
+                code = lib.ZSTD_getErrorCode(ret)
+                if code == _ZSTD_error_prefix_unknown:
+                    raise _Bad("not a numpipe stream: the input is not zstd-compressed (bad magic)"
+                               if self.decoded == 0 else "corrupt data: garbage where a zstd frame should start")
+                if code == _ZSTD_error_checksum_wrong:
+                    raise _Bad("corrupt data: zstd checksum mismatch (the stream was damaged)")
+                raise _Bad("corrupt zstd data: " + lib.ZSTD_getErrorName(ret).decode("utf-8", "replace"))
+            self.frame_open = ret != 0
+            self.decoded += zout.pos
+            if zout.pos > 0:
+                return zout.pos
+            if flushing:
+                raise _Bad("truncated zstd frame: the input ends inside a compressed frame")
+
+
+class _CliDecoder:
+    """Fallback: pipes the input through `zstd -dc`. Errors are known only at the end."""
+
+    def __init__(self, f, path):
+        self.frame_open = False
+        self.decoded = 0
+        self.errfile = tempfile.TemporaryFile()
+        cmd = ["zstd", "-dc"]
+        self.pump = None
+        self.input_bytes = None  # known for a path, counted by the pump otherwise
+        if path is not None:
+            self.input_bytes = os.stat(path).st_size
+            self.proc = subprocess.Popen(cmd + ["--", path], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=self.errfile)
+        else:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errfile)
+            self.pump_error = None
+            self.pump = threading.Thread(target=self._pump, args=(f,), daemon=True)
+            self.pump.start()
+        self.done = False
+
+    def _pump(self, f):
+        self.input_bytes = 0
+        try:
+            while True:
+                data = _read_some(f, 1 << 17)
+                if not data:
+                    break
+                self.input_bytes += len(data)
+                self.proc.stdin.write(data)
+        except BrokenPipeError:
+            pass
+        except Exception as e:  # reported when the decoder ends
+            self.pump_error = e
+        finally:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        self.errfile.close()
+
+    def decompress_some(self, addr, n):
+        if self.done:
+            return 0
+        view = memoryview((ctypes.c_char * n).from_address(addr)).cast("B")
+        got = self.proc.stdout.readinto(view)
+        if got:
+            self.decoded += got
+            return got
+        self.done = True
+        rc = self.proc.wait()
+        if self.pump is not None:
+            self.pump.join()
+            if self.pump_error is not None:
+                raise self.pump_error
+        if rc != 0 and self.input_bytes == 0:
+            return 0  # empty input: the reader says so
+        if rc != 0:
+            self.errfile.seek(0)
+            err = self.errfile.read().decode("utf-8", "replace").strip()
+            # zstd says "FILE : Decoding error (36) : Data corruption detected" or "zstd: FILE: unsupported
+            # format": keep the part after the last colon (a file name may hold any word).
+            last = err.splitlines()[-1].split(": ")[-1].strip() if err else ""
+            low = last.lower()
+            if "unsupported format" in low or "unknown header" in low:
+                raise _Bad("not a numpipe stream: the input is not zstd-compressed (bad magic)"
+                           if self.decoded == 0 else "corrupt data: garbage where a zstd frame should start")
+            if "checksum" in low:
+                raise _Bad("corrupt data: zstd checksum mismatch (the stream was damaged)")
+            if "premature end" in low or "truncated" in low:
+                raise _Bad("truncated zstd frame: the input ends inside a compressed frame")
+            raise _Bad("corrupt zstd data: " + (last or "zstd exited with status %d" % rc))
+        return 0
+
+
+# ---- compression
+
+class _LibzstdEncoder:
+    cctx = None
+
+    def __init__(self, sink, level):
+        self.lib = _load_libzstd()
+        self.sink = sink
+        self.cctx = self.lib.ZSTD_createCCtx()
+        if not self.cctx:
+            raise MemoryError("out of memory creating a zstd encoder")
+        self._check(self.lib.ZSTD_CCtx_setParameter(self.cctx, _ZSTD_c_compressionLevel, level))
+        self._check(self.lib.ZSTD_CCtx_setParameter(self.cctx, _ZSTD_c_checksumFlag, 1))
+        self.out_size = self.lib.ZSTD_CStreamOutSize()
+        self.out_buf = ctypes.create_string_buffer(self.out_size)
+
+    def close(self):
+        if self.cctx:
+            self.lib.ZSTD_freeCCtx(self.cctx)
+            self.cctx = None
+
+    __del__ = close
+
+    def _check(self, ret):
+        if self.lib.ZSTD_isError(ret):
+            raise RuntimeError("zstd compression failed: " + self.lib.ZSTD_getErrorName(ret).decode())
+        return ret
+
+    def _feed(self, data, mode):
+        buf = np.frombuffer(data, dtype=np.uint8) if len(data) else None
+        zin = _InBuffer(buf.ctypes.data if buf is not None else None, len(data), 0)
+        out_addr = ctypes.addressof(self.out_buf)
+        while True:
+            zout = _OutBuffer(out_addr, self.out_size, 0)
+            remaining = self._check(self.lib.ZSTD_compressStream2(self.cctx, ctypes.byref(zout), ctypes.byref(zin), mode))
+            if zout.pos:
+                self.sink.write(ctypes.string_at(out_addr, zout.pos))
+            if (zin.pos == zin.size) if mode == _ZSTD_e_continue else remaining == 0:
+                return
+
+    def frame(self, parts):
+        """Writes the byte strings `parts` as one zstd frame."""
+        for p in parts[:-1]:
+            self._feed(p, _ZSTD_e_continue)
+        self._feed(parts[-1], _ZSTD_e_end)
+
+
+class _CliEncoder:
+    def __init__(self, sink, level):
+        self.sink = sink
+        if level < 0:
+            self.args = ["--fast=%d" % -level]
+        elif level > 19:
+            self.args = ["--ultra", "-%d" % level]
+        else:
+            self.args = ["-%d" % level]
+
+    def close(self):
+        pass
+
+    def frame(self, parts):
+        data = b"".join(bytes(memoryview(p).cast("B")) for p in parts)
+        r = subprocess.run(["zstd", "-q", "-c", "--check"] + self.args, input=data, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        if r.returncode != 0:
+            raise RuntimeError("zstd compression failed: " + r.stderr.decode("utf-8", "replace").strip())
+        self.sink.write(r.stdout)
+
+
+# ---------------------------------------------------------------------------------
+# reading
+
+def _default_max_bytes():
+    try:
+        pages, page = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+        if pages > 0 and page > 0:
+            return pages * page // 2
+    except (ValueError, OSError, AttributeError):
+        pass
+    return 8 << 30
+
+
+def _human_bytes(b):
+    if b >= 1 << 30:
+        return "%d bytes (%.1f GiB)" % (b, b / 1073741824.0)
+    if b >= 1 << 20:
+        return "%d bytes (%.1f MiB)" % (b, b / 1048576.0)
+    return "%d bytes" % b
+
+
+def _reject_constant(c):
+    raise ValueError("%s is not valid JSON" % c)
+
+
+def _shape_dump(shape):
+    return json.dumps(shape, separators=(",", ":"))
+
+
+class _StreamReader:
+    """The C++ StreamReader's checks, in the same order, with the same messages."""
+
+    def __init__(self, dec, label, max_bytes, max_header_bytes):
+        self.dec = dec
+        self.label = label
+        self.max_bytes = _default_max_bytes() if not max_bytes else int(max_bytes)
+        self.max_header_bytes = int(max_header_bytes)
+        self.out_size = 1 << 17
+        self.out_buf = ctypes.create_string_buffer(self.out_size)
+        self.out_addr = ctypes.addressof(self.out_buf)
+        self.out_pos = self.out_end = 0
+        self.in_stream = False
+        self.records_in_stream = 0
+        self.streams_done = 0
+        self.record_index = 0
+
+    def _refill_out(self):
+        got = self.dec.decompress_some(self.out_addr, self.out_size)
+        self.out_pos, self.out_end = 0, got
+        return got
+
+    def settle_frame(self):
+        # After a frame's last content byte only its checksum may remain: consume it now,
+        # so that a damaged frame is reported before its record is handed out.
+        while self.dec.frame_open and self.out_pos == self.out_end:
+            if self._refill_out() == 0:
+                break
+
+    def read_into(self, addr, n):
+        """Reads exactly n bytes to addr unless the input ends first; returns the bytes read."""
+        done = min(n, self.out_end - self.out_pos)
+        if done:
+            ctypes.memmove(addr, self.out_addr + self.out_pos, done)
+            self.out_pos += done
+        while n - done >= self.out_size:  # large reads decompress straight into the destination
+            got = self.dec.decompress_some(addr + done, n - done)
+            if got == 0:
+                return done
+            done += got
+        while done < n:
+            got = self._refill_out()
+            if got == 0:
+                return done
+            take = min(n - done, got)
+            ctypes.memmove(addr + done, self.out_addr, take)
+            self.out_pos = take
+            done += take
+        return done
+
+    def read_bytes(self, n):
+        buf = ctypes.create_string_buffer(n)
+        got = self.read_into(ctypes.addressof(buf), n)
+        return buf.raw[:got]
+
+    def at_end_of_input(self):
+        if self.out_pos < self.out_end:
+            return False
+        return self._refill_out() == 0
+
+    def read_magic(self):
+        head = self.read_bytes(12)
+        if len(head) == 0 and self.streams_done == 0:
+            raise _Bad("empty input: expected a numpipe stream")
+        if len(head) < 8 or head[:8] != MAGIC:
+            raise _Bad("bad magic after an end record: trailing data is not a numpipe stream" if self.streams_done
+                       else 'bad magic: not a numpipe stream (expected "NUMPIPE\\0")')
+        if len(head) < 12:
+            raise _Bad("truncated stream: the input ends inside the version field")
+        version = int.from_bytes(head[8:12], "little")
+        if version != VERSION:
+            raise _Bad("unknown stream version %d (this numpipe reads version %d)" % (version, VERSION))
+        self.in_stream = True
+        self.records_in_stream = 0
+
+    def where(self):
+        return "record %d" % self.record_index
+
+    def next(self):
+        """The next Record, or None once the input ends after a complete stream."""
+        if not self.in_stream:
+            if self.streams_done > 0 and self.at_end_of_input():
+                return None
+            self.read_magic()
+        while True:
+            len_bytes = self.read_bytes(4)
+            if len(len_bytes) == 0:
+                raise _Bad("missing end record: the stream stops after %d records (was the producer interrupted?)"
+                           % self.records_in_stream)
+            if len(len_bytes) < 4:
+                raise _Bad("truncated stream: the input ends inside the header length of " + self.where())
+            header_len = int.from_bytes(len_bytes, "little")
+            if header_len == 0:
+                raise _Bad("empty header in " + self.where())
+            if header_len > self.max_header_bytes:
+                raise _Bad("header of %s is %s, over the limit of %s" % (
+                    self.where(), _human_bytes(header_len), _human_bytes(self.max_header_bytes)))
+            text = self.read_bytes(header_len)
+            if len(text) < header_len:
+                raise _Bad("truncated stream: the input ends inside the header of " + self.where())
+            try:
+                header = json.loads(text.decode("utf-8"), parse_constant=_reject_constant)
+            except ValueError:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+                raise _Bad("the header of %s is not valid JSON" % self.where()) from None
+            if not isinstance(header, dict):
+                raise _Bad("the header of %s is not a JSON object" % self.where())
+
+            if "end" in header:
+                if header["end"] is not True:
+                    raise _Bad('the end record of stream %d has "end" != true' % self.streams_done)
+                count = header.get("records")
+                if type(count) is not int:
+                    raise _Bad('the end record has no integer "records" count')
+                if count != self.records_in_stream:
+                    raise _Bad("the end record counts %d records but the stream holds %d (records lost or added)"
+                               % (count, self.records_in_stream))
+                self.settle_frame()
+                self.in_stream = False
+                self.streams_done += 1
+                if self.at_end_of_input():
+                    return None
+                self.read_magic()
+                continue
+
+            name = header.get("name")
+            if not isinstance(name, str):
+                raise _Bad('the header of %s has no string "name"' % self.where())
+            label = "%s '%s'" % (self.where(), name)
+            dt = header.get("dtype")
+            if not isinstance(dt, str):
+                raise _Bad('the header of %s has no string "dtype"' % label)
+            if dt not in DTYPES:
+                raise _Bad('unknown dtype "%s" in %s (known: f8 f4 i8 i4 u8 u1)' % (dt, label))
+            dtype = DTYPES[dt]
+            sh = header.get("shape")
+            if not isinstance(sh, list):
+                raise _Bad('the header of %s has no "shape" array' % label)
+            shape = []
+            for d in sh:
+                if type(d) is not int:
+                    raise _Bad("the shape of %s holds a non-integer: %s" % (label, _shape_dump(sh)))
+                if d > _INT64_MAX:
+                    raise _Bad("the shape of %s overflows: %s" % (label, _shape_dump(sh)))
+                if d < 0:
+                    raise _Bad("the shape of %s has a negative size: %s" % (label, _shape_dump(sh)))
+                shape.append(d)
+            count = 1
+            for d in shape:
+                count *= d
+                if count > _INT64_MAX:
+                    break
+            nbytes = count * dtype.itemsize
+            if count > _INT64_MAX or nbytes > _INT64_MAX:
+                raise _Bad("the shape of %s overflows: %s" % (label, _shape_dump(sh)))
+            if nbytes > self.max_bytes:
+                raise _Bad("%s %s needs %s, over the max_bytes limit of %s; pass a larger max_bytes if this is "
+                           "intended" % (label, _shape_dump(sh), _human_bytes(nbytes), _human_bytes(self.max_bytes)))
+            attrs = header.get("attrs", {})
+            if not isinstance(attrs, dict):
+                raise _Bad('the "attrs" of %s is not a JSON object' % label)
+            payload = np.empty(nbytes, dtype=np.uint8)
+            have = self.read_into(payload.ctypes.data, nbytes) if nbytes else 0
+            if have < nbytes:
+                raise _Bad("truncated payload in %s: expected %s, got %s" % (label, _human_bytes(nbytes),
+                                                                             _human_bytes(have)))
+            self.settle_frame()
+            self.records_in_stream += 1
+            self.record_index += 1
+            return Record(name, payload.view(dtype).reshape(shape), attrs)
+
+
+def _open_input(source):
+    """(file, label, path or None, owned)."""
+    if isinstance(source, (str, bytes, os.PathLike)):
+        path = os.fsdecode(source)
+        if path in ("", "-"):
+            return sys.stdin.buffer, "stdin", None, False
+        return open(path, "rb"), path, path, True
+    if hasattr(source, "read"):
+        name = getattr(source, "name", None)
+        if name is None:
+            name = getattr(getattr(source, "raw", None), "name", None)
+        label = name if isinstance(name, str) else "input"
+        if label == "<stdin>":
+            label = "stdin"
+        return source, label, None, False
+    raise TypeError("numpipe reads a path, '-' (stdin) or a binary file, not %s" % type(source).__name__)
+
+
+def records(source="-", *, max_bytes=None, max_header_bytes=MAX_HEADER_BYTES):
+    """Yields every record of the stream(s) in `source` as Record(name, array, attrs), in order.
+
+    `source` is a path, "-" for stdin, or a binary file object (read sequentially, never
+    seeked; a pipe is fine). Concatenated streams are read one after the other. Arrays are
+    writable NumPy arrays of dtype <f8 <f4 <i8 <i4 <u8 or u1, in C order. A damaged input
+    raises FormatError (a ValueError) naming the input and the problem; a record is yielded
+    only once its zstd frame checksum has been verified (with the libzstd backend).
+    `max_bytes` bounds one payload (default: half of physical memory).
+    """
+    f, label, path, owned = _open_input(source)
+    dec = None
+    try:
+        backend = _backend()
+        dec = _LibzstdDecoder(f) if backend == "libzstd" else _CliDecoder(f, path)
+        reader = _StreamReader(dec, label, max_bytes, max_header_bytes)
+        while True:
+            try:
+                rec = reader.next()
+            except _Bad as e:
+                raise FormatError("%s: %s" % (label, e)) from None
+            if rec is None:
+                return
+            yield rec
+    finally:
+        if dec is not None:
+            dec.close()
+        if owned:
+            f.close()
+
+
+def read(source="-", **kwargs):
+    """Reads a whole input (path, "-" or binary file) and returns {name: array}.
+
+    The first record of each name is kept (as in the C++ tools); use records() to see
+    every record and their attrs. The whole input is validated before anything is returned.
+    """
+    out = {}
+    for name, array, _attrs in records(source, **kwargs):
+        out.setdefault(name, array)
+    return out
+
+
+# ---------------------------------------------------------------------------------
+# writing
+
+def _numpipe_array(name, value):
+    """(dtype name, C-contiguous little-endian array) for `value`, or ValueError."""
+    if isinstance(value, np.ma.MaskedArray):
+        raise ValueError("array '%s' is a masked array: numpipe has no masks; pass value.filled(...)" % name)
+    a = np.asarray(value)
+    dt = a.dtype
+    kind, size = dt.kind, dt.itemsize
+    target = None
+    if dt.fields is None and dt.subdtype is None:
+        if kind == "f":
+            target = {8: "f8", 4: "f4", 2: "f4"}.get(size)  # float16 widens exactly
+        elif kind == "i":
+            target = {8: "i8", 4: "i4", 2: "i4", 1: "i4"}.get(size)
+        elif kind == "u":
+            target = {8: "u8", 4: "i8", 2: "i4", 1: "u1"}.get(size)
+        elif kind == "b":
+            target = "u1"  # False/True -> 0/1
+    if target is None:
+        raise ValueError("array '%s' has dtype %s, which numpipe cannot store without loss (numpipe dtypes: "
+                         "f8 f4 i8 i4 u8 u1); convert it explicitly, e.g. value.astype('f8')" % (name, dt))
+    return target, np.asarray(a, dtype=DTYPES[target], order="C")
+
+
+def _json_default(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    raise TypeError("%s is not JSON serializable" % type(v).__name__)
+
+
+def _dumps(obj):
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                      default=_json_default)
+
+
+def _provenance():
+    return {"tool": "numpipe.py", "version": __version__, "command": shlex.join(sys.argv)}
+
+
+class Writer:
+    """Writes one stream record by record.
+
+        with numpipe.Writer("out.nps") as w:
+            w.write("x", x, {"units": "m"})
+            w.write("y", y)
+
+    `target` is a path (written to a temporary file in the same folder and renamed into
+    place by close(); an exception inside the `with` removes it, so a failure never leaves a
+    half-written file), "-" for stdout (a terminal is refused), or a binary file object
+    (written directly, left open). Each record is one zstd frame with its checksum, like the
+    C++ writer; `level` is the zstd level (default: NUMPIPE_ZSTD_LEVEL, else 1). With
+    stamp=True each record's attrs get {"tool": "numpipe.py", ...} appended to their
+    "history" list, as the C++ tools do.
+    """
+
+    def __init__(self, target="-", *, level=None, stamp=True):
+        level = _compression_level(level)
+        self._stamp = stamp
+        self._records = 0
+        self._closed = False
+        self._tmp = None
+        self._path = None
+        self._owned = False
+        if isinstance(target, (str, bytes, os.PathLike)):
+            path = os.fsdecode(target)
+            if path in ("", "-"):
+                out = sys.stdout.buffer
+                if out.isatty():
+                    raise ValueError("refusing to write a binary stream to a terminal: redirect stdout or "
+                                     "pipe it into a tool")
+                self._sink = out
+            else:
+                folder, base = os.path.split(path)
+                if not base:
+                    raise ValueError("output path '%s' names a folder, not a file" % path)
+                fd, self._tmp = tempfile.mkstemp(prefix="." + base + ".tmp-", dir=folder or ".")
+                umask = os.umask(0o22)
+                os.umask(umask)
+                os.fchmod(fd, 0o644 & ~umask)
+                self._sink = os.fdopen(fd, "wb")
+                self._path = path
+                self._owned = True
+        elif hasattr(target, "write"):
+            self._sink = target
+        else:
+            raise TypeError("numpipe writes to a path, '-' (stdout) or a binary file, not %s" % type(target).__name__)
+        try:
+            self._enc = (_LibzstdEncoder if _backend() == "libzstd" else _CliEncoder)(self._sink, level)
+        except BaseException:
+            self._abort()
+            raise
+        self._magic = False
+
+    def write(self, name, array, attrs=None):
+        """Appends one record. Returns the array as stored (C-contiguous, little-endian)."""
+        if self._closed:
+            raise ValueError("write() on a closed numpipe.Writer")
+        if not isinstance(name, str):
+            raise TypeError("a record name must be a str, got %s" % type(name).__name__)
+        code, a = _numpipe_array(name, array)
+        if attrs is None:
+            attrs = {}
+        if not isinstance(attrs, dict):
+            raise TypeError("the attrs of record '%s' must be a dict, got %s" % (name, type(attrs).__name__))
+        try:
+            attrs = json.loads(_dumps(attrs))  # a private copy; checks it is JSON
+        except (TypeError, ValueError) as e:
+            raise ValueError("the attrs of record '%s' cannot be written as JSON: %s" % (name, e)) from None
+        if self._stamp:
+            history = attrs.get("history")
+            attrs["history"] = (history if isinstance(history, list) else []) + [_provenance()]
+        header = _dumps({"name": name, "dtype": code, "shape": list(a.shape), "attrs": attrs}).encode("utf-8")
+        self._frame(header, memoryview(a.reshape(-1)).cast("B") if a.size else b"")
+        self._records += 1
+        return a
+
+    def _frame(self, header, payload):
+        if len(header) > 0xFFFFFFFF:
+            raise ValueError("record header too large")
+        parts = []
+        if not self._magic:
+            parts.append(MAGIC + VERSION.to_bytes(4, "little"))
+            self._magic = True
+        parts += [len(header).to_bytes(4, "little"), header, payload]
+        self._enc.frame(parts)
+
+    def close(self):
+        """Writes the end record and, for a path, renames the finished file into place."""
+        if self._closed:
+            return
+        try:
+            self._frame(_dumps({"end": True, "records": self._records}).encode("utf-8"), b"")
+            self._sink.flush()
+            if self._owned:
+                self._sink.close()
+                os.replace(self._tmp, self._path)
+                self._tmp = None
+        except BaseException:
+            self._abort()
+            raise
+        self._closed = True
+        self._enc.close()
+
+    def _abort(self):
+        self._closed = True
+        if self._owned:
+            try:
+                self._sink.close()
+            except OSError:
+                pass
+        if self._tmp:
+            try:
+                os.unlink(self._tmp)
+            except OSError:
+                pass
+            self._tmp = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        else:
+            self._abort()
+        return False
+
+
+def write(target, arrays_by_name, attrs=None, *, attrs_by_name=None, level=None, stamp=True):
+    """Writes one complete stream (one group of records) to `target` ("-" is stdout).
+
+    arrays_by_name: a dict {name: array}, or a list of (name, array) pairs (to repeat a
+    name). attrs: one dict applied to every record. attrs_by_name: optional
+    {name: dict}, merged over `attrs` for that record (keys there win). Arrays are stored as
+    C-contiguous little-endian f8 f4 i8 i4 u8 or u1; other dtypes are widened only when
+    exact (bool -> u1, int8/int16/uint16 -> i4, uint32 -> i8, float16 -> f4), anything else
+    raises ValueError. See Writer for the remaining options.
+    """
+    items = list(arrays_by_name.items() if hasattr(arrays_by_name, "items") else arrays_by_name)
+    if attrs is not None and not isinstance(attrs, dict):
+        raise TypeError("attrs must be a dict applied to every record, got %s" % type(attrs).__name__)
+    attrs_by_name = attrs_by_name or {}
+    names = {name for name, _ in items} if attrs_by_name else set()
+    unknown = sorted(set(attrs_by_name) - names)
+    if unknown:
+        raise ValueError("attrs_by_name names records that are not written: %s" % ", ".join(unknown))
+    with Writer(target, level=level, stamp=stamp) as w:
+        for name, array in items:
+            a = dict(attrs or {})
+            extra = attrs_by_name.get(name)
+            if extra is not None:
+                if not isinstance(extra, dict):
+                    raise TypeError("attrs_by_name['%s'] must be a dict" % name)
+                a.update(extra)
+            w.write(name, array, a)
+
+
+# ---------------------------------------------------------------------------------
+# command line
+
+_USAGE = """usage: numpipe.py dump [--attrs] [--values] [FILE ...]
+       numpipe.py --version
+
+dump lists every record of each stream (FILE, or stdin when none or "-"):
+  name dtype shape
+--attrs adds each record's attrs (JSON); --values prints the arrays (NumPy's summary).
+Exit codes: 0 success, 2 bad usage or bad input.
+Example: gen-input array --shape 3,4 | /usr/bin/python3 numpipe.py dump --attrs"""
+
+
+def _main(argv):
+    prog = "numpipe.py"
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(_USAGE)
+        return 0 if argv else 2
+    if argv[0] == "--version":
+        try:
+            backend = zstd_backend()
+        except ZstdUnavailableError as e:
+            backend = "no zstd: %s" % e
+        print("numpipe.py %s (NumPy %s, %s)" % (__version__, np.__version__, backend))
+        return 0
+    if argv[0] != "dump":
+        print("%s: unknown command '%s' (see %s --help)" % (prog, argv[0], prog), file=sys.stderr)
+        return 2
+    show_attrs = show_values = False
+    files = []
+    for arg in argv[1:]:
+        if arg == "--attrs":
+            show_attrs = True
+        elif arg == "--values":
+            show_values = True
+        elif arg.startswith("-") and arg != "-":
+            print("%s: unknown option '%s' (see %s --help)" % (prog, arg, prog), file=sys.stderr)
+            return 2
+        else:
+            files.append(arg)
+    try:
+        for src in files or ["-"]:
+            for name, array, attrs in records(src):
+                print("%s %s [%s]" % (name, _code_of(array.dtype), ", ".join(str(d) for d in array.shape)))
+                if show_attrs:
+                    print("  attrs: " + json.dumps(attrs, sort_keys=True))
+                if show_values:
+                    print("  " + np.array2string(array, threshold=64).replace("\n", "\n  "))
+    except (FormatError, ZstdUnavailableError) as e:
+        print("%s: %s" % (prog, e), file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        print("%s: cannot read input: %s" % (prog, e), file=sys.stderr)
+        return 2
+    return 0
+
+
+def _code_of(dtype):
+    for code, dt in DTYPES.items():
+        if dt == dtype:
+            return code
+    return str(dtype)
+
+
+def _cli():
+    try:
+        rc = _main(sys.argv[1:])
+        sys.stdout.flush()
+    except BrokenPipeError:  # `numpipe.py dump x.nps | head`: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        rc = 0
+    except KeyboardInterrupt:
+        rc = 130
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(_cli())
