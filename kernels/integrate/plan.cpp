@@ -1,0 +1,271 @@
+// integrate: input validation, the yield curve, the step grids and the plan
+// shared by both backends.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <unordered_map>
+
+#include "common/error.hpp"
+#include "integrate.hpp"
+
+namespace numpipe::integrate {
+
+namespace {
+std::string num(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+}  // namespace
+
+void validate_curve(const Curve& c) {
+  if (c.maturity.size() != c.rate.size()) fail_input("curve: maturities and rates differ in number");
+  if (c.maturity.empty()) fail_input("curve: no points");
+  if (c.maturity.size() > static_cast<std::size_t>(kMaxCurvePoints))
+    fail_input("curve: more than " + std::to_string(kMaxCurvePoints) + " points: " + std::to_string(c.maturity.size()));
+  for (std::size_t i = 0; i < c.maturity.size(); ++i) {
+    double m = c.maturity[i], r = c.rate[i];
+    if (!std::isfinite(m) || m < 0) fail_input("curve: maturity must be finite and >= 0, point " + std::to_string(i) + ": " + num(m));
+    if (!std::isfinite(r) || r <= -1 || r >= 1)
+      fail_input("curve: rate must be a finite fraction in (-1, 1), point " + std::to_string(i) + ": " + num(r));
+    if (i > 0 && !(m > c.maturity[i - 1]))
+      fail_input("curve: maturities must increase, point " + std::to_string(i) + ": " + num(m) + " after " +
+                 num(c.maturity[i - 1]));
+  }
+}
+
+void validate(const Problem& pb) {
+  if (!std::isfinite(pb.rate) || pb.rate <= -1 || pb.rate >= 1) fail_input("rate must be a finite fraction in (-1, 1): " + num(pb.rate));
+  if (!pb.curve.empty()) validate_curve(pb.curve);
+  for (std::size_t i = 0; i < pb.policies.size(); ++i) {
+    const Policy& p = pb.policies[i];
+    std::string at = "policy " + std::to_string(i) + ": ";
+    if (!(p.x >= 0 && p.x <= 119)) fail_input(at + "x (age) must be in [0, 119]: " + num(p.x));
+    if (!(p.g >= 0 && p.g <= 120)) fail_input(at + "g (guarantee years) must be in [0, 120]: " + num(p.g));
+    if (!(p.r >= 0 && p.r <= 120)) fail_input(at + "r (retirement age) must be in [0, 120]: " + num(p.r));
+    for (int s : {p.h1, p.h2, p.h3})
+      if (s < 1 || s > kMaxStepsPerYear)
+        fail_input(at + "steps per year must be in [1, " + std::to_string(kMaxStepsPerYear) + "]: " + std::to_string(s));
+  }
+}
+
+Curve parse_curve_text(const std::string& text, const std::string& label) {
+  Curve c;
+  std::istringstream in(text);
+  std::string line;
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
+    auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    std::istringstream ls(line);
+    std::vector<std::string> fields;
+    for (std::string f; ls >> f;) fields.push_back(f);
+    if (fields.empty()) continue;
+    std::string where = label + ":" + std::to_string(lineno) + ": ";
+    if (fields.size() != 2) fail_input(where + "want two numbers (maturity rate), got '" + line + "'");
+    double v[2];
+    for (int j = 0; j < 2; ++j) {
+      try {
+        std::size_t used = 0;
+        v[j] = std::stod(fields[j], &used);
+        if (used != fields[j].size()) throw std::invalid_argument(fields[j]);
+      } catch (const std::exception&) {
+        fail_input(where + "not a number: '" + fields[j] + "'");
+      }
+    }
+    c.maturity.push_back(v[0]);
+    c.rate.push_back(v[1]);
+  }
+  if (c.maturity.empty()) fail_input(label + ": no curve points");
+  try {
+    validate_curve(c);
+  } catch (const Error& e) {
+    fail_input(label + ": " + e.what());
+  }
+  return c;
+}
+
+RateView RateTable::view() const {
+  RateView v;
+  v.n = static_cast<int>(knots.size());
+  v.constant = constant;
+  v.knots = knots.empty() ? nullptr : knots.data();
+  v.alpha = alpha.empty() ? nullptr : alpha.data();
+  v.beta = beta.empty() ? nullptr : beta.data();
+  return v;
+}
+
+RateTable make_rate_table(const Problem& pb) {
+  RateTable t;
+  t.constant = pb.rate;
+  const Curve& c = pb.curve;
+  if (c.empty()) return t;
+  std::size_t n = c.maturity.size();
+  t.knots = c.maturity;
+  t.alpha.assign(n + 1, 0.0);
+  t.beta.assign(n + 1, 0.0);
+  t.alpha[0] = c.rate[0];  // flat below the first point
+  t.alpha[n] = c.rate[n - 1];  // and above the last
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    // R(T) = R_i + s (T - T_i) on [T_i, T_{i+1}); f = R + T R' = R_i - s T_i + 2 s T.
+    double s = (c.rate[i + 1] - c.rate[i]) / (c.maturity[i + 1] - c.maturity[i]);
+    t.alpha[i + 1] = c.rate[i] - s * c.maturity[i];
+    t.beta[i + 1] = 2 * s;
+  }
+  return t;
+}
+
+namespace {
+
+// Appends a segment's stage points and steps to a grid. A segment's last end
+// point is the next segment's first start (or the grid's final point).
+void append_segment(Grid& g, const Segment& s, int steps, bool mark_years) {
+  auto year_of = [&](int i) {
+    if (!mark_years || s.b != std::floor(s.b) || (s.full - i) % steps != 0) return -1;
+    return static_cast<int>(s.b) + (s.full - i) / steps;
+  };
+  if (s.partial) {
+    g.pts.push_back(s.a);
+    g.pts.push_back(s.a + s.hp / 2);
+    g.h.push_back(s.hp);
+    if (mark_years) {
+      g.year.push_back(s.a == std::floor(s.a) ? static_cast<int>(s.a) : -1);
+      g.year.push_back(-1);
+    }
+  }
+  for (int i = 0; i < s.full; ++i) {
+    double u = s.start(i);
+    g.pts.push_back(u);
+    g.pts.push_back(u + s.h / 2);
+    g.h.push_back(s.h);
+    if (mark_years) {
+      g.year.push_back(year_of(i));
+      g.year.push_back(-1);
+    }
+  }
+}
+
+// A grid from a down to b through the interior breaks (any order, may repeat).
+Grid grid_through(double a, double b, std::vector<double> breaks, int steps, bool mark_years) {
+  std::vector<double> cut{a};
+  std::sort(breaks.begin(), breaks.end(), [](double u, double v) { return u > v; });
+  for (double x : breaks)
+    if (x < cut.back() - 1e-9 && x > b + 1e-9) cut.push_back(x);
+  cut.push_back(b);
+  Grid g;
+  for (std::size_t i = 0; i + 1 < cut.size(); ++i) append_segment(g, make_segment(cut[i], cut[i + 1], steps), steps, mark_years);
+  g.pts.push_back(b);
+  if (mark_years) g.year.push_back(b == std::floor(b) ? static_cast<int>(b) : -1);
+  return g;
+}
+
+}  // namespace
+
+Grid outer_grid(const Policy& p, bool align) {
+  double span = kMaxAge - p.x;
+  std::vector<double> breaks;
+  if (align) {
+    // Whole years (reported), then the kinks of k (tau = r, r + g) and of gp (tau = 15).
+    for (int y = 1; y < span; ++y) breaks.push_back(y);
+    breaks.push_back(p.r - p.x);
+    breaks.push_back(p.r + p.g - p.x);
+    breaks.push_back(15.0 - p.x);
+  }
+  return grid_through(span, 0.0, breaks, p.h1, true);
+}
+
+Grid middle_grid(int h2, double k, bool align) {
+  std::vector<double> breaks;
+  if (align) breaks.push_back(kMaxAge - k);  // Inner switches on at eta = 120 - k
+  return grid_through(kMaxAge, kMiddleLow, breaks, h2, false);
+}
+
+namespace {
+struct ColumnKey {
+  std::uint64_t k, t;
+  std::int32_t h2, h3;
+  bool operator==(const ColumnKey& o) const { return k == o.k && t == o.t && h2 == o.h2 && h3 == o.h3; }
+};
+struct ColumnKeyHash {
+  std::size_t operator()(const ColumnKey& c) const {
+    std::uint64_t h = c.k * 0x9E3779B97F4A7C15ull;
+    h ^= c.t + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+    h ^= (static_cast<std::uint64_t>(c.h2) << 32 | static_cast<std::uint32_t>(c.h3)) + (h << 6) + (h >> 2);
+    return static_cast<std::size_t>(h);
+  }
+};
+std::uint64_t bits(double v) {
+  if (v == 0) v = 0;  // -0 and +0 are one column
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+}  // namespace
+
+Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
+  Plan plan;
+  plan.policies = last - first;
+  plan.align = pb.align_breaks;
+  plan.rate = make_rate_table(pb);
+  const bool curve = !pb.curve.empty();
+  std::unordered_map<ColumnKey, std::int32_t, ColumnKeyHash> columns;
+  std::unordered_map<ColumnKey, std::int32_t, ColumnKeyHash> grids;  // key (k if align, h2)
+  plan.outer_offset.push_back(0);
+  plan.grid_offset.push_back(0);
+  plan.column_offset.push_back(0);
+  for (std::size_t ip = first; ip < last; ++ip) {
+    const Policy& p = pb.policies[ip];
+    Grid og = outer_grid(p, pb.align_breaks);
+    plan.outer_t.insert(plan.outer_t.end(), og.pts.begin(), og.pts.end());
+    plan.outer_h.insert(plan.outer_h.end(), og.h.begin(), og.h.end());
+    plan.outer_year.insert(plan.outer_year.end(), og.year.begin(), og.year.end());
+    plan.outer_offset.push_back(static_cast<std::int64_t>(plan.outer_t.size()));
+    for (double t : og.pts) {
+      double tau = p.x + t;
+      double k = pension_delay(tau, p.g, p.r);
+      ColumnKey key{bits(k), curve ? bits(t) : 0, p.h2, p.h3};
+      auto it = columns.find(key);
+      std::int32_t col;
+      if (it == columns.end()) {
+        col = static_cast<std::int32_t>(plan.column_k.size());
+        columns.emplace(key, col);
+        ColumnKey gkey{pb.align_breaks ? bits(k) : 0, 0, p.h2, 0};
+        auto gi = grids.find(gkey);
+        std::int32_t grid;
+        if (gi == grids.end()) {
+          grid = static_cast<std::int32_t>(plan.grid_offset.size() - 1);
+          grids.emplace(gkey, grid);
+          Grid mg = middle_grid(p.h2, k, pb.align_breaks);
+          plan.grid_eta.insert(plan.grid_eta.end(), mg.pts.begin(), mg.pts.end());
+          plan.grid_h.insert(plan.grid_h.end(), mg.h.begin(), mg.h.end());
+          plan.grid_offset.push_back(static_cast<std::int64_t>(plan.grid_eta.size()));
+        } else {
+          grid = gi->second;
+        }
+        plan.column_k.push_back(k);
+        plan.column_t.push_back(curve ? t : 0.0);
+        plan.column_h3.push_back(p.h3);
+        plan.column_grid.push_back(grid);
+        std::int64_t n = plan.grid_offset[grid + 1] - plan.grid_offset[grid];
+        plan.column_offset.push_back(plan.column_offset.back() + n);
+      } else {
+        col = it->second;
+      }
+      plan.request_tau.push_back(tau);
+      plan.request_column.push_back(col);
+    }
+  }
+  // Work counts: Inner steps per column, and per request had nothing been shared.
+  std::vector<double> col_steps(plan.columns(), 0.0);
+  for (std::size_t c = 0; c < plan.columns(); ++c) {
+    std::int32_t g = plan.column_grid[c];
+    for (std::int64_t e = plan.grid_offset[g]; e < plan.grid_offset[g + 1]; ++e)
+      col_steps[c] += inner_steps(plan.grid_eta[e], plan.column_k[c], plan.column_h3[c], plan.align);
+    plan.inner_steps += col_steps[c];
+  }
+  for (std::int32_t c : plan.request_column) plan.inner_steps_unshared += col_steps[c];
+  return plan;
+}
+
+}  // namespace numpipe::integrate

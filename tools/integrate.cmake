@@ -1,0 +1,3 @@
+if(TARGET numpipe_kernels_integrate)
+  numpipe_tool(integrate SOURCES integrate.cpp LIBS numpipe_kernels_integrate)
+endif()
