@@ -127,6 +127,7 @@ namespace {
 struct ChunkState {
   std::int64_t n = 0, A = 0;
   std::vector<double> ms, mc, ps, pc;  // X- sum and correction, X+ sum and correction
+  std::vector<std::int64_t> cm, cp;    // points strictly left / right of each candidate
   std::vector<double> bestS;
   std::vector<std::int64_t> bestj;
   void init(std::int64_t n_, std::int64_t A_) {
@@ -137,12 +138,16 @@ struct ChunkState {
     mc.assign(sz, 0);
     ps.assign(sz, 0);
     pc.assign(sz, 0);
+    cm.assign(static_cast<std::size_t>(n), 0);
+    cp.assign(static_cast<std::size_t>(n), 0);
     bestS.assign(static_cast<std::size_t>(A), 0);
     bestj.assign(static_cast<std::size_t>(A), 0);
   }
 };
 
-// Full sums of candidate j over the window [t0, t0+n): plain sums in time order.
+// Full sums of candidate j over the window [t0, t0+n), compensated, in time
+// order. Compensation matters here too: a rounding error of the first sum
+// would outlive every term that later leaves (spec: rolling windows).
 void full_candidate(const double* x, std::int64_t j, std::int64_t t0, const Params& p, ChunkState& st) {
   const std::int64_t n = st.n, A = st.A;
   const std::size_t base = static_cast<std::size_t>((j % n) * A);
@@ -150,8 +155,11 @@ void full_candidate(const double* x, std::int64_t j, std::int64_t t0, const Para
   double* ps = &st.ps[base];
   std::fill(ms, ms + A, 0.0);
   std::fill(ps, ps + A, 0.0);
-  std::fill(&st.mc[base], &st.mc[base] + A, 0.0);
-  std::fill(&st.pc[base], &st.pc[base] + A, 0.0);
+  double* mc = &st.mc[base];
+  double* pc = &st.pc[base];
+  std::fill(mc, mc + A, 0.0);
+  std::fill(pc, pc + A, 0.0);
+  std::int64_t left = 0, right = 0;
   const double* alpha = p.grid.alpha.data();
   double pw[kGroup];
   for (std::int64_t k = t0; k < t0 + n; ++k) {
@@ -159,12 +167,16 @@ void full_candidate(const double* x, std::int64_t j, std::int64_t t0, const Para
     if (d == 0) continue;
     const double L = std::log(std::fabs(d));
     double* acc = d > 0 ? ms : ps;  // x[k] < theta: left sum
+    double* cor = d > 0 ? mc : pc;
+    ++(d > 0 ? left : right);
     for (std::int64_t g0 = 0; g0 < A; g0 += kGroup) {
       const int cnt = static_cast<int>(std::min<std::int64_t>(kGroup, A - g0));
       group_powers(L, alpha, static_cast<int>(g0), cnt, p.grid.uniform, p.grid.h, pw);
-      for (int i = 0; i < cnt; ++i) acc[g0 + i] += pw[i];
+      for (int i = 0; i < cnt; ++i) comp_add(acc[g0 + i], cor[g0 + i], pw[i]);
     }
   }
+  st.cm[static_cast<std::size_t>(j % n)] = left;
+  st.cp[static_cast<std::size_t>(j % n)] = right;
 }
 
 // One slide: point tl leaves, point te = tl + n enters (same slot).
@@ -176,8 +188,11 @@ void slide(const double* x, std::int64_t tl, const Params& p, ChunkState& st) {
   double* np_ = &st.ps[snew];
   std::fill(nm, nm + A, 0.0);
   std::fill(np_, np_ + A, 0.0);
-  std::fill(&st.mc[snew], &st.mc[snew] + A, 0.0);
-  std::fill(&st.pc[snew], &st.pc[snew] + A, 0.0);
+  double* nmc = &st.mc[snew];
+  double* npc = &st.pc[snew];
+  std::fill(nmc, nmc + A, 0.0);
+  std::fill(npc, npc + A, 0.0);
+  std::int64_t nleft = 0, nright = 0;
   double pw[kGroup];
   for (std::int64_t j = tl + 1; j < te; ++j) {
     const std::size_t b = static_cast<std::size_t>((j % n) * A);
@@ -187,10 +202,17 @@ void slide(const double* x, std::int64_t tl, const Params& p, ChunkState& st) {
       const double L = std::log(std::fabs(dl));
       double* s = dl > 0 ? &st.ms[b] : &st.ps[b];
       double* c = dl > 0 ? &st.mc[b] : &st.pc[b];
-      for (std::int64_t g0 = 0; g0 < A; g0 += kGroup) {
-        const int cnt = static_cast<int>(std::min<std::int64_t>(kGroup, A - g0));
-        group_powers(L, alpha, static_cast<int>(g0), cnt, p.grid.uniform, p.grid.h, pw);
-        for (int i = 0; i < cnt; ++i) comp_add(s[g0 + i], c[g0 + i], -pw[i]);
+      std::int64_t& count = dl > 0 ? st.cm[static_cast<std::size_t>(j % n)] : st.cp[static_cast<std::size_t>(j % n)];
+      if (--count == 0) {
+        // the side is empty: its sum is exactly 0, whatever rounding is left
+        std::fill(s, s + A, 0.0);
+        std::fill(c, c + A, 0.0);
+      } else {
+        for (std::int64_t g0 = 0; g0 < A; g0 += kGroup) {
+          const int cnt = static_cast<int>(std::min<std::int64_t>(kGroup, A - g0));
+          group_powers(L, alpha, static_cast<int>(g0), cnt, p.grid.uniform, p.grid.h, pw);
+          for (int i = 0; i < cnt; ++i) comp_add(s[g0 + i], c[g0 + i], -pw[i]);
+        }
       }
     }
     // the entering point: add its term to candidate j, and j's term to the new candidate
@@ -200,16 +222,20 @@ void slide(const double* x, std::int64_t tl, const Params& p, ChunkState& st) {
       double* s = de > 0 ? &st.ms[b] : &st.ps[b];
       double* c = de > 0 ? &st.mc[b] : &st.pc[b];
       double* nacc = de > 0 ? np_ : nm;  // x[j] > x[te]: right of the new candidate
+      double* ncor = de > 0 ? npc : nmc;
+      ++(de > 0 ? st.cm[static_cast<std::size_t>(j % n)] : st.cp[static_cast<std::size_t>(j % n)]);
+      ++(de > 0 ? nright : nleft);
       for (std::int64_t g0 = 0; g0 < A; g0 += kGroup) {
         const int cnt = static_cast<int>(std::min<std::int64_t>(kGroup, A - g0));
         group_powers(L, alpha, static_cast<int>(g0), cnt, p.grid.uniform, p.grid.h, pw);
         for (int i = 0; i < cnt; ++i) {
           comp_add(s[g0 + i], c[g0 + i], pw[i]);
-          nacc[g0 + i] += pw[i];
+          comp_add(nacc[g0 + i], ncor[g0 + i], pw[i]);
         }
       }
     }
-  }
+  }  st.cm[static_cast<std::size_t>(te % n)] = nleft;
+  st.cp[static_cast<std::size_t>(te % n)] = nright;
 }
 
 // The best candidate per shape and the best shape of the window [t0, t0+n).
@@ -257,7 +283,11 @@ void solve_cpu(const Series& s, const Params& p, WindowFits& out) {
   const std::int64_t chunk = rolling ? p.refresh : 1;
   const std::int64_t chunks = (W + chunk - 1) / chunk;
   const std::int64_t tasks = s.series * chunks;
-#pragma omp parallel
+  // Few tasks (one long window, say): run them one by one and spread each
+  // full recompute over the candidates instead (each candidate's sums are
+  // independent, so the bits do not change).
+  const bool inner = tasks < omp_get_max_threads();
+#pragma omp parallel if (!inner)
   {
     ChunkState st;
     st.init(n, A);
@@ -269,6 +299,7 @@ void solve_cpu(const Series& s, const Params& p, WindowFits& out) {
       for (std::int64_t w = w0; w < w1; ++w) {
         const std::int64_t t0 = w * K;
         if (w == w0) {
+#pragma omp parallel for schedule(static) if (inner)
           for (std::int64_t j = t0; j < t0 + n; ++j) full_candidate(x, j, t0, p, st);
         } else {
           for (std::int64_t tl = t0 - K; tl < t0; ++tl) slide(x, tl, p, st);

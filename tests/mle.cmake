@@ -1,0 +1,13 @@
+# mle-fit's tests (kernels/mle, tools/mle-fit, gen-input mle).
+if(TARGET numpipe_kernels_mle)
+  numpipe_unit_test(unit_mle SOURCES unit/test_mle.cpp LIBS numpipe_kernels_mle)
+  file(GLOB MLE_CLI_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/cli/mle-*.sh)
+  foreach(script ${MLE_CLI_TESTS})
+    get_filename_component(stem ${script} NAME_WE)
+    if(stem MATCHES "gpu")
+      numpipe_cli_test(cli_${stem} ${script} LABELS gpu)
+    else()
+      numpipe_cli_test(cli_${stem} ${script})
+    endif()
+  endforeach()
+endif()
