@@ -1,0 +1,222 @@
+// price: the CPU backend (OpenMP), the reference.
+//
+// One strike at a time per thread (when there are at least as many strikes as
+// threads), or all threads on one strike (a team: the x phase split over columns
+// j, the y phase over rows i, a barrier between them). Each value is computed by
+// the same operations in the same order whatever the split, so the result has the
+// same bits for any thread count.
+//
+// Layout R[i][j] (j fastest). The x systems (along i, one per column j) are solved
+// for all columns in lockstep, so the inner loops run along j and vectorise; the
+// y systems (along j, one per row i) share one matrix, factored once per step
+// (YTables), and are solved eight rows at a time for instruction-level parallelism.
+#include <omp.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "price.hpp"
+
+namespace numpipe::price {
+namespace {
+
+template <class Real>
+struct Tables {
+  std::int64_t nx, ny, steps, ind_x, ind_y;
+  std::vector<double> x;
+  std::vector<Real> px, dxx, dt_inv, qy;  // qy: [steps][ny] = py[j]*pt[g]
+  YTables<Real> yt;
+};
+
+template <class Real>
+Tables<Real> make_tables(const Setup& s) {
+  Tables<Real> t;
+  t.nx = s.p.num_x;
+  t.ny = s.p.num_y;
+  t.steps = s.p.num_t - 1;
+  t.ind_x = s.ind_x;
+  t.ind_y = s.ind_y;
+  t.x = s.x;
+  t.px.assign(s.px.begin(), s.px.end());
+  t.dxx.assign(s.dxx.begin(), s.dxx.end());
+  t.dt_inv.assign(s.dt_inv.begin(), s.dt_inv.end());
+  t.qy.resize(t.steps * t.ny);
+  for (std::int64_t g = 0; g < t.steps; ++g)
+    for (std::int64_t j = 0; j < t.ny; ++j) t.qy[g * t.ny + j] = Real(s.py[j]) * Real(s.pt[g]);
+  t.yt = make_y_tables<Real>(s);
+  return t;
+}
+
+template <class Real>
+struct Work {
+  std::vector<Real> r, z, v, inv, zero, unext;
+  explicit Work(std::int64_t nx, std::int64_t ny)
+      : r(nx * ny), z(nx * ny), v(nx * ny), inv(nx * ny), zero(ny, Real(0)), unext(ny) {}
+};
+
+// Explicit x and y, then the forward elimination of the x systems, for row i and
+// columns [j0, j1) with 0 < j0 <= j1 < ny (no edge in j) or the edges (Edge).
+template <class Real, bool Left, bool Right>
+inline void forward_cells(const Tables<Real>& t, std::int64_t g, std::int64_t i, std::int64_t j0, std::int64_t j1,
+                          Work<Real>& w) {
+  const std::int64_t ny = t.ny, nx = t.nx;
+  const Real dt = t.dt_inv[g];
+  const Real* qy = t.qy.data() + g * ny;
+  const Real* gy = t.yt.gy.data();
+  const Real* rm = i > 0 ? w.r.data() + (i - 1) * ny : w.zero.data();
+  const Real* rc = w.r.data() + i * ny;
+  const Real* rp = i < nx - 1 ? w.r.data() + (i + 1) * ny : w.zero.data();
+  const Real* zp = i > 0 ? w.z.data() + (i - 1) * ny : w.zero.data();
+  const Real* ip = i > 0 ? w.inv.data() + (i - 1) * ny : w.zero.data();
+  Real* z = w.z.data() + i * ny;
+  Real* v = w.v.data() + i * ny;
+  Real* inv = w.inv.data() + i * ny;
+  const Real pxi = t.px[i], w0 = t.dxx[3 * i], w1 = t.dxx[3 * i + 1], w2 = t.dxx[3 * i + 2];
+  const Real pxp = i > 0 ? t.px[i - 1] : Real(0), w2p = i > 0 ? t.dxx[3 * (i - 1) + 2] : Real(0);
+  for (std::int64_t j = j0; j < j1; ++j) {
+    const Real var = var_x(pxi, qy[j]);
+    const Real h0 = half_half(var, w0), h1 = half_half(var, w1), h2 = half_half(var, w2);
+    Real u = explicit_x(dt, h0, h1, h2, rm[j], rc[j], rp[j]);
+    const Real vv = explicit_y(gy[3 * j], gy[3 * j + 1], gy[3 * j + 2], Left ? Real(0) : rc[j - 1], rc[j],
+                               Right ? Real(0) : rc[j + 1]);
+    v[j] = vv;
+    u += vv;
+    const Real c_prev = -half_half(var_x(pxp, qy[j]), w2p);
+    const Real beta = -h0 * ip[j];
+    inv[j] = thomas_inv(dt - h1, beta, c_prev);
+    z[j] = thomas_forward(u, beta, zp[j]);
+  }
+}
+
+// x phase on columns [j0, j1): explicit terms, the x solves, the y right sides (in z).
+template <class Real>
+void x_phase(const Tables<Real>& t, std::int64_t g, std::int64_t j0, std::int64_t j1, Work<Real>& w) {
+  const std::int64_t nx = t.nx, ny = t.ny;
+  if (j0 >= j1) return;
+  const std::int64_t a = std::max<std::int64_t>(j0, 1), b = std::min<std::int64_t>(j1, ny - 1);
+  for (std::int64_t i = 0; i < nx; ++i) {
+    if (j0 == 0) forward_cells<Real, true, false>(t, g, i, 0, 1, w);
+    if (a < b) forward_cells<Real, false, false>(t, g, i, a, b, w);
+    if (j1 == ny) forward_cells<Real, false, true>(t, g, i, ny - 1, ny, w);
+  }
+  const Real dt = t.dt_inv[g];
+  const Real* qy = t.qy.data() + g * ny;
+  Real* un = w.unext.data();
+  for (std::int64_t j = j0; j < j1; ++j) un[j] = Real(0);
+  for (std::int64_t i = nx - 1; i >= 0; --i) {
+    const Real pxi = t.px[i], w2 = t.dxx[3 * i + 2];
+    Real* z = w.z.data() + i * ny;
+    const Real* v = w.v.data() + i * ny;
+    const Real* inv = w.inv.data() + i * ny;
+    for (std::int64_t j = j0; j < j1; ++j) {
+      const Real c = -half_half(var_x(pxi, qy[j]), w2);
+      const Real u = thomas_back(z[j], c, un[j], inv[j]);
+      un[j] = u;
+      z[j] = rhs_y(dt, u, v[j]);
+    }
+  }
+}
+
+// y phase on rows [i0, i1): solves along j with the shared factors; result into r.
+template <class Real>
+void y_phase(const Tables<Real>& t, std::int64_t g, std::int64_t i0, std::int64_t i1, Work<Real>& w) {
+  constexpr int B = 8;
+  const std::int64_t ny = t.ny;
+  const Real* beta = t.yt.beta.data() + g * ny;
+  const Real* inv = t.yt.inv.data() + g * ny;
+  const Real* c = t.yt.c.data();
+  for (std::int64_t i = i0; i < i1; i += B) {
+    const int nb = static_cast<int>(std::min<std::int64_t>(B, i1 - i));
+    Real* zr[B];
+    Real* rr[B];
+    for (int k = 0; k < nb; ++k) {
+      zr[k] = w.z.data() + (i + k) * ny;
+      rr[k] = w.r.data() + (i + k) * ny;
+    }
+    if (nb == B) {
+      Real zp[B] = {}, un[B] = {};
+      for (std::int64_t j = 0; j < ny; ++j)
+        for (int k = 0; k < B; ++k) zp[k] = zr[k][j] = thomas_forward(zr[k][j], beta[j], zp[k]);
+      for (std::int64_t j = ny - 1; j >= 0; --j)
+        for (int k = 0; k < B; ++k) un[k] = rr[k][j] = thomas_back(zr[k][j], c[j], un[k], inv[j]);
+    } else {
+      for (int k = 0; k < nb; ++k) {
+        Real zp = 0, un = 0;
+        for (std::int64_t j = 0; j < ny; ++j) zp = zr[k][j] = thomas_forward(zr[k][j], beta[j], zp);
+        for (std::int64_t j = ny - 1; j >= 0; --j) un = rr[k][j] = thomas_back(zr[k][j], c[j], un, inv[j]);
+      }
+    }
+  }
+}
+
+template <class Real>
+void payoff(const Tables<Real>& t, std::int64_t o, Work<Real>& w, std::int64_t i0, std::int64_t i1) {
+  const double strike = strike_of(o);
+  for (std::int64_t i = i0; i < i1; ++i) {
+    const Real v = Real(std::max(t.x[i] - strike, 0.0));
+    std::fill(w.r.begin() + i * t.ny, w.r.begin() + (i + 1) * t.ny, v);
+  }
+}
+
+std::pair<std::int64_t, std::int64_t> split(std::int64_t n, int parts, int k, std::int64_t align) {
+  std::int64_t blocks = (n + align - 1) / align;
+  std::int64_t b0 = blocks * k / parts, b1 = blocks * (k + 1) / parts;
+  return {std::min(n, b0 * align), std::min(n, b1 * align)};
+}
+
+// One strike: on one thread (team = 1), or by a team of threads inside a parallel region.
+template <class Real>
+double run_strike(const Tables<Real>& t, std::int64_t o, Work<Real>& w, int team, int rank) {
+  auto [r0, r1] = split(t.nx, team, rank, 1);
+  auto [c0, c1] = split(t.ny, team, rank, 8);
+  payoff(t, o, w, r0, r1);
+  if (team > 1) {
+#pragma omp barrier
+  }
+  for (std::int64_t g = t.steps - 1; g >= 0; --g) {
+    x_phase(t, g, c0, c1, w);
+    if (team > 1) {
+#pragma omp barrier
+    }
+    y_phase(t, g, r0, r1, w);
+    if (team > 1) {
+#pragma omp barrier
+    }
+  }
+  return static_cast<double>(w.r[t.ind_x * t.ny + t.ind_y]);
+}
+
+template <class Real>
+std::vector<double> solve(const Setup& s) {
+  const Tables<Real> t = make_tables<Real>(s);
+  const std::int64_t outer = s.p.outer;
+  std::vector<double> out(outer);
+  const int threads = omp_get_max_threads();
+  if (outer >= threads || threads == 1) {
+#pragma omp parallel
+    {
+      Work<Real> w(t.nx, t.ny);
+#pragma omp for schedule(static)
+      for (std::int64_t o = 0; o < outer; ++o) out[o] = run_strike(t, o, w, 1, 0);
+    }
+  } else {
+    Work<Real> w(t.nx, t.ny);
+    for (std::int64_t o = 0; o < outer; ++o) {
+#pragma omp parallel
+      {
+        const double v = run_strike(t, o, w, omp_get_num_threads(), omp_get_thread_num());
+#pragma omp single
+        out[o] = v;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> solve_cpu(const Setup& s, Precision precision) {
+  return precision == Precision::fp64 ? solve<double>(s) : solve<float>(s);
+}
+
+}  // namespace numpipe::price

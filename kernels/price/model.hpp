@@ -1,0 +1,124 @@
+// LocVolCalib (FinPar; Andreetta et al., "FinPar: A Parallel Financial
+// Benchmark", ACM TACO 2016): the model and the arithmetic that both backends
+// share. Definitions: ../shared/spec/price.md ("Grid", "Operators", "Time loop").
+//
+// Everything here is NUMPIPE_HD so that g++ (cpu.cpp) and nvcc (cuda.cu) compile
+// the same formulas from the same source, in the same order of operations.
+//
+// Notation (the spec's): R[i][j] is the value on the grid point (X[i], Y[j]),
+// i along x (numX points), j along y (numY points). MuX = MuY = 0 in
+// LocVolCalib, so the first-derivative operators D drop out of every formula:
+// the terms MuX*Dx and MuY*Dy are exactly zero and are not computed.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "common/hd.hpp"
+
+namespace numpipe::price {
+
+// The parameters of one LocVolCalib problem (one FinPar data set).
+struct Params {
+  std::int64_t outer = 0;  // strikes: strike_o = 0.001 * o
+  std::int64_t num_x = 0, num_y = 0, num_t = 0;
+  double s0 = 0, t = 0, alpha = 0, nu = 0, beta = 0;
+};
+
+NUMPIPE_HD_INLINE double strike_of(std::int64_t o) { return 0.001 * static_cast<double>(o); }
+
+// ---- grid (spec "Grid"; FinPar initGrid) ------------------------------------------
+NUMPIPE_HD_INLINE double time_point(double t, std::int64_t num_t, std::int64_t i) {
+  return t * static_cast<double>(i) / static_cast<double>(num_t - 1);
+}
+NUMPIPE_HD_INLINE double x_step(const Params& p) {
+  return 20.0 * p.alpha * p.s0 * std::sqrt(p.t) / static_cast<double>(p.num_x);
+}
+NUMPIPE_HD_INLINE double y_step(const Params& p) {
+  return 10.0 * p.nu * std::sqrt(p.t) / static_cast<double>(p.num_y);
+}
+NUMPIPE_HD_INLINE double x_point(double dx, std::int64_t ind_x, double s0, std::int64_t i) {
+  return static_cast<double>(i) * dx - static_cast<double>(ind_x) * dx + s0;
+}
+NUMPIPE_HD_INLINE double y_point(double dy, std::int64_t ind_y, double log_alpha, std::int64_t j) {
+  return static_cast<double>(j) * dy - static_cast<double>(ind_y) * dy + log_alpha;
+}
+
+// Second-derivative weights DD on a non-uniform grid xx of n points at point i
+// (spec "Operators"; the usual three-point formula for unequal spacings);
+// zero rows at both ends.
+NUMPIPE_HD_INLINE void dd_weights(const double* xx, std::int64_t n, std::int64_t i, double w[3]) {
+  if (i == 0 || i == n - 1) {
+    w[0] = w[1] = w[2] = 0.0;
+    return;
+  }
+  const double dl = xx[i] - xx[i - 1], du = xx[i + 1] - xx[i];
+  w[0] = 2.0 / dl / (dl + du);
+  w[1] = -2.0 * (1.0 / dl + 1.0 / du) / (dl + du);
+  w[2] = 2.0 / du / (dl + du);
+}
+
+// VarX[j][i] = exp(2*(beta*log(X[i]) + Y[j] - 0.5*nu^2*Time[g])) (spec "Time loop"),
+// evaluated in separable form: px[i] = exp(2*beta*log X[i]), py[j] = exp(2*Y[j]),
+// pt[g] = exp(-nu^2*Time[g]); VarX = px[i] * (py[j]*pt[g]). The same value up to
+// rounding (a few ulp), and strike-independent, so both backends build px, py, pt
+// once on the host. qy = py[j]*pt[g] is formed once per (g, j).
+template <class Real>
+NUMPIPE_HD_INLINE Real var_x(Real px_i, Real qy_j) {
+  return px_i * qy_j;
+}
+
+// ---- one rollback step (spec "Time loop"; FinPar rollback) ---------------------------
+// Coefficients of the explicit x operator at (i, j): h_k = 0.5*(0.5*VarX*Dxx[i][k]).
+// The implicit x system is then a = -h0, b = dtInv - h1, c = -h2.
+template <class Real>
+NUMPIPE_HD_INLINE Real half_half(Real var, Real w) {
+  return Real(0.5) * (Real(0.5) * var * w);
+}
+
+// Explicit x: dtInv*R[i] + sum_k h_k R[i-1+k] (terms outside the grid omitted: at
+// the ends the weights are zero, and the caller passes 0 for the missing value).
+template <class Real>
+NUMPIPE_HD_INLINE Real explicit_x(Real dt_inv, Real h0, Real h1, Real h2, Real rm, Real rc, Real rp) {
+  Real u = dt_inv * rc;
+  u += h0 * rm;
+  u += h1 * rc;
+  u += h2 * rp;
+  return u;
+}
+
+// Explicit y: V = sum_k g_k R[j-1+k], g_k = 0.5*VarY*Dyy[j][k] (VarY = nu^2).
+template <class Real>
+NUMPIPE_HD_INLINE Real explicit_y(Real g0, Real g1, Real g2, Real rm, Real rc, Real rp) {
+  Real v = g0 * rm;
+  v += g1 * rc;
+  v += g2 * rp;
+  return v;
+}
+
+// Right side of the implicit y system: dtInv*U - 0.5*V.
+template <class Real>
+NUMPIPE_HD_INLINE Real rhs_y(Real dt_inv, Real u, Real v) {
+  return dt_inv * u - Real(0.5) * v;
+}
+
+// ---- tridiagonal solves: the Thomas algorithm (forward elimination, back
+// substitution), written with the reciprocal of each pivot so that the
+// factorisation (which depends only on a, b, c) can be computed once and reused
+// for every right side:
+//   inv_0 = 1/b_0;  beta_i = a_i*inv_{i-1};  inv_i = 1/(b_i - beta_i*c_{i-1})
+//   z_0 = r_0;      z_i = r_i - beta_i*z_{i-1}
+//   u_{n-1} = z_{n-1}*inv_{n-1};  u_i = (z_i - c_i*u_{i+1})*inv_i
+template <class Real>
+NUMPIPE_HD_INLINE Real thomas_inv(Real b, Real beta, Real c_prev) {
+  return Real(1) / (b - beta * c_prev);
+}
+template <class Real>
+NUMPIPE_HD_INLINE Real thomas_forward(Real r, Real beta, Real z_prev) {
+  return r - beta * z_prev;
+}
+template <class Real>
+NUMPIPE_HD_INLINE Real thomas_back(Real z, Real c, Real u_next, Real inv) {
+  return (z - c * u_next) * inv;
+}
+
+}  // namespace numpipe::price

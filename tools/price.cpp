@@ -1,0 +1,87 @@
+// price: LocVolCalib option pricing (FinPar), one price per strike for every
+// problem in the input stream.
+#include <cmath>
+
+#include "common/cli.hpp"
+#include "common/profile.hpp"
+#include "kernels/price/price.hpp"
+
+int main(int argc, char** argv) {
+  using namespace numpipe;
+  return run_tool("price", [&]() -> int {
+    Cli cli({"price", "Price options by LocVolCalib (local volatility, Crank-Nicolson ADI), one price per strike", "",
+             "  gen-input price --dataset large | price | verify --text-ref share/ref/finpar-locvolcalib/large.output.data "
+             "--array price --range 0:128 --rtol 1e-4\n"
+             "  gen-input price --dataset xl | price --backend cuda --devices all --profile run.prof | inspect"},
+            kInput | kOutput | kCompute | kProfile | kMultiDevice);
+    cli.add("Price")("precision", "Arithmetic: fp64 (the reference) or fp32",
+                     cxxopts::value<std::string>()->default_value("fp64"), "P")(
+        "gpu-group", "CUDA backend: strikes resident at once per device (tuning; 0 = automatic)",
+        cxxopts::value<std::int64_t>()->default_value("0"), "N");
+    cli.parse(argc, argv);
+    const price::Precision precision = price::parse_precision(cli.get<std::string>("precision"));
+    const std::int64_t group = cli.get<std::int64_t>("gpu-group");
+    if (group < 0) fail_input("--gpu-group must be >= 0, got " + std::to_string(group));
+    const Backend backend = cli.backend();
+    std::vector<int> devices;
+    if (backend == Backend::cuda) devices = cli.devices();
+
+    OutputFile out(cli.output());  // refuses a terminal before any work
+    std::vector<Record> records = read_input(cli);
+    std::vector<price::Params> problems;
+    std::vector<const Record*> sources;
+    for (const Record& r : records) {
+      problems.push_back(price::params_from_record(r));  // bad input names the record
+      sources.push_back(&r);
+    }
+    if (problems.empty()) fail_input("the input holds no price.input record (make one with gen-input price)");
+
+    PhaseLog log;
+    DeviceInfo info = backend == Backend::cuda ? query_cuda_device(devices.front()) : query_host_cpu();
+    std::vector<Record> results;
+    json params = json::array();
+    for (std::size_t k = 0; k < problems.size(); ++k) {
+      const price::Params& p = problems[k];
+      price::Setup setup;
+      log.time("setup", 0, 0, [&] { setup = price::make_setup(p); });
+      std::vector<double> prices;
+      json extra = json::object();
+      const double flops = price::flops_of(p);
+      if (backend == Backend::cpu) {
+        log.time("solve", 0, flops, [&] { prices = price::solve_cpu(setup, precision); });
+      } else {
+#ifdef NUMPIPE_HAVE_CUDA
+        price::CudaRun run;
+        HostTimer timer;
+        prices = price::solve_cuda(setup, precision, devices, group, &run);
+        const double wall = timer.seconds();
+        log.add("upload", run.upload_seconds);
+        log.add("solve", run.seconds, 0, flops);
+        log.add("solve_wall", wall);
+        extra = {{"devices", devices}, {"gpu_group", run.group}, {"device_bytes", run.device_bytes}};
+#else
+        fail_resource("this build has no CUDA backend");
+#endif
+      }
+      for (double v : prices)
+        if (!std::isfinite(v)) fail_internal("a price came out non-finite; please report the input");
+      json attrs = {{"kind", price::kOutputKind},
+                    {"params", price::params_json(p)},
+                    {"precision", price::precision_name(precision)},
+                    {"backend", backend_name(backend)},
+                    {"strike", "0.001*o, o = 0..outer-1"},
+                    {"ind_x", setup.ind_x},
+                    {"ind_y", setup.ind_y}};
+      for (auto& [key, value] : extra.items()) attrs[key] = value;
+      results.push_back(Record::from<double>("price", {p.outer}, prices.data(), cli.stamp(attrs, sources[k]->attrs)));
+      params.push_back(price::params_json(p));
+    }
+    StreamWriter writer(out);
+    for (const Record& r : results) writer.write(r);
+    writer.finish();
+    out.commit();
+    write_profile_if_requested(cli, backend, info,
+                               {{"problems", params}, {"precision", price::precision_name(precision)}}, log);
+    return 0;
+  });
+}
