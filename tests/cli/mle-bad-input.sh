@@ -1,0 +1,37 @@
+# mle-fit and gen-input mle refuse bad input with exit 2, a message naming the
+# value, and nothing written.
+gen-input mle --length 200 --seed 1 -o s.nps
+expect_exit 2 '--window must be >= 3, got 2' -- mle-fit -i s.nps --window 2 -o out.nps
+expect_exit 2 '--window 201 is longer than the series: length 200' -- mle-fit -i s.nps --window 201 -o out.nps
+expect_exit 2 '--step must be >= 1, got 0' -- mle-fit -i s.nps --window 50 --step 0 -o out.nps
+expect_exit 2 '--refresh must be >= 1, got 0' -- mle-fit -i s.nps --window 50 --refresh 0 -o out.nps
+expect_exit 2 '--alpha-grid is empty' -- mle-fit -i s.nps --window 50 --alpha-grid '' -o out.nps
+expect_exit 2 'shapes must be finite and > 0' -- mle-fit -i s.nps --window 50 --alpha-grid 0:2:5 -o out.nps
+expect_exit 2 'shapes must be finite and > 0' -- mle-fit -i s.nps --window 50 --alpha-grid 1,-2 -o out.nps
+expect_exit 2 'COUNT must be an integer' -- mle-fit -i s.nps --window 50 --alpha-grid 1:2:0 -o out.nps
+expect_exit 2 '--quantiles takes probabilities in (0, 1)' -- mle-fit -i s.nps --window 50 --quantiles 0.01,1.5 -o out.nps
+gen-input array --name y --shape 100 -o y.nps
+expect_exit 2 "the input holds no array 'x'" -- mle-fit -i y.nps --window 50 -o out.nps
+gen-input array --name x --shape 2,3,4 -o x3.nps
+expect_exit 2 'x: expected shape [length] or [series, length], got [2, 3, 4]' -- mle-fit -i x3.nps --window 3 -o out.nps
+# non-finite data: uniform on [-1e308, 1e308) overflows to inf
+gen-input array --name x --shape 1,100 --fill uniform --lo -1e308 --hi 1e308 -o inf.nps
+expect_exit 2 'x: non-finite value at series 0, index' -- mle-fit -i inf.nps --window 10 -o out.nps
+expect_exit_stdin 2 'truncated' s.nps -- bash -c 'head -c 20 | mle-fit --window 10 -o out.nps'
+[ ! -e out.nps ] || fail "out.nps written despite bad input"
+no_leftovers .
+# gen-input mle
+printf 'date,close\n2020-01-01,10\n2020-01-02,oops\n' >bad.csv
+expect_exit 2 "line 3, column 'close': not a finite number: 'oops'" -- gen-input mle --from-text bad.csv --columns close -o out.nps
+expect_exit 2 "line 2, column 'date': not a finite number: '2020-01-01'" -- gen-input mle --from-text bad.csv -o out.nps
+expect_exit 2 "--columns: no column 'open'" -- gen-input mle --from-text bad.csv --columns open -o out.nps
+printf 'a b\n1 2\n3\n' >short.txt
+expect_exit 2 'line 3: expected 2 fields, got 1' -- gen-input mle --from-text short.txt -o out.nps
+printf '1\n-2\n' >neg.txt
+expect_exit 2 '--returns log needs positive values' -- gen-input mle --from-text neg.txt --returns log -o out.nps
+expect_exit 2 'cannot open' -- gen-input mle --from-text missing.csv -o out.nps
+expect_exit 2 '--p must be finite and > 0' -- gen-input mle --p 0 -o out.nps
+expect_exit 2 '--sl must be finite and > 0' -- gen-input mle --sl -1 -o out.nps
+expect_exit 2 '--dist must be aepd' -- gen-input mle --dist normal -o out.nps
+[ ! -e out.nps ] || fail "out.nps written despite bad input"
+no_leftovers .
