@@ -1,0 +1,90 @@
+// ns-step's interface: one problem (the state and its model parameters), the run
+// options, and the two backends.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model.hpp"
+
+namespace numpipe::ns {
+
+// The model parameters a state carries (the attrs of gen-input ns).
+struct Params {
+  long long n[3] = {16, 16, 16};
+  double box[3] = {6.283185307179586, 6.283185307179586, 6.283185307179586};
+  Bc bc[3] = {Bc::periodic, Bc::periodic, Bc::periodic};
+  double re = 100;          // Reynolds number: nu = 1/Re
+  double c = 10;            // speed of sound
+  double force[3] = {0, 0, 0};  // constant body force
+  double kol_amp = 0;       // Kolmogorov forcing amplitude: f_x += A sin(2 pi K y / ly)
+  int kol_k = 1;            // its wavenumber K
+};
+
+// Parses "x=periodic,y=noslip,z=freeslip" (or one name for all three axes).
+// Bad-input error (exit 2) naming the item when it is not one.
+void parse_bc(const std::string& spec, Bc out[3]);
+std::string bc_spec(const Bc bc[3]);
+Bc parse_bc_name(const std::string& name);  // bad-input error if unknown
+
+// The single-block geometry of the whole box.
+Geometry make_geometry(const Params& p);
+
+struct Problem {
+  Params params;
+  std::array<std::vector<double>, kVars> fields;  // interior values, nx*ny*nz each, C order
+  double t0 = 0;
+  long long step0 = 0;
+};
+
+struct RunOptions {
+  int steps = 1;
+  double dt = 0;     // fixed time step; 0: from cfl
+  double cfl = 0.5;
+  int order = 4;     // 2 or 4
+  bool fp32 = false;
+  int diag_every = 0;  // 0: diagnostics only at the start and the end
+  int device = 0;
+  int chunk = 0;     // CUDA: planes per thread block along x (0: automatic)
+};
+
+// One diagnostics row.
+inline constexpr int kDiagColumns = 8;
+inline const char* const kDiagColumnNames[kDiagColumns] = {
+    "step", "t", "kinetic_energy", "enstrophy", "dissipation", "max_div", "max_mach", "mass"};
+struct DiagRow {
+  double v[kDiagColumns];
+};
+
+struct Result {
+  std::array<std::vector<double>, kVars> fields;  // interior values (fp32 runs: exact float values)
+  std::vector<DiagRow> diag;
+  double t = 0;
+  long long step = 0;
+  double dt_last = 0;
+  double max_dt = 0;      // largest dt used
+  double stable_dt = 0;   // stability estimate at the start
+  std::vector<double> step_seconds;  // wall time of each step (CUDA events on the GPU)
+  double upload_seconds = 0, download_seconds = 0, diag_seconds = 0;
+};
+
+// Bytes a fused sub-step must move per point (read Phi and Q, write Phi and Q).
+inline double bytes_per_point_substep(bool fp32) { return (fp32 ? 4.0 : 8.0) * 4 * kVars; }
+
+// The diagnostics row from line sums and maxima (host side, fixed order).
+DiagRow finish_diagnostics(const Geometry& g, const Params& p, long long step, double t, const std::vector<double>& line_sums,
+                           const std::vector<double>& line_max_div, const std::vector<double>& line_max_speed);
+
+// The dt of the next step from the options (fixed, or CFL from the current max |v|).
+double choose_dt(const Geometry& g, const Params& p, const RunOptions& o, double max_speed);
+
+// Validates the problem (sizes, finite values, consistent bc): bad-input error with the value.
+void validate(const Problem& pr, const RunOptions& o);
+
+Result solve_cpu(const Problem& pr, const RunOptions& o);
+#ifdef NUMPIPE_HAVE_CUDA
+Result solve_cuda(const Problem& pr, const RunOptions& o);
+#endif
+
+}  // namespace numpipe::ns

@@ -1,0 +1,209 @@
+// gen-input ns: an initial state for ns-step (kind ns.state): rho, vx, vy, vz on an
+// nx x ny x nz grid with the model parameters in the attrs.
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+#include "common/cli.hpp"
+#include "common/random.hpp"
+#include "generator.hpp"
+#include "kernels/ns/ns.hpp"
+
+namespace numpipe {
+namespace {
+
+std::vector<double> parse_list(const std::string& option, const std::string& text) {
+  std::vector<double> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    char* end = nullptr;
+    double v = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end || !std::isfinite(v)) fail_input("--" + option + " takes numbers separated by commas, got '" + text + "'");
+    out.push_back(v);
+  }
+  if (out.empty()) fail_input("--" + option + " is empty");
+  return out;
+}
+
+// One value for all three axes, or three.
+void parse_triple(const std::string& option, const std::string& text, double out[3]) {
+  auto v = parse_list(option, text);
+  if (v.size() == 1) v = {v[0], v[0], v[0]};
+  if (v.size() != 3) fail_input("--" + option + " takes one value or three (x,y,z), got '" + text + "'");
+  for (int a = 0; a < 3; ++a) out[a] = v[a];
+}
+
+int run_ns(int argc, char** argv) {
+  Cli cli({"gen-input ns", "Write an initial state for ns-step", "",
+           "  gen-input ns --n 64 --init taylor-green-3d --re 1600 --c 10 | ns-step --steps 100 --cfl 0.5 | inspect"},
+          kOutput);
+  cli.add("State")("n,size", "Grid points: N for a cube, or NX,NY,NZ (also --n)", cxxopts::value<std::string>()->default_value("32"), "N[,NY,NZ]")(
+      "box", "Box lengths LX,LY,LZ (one value: a cube)", cxxopts::value<std::string>()->default_value("6.283185307179586"), "L[,LY,LZ]")(
+      "re", "Reynolds number (viscosity 1/Re)", cxxopts::value<double>()->default_value("100"), "RE")(
+      "c,sound-speed", "Speed of sound (also --c)", cxxopts::value<double>()->default_value("10"), "C")(
+      "bc", "Boundary conditions, e.g. x=periodic,y=noslip,z=freeslip (periodic, noslip, freeslip, noflux); "
+            "one name sets all axes; unnamed axes are periodic",
+      cxxopts::value<std::string>()->default_value("periodic"), "SPEC")(
+      "init", "taylor-green (2-D vortex in x-y), taylor-green-3d, acoustic (plane pulse along x), shear "
+              "(double shear layer), random",
+      cxxopts::value<std::string>()->default_value("taylor-green"), "KIND")(
+      "amplitude", "Velocity amplitude (density amplitude for acoustic); default 1 (acoustic 0.001, random 0.1)",
+      cxxopts::value<double>(), "A")(
+      "width", "Acoustic: pulse width sigma (default lx/16); shear: layer thickness (default ly/30)", cxxopts::value<double>(), "W")(
+      "force", "Constant body force FX,FY,FZ", cxxopts::value<std::string>()->default_value("0,0,0"), "F")(
+      "kolmogorov", "Kolmogorov forcing f_x = A sin(2 pi K y / ly): A[,K]", cxxopts::value<std::string>(), "A[,K]")(
+      "shift", "Roll the fields by I,J,K cells (periodic translation)", cxxopts::value<std::string>()->default_value("0,0,0"), "I,J,K")(
+      "seed", "Random seed (init random)", cxxopts::value<std::uint64_t>()->default_value("1"), "S");
+  // cxxopts takes long names of two letters or more: accept the issue's --n and --c
+  // (and --n=..., --c=...) as the long names --size and --sound-speed.
+  std::vector<std::string> args(argv, argv + argc);
+  for (auto& a : args) {
+    if (a == "--n" || a.rfind("--n=", 0) == 0) a = "--size" + a.substr(3);
+    else if (a == "--c" || a.rfind("--c=", 0) == 0) a = "--sound-speed" + a.substr(3);
+  }
+  std::vector<char*> argp;
+  for (auto& a : args) argp.push_back(a.data());
+  cli.parse(static_cast<int>(argp.size()), argp.data());
+
+  ns::Params p;
+  {
+    auto n = parse_list("n", cli.get<std::string>("size"));
+    if (n.size() == 1) n = {n[0], n[0], n[0]};
+    if (n.size() != 3) fail_input("--n takes N or NX,NY,NZ, got '" + cli.get<std::string>("size") + "'");
+    for (int a = 0; a < 3; ++a) {
+      if (n[a] != std::floor(n[a]) || n[a] < 1 || n[a] > (1 << 20))
+        fail_input("--n: grid sizes must be integers from 1 to 1048576, got '" + cli.get<std::string>("size") + "'");
+      p.n[a] = static_cast<long long>(n[a]);
+    }
+  }
+  parse_triple("box", cli.get<std::string>("box"), p.box);
+  parse_triple("force", cli.get<std::string>("force"), p.force);
+  p.re = cli.get<double>("re");
+  p.c = cli.get<double>("sound-speed");
+  ns::parse_bc(cli.get<std::string>("bc"), p.bc);
+  if (cli.has("kolmogorov")) {
+    auto k = parse_list("kolmogorov", cli.get<std::string>("kolmogorov"));
+    if (k.size() > 2 || (k.size() == 2 && (k[1] != std::floor(k[1]) || k[1] < 1)))
+      fail_input("--kolmogorov takes A[,K] with K a positive integer, got '" + cli.get<std::string>("kolmogorov") + "'");
+    p.kol_amp = k[0];
+    p.kol_k = k.size() == 2 ? static_cast<int>(k[1]) : 1;
+  }
+  std::vector<double> shift_d;
+  {
+    double s[3];
+    parse_triple("shift", cli.get<std::string>("shift"), s);
+    shift_d.assign(s, s + 3);
+    for (double v : shift_d)
+      if (v != std::floor(v)) fail_input("--shift takes whole cells, got '" + cli.get<std::string>("shift") + "'");
+  }
+  const std::string init = cli.get<std::string>("init");
+  if (init != "taylor-green" && init != "taylor-green-3d" && init != "acoustic" && init != "shear" && init != "random")
+    fail_input("--init must be taylor-green, taylor-green-3d, acoustic, shear or random, got '" + init + "'");
+  double amp = init == "acoustic" ? 1e-3 : init == "random" ? 0.1 : 1.0;
+  if (cli.has("amplitude")) amp = cli.get<double>("amplitude");
+  if (!std::isfinite(amp)) fail_input("--amplitude must be finite");
+  const std::uint64_t seed = cli.get<std::uint64_t>("seed");
+
+  // Validate the parameters through the solver's own checks (empty fields of the right size).
+  ns::Problem pr;
+  pr.params = p;
+  const std::size_t count = static_cast<std::size_t>(p.n[0] * p.n[1] * p.n[2]);
+  {
+    ns::Problem probe;
+    probe.params = p;
+    for (auto& f : probe.fields) f.assign(count, 0.0);
+    ns::validate(probe, ns::RunOptions{});
+  }
+  double width = init == "acoustic" ? p.box[0] / 16 : p.box[1] / 30;
+  if (cli.has("width")) width = cli.get<double>("width");
+  if (!(std::isfinite(width) && width > 0)) fail_input("--width must be positive and finite, got " + std::to_string(width));
+
+  OutputFile out(cli.output());  // refuse a terminal before the work
+  const ns::Geometry g = ns::make_geometry(p);
+  for (auto& f : pr.fields) f.assign(count, 0.0);
+  const double kx = 2 * M_PI / p.box[0], ky = 2 * M_PI / p.box[1], kz = 2 * M_PI / p.box[2];
+  const double c2 = p.c * p.c;
+  Rng rng(seed);
+  for (long long i = 0; i < p.n[0]; ++i)
+    for (long long j = 0; j < p.n[1]; ++j)
+      for (long long k = 0; k < p.n[2]; ++k) {
+        const std::size_t s = static_cast<std::size_t>((i * p.n[1] + j) * p.n[2] + k);
+        const double x = double(i) * g.h[0], y = double(j) * g.h[1], z = double(k) * g.h[2];
+        double rho = 1, vx = 0, vy = 0, vz = 0;
+        if (init == "taylor-green") {
+          // Taylor & Green (1937) 2-D vortex, an exact solution of incompressible NS:
+          // v = A exp(-nu (kx^2+ky^2) t) (sin kx x cos ky y, -(kx/ky) cos kx x sin ky y),
+          // p = A^2/4 (cos 2kx x + (kx/ky)^2 cos 2ky y); rho = 1 + p / c^2.
+          vx = amp * std::sin(kx * x) * std::cos(ky * y);
+          vy = -amp * (kx / ky) * std::cos(kx * x) * std::sin(ky * y);
+          rho = 1 + amp * amp / 4 * (std::cos(2 * kx * x) + (kx / ky) * (kx / ky) * std::cos(2 * ky * y)) / c2;
+        } else if (init == "taylor-green-3d") {
+          // The 3-D Taylor-Green vortex of the DNS benchmarks (Brachet et al. 1983;
+          // DeBonis 2013): v = V0 (sin x cos y cos z, -cos x sin y cos z, 0),
+          // p = V0^2/16 (cos 2x + cos 2y)(cos 2z + 2).
+          vx = amp * std::sin(kx * x) * std::cos(ky * y) * std::cos(kz * z);
+          vy = -amp * std::cos(kx * x) * std::sin(ky * y) * std::cos(kz * z);
+          rho = 1 + amp * amp / 16 * (std::cos(2 * kx * x) + std::cos(2 * ky * y)) * (std::cos(2 * kz * z) + 2) / c2;
+        } else if (init == "acoustic") {
+          const double d = x - p.box[0] / 2;
+          rho = 1 + amp * std::exp(-d * d / (2 * width * width));
+        } else if (init == "shear") {
+          // Double shear layer (Bell, Colella & Glaz 1989): vx = A tanh((y - ly/4)/w) below
+          // ly/2, A tanh((3ly/4 - y)/w) above; vy = 0.05 A sin(2 pi x / lx).
+          vx = y <= p.box[1] / 2 ? amp * std::tanh((y - p.box[1] / 4) / width) : amp * std::tanh((3 * p.box[1] / 4 - y) / width);
+          vy = 0.05 * amp * std::sin(kx * x);
+        } else {
+          vx = amp * rng.uniform(-1, 1);
+          vy = amp * rng.uniform(-1, 1);
+          vz = amp * rng.uniform(-1, 1);
+          rho = 1 + amp * 0.1 * rng.uniform(-1, 1);
+        }
+        const double vals[4] = {rho, vx, vy, vz};
+        for (int v = 0; v < ns::kVars; ++v)
+          pr.fields[v][s] = ns::pinned_point(g, int(i), int(j), int(k), v) ? 0.0 : vals[v];
+      }
+  // --shift: f'(i) = f(i - I), wrapped.
+  const long long sh[3] = {static_cast<long long>(shift_d[0]), static_cast<long long>(shift_d[1]), static_cast<long long>(shift_d[2])};
+  if (sh[0] || sh[1] || sh[2]) {
+    for (auto& f : pr.fields) {
+      std::vector<double> rolled(count);
+      for (long long i = 0; i < p.n[0]; ++i)
+        for (long long j = 0; j < p.n[1]; ++j)
+          for (long long k = 0; k < p.n[2]; ++k) {
+            const long long ii = ((i + sh[0]) % p.n[0] + p.n[0]) % p.n[0];
+            const long long jj = ((j + sh[1]) % p.n[1] + p.n[1]) % p.n[1];
+            const long long kk = ((k + sh[2]) % p.n[2] + p.n[2]) % p.n[2];
+            rolled[static_cast<std::size_t>((ii * p.n[1] + jj) * p.n[2] + kk)] = f[static_cast<std::size_t>((i * p.n[1] + j) * p.n[2] + k)];
+          }
+      f.swap(rolled);
+    }
+  }
+
+  json attrs = {{"kind", "ns.state"},
+                {"n", {p.n[0], p.n[1], p.n[2]}},
+                {"box", {p.box[0], p.box[1], p.box[2]}},
+                {"bc", ns::bc_spec(p.bc)},
+                {"re", p.re},
+                {"c", p.c},
+                {"force", {p.force[0], p.force[1], p.force[2]}},
+                {"kolmogorov", {{"amplitude", p.kol_amp}, {"k", p.kol_k}}},
+                {"t", 0.0},
+                {"step", 0},
+                {"init", init},
+                {"amplitude", amp},
+                {"width", width},
+                {"seed", seed},
+                {"shift", {sh[0], sh[1], sh[2]}}};
+  attrs = cli.stamp(attrs);
+  StreamWriter w(out);
+  const Shape shape = {p.n[0], p.n[1], p.n[2]};
+  for (int v = 0; v < ns::kVars; ++v) w.write<double>(ns::kVarNames[v], shape, pr.fields[v].data(), attrs);
+  w.finish();
+  out.commit();
+  return 0;
+}
+
+const RegisterGenerator reg{{"ns", "3-D Navier-Stokes initial state for ns-step (Taylor-Green, acoustic, shear, random)", run_ns}};
+
+}  // namespace
+}  // namespace numpipe

@@ -1,0 +1,225 @@
+// ns-step: advances a 3-D weakly compressible Navier-Stokes state (gen-input ns)
+// by K Williamson RK3 steps and writes the final state plus diagnostics.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "common/cli.hpp"
+#include "common/profile.hpp"
+#include "kernels/ns/ns.hpp"
+
+namespace numpipe {
+namespace {
+
+double attr_number(const json& attrs, const char* key, const std::string& rec) {
+  if (!attrs.contains(key) || !attrs[key].is_number())
+    fail_input("input record " + rec + " lacks a numeric attrs." + key + " (make states with gen-input ns)");
+  double v = attrs[key].get<double>();
+  return v;
+}
+
+void attr_triple(const json& attrs, const char* key, const std::string& rec, double out[3]) {
+  if (!attrs.contains(key) || !attrs[key].is_array() || attrs[key].size() != 3)
+    fail_input("input record " + rec + " lacks attrs." + key + " as three numbers");
+  for (int a = 0; a < 3; ++a) {
+    if (!attrs[key][a].is_number()) fail_input("input record " + rec + ": attrs." + key + " holds a non-number");
+    out[a] = attrs[key][a].get<double>();
+  }
+}
+
+ns::Problem read_state(std::vector<Record>& records, json& input_attrs) {
+  ns::Problem pr;
+  const Record* rec[ns::kVars] = {nullptr, nullptr, nullptr, nullptr};
+  for (const Record& r : records)
+    for (int v = 0; v < ns::kVars; ++v)
+      if (r.name == ns::kVarNames[v]) {
+        if (rec[v]) fail_input("input holds more than one record '" + r.name + "' (one state per stream)");
+        rec[v] = &r;
+      }
+  for (int v = 0; v < ns::kVars; ++v)
+    if (!rec[v]) fail_input(std::string("input lacks the record '") + ns::kVarNames[v] + "' (make states with gen-input ns)");
+  const Record& r0 = *rec[0];
+  if (!r0.attrs.is_object() || r0.attrs.value("kind", "") != "ns.state")
+    fail_input("input record rho is not an ns.state (attrs.kind: " +
+               (r0.attrs.is_object() && r0.attrs.contains("kind") ? r0.attrs["kind"].dump() : std::string("none")) + ")");
+  input_attrs = r0.attrs;
+  if (r0.shape.size() != 3) fail_input("record rho must be 3-D [nx, ny, nz], got shape " + shape_string(r0.shape));
+  for (int v = 0; v < ns::kVars; ++v) {
+    const Record& r = *rec[v];
+    if (r.shape != r0.shape)
+      fail_input("record " + r.name + " has shape " + shape_string(r.shape) + ", rho " + shape_string(r0.shape));
+    if (r.dtype != DType::f8 && r.dtype != DType::f4)
+      fail_input("record " + r.name + " must be f8 or f4, got " + dtype_name(r.dtype));
+  }
+  ns::Params& p = pr.params;
+  for (int a = 0; a < 3; ++a) p.n[a] = r0.shape[a];
+  attr_triple(r0.attrs, "box", "rho", p.box);
+  p.re = attr_number(r0.attrs, "re", "rho");
+  p.c = attr_number(r0.attrs, "c", "rho");
+  if (!r0.attrs.contains("bc") || !r0.attrs["bc"].is_string()) fail_input("input record rho lacks attrs.bc (a string such as x=periodic,y=noslip,z=freeslip)");
+  ns::parse_bc(r0.attrs["bc"].get<std::string>(), p.bc);
+  if (r0.attrs.contains("force")) attr_triple(r0.attrs, "force", "rho", p.force);
+  if (r0.attrs.contains("kolmogorov") && r0.attrs["kolmogorov"].is_object()) {
+    p.kol_amp = r0.attrs["kolmogorov"].value("amplitude", 0.0);
+    p.kol_k = r0.attrs["kolmogorov"].value("k", 1);
+  }
+  pr.t0 = r0.attrs.contains("t") && r0.attrs["t"].is_number() ? r0.attrs["t"].get<double>() : 0.0;
+  pr.step0 = r0.attrs.contains("step") && r0.attrs["step"].is_number_integer() ? r0.attrs["step"].get<long long>() : 0;
+  for (int v = 0; v < ns::kVars; ++v) pr.fields[v] = rec[v]->to_vector<double>();
+  return pr;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int run(int argc, char** argv) {
+  Cli cli({"ns-step", "Advance a 3-D Navier-Stokes state (weakly compressible, RK3, 4th-order stencils)", "",
+           "  gen-input ns --n 64 --init taylor-green-3d --re 1600 | ns-step --steps 200 --cfl 0.5 --diag-every 20 -o s.nps\n"
+           "  inspect s.nps --array diagnostics"},
+          kInput | kOutput | kCompute | kProfile);
+  cli.add("Solver")("steps", "Number of RK3 steps", cxxopts::value<int>()->default_value("10"), "K")(
+      "dt", "Fixed time step (default: from --cfl)", cxxopts::value<double>(), "DT")(
+      "cfl", "Time step = CFL * min(h) / (max|v| + c), capped by the viscous limit", cxxopts::value<double>()->default_value("0.5"), "C")(
+      "order", "Spatial order: 4 (4th-order central, 3rd-order upwind advection) or 2 (2nd-order central, 1st-order upwind)",
+      cxxopts::value<int>()->default_value("4"), "2|4")(
+      "precision", "fp64 or fp32 (state written as f8 or f4)", cxxopts::value<std::string>()->default_value("fp64"), "P")(
+      "diag-every", "Diagnostics every M steps (always at the start and the end)", cxxopts::value<int>()->default_value("0"), "M")(
+      "strict", "Refuse a --dt above the explicit stability estimate (else: a warning)")(
+      "timing", "Print the median step time, ps per point per sub-step and GB/s on stderr")(
+      "chunk", "CUDA: x-planes per thread block (0: automatic)", cxxopts::value<int>()->default_value("0"), "P");
+  cli.parse(argc, argv);
+
+  ns::RunOptions o;
+  o.steps = cli.get<int>("steps");
+  if (cli.has("dt")) {
+    o.dt = cli.get<double>("dt");
+    if (!(std::isfinite(o.dt) && o.dt > 0)) fail_input("--dt must be positive and finite, got " + std::to_string(o.dt));
+  }
+  o.cfl = cli.get<double>("cfl");
+  o.order = cli.get<int>("order");
+  const std::string prec = cli.get<std::string>("precision");
+  if (prec != "fp64" && prec != "fp32") fail_input("--precision must be fp64 or fp32, got '" + prec + "'");
+  o.fp32 = prec == "fp32";
+  o.diag_every = cli.get<int>("diag-every");
+  o.chunk = cli.get<int>("chunk");
+  if (o.chunk < 0) fail_input("--chunk must be >= 0, got " + std::to_string(o.chunk));
+  o.device = cli.device();
+  if (cli.threads() > 0) omp_set_num_threads(cli.threads());
+  const Backend backend = cli.backend();
+
+  OutputFile out(cli.output());  // refuses a terminal before any work
+  auto records = read_input(cli);
+  json input_attrs;
+  ns::Problem pr = read_state(records, input_attrs);
+  ns::validate(pr, o);
+
+  if (o.dt > 0) {  // an explicit dt above the stability estimate: warn, or refuse with --strict
+    const ns::Geometry g = ns::make_geometry(pr.params);
+    double vmax = 0;
+    for (std::size_t i = 0; i < pr.fields[1].size(); ++i) {
+      const double vx = pr.fields[1][i], vy = pr.fields[2][i], vz = pr.fields[3][i];
+      vmax = std::max(vmax, std::sqrt(vx * vx + vy * vy + vz * vz));
+    }
+    const double limit = ns::stable_dt(g, o.order, vmax, pr.params.c, pr.params.re);
+    if (o.dt > limit) {
+      char msg[256];
+      std::snprintf(msg, sizeof msg, "--dt %.6g exceeds the explicit stability estimate %.6g (c=%g, max|v|=%g, Re=%g)", o.dt,
+                    limit, pr.params.c, vmax, pr.params.re);
+      if (cli.has("strict")) fail_input(msg);
+      if (!cli.quiet()) std::fprintf(stderr, "ns-step: warning: %s\n", msg);
+    }
+  }
+
+  ns::Result res;
+  DeviceInfo dev;
+  if (backend == Backend::cuda) {
+#ifdef NUMPIPE_HAVE_CUDA
+    dev = query_cuda_device(o.device);
+    res = ns::solve_cuda(pr, o);
+#else
+    fail_resource("this build has no CUDA backend");
+#endif
+  } else {
+    dev = query_host_cpu();
+    res = ns::solve_cpu(pr, o);
+  }
+  for (int v = 0; v < ns::kVars; ++v)
+    for (double x : res.fields[v])
+      if (!std::isfinite(x))
+        fail_input(std::string("the run blew up (") + ns::kVarNames[v] +
+                   " is not finite after the last step): lower --dt or --cfl, or raise the resolution");
+
+  // Output: the state (same attrs, new t and step, history) and the diagnostics.
+  json attrs = input_attrs;
+  attrs.erase("history");
+  attrs["t"] = res.t;
+  attrs["step"] = res.step;
+  attrs["order"] = o.order;
+  attrs["precision"] = prec;
+  attrs["dt_last"] = res.dt_last;
+  attrs["backend"] = backend_name(backend);
+  attrs = cli.stamp(attrs, input_attrs);
+  const ns::Params& p = pr.params;
+  const Shape shape = {p.n[0], p.n[1], p.n[2]};
+  StreamWriter w(out);
+  for (int v = 0; v < ns::kVars; ++v) {
+    if (o.fp32) {
+      std::vector<float> f(res.fields[v].begin(), res.fields[v].end());
+      w.write<float>(ns::kVarNames[v], shape, f.data(), attrs);
+    } else {
+      w.write<double>(ns::kVarNames[v], shape, res.fields[v].data(), attrs);
+    }
+  }
+  std::vector<double> diag;
+  for (const auto& row : res.diag) diag.insert(diag.end(), row.v, row.v + ns::kDiagColumns);
+  json dattrs = {{"kind", "ns.diagnostics"},
+                 {"columns", std::vector<std::string>(ns::kDiagColumnNames, ns::kDiagColumnNames + ns::kDiagColumns)},
+                 {"order", o.order},
+                 {"precision", prec},
+                 {"backend", backend_name(backend)},
+                 {"re", p.re},
+                 {"c", p.c}};
+  w.write<double>("diagnostics", Shape{static_cast<std::int64_t>(res.diag.size()), ns::kDiagColumns}, diag.data(),
+                  cli.stamp(dattrs, input_attrs));
+  w.finish();
+  out.commit();
+
+  // Timing and profile.
+  const double points = double(p.n[0]) * double(p.n[1]) * double(p.n[2]);
+  const double bytes_step = 3 * points * ns::bytes_per_point_substep(o.fp32);
+  std::vector<double> steady = res.step_seconds;
+  if (steady.size() > 1) steady.erase(steady.begin());  // the first step is the warm-up
+  const double med = median(steady);
+  if (cli.has("timing") && med > 0) {
+    std::fprintf(stderr,
+                 "ns-step: timing: %s %s order %d n=%lldx%lldx%lld steps=%d median %.4f ms/step, %.2f ps/point/substep, "
+                 "%.1f GB/s (128 B/point model in fp64), %.3f Gpoint-steps/s\n",
+                 backend_name(backend), prec.c_str(), o.order, p.n[0], p.n[1], p.n[2], o.steps, med * 1e3,
+                 med / (3 * points) * 1e12, bytes_step / med * 1e-9, points / med * 1e-9);
+  }
+  PhaseLog log;
+  double total_steps = 0;
+  for (double s : res.step_seconds) total_steps += s;
+  // ~ flops per point per sub-step of the order-4 right-hand side and update (counted from rhs()).
+  const double flops_pt = o.order == 4 ? 190 : 120;
+  log.add("upload", res.upload_seconds, 4 * points * (o.fp32 ? 4 : 8));
+  log.add("steps", total_steps, bytes_step * o.steps, flops_pt * 3 * points * o.steps);
+  log.add("diagnostics", res.diag_seconds);
+  log.add("download", res.download_seconds, 4 * points * (o.fp32 ? 4 : 8));
+  json params = {{"n", {p.n[0], p.n[1], p.n[2]}}, {"order", o.order}, {"precision", prec}, {"steps", o.steps},
+                 {"dt_last", res.dt_last}, {"bc", ns::bc_spec(p.bc)}, {"median_step_seconds", med},
+                 {"ps_per_point_substep", points > 0 ? med / (3 * points) * 1e12 : 0}};
+  write_profile_if_requested(cli, backend, dev, params, log);
+  return 0;
+}
+
+}  // namespace
+}  // namespace numpipe
+
+int main(int argc, char** argv) { return numpipe::run_tool("ns-step", [&] { return numpipe::run(argc, argv); }); }
