@@ -8,6 +8,7 @@
 #include <new>
 #include <sstream>
 
+#include "parallel.hpp"
 #include "signals.hpp"
 
 namespace numpipe {
@@ -146,24 +147,34 @@ json Cli::stamp(json attrs, const json& input_attrs) const {
   return attrs;
 }
 
+namespace {
+// Under MPI a failing rank ends every rank with its exit code; alone, it returns it.
+int failed(const std::string& name, int code, const std::string& message) {
+  const auto& group = par::world();
+  if (group.distributed())
+    std::fprintf(stderr, "%s: rank %d: %s\n", name.c_str(), group.rank(), message.c_str());
+  else
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), message.c_str());
+  par::abort_all(code);
+  return code;
+}
+}  // namespace
+
 int run_tool(const std::string& name, const std::function<int()>& body) {
   try {
     return body();
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
-    return static_cast<int>(e.code());
+    return failed(name, static_cast<int>(e.code()), e.what());
   } catch (const cxxopts::exceptions::exception& e) {
-    std::fprintf(stderr, "%s: %s (see %s --help)\n", name.c_str(), e.what(), name.c_str());
-    return static_cast<int>(ExitCode::bad_input);
+    return failed(name, static_cast<int>(ExitCode::bad_input), std::string(e.what()) + " (see " + name + " --help)");
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "%s: out of memory\n", name.c_str());
-    return static_cast<int>(ExitCode::resource);
+    return failed(name, static_cast<int>(ExitCode::resource), "out of memory");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: internal error: %s (please report this)\n", name.c_str(), e.what());
-    return static_cast<int>(ExitCode::internal);
+    return failed(name, static_cast<int>(ExitCode::internal), std::string("internal error: ") + e.what() + " (please report this)");
   }
 }
 
-std::vector<Record> read_input(const Cli& cli) { return read_stream(cli.input(), cli.read_limits()); }
+std::vector<Record> read_input_stream(const Cli& cli) { return read_stream(cli.input(), cli.read_limits()); }
+std::vector<Record> read_input(const Cli& cli) { return read_input_stream(cli); }
 
 }  // namespace numpipe

@@ -84,7 +84,9 @@ class Cli {
 // stderr, cxxopts errors to exit 2, std::bad_alloc to exit 3, anything else to 4.
 int run_tool(const std::string& name, const std::function<int()>& body);
 
-// Reads all records of the input named by the common options.
+// Reads all records of the input named by the common options (in this process;
+// under MPI use par::world().read_input(cli), which reads on rank 0 only).
 std::vector<Record> read_input(const Cli& cli);
+std::vector<Record> read_input_stream(const Cli& cli);
 
 }  // namespace numpipe

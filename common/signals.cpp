@@ -56,6 +56,15 @@ void unregister_temp_file(const std::string& path) {
     }
 }
 
+void remove_temp_files_now() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (int i = 0; i < kMaxTemps; ++i)
+    if (g_temp_used[i]) {
+      unlink(g_temp_paths[i]);
+      g_temp_used[i] = 0;
+    }
+}
+
 mode_t current_umask() {
   // umask() can only be read by setting it; restore at once (done once, at start-up).
   static const mode_t mask = [] {

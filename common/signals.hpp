@@ -9,5 +9,7 @@ namespace numpipe {
 void install_signal_cleanup();
 void register_temp_file(const std::string& path);
 void unregister_temp_file(const std::string& path);
+// Removes every registered temporary file now (before MPI_Abort, which runs no destructors).
+void remove_temp_files_now();
 mode_t current_umask();
 }  // namespace numpipe

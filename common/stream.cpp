@@ -225,6 +225,35 @@ std::string human_bytes(std::uint64_t b) {
   return buf;
 }
 
+// Headers are untrusted: deep nesting would overflow the stack of code that
+// walks the JSON recursively (dump(), comparisons), so it is refused up front.
+constexpr int kMaxHeaderDepth = 64;
+
+bool json_depth_exceeds(const std::string& text, int limit) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+// A JSON value for an error message, cut to a readable length.
+std::string short_dump(const json& j) {
+  std::string s = j.dump();
+  return s.size() > 120 ? s.substr(0, 117) + "..." : s;
+}
+
 std::uint32_t load_u32_le(const unsigned char* p) {
   return std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24;
 }
@@ -309,6 +338,7 @@ struct StreamReader::Impl {
 
   // Reads exactly n bytes unless the input ends first; returns bytes read.
   std::size_t read_bytes(void* dst_v, std::size_t n) {
+    if (n == 0) return 0;  // an empty payload has no buffer: memcpy(nullptr, ..., 0) is undefined
     auto* dst = static_cast<unsigned char*>(dst_v);
     std::size_t done = 0;
     std::size_t staged = std::min(n, out_end - out_pos);
@@ -379,6 +409,8 @@ struct StreamReader::Impl {
       std::string text(header_len, '\0');
       if (read_bytes(text.data(), header_len) < header_len)
         bad("truncated stream: the input ends inside the header of " + where());
+      if (json_depth_exceeds(text, kMaxHeaderDepth))
+        bad("the header of " + where() + " nests deeper than " + std::to_string(kMaxHeaderDepth) + " levels");
       json header = json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (header.is_discarded()) bad("the header of " + where() + " is not valid JSON");
       if (!header.is_object()) bad("the header of " + where() + " is not a JSON object");
@@ -389,7 +421,7 @@ struct StreamReader::Impl {
         if (count == header.end() || !count->is_number_integer())
           bad("the end record has no integer \"records\" count");
         if (count->get<std::int64_t>() != static_cast<std::int64_t>(records_in_stream))
-          bad("the end record counts " + count->dump() + " records but the stream holds " +
+          bad("the end record counts " + short_dump(*count) + " records but the stream holds " +
               std::to_string(records_in_stream) + " (records lost or added)");
         settle_frame();
         in_stream = false;
@@ -411,21 +443,21 @@ struct StreamReader::Impl {
       if (sh == header.end() || !sh->is_array()) bad("the header of " + label + " has no \"shape\" array");
       Shape shape;
       for (const auto& d : *sh) {
-        if (!d.is_number_integer()) bad("the shape of " + label + " holds a non-integer: " + sh->dump());
+        if (!d.is_number_integer()) bad("the shape of " + label + " holds a non-integer: " + short_dump(*sh));
         if (d.is_number_unsigned() && d.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-          bad("the shape of " + label + " overflows: " + sh->dump());
+          bad("the shape of " + label + " overflows: " + short_dump(*sh));
         std::int64_t v = d.get<std::int64_t>();
-        if (v < 0) bad("the shape of " + label + " has a negative size: " + sh->dump());
+        if (v < 0) bad("the shape of " + label + " has a negative size: " + short_dump(*sh));
         shape.push_back(v);
       }
       std::uint64_t bytes;
       try {
         bytes = payload_bytes(*dtype, shape);
       } catch (const Error&) {
-        bad("the shape of " + label + " overflows: " + sh->dump());
+        bad("the shape of " + label + " overflows: " + short_dump(*sh));
       }
       if (bytes > limits.max_bytes)
-        bad(label + " " + sh->dump() + " needs " + human_bytes(bytes) + ", over the --max-bytes limit of " +
+        bad(label + " " + short_dump(*sh) + " needs " + human_bytes(bytes) + ", over the --max-bytes limit of " +
             human_bytes(limits.max_bytes) + "; raise --max-bytes if this is intended");
       json attrs = json::object();
       if (auto a = header.find("attrs"); a != header.end()) {

@@ -175,6 +175,21 @@ TEST_CASE("the reader names what is wrong") {
   CHECK(error_of(compress(std::string("NUMPIPE\0", 8) + std::string("\x01\0\0\0", 4))).find("missing end record") !=
         std::string::npos);
   CHECK(read_from_memory(just_end).empty());
+  // Deep nesting (found by the fuzzer: it overflowed the stack of dump()) is refused.
+  std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  std::string h = R"({"name":"x","dtype":"f8","shape":)" + deep + "}";
+  std::string len(4, '\0');
+  for (int i = 0; i < 4; ++i) len[i] = static_cast<char>(h.size() >> (8 * i));
+  std::string head = std::string("NUMPIPE\0", 8) + std::string("\x01\0\0\0", 4);
+  CHECK(error_of(compress(head + len + h)).find("nests deeper than 64 levels") != std::string::npos);
+  // 64 levels inside attrs are fine ("attrs" itself is level 2).
+  std::string ok_attrs = R"({"name":"x","dtype":"f8","shape":[0],"attrs":{"a":)" + std::string(62, '[') + std::string(62, ']') + "}}";
+  std::string ok_len(4, '\0');
+  for (int i = 0; i < 4; ++i) ok_len[i] = static_cast<char>(ok_attrs.size() >> (8 * i));
+  std::string end = R"({"end":true,"records":1})";
+  std::string end_len(4, '\0');
+  for (int i = 0; i < 4; ++i) end_len[i] = static_cast<char>(end.size() >> (8 * i));
+  CHECK(read_from_memory(compress(head + ok_len + ok_attrs + end_len + end)).size() == 1);
   // A typed view of the wrong dtype is refused.
   auto out = read_from_memory(good);
   CHECK_THROWS_AS(out[0].data<float>(), Error);

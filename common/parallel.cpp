@@ -1,0 +1,177 @@
+#include "parallel.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+
+#include "cli.hpp"
+#include "signals.hpp"
+
+#ifdef NUMPIPE_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace numpipe::par {
+
+Range split_evenly(std::size_t n, int parts, int index) {
+  std::size_t p = static_cast<std::size_t>(std::max(parts, 1)), i = static_cast<std::size_t>(index);
+  std::size_t base = n / p, extra = n % p;
+  Range r;
+  r.begin = i * base + std::min(i, extra);
+  r.end = r.begin + base + (i < extra ? 1 : 0);
+  return r;
+}
+
+bool built_with_mpi() {
+#ifdef NUMPIPE_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+#ifdef NUMPIPE_HAVE_MPI
+namespace {
+// MPI counts are ints: move large buffers in pieces of 1 GiB.
+constexpr std::size_t kChunk = std::size_t(1) << 30;
+
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+void check_mpi(int status, const char* what) {
+  if (status != MPI_SUCCESS) fail_resource(std::string("MPI error in ") + what);
+}
+
+void finalize_at_exit() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+}  // namespace
+#endif
+
+Group& world() {
+  static Group group = [] {
+    Group g;
+#ifdef NUMPIPE_HAVE_MPI
+    if (launched_by_mpi()) {
+      int initialized = 0;
+      MPI_Initialized(&initialized);
+      if (!initialized) {
+        int provided = 0;
+        check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+        std::atexit(finalize_at_exit);
+      }
+      MPI_Comm_rank(MPI_COMM_WORLD, &g.rank_);
+      MPI_Comm_size(MPI_COMM_WORLD, &g.size_);
+      MPI_Comm local;
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g.rank_, MPI_INFO_NULL, &local);
+      MPI_Comm_rank(local, &g.local_rank_);
+      MPI_Comm_size(local, &g.local_size_);
+      MPI_Comm_free(&local);
+    }
+#endif
+    return g;
+  }();
+  return group;
+}
+
+void Group::broadcast(std::string& bytes) {
+#ifdef NUMPIPE_HAVE_MPI
+  if (size_ == 1) return;
+  std::uint64_t n = bytes.size();
+  check_mpi(MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  bytes.resize(n);
+  for (std::size_t off = 0; off < n; off += kChunk) {
+    int count = static_cast<int>(std::min<std::size_t>(kChunk, n - off));
+    check_mpi(MPI_Bcast(bytes.data() + off, count, MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  }
+#else
+  (void)bytes;
+#endif
+}
+
+void Group::broadcast(std::vector<Record>& records) {
+  if (size_ == 1) return;
+  std::string bytes;
+  if (is_root()) {
+    MemorySink sink;
+    StreamWriter writer(sink, 1);
+    for (const auto& r : records) writer.write(r);
+    writer.finish();
+    bytes = std::move(sink.bytes);
+  }
+  broadcast(bytes);
+  if (!is_root()) {
+    MemorySource source(bytes.data(), bytes.size(), "rank 0's broadcast");
+    ReadLimits limits;
+    limits.max_bytes = UINT64_MAX;  // rank 0 applied the user's limit already
+    StreamReader reader(source, limits);
+    records = reader.read_all();
+  }
+}
+
+std::vector<Record> Group::read_input(const Cli& cli) {
+  std::vector<Record> records;
+  if (is_root()) records = read_input_stream(cli);
+  broadcast(records);
+  return records;
+}
+
+std::vector<std::string> Group::gather(const std::string& mine) {
+  std::vector<std::string> all;
+#ifdef NUMPIPE_HAVE_MPI
+  if (size_ > 1) {
+    std::uint64_t n = mine.size();
+    std::vector<std::uint64_t> sizes(is_root() ? size_ : 0);
+    check_mpi(MPI_Gather(&n, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Gather");
+    if (is_root()) {
+      all.resize(size_);
+      all[0] = mine;
+      for (int r = 1; r < size_; ++r) {
+        all[r].resize(sizes[r]);
+        for (std::size_t off = 0; off < sizes[r]; off += kChunk) {
+          int count = static_cast<int>(std::min<std::size_t>(kChunk, sizes[r] - off));
+          check_mpi(MPI_Recv(all[r].data() + off, count, MPI_BYTE, r, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+        }
+      }
+    } else {
+      for (std::size_t off = 0; off < mine.size(); off += kChunk) {
+        int count = static_cast<int>(std::min<std::size_t>(kChunk, mine.size() - off));
+        check_mpi(MPI_Send(mine.data() + off, count, MPI_BYTE, 0, 7, MPI_COMM_WORLD), "MPI_Send");
+      }
+    }
+    return all;
+  }
+#endif
+  all.push_back(mine);
+  return all;
+}
+
+void Group::barrier() {
+#ifdef NUMPIPE_HAVE_MPI
+  if (size_ > 1) MPI_Barrier(MPI_COMM_WORLD);
+#endif
+}
+
+void abort_all(int code) {
+#ifdef NUMPIPE_HAVE_MPI
+  if (world().size() > 1) {
+    remove_temp_files_now();
+    std::fflush(stdout);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+  }
+#endif
+  (void)code;
+}
+
+int default_device_for_rank(int requested, bool requested_explicitly, int device_count) {
+  if (requested_explicitly || device_count <= 0 || world().size() == 1) return requested;
+  return world().local_rank() % device_count;
+}
+
+}  // namespace numpipe::par
