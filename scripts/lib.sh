@@ -6,7 +6,7 @@ BUILD=${NUMPIPE_BUILD_DIR:-$ROOT/build}
 
 # Debian packages numpipe builds and tests with.
 PACKAGES=(g++ cmake ninja-build pkg-config libzstd-dev libcxxopts-dev doctest-dev nlohmann-json3-dev
-          libpng-dev python3-numpy bsdutils)
+          libpng-dev python3-numpy bsdutils libopenmpi-dev openmpi-bin)
 
 install_missing() {
   local missing=()

@@ -1,0 +1,13 @@
+# integrate: unit tests (CPU), CLI/pipeline tests, GPU tests (label gpu).
+if(TARGET numpipe_kernels_integrate)
+  numpipe_unit_test(unit_integrate SOURCES unit/test_integrate.cpp LIBS numpipe_kernels_integrate)
+  file(GLOB INTEGRATE_CLI_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/cli/integrate-*.sh)
+  foreach(script ${INTEGRATE_CLI_TESTS})
+    get_filename_component(stem ${script} NAME_WE)
+    if(stem MATCHES "gpu")
+      numpipe_cli_test(cli_${stem} ${script} LABELS gpu)
+    else()
+      numpipe_cli_test(cli_${stem} ${script})
+    endif()
+  endforeach()
+endif()

@@ -1,0 +1,13 @@
+# price's tests (kernels/price, tools/price, gen-input price).
+if(TARGET numpipe_kernels_price)
+  numpipe_unit_test(unit_price SOURCES unit/test_price.cpp LIBS numpipe_kernels_price)
+  file(GLOB PRICE_CLI_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/cli/price-*.sh)
+  foreach(script ${PRICE_CLI_TESTS})
+    get_filename_component(stem ${script} NAME_WE)
+    if(stem MATCHES "gpu")
+      numpipe_cli_test(cli_${stem} ${script} LABELS gpu)
+    else()
+      numpipe_cli_test(cli_${stem} ${script})
+    endif()
+  endforeach()
+endif()
