@@ -78,9 +78,10 @@ int run_integrate(int argc, char** argv) {
            "  gen-input integrate --g 10 --r 65 --x 35 --steps 10,2,10 | integrate | inspect\n"
            "  gen-input integrate --portfolio 1000 --seed 7 --steps 2,2,2 | integrate -o reserve.nps"},
           kOutput);
-  cli.add("Policies")("g", "Guarantee years of the spouse pension", cxxopts::value<double>()->default_value("10"), "G")(
-      "r", "Retirement age", cxxopts::value<double>()->default_value("65"), "R")(
-      "x", "Age of the insured now", cxxopts::value<double>()->default_value("35"), "X")(
+  cli.add("Policies")("g,guarantee", "Guarantee years of the spouse pension (--g G also works)",
+                      cxxopts::value<double>()->default_value("10"), "G")(
+      "r,retirement", "Retirement age (--r R also works)", cxxopts::value<double>()->default_value("65"), "R")(
+      "x,age", "Age of the insured now (--x X also works)", cxxopts::value<double>()->default_value("35"), "X")(
       "steps", "RK4 steps per year of the outer, middle and inner levels",
       cxxopts::value<std::string>()->default_value("10,2,10"), "H1,H2,H3")(
       "portfolio", "N random policies: x whole in [20, 70], r whole in [60, 70], g whole in [0, 15]",
@@ -90,7 +91,19 @@ int run_integrate(int argc, char** argv) {
       "FILE")("curve", "Yield curve table: two columns maturity (years) and zero rate (fraction)",
               cxxopts::value<std::string>(), "FILE")(
       "rate", "Constant interest rate when there is no curve", cxxopts::value<double>()->default_value("0.05"), "R");
-  cli.parse(argc, argv);
+  // The spec spells these --g --r --x; cxxopts takes one-letter names as short
+  // options only, so they are mapped to their long names first.
+  std::vector<std::string> args(argv, argv + argc);
+  for (auto& a : args) {
+    for (auto [from, to] : {std::pair<const char*, const char*>{"--g", "--guarantee"}, {"--r", "--retirement"}, {"--x", "--age"}}) {
+      std::string f(from);
+      if (a == f) a = to;
+      else if (a.rfind(f + "=", 0) == 0) a = std::string(to) + a.substr(f.size());
+    }
+  }
+  std::vector<char*> argv2;
+  for (auto& a : args) argv2.push_back(a.data());
+  cli.parse(static_cast<int>(argv2.size()), argv2.data());
   if (cli.has("portfolio") && cli.has("from-text")) fail_input("--portfolio and --from-text exclude each other");
   std::vector<int> steps = parse_steps(cli.get<std::string>("steps"));
 
@@ -116,9 +129,9 @@ int run_integrate(int argc, char** argv) {
     attrs["from_text"] = path;
   } else {
     ig::Policy p;
-    p.g = cli.get<double>("g");
-    p.r = cli.get<double>("r");
-    p.x = cli.get<double>("x");
+    p.g = cli.get<double>("guarantee");
+    p.r = cli.get<double>("retirement");
+    p.x = cli.get<double>("age");
     pb.policies.push_back(p);
   }
   for (auto& p : pb.policies) {
