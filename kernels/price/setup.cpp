@@ -15,11 +15,15 @@ Precision parse_precision(const std::string& text) {
 const char* precision_name(Precision p) { return p == Precision::fp64 ? "fp64" : "fp32"; }
 
 namespace {
+// Shortest decimal that reads back as v.
 std::string num(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::ostringstream os;
+    os.precision(digits);
+    os << v;
+    if (std::stod(os.str()) == v || !std::isfinite(v)) return os.str();
+  }
+  return std::to_string(v);
 }
 void need_positive(const char* name, double v) {
   if (!std::isfinite(v) || v <= 0) fail_input(std::string(name) + " must be finite and > 0, got " + num(v));

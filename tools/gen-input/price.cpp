@@ -99,15 +99,16 @@ int run_price(int argc, char** argv) {
       "num-x", "Grid points along x", cxxopts::value<std::string>(), "N")(
       "num-y", "Grid points along y", cxxopts::value<std::string>(), "N")(
       "num-t", "Time points", cxxopts::value<std::string>(), "N")(
-      "s0", "Spot", cxxopts::value<std::string>(), "X")("t", "Maturity", cxxopts::value<std::string>(), "X")(
+      "s0", "Spot", cxxopts::value<std::string>(), "X")("t,maturity", "Maturity t (years)", cxxopts::value<std::string>(), "X")(
       "alpha", "alpha", cxxopts::value<std::string>(), "X")("nu", "nu (volatility of Y)", cxxopts::value<std::string>(), "X")(
       "beta", "beta (local-volatility exponent)", cxxopts::value<std::string>(), "X")(
       "sweep", "Many problems: one line of key=value pairs per problem, on top of the options above",
       cxxopts::value<std::string>(), "FILE");
   cli.parse(argc, argv);
   price::Params base = dataset(cli.get<std::string>("dataset"));
-  for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "t", "alpha", "nu", "beta"})
-    if (cli.has(key)) set_field(base, key, cli.get<std::string>(key), std::string("--"));
+  for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta"})
+    if (cli.has(key))
+      set_field(base, std::string(key) == "maturity" ? "t" : key, cli.get<std::string>(key), std::string("--"));
   std::vector<price::Params> problems;
   if (cli.has("sweep")) problems = read_sweep(cli.get<std::string>("sweep"), base);
   else {

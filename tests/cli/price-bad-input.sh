@@ -1,0 +1,52 @@
+# price and gen-input price refuse bad input with exit 2 and a message naming the
+# value; nothing is written.
+gen-input price --dataset small --num-t 8 -o ok.in
+
+# a stream of the wrong kind
+gen-input array --shape 9 -o arr.nps
+expect_exit 2 "kind 'array', expected 'price.input'" -- price -i arr.nps -o out.nps
+[ ! -e out.nps ] || fail "output written after bad input"
+# a price.input record of the wrong shape, dtype or with non-integer sizes
+gen-input array --name problem --shape 8 --kind price.input -o shape.nps
+expect_exit 2 "must be f8 [9], got f8 [8]" -- price -i shape.nps -o out.nps
+gen-input array --name problem --shape 9 --dtype f4 --kind price.input -o dtype.nps
+expect_exit 2 "must be f8 [9], got f4 [9]" -- price -i dtype.nps -o out.nps
+gen-input array --name problem --shape 9 --fill linspace --lo 3.5 --hi 3.5 --kind price.input -o frac.nps
+expect_exit 2 "OUTER must be a whole number" -- price -i frac.nps -o out.nps
+gen-input array --name problem --shape 9 --fill ones --kind price.input -o ones.nps
+expect_exit 2 "numX must be in [3" -- price -i ones.nps -o out.nps
+# an empty stream, a truncated stream, not a stream at all
+head -c 0 ok.in >empty.nps
+expect_exit 2 "" -- price -i empty.nps -o out.nps
+head -c 40 ok.in >trunc.nps
+expect_exit 2 "" -- price -i trunc.nps -o out.nps
+echo "0.03 5.0" >text.nps
+expect_exit 2 "" -- price -i text.nps -o out.nps
+[ ! -e out.nps ] || fail "output written after bad input"
+
+# the generator's validation (the same rules the tool applies to a record)
+expect_exit 2 "numX must be in [3" -- gen-input price --num-x 2
+expect_exit 2 "numY must be in [3" -- gen-input price --num-y 0
+expect_exit 2 "numT must be in [2" -- gen-input price --num-t 1
+expect_exit 2 "s0 must be finite and > 0, got -0.03" -- gen-input price --s0 -0.03
+expect_exit 2 "t must be finite and > 0, got 0" -- gen-input price --maturity 0
+expect_exit 2 "alpha must be finite and > 0, got nan" -- gen-input price --alpha nan
+expect_exit 2 "nu must be finite and > 0, got inf" -- gen-input price --nu inf
+expect_exit 2 "beta must be finite" -- gen-input price --beta nan
+expect_exit 2 "s0 falls outside the x grid" -- gen-input price --alpha 0.01
+expect_exit 2 "--num-x must be a whole number, got '3.5'" -- gen-input price --num-x 3.5
+expect_exit 2 "t must be finite and > 0, got -1" -- gen-input price -t -1
+expect_exit 2 "--dataset must be small, medium, large or xl" -- gen-input price --dataset huge
+printf 'alpha=0.3\nnu=-1\n' >bad-sweep.txt
+expect_exit 2 "bad-sweep.txt:2: nu must be finite and > 0" -- gen-input price --sweep bad-sweep.txt
+printf 'alpha 0.3\n' >bad-sweep2.txt
+expect_exit 2 "expected key=value, got 'alpha'" -- gen-input price --sweep bad-sweep2.txt
+printf 'gamma=1\n' >bad-sweep3.txt
+expect_exit 2 "unknown key 'gamma'" -- gen-input price --sweep bad-sweep3.txt
+expect_exit 2 "cannot open" -- gen-input price --sweep no-such-file.txt
+
+# options
+expect_exit 2 "--precision must be fp64 or fp32, got 'fp16'" -- price -i ok.in --precision fp16 -o out.nps
+expect_exit 2 "--gpu-group must be >= 0" -- price -i ok.in --gpu-group -1 -o out.nps
+[ ! -e out.nps ] || fail "output written after bad options"
+no_leftovers .

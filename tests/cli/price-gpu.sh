@@ -1,0 +1,38 @@
+# price on a CUDA device: CPU vs CUDA in fp64 within rel 1e-10, run-to-run bits,
+# --devices all, fp32, device-memory refusal. Skipped without a device.
+require_gpu
+R="$SRC/share/ref"
+
+for d in small medium large; do
+  gen-input price --dataset $d -o $d.in
+  price -i $d.in --backend cuda -o $d.gpu.nps
+  verify $d.gpu.nps "$R/price-$d.nps" --rtol 1e-10 >$d.txt || { cat $d.txt; fail "$d: CUDA differs from the CPU reference"; }
+done
+# the acceptance pipeline on the GPU
+verify --text-ref "$R/finpar-locvolcalib/large.output.data" --array price --range 0:128 --rtol 1e-5 -i large.gpu.nps >/dev/null ||
+  fail "large on CUDA differs from FinPar"
+# run to run: the same bits
+price -i large.in --backend cuda -o large.gpu2.nps
+verify large.gpu.nps large.gpu2.nps --rtol 0 >/dev/null || fail "CUDA results change from run to run"
+# grouping of strikes (L2-resident groups) and --devices all do not change the bits
+price -i large.in --backend cuda --gpu-group 7 -o g7.nps
+verify large.gpu.nps g7.nps --rtol 0 >/dev/null || fail "--gpu-group changes the bits"
+price -i large.in --backend cuda --devices all -o all.nps
+verify large.gpu.nps all.nps --rtol 0 >/dev/null || fail "--devices all changes the bits"
+# odd sizes: numX, numY not multiples of a warp, a sweep
+gen-input price --dataset small --outer 5 --num-x 37 --num-y 45 --num-t 9 -o odd.in
+price -i odd.in --backend cpu -o odd.cpu.nps
+price -i odd.in --backend cuda -o odd.gpu.nps
+verify odd.gpu.nps odd.cpu.nps --rtol 1e-10 >odd.txt || { cat odd.txt; fail "odd sizes: CUDA differs from CPU"; }
+gen-input price --dataset small --outer 3 --num-x 300 --num-y 1100 --num-t 4 -o wide.in
+price -i wide.in --backend cpu -o wide.cpu.nps
+price -i wide.in --backend cuda -o wide.gpu.nps
+verify wide.gpu.nps wide.cpu.nps --rtol 1e-10 >wide.txt || { cat wide.txt; fail "numY 1100: CUDA differs from CPU"; }
+# fp32 on the device against the fp64 reference
+price -i medium.in --backend cuda --precision fp32 -o m32.nps
+verify m32.nps "$R/price-medium.nps" --rtol 1e-4 >m32.txt || { cat m32.txt; fail "fp32 CUDA far from fp64"; }
+# a problem whose tables cannot fit in device memory: exit 3, nothing written
+gen-input price --outer 1 --num-x 16384 --num-y 16384 --num-t 1000 -o huge.in
+expect_exit 3 "device memory" -- price -i huge.in --backend cuda -o huge.nps
+[ ! -e huge.nps ] || fail "output written after a resource failure"
+no_leftovers .
