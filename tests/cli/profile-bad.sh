@@ -1,7 +1,7 @@
 # Bad profile files exit 2 with a message naming the file and the problem.
 
 echo "not a stream at all" > text.prof
-expect_exit 2 "text.prof: not zstd-compressed" -- profile-report text.prof
+expect_exit 2 "text.prof: not a numpipe stream" -- profile-report text.prof
 : > empty.prof
 expect_exit 2 "empty input" -- profile-report empty.prof
 expect_exit 2 "cannot open input 'missing.prof'" -- profile-report missing.prof

@@ -34,7 +34,8 @@ no_leftovers new/dir
 # CUDA asked for where there is none: exit 3 saying so.
 if ! inspect --devices | grep -q '^cuda'; then
   expect_exit 3 "no CUDA device" -- profile-report --calibrate --backend cuda --quick
-  profile-report --calibrate --quick --threads 1 | grep -q "^no CUDA device" || fail "auto without a device says so"
+  profile-report --calibrate --quick --threads 1 > auto.txt
+  grep -q "^no CUDA device" auto.txt || fail "auto without a device says so: $(cat auto.txt)"
 fi
 
 # A calibration file that is not a JSON object is not overwritten.
