@@ -1,0 +1,70 @@
+// fluid-step's interface: a state of six (n+2) x (n+2) fields and a solver that
+// advances it step by step on one backend. The CPU solver is the reference; the
+// CUDA solver keeps the state on the device for all steps of advance().
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model.hpp"
+
+namespace numpipe::fluid {
+
+template <class T>
+struct Fields {
+  int n = 0;
+  std::vector<T> d, u, v, d0, u0, v0;  // each (n+2)*(n+2), C order [y][x]
+
+  explicit Fields(int n_ = 0) { resize(n_); }
+  void resize(int n_) {
+    n = n_;
+    const std::size_t cells = static_cast<std::size_t>(n + 2) * static_cast<std::size_t>(n + 2);
+    for (auto* f : {&d, &u, &v, &d0, &u0, &v0}) f->assign(cells, T(0));
+  }
+  std::size_t cells() const { return d.size(); }
+};
+
+// What react did over the steps run so far.
+struct Counters {
+  std::int64_t steps = 0;
+  std::int64_t velocity_injections = 0;  // steps in which react injected velocity
+  std::int64_t density_injections = 0;   // steps in which react injected density
+};
+
+template <class T>
+class Solver {
+ public:
+  virtual ~Solver() = default;
+  // Runs `steps` steps; returns the seconds they took (steady clock on the CPU,
+  // CUDA events on the GPU).
+  virtual double advance(int steps) = 0;
+  // Copies the current state out.
+  virtual void fetch(Fields<T>& out) = 0;
+  virtual Counters counters() const = 0;
+};
+
+// The OpenMP backend: the same bits for any thread count (omp_get_max_threads()).
+template <class T>
+std::unique_ptr<Solver<T>> make_cpu_solver(const Params& p, const Fields<T>& initial);
+
+#ifdef NUMPIPE_HAVE_CUDA
+template <class T>
+std::unique_ptr<Solver<T>> make_cuda_solver(const Params& p, const Fields<T>& initial, int device);
+#endif
+
+// Bytes a step moves through memory at the least, by the solver's own passes
+// (for the profile and the bench's floor): see docs/fluid.md.
+double bytes_per_cell_step(const Params& p, int element_size, bool cuda);
+
+// Diagnostics of a state, computed on the host in double in a fixed order.
+struct Diagnostics {
+  double total_density = 0;  // sum of d over the interior
+  double max_speed = 0;      // max of |(u, v)| over the interior
+  double max_divergence = 0; // max over the interior of |0.5*N*(u[x+1]-u[x-1] + v[y+1]-v[y-1])|
+  bool finite = true;        // every value of d, u, v finite
+};
+template <class T>
+Diagnostics diagnose(const Fields<T>& f);
+
+}  // namespace numpipe::fluid

@@ -1,0 +1,80 @@
+#include "state_io.hpp"
+
+#include <cmath>
+
+namespace numpipe::fluid {
+
+StateInput find_state(const std::vector<Record>& records) {
+  StateInput in;
+  in.records.assign(6, nullptr);
+  for (const auto& r : records)
+    for (int k = 0; k < 6; ++k)
+      if (r.name == kFieldNames[k]) in.records[k] = &r;
+  for (int k = 0; k < 6; ++k)
+    if (!in.records[k])
+      fail_input(std::string("missing record '") + kFieldNames[k] +
+                 "' (a fluid state has records d, u, v, d0, u0, v0; make one with gen-input fluid)");
+  const Record& d = *in.records[0];
+  if (d.shape.size() != 2 || d.shape[0] != d.shape[1])
+    fail_input("record 'd' must be a square 2-D array [n+2, n+2], got shape " + shape_string(d.shape));
+  const std::int64_t side = d.shape[0];
+  if (side - 2 < kMinN) fail_input("grid too small: n = " + std::to_string(side - 2) + " (shape " + shape_string(d.shape) + "), need n >= " + std::to_string(kMinN));
+  if (side - 2 > kMaxN) fail_input("grid too large: n = " + std::to_string(side - 2) + ", at most " + std::to_string(kMaxN));
+  if (d.dtype != DType::f4 && d.dtype != DType::f8)
+    fail_input(std::string("record 'd' must be f4 or f8, got ") + dtype_name(d.dtype));
+  for (int k = 1; k < 6; ++k) {
+    const Record& r = *in.records[k];
+    if (r.shape != d.shape)
+      fail_input(std::string("shape of '") + kFieldNames[k] + "' is " + shape_string(r.shape) + ", expected " +
+                 shape_string(d.shape) + " like 'd'");
+    if (r.dtype != d.dtype)
+      fail_input(std::string("dtype of '") + kFieldNames[k] + "' is " + dtype_name(r.dtype) + ", expected " +
+                 dtype_name(d.dtype) + " like 'd'");
+  }
+  for (int k = 0; k < 6; ++k) {
+    const Record& r = *in.records[k];
+    const std::size_t count = r.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      const double x = r.value_as_double(i);
+      if (!std::isfinite(x))
+        fail_input(std::string("non-finite value in '") + kFieldNames[k] + "' at [" +
+                   std::to_string(i / static_cast<std::size_t>(side)) + ", " +
+                   std::to_string(i % static_cast<std::size_t>(side)) + "]: " + std::to_string(x));
+    }
+  }
+  in.n = static_cast<int>(side - 2);
+  in.dtype = d.dtype;
+  in.attrs = d.attrs.is_object() ? d.attrs : json::object();
+  return in;
+}
+
+template <class T>
+Fields<T> load_fields(const StateInput& in) {
+  Fields<T> f(in.n);
+  std::vector<T>* dst[6] = {&f.d, &f.u, &f.v, &f.d0, &f.u0, &f.v0};
+  for (int k = 0; k < 6; ++k) {
+    const Record& r = *in.records[k];
+    std::vector<T>& out = *dst[k];
+    if (r.dtype == DType::f4) {
+      const float* s = r.data<float>();
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(s[i]);
+    } else {
+      const double* s = r.data<double>();
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(s[i]);
+    }
+  }
+  return f;
+}
+template Fields<float> load_fields(const StateInput&);
+template Fields<double> load_fields(const StateInput&);
+
+template <class T>
+void write_fields(StreamWriter& w, const Fields<T>& f, const json& attrs, const std::string& prefix, bool all_six) {
+  const Shape shape{f.n + 2, f.n + 2};
+  const std::vector<T>* src[6] = {&f.d, &f.u, &f.v, &f.d0, &f.u0, &f.v0};
+  for (int k = 0; k < (all_six ? 6 : 3); ++k) w.write<T>(prefix + kFieldNames[k], shape, src[k]->data(), attrs);
+}
+template void write_fields(StreamWriter&, const Fields<float>&, const json&, const std::string&, bool);
+template void write_fields(StreamWriter&, const Fields<double>&, const json&, const std::string&, bool);
+
+}  // namespace numpipe::fluid
