@@ -15,10 +15,11 @@ Bc parse_bc_name(const std::string& name) {
   fail_input("boundary condition must be periodic, noslip, freeslip or noflux, got '" + name + "'");
 }
 
-void parse_bc(const std::string& spec, Bc out[3]) {
+void parse_bc(const std::string& spec, Bc result[3]) {
+  Bc out[3];  // result is written only when the whole spec parses
   if (spec.find('=') == std::string::npos) {
     Bc b = parse_bc_name(spec);
-    for (int a = 0; a < 3; ++a) out[a] = b;
+    for (int a = 0; a < 3; ++a) result[a] = b;
     return;
   }
   bool seen[3] = {false, false, false};
@@ -33,7 +34,7 @@ void parse_bc(const std::string& spec, Bc out[3]) {
     out[a] = parse_bc_name(item.substr(2));
   }
   for (int a = 0; a < 3; ++a)
-    if (!seen[a]) out[a] = Bc::periodic;
+    result[a] = seen[a] ? out[a] : Bc::periodic;
 }
 
 std::string bc_spec(const Bc bc[3]) {
