@@ -69,3 +69,11 @@ profile-report -o out.txt runs.prof
 cmp out.txt report.txt || fail "-o differs from stdout"
 expect_exit 2 "--format must be text, markdown, json or html, got 'pdf'" -- profile-report --format pdf runs.prof
 profile-report --help | grep -q "Example" || fail "--help has an example"
+
+# --use-calibration: the stored peaks replace the recorded ones (for the devices listed).
+echo '{"Test CPU": {"peak_bandwidth_gbs": 50, "peak_fp64_gflops": 100, "peak_fp32_gflops": 200, "date": "2025-05-05"}}' > cal.json
+NUMPIPE_CALIBRATION="$WORK/cal.json" profile-report --use-calibration runs.prof > usecal.txt
+grep -Eq "^  compute +2\.000 s +66\.7% +25\.00 +50\.00 +50\.0% +50\.0% +2$" usecal.txt || fail "--use-calibration: $(cat usecal.txt)"
+grep -q "(measured 2025-05-05)" usecal.txt || fail "--use-calibration names its source"
+grep -Eq "^  compute +200\.000 ms +40\.0% +250\.00 +500\.00 +12\.5% +2\.5% +2$" usecal.txt || fail "--use-calibration changed a device it does not list"
+profile-report -i runs.prof | cmp - report.txt || fail "-i FILE"
