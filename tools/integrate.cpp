@@ -1,6 +1,8 @@
 // integrate: the collective spouse pension reserve (GF820) of every policy in a
 // stream, by three nested RK4 integrations (kernels/integrate).
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -82,6 +84,36 @@ ig::Problem make_problem(const Group& gr, bool align) {
   return pb;
 }
 
+// --repeat: the run above was the warm-up; N more, median per phase and of the total.
+template <class Solve>
+void report_repeats(const ig::Problem& pb, const ig::Result& first, int repeat, Solve&& solve) {
+  std::vector<std::vector<double>> times(first.log.phases().size() + 1);
+  for (int i = 0; i < repeat; ++i) {
+    numpipe::HostTimer wall;
+    ig::Result r = solve();
+    double w = wall.seconds();
+    const auto& ph = r.log.phases();
+    for (std::size_t j = 0; j < ph.size() && j < times.size() - 1; ++j) times[j].push_back(ph[j].seconds);
+    times.back().push_back(w);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  std::fprintf(stderr, "integrate: %zu policies, %d runs after a warm-up, median seconds:", pb.policies.size(), repeat);
+  double kernels = 0;
+  for (std::size_t j = 0; j + 1 < times.size(); ++j) {
+    double m = median(times[j]);
+    const std::string& name = first.log.phases()[j].name;
+    if (name.rfind("inner", 0) == 0 || name.rfind("middle", 0) == 0 || name.rfind("outer", 0) == 0) kernels += m;
+    std::fprintf(stderr, " %s %.6g", name.c_str(), m);
+  }
+  std::fprintf(stderr, " | compute %.6g | wall %.6g\n", kernels, median(times.back()));
+  std::fprintf(stderr, "integrate: inner RK4 steps %.6g (unshared %.6g), columns %zu, middle calls %zu\n",
+               first.inner_steps, first.inner_steps_unshared, first.columns, first.requests);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,9 +127,13 @@ int main(int argc, char** argv) {
                          numpipe::kMultiDevice);
     cli.add("Integrate")("align-breaks",
                          "Put step boundaries at every break of the integrands (s = k, eta = 120 - k, "
-                         "tau = r, r + g, 15, whole years): 4th-order convergence instead of 1st");
+                         "tau = r, r + g, 15, whole years): 4th-order convergence instead of 1st")(
+        "repeat", "Benchmark: solve N times after one warm-up run; print the median phase times on stderr",
+        cxxopts::value<int>()->default_value("1"), "N");
     cli.parse(argc, argv);
     bool align = cli.has("align-breaks");
+    int repeat = cli.get<int>("repeat");
+    if (repeat < 1 || repeat > 1000) fail_input("--repeat must be in [1, 1000]: " + std::to_string(repeat));
     numpipe::Backend backend = cli.backend();
     std::vector<int> devices = cli.devices();
     numpipe::OutputFile out(cli.output());  // refuse a terminal before the work
@@ -112,13 +148,14 @@ int main(int argc, char** argv) {
     std::size_t npol = 0;
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const ig::Problem& pb = problems[gi];
-      ig::Result res;
+      auto solve = [&] {
 #ifdef NUMPIPE_HAVE_CUDA
-      if (backend == numpipe::Backend::cuda) res = ig::solve_cuda(pb, devices);
-      else res = ig::solve_cpu(pb, cli.threads());
-#else
-      res = ig::solve_cpu(pb, cli.threads());
+        if (backend == numpipe::Backend::cuda) return ig::solve_cuda(pb, devices);
 #endif
+        return ig::solve_cpu(pb, cli.threads());
+      };
+      ig::Result res = solve();
+      if (repeat > 1) report_repeats(pb, res, repeat, solve);
       for (const auto& ph : res.log.phases()) log.add(ph.name, ph.seconds, ph.bytes, ph.flops);
       inner_steps += res.inner_steps;
       unshared += res.inner_steps_unshared;

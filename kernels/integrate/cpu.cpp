@@ -42,7 +42,7 @@ void outer_recurrence(const Policy& p, const RateView& rv, const double* t, cons
     double k2 = hj * outer_derivative(rm, mm, middle[2 * j + 1], V + k1 / 2);
     double k3 = hj * outer_derivative(rm, mm, middle[2 * j + 1], V + k2 / 2);
     double k4 = hj * outer_derivative(r1, m1, middle[2 * j + 2], V + k3);
-    V = V + (k1 / 6 + k2 / 3 + k3 / 3 + k4 / 6);
+    V = V + (k1 + 2 * (k2 + k3) + k4) * kSixth;
     if (year[2 * j + 2] >= 0) out[year[2 * j + 2]] = V;
   }
 }

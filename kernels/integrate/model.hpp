@@ -107,6 +107,10 @@ NUMPIPE_HD_INLINE Segment make_segment(double a, double b, int steps) {
   return s;
 }
 
+// RK4's weights (1, 2, 2, 1) / 6, applied by one multiplication: fp64 division
+// is a long instruction sequence on GPUs.
+inline constexpr double kSixth = 1.0 / 6.0;
+
 // ---- the inner level ---------------------------------------------------------------
 // dV/ds = c(s) V - p(s), with c = r(t + s) + muM(eta + s), p = pension indicator.
 NUMPIPE_HD_INLINE double inner_coefficient(const RateView& rv, double eta, double t, double s) {
@@ -120,7 +124,7 @@ NUMPIPE_HD_INLINE double rk4_linear_step(double V, double h, double c0, double p
   double k2 = h * (cm * (V + k1 / 2) - pm);
   double k3 = h * (cm * (V + k2 / 2) - pm);
   double k4 = h * (c1 * (V + k3) - p1);
-  return V + (k1 / 6 + k2 / 3 + k3 / 3 + k4 / 6);
+  return V + (k1 + 2 * (k2 + k3) + k4) * kSixth;
 }
 
 // Integrates one inner segment from V at seg.a down to seg.b. pension < 0: the
@@ -188,7 +192,7 @@ NUMPIPE_HD_INLINE double middle_weight(double eta, double tau) {
 // k2 = k3): f0, fm, f1 are the integrand at the step's start, middle and end.
 NUMPIPE_HD_INLINE double middle_increment(double h, double f0, double fm, double f1) {
   double k1 = h * f0, k2 = h * fm, k4 = h * f1;
-  return k1 / 6 + k2 / 3 + k2 / 3 + k4 / 6;
+  return (k1 + 4 * k2 + k4) * kSixth;
 }
 
 // ---- the outer level -----------------------------------------------------------------

@@ -1,0 +1,22 @@
+# integrate on CUDA: agrees with the CPU backend within 1e-13 relative, gives the
+# same bits run to run, and --devices all gives the bits of one device.
+require_gpu
+printf '10 65 35\n0 60 70\n15 67 50.5\n7.5 64.7 35.3\n3 61 14\n' > pol.txt
+printf '0 0.02\n10 0.03\n30 0.035\n' > curve.txt
+gen-input integrate --steps 2,2,2 -o one.nps
+gen-input integrate --from-text pol.txt --steps 2,2,3 -o many.nps
+gen-input integrate --from-text pol.txt --steps 1,2,2 --curve curve.txt -o curve.nps
+for f in one many curve; do
+  for a in "" --align-breaks; do
+    integrate -i $f.nps $a --backend cpu -o cpu.nps
+    integrate -i $f.nps $a --backend cuda -o gpu.nps
+    verify gpu.nps cpu.nps --rtol 1e-13 --atol 1e-15 || fail "$f $a: CUDA and CPU differ"
+    integrate -i $f.nps $a --backend cuda | verify --against gpu.nps --rtol 0 --atol 0 || fail "$f $a: CUDA not reproducible"
+  done
+done
+integrate -i many.nps --backend cuda --devices all | verify --against gpu.nps --rtol 0 --atol 0
+verify --text-ref "$SRC/share/ref/integrate-checkpoint-year0.txt" --array reserve0 --rtol 1e-12 \
+  <(integrate -i one.nps --backend cuda)
+gen-input integrate --portfolio 300 --seed 5 --steps 1,1,1 -o port.nps
+integrate -i port.nps --backend cpu -o pc.nps
+integrate -i port.nps --backend cuda | verify --against pc.nps --rtol 1e-13 --atol 1e-15
