@@ -1,0 +1,344 @@
+// price: the CUDA backend. Everything stays on the device for the whole time loop;
+// per time step two kernels, parallel over strikes and grid lines:
+//
+//   x_step: one thread per (strike, column j), coalesced along j (layout R[s][i][j]).
+//           Explicit x and y terms and the forward elimination of the x system
+//           going down i; back substitution going up i, writing the right side of
+//           the y systems (dtInv*U - 0.5*V) into W. The x systems' pivots do not
+//           depend on the strike: x_factor computes them for every step once, at
+//           the start (table xinv[g][i][j]), so the per-strike sweeps have no
+//           divisions.
+//   y_step: one warp per (strike, row i). The row is loaded coalesced into shared
+//           memory; each lane takes a chunk of ceil(numY/32) points; the two
+//           first-order recurrences of the Thomas algorithm are solved as scans of
+//           affine maps across the warp (the "scan formulation" the spec allows),
+//           then the row is stored coalesced into R.
+//
+// Strikes are processed in groups (all of a device's strikes at once by default;
+// --gpu-group N to keep N resident, e.g. to fit L2). No atomics, no reductions:
+// every value is computed by the same operations whatever the grouping or the
+// number of devices, so results have the same bits run to run.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <string>
+#include <thread>
+
+#include "common/cuda_check.hpp"
+#include "common/cuda_timer.hpp"
+#include "common/device_array.hpp"
+#include "common/error.hpp"
+#include "common/profile.hpp"
+#include "price.hpp"
+
+namespace numpipe::price {
+namespace {
+
+constexpr int kWarp = 32;
+
+template <class Real>
+__global__ void payoff_kernel(Real* __restrict__ r, const double* __restrict__ x, std::int64_t first_strike, int nx,
+                              int ny) {
+  const std::int64_t s = blockIdx.y;
+  const double strike = strike_of(first_strike + s);
+  Real* rs = r + s * nx * ny;
+  for (std::int64_t k = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; k < std::int64_t(nx) * ny;
+       k += std::int64_t(gridDim.x) * blockDim.x) {
+    const int i = static_cast<int>(k / ny);
+    rs[k] = Real(fmax(x[i] - strike, 0.0));
+  }
+}
+
+// Pivots of the x systems for every step g and column j (thread per (g, j)).
+template <class Real>
+__global__ void x_factor_kernel(Real* __restrict__ xinv, const Real* __restrict__ px, const Real* __restrict__ dxx,
+                                const Real* __restrict__ qy_all, const Real* __restrict__ dt_inv, int nx, int ny,
+                                int steps) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  const int g = blockIdx.y;
+  if (j >= ny || g >= steps) return;
+  const Real qy = qy_all[std::int64_t(g) * ny + j], dt = dt_inv[g];
+  Real* out = xinv + std::int64_t(g) * nx * ny;
+  Real inv_prev = 0, pxp = 0, w2p = 0;
+  for (int i = 0; i < nx; ++i) {
+    const Real var = var_x(px[i], qy);
+    const Real h0 = half_half(var, dxx[3 * i]), h1 = half_half(var, dxx[3 * i + 1]);
+    const Real c_prev = -half_half(var_x(pxp, qy), w2p);
+    const Real beta = -h0 * inv_prev;
+    const Real inv = thomas_inv(dt - h1, beta, c_prev);
+    out[std::int64_t(i) * ny + j] = inv;
+    inv_prev = inv;
+    pxp = px[i];
+    w2p = dxx[3 * i + 2];
+  }
+}
+
+template <class Real>
+__global__ void x_step_kernel(const Real* __restrict__ r, Real* __restrict__ w, const Real* __restrict__ xinv,
+                              const Real* __restrict__ px, const Real* __restrict__ dxx, const Real* __restrict__ qy_g,
+                              const Real* __restrict__ gy, Real dt, int nx, int ny) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= ny) return;
+  const std::int64_t s = blockIdx.y;
+  const Real* rs = r + s * nx * ny;
+  Real* ws = w + s * nx * ny;
+  const Real qy = qy_g[j], g0 = gy[3 * j], g1 = gy[3 * j + 1], g2 = gy[3 * j + 2];
+  const bool left = j > 0, right = j < ny - 1;
+  Real rm = 0, rc = rs[j], rp = rs[ny + j];
+  Real z_prev = 0, inv_prev = 0;
+  for (int i = 0; i < nx; ++i) {
+    const std::int64_t k = std::int64_t(i) * ny + j;
+    const Real rnext = i + 2 < nx ? rs[k + 2 * ny] : Real(0);  // issued early
+    const Real rl = left ? rs[k - 1] : Real(0), rr = right ? rs[k + 1] : Real(0);
+    const Real inv_here = xinv[k];
+    const Real var = var_x(px[i], qy);
+    const Real h0 = half_half(var, dxx[3 * i]), h1 = half_half(var, dxx[3 * i + 1]), h2 = half_half(var, dxx[3 * i + 2]);
+    Real u = explicit_x(dt, h0, h1, h2, rm, rc, rp);
+    u += explicit_y(g0, g1, g2, rl, rc, rr);
+    const Real beta = -h0 * inv_prev;
+    const Real z = thomas_forward(u, beta, z_prev);
+    ws[k] = z;
+    z_prev = z;
+    inv_prev = inv_here;
+    rm = rc;
+    rc = rp;
+    rp = rnext;
+  }
+  Real u_next = 0;
+  for (int i = nx - 1; i >= 0; --i) {
+    const std::int64_t k = std::int64_t(i) * ny + j;
+    const Real c = -half_half(var_x(px[i], qy), dxx[3 * i + 2]);
+    const Real rl = left ? rs[k - 1] : Real(0), rr = right ? rs[k + 1] : Real(0);
+    const Real v = explicit_y(g0, g1, g2, rl, rs[k], rr);
+    const Real u = thomas_back(ws[k], c, u_next, xinv[k]);
+    ws[k] = rhs_y(dt, u, v);
+    u_next = u;
+  }
+}
+
+// One warp per row (strike s, point i): solves along j. Shared memory: per warp,
+// 32 chunks of `stride` (>= chunk, odd) values.
+template <class Real>
+__global__ void y_step_kernel(const Real* __restrict__ w, Real* __restrict__ r, const Real* __restrict__ beta,
+                              const Real* __restrict__ inv, const Real* __restrict__ c, std::int64_t rows, int ny,
+                              int chunk, int stride) {
+  extern __shared__ unsigned char smem_raw[];
+  Real* sm = reinterpret_cast<Real*>(smem_raw) + (threadIdx.x / kWarp) * (kWarp * stride);
+  const int lane = threadIdx.x % kWarp;
+  const std::int64_t row = std::int64_t(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+  if (row >= rows) return;  // uniform over the warp
+  const Real* in = w + row * ny;
+  for (int j = lane; j < ny; j += kWarp) sm[(j / chunk) * stride + j % chunk] = in[j];
+  __syncwarp();
+  const int j0 = lane * chunk, j1 = min(j0 + chunk, ny);
+  Real* mine = sm + lane * stride - j0;  // mine[j] for j in [j0, j1)
+  // forward: z_j = r_j - beta_j z_{j-1}; chunk map z_out = A z_in + B
+  Real a = 1, b = 0;
+  for (int j = j0; j < j1; ++j) {
+    b = thomas_forward(mine[j], beta[j], b);
+    a = -beta[j] * a;
+  }
+  for (int off = 1; off < kWarp; off <<= 1) {
+    const Real ao = __shfl_up_sync(0xffffffffu, a, off), bo = __shfl_up_sync(0xffffffffu, b, off);
+    if (lane >= off) {
+      b = a * bo + b;
+      a = a * ao;
+    }
+  }
+  Real z = __shfl_up_sync(0xffffffffu, b, 1);
+  if (lane == 0) z = 0;
+  for (int j = j0; j < j1; ++j) mine[j] = z = thomas_forward(mine[j], beta[j], z);
+  // back: u_j = (z_j - c_j u_{j+1}) inv_j; chunk map u_out = A u_in + B, from the right
+  a = 1;
+  b = 0;
+  for (int j = j1 - 1; j >= j0; --j) {
+    b = thomas_back(mine[j], c[j], b, inv[j]);
+    a = -c[j] * inv[j] * a;
+  }
+  for (int off = 1; off < kWarp; off <<= 1) {
+    const Real ao = __shfl_down_sync(0xffffffffu, a, off), bo = __shfl_down_sync(0xffffffffu, b, off);
+    if (lane + off < kWarp) {
+      b = a * bo + b;
+      a = a * ao;
+    }
+  }
+  Real u = __shfl_down_sync(0xffffffffu, b, 1);
+  if (lane == kWarp - 1) u = 0;
+  for (int j = j1 - 1; j >= j0; --j) mine[j] = u = thomas_back(mine[j], c[j], u, inv[j]);
+  __syncwarp();
+  Real* out = r + row * ny;
+  for (int j = lane; j < ny; j += kWarp) out[j] = sm[(j / chunk) * stride + j % chunk];
+}
+
+template <class Real>
+__global__ void gather_kernel(const Real* __restrict__ r, double* __restrict__ out, int nx, int ny, int ind_x, int ind_y,
+                              int count) {
+  const int s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s < count) out[s] = static_cast<double>(r[std::int64_t(s) * nx * ny + std::int64_t(ind_x) * ny + ind_y]);
+}
+
+template <class Real>
+std::vector<Real> cast(const std::vector<double>& v) {
+  return std::vector<Real>(v.begin(), v.end());
+}
+
+template <class Real>
+DeviceArray<Real> upload(const std::vector<Real>& v) {
+  DeviceArray<Real> d(std::max<std::size_t>(v.size(), 1));
+  d.copy_from_host(v.data(), v.size());
+  return d;
+}
+
+struct DeviceResult {
+  double seconds = 0, upload_seconds = 0;
+  std::int64_t group = 0;
+  std::uint64_t bytes = 0;
+};
+
+// Strikes [first, first + count) on device `dev`.
+template <class Real>
+DeviceResult solve_on_device(const Setup& s, int dev, std::int64_t first, std::int64_t count, std::int64_t group,
+                             double* out) {
+  NUMPIPE_CUDA_CHECK(cudaSetDevice(dev));
+  const int nx = static_cast<int>(s.p.num_x), ny = static_cast<int>(s.p.num_y);
+  const int steps = static_cast<int>(s.p.num_t - 1);
+  const std::uint64_t grid = std::uint64_t(nx) * ny;
+  const std::uint64_t table_bytes = std::uint64_t(steps) * grid * sizeof(Real);
+  const std::uint64_t strike_bytes = 2 * grid * sizeof(Real);
+  const std::uint64_t small_bytes = (4 * std::uint64_t(nx) + 3 * std::uint64_t(steps + 2) * ny + 4 * ny) * 8 + 4096;
+
+  // shared memory of y_step: per warp 32 chunks of an odd stride
+  const int chunk = (ny + kWarp - 1) / kWarp;
+  const int stride = chunk % 2 ? chunk : chunk + 1;
+  const std::size_t warp_smem = std::size_t(kWarp) * stride * sizeof(Real);
+  int smem_optin = 0;
+  NUMPIPE_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (warp_smem > static_cast<std::size_t>(smem_optin))
+    fail_resource("numY = " + std::to_string(ny) + " needs " + std::to_string(warp_smem) +
+                  " bytes of shared memory per row in the CUDA backend; device " + std::to_string(dev) + " has " +
+                  std::to_string(smem_optin) + " (use --backend cpu)");
+  const int warps_per_block = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(4, 48 * 1024 / warp_smem)));
+  const std::size_t y_smem = warps_per_block * warp_smem;
+  if (y_smem > 48 * 1024)
+    NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(y_step_kernel<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(y_smem)));
+
+  std::size_t free_bytes = 0, total_bytes = 0;
+  NUMPIPE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::uint64_t usable = static_cast<std::uint64_t>(static_cast<double>(free_bytes) * 0.9);
+  if (table_bytes + strike_bytes + small_bytes > usable)
+    fail_resource("the CUDA backend needs " + std::to_string(table_bytes + strike_bytes + small_bytes) +
+                  " bytes of device memory for numX*numY = " + std::to_string(grid) + ", numT = " +
+                  std::to_string(steps + 1) + " (pivot tables " + std::to_string(table_bytes) + " + " +
+                  std::to_string(strike_bytes) + " per strike); device " + std::to_string(dev) + " has " +
+                  std::to_string(free_bytes) + " free (use --backend cpu)");
+  std::int64_t g_size = group > 0 ? group : count;
+  g_size = std::min<std::int64_t>(g_size, count);
+  g_size = std::min<std::int64_t>(g_size, static_cast<std::int64_t>((usable - table_bytes - small_bytes) / strike_bytes));
+  g_size = std::min<std::int64_t>(g_size, 65535);  // gridDim.y
+  g_size = std::max<std::int64_t>(g_size, 1);
+
+  HostTimer up;
+  // strike-independent tables, built on the host in Real exactly as the CPU backend does
+  std::vector<Real> qy(std::size_t(steps) * ny);
+  for (int g = 0; g < steps; ++g)
+    for (int j = 0; j < ny; ++j) qy[std::size_t(g) * ny + j] = Real(s.py[j]) * Real(s.pt[g]);
+  const YTables<Real> yt = make_y_tables<Real>(s);
+  DeviceArray<Real> d_px = upload(cast<Real>(s.px)), d_dxx = upload(cast<Real>(s.dxx)), d_dt = upload(cast<Real>(s.dt_inv));
+  DeviceArray<Real> d_qy = upload(qy), d_gy = upload(yt.gy), d_yc = upload(yt.c), d_ybeta = upload(yt.beta),
+                    d_yinv = upload(yt.inv);
+  DeviceArray<double> d_x(nx);
+  d_x.copy_from_host(s.x.data(), nx);
+  DeviceArray<Real> d_xinv(static_cast<std::size_t>(std::uint64_t(steps) * grid));
+  DeviceArray<Real> d_r(static_cast<std::size_t>(g_size * grid)), d_w(static_cast<std::size_t>(g_size * grid));
+  DeviceArray<double> d_out(static_cast<std::size_t>(count));
+  NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+  DeviceResult res;
+  res.upload_seconds = up.seconds();
+  res.group = g_size;
+  res.bytes = table_bytes + g_size * strike_bytes + small_bytes;
+
+  CudaEventTimer timer;
+  timer.start();
+  const int xb = std::min(128, ((ny + kWarp - 1) / kWarp) * kWarp);
+  {
+    dim3 grid_f((ny + xb - 1) / xb, steps);
+    x_factor_kernel<Real><<<grid_f, xb>>>(d_xinv.data(), d_px.data(), d_dxx.data(), d_qy.data(), d_dt.data(), nx, ny,
+                                          steps);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+  }
+  for (std::int64_t g0 = 0; g0 < count; g0 += g_size) {
+    const int gs = static_cast<int>(std::min<std::int64_t>(g_size, count - g0));
+    const std::int64_t rows = std::int64_t(gs) * nx;
+    payoff_kernel<Real><<<dim3(static_cast<unsigned>(std::min<std::uint64_t>((grid + 255) / 256, 1024)), gs), 256>>>(
+        d_r.data(), d_x.data(), first + g0, nx, ny);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    for (int g = steps - 1; g >= 0; --g) {
+      x_step_kernel<Real><<<dim3((ny + xb - 1) / xb, gs), xb>>>(
+          d_r.data(), d_w.data(), d_xinv.data() + std::size_t(g) * grid, d_px.data(), d_dxx.data(),
+          d_qy.data() + std::size_t(g) * ny, d_gy.data(), Real(s.dt_inv[g]), nx, ny);
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+      const unsigned blocks = static_cast<unsigned>((rows + warps_per_block - 1) / warps_per_block);
+      y_step_kernel<Real><<<blocks, warps_per_block * kWarp, y_smem>>>(
+          d_w.data(), d_r.data(), d_ybeta.data() + std::size_t(g) * ny, d_yinv.data() + std::size_t(g) * ny,
+          d_yc.data(), rows, ny, chunk, stride);
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+    }
+    gather_kernel<Real><<<(gs + 127) / 128, 128>>>(d_r.data(), d_out.data() + g0, nx, ny, static_cast<int>(s.ind_x),
+                                                   static_cast<int>(s.ind_y), gs);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+  }
+  timer.stop();
+  res.seconds = timer.seconds();
+  d_out.copy_to_host(out, static_cast<std::size_t>(count));
+  NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+  return res;
+}
+
+template <class Real>
+std::vector<double> solve(const Setup& s, const std::vector<int>& devices, std::int64_t group, CudaRun* run) {
+  const std::int64_t outer = s.p.outer;
+  const int n = static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(devices.size()), outer));
+  if (n < 1) fail_resource("no CUDA device to run on");
+  std::vector<double> out(outer);
+  std::vector<DeviceResult> results(n);
+  std::vector<std::exception_ptr> errors(n);
+  auto work = [&](int k) {
+    try {
+      const std::int64_t first = outer * k / n, last = outer * (k + 1) / n;
+      results[k] = solve_on_device<Real>(s, devices[k], first, last - first, group, out.data() + first);
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
+  };
+  if (n == 1) {
+    work(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (int k = 0; k < n; ++k) threads.emplace_back(work, k);
+    for (auto& t : threads) t.join();
+  }
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  if (run) {
+    *run = CudaRun{};
+    for (const auto& r : results) {
+      run->seconds = std::max(run->seconds, r.seconds);
+      run->upload_seconds = std::max(run->upload_seconds, r.upload_seconds);
+      run->group = std::max(run->group, r.group);
+      run->device_bytes = std::max(run->device_bytes, r.bytes);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> solve_cuda(const Setup& s, Precision precision, const std::vector<int>& devices,
+                               std::int64_t group, CudaRun* run) {
+  return precision == Precision::fp64 ? solve<double>(s, devices, group, run) : solve<float>(s, devices, group, run);
+}
+
+}  // namespace numpipe::price
