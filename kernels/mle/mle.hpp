@@ -63,6 +63,9 @@ struct CudaTiming {
 // devices: the CUDA devices to spread series and chunks of windows over.
 void solve_cuda(const Series& s, const Params& p, const std::vector<int>& devices, WindowFits& out,
                 CudaTiming* timing = nullptr);
+// Measured fp64 exp() throughput of a device (exponentials per second): the
+// floor of the full recompute is one exp per power term (spec, anchors).
+double measure_exp_rate(int device);
 #endif
 
 // The reported estimates, [series][windows] each.

@@ -35,7 +35,7 @@ NUMPIPE_HD_INLINE void group_powers(double L, const double* alpha, int g0, int c
     double t = exp(alpha[g0] * L);
     const double r = exp(h * L);
     for (int i = 0; i < kGroup; ++i) {
-      if (i < cnt) out[i] = t;
+      out[i] = i < cnt ? t : 0.0;
       t *= r;
     }
   } else {

@@ -1,0 +1,494 @@
+// mle-fit, CUDA backend. Three kernels:
+//   full_kernel     one block per (window, shape group, series): each thread owns
+//                   candidates, sums their power terms over the window (one log
+//                   per pair and group, the powers of a group from model.hpp's
+//                   group_powers), then a block arg-min of S per shape.
+//   rolling_kernel  one block per (chunk of `refresh` windows, shape group,
+//                   series): thread t owns the candidate in ring slot t and keeps
+//                   its sums in registers (Neumaier corrections in shared memory);
+//                   a slide costs each thread two pairs (the leaving and the
+//                   entering point), and the entering candidate's sums are the
+//                   block sum of the entering pairs' terms (warp shuffles, then a
+//                   fixed-order pass over warps: the same bits run to run).
+//   finalize_kernel one thread per window: the best shape (model.hpp pick_shape)
+//                   and X-, X+ of the chosen (theta, p).
+// No floating-point atomics anywhere; every reduction has a fixed order.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <thread>
+#include <vector>
+
+#include "common/cuda_check.hpp"
+#include "common/cuda_timer.hpp"
+#include "common/device_array.hpp"
+#include "mle.hpp"
+#include "model.hpp"
+
+namespace numpipe::mle {
+
+namespace {
+
+constexpr int kFullThreads = 256;
+
+struct GridDev {
+  const double* alpha;
+  int A;
+  bool uniform;
+  double h;
+};
+
+// j1 beats j2 (relative indices into win; -1: no candidate).
+__device__ __forceinline__ bool beats(double S1, int j1, double S2, int j2, const double* win) {
+  if (j2 < 0) return j1 >= 0;
+  if (j1 < 0) return false;
+  return better_candidate(S1, win[j1], j1, S2, win[j2], j2);
+}
+
+// Block arg-min over candidates of cnt shapes; threads i < cnt of the block get
+// the winner of shape i in (*outS, *outJ). Warp shuffles, then warps in order.
+__device__ void block_argmin(double (&S)[kGroup], int (&J)[kGroup], int cnt, const double* win, double* sS, int* sJ,
+                             double* outS, int* outJ) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
+#pragma unroll
+  for (int i = 0; i < kGroup; ++i) {
+    if (i >= cnt) break;
+    double s = S[i];
+    int j = J[i];
+    for (int off = 16; off > 0; off >>= 1) {
+      const double os = __shfl_down_sync(0xffffffffu, s, off);
+      const int oj = __shfl_down_sync(0xffffffffu, j, off);
+      if (beats(os, oj, s, j, win)) {
+        s = os;
+        j = oj;
+      }
+    }
+    if (lane == 0) {
+      sS[warp * kGroup + i] = s;
+      sJ[warp * kGroup + i] = j;
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x < cnt) {
+    const int i = threadIdx.x;
+    double s = sS[i];
+    int j = sJ[i];
+    for (int w = 1; w < nwarps; ++w)
+      if (beats(sS[w * kGroup + i], sJ[w * kGroup + i], s, j, win)) {
+        s = sS[w * kGroup + i];
+        j = sJ[w * kGroup + i];
+      }
+    *outS = s;
+    *outJ = j;
+  }
+  __syncthreads();
+}
+
+__global__ void __launch_bounds__(kFullThreads) full_kernel(const double* __restrict__ x, std::int64_t length, int n,
+                                                            std::int64_t K, std::int64_t w_begin, std::int64_t nw,
+                                                            GridDev g, double* bestS, int* bestJ) {
+  __shared__ double sS[32 * kGroup];
+  __shared__ int sJ[32 * kGroup];
+  const std::int64_t wl = blockIdx.x, w = w_begin + wl;
+  const int g0 = blockIdx.y * kGroup, cnt = min(kGroup, g.A - g0);
+  const double* win = x + static_cast<std::int64_t>(blockIdx.z) * length + w * K;
+  double myS[kGroup];
+  int myJ[kGroup];
+  double inv_p1[kGroup];
+#pragma unroll
+  for (int i = 0; i < kGroup; ++i) {
+    myS[i] = 0;
+    myJ[i] = -1;
+    inv_p1[i] = i < cnt ? 1.0 / (g.alpha[g0 + i] + 1.0) : 0.0;
+  }
+  for (int j = threadIdx.x; j < n; j += blockDim.x) {
+    const double th = win[j];
+    double am[kGroup], ap[kGroup], pw[kGroup];
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) am[i] = ap[i] = 0;
+    for (int k = 0; k < n; ++k) {
+      const double d = th - __ldg(win + k);  // d == 0: log = -inf, every power 0
+      group_powers(log(fabs(d)), g.alpha, g0, cnt, g.uniform, g.h, pw);
+      const bool left = d > 0;
+#pragma unroll
+      for (int i = 0; i < kGroup; ++i) {
+        am[i] += left ? pw[i] : 0.0;
+        ap[i] += left ? 0.0 : pw[i];
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) {
+      if (i < cnt) {
+        const double S = scale_sum(am[i], ap[i], inv_p1[i]);
+        if (beats(S, j, myS[i], myJ[i], win)) {
+          myS[i] = S;
+          myJ[i] = j;
+        }
+      }
+    }
+  }
+  double oS = 0;
+  int oJ = -1;
+  block_argmin(myS, myJ, cnt, win, sS, sJ, &oS, &oJ);
+  if (threadIdx.x < cnt) {
+    const std::size_t o = (static_cast<std::size_t>(blockIdx.z) * nw + wl) * g.A + g0 + threadIdx.x;
+    bestS[o] = oS;
+    bestJ[o] = oJ;
+  }
+}
+
+// Rolling: dynamic shared memory = 2*kGroup corrections per thread.
+template <int MaxThreads>
+__global__ void __launch_bounds__(MaxThreads) rolling_kernel(const double* __restrict__ x, std::int64_t length, int n,
+                                                             std::int64_t K, std::int64_t R, std::int64_t W,
+                                                             std::int64_t c_begin, std::int64_t w_begin, std::int64_t nw,
+                                                             GridDev g, double* bestS, int* bestJ) {
+  extern __shared__ double corr[];  // [2*kGroup][blockDim.x]
+  __shared__ double red[32 * 2 * kGroup];
+  __shared__ double newsum[2 * kGroup];
+  __shared__ double sS[32 * kGroup];
+  __shared__ int sJ[32 * kGroup];
+  const int tid = threadIdx.x, bd = blockDim.x, lane = tid & 31, warp = tid >> 5, nwarps = (bd + 31) >> 5;
+  const bool active = tid < n;
+  const std::int64_t c = c_begin + blockIdx.x;
+  const std::int64_t w0 = c * R, w1 = min(W, w0 + R);
+  const int g0 = blockIdx.y * kGroup, cnt = min(kGroup, g.A - g0);
+  const double* xs = x + static_cast<std::int64_t>(blockIdx.z) * length;
+  double inv_p1[kGroup];
+#pragma unroll
+  for (int i = 0; i < kGroup; ++i) inv_p1[i] = i < cnt ? 1.0 / (g.alpha[g0 + i] + 1.0) : 0.0;
+  double* cm = corr;                     // corrections of X-: cm[i*bd + tid]
+  double* cp = corr + kGroup * bd;       // corrections of X+
+  double sm[kGroup], sp[kGroup], pw[kGroup];
+  int nleft = 0, nright = 0;
+  // the candidate of slot tid in the first window: time index j with j % n == tid
+  const std::int64_t t0 = w0 * K;
+  std::int64_t myj = t0 + ((tid - t0 % n) % n + n) % n;
+#pragma unroll
+  for (int i = 0; i < kGroup; ++i) {
+    sm[i] = sp[i] = 0;
+    cm[i * bd + tid] = 0;
+    cp[i * bd + tid] = 0;
+  }
+  if (active) {  // full, compensated sums over the first window
+    const double th = xs[myj];
+    for (std::int64_t k = t0; k < t0 + n; ++k) {
+      const double d = th - __ldg(xs + k);
+      if (d == 0) continue;
+      group_powers(log(fabs(d)), g.alpha, g0, cnt, g.uniform, g.h, pw);
+      if (d > 0) {
+        ++nleft;
+#pragma unroll
+        for (int i = 0; i < kGroup; ++i) comp_add(sm[i], cm[i * bd + tid], pw[i]);
+      } else {
+        ++nright;
+#pragma unroll
+        for (int i = 0; i < kGroup; ++i) comp_add(sp[i], cp[i * bd + tid], pw[i]);
+      }
+    }
+  }
+  for (std::int64_t w = w0; w < w1; ++w) {
+    if (w > w0) {
+      for (std::int64_t tl = (w - 1) * K; tl < w * K; ++tl) {
+        const std::int64_t te = tl + n;
+        const int owner = static_cast<int>(tl % n);
+        double nm[kGroup], np[kGroup];
+#pragma unroll
+        for (int i = 0; i < kGroup; ++i) nm[i] = np[i] = 0;
+        const double xe = xs[te];
+        bool lower = false, higher = false;
+        if (active && tid != owner) {
+          const double xj = xs[myj];
+          const double dl = xj - xs[tl];
+          if (dl > 0) {
+            if (--nleft == 0) {
+#pragma unroll
+              for (int i = 0; i < kGroup; ++i) {
+                sm[i] = 0;
+                cm[i * bd + tid] = 0;
+              }
+            } else {
+              group_powers(log(dl), g.alpha, g0, cnt, g.uniform, g.h, pw);
+#pragma unroll
+              for (int i = 0; i < kGroup; ++i) comp_add(sm[i], cm[i * bd + tid], -pw[i]);
+            }
+          } else if (dl < 0) {
+            if (--nright == 0) {
+#pragma unroll
+              for (int i = 0; i < kGroup; ++i) {
+                sp[i] = 0;
+                cp[i * bd + tid] = 0;
+              }
+            } else {
+              group_powers(log(-dl), g.alpha, g0, cnt, g.uniform, g.h, pw);
+#pragma unroll
+              for (int i = 0; i < kGroup; ++i) comp_add(sp[i], cp[i * bd + tid], -pw[i]);
+            }
+          }
+          const double de = xj - xe;
+          if (de != 0) {
+            group_powers(log(fabs(de)), g.alpha, g0, cnt, g.uniform, g.h, pw);
+            if (de > 0) {  // the entering point lies left of candidate j; j lies right of it
+              ++nleft;
+              higher = true;
+#pragma unroll
+              for (int i = 0; i < kGroup; ++i) {
+                comp_add(sm[i], cm[i * bd + tid], pw[i]);
+                np[i] = pw[i];
+              }
+            } else {
+              ++nright;
+              lower = true;
+#pragma unroll
+              for (int i = 0; i < kGroup; ++i) {
+                comp_add(sp[i], cp[i * bd + tid], pw[i]);
+                nm[i] = pw[i];
+              }
+            }
+          }
+        }
+        // the entering candidate's sums: block sum of nm, np (fixed order)
+#pragma unroll
+        for (int i = 0; i < kGroup; ++i) {
+          double a = nm[i], b = np[i];
+          for (int off = 16; off > 0; off >>= 1) {
+            a += __shfl_down_sync(0xffffffffu, a, off);
+            b += __shfl_down_sync(0xffffffffu, b, off);
+          }
+          if (lane == 0) {
+            red[warp * 2 * kGroup + i] = a;
+            red[warp * 2 * kGroup + kGroup + i] = b;
+          }
+        }
+        __syncthreads();
+        if (tid < 2 * kGroup) {
+          double s = 0;
+          for (int v = 0; v < nwarps; ++v) s += red[v * 2 * kGroup + tid];
+          newsum[tid] = s;
+        }
+        const int cl = __syncthreads_count(lower), ch = __syncthreads_count(higher);
+        if (tid == owner) {
+#pragma unroll
+          for (int i = 0; i < kGroup; ++i) {
+            sm[i] = newsum[i];
+            sp[i] = newsum[kGroup + i];
+            cm[i * bd + tid] = 0;
+            cp[i * bd + tid] = 0;
+          }
+          nleft = cl;
+          nright = ch;
+          myj = te;
+        }
+      }
+    }
+    // evaluate window w
+    const std::int64_t tw = w * K;
+    const double* win = xs + tw;
+    double myS[kGroup];
+    int myJ[kGroup];
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) {
+      myJ[i] = active ? static_cast<int>(myj - tw) : -1;
+      myS[i] = active && i < cnt ? scale_sum(sm[i] + cm[i * bd + tid], sp[i] + cp[i * bd + tid], inv_p1[i]) : 0.0;
+    }
+    double oS = 0;
+    int oJ = -1;
+    block_argmin(myS, myJ, cnt, win, sS, sJ, &oS, &oJ);
+    if (tid < cnt) {
+      const std::size_t o = (static_cast<std::size_t>(blockIdx.z) * nw + (w - w_begin)) * g.A + g0 + tid;
+      bestS[o] = oS;
+      bestJ[o] = oJ;
+    }
+  }
+}
+
+__global__ void finalize_kernel(const double* __restrict__ x, std::int64_t length, int n, std::int64_t K,
+                                std::int64_t w_begin, std::int64_t nw, int nseries, GridDev g,
+                                const double* bestS, const int* bestJ, int* o_shape, std::int64_t* o_index,
+                                double* o_xm, double* o_xp, double* o_S, double* o_ll) {
+  const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= nw * nseries) return;
+  const std::int64_t si = idx / nw, w = w_begin + idx % nw;
+  const double* S = bestS + idx * g.A;
+  double ll = 0;
+  const int a = pick_shape(S, g.alpha, g.A, static_cast<double>(n), &ll);
+  const int jrel = bestJ[idx * g.A + a];
+  const double* win = x + si * length + w * K;
+  const double th = win[jrel], p = g.alpha[a];
+  double xm = 0, cxm = 0, xp = 0, cxp = 0;
+  for (int k = 0; k < n; ++k) {
+    const double d = th - win[k];
+    if (d > 0) comp_add(xm, cxm, exp(p * log(d)));
+    else if (d < 0) comp_add(xp, cxp, exp(p * log(-d)));
+  }
+  o_shape[idx] = a;
+  o_index[idx] = w * K + jrel;
+  o_xm[idx] = xm + cxm;
+  o_xp[idx] = xp + cxp;
+  o_S[idx] = S[a];
+  o_ll[idx] = ll;
+}
+
+// Independent exp() chains, so that throughput, not latency, is measured.
+__global__ void exp_rate_kernel(double* out, int iters) {
+  double a = 1e-3 * (threadIdx.x + 1), b = a * 0.5, c = a * 0.25, d = a * 0.125, acc = 0;
+  for (int i = 0; i < iters; ++i) {
+    a = exp(a) * 1e-3;
+    b = exp(b) * 1e-3;
+    c = exp(c) * 1e-3;
+    d = exp(d) * 1e-3;
+    acc += a + b + c + d;
+  }
+  out[static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x] = acc;
+}
+
+struct Part {
+  std::int64_t s_begin, s_count, c_begin, c_count;
+};
+
+}  // namespace
+
+void solve_cuda(const Series& s, const Params& p, const std::vector<int>& devices, WindowFits& out, CudaTiming* timing) {
+  validate(s, p);
+  const std::int64_t W = window_count(s, p), n = p.window, K = p.step, A = static_cast<std::int64_t>(p.grid.alpha.size());
+  out.resize(static_cast<std::size_t>(s.series * W));
+  const bool rolling = !p.exact && 2 * K < n && n <= 1024;
+  const std::int64_t R = rolling ? p.refresh : 1, chunks = (W + R - 1) / R;
+  const std::int64_t groups = (A + kGroup - 1) / kGroup;
+  if (W >= (std::int64_t{1} << 31)) fail_input("too many windows for the CUDA backend: " + std::to_string(W));
+  if (groups > 65535) fail_input("--alpha-grid: too many shapes for the CUDA backend: " + std::to_string(A));
+  // Split series over devices when there are enough, else chunks of windows.
+  const std::int64_t nd = static_cast<std::int64_t>(devices.size());
+  std::vector<Part> parts;
+  if (s.series >= nd) {
+    for (std::int64_t d = 0; d < nd; ++d) {
+      const std::int64_t b = s.series * d / nd, e = s.series * (d + 1) / nd;
+      parts.push_back({b, e - b, 0, chunks});
+    }
+  } else {
+    for (std::int64_t d = 0; d < nd; ++d) {
+      const std::int64_t b = chunks * d / nd, e = chunks * (d + 1) / nd;
+      parts.push_back({0, s.series, b, e - b});
+    }
+  }
+  std::vector<double> kernel_s(parts.size(), 0.0);
+  std::vector<std::exception_ptr> errors(parts.size());
+  // one host thread per device
+  auto run_part = [&](std::size_t pi) {
+    try {
+      const Part part = parts[pi];
+      if (part.s_count == 0 || part.c_count == 0) return;
+      NUMPIPE_CUDA_CHECK(cudaSetDevice(devices[pi]));
+      const std::int64_t wb = part.c_begin * R, we = std::min(W, (part.c_begin + part.c_count) * R), nw = we - wb;
+      DeviceArray<double> d_alpha(static_cast<std::size_t>(A));
+      d_alpha.copy_from_host(p.grid.alpha.data(), static_cast<std::size_t>(A));
+      GridDev g{d_alpha.data(), static_cast<int>(A), p.grid.uniform, p.grid.h};
+      // series per batch: the per-shape results take 12 bytes per window and shape
+      const std::int64_t per_series = nw * A * 12;
+      const std::int64_t sb = std::max<std::int64_t>(1, std::min<std::int64_t>({part.s_count, 65535, (std::int64_t{3} << 30) / per_series}));
+      DeviceArray<double> d_x(static_cast<std::size_t>(sb * s.length));
+      DeviceArray<double> d_bestS(static_cast<std::size_t>(sb * nw * A));
+      DeviceArray<int> d_bestJ(static_cast<std::size_t>(sb * nw * A));
+      const std::size_t ow = static_cast<std::size_t>(sb * nw);
+      DeviceArray<int> d_shape(ow);
+      DeviceArray<std::int64_t> d_index(ow);
+      DeviceArray<double> d_xm(ow), d_xp(ow), d_S(ow), d_ll(ow);
+      std::vector<int> h_shape(ow);
+      int threads = 0;
+      std::size_t smem = 0;
+      if (rolling) {
+        threads = static_cast<int>((n + 31) / 32 * 32);
+        smem = static_cast<std::size_t>(2 * kGroup * threads) * sizeof(double);
+        if (threads <= 512)
+          NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rolling_kernel<512>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+        else
+          NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rolling_kernel<1024>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+      }
+      CudaEventTimer timer;
+      for (std::int64_t s0 = part.s_begin; s0 < part.s_begin + part.s_count; s0 += sb) {
+        const std::int64_t sc = std::min(sb, part.s_begin + part.s_count - s0);
+        d_x.copy_from_host(s.x + s0 * s.length, static_cast<std::size_t>(sc * s.length));
+        timer.start();
+        if (rolling) {
+          const dim3 grid(static_cast<unsigned>(part.c_count), static_cast<unsigned>(groups), static_cast<unsigned>(sc));
+          if (threads <= 512)
+            rolling_kernel<512><<<grid, threads, smem>>>(d_x.data(), s.length, static_cast<int>(n), K, R, W, part.c_begin, wb,
+                                                         nw, g, d_bestS.data(), d_bestJ.data());
+          else
+            rolling_kernel<1024><<<grid, threads, smem>>>(d_x.data(), s.length, static_cast<int>(n), K, R, W, part.c_begin, wb,
+                                                          nw, g, d_bestS.data(), d_bestJ.data());
+          NUMPIPE_CUDA_CHECK_LAUNCH();
+        } else {
+          const dim3 grid(static_cast<unsigned>(nw), static_cast<unsigned>(groups), static_cast<unsigned>(sc));
+          full_kernel<<<grid, kFullThreads>>>(d_x.data(), s.length, static_cast<int>(n), K, wb, nw, g, d_bestS.data(),
+                                              d_bestJ.data());
+          NUMPIPE_CUDA_CHECK_LAUNCH();
+        }
+        const std::int64_t items = sc * nw;
+        finalize_kernel<<<static_cast<unsigned>((items + 127) / 128), 128>>>(
+            d_x.data(), s.length, static_cast<int>(n), K, wb, nw, static_cast<int>(sc), g, d_bestS.data(), d_bestJ.data(),
+            d_shape.data(), d_index.data(), d_xm.data(), d_xp.data(), d_S.data(), d_ll.data());
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+        timer.stop();
+        kernel_s[pi] += timer.seconds();
+        // scatter rows [s0, s0+sc) x windows [wb, we) into the host arrays
+        const std::size_t m = static_cast<std::size_t>(items);
+        std::vector<std::int64_t> h_index(m);
+        std::vector<double> h_xm(m), h_xp(m), h_S(m), h_ll(m);
+        d_shape.copy_to_host(h_shape.data(), m);
+        d_index.copy_to_host(h_index.data(), m);
+        d_xm.copy_to_host(h_xm.data(), m);
+        d_xp.copy_to_host(h_xp.data(), m);
+        d_S.copy_to_host(h_S.data(), m);
+        d_ll.copy_to_host(h_ll.data(), m);
+        NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+        for (std::int64_t r = 0; r < sc; ++r)
+          for (std::int64_t w = 0; w < nw; ++w) {
+            const std::size_t src = static_cast<std::size_t>(r * nw + w);
+            const std::size_t dst = static_cast<std::size_t>((s0 + r) * W + wb + w);
+            out.shape[dst] = h_shape[src];
+            out.index[dst] = h_index[src];
+            out.xm[dst] = h_xm[src];
+            out.xp[dst] = h_xp[src];
+            out.S[dst] = h_S[src];
+            out.loglik[dst] = h_ll[src];
+          }
+      }
+    } catch (...) {
+      errors[pi] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t pi = 1; pi < parts.size(); ++pi) workers.emplace_back(run_part, pi);
+  run_part(0);
+  for (auto& t : workers) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  if (timing) timing->kernel_seconds = *std::max_element(kernel_s.begin(), kernel_s.end());
+}
+
+double measure_exp_rate(int device) {
+  NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
+  cudaDeviceProp prop{};
+  NUMPIPE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  const int blocks = prop.multiProcessorCount * 8, threads = 256, iters = 4096;
+  DeviceArray<double> d(static_cast<std::size_t>(blocks) * threads);
+  exp_rate_kernel<<<blocks, threads>>>(d.data(), 64);  // warm-up
+  NUMPIPE_CUDA_CHECK_LAUNCH();
+  std::vector<double> t;
+  for (int r = 0; r < 5; ++r) {
+    CudaEventTimer timer;
+    timer.start();
+    exp_rate_kernel<<<blocks, threads>>>(d.data(), iters);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    timer.stop();
+    t.push_back(timer.seconds());
+  }
+  std::sort(t.begin(), t.end());
+  return 4.0 * iters * blocks * threads / t[t.size() / 2];
+}
+
+}  // namespace numpipe::mle
