@@ -57,8 +57,8 @@ Grid parse_grid(const std::string& text) {
       g.h = (b - a) / static_cast<double>(count - 1);
       g.alpha.back() = b;
     }
-    // The ladder reproduces a + i*h; keep the exact grid values in alpha (used for loglik).
-    for (long long i = 0; i + 1 < count; ++i) g.alpha[static_cast<std::size_t>(i)] = a + static_cast<double>(i) * g.h;
+    // The ladder restarts at alpha[g0] each group and steps by h; the grid values
+    // a + (b-a) i/(count-1) differ from a + i h by an ulp at most.
   } else {
     std::stringstream ss(text);
     for (std::string item; std::getline(ss, item, ',');) {
