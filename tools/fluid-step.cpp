@@ -1,5 +1,6 @@
 // fluid-step: advances a stable-fluids state (seed 003, spec/fluid.md) by K steps
 // on the CPU (OpenMP) or the GPU (CUDA) and writes the state, so that runs chain.
+#include <algorithm>
 #include <cmath>
 
 #include "common/cli.hpp"
@@ -20,22 +21,28 @@ double attr_number(const json& attrs, const char* group, const char* key, double
 }
 
 template <class T>
-int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int steps, int every) {
-  const Backend backend = cli.backend();
-  Fields<T> fields = load_fields<T>(in);
-  std::unique_ptr<Solver<T>> solver;
-  DeviceInfo device;
+std::unique_ptr<Solver<T>> make_solver(Backend backend, const Cli& cli, const Params& p, const Fields<T>& fields) {
   if (backend == Backend::cuda) {
 #ifdef NUMPIPE_FLUID_CUDA
-    solver = make_cuda_solver<T>(p, fields, cli.device());
-    device = query_cuda_device(cli.device());
+    return make_cuda_solver<T>(p, fields, cli.device());
 #else
+    (void)cli;
     fail_resource("this build has no CUDA backend for fluid-step (use --backend cpu)");
 #endif
-  } else {
-    solver = make_cpu_solver<T>(p, fields);
-    device = query_host_cpu();
   }
+  return make_cpu_solver<T>(p, fields);
+}
+
+template <class T>
+int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int steps, int every, int repeat) {
+  const Backend backend = cli.backend();
+  Fields<T> fields = load_fields<T>(in);
+  const DeviceInfo device = backend == Backend::cuda ? query_cuda_device(cli.device()) : query_host_cpu();
+  // --repeat R: R-1 timed runs of all steps from the input state before the one
+  // whose state is written (every run computes the same bits); the median counts.
+  std::vector<double> times;
+  for (int r = 1; r < repeat; ++r) times.push_back(make_solver<T>(backend, cli, p, fields)->advance(steps));
+  std::unique_ptr<Solver<T>> solver = make_solver<T>(backend, cli, p, fields);
 
   const std::int64_t step0 = in.attrs.contains("step") && in.attrs["step"].is_number_integer()
                                  ? in.attrs["step"].get<std::int64_t>()
@@ -66,6 +73,10 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int step
     }
   }
   progress.finish();
+  times.push_back(seconds);
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  seconds = sorted.size() % 2 ? sorted[sorted.size() / 2] : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
   const double cells = static_cast<double>(p.n) * p.n;
   log.add("steps", seconds, bytes_per_cell_step(p, sizeof(T), backend == Backend::cuda) * cells * steps,
           800.0 * cells * steps);
@@ -90,6 +101,8 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int step
                  {"velocity_injections", c.velocity_injections},
                  {"density_injections", c.density_injections},
                  {"ns_per_cell_step", steps > 0 ? seconds * 1e9 / (cells * steps) : 0.0},
+                 {"seconds", times},
+                 {"bytes_per_cell_step", bytes_per_cell_step(p, sizeof(T), backend == Backend::cuda)},
                  {"backend", backend_name(backend)}};
   writer.write<double>("diagnostics", Shape{4}, diag, dattrs);
   writer.finish();
@@ -117,7 +130,9 @@ int run(int argc, char** argv) {
       "iters", "Red-black Gauss-Seidel iterations per solve", cxxopts::value<int>()->default_value("20"), "N")(
       "snapshot-every", "Write d, u, v as snap_d, snap_u, snap_v every M steps (0: never)",
       cxxopts::value<int>()->default_value("0"), "M")(
-      "precision", "fp32 or fp64 (default: the input's dtype)", cxxopts::value<std::string>(), "P");
+      "precision", "fp32 or fp64 (default: the input's dtype)", cxxopts::value<std::string>(), "P")(
+      "repeat", "Benchmarking: run the steps R times from the input, report the median time",
+      cxxopts::value<int>()->default_value("1"), "R");
   cli.parse(argc, argv);
 
   const int steps = cli.get<int>("steps");
@@ -125,6 +140,8 @@ int run(int argc, char** argv) {
   const int iters = cli.get<int>("iters");
   if (iters < 1 || iters > 100000) fail_input("--iters must be in [1, 100000], got " + std::to_string(iters));
   const int every = cli.get<int>("snapshot-every");
+  const int repeat = cli.get<int>("repeat");
+  if (repeat < 1 || repeat > 1000) fail_input("--repeat must be in [1, 1000], got " + std::to_string(repeat));
   if (every < 0) fail_input("--snapshot-every must be >= 0, got " + std::to_string(every));
   const std::string scheme = cli.get<std::string>("scheme");
   if (scheme != "seed" && scheme != "stam") fail_input("--scheme must be seed or stam, got '" + scheme + "'");
@@ -168,8 +185,8 @@ int run(int argc, char** argv) {
   }
   p.forcing = forcing == "react" ? Forcing::react : Forcing::none;
   if (precision.empty()) precision = in.dtype == DType::f8 ? "fp64" : "fp32";
-  if (precision == "fp64") return run_with<double>(cli, out, in, p, steps, every);
-  return run_with<float>(cli, out, in, p, steps, every);
+  if (precision == "fp64") return run_with<double>(cli, out, in, p, steps, every, repeat);
+  return run_with<float>(cli, out, in, p, steps, every, repeat);
 }
 
 }  // namespace

@@ -342,16 +342,26 @@ template std::unique_ptr<Solver<float>> make_cpu_solver(const Params&, const Fie
 template std::unique_ptr<Solver<double>> make_cpu_solver(const Params&, const Fields<double>&);
 
 double bytes_per_cell_step(const Params& p, int element_size, bool cuda) {
-  // Natural-layout passes (element reads + writes per cell): react 3+3, add_source
-  // 3x(2+1), two projections' divergence (2+2) and gradient (3+2), advection 5+3.
-  // Each lin_solve: passes of up to kTemporal iterations, each reading x and x0 and
-  // writing x; on the CPU also the conversions to and from colour planes (2+2+1+1).
+  // Element reads + writes per interior cell and step, as the kernels move them
+  // (docs/fluid.md). Both backends: two projections' divergence (2+2) and
+  // gradient (3+2), advection (2 + 3 gathered + 3 written).
   const double sz = element_size;
-  const double other = 6 + 9 + 2 * (4 + 5) + 8;
-  const int fused = cuda ? 4 : kTemporal;  // cuda.cu fuses 4 iterations per pass (see there)
-  const double passes = std::ceil(static_cast<double>(p.iters) / fused);
-  const double solve = passes * 3 + (cuda ? 0 : 6);
-  return sz * (other + 5 * solve);
+  const double common = 2 * (4 + 5) + 8;
+  if (cuda) {
+    // react: CUB maxima (3) and the fused injection + add_source (3+3). Each
+    // solve: an even number of passes of up to 5 fused iterations, each reading
+    // x and x0 over the extended tile (128 x 80 for 108 x 60 outputs in fp32,
+    // 128 x 48 for 108 x 28 in fp64) and writing x once.
+    int passes = (p.iters + 4) / 5;
+    if (passes % 2) ++passes;
+    const double halo = element_size == 4 ? (128.0 * 80) / (108.0 * 60) : (128.0 * 48) / (108.0 * 28);
+    return sz * (common + 9 + 5 * passes * (2 * halo + 1));
+  }
+  // react (3 read, 3 zeroed), add_source (3 x 3); each solve: passes of up to
+  // kTemporal iterations (x and x0 read, x written; the halo rows stay in cache)
+  // and the conversions to and from colour planes (x and x0 in: 2+2, x out: 1+1).
+  const double passes = std::ceil(static_cast<double>(p.iters) / kTemporal);
+  return sz * (common + 6 + 9 + 5 * (passes * 3 + 6));
 }
 
 template <class T>
