@@ -102,16 +102,23 @@ void report_repeats(const ig::Problem& pb, const ig::Result& first, int repeat, 
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
   };
   std::fprintf(stderr, "integrate: %zu policies, %d runs after a warm-up, median seconds:", pb.policies.size(), repeat);
-  double kernels = 0;
+  double kernels = 0, inner = 0;
   for (std::size_t j = 0; j + 1 < times.size(); ++j) {
     double m = median(times[j]);
     const std::string& name = first.log.phases()[j].name;
     if (name.rfind("inner", 0) == 0 || name.rfind("middle", 0) == 0 || name.rfind("outer", 0) == 0) kernels += m;
+    if (name.rfind("inner", 0) == 0) inner += m;
     std::fprintf(stderr, " %s %.6g", name.c_str(), m);
   }
   std::fprintf(stderr, " | compute %.6g | wall %.6g\n", kernels, median(times.back()));
   std::fprintf(stderr, "integrate: inner RK4 steps %.6g (unshared %.6g), columns %zu, middle calls %zu\n",
                first.inner_steps, first.inner_steps_unshared, first.columns, first.requests);
+  if (inner > 0)
+    std::fprintf(stderr,
+                 "integrate: inner phase %.4g G RK4 steps/s, %.4g GFLOP/s (%g flops/step); unshared-equivalent "
+                 "%.4g G steps/s over the compute time\n",
+                 first.inner_steps / inner * 1e-9, first.inner_steps * ig::kFlopsPerInnerStep / inner * 1e-9,
+                 ig::kFlopsPerInnerStep, first.inner_steps_unshared / kernels * 1e-9);
 }
 
 }  // namespace

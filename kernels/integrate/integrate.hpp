@@ -107,9 +107,9 @@ struct Result {
 };
 
 // Flops of one Inner RK4 step as counted for the rate reports (docs/integrate.md):
-// two coefficient evaluations r + muM(eta + s), each 6 plus exp at 30 (CUDA's fp64
-// exp is about 15 FMAs, 2 flops each), two stage points (4), the RK4 arithmetic (22).
-inline constexpr double kFlopsPerInnerStep = 2 * (6 + 30) + 4 + 22;
+// the fp64 instructions of the step loop in inner_kernel's SASS (sm_90, nvcc 13):
+// 45 DFMA (2 flops each) + 12 DADD + 6 DMUL, two exp evaluations included.
+inline constexpr double kFlopsPerInnerStep = 45 * 2 + 12 + 6;
 
 // The CPU backend (OpenMP; threads 0 = OpenMP's default). Same bits for any thread count.
 Result solve_cpu(const Problem& problem, int threads = 0);

@@ -12,9 +12,10 @@ for f in one many curve; do
     integrate -i $f.nps $a --backend cuda -o gpu.nps
     verify gpu.nps cpu.nps --rtol 1e-13 --atol 1e-15 || fail "$f $a: CUDA and CPU differ"
     integrate -i $f.nps $a --backend cuda | verify --against gpu.nps --rtol 0 --atol 0 || fail "$f $a: CUDA not reproducible"
+    cp gpu.nps gpu-$f$a.nps
   done
 done
-integrate -i many.nps --backend cuda --devices all | verify --against gpu.nps --rtol 0 --atol 0
+integrate -i many.nps --backend cuda --devices all | verify --against gpu-many.nps --rtol 0 --atol 0
 verify --text-ref "$SRC/share/ref/integrate-checkpoint-year0.txt" --array reserve0 --rtol 1e-12 \
   <(integrate -i one.nps --backend cuda)
 gen-input integrate --portfolio 300 --seed 5 --steps 1,1,1 -o port.nps
