@@ -17,11 +17,17 @@ int main(int argc, char** argv) {
     cli.add("Price")("precision", "Arithmetic: fp64 (the reference) or fp32",
                      cxxopts::value<std::string>()->default_value("fp64"), "P")(
         "gpu-group", "CUDA backend: strikes resident at once per device (tuning; 0 = automatic)",
-        cxxopts::value<std::int64_t>()->default_value("0"), "N");
+        cxxopts::value<std::int64_t>()->default_value("0"), "N")(
+        "gpu-kernel", "CUDA backend: x-phase kernel, auto, sweep (thread per column) or chunk (thread per column "
+        "and 8 rows; numX <= 256) (tuning)",
+        cxxopts::value<std::string>()->default_value("auto"), "K");
     cli.parse(argc, argv);
     const price::Precision precision = price::parse_precision(cli.get<std::string>("precision"));
     const std::int64_t group = cli.get<std::int64_t>("gpu-group");
     if (group < 0) fail_input("--gpu-group must be >= 0, got " + std::to_string(group));
+    const std::string gpu_kernel = cli.get<std::string>("gpu-kernel");
+    if (gpu_kernel != "auto" && gpu_kernel != "sweep" && gpu_kernel != "chunk")
+      fail_input("--gpu-kernel must be auto, sweep or chunk, got '" + gpu_kernel + "'");
     const Backend backend = cli.backend();
     std::vector<int> devices;
     if (backend == Backend::cuda) devices = cli.devices();
@@ -53,12 +59,15 @@ int main(int argc, char** argv) {
 #ifdef NUMPIPE_HAVE_CUDA
         price::CudaRun run;
         HostTimer timer;
-        prices = price::solve_cuda(setup, precision, devices, group, &run);
+        prices = price::solve_cuda(setup, precision, devices, group, &run, gpu_kernel);
         const double wall = timer.seconds();
         log.add("upload", run.upload_seconds);
         log.add("solve", run.seconds, 0, flops);
         log.add("solve_wall", wall);
-        extra = {{"devices", devices}, {"gpu_group", run.group}, {"device_bytes", run.device_bytes}};
+        extra = {{"devices", devices},
+                 {"gpu_group", run.group},
+                 {"gpu_kernel", run.kernel},
+                 {"device_bytes", run.device_bytes}};
 #else
         fail_resource("this build has no CUDA backend");
 #endif

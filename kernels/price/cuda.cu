@@ -37,6 +37,7 @@ namespace numpipe::price {
 namespace {
 
 constexpr int kWarp = 32;
+constexpr int kUnroll = 8;  // rows of x_step whose loads are issued together
 
 template <class Real>
 __global__ void payoff_kernel(Real* __restrict__ r, const double* __restrict__ x, std::int64_t first_strike, int nx,
@@ -75,10 +76,13 @@ __global__ void x_factor_kernel(Real* __restrict__ xinv, const Real* __restrict_
   }
 }
 
-template <class Real>
-__global__ void x_step_kernel(const Real* __restrict__ r, Real* __restrict__ w, const Real* __restrict__ xinv,
-                              const Real* __restrict__ px, const Real* __restrict__ dxx, const Real* __restrict__ qy_g,
-                              const Real* __restrict__ gy, Real dt, int nx, int ny) {
+// Loads for U rows are issued together before the U dependent steps of the
+// recurrence use them, so that U rows' memory latency overlaps.
+template <class Real, int U>
+__global__ void __launch_bounds__(128) x_step_kernel(const Real* __restrict__ r, Real* __restrict__ w,
+                                                     const Real* __restrict__ xinv, const Real* __restrict__ px,
+                                                     const Real* __restrict__ dxx, const Real* __restrict__ qy_g,
+                                                     const Real* __restrict__ gy, Real dt, int nx, int ny) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= ny) return;
   const std::int64_t s = blockIdx.y;
@@ -88,52 +92,213 @@ __global__ void x_step_kernel(const Real* __restrict__ r, Real* __restrict__ w, 
   const bool left = j > 0, right = j < ny - 1;
   Real rm = 0, rc = rs[j], rp = rs[ny + j];
   Real z_prev = 0, inv_prev = 0;
-  for (int i = 0; i < nx; ++i) {
-    const std::int64_t k = std::int64_t(i) * ny + j;
-    const Real rnext = i + 2 < nx ? rs[k + 2 * ny] : Real(0);  // issued early
-    const Real rl = left ? rs[k - 1] : Real(0), rr = right ? rs[k + 1] : Real(0);
-    const Real inv_here = xinv[k];
-    const Real var = var_x(px[i], qy);
-    const Real h0 = half_half(var, dxx[3 * i]), h1 = half_half(var, dxx[3 * i + 1]), h2 = half_half(var, dxx[3 * i + 2]);
-    Real u = explicit_x(dt, h0, h1, h2, rm, rc, rp);
-    u += explicit_y(g0, g1, g2, rl, rc, rr);
-    const Real beta = -h0 * inv_prev;
-    const Real z = thomas_forward(u, beta, z_prev);
-    ws[k] = z;
-    z_prev = z;
-    inv_prev = inv_here;
-    rm = rc;
-    rc = rp;
-    rp = rnext;
+  for (int i0 = 0; i0 < nx; i0 += U) {
+    Real rn[U], rl[U], rr[U], xi[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int i = i0 + u;
+      const std::int64_t k = std::int64_t(i) * ny + j;
+      rn[u] = i + 2 < nx ? rs[k + 2 * std::int64_t(ny)] : Real(0);
+      rl[u] = left && i < nx ? rs[k - 1] : Real(0);
+      rr[u] = right && i < nx ? rs[k + 1] : Real(0);
+      xi[u] = i < nx ? xinv[k] : Real(0);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int i = i0 + u;
+      if (i >= nx) break;
+      const Real var = var_x(px[i], qy);
+      const Real h0 = half_half(var, dxx[3 * i]), h1 = half_half(var, dxx[3 * i + 1]),
+                 h2 = half_half(var, dxx[3 * i + 2]);
+      Real uu = explicit_x(dt, h0, h1, h2, rm, rc, rp);
+      uu += explicit_y(g0, g1, g2, rl[u], rc, rr[u]);
+      const Real beta = -h0 * inv_prev;
+      const Real z = thomas_forward(uu, beta, z_prev);
+      ws[std::int64_t(i) * ny + j] = z;
+      z_prev = z;
+      inv_prev = xi[u];
+      rm = rc;
+      rc = rp;
+      rp = rn[u];
+    }
   }
   Real u_next = 0;
-  for (int i = nx - 1; i >= 0; --i) {
-    const std::int64_t k = std::int64_t(i) * ny + j;
-    const Real c = -half_half(var_x(px[i], qy), dxx[3 * i + 2]);
-    const Real rl = left ? rs[k - 1] : Real(0), rr = right ? rs[k + 1] : Real(0);
-    const Real v = explicit_y(g0, g1, g2, rl, rs[k], rr);
-    const Real u = thomas_back(ws[k], c, u_next, xinv[k]);
-    ws[k] = rhs_y(dt, u, v);
-    u_next = u;
+  for (int i1 = nx - 1; i1 >= 0; i1 -= U) {
+    Real zz[U], xi[U], rl[U], rc0[U], rr[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int i = i1 - u;
+      const std::int64_t k = std::int64_t(i) * ny + j;
+      const bool in = i >= 0;
+      zz[u] = in ? ws[k] : Real(0);
+      xi[u] = in ? xinv[k] : Real(0);
+      rl[u] = in && left ? rs[k - 1] : Real(0);
+      rc0[u] = in ? rs[k] : Real(0);
+      rr[u] = in && right ? rs[k + 1] : Real(0);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int i = i1 - u;
+      if (i < 0) break;
+      const Real c = -half_half(var_x(px[i], qy), dxx[3 * i + 2]);
+      const Real v = explicit_y(g0, g1, g2, rl[u], rc0[u], rr[u]);
+      const Real uu = thomas_back(zz[u], c, u_next, xi[u]);
+      ws[std::int64_t(i) * ny + j] = rhs_y(dt, uu, v);
+      u_next = uu;
+    }
   }
 }
 
-// One warp per row (strike s, point i): solves along j. Shared memory: per warp,
-// 32 chunks of `stride` (>= chunk, odd) values.
-template <class Real>
-__global__ void y_step_kernel(const Real* __restrict__ w, Real* __restrict__ r, const Real* __restrict__ beta,
-                              const Real* __restrict__ inv, const Real* __restrict__ c, std::int64_t rows, int ny,
-                              int chunk, int stride) {
+// The x systems split into chunks of C rows: more threads than columns when the
+// strikes resident are few (groups sized for L2). Block: 16 columns x (2*warps)
+// chunks; thread (column j, chunk q) holds rows [q*C, q*C + C) in registers.
+// Both Thomas recurrences are solved per chunk with a zero entry value, the
+// chunks' affine maps (z_out = A z_in + B) are combined through shared memory in
+// order, and each chunk is corrected: z = z_local + (prod of -beta) * z_in.
+constexpr int kChunkCols = 16;
+constexpr int kChunkRows = 8;  // C: rows per thread; nx <= 32*C (512 threads a block)
+template <class Real, int C>
+__global__ void __launch_bounds__(512) x_chunk_kernel(const Real* __restrict__ r, Real* __restrict__ w,
+                                                      const Real* __restrict__ xinv, const Real* __restrict__ px,
+                                                      const Real* __restrict__ dxx, const Real* __restrict__ qy_g,
+                                                      const Real* __restrict__ gy, Real dt, int nx, int ny,
+                                                      int chunks) {
   extern __shared__ unsigned char smem_raw[];
-  Real* sm = reinterpret_cast<Real*>(smem_raw) + (threadIdx.x / kWarp) * (kWarp * stride);
+  Real* fa = reinterpret_cast<Real*>(smem_raw);  // [chunks][16] forward maps A, B; backward maps A, B
+  Real* fb = fa + chunks * kChunkCols;
+  Real* ba = fb + chunks * kChunkCols;
+  Real* bb = ba + chunks * kChunkCols;
+  const int col = threadIdx.x % kChunkCols;
+  const int q = threadIdx.x / kChunkCols;  // chunk
+  const int j = blockIdx.x * kChunkCols + col;
+  const bool active = j < ny && q < chunks;
+  const std::int64_t s = blockIdx.y;
+  const Real* rs = r + s * nx * ny;
+  Real* ws = w + s * nx * ny;
+  const int i0 = q * C;
+  Real zl[C], v[C], inv[C], beta[C];
+  Real qy = 0;
+  if (active) {
+    qy = qy_g[j];
+    const Real g0 = gy[3 * j], g1 = gy[3 * j + 1], g2 = gy[3 * j + 2];
+    const bool left = j > 0, right = j < ny - 1;
+    Real rr_[C + 2], rl[C], rr[C];
+#pragma unroll
+    for (int m = 0; m < C + 2; ++m) {
+      const int i = i0 - 1 + m;
+      rr_[m] = i >= 0 && i < nx ? rs[std::int64_t(i) * ny + j] : Real(0);
+    }
+#pragma unroll
+    for (int m = 0; m < C; ++m) {
+      const int i = i0 + m;
+      const std::int64_t k = std::int64_t(i) * ny + j;
+      rl[m] = left && i < nx ? rs[k - 1] : Real(0);
+      rr[m] = right && i < nx ? rs[k + 1] : Real(0);
+      inv[m] = i < nx ? xinv[k] : Real(1);
+    }
+    Real inv_prev = i0 > 0 ? xinv[std::int64_t(i0 - 1) * ny + j] : Real(0);
+    Real a = 1, b = 0;
+#pragma unroll
+    for (int m = 0; m < C; ++m) {
+      const int i = i0 + m;
+      if (i < nx) {
+        const Real var = var_x(px[i], qy);
+        const Real h0 = half_half(var, dxx[3 * i]), h1 = half_half(var, dxx[3 * i + 1]),
+                   h2 = half_half(var, dxx[3 * i + 2]);
+        Real uu = explicit_x(dt, h0, h1, h2, rr_[m], rr_[m + 1], rr_[m + 2]);
+        v[m] = explicit_y(g0, g1, g2, rl[m], rr_[m + 1], rr[m]);
+        uu += v[m];
+        beta[m] = -h0 * inv_prev;
+        b = thomas_forward(uu, beta[m], b);
+        a = -beta[m] * a;
+        zl[m] = b;
+        inv_prev = inv[m];
+      } else {
+        beta[m] = 0;
+        zl[m] = 0;
+        v[m] = 0;
+      }
+    }
+    fa[q * kChunkCols + col] = a;
+    fb[q * kChunkCols + col] = b;
+  }
+  __syncthreads();
+  Real a2 = 1, b2 = 0;
+  if (active) {
+    Real z_in = 0;
+    for (int p = 0; p < q; ++p) z_in = fa[p * kChunkCols + col] * z_in + fb[p * kChunkCols + col];
+    Real prod = 1;
+#pragma unroll
+    for (int m = 0; m < C; ++m) {
+      prod = -beta[m] * prod;
+      zl[m] = zl[m] + prod * z_in;  // z of row i0 + m
+    }
+    // back substitution within the chunk, entry value 0: u_m = (z_m - c_m u_{m+1}) inv_m
+#pragma unroll
+    for (int m = C - 1; m >= 0; --m) {
+      const int i = i0 + m;
+      if (i < nx) {
+        const Real c = -half_half(var_x(px[i], qy), dxx[3 * i + 2]);
+        b2 = thomas_back(zl[m], c, b2, inv[m]);
+        a2 = -c * inv[m] * a2;
+        zl[m] = b2;        // u local
+        beta[m] = a2;      // product of (-c inv) from row m to the chunk's end
+      } else {
+        beta[m] = 1;
+      }
+    }
+    ba[q * kChunkCols + col] = a2;
+    bb[q * kChunkCols + col] = b2;
+  }
+  __syncthreads();
+  if (active) {
+    Real u_in = 0;
+    for (int p = chunks - 1; p > q; --p) u_in = ba[p * kChunkCols + col] * u_in + bb[p * kChunkCols + col];
+#pragma unroll
+    for (int m = 0; m < C; ++m) {
+      const int i = i0 + m;
+      if (i < nx) {
+        const Real uu = zl[m] + beta[m] * u_in;
+        ws[std::int64_t(i) * ny + j] = rhs_y(dt, uu, v[m]);
+      }
+    }
+  }
+}
+
+// One warp per row (strike s, point i): solves along j. Shared memory: the step's
+// y tables (beta, inv, c; staged once per block when `stage` is set, else read
+// from global memory), then per warp the row; each as 32 chunks of `stride`
+// (>= chunk, odd) values, lane l owning chunk l.
+template <class Real>
+__global__ void y_step_kernel(const Real* __restrict__ w, Real* __restrict__ r, const Real* __restrict__ beta_g,
+                              const Real* __restrict__ inv_g, const Real* __restrict__ c_g, std::int64_t rows, int ny,
+                              int chunk, int stride, bool stage) {
+  extern __shared__ unsigned char smem_raw[];
+  Real* base = reinterpret_cast<Real*>(smem_raw);
+  const int unit = kWarp * stride;
+  const int tables = stage ? 3 : 0;
+  if (stage) {
+    for (int j = threadIdx.x; j < ny; j += blockDim.x) {
+      const int at = (j / chunk) * stride + j % chunk;
+      base[at] = beta_g[j];
+      base[unit + at] = inv_g[j];
+      base[2 * unit + at] = c_g[j];
+    }
+    __syncthreads();
+  }
+  Real* sm = base + (tables + threadIdx.x / kWarp) * unit;
   const int lane = threadIdx.x % kWarp;
   const std::int64_t row = std::int64_t(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
-  if (row >= rows) return;  // uniform over the warp
+  if (row >= rows) return;  // uniform over the warp; no block barrier follows
   const Real* in = w + row * ny;
+#pragma unroll 8
   for (int j = lane; j < ny; j += kWarp) sm[(j / chunk) * stride + j % chunk] = in[j];
   __syncwarp();
   const int j0 = lane * chunk, j1 = min(j0 + chunk, ny);
   Real* mine = sm + lane * stride - j0;  // mine[j] for j in [j0, j1)
+  const Real* beta = stage ? base + lane * stride - j0 : beta_g;
+  const Real* inv = stage ? base + unit + lane * stride - j0 : inv_g;
+  const Real* c = stage ? base + 2 * unit + lane * stride - j0 : c_g;
   // forward: z_j = r_j - beta_j z_{j-1}; chunk map z_out = A z_in + B
   Real a = 1, b = 0;
   for (int j = j0; j < j1; ++j) {
@@ -169,6 +334,7 @@ __global__ void y_step_kernel(const Real* __restrict__ w, Real* __restrict__ r, 
   for (int j = j1 - 1; j >= j0; --j) mine[j] = u = thomas_back(mine[j], c[j], u, inv[j]);
   __syncwarp();
   Real* out = r + row * ny;
+#pragma unroll 8
   for (int j = lane; j < ny; j += kWarp) out[j] = sm[(j / chunk) * stride + j % chunk];
 }
 
@@ -195,12 +361,13 @@ struct DeviceResult {
   double seconds = 0, upload_seconds = 0;
   std::int64_t group = 0;
   std::uint64_t bytes = 0;
+  std::string kernel;
 };
 
 // Strikes [first, first + count) on device `dev`.
 template <class Real>
 DeviceResult solve_on_device(const Setup& s, int dev, std::int64_t first, std::int64_t count, std::int64_t group,
-                             double* out) {
+                             const std::string& kernel, double* out) {
   NUMPIPE_CUDA_CHECK(cudaSetDevice(dev));
   const int nx = static_cast<int>(s.p.num_x), ny = static_cast<int>(s.p.num_y);
   const int steps = static_cast<int>(s.p.num_t - 1);
@@ -208,22 +375,6 @@ DeviceResult solve_on_device(const Setup& s, int dev, std::int64_t first, std::i
   const std::uint64_t table_bytes = std::uint64_t(steps) * grid * sizeof(Real);
   const std::uint64_t strike_bytes = 2 * grid * sizeof(Real);
   const std::uint64_t small_bytes = (4 * std::uint64_t(nx) + 3 * std::uint64_t(steps + 2) * ny + 4 * ny) * 8 + 4096;
-
-  // shared memory of y_step: per warp 32 chunks of an odd stride
-  const int chunk = (ny + kWarp - 1) / kWarp;
-  const int stride = chunk % 2 ? chunk : chunk + 1;
-  const std::size_t warp_smem = std::size_t(kWarp) * stride * sizeof(Real);
-  int smem_optin = 0;
-  NUMPIPE_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  if (warp_smem > static_cast<std::size_t>(smem_optin))
-    fail_resource("numY = " + std::to_string(ny) + " needs " + std::to_string(warp_smem) +
-                  " bytes of shared memory per row in the CUDA backend; device " + std::to_string(dev) + " has " +
-                  std::to_string(smem_optin) + " (use --backend cpu)");
-  const int warps_per_block = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(4, 48 * 1024 / warp_smem)));
-  const std::size_t y_smem = warps_per_block * warp_smem;
-  if (y_smem > 48 * 1024)
-    NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(y_step_kernel<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(y_smem)));
 
   std::size_t free_bytes = 0, total_bytes = 0;
   NUMPIPE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -234,11 +385,38 @@ DeviceResult solve_on_device(const Setup& s, int dev, std::int64_t first, std::i
                   std::to_string(steps + 1) + " (pivot tables " + std::to_string(table_bytes) + " + " +
                   std::to_string(strike_bytes) + " per strike); device " + std::to_string(dev) + " has " +
                   std::to_string(free_bytes) + " free (use --backend cpu)");
+  // shared memory of y_step: units of 32 chunks of an odd stride; one unit per warp
+  // (its row), and three for the step's y tables when they fit beside them
+  const int chunk = (ny + kWarp - 1) / kWarp;
+  const int stride = chunk % 2 ? chunk : chunk + 1;
+  const std::size_t unit = std::size_t(kWarp) * stride * sizeof(Real);
+  int smem_optin = 0;
+  NUMPIPE_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (unit > static_cast<std::size_t>(smem_optin))
+    fail_resource("numY = " + std::to_string(ny) + " needs " + std::to_string(unit) +
+                  " bytes of shared memory per row in the CUDA backend; device " + std::to_string(dev) + " has " +
+                  std::to_string(smem_optin) + " (use --backend cpu)");
+  const std::size_t soft = 48 * 1024;
+  const bool stage = 4 * unit <= static_cast<std::size_t>(smem_optin);
+  const std::size_t tables_smem = stage ? 3 * unit : 0;
+  const int warps_per_block = static_cast<int>(std::max<std::size_t>(
+      1, std::min<std::size_t>(8, soft > tables_smem + unit ? (soft - tables_smem) / unit : 1)));
+  const std::size_t y_smem = tables_smem + warps_per_block * unit;
+  if (y_smem > soft)
+    NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(y_step_kernel<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(y_smem)));
+
   std::int64_t g_size = group > 0 ? group : count;
   g_size = std::min<std::int64_t>(g_size, count);
   g_size = std::min<std::int64_t>(g_size, static_cast<std::int64_t>((usable - table_bytes - small_bytes) / strike_bytes));
   g_size = std::min<std::int64_t>(g_size, 65535);  // gridDim.y
   g_size = std::max<std::int64_t>(g_size, 1);
+
+  const int chunks = (nx + kChunkRows - 1) / kChunkRows;
+  const bool chunked = kernel == "chunk" || (kernel == "auto" && chunks * kChunkCols <= 512);
+  if (chunked && chunks * kChunkCols > 512)
+    fail_input("--gpu-kernel chunk handles numX <= " + std::to_string(32 * kChunkRows) + ", got " + std::to_string(nx));
+  const std::size_t chunk_smem = 4 * std::size_t(chunks) * kChunkCols * sizeof(Real);
 
   HostTimer up;
   // strike-independent tables, built on the host in Real exactly as the CPU backend does
@@ -258,6 +436,7 @@ DeviceResult solve_on_device(const Setup& s, int dev, std::int64_t first, std::i
   DeviceResult res;
   res.upload_seconds = up.seconds();
   res.group = g_size;
+  res.kernel = chunked ? "chunk" : "sweep";
   res.bytes = table_bytes + g_size * strike_bytes + small_bytes;
 
   CudaEventTimer timer;
@@ -276,14 +455,20 @@ DeviceResult solve_on_device(const Setup& s, int dev, std::int64_t first, std::i
         d_r.data(), d_x.data(), first + g0, nx, ny);
     NUMPIPE_CUDA_CHECK_LAUNCH();
     for (int g = steps - 1; g >= 0; --g) {
-      x_step_kernel<Real><<<dim3((ny + xb - 1) / xb, gs), xb>>>(
-          d_r.data(), d_w.data(), d_xinv.data() + std::size_t(g) * grid, d_px.data(), d_dxx.data(),
-          d_qy.data() + std::size_t(g) * ny, d_gy.data(), Real(s.dt_inv[g]), nx, ny);
+      if (chunked) {
+        x_chunk_kernel<Real, kChunkRows><<<dim3((ny + kChunkCols - 1) / kChunkCols, gs), chunks * kChunkCols, chunk_smem>>>(
+            d_r.data(), d_w.data(), d_xinv.data() + std::size_t(g) * grid, d_px.data(), d_dxx.data(),
+            d_qy.data() + std::size_t(g) * ny, d_gy.data(), Real(s.dt_inv[g]), nx, ny, chunks);
+      } else {
+        x_step_kernel<Real, kUnroll><<<dim3((ny + xb - 1) / xb, gs), xb>>>(
+            d_r.data(), d_w.data(), d_xinv.data() + std::size_t(g) * grid, d_px.data(), d_dxx.data(),
+            d_qy.data() + std::size_t(g) * ny, d_gy.data(), Real(s.dt_inv[g]), nx, ny);
+      }
       NUMPIPE_CUDA_CHECK_LAUNCH();
       const unsigned blocks = static_cast<unsigned>((rows + warps_per_block - 1) / warps_per_block);
       y_step_kernel<Real><<<blocks, warps_per_block * kWarp, y_smem>>>(
           d_w.data(), d_r.data(), d_ybeta.data() + std::size_t(g) * ny, d_yinv.data() + std::size_t(g) * ny,
-          d_yc.data(), rows, ny, chunk, stride);
+          d_yc.data(), rows, ny, chunk, stride, stage);
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
     gather_kernel<Real><<<(gs + 127) / 128, 128>>>(d_r.data(), d_out.data() + g0, nx, ny, static_cast<int>(s.ind_x),
@@ -298,7 +483,8 @@ DeviceResult solve_on_device(const Setup& s, int dev, std::int64_t first, std::i
 }
 
 template <class Real>
-std::vector<double> solve(const Setup& s, const std::vector<int>& devices, std::int64_t group, CudaRun* run) {
+std::vector<double> solve(const Setup& s, const std::vector<int>& devices, std::int64_t group, const std::string& kernel,
+                          CudaRun* run) {
   const std::int64_t outer = s.p.outer;
   const int n = static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(devices.size()), outer));
   if (n < 1) fail_resource("no CUDA device to run on");
@@ -308,7 +494,7 @@ std::vector<double> solve(const Setup& s, const std::vector<int>& devices, std::
   auto work = [&](int k) {
     try {
       const std::int64_t first = outer * k / n, last = outer * (k + 1) / n;
-      results[k] = solve_on_device<Real>(s, devices[k], first, last - first, group, out.data() + first);
+      results[k] = solve_on_device<Real>(s, devices[k], first, last - first, group, kernel, out.data() + first);
     } catch (...) {
       errors[k] = std::current_exception();
     }
@@ -329,6 +515,7 @@ std::vector<double> solve(const Setup& s, const std::vector<int>& devices, std::
       run->upload_seconds = std::max(run->upload_seconds, r.upload_seconds);
       run->group = std::max(run->group, r.group);
       run->device_bytes = std::max(run->device_bytes, r.bytes);
+      run->kernel = r.kernel;
     }
   }
   return out;
@@ -337,8 +524,11 @@ std::vector<double> solve(const Setup& s, const std::vector<int>& devices, std::
 }  // namespace
 
 std::vector<double> solve_cuda(const Setup& s, Precision precision, const std::vector<int>& devices,
-                               std::int64_t group, CudaRun* run) {
-  return precision == Precision::fp64 ? solve<double>(s, devices, group, run) : solve<float>(s, devices, group, run);
+                               std::int64_t group, CudaRun* run, const std::string& kernel) {
+  if (kernel != "auto" && kernel != "sweep" && kernel != "chunk")
+    fail_input("--gpu-kernel must be auto, sweep or chunk, got '" + kernel + "'");
+  return precision == Precision::fp64 ? solve<double>(s, devices, group, kernel, run)
+                                      : solve<float>(s, devices, group, kernel, run);
 }
 
 }  // namespace numpipe::price

@@ -84,12 +84,15 @@ struct CudaRun {
   double upload_seconds = 0;   // tables to the device (host clock)
   std::int64_t group = 0;      // strikes resident at once per device
   std::uint64_t device_bytes = 0;  // device memory used per device
+  std::string kernel;              // x kernel used: "sweep" or "chunk"
 };
 // CUDA backend: strikes split into contiguous ranges over `devices`; every strike's
 // arithmetic is the same whatever the split, so the result does not depend on it.
 // group > 0 overrides the number of strikes kept resident at once (tuning; 0: auto).
+// kernel: the x phase's kernel, "sweep" (a thread per column), "chunk" (a thread per
+// column and chunk of 8 rows; numX <= 256) or "auto".
 std::vector<double> solve_cuda(const Setup& s, Precision precision, const std::vector<int>& devices,
-                               std::int64_t group = 0, CudaRun* run = nullptr);
+                               std::int64_t group = 0, CudaRun* run = nullptr, const std::string& kernel = "auto");
 #endif
 
 // ---- streams ---------------------------------------------------------------------------

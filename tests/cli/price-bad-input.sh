@@ -48,5 +48,6 @@ expect_exit 2 "cannot open" -- gen-input price --sweep no-such-file.txt
 # options
 expect_exit 2 "--precision must be fp64 or fp32, got 'fp16'" -- price -i ok.in --precision fp16 -o out.nps
 expect_exit 2 "--gpu-group must be >= 0" -- price -i ok.in --gpu-group -1 -o out.nps
+expect_exit 2 "--gpu-kernel must be auto, sweep or chunk, got 'fast'" -- price -i ok.in --gpu-kernel fast -o out.nps
 [ ! -e out.nps ] || fail "output written after bad options"
 no_leftovers .

@@ -14,6 +14,13 @@ verify --text-ref "$R/finpar-locvolcalib/large.output.data" --array price --rang
 # run to run: the same bits
 price -i large.in --backend cuda -o large.gpu2.nps
 verify large.gpu.nps large.gpu2.nps --rtol 0 >/dev/null || fail "CUDA results change from run to run"
+# both x kernels (thread per column; thread per column and 8 rows) against the CPU
+for k in sweep chunk; do
+  price -i large.in --backend cuda --gpu-kernel $k -o large.$k.nps
+  verify large.$k.nps "$R/price-large.nps" --rtol 1e-10 >$k.txt || { cat $k.txt; fail "--gpu-kernel $k differs from the CPU"; }
+  price -i small.in --backend cuda --gpu-kernel $k -o small.$k.nps
+  verify small.$k.nps "$R/price-small.nps" --rtol 1e-10 >$k.txt || { cat $k.txt; fail "small, --gpu-kernel $k differs from the CPU"; }
+done
 # grouping of strikes (L2-resident groups) and --devices all do not change the bits
 price -i large.in --backend cuda --gpu-group 7 -o g7.nps
 verify large.gpu.nps g7.nps --rtol 0 >/dev/null || fail "--gpu-group changes the bits"
@@ -22,12 +29,15 @@ verify large.gpu.nps all.nps --rtol 0 >/dev/null || fail "--devices all changes 
 # odd sizes: numX, numY not multiples of a warp, a sweep
 gen-input price --dataset small --outer 5 --num-x 37 --num-y 45 --num-t 9 -o odd.in
 price -i odd.in --backend cpu -o odd.cpu.nps
-price -i odd.in --backend cuda -o odd.gpu.nps
-verify odd.gpu.nps odd.cpu.nps --rtol 1e-10 >odd.txt || { cat odd.txt; fail "odd sizes: CUDA differs from CPU"; }
+for k in sweep chunk; do
+  price -i odd.in --backend cuda --gpu-kernel $k -o odd.gpu.nps
+  verify odd.gpu.nps odd.cpu.nps --rtol 1e-10 >odd.txt || { cat odd.txt; fail "odd sizes, --gpu-kernel $k: CUDA differs from CPU"; }
+done
 gen-input price --dataset small --outer 3 --num-x 300 --num-y 1100 --num-t 4 -o wide.in
 price -i wide.in --backend cpu -o wide.cpu.nps
 price -i wide.in --backend cuda -o wide.gpu.nps
 verify wide.gpu.nps wide.cpu.nps --rtol 1e-10 >wide.txt || { cat wide.txt; fail "numY 1100: CUDA differs from CPU"; }
+expect_exit 2 "--gpu-kernel chunk handles numX <= 256, got 300" -- price -i wide.in --backend cuda --gpu-kernel chunk -o w.nps
 # fp32 on the device against the fp64 reference
 price -i medium.in --backend cuda --precision fp32 -o m32.nps
 verify m32.nps "$R/price-medium.nps" --rtol 1e-4 >m32.txt || { cat m32.txt; fail "fp32 CUDA far from fp64"; }
