@@ -1,4 +1,16 @@
-# ns-step tests: units (CPU backend), CLI pipelines, GPU agreement and benchmarks-as-tests.
+# ns-step tests: units (CPU backend), CLI pipelines, and the GPU tests (label gpu).
 if(TARGET numpipe_kernels_ns)
   numpipe_unit_test(unit_ns SOURCES unit/test_ns.cpp LIBS numpipe_kernels_ns)
+  if(NUMPIPE_HAVE_CUDA)
+    numpipe_unit_test(unit_ns_cuda SOURCES unit/test_ns_cuda.cpp LIBS numpipe_kernels_ns LABELS gpu)
+  endif()
+  file(GLOB NS_CLI_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/cli/ns-*.sh)
+  foreach(script ${NS_CLI_TESTS})
+    get_filename_component(stem ${script} NAME_WE)
+    if(stem MATCHES "-gpu")
+      numpipe_cli_test(cli_${stem} ${script} LABELS gpu)
+    else()
+      numpipe_cli_test(cli_${stem} ${script})
+    endif()
+  endforeach()
 endif()

@@ -38,12 +38,13 @@ ns::Problem read_state(std::vector<Record>& records, json& input_attrs) {
         if (rec[v]) fail_input("input holds more than one record '" + r.name + "' (one state per stream)");
         rec[v] = &r;
       }
+  if (rec[0] && (!rec[0]->attrs.is_object() || rec[0]->attrs.value("kind", "") != "ns.state"))
+    fail_input("input record rho is not an ns.state (attrs.kind: " +
+               (rec[0]->attrs.is_object() && rec[0]->attrs.contains("kind") ? rec[0]->attrs["kind"].dump() : std::string("none")) +
+               ")");
   for (int v = 0; v < ns::kVars; ++v)
     if (!rec[v]) fail_input(std::string("input lacks the record '") + ns::kVarNames[v] + "' (make states with gen-input ns)");
   const Record& r0 = *rec[0];
-  if (!r0.attrs.is_object() || r0.attrs.value("kind", "") != "ns.state")
-    fail_input("input record rho is not an ns.state (attrs.kind: " +
-               (r0.attrs.is_object() && r0.attrs.contains("kind") ? r0.attrs["kind"].dump() : std::string("none")) + ")");
   input_attrs = r0.attrs;
   if (r0.shape.size() != 3) fail_input("record rho must be 3-D [nx, ny, nz], got shape " + shape_string(r0.shape));
   for (int v = 0; v < ns::kVars; ++v) {

@@ -39,7 +39,8 @@ Result run(const Problem& pr, const RunOptions& o) {
           a.v[v][g.at(i, j, k)] = pinned_point(g, i, j, k, v) ? T(0) : T(src[s]);
         }
   }
-  const std::vector<T> kol = kolmogorov_table<T>(g, p);
+  const std::vector<double> kold = kolmogorov_table(g, p);
+  const std::vector<T> kol(kold.begin(), kold.end());
   const Coefs<T> cf = make_coefs<T>(g, o.order, p.c, p.re, p.force, p.kol_amp);
 
   Result r;

@@ -11,18 +11,6 @@
 
 namespace numpipe::ns {
 
-// f_x of the Kolmogorov forcing per interior j: A sin(2 pi K y_j / ly), y_j = (offset + j) h_y.
-template <class T>
-std::vector<T> kolmogorov_table(const Geometry& g, const Params& p) {
-  std::vector<T> kol(static_cast<std::size_t>(g.n[1]), T(0));
-  if (p.kol_amp != 0)
-    for (int j = 0; j < g.n[1]; ++j) {
-      const double y = double(g.offset[1] + j) * g.h[1];
-      kol[j] = T(p.kol_amp * std::sin(2.0 * M_PI * p.kol_k * y / p.box[1]));
-    }
-  return kol;
-}
-
 namespace cpu {
 
 // Fills every non-halo face's ghost layers of the four fields.

@@ -17,7 +17,7 @@
 
 #include "common/hd.hpp"
 
-#ifdef __CUDACC__
+#ifdef __CUDA_ARCH__
 #define NS_UNROLL _Pragma("unroll")
 #else
 #define NS_UNROLL

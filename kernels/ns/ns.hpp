@@ -28,6 +28,10 @@ void parse_bc(const std::string& spec, Bc out[3]);
 std::string bc_spec(const Bc bc[3]);
 Bc parse_bc_name(const std::string& name);  // bad-input error if unknown
 
+// f_x of the Kolmogorov forcing per interior j of a block: A sin(2 pi K y_j / ly),
+// y_j = (offset + j) h_y (zeros without forcing).
+std::vector<double> kolmogorov_table(const Geometry& g, const Params& p);
+
 // The single-block geometry of the whole box.
 Geometry make_geometry(const Params& p);
 

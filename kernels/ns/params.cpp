@@ -54,6 +54,16 @@ Geometry make_geometry(const Params& p) {
   return g;
 }
 
+std::vector<double> kolmogorov_table(const Geometry& g, const Params& p) {
+  std::vector<double> kol(static_cast<std::size_t>(g.n[1]), 0.0);
+  if (p.kol_amp != 0)
+    for (int j = 0; j < g.n[1]; ++j) {
+      const double y = double(g.offset[1] + j) * g.h[1];
+      kol[static_cast<std::size_t>(j)] = p.kol_amp * std::sin(2.0 * M_PI * p.kol_k * y / p.box[1]);
+    }
+  return kol;
+}
+
 void validate(const Problem& pr, const RunOptions& o) {
   const Params& p = pr.params;
   const char* axis = "xyz";
