@@ -3,10 +3,10 @@
 // Everything but lin_solve works on the natural layout, one row per OpenMP
 // iteration (every cell independent: the same bits for any thread count).
 // lin_solve is where the time goes (5 solves of 20 red-black iterations a
-// step): it splits the field into its red and black planes (so that each
-// half-sweep is a unit-stride, vectorizable loop) and runs up to kTemporal
-// iterations per pass over memory as a skewed wavefront over rows in a small
-// rolling window of rows that stays in cache. Each thread owns a strip of rows
+// step): each pass over memory reads x and x0 row by row into a small rolling
+// window of rows that stays in cache, split into red and black planes (so that
+// each half-sweep is a unit-stride, vectorizable loop), runs up to all the
+// solve's iterations there as a skewed wavefront over rows, and writes x back. Each thread owns a strip of rows
 // and recomputes a halo of 2 rows per fused iteration from the pass's input,
 // so strips never wait for each other. Red-black Gauss-Seidel is independent
 // of the order of the cells within a colour, so every schedule that keeps the
@@ -24,21 +24,44 @@
 namespace numpipe::fluid {
 namespace {
 
-constexpr int kTemporal = 5;  // red-black iterations fused per pass over memory
+constexpr int kMaxTemporal = 32;  // red-black iterations fused per pass over memory, at most
+
+// One half-sweep of one row of colour planes: out[i] = gs_cell(X0[i], L[i], R[i], D[i], U[i]).
+// Compiled for AVX-512, AVX2 and the baseline, chosen at run time; every version
+// rounds alike (IEEE division, no contraction).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define NUMPIPE_FLUID_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define NUMPIPE_FLUID_CLONES
+#endif
+template <class T>
+inline void sweep_row_impl(T* __restrict out, const T* __restrict L, const T* __restrict R, const T* __restrict D,
+                           const T* __restrict U, const T* __restrict X0, int i_lo, int i_hi, T a, T c) {
+#pragma omp simd
+  for (int i = i_lo; i <= i_hi; ++i) out[i] = gs_cell(X0[i], L[i], R[i], D[i], U[i], a, c);
+}
+NUMPIPE_FLUID_CLONES void sweep_row(float* out, const float* L, const float* R, const float* D, const float* U,
+                                    const float* X0, int i_lo, int i_hi, float a, float c) {
+  sweep_row_impl(out, L, R, D, U, X0, i_lo, i_hi, a, c);
+}
+NUMPIPE_FLUID_CLONES void sweep_row(double* out, const double* L, const double* R, const double* D, const double* U,
+                                    const double* X0, int i_lo, int i_hi, double a, double c) {
+  sweep_row_impl(out, L, R, D, U, X0, i_lo, i_hi, a, c);
+}
 
 template <class T>
 class CpuSolver final : public Solver<T> {
  public:
   CpuSolver(const Params& p, const Fields<T>& init)
       : p_(p), n_(p.n), w_(p.n + 2), wp_((p.n + 3) / 2), f_(init) {
-    const std::size_t plane = static_cast<std::size_t>(w_) * wp_;
-    xa_.assign(2 * plane, T(0));
-    xb_.assign(2 * plane, T(0));
-    x0p_.assign(2 * plane, T(0));
+    scratch_.assign(f_.cells(), T(0));
     threads_ = std::max(1, omp_get_max_threads());
-    nstrips_ = std::clamp(w_ / (4 * kTemporal), 1, threads_);
+    nstrips_ = std::clamp(w_ / 32, 1, threads_);
+    // Iterations per pass: as many as keep the halo (2 rows per iteration on each
+    // side of a strip) within a sixth of the strip, at most the solve's.
+    kmax_ = std::clamp(w_ / nstrips_ / 12, 1, std::min(p.iters, kMaxTemporal));
     windows_.resize(static_cast<std::size_t>(nstrips_));
-    for (auto& win : windows_) win.assign(static_cast<std::size_t>(2 * kTemporal + 2) * 2 * wp_, T(0));
+    for (auto& win : windows_) win.assign(static_cast<std::size_t>(2 * kmax_ + 2) * 4 * wp_, T(0));
   }
 
   double advance(int steps) override {
@@ -53,9 +76,9 @@ class CpuSolver final : public Solver<T> {
   Params p_;
   int n_, w_, wp_;  // interior size, row width n+2, pairs per plane row
   Fields<T> f_;
-  std::vector<T> xa_, xb_, x0p_;          // colour planes [2][w][wp]
+  std::vector<T> scratch_;               // the other buffer of a solve's passes
   std::vector<std::vector<T>> windows_;  // rolling windows, one per strip
-  int threads_ = 1, nstrips_ = 1;
+  int threads_ = 1, nstrips_ = 1, kmax_ = 1;
   Counters c_;
 
   std::size_t plane() const { return static_cast<std::size_t>(w_) * wp_; }
@@ -122,13 +145,17 @@ class CpuSolver final : public Solver<T> {
     for (std::int64_t i = 0; i < cells; ++i) x[i] += dt * s[i];
   }
 
-  void diffuse(int b, T* x, const T* x0, double k) {
+  void diffuse(int b, std::vector<T>& x, const T* x0, double k) {
     const T a = diffuse_a(T(p_.dt), T(k), n_);
     lin_solve(b, x, x0, a, T(1) + T(4) * a);
   }
 
-  void project(T* u, T* v, T* pr, T* div) {
+  void project(std::vector<T>& uvec, std::vector<T>& vvec, std::vector<T>& pvec, std::vector<T>& dvec) {
     const int n = n_, w = w_;
+    T* u = uvec.data();
+    T* v = vvec.data();
+    T* pr = pvec.data();
+    T* div = dvec.data();
 #pragma omp parallel for schedule(static)
     for (int j = 1; j <= n; ++j) {
       const T* uj = u + ix(0, j, w);
@@ -143,7 +170,8 @@ class CpuSolver final : public Solver<T> {
     }
     set_bnd(kScalar, div);
     set_bnd(kScalar, pr);
-    lin_solve(kScalar, pr, div, T(1), T(4));
+    lin_solve(kScalar, pvec, div, T(1), T(4));
+    pr = pvec.data();
 #pragma omp parallel for schedule(static)
     for (int j = 1; j <= n; ++j) {
       const T* pj = pr + ix(0, j, w);
@@ -160,85 +188,73 @@ class CpuSolver final : public Solver<T> {
     set_bnd(kV, v);
   }
 
-  // out <- q advected by (U, V), interior only; up to three fields by one velocity.
+  // out <- q advected by (U, V), interior only; up to three fields by one velocity,
+  // the interpolation weights computed once per cell.
   void advect(const T* U, const T* V, std::initializer_list<std::pair<T*, const T*>> jobs) const {
     const int n = n_, w = w_;
     const T dt0 = T(p_.dt) * T(n);
+    std::pair<T*, const T*> job[3] = {};
+    int count = 0;
+    for (const auto& j : jobs) job[count++] = j;
 #pragma omp parallel for schedule(static)
     for (int j = 1; j <= n; ++j)
       for (int i = 1; i <= n; ++i) {
-        const T uu = U[ix(i, j, w)], vv = V[ix(i, j, w)];
-        for (const auto& job : jobs) job.first[ix(i, j, w)] = advect_cell(job.second, w, n, i, j, uu, vv, dt0);
+        const std::int64_t c = ix(i, j, w);
+        const AdvectWeights<T> q = advect_weights(w, n, i, j, U[c], V[c], dt0);
+        job[0].first[c] = advect_apply(job[0].second, q);
+        if (count > 1) job[1].first[c] = advect_apply(job[1].second, q);
+        if (count > 2) job[2].first[c] = advect_apply(job[2].second, q);
       }
   }
 
-  // ---- lin_solve on colour planes ------------------------------------------------------
-  // Plane c holds the cells with (x + y) % 2 == c; cell (x, y) is at [c][y][x / 2].
-  void to_planes(const T* x, T* P) const {
-    const int w = w_, wp = wp_;
-    const std::size_t pl = plane();
-#pragma omp parallel for schedule(static)
-    for (int y = 0; y < w; ++y) {
-      T* even = P + static_cast<std::size_t>(y & 1) * pl + static_cast<std::size_t>(y) * wp;  // x even
-      T* odd = P + static_cast<std::size_t>((y + 1) & 1) * pl + static_cast<std::size_t>(y) * wp;
-      const T* row = x + ix(0, y, w);
-      for (int i = 0; i < w / 2; ++i) {
-        even[i] = row[2 * i];
-        odd[i] = row[2 * i + 1];
-      }
-      if (w & 1) even[w / 2] = row[w - 1];
-    }
-  }
-  void from_planes(const T* P, T* x) const {
-    const int w = w_, wp = wp_;
-    const std::size_t pl = plane();
-#pragma omp parallel for schedule(static)
-    for (int y = 0; y < w; ++y) {
-      const T* even = P + static_cast<std::size_t>(y & 1) * pl + static_cast<std::size_t>(y) * wp;
-      const T* odd = P + static_cast<std::size_t>((y + 1) & 1) * pl + static_cast<std::size_t>(y) * wp;
-      T* row = x + ix(0, y, w);
-      for (int i = 0; i < w / 2; ++i) {
-        row[2 * i] = even[i];
-        row[2 * i + 1] = odd[i];
-      }
-      if (w & 1) row[w - 1] = even[w / 2];
-    }
-  }
-
+  // ---- lin_solve: temporally blocked passes over colour planes -----------------------
+  // Plane c of a window row holds the row's cells with (x + y) % 2 == c at x / 2.
   struct PassArgs {
-    const T* src;
-    T* dst;
-    const T* x0;
+    const T* src;  // x before the pass (natural layout)
+    T* dst;        // x after the pass (natural layout)
+    const T* x0;   // natural layout
     T a, c;
     int b, k;
   };
 
   // One strip [r0, r1) of one pass of k fused iterations (see the file comment).
+  // The window holds, per row slot, x's two colour planes and x0's.
   void pass_strip(const PassArgs& A, int r0, int r1, T* win) const {
-    const int n = n_, wp = wp_, k = A.k, ns = 2 * kTemporal + 2;
-    const std::size_t pl = plane();
-    const int lo = std::max(0, r0 - 2 * k), hi = std::min(w_, r1 + 2 * k);
+    const int n = n_, w = w_, wp = wp_, k = A.k, ns = 2 * kmax_ + 2;
+    const int lo = std::max(0, r0 - 2 * k), hi = std::min(w, r1 + 2 * k);
     const int upd_lo = std::max(1, lo + 1), upd_hi = std::min(n, hi - 2);
-    auto row = [&](int c, int y) { return win + (static_cast<std::size_t>(y % ns) * 2 + c) * wp; };
-    auto prow = [&](const T* P, int c, int y) { return P + c * pl + static_cast<std::size_t>(y) * wp; };
+    auto row = [&](int c, int y) { return win + (static_cast<std::size_t>(y % ns) * 4 + c) * wp; };
+    auto x0row = [&](int c, int y) { return win + (static_cast<std::size_t>(y % ns) * 4 + 2 + c) * wp; };
     const T a = A.a, cc = A.c;
     const bool neg_u = A.b == kU, neg_v = A.b == kV;
 
+    auto split = [&](const T* in, T* even, T* odd) {  // even x -> even[], odd x -> odd[]
+      for (int i = 0; i < w / 2; ++i) {
+        even[i] = in[2 * i];
+        odd[i] = in[2 * i + 1];
+      }
+      if (w & 1) even[w / 2] = in[w - 1];
+    };
     auto load = [&](int y) {
-      for (int c = 0; c < 2; ++c) std::memcpy(row(c, y), prow(A.src, c, y), sizeof(T) * wp);
+      const int ce = y & 1, co = (y + 1) & 1;  // colours of even and odd x in row y
+      split(A.src + ix(0, y, w), row(ce, y), row(co, y));
+      split(A.x0 + ix(0, y, w), x0row(ce, y), x0row(co, y));
+    };
+    auto store = [&](int y) {
+      const T* even = row(y & 1, y);
+      const T* odd = row((y + 1) & 1, y);
+      T* out = A.dst + ix(0, y, w);
+      for (int i = 0; i < w / 2; ++i) {
+        out[2 * i] = even[i];
+        out[2 * i + 1] = odd[i];
+      }
+      if (w & 1) out[w - 1] = even[w / 2];
     };
     auto sweep = [&](int c, int y) {
       const int par = (c + y) & 1;  // x parity of this colour's cells in row y
-      T* __restrict out = row(c, y);
-      const T* __restrict mid = row(1 - c, y);
-      const T* __restrict L = mid + par - 1;
-      const T* __restrict R = mid + par;
-      const T* __restrict D = row(1 - c, y - 1);
-      const T* __restrict U = row(1 - c, y + 1);
-      const T* __restrict X0 = prow(A.x0, c, y);
-      const int i_lo = par ? 0 : 1, i_hi = (n - par) / 2;
-#pragma omp simd
-      for (int i = i_lo; i <= i_hi; ++i) out[i] = gs_cell(X0[i], L[i], R[i], D[i], U[i], a, cc);
+      const T* mid = row(1 - c, y);
+      sweep_row(row(c, y), mid + par - 1, mid + par, row(1 - c, y - 1), row(1 - c, y + 1), x0row(c, y),
+                par ? 0 : 1, (n - par) / 2, a, cc);
     };
     auto edges = [&](int y) {  // set_bnd's x[0,y], x[n+1,y] from the row's interior
       T in0 = row((1 + y) & 1, y)[0];
@@ -271,62 +287,64 @@ class CpuSolver final : public Solver<T> {
         }
       }
       const int ys = t - 2 * k;
-      if (ys >= r0 && ys < r1 && ys >= lo)
-        for (int c = 0; c < 2; ++c) std::memcpy(A.dst + c * pl + static_cast<std::size_t>(ys) * wp, row(c, ys), sizeof(T) * wp);
+      if (ys >= r0 && ys < r1 && ys >= lo) store(ys);
     }
   }
 
-  void lin_solve(int b, T* x, const T* x0, T a, T c) {
-    to_planes(x, xa_.data());
-    to_planes(x0, x0p_.data());
-    T* src = xa_.data();
-    T* dst = xb_.data();
-    for (int rem = p_.iters; rem > 0;) {
-      const int k = std::min(kTemporal, rem);
-      const PassArgs A{src, dst, x0p_.data(), a, c, b, k};
+  // lin_solve(b, x, x0, a, c): the result lands in x (the vector may trade its
+  // storage with the scratch buffer: callers take data() after the call).
+  void lin_solve(int b, std::vector<T>& x, const T* x0, T a, T c) {
+    const T* src = x.data();
+    T* dst = scratch_.data();
+    T* other = x.data();
+    const int passes = (p_.iters + kmax_ - 1) / kmax_;
+    for (int q = 0; q < passes; ++q) {
+      const int k = p_.iters / passes + (q < p_.iters % passes ? 1 : 0);
+      const PassArgs A{src, dst, x0, a, c, b, k};
       const int ns = nstrips_, w = w_;
 #pragma omp parallel for schedule(static, 1)
       for (int s = 0; s < ns; ++s)
         pass_strip(A, static_cast<int>(static_cast<std::int64_t>(w) * s / ns),
                    static_cast<int>(static_cast<std::int64_t>(w) * (s + 1) / ns), windows_[static_cast<std::size_t>(s)].data());
-      std::swap(src, dst);
-      rem -= k;
+      src = dst;
+      std::swap(dst, other);
     }
-    from_planes(src, x);
-    set_corners(x);
+    if (src != x.data()) x.swap(scratch_);
+    set_corners(x.data());
   }
 
   // ---- the step ----------------------------------------------------------------------------
   void step() {
-    T *d = f_.d.data(), *u = f_.u.data(), *v = f_.v.data();
-    T *d0 = f_.d0.data(), *u0 = f_.u0.data(), *v0 = f_.v0.data();
     react();
+    // Buffers by role; a solve may trade a vector's storage with the scratch, so
+    // pointers are taken at each use.
+    auto& F = f_;
     if (p_.scheme == Scheme::seed) {
-      add_source(d, d0);
-      add_source(u, u0);
-      add_source(v, v0);
-      diffuse(kScalar, d0, d, p_.diff);
-      diffuse(kU, u0, u, p_.visc);
-      diffuse(kV, v0, v, p_.visc);
-      project(u0, v0, u, v);
-      advect(u0, v0, {{d, d0}, {u, u0}, {v, v0}});
-      set_bnd(kU, u);
-      set_bnd(kV, v);
-      project(u, v, u0, v0);
+      add_source(F.d.data(), F.d0.data());
+      add_source(F.u.data(), F.u0.data());
+      add_source(F.v.data(), F.v0.data());
+      diffuse(kScalar, F.d0, F.d.data(), p_.diff);
+      diffuse(kU, F.u0, F.u.data(), p_.visc);
+      diffuse(kV, F.v0, F.v.data(), p_.visc);
+      project(F.u0, F.v0, F.u, F.v);
+      advect(F.u0.data(), F.v0.data(), {{F.d.data(), F.d0.data()}, {F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
+      set_bnd(kU, F.u.data());
+      set_bnd(kV, F.v.data());
+      project(F.u, F.v, F.u0, F.v0);
     } else {
-      add_source(u, u0);
-      add_source(v, v0);
-      diffuse(kU, u0, u, p_.visc);
-      diffuse(kV, v0, v, p_.visc);
-      project(u0, v0, u, v);
-      advect(u0, v0, {{u, u0}, {v, v0}});
-      set_bnd(kU, u);
-      set_bnd(kV, v);
-      project(u, v, u0, v0);
-      add_source(d, d0);
-      diffuse(kScalar, d0, d, p_.diff);
-      advect(u, v, {{d, d0}});
-      set_bnd(kScalar, d);
+      add_source(F.u.data(), F.u0.data());
+      add_source(F.v.data(), F.v0.data());
+      diffuse(kU, F.u0, F.u.data(), p_.visc);
+      diffuse(kV, F.v0, F.v.data(), p_.visc);
+      project(F.u0, F.v0, F.u, F.v);
+      advect(F.u0.data(), F.v0.data(), {{F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
+      set_bnd(kU, F.u.data());
+      set_bnd(kV, F.v.data());
+      project(F.u, F.v, F.u0, F.v0);
+      add_source(F.d.data(), F.d0.data());
+      diffuse(kScalar, F.d0, F.d.data(), p_.diff);
+      advect(F.u.data(), F.v.data(), {{F.d.data(), F.d0.data()}});
+      set_bnd(kScalar, F.d.data());
     }
     ++c_.steps;
   }
@@ -357,11 +375,11 @@ double bytes_per_cell_step(const Params& p, int element_size, bool cuda) {
     const double halo = element_size == 4 ? (128.0 * 80) / (108.0 * 60) : (128.0 * 48) / (108.0 * 28);
     return sz * (common + 9 + 5 * passes * (2 * halo + 1));
   }
-  // react (3 read, 3 zeroed), add_source (3 x 3); each solve: passes of up to
-  // kTemporal iterations (x and x0 read, x written; the halo rows stay in cache)
-  // and the conversions to and from colour planes (x and x0 in: 2+2, x out: 1+1).
-  const double passes = std::ceil(static_cast<double>(p.iters) / kTemporal);
-  return sz * (common + 6 + 9 + 5 * (passes * 3 + 6));
+  // react (3 read, 3 zeroed), add_source (3 x 3); each solve: one pass per up to
+  // 32 iterations (fewer on many threads and small grids: see kmax_), reading x
+  // and x0 and writing x (the halo rows of the strips are read twice; not counted).
+  const double passes = std::ceil(static_cast<double>(p.iters) / kMaxTemporal);
+  return sz * (common + 6 + 9 + 5 * passes * 3);
 }
 
 template <class T>

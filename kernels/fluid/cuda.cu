@@ -286,10 +286,10 @@ __global__ void advect_kernel(const T* U, const T* V, T* o1, const T* q1, T* o2,
   if (x > n || y > n) return;
   const int w = n + 2;
   const std::int64_t i = ix(x, y, w);
-  const T uu = U[i], vv = V[i];
-  o1[i] = advect_cell(q1, w, n, x, y, uu, vv, dt0);
-  if (o2) o2[i] = advect_cell(q2, w, n, x, y, uu, vv, dt0);
-  if (o3) o3[i] = advect_cell(q3, w, n, x, y, uu, vv, dt0);
+  const AdvectWeights<T> q = advect_weights(w, n, x, y, U[i], V[i], dt0);
+  o1[i] = advect_apply(q1, q);
+  if (o2) o2[i] = advect_apply(q2, q);
+  if (o3) o3[i] = advect_apply(q3, q);
 }
 
 template <class T>

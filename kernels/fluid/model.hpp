@@ -65,10 +65,17 @@ NUMPIPE_HD_INLINE T gradient_sub(T u, T pm, T pp, int n) {
 }
 
 // advect: semi-Lagrangian back-trace from cell (x, y) by dt0*(uu, vv), dt0 = dt*N,
-// clamped to [0.5, N+0.5], bilinear interpolation of q (row width w). A NaN
+// clamped to [0.5, N+0.5], bilinear interpolation (Stam's advect). A NaN
 // position is clamped to 0.5 so that a corrupt field never reads out of bounds.
+// The weights depend on the velocity only: several fields advected by one
+// velocity share them (advect_weights once, advect_apply per field).
 template <class T>
-NUMPIPE_HD_INLINE T advect_cell(const T* q, int w, int n, int x, int y, T uu, T vv, T dt0) {
+struct AdvectWeights {
+  std::int64_t i00, i01, i10, i11;  // flat indices of (i0,j0), (i0,j1), (i1,j0), (i1,j1)
+  T s0, s1, t0, t1;
+};
+template <class T>
+NUMPIPE_HD_INLINE AdvectWeights<T> advect_weights(int w, int n, int x, int y, T uu, T vv, T dt0) {
   T px = static_cast<T>(x) - dt0 * uu;
   T py = static_cast<T>(y) - dt0 * vv;
   const T lo = static_cast<T>(0.5);
@@ -78,11 +85,24 @@ NUMPIPE_HD_INLINE T advect_cell(const T* q, int w, int n, int x, int y, T uu, T 
   if (!(py >= lo)) py = lo;
   if (py > hi) py = hi;
   const int i0 = static_cast<int>(px), j0 = static_cast<int>(py);  // floor: px, py >= 0.5
-  const int i1 = i0 + 1, j1 = j0 + 1;
-  const T s1 = px - static_cast<T>(i0), s0 = static_cast<T>(1) - s1;
-  const T t1 = py - static_cast<T>(j0), t0 = static_cast<T>(1) - t1;
-  return s0 * (t0 * q[ix(i0, j0, w)] + t1 * q[ix(i0, j1, w)]) +
-         s1 * (t0 * q[ix(i1, j0, w)] + t1 * q[ix(i1, j1, w)]);
+  AdvectWeights<T> q;
+  q.i00 = ix(i0, j0, w);
+  q.i01 = ix(i0, j0 + 1, w);
+  q.i10 = ix(i0 + 1, j0, w);
+  q.i11 = ix(i0 + 1, j0 + 1, w);
+  q.s1 = px - static_cast<T>(i0);
+  q.s0 = static_cast<T>(1) - q.s1;
+  q.t1 = py - static_cast<T>(j0);
+  q.t0 = static_cast<T>(1) - q.t1;
+  return q;
+}
+template <class T>
+NUMPIPE_HD_INLINE T advect_apply(const T* q, const AdvectWeights<T>& a) {
+  return a.s0 * (a.t0 * q[a.i00] + a.t1 * q[a.i01]) + a.s1 * (a.t0 * q[a.i10] + a.t1 * q[a.i11]);
+}
+template <class T>
+NUMPIPE_HD_INLINE T advect_cell(const T* q, int w, int n, int x, int y, T uu, T vv, T dt0) {
+  return advect_apply(q, advect_weights(w, n, x, y, uu, vv, dt0));
 }
 
 // set_bnd's corner: the mean of its two edge neighbours (+1/2 at all four corners;

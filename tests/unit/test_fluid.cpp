@@ -115,6 +115,12 @@ TEST_CASE("fluid: the same bits for 1, 2 and 4 threads") {
   }
 }
 
+TEST_CASE("fluid: one pass of all 20 iterations (one thread) equals strips of a few (three threads)") {
+  Params p = seed_params(300);
+  auto init = random_state<float>(300, 8);
+  check_same(run_cpu(p, init, 2, 1), run_cpu(p, init, 2, 3));
+}
+
 TEST_CASE("fluid: a run split in two equals one run") {
   Params p = seed_params(96);
   Fields<float> init(96);
