@@ -367,13 +367,12 @@ double bytes_per_cell_step(const Params& p, int element_size, bool cuda) {
   const double common = 2 * (4 + 5) + 8;
   if (cuda) {
     // react: CUB maxima (3) and the fused injection + add_source (3+3). Each
-    // solve: an even number of passes of up to 5 fused iterations, each reading
-    // x and x0 over the extended tile (128 x 80 for 108 x 60 outputs in fp32,
-    // 128 x 48 for 108 x 28 in fp64) and writing x once.
-    int passes = (p.iters + 4) / 5;
-    if (passes % 2) ++passes;
-    const double halo = element_size == 4 ? (128.0 * 80) / (108.0 * 60) : (128.0 * 48) / (108.0 * 28);
-    return sz * (common + 9 + 5 * passes * (2 * halo + 1));
+    // solve: an even number of passes of up to K fused iterations (cuda.cu's
+    // tile_config), each reading x and x0 over the extended tile (the output
+    // tile and its halo of 2K cells) and writing x once.
+#ifdef NUMPIPE_FLUID_CUDA
+    return sz * (common + 9 + 5 * cuda_pass_bytes_per_cell(p.iters, element_size));
+#endif
   }
   // react (3 read, 3 zeroed), add_source (3 x 3); each solve: one pass per up to
   // 32 iterations (fewer on many threads and small grids: see kmax_), reading x

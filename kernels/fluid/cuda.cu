@@ -4,7 +4,7 @@
 // Per step: react's two maxima by CUB (cub::DeviceReduce::Reduce, max is exact
 // so the result is order-free), its decision taken by a one-thread kernel on the
 // device, the injection fused with add_source; each lin_solve as passes of up to
-// kFused red-black iterations per pass over memory (temporal blocking in shared
+// K red-black iterations per pass over memory (tile_config) (temporal blocking in shared
 // memory, below); project's divergence fused with its zero pressure and both
 // set_bnd; advection of all fields by one velocity in one kernel.
 //
@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <string>
 #include <cub/device/device_reduce.cuh>
 
 #include "common/cuda_check.hpp"
@@ -35,29 +36,15 @@
 namespace numpipe::fluid {
 namespace {
 
-constexpr int kFused = 5;              // iterations per pass at most
-constexpr int kHalo = 2 * kFused;      // halo of the extended tile
-constexpr int kPairs = 64;             // threads in x; extended tile width 2*kPairs
-constexpr int kExtW = 2 * kPairs;      // 128
-constexpr int kTileX = kExtW - 2 * kHalo;  // 108 output columns
+constexpr int kPairs = 64;         // threads in x; extended tile width 2*kPairs
+constexpr int kExtW = 2 * kPairs;  // 128
 constexpr int kThreadsY = 8;
 
-template <class T>
-struct Rows;  // rows per thread: extended tile height kThreadsY*rows
-template <>
-struct Rows<float> {
-  static constexpr int value = 10;  // 80 rows, 60 output rows, 40 KiB shared
-};
-template <>
-struct Rows<double> {
-  static constexpr int value = 6;  // 48 rows, 28 output rows, 48 KiB shared
-};
-
-template <class T>
+template <class T, int K, int RPT>
 __global__ void __launch_bounds__(kPairs* kThreadsY)
     rb_pass(const T* __restrict__ src, const T* __restrict__ x0, T* __restrict__ dst, int n, int k, T a, T cdiv,
             int b) {
-  constexpr int RPT = Rows<T>::value;
+  constexpr int kHalo = 2 * K, kTileX = kExtW - 2 * kHalo;
   constexpr int EH = kThreadsY * RPT, TY = EH - 2 * kHalo;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* sm = reinterpret_cast<T*>(smem_raw);  // [colour][EH][kPairs]
@@ -319,9 +306,7 @@ class CudaSolver final : public Solver<T> {
                                                  static_cast<long long>(cells_), MaxOp<T>{}, T(-INFINITY), stream_));
     temp_bytes_ = std::max(b1, b2);
     temp_ = DeviceArray<unsigned char>(std::max<std::size_t>(temp_bytes_, 1));
-    smem_bytes_ = 2 * kThreadsY * Rows<T>::value * kPairs * sizeof(T);
-    NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rb_pass<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(smem_bytes_)));
+    select_tile();
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
     use_graph_ = std::getenv("NUMPIPE_FLUID_NO_GRAPH") == nullptr;
   }
@@ -380,6 +365,30 @@ class CudaSolver final : public Solver<T> {
   std::size_t temp_bytes_ = 0, smem_bytes_ = 0;
   cudaGraphExec_t exec_ = nullptr;
   bool use_graph_ = true;
+  using PassKernel = void (*)(const T*, const T*, T*, int, int, T, T, int);
+  PassKernel pass_ = nullptr;
+  TileConfig tile_{5, 10};
+
+  template <int K, int RPT>
+  void use_tile() {
+    tile_ = {K, RPT};
+    pass_ = rb_pass<T, K, RPT>;
+    smem_bytes_ = 2 * kThreadsY * RPT * kPairs * sizeof(T);
+    NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rb_pass<T, K, RPT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(smem_bytes_)));
+  }
+  void select_tile() {
+    const TileConfig t = tile_config(sizeof(T));
+    if constexpr (sizeof(T) == 8) {
+      use_tile<5, 6>();
+    } else {
+      if (t.k == 5 && t.rpt == 16) use_tile<5, 16>();
+      else if (t.k == 10 && t.rpt == 16) use_tile<10, 16>();
+      else if (t.k == 10 && t.rpt == 20) use_tile<10, 20>();
+      else if (t.k == 10 && t.rpt == 24) use_tile<10, 24>();
+      else use_tile<5, 10>();
+    }
+  }
 
   dim3 grid2(int cells_per_side) const {
     return dim3(static_cast<unsigned>((cells_per_side + 31) / 32), static_cast<unsigned>((cells_per_side + 7) / 8));
@@ -391,16 +400,16 @@ class CudaSolver final : public Solver<T> {
   }
 
   void lin_solve(int b, T* x, const T* x0, T a, T c) {
-    int passes = (p_.iters + kFused - 1) / kFused;
+    int passes = (p_.iters + tile_.k - 1) / tile_.k;
     if (passes % 2) ++passes;  // even: the result lands in x
-    constexpr int TY = kThreadsY * Rows<T>::value - 2 * kHalo;
-    const dim3 grid(static_cast<unsigned>((n_ + 2 + kTileX - 1) / kTileX), static_cast<unsigned>((n_ + 2 + TY - 1) / TY));
+    const int TX = kExtW - 4 * tile_.k, TY = kThreadsY * tile_.rpt - 4 * tile_.k;
+    const dim3 grid(static_cast<unsigned>((n_ + 2 + TX - 1) / TX), static_cast<unsigned>((n_ + 2 + TY - 1) / TY));
     const dim3 block(kPairs, kThreadsY);
     T* from = x;
     T* to = scratch_.data();
     for (int q = 0; q < passes; ++q) {
       const int k = p_.iters / passes + (q < p_.iters % passes ? 1 : 0);
-      rb_pass<T><<<grid, block, smem_bytes_, stream_>>>(from, x0, to, n_, k, a, c, b);
+      pass_<<<grid, block, smem_bytes_, stream_>>>(from, x0, to, n_, k, a, c, b);
       NUMPIPE_CUDA_CHECK_LAUNCH();
       std::swap(from, to);
     }
@@ -476,6 +485,30 @@ class CudaSolver final : public Solver<T> {
 };
 
 }  // namespace
+
+// The tile of the temporally blocked passes: K iterations fused per pass (halo
+// 2K), RPT rows per thread (extended tile 128 x 8*RPT). fp32 default chosen by
+// bench/fluid, which times the others through NUMPIPE_FLUID_TILE=KxRPT.
+TileConfig tile_config(int element_size) {
+  if (element_size == 8) return {5, 6};
+  if (const char* e = std::getenv("NUMPIPE_FLUID_TILE")) {
+    const std::string v = e;
+    if (v == "5x16") return {5, 16};
+    if (v == "10x16") return {10, 16};
+    if (v == "10x20") return {10, 20};
+    if (v == "10x24") return {10, 24};
+  }
+  return {5, 10};
+}
+
+double cuda_pass_bytes_per_cell(int iters, int element_size) {
+  const TileConfig t = tile_config(element_size);
+  int passes = (iters + t.k - 1) / t.k;
+  if (passes % 2) ++passes;
+  const double ew = kExtW, eh = kThreadsY * t.rpt;
+  const double halo = (ew * eh) / ((ew - 4 * t.k) * (eh - 4 * t.k));
+  return passes * (2 * halo + 1);
+}
 
 template <class T>
 std::unique_ptr<Solver<T>> make_cuda_solver(const Params& p, const Fields<T>& initial, int device) {

@@ -48,9 +48,15 @@ class Solver {
 template <class T>
 std::unique_ptr<Solver<T>> make_cpu_solver(const Params& p, const Fields<T>& initial);
 
-#ifdef NUMPIPE_HAVE_CUDA
+#ifdef NUMPIPE_FLUID_CUDA
 template <class T>
 std::unique_ptr<Solver<T>> make_cuda_solver(const Params& p, const Fields<T>& initial, int device);
+struct TileConfig {
+  int k, rpt;  // iterations fused per pass, rows per thread
+};
+TileConfig tile_config(int element_size);
+// Element reads + writes per cell of one solve's passes on the GPU (its tiles' halos included).
+double cuda_pass_bytes_per_cell(int iters, int element_size);
 #endif
 
 // Bytes a step moves through memory at the least, by the solver's own passes
