@@ -93,7 +93,9 @@ int run(int argc, char** argv) {
       "diag-every", "Diagnostics every M steps (always at the start and the end)", cxxopts::value<int>()->default_value("0"), "M")(
       "strict", "Refuse a --dt above the explicit stability estimate (else: a warning)")(
       "timing", "Print the median step time, ps per point per sub-step and GB/s on stderr")(
-      "chunk", "CUDA: x-planes per thread block (0: automatic)", cxxopts::value<int>()->default_value("0"), "P");
+      "chunk", "CUDA: x-planes per thread block (0: automatic)", cxxopts::value<int>()->default_value("0"), "P")(
+      "kernel", "CUDA: sub-step kernel variant: 0 32x8 tile, 1 32x8 with read-only loads, 2 32x16, 3 32x8 without a register cap",
+      cxxopts::value<int>()->default_value("1"), "V");
   cli.parse(argc, argv);
 
   ns::RunOptions o;
@@ -109,6 +111,8 @@ int run(int argc, char** argv) {
   o.fp32 = prec == "fp32";
   o.diag_every = cli.get<int>("diag-every");
   o.chunk = cli.get<int>("chunk");
+  o.kernel = cli.get<int>("kernel");
+  if (o.kernel < 0 || o.kernel > 3) fail_input("--kernel must be 0, 1, 2 or 3, got " + std::to_string(o.kernel));
   if (o.chunk < 0) fail_input("--chunk must be >= 0, got " + std::to_string(o.chunk));
   o.device = cli.device();
   if (cli.threads() > 0) omp_set_num_threads(cli.threads());
@@ -200,7 +204,7 @@ int run(int argc, char** argv) {
   if (cli.has("timing") && med > 0) {
     std::fprintf(stderr,
                  "ns-step: timing: %s %s order %d n=%lldx%lldx%lld steps=%d median %.4f ms/step, %.2f ps/point/substep, "
-                 "%.1f GB/s (128 B/point model in fp64), %.3f Gpoint-steps/s\n",
+                 "%.1f GB/s (model: 128 B/point in fp64, 64 in fp32), %.3f Gpoint-steps/s\n",
                  backend_name(backend), prec.c_str(), o.order, p.n[0], p.n[1], p.n[2], o.steps, med * 1e3,
                  med / (3 * points) * 1e12, bytes_step / med * 1e-9, points / med * 1e-9);
   }

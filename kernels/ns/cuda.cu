@@ -25,8 +25,7 @@ struct Ptrs {
   T* v[kVars];
 };
 
-constexpr int kTK = 32, kTJ = 8;  // tile: k (coalesced) x j
-constexpr int kThreads = kTK * kTJ;
+constexpr int kTK = 32;  // tile columns along k (coalesced); rows along j are a template parameter
 
 template <class T>
 __global__ void ghost_kernel(Geometry g, Ptrs<T> f, long long m0, long long m1, long long total) {
@@ -48,12 +47,23 @@ __global__ void ghost_kernel(Geometry g, Ptrs<T> f, long long m0, long long m1, 
   fill_ghost_point(g, p, axis, side, layer, u, w);
 }
 
-template <class T, int ORDER, bool FIRST>
-__global__ void __launch_bounds__(kThreads, 2)
+// Variants (--kernel): TJ rows of 32 columns per block, MINB blocks per SM for the
+// register budget (__launch_bounds__), LDG: read Phi through the read-only data path
+// (Phi is not written by the kernel: the new values go to the other buffer).
+template <bool LDG, class T>
+__device__ __forceinline__ T load_in(const T* p) {
+  if constexpr (LDG) return __ldg(p);
+  else return *p;
+}
+
+template <class T, int ORDER, bool FIRST, int kTJ, int MINB, bool LDG>
+__global__ void __launch_bounds__(kTK* kTJ, MINB)
     substep_kernel(Geometry g, Coefs<T> cf, T a, T b, T dt, const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out, Ptrs<T> q,
                    int chunk) {
   constexpr int SK = kTK + 4, SJ = kTJ + 4;
-  __shared__ T s[kVars][SJ][SK];
+  // Two plane buffers used in turn: one barrier per plane (a buffer is rewritten two
+  // iterations after it was read, with a barrier in between).
+  __shared__ T sh[2][kVars][SJ][SK];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int k0 = blockIdx.x * kTK, j0 = blockIdx.y * kTJ;
   const int i0 = blockIdx.z * chunk;
@@ -91,13 +101,14 @@ __global__ void __launch_bounds__(kThreads, 2)
     hal[v] = T(0);
     qv[v] = T(0);
 #pragma unroll
-    for (int o = 0; o < 5; ++o) r[v][o] = loadable && i0 < i1 ? in.v[v][col + (long long)(i0 + o - 2) * si] : T(0);
-    if (has_halo && i0 < i1) hal[v] = in.v[v][hoff + (long long)i0 * si];
+    for (int o = 0; o < 5; ++o) r[v][o] = loadable && i0 < i1 ? load_in<LDG>(&in.v[v][col + (long long)(i0 + o - 2) * si]) : T(0);
+    if (has_halo && i0 < i1) hal[v] = load_in<LDG>(&in.v[v][hoff + (long long)i0 * si]);
   }
   const T kj = active ? kol[j] : T(0);
 
   for (int i = i0; i < i1; ++i) {
     const long long c = col + (long long)i * si;
+    T(*s)[SJ][SK] = sh[(i - i0) & 1];
 #pragma unroll
     for (int v = 0; v < kVars; ++v) {
       if (loadable) s[v][ty + 2][tx + 2] = r[v][2];
@@ -106,8 +117,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     const bool more = i + 1 < i1;
 #pragma unroll
     for (int v = 0; v < kVars; ++v) {
-      if (loadable && more) nxt[v] = in.v[v][c + 3 * si];
-      if (has_halo && more) hal[v] = in.v[v][hoff + (long long)(i + 1) * si];
+      if (loadable && more) nxt[v] = load_in<LDG>(&in.v[v][c + 3 * si]);
+      if (has_halo && more) hal[v] = load_in<LDG>(&in.v[v][hoff + (long long)(i + 1) * si]);
       if (!FIRST && active) qv[v] = q.v[v][c];
     }
     __syncthreads();
@@ -134,7 +145,6 @@ __global__ void __launch_bounds__(kThreads, 2)
         out.v[v][c] = on;
       }
     }
-    __syncthreads();
 #pragma unroll
     for (int v = 0; v < kVars; ++v) {
 #pragma unroll
@@ -199,12 +209,16 @@ class CudaRun {
     kol_ = DeviceArray<T>(kol.size());
     kol_.copy_from_host(kol.data(), kol.size());
     cf_ = make_coefs<T>(g_, o.order, p_.c, p_.re, p_.force, p_.kol_amp);
-    // chunk of x-planes per block: enough blocks to fill the device several times over
-    const long long tiles = (long long)((g_.n[2] + kTK - 1) / kTK) * ((g_.n[1] + kTJ - 1) / kTJ);
+    // chunk of x-planes per block: enough blocks to fill the device several times over,
+    // at most 64 planes (measured on an H100: 256 planes per block ran 15% slower)
+    variant_ = o.kernel;
+    if (variant_ < 0 || variant_ > 3) fail_input("--kernel must be 0, 1, 2 or 3, got " + std::to_string(variant_));
+    const int tj = variant_ == 2 ? 16 : 8;
+    const long long tiles = (long long)((g_.n[2] + kTK - 1) / kTK) * ((g_.n[1] + tj - 1) / tj);
     chunk_ = o.chunk;
     if (chunk_ <= 0) {
       const long long want = 8LL * prop_.multiProcessorCount;
-      const long long nchunks = std::max<long long>(1, (want + tiles - 1) / tiles);
+      const long long nchunks = std::max<long long>({1, (want + tiles - 1) / tiles, (g_.n[0] + 63) / 64});
       chunk_ = int(std::max<long long>(16, (g_.n[0] + nchunks - 1) / nchunks));
     }
     chunk_ = std::min(chunk_, g_.n[0]);
@@ -244,18 +258,28 @@ class CudaRun {
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
 
-  void substep(int stage, T dt, Ptrs<T> in, Ptrs<T> out) {
-    const dim3 block(kTK, kTJ);
-    const dim3 grid((g_.n[2] + kTK - 1) / kTK, (g_.n[1] + kTJ - 1) / kTJ, (g_.n[0] + chunk_ - 1) / chunk_);
+  template <int TJ, int MINB, bool LDG>
+  void launch(int stage, T dt, Ptrs<T> in, Ptrs<T> out) {
+    const dim3 block(kTK, TJ);
+    const dim3 grid((g_.n[2] + kTK - 1) / kTK, (g_.n[1] + TJ - 1) / TJ, (g_.n[0] + chunk_ - 1) / chunk_);
     const T a = T(kRkA[stage]), b = T(kRkB[stage]);
     if (o_.order == 4) {
-      if (stage == 0) substep_kernel<T, 4, true><<<grid, block>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
-      else substep_kernel<T, 4, false><<<grid, block>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
+      if (stage == 0) substep_kernel<T, 4, true, TJ, MINB, LDG><<<grid, block>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
+      else substep_kernel<T, 4, false, TJ, MINB, LDG><<<grid, block>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
     } else {
-      if (stage == 0) substep_kernel<T, 2, true><<<grid, block>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
-      else substep_kernel<T, 2, false><<<grid, block>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
+      if (stage == 0) substep_kernel<T, 2, true, TJ, MINB, LDG><<<grid, block>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
+      else substep_kernel<T, 2, false, TJ, MINB, LDG><<<grid, block>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
     }
     NUMPIPE_CUDA_CHECK_LAUNCH();
+  }
+
+  void substep(int stage, T dt, Ptrs<T> in, Ptrs<T> out) {
+    switch (variant_) {
+      case 0: launch<8, 2, false>(stage, dt, in, out); break;
+      case 1: launch<8, 2, true>(stage, dt, in, out); break;
+      case 2: launch<16, 1, true>(stage, dt, in, out); break;
+      default: launch<8, 1, true>(stage, dt, in, out); break;
+    }
   }
 
   // Diagnostics of `f` (fills its ghosts); max |v| through *speed.
@@ -369,6 +393,7 @@ class CudaRun {
   DeviceArray<T> kol_;
   Coefs<T> cf_{};
   int chunk_ = 16;
+  int variant_ = 1;
 };
 
 }  // namespace

@@ -88,7 +88,17 @@ TEST_CASE("ns CUDA agrees with the CPU within 1e-12 (fp64, 10 steps, every bound
     o.dt = c.dt;
     o.cfl = 0.4;
     o.diag_every = 5;
-    Result cpu = solve_cpu(pr, o), gpu = solve_cuda(pr, o);
+    Result cpu = solve_cpu(pr, o);
+    for (int kernel = 0; kernel < 4; ++kernel) {  // every sub-step kernel variant
+      o.kernel = kernel;
+      Result other = solve_cuda(pr, o);
+      const double d = max_rel_diff(cpu, other);
+      INFO("case " << c.n[0] << "x" << c.n[1] << "x" << c.n[2] << " " << c.bc << " order " << c.order << " kernel " << kernel
+                   << ": max rel diff " << d);
+      CHECK(d < 1e-12);
+    }
+    o.kernel = RunOptions{}.kernel;
+    Result gpu = solve_cuda(pr, o);
     const double d = max_rel_diff(cpu, gpu);
     INFO("case " << c.n[0] << "x" << c.n[1] << "x" << c.n[2] << " " << c.bc << " order " << c.order << ": max rel diff " << d);
     CHECK(d < 1e-12);
