@@ -239,25 +239,26 @@ void slide(const double* x, std::int64_t tl, const Params& p, ChunkState& st) {
 }
 
 // The best candidate per shape and the best shape of the window [t0, t0+n).
-void evaluate(const double* x, std::int64_t t0, const Params& p, ChunkState& st, std::size_t out_i, WindowFits& out) {
+// par: spread the shapes over threads (each shape's scan keeps its order).
+void evaluate(const double* x, std::int64_t t0, const Params& p, ChunkState& st, std::size_t out_i, WindowFits& out,
+              bool par) {
   const std::int64_t n = st.n, A = st.A;
   const double* alpha = p.grid.alpha.data();
+#pragma omp parallel for schedule(static) if (par)
   for (std::int64_t a = 0; a < A; ++a) {
-    st.bestS[static_cast<std::size_t>(a)] = std::numeric_limits<double>::quiet_NaN();
-    st.bestj[static_cast<std::size_t>(a)] = -1;
-  }
-  for (std::int64_t j = t0; j < t0 + n; ++j) {
-    const std::size_t b = static_cast<std::size_t>((j % n) * A);
-    for (std::int64_t a = 0; a < A; ++a) {
-      const double inv_p1 = 1.0 / (alpha[a] + 1.0);
-      const double S = scale_sum(st.ms[b + a] + st.mc[b + a], st.ps[b + a] + st.pc[b + a], inv_p1);
-      std::int64_t& bj = st.bestj[static_cast<std::size_t>(a)];
-      double& bS = st.bestS[static_cast<std::size_t>(a)];
+    const double inv_p1 = 1.0 / (alpha[a] + 1.0);
+    double bS = std::numeric_limits<double>::quiet_NaN();
+    std::int64_t bj = -1;
+    for (std::int64_t j = t0; j < t0 + n; ++j) {
+      const std::size_t b = static_cast<std::size_t>((j % n) * A + a);
+      const double S = scale_sum(st.ms[b] + st.mc[b], st.ps[b] + st.pc[b], inv_p1);
       if (bj < 0 || better_candidate(S, x[j], static_cast<int>(j - t0), bS, x[bj], static_cast<int>(bj - t0))) {
         bS = S;
         bj = j;
       }
     }
+    st.bestS[static_cast<std::size_t>(a)] = bS;
+    st.bestj[static_cast<std::size_t>(a)] = bj;
   }
   double ll = 0;
   const int a = pick_shape(st.bestS.data(), alpha, static_cast<int>(A), static_cast<double>(n), &ll);
@@ -304,7 +305,7 @@ void solve_cpu(const Series& s, const Params& p, WindowFits& out) {
         } else {
           for (std::int64_t tl = t0 - K; tl < t0; ++tl) slide(x, tl, p, st);
         }
-        evaluate(x, t0, p, st, static_cast<std::size_t>(si * W + w), out);
+        evaluate(x, t0, p, st, static_cast<std::size_t>(si * W + w), out, inner);
       }
     }
   }

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <thread>
 #include <vector>
@@ -33,6 +34,7 @@ namespace numpipe::mle {
 namespace {
 
 constexpr int kFullThreads = 256;
+constexpr int kRollGroup = 8;
 
 struct GridDev {
   const double* alpha;
@@ -50,11 +52,12 @@ __device__ __forceinline__ bool beats(double S1, int j1, double S2, int j2, cons
 
 // Block arg-min over candidates of cnt shapes; threads i < cnt of the block get
 // the winner of shape i in (*outS, *outJ). Warp shuffles, then warps in order.
-__device__ void block_argmin(double (&S)[kGroup], int (&J)[kGroup], int cnt, const double* win, double* sS, int* sJ,
+template <int G>
+__device__ void block_argmin(double (&S)[G], int (&J)[G], int cnt, const double* win, double* sS, int* sJ,
                              double* outS, int* outJ) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
 #pragma unroll
-  for (int i = 0; i < kGroup; ++i) {
+  for (int i = 0; i < G; ++i) {
     if (i >= cnt) break;
     double s = S[i];
     int j = J[i];
@@ -67,8 +70,8 @@ __device__ void block_argmin(double (&S)[kGroup], int (&J)[kGroup], int cnt, con
       }
     }
     if (lane == 0) {
-      sS[warp * kGroup + i] = s;
-      sJ[warp * kGroup + i] = j;
+      sS[warp * G + i] = s;
+      sJ[warp * G + i] = j;
     }
   }
   __syncthreads();
@@ -77,9 +80,9 @@ __device__ void block_argmin(double (&S)[kGroup], int (&J)[kGroup], int cnt, con
     double s = sS[i];
     int j = sJ[i];
     for (int w = 1; w < nwarps; ++w)
-      if (beats(sS[w * kGroup + i], sJ[w * kGroup + i], s, j, win)) {
-        s = sS[w * kGroup + i];
-        j = sJ[w * kGroup + i];
+      if (beats(sS[w * G + i], sJ[w * G + i], s, j, win)) {
+        s = sS[w * G + i];
+        j = sJ[w * G + i];
       }
     *outS = s;
     *outJ = j;
@@ -132,7 +135,7 @@ __global__ void __launch_bounds__(kFullThreads) full_kernel(const double* __rest
   }
   double oS = 0;
   int oJ = -1;
-  block_argmin(myS, myJ, cnt, win, sS, sJ, &oS, &oJ);
+  block_argmin<kGroup>(myS, myJ, cnt, win, sS, sJ, &oS, &oJ);
   if (threadIdx.x < cnt) {
     const std::size_t o = (static_cast<std::size_t>(blockIdx.z) * nw + wl) * g.A + g0 + threadIdx.x;
     bestS[o] = oS;
@@ -140,35 +143,117 @@ __global__ void __launch_bounds__(kFullThreads) full_kernel(const double* __rest
   }
 }
 
-// Rolling: dynamic shared memory = 2*kGroup corrections per thread.
-template <int MaxThreads>
-__global__ void __launch_bounds__(MaxThreads) rolling_kernel(const double* __restrict__ x, std::int64_t length, int n,
+// Few windows (the seed's case: one): a warp per candidate, its lanes splitting
+// the window's points, so that the whole GPU works on one window. Each block
+// covers 8 candidates and writes its best per shape; merge_kernel picks the
+// best over the blocks in their order.
+__global__ void __launch_bounds__(256) split_kernel(const double* __restrict__ x, std::int64_t length, int n,
+                                                    std::int64_t K, std::int64_t w_begin, std::int64_t nw, int ncb,
+                                                    GridDev g, double* partS, int* partJ) {
+  __shared__ double sS[32 * kGroup];
+  __shared__ int sJ[32 * kGroup];
+  const std::int64_t wl = blockIdx.x / ncb;
+  const int cb = static_cast<int>(blockIdx.x % ncb);
+  const int g0 = blockIdx.y * kGroup, cnt = min(kGroup, g.A - g0);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const double* win = x + static_cast<std::int64_t>(blockIdx.z) * length + (w_begin + wl) * K;
+  const int j = cb * 8 + warp;
+  double myS[kGroup];
+  int myJ[kGroup];
+  double am[kGroup], ap[kGroup], pw[kGroup];
+#pragma unroll
+  for (int i = 0; i < kGroup; ++i) {
+    am[i] = ap[i] = 0;
+    myS[i] = 0;
+    myJ[i] = -1;
+  }
+  if (j < n) {
+    const double th = win[j];
+    for (int k = lane; k < n; k += 32) {
+      const double d = th - __ldg(win + k);
+      group_powers(log(fabs(d)), g.alpha, g0, cnt, g.uniform, g.h, pw);
+      const bool left = d > 0;
+#pragma unroll
+      for (int i = 0; i < kGroup; ++i) {
+        am[i] += left ? pw[i] : 0.0;
+        ap[i] += left ? 0.0 : pw[i];
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kGroup; ++i)
+    for (int off = 16; off > 0; off >>= 1) {
+      am[i] += __shfl_down_sync(0xffffffffu, am[i], off);
+      ap[i] += __shfl_down_sync(0xffffffffu, ap[i], off);
+    }
+  if (lane == 0 && j < n) {
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) {
+      if (i < cnt) {
+        myS[i] = scale_sum(am[i], ap[i], 1.0 / (g.alpha[g0 + i] + 1.0));
+        myJ[i] = j;
+      }
+    }
+  }
+  double oS = 0;
+  int oJ = -1;
+  block_argmin<kGroup>(myS, myJ, cnt, win, sS, sJ, &oS, &oJ);
+  if (threadIdx.x < cnt) {
+    const std::size_t o = ((static_cast<std::size_t>(blockIdx.z) * nw + wl) * ncb + cb) * g.A + g0 + threadIdx.x;
+    partS[o] = oS;
+    partJ[o] = oJ;
+  }
+}
+
+__global__ void merge_kernel(const double* __restrict__ x, std::int64_t length, std::int64_t K, std::int64_t w_begin,
+                             std::int64_t nw, int nseries, int ncb, int A, const double* partS, const int* partJ,
+                             double* bestS, int* bestJ) {
+  const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= nw * nseries * A) return;
+  const std::int64_t item = idx / A, a = idx % A, si = item / nw, w = w_begin + item % nw;
+  const double* win = x + si * length + w * K;
+  double s = 0;
+  int j = -1;
+  for (int cb = 0; cb < ncb; ++cb) {
+    const std::size_t o = (static_cast<std::size_t>(item) * ncb + cb) * A + a;
+    if (beats(partS[o], partJ[o], s, j, win)) {
+      s = partS[o];
+      j = partJ[o];
+    }
+  }
+  bestS[idx] = s;
+  bestJ[idx] = j;
+}
+
+// Rolling: dynamic shared memory = 2*G corrections per thread.
+template <int G, int MaxThreads>
+__global__ void __launch_bounds__(MaxThreads, (G == 4 && MaxThreads == 512) ? 2 : 1) rolling_kernel(const double* __restrict__ x, std::int64_t length, int n,
                                                              std::int64_t K, std::int64_t R, std::int64_t W,
                                                              std::int64_t c_begin, std::int64_t w_begin, std::int64_t nw,
                                                              GridDev g, double* bestS, int* bestJ) {
-  extern __shared__ double corr[];  // [2*kGroup][blockDim.x]
-  __shared__ double red[32 * 2 * kGroup];
-  __shared__ double newsum[2 * kGroup];
-  __shared__ double sS[32 * kGroup];
-  __shared__ int sJ[32 * kGroup];
+  extern __shared__ double corr[];  // [2*G][blockDim.x]
+  __shared__ double red[32 * 2 * G];
+  __shared__ double newsum[2 * G];
+  __shared__ double sS[32 * G];
+  __shared__ int sJ[32 * G];
   const int tid = threadIdx.x, bd = blockDim.x, lane = tid & 31, warp = tid >> 5, nwarps = (bd + 31) >> 5;
   const bool active = tid < n;
   const std::int64_t c = c_begin + blockIdx.x;
   const std::int64_t w0 = c * R, w1 = min(W, w0 + R);
-  const int g0 = blockIdx.y * kGroup, cnt = min(kGroup, g.A - g0);
+  const int g0 = blockIdx.y * G, cnt = min(G, g.A - g0);
   const double* xs = x + static_cast<std::int64_t>(blockIdx.z) * length;
-  double inv_p1[kGroup];
+  double inv_p1[G];
 #pragma unroll
-  for (int i = 0; i < kGroup; ++i) inv_p1[i] = i < cnt ? 1.0 / (g.alpha[g0 + i] + 1.0) : 0.0;
+  for (int i = 0; i < G; ++i) inv_p1[i] = i < cnt ? 1.0 / (g.alpha[g0 + i] + 1.0) : 0.0;
   double* cm = corr;                     // corrections of X-: cm[i*bd + tid]
-  double* cp = corr + kGroup * bd;       // corrections of X+
-  double sm[kGroup], sp[kGroup], pw[kGroup];
+  double* cp = corr + G * bd;       // corrections of X+
+  double sm[G], sp[G], pw[G];
   int nleft = 0, nright = 0;
   // the candidate of slot tid in the first window: time index j with j % n == tid
   const std::int64_t t0 = w0 * K;
   std::int64_t myj = t0 + ((tid - t0 % n) % n + n) % n;
 #pragma unroll
-  for (int i = 0; i < kGroup; ++i) {
+  for (int i = 0; i < G; ++i) {
     sm[i] = sp[i] = 0;
     cm[i * bd + tid] = 0;
     cp[i * bd + tid] = 0;
@@ -178,15 +263,15 @@ __global__ void __launch_bounds__(MaxThreads) rolling_kernel(const double* __res
     for (std::int64_t k = t0; k < t0 + n; ++k) {
       const double d = th - __ldg(xs + k);
       if (d == 0) continue;
-      group_powers(log(fabs(d)), g.alpha, g0, cnt, g.uniform, g.h, pw);
+      group_powers<G>(log(fabs(d)), g.alpha, g0, cnt, g.uniform, g.h, pw);
       if (d > 0) {
         ++nleft;
 #pragma unroll
-        for (int i = 0; i < kGroup; ++i) comp_add(sm[i], cm[i * bd + tid], pw[i]);
+        for (int i = 0; i < G; ++i) comp_add(sm[i], cm[i * bd + tid], pw[i]);
       } else {
         ++nright;
 #pragma unroll
-        for (int i = 0; i < kGroup; ++i) comp_add(sp[i], cp[i * bd + tid], pw[i]);
+        for (int i = 0; i < G; ++i) comp_add(sp[i], cp[i * bd + tid], pw[i]);
       }
     }
   }
@@ -195,9 +280,9 @@ __global__ void __launch_bounds__(MaxThreads) rolling_kernel(const double* __res
       for (std::int64_t tl = (w - 1) * K; tl < w * K; ++tl) {
         const std::int64_t te = tl + n;
         const int owner = static_cast<int>(tl % n);
-        double nm[kGroup], np[kGroup];
+        double nm[G], np[G];
 #pragma unroll
-        for (int i = 0; i < kGroup; ++i) nm[i] = np[i] = 0;
+        for (int i = 0; i < G; ++i) nm[i] = np[i] = 0;
         const double xe = xs[te];
         bool lower = false, higher = false;
         if (active && tid != owner) {
@@ -206,36 +291,36 @@ __global__ void __launch_bounds__(MaxThreads) rolling_kernel(const double* __res
           if (dl > 0) {
             if (--nleft == 0) {
 #pragma unroll
-              for (int i = 0; i < kGroup; ++i) {
+              for (int i = 0; i < G; ++i) {
                 sm[i] = 0;
                 cm[i * bd + tid] = 0;
               }
             } else {
-              group_powers(log(dl), g.alpha, g0, cnt, g.uniform, g.h, pw);
+              group_powers<G>(log(dl), g.alpha, g0, cnt, g.uniform, g.h, pw);
 #pragma unroll
-              for (int i = 0; i < kGroup; ++i) comp_add(sm[i], cm[i * bd + tid], -pw[i]);
+              for (int i = 0; i < G; ++i) comp_add(sm[i], cm[i * bd + tid], -pw[i]);
             }
           } else if (dl < 0) {
             if (--nright == 0) {
 #pragma unroll
-              for (int i = 0; i < kGroup; ++i) {
+              for (int i = 0; i < G; ++i) {
                 sp[i] = 0;
                 cp[i * bd + tid] = 0;
               }
             } else {
-              group_powers(log(-dl), g.alpha, g0, cnt, g.uniform, g.h, pw);
+              group_powers<G>(log(-dl), g.alpha, g0, cnt, g.uniform, g.h, pw);
 #pragma unroll
-              for (int i = 0; i < kGroup; ++i) comp_add(sp[i], cp[i * bd + tid], -pw[i]);
+              for (int i = 0; i < G; ++i) comp_add(sp[i], cp[i * bd + tid], -pw[i]);
             }
           }
           const double de = xj - xe;
           if (de != 0) {
-            group_powers(log(fabs(de)), g.alpha, g0, cnt, g.uniform, g.h, pw);
+            group_powers<G>(log(fabs(de)), g.alpha, g0, cnt, g.uniform, g.h, pw);
             if (de > 0) {  // the entering point lies left of candidate j; j lies right of it
               ++nleft;
               higher = true;
 #pragma unroll
-              for (int i = 0; i < kGroup; ++i) {
+              for (int i = 0; i < G; ++i) {
                 comp_add(sm[i], cm[i * bd + tid], pw[i]);
                 np[i] = pw[i];
               }
@@ -243,7 +328,7 @@ __global__ void __launch_bounds__(MaxThreads) rolling_kernel(const double* __res
               ++nright;
               lower = true;
 #pragma unroll
-              for (int i = 0; i < kGroup; ++i) {
+              for (int i = 0; i < G; ++i) {
                 comp_add(sp[i], cp[i * bd + tid], pw[i]);
                 nm[i] = pw[i];
               }
@@ -252,29 +337,29 @@ __global__ void __launch_bounds__(MaxThreads) rolling_kernel(const double* __res
         }
         // the entering candidate's sums: block sum of nm, np (fixed order)
 #pragma unroll
-        for (int i = 0; i < kGroup; ++i) {
+        for (int i = 0; i < G; ++i) {
           double a = nm[i], b = np[i];
           for (int off = 16; off > 0; off >>= 1) {
             a += __shfl_down_sync(0xffffffffu, a, off);
             b += __shfl_down_sync(0xffffffffu, b, off);
           }
           if (lane == 0) {
-            red[warp * 2 * kGroup + i] = a;
-            red[warp * 2 * kGroup + kGroup + i] = b;
+            red[warp * 2 * G + i] = a;
+            red[warp * 2 * G + G + i] = b;
           }
         }
         __syncthreads();
-        if (tid < 2 * kGroup) {
+        if (tid < 2 * G) {
           double s = 0;
-          for (int v = 0; v < nwarps; ++v) s += red[v * 2 * kGroup + tid];
+          for (int v = 0; v < nwarps; ++v) s += red[v * 2 * G + tid];
           newsum[tid] = s;
         }
         const int cl = __syncthreads_count(lower), ch = __syncthreads_count(higher);
         if (tid == owner) {
 #pragma unroll
-          for (int i = 0; i < kGroup; ++i) {
+          for (int i = 0; i < G; ++i) {
             sm[i] = newsum[i];
-            sp[i] = newsum[kGroup + i];
+            sp[i] = newsum[G + i];
             cm[i * bd + tid] = 0;
             cp[i * bd + tid] = 0;
           }
@@ -287,16 +372,16 @@ __global__ void __launch_bounds__(MaxThreads) rolling_kernel(const double* __res
     // evaluate window w
     const std::int64_t tw = w * K;
     const double* win = xs + tw;
-    double myS[kGroup];
-    int myJ[kGroup];
+    double myS[G];
+    int myJ[G];
 #pragma unroll
-    for (int i = 0; i < kGroup; ++i) {
+    for (int i = 0; i < G; ++i) {
       myJ[i] = active ? static_cast<int>(myj - tw) : -1;
       myS[i] = active && i < cnt ? scale_sum(sm[i] + cm[i * bd + tid], sp[i] + cp[i * bd + tid], inv_p1[i]) : 0.0;
     }
     double oS = 0;
     int oJ = -1;
-    block_argmin(myS, myJ, cnt, win, sS, sJ, &oS, &oJ);
+    block_argmin<G>(myS, myJ, cnt, win, sS, sJ, &oS, &oJ);
     if (tid < cnt) {
       const std::size_t o = (static_cast<std::size_t>(blockIdx.z) * nw + (w - w_begin)) * g.A + g0 + tid;
       bestS[o] = oS;
@@ -358,6 +443,10 @@ void solve_cuda(const Series& s, const Params& p, const std::vector<int>& device
   const bool rolling = !p.exact && 2 * K < n && n <= 1024;
   const std::int64_t R = rolling ? p.refresh : 1, chunks = (W + R - 1) / R;
   const std::int64_t groups = (A + kGroup - 1) / kGroup;
+  // Shapes per rolling block: 8, or 4 (fewer registers, twice the blocks);
+  // NUMPIPE_MLE_GROUP=4|8 chooses (a tuning knob for bench/mle).
+  int rgroup = kRollGroup;
+  if (const char* e = std::getenv("NUMPIPE_MLE_GROUP")) rgroup = std::atoi(e) == 4 ? 4 : 8;
   if (W >= (std::int64_t{1} << 31)) fail_input("too many windows for the CUDA backend: " + std::to_string(W));
   if (groups > 65535) fail_input("--alpha-grid: too many shapes for the CUDA backend: " + std::to_string(A));
   // Split series over devices when there are enough, else chunks of windows.
@@ -386,6 +475,8 @@ void solve_cuda(const Series& s, const Params& p, const std::vector<int>& device
       DeviceArray<double> d_alpha(static_cast<std::size_t>(A));
       d_alpha.copy_from_host(p.grid.alpha.data(), static_cast<std::size_t>(A));
       GridDev g{d_alpha.data(), static_cast<int>(A), p.grid.uniform, p.grid.h};
+      int sms = 0;
+      NUMPIPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, devices[pi]));
       // series per batch: the per-shape results take 12 bytes per window and shape
       const std::int64_t per_series = nw * A * 12;
       const std::int64_t sb = std::max<std::int64_t>(1, std::min<std::int64_t>({part.s_count, 65535, (std::int64_t{3} << 30) / per_series}));
@@ -399,27 +490,55 @@ void solve_cuda(const Series& s, const Params& p, const std::vector<int>& device
       std::vector<int> h_shape(ow);
       int threads = 0;
       std::size_t smem = 0;
+      const std::int64_t rgroups = (A + rgroup - 1) / rgroup;
       if (rolling) {
         threads = static_cast<int>((n + 31) / 32 * 32);
-        smem = static_cast<std::size_t>(2 * kGroup * threads) * sizeof(double);
-        if (threads <= 512)
-          NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rolling_kernel<512>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+        smem = static_cast<std::size_t>(2 * rgroup * threads) * sizeof(double);
+        const int sm = static_cast<int>(smem);
+        if (rgroup == 4 && threads <= 512)
+          NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rolling_kernel<4, 512>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm));
+        else if (rgroup == 4)
+          NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rolling_kernel<4, 1024>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm));
+        else if (threads <= 512)
+          NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rolling_kernel<8, 512>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm));
         else
-          NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rolling_kernel<1024>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+          NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rolling_kernel<8, 1024>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm));
       }
+      // Few windows: split each window's candidates over blocks (split_kernel).
+      const int ncb = static_cast<int>((n + 7) / 8);
+      const bool split = !rolling && sb * nw * groups < 4 * sms && nw * ncb < (std::int64_t{1} << 31);
+      DeviceArray<double> d_partS(split ? static_cast<std::size_t>(sb * nw * ncb * A) : 0);
+      DeviceArray<int> d_partJ(split ? static_cast<std::size_t>(sb * nw * ncb * A) : 0);
       CudaEventTimer timer;
       for (std::int64_t s0 = part.s_begin; s0 < part.s_begin + part.s_count; s0 += sb) {
         const std::int64_t sc = std::min(sb, part.s_begin + part.s_count - s0);
         d_x.copy_from_host(s.x + s0 * s.length, static_cast<std::size_t>(sc * s.length));
         timer.start();
         if (rolling) {
-          const dim3 grid(static_cast<unsigned>(part.c_count), static_cast<unsigned>(groups), static_cast<unsigned>(sc));
-          if (threads <= 512)
-            rolling_kernel<512><<<grid, threads, smem>>>(d_x.data(), s.length, static_cast<int>(n), K, R, W, part.c_begin, wb,
-                                                         nw, g, d_bestS.data(), d_bestJ.data());
+          const dim3 grid(static_cast<unsigned>(part.c_count), static_cast<unsigned>(rgroups), static_cast<unsigned>(sc));
+          const int ni = static_cast<int>(n);
+          if (rgroup == 4 && threads <= 512)
+            rolling_kernel<4, 512><<<grid, threads, smem>>>(d_x.data(), s.length, ni, K, R, W, part.c_begin, wb, nw, g,
+                                                            d_bestS.data(), d_bestJ.data());
+          else if (rgroup == 4)
+            rolling_kernel<4, 1024><<<grid, threads, smem>>>(d_x.data(), s.length, ni, K, R, W, part.c_begin, wb, nw, g,
+                                                             d_bestS.data(), d_bestJ.data());
+          else if (threads <= 512)
+            rolling_kernel<8, 512><<<grid, threads, smem>>>(d_x.data(), s.length, ni, K, R, W, part.c_begin, wb, nw, g,
+                                                            d_bestS.data(), d_bestJ.data());
           else
-            rolling_kernel<1024><<<grid, threads, smem>>>(d_x.data(), s.length, static_cast<int>(n), K, R, W, part.c_begin, wb,
-                                                          nw, g, d_bestS.data(), d_bestJ.data());
+            rolling_kernel<8, 1024><<<grid, threads, smem>>>(d_x.data(), s.length, ni, K, R, W, part.c_begin, wb, nw, g,
+                                                             d_bestS.data(), d_bestJ.data());
+          NUMPIPE_CUDA_CHECK_LAUNCH();
+        } else if (split) {
+          const dim3 grid(static_cast<unsigned>(nw * ncb), static_cast<unsigned>(groups), static_cast<unsigned>(sc));
+          split_kernel<<<grid, 256>>>(d_x.data(), s.length, static_cast<int>(n), K, wb, nw, ncb, g, d_partS.data(),
+                                      d_partJ.data());
+          NUMPIPE_CUDA_CHECK_LAUNCH();
+          const std::int64_t m = sc * nw * A;
+          merge_kernel<<<static_cast<unsigned>((m + 127) / 128), 128>>>(d_x.data(), s.length, K, wb, nw, static_cast<int>(sc),
+                                                                        ncb, static_cast<int>(A), d_partS.data(),
+                                                                        d_partJ.data(), d_bestS.data(), d_bestJ.data());
           NUMPIPE_CUDA_CHECK_LAUNCH();
         } else {
           const dim3 grid(static_cast<unsigned>(nw), static_cast<unsigned>(groups), static_cast<unsigned>(sc));

@@ -29,17 +29,19 @@ inline constexpr int kGroup = 8;
 
 // Powers d^alpha[g0 .. g0+cnt) of one group, from L = log d (d > 0).
 // uniform: alpha[g0 + i] = alpha[g0] + i*h.
+// G: the group size (the CUDA rolling kernel may use smaller groups).
+template <int G = kGroup>
 NUMPIPE_HD_INLINE void group_powers(double L, const double* alpha, int g0, int cnt, bool uniform, double h,
                                     double* out) {
   if (uniform) {
     double t = exp(alpha[g0] * L);
     const double r = exp(h * L);
-    for (int i = 0; i < kGroup; ++i) {
+    for (int i = 0; i < G; ++i) {
       out[i] = i < cnt ? t : 0.0;
       t *= r;
     }
   } else {
-    for (int i = 0; i < kGroup; ++i) out[i] = i < cnt ? exp(alpha[g0 + i] * L) : 0.0;
+    for (int i = 0; i < G; ++i) out[i] = i < cnt ? exp(alpha[g0 + i] * L) : 0.0;
   }
 }
 

@@ -13,9 +13,13 @@ cmpfit() {  # cmpfit NAME ARGS...: the CPU and the CUDA backend on s.nps
 cmpfit rolling --window 300 --alpha-grid 0.5:3:20 --refresh 500
 cmpfit step --window 120 --step 4 --alpha-grid 0.7,1.1,1.9,2.6 --refresh 64
 cmpfit short --window 40 --alpha-grid 0.5:4.45:80 --refresh 1000
+NUMPIPE_MLE_GROUP=4 cmpfit group4 --window 300 --alpha-grid 0.5:3:21 --refresh 700
+NUMPIPE_MLE_GROUP=4 cmpfit group4step --window 100 --step 3 --alpha-grid 0.5:4.45:80 --refresh 100
 gen-input mle --length 2000 --series 2 --p 0.9 --sl 1.5 --sr 1 --seed 4 -o s.nps
 cmpfit exact --window 200 --alpha-grid 0.5:3:12 --exact
 cmpfit big --window 1100 --alpha-grid 0.5:2:4 --refresh 300
+# one window per series: the candidates are split over blocks (the seed's case)
+cmpfit seed --window 2000 --alpha-grid 0.5:4.45:80 --exact
 # run to run, and over all devices: the same bits
 mle-fit -i s.nps --window 150 --alpha-grid 0.5:3:12 --backend cuda -o g1.nps
 mle-fit -i s.nps --window 150 --alpha-grid 0.5:3:12 --backend cuda -o g2.nps
