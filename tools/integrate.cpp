@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
     cli.add("Integrate")("align-breaks",
                          "Put step boundaries at every break of the integrands (s = k, eta = 120 - k, "
                          "tau = r, r + g, 15, whole years): 4th-order convergence instead of 1st")(
-        "repeat", "Benchmark: solve N times after one warm-up run; print the median phase times on stderr",
+        "repeat", "Benchmark: after the run (the warm-up), solve N more times; print the median phase times and rates on stderr",
         cxxopts::value<int>()->default_value("1"), "N");
     cli.parse(argc, argv);
     bool align = cli.has("align-breaks");
@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
         return ig::solve_cpu(pb, cli.threads());
       };
       ig::Result res = solve();
-      if (repeat > 1) report_repeats(pb, res, repeat, solve);
+      if (cli.has("repeat")) report_repeats(pb, res, repeat, solve);
       for (const auto& ph : res.log.phases()) log.add(ph.name, ph.seconds, ph.bytes, ph.flops);
       inner_steps += res.inner_steps;
       unshared += res.inner_steps_unshared;
