@@ -214,9 +214,33 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
   plan.outer_offset.push_back(0);
   plan.grid_offset.push_back(0);
   plan.column_offset.push_back(0);
+  // Outer grids depend on (x, h1) only in the faithful scheme: cached.
+  std::unordered_map<ColumnKey, Grid, ColumnKeyHash> outer_cache;
+  std::size_t total = 0;
+  for (std::size_t ip = first; ip < last; ++ip)
+    total += 2 * static_cast<std::size_t>(std::ceil((kMaxAge - pb.policies[ip].x) * pb.policies[ip].h1)) + 3;
+  plan.outer_t.reserve(total);
+  plan.outer_year.reserve(total);
+  plan.outer_h.reserve(total / 2);
+  plan.request_tau.reserve(total);
+  plan.request_column.reserve(total);
+  bool have_last = false;
+  ColumnKey last_key{0, 0, 0, 0};
+  std::int32_t last_col = -1;
   for (std::size_t ip = first; ip < last; ++ip) {
     const Policy& p = pb.policies[ip];
-    Grid og = outer_grid(p, pb.align_breaks);
+    Grid aligned;
+    const Grid* ogp;
+    if (pb.align_breaks) {
+      aligned = outer_grid(p, true);
+      ogp = &aligned;
+    } else {
+      ColumnKey okey{bits(p.x), 0, p.h1, 0};
+      auto it = outer_cache.find(okey);
+      if (it == outer_cache.end()) it = outer_cache.emplace(okey, outer_grid(p, false)).first;
+      ogp = &it->second;
+    }
+    const Grid& og = *ogp;
     plan.outer_t.insert(plan.outer_t.end(), og.pts.begin(), og.pts.end());
     plan.outer_h.insert(plan.outer_h.end(), og.h.begin(), og.h.end());
     plan.outer_year.insert(plan.outer_year.end(), og.year.begin(), og.year.end());
@@ -225,32 +249,39 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
       double tau = p.x + t;
       double k = pension_delay(tau, p.g, p.r);
       ColumnKey key{bits(k), curve ? bits(t) : 0, p.h2, p.h3};
-      auto it = columns.find(key);
       std::int32_t col;
-      if (it == columns.end()) {
-        col = static_cast<std::int32_t>(plan.column_k.size());
-        columns.emplace(key, col);
-        ColumnKey gkey{pb.align_breaks ? bits(k) : 0, 0, p.h2, 0};
-        auto gi = grids.find(gkey);
-        std::int32_t grid;
-        if (gi == grids.end()) {
-          grid = static_cast<std::int32_t>(plan.grid_offset.size() - 1);
-          grids.emplace(gkey, grid);
-          Grid mg = middle_grid(p.h2, k, pb.align_breaks);
-          plan.grid_eta.insert(plan.grid_eta.end(), mg.pts.begin(), mg.pts.end());
-          plan.grid_h.insert(plan.grid_h.end(), mg.h.begin(), mg.h.end());
-          plan.grid_offset.push_back(static_cast<std::int64_t>(plan.grid_eta.size()));
-        } else {
-          grid = gi->second;
-        }
-        plan.column_k.push_back(k);
-        plan.column_t.push_back(curve ? t : 0.0);
-        plan.column_h3.push_back(p.h3);
-        plan.column_grid.push_back(grid);
-        std::int64_t n = plan.grid_offset[grid + 1] - plan.grid_offset[grid];
-        plan.column_offset.push_back(plan.column_offset.back() + n);
+      if (have_last && key == last_key) {  // k is constant before r and after r + g
+        col = last_col;
       } else {
-        col = it->second;
+        auto it = columns.find(key);
+        if (it == columns.end()) {
+          col = static_cast<std::int32_t>(plan.column_k.size());
+          columns.emplace(key, col);
+          ColumnKey gkey{pb.align_breaks ? bits(k) : 0, 0, p.h2, 0};
+          auto gi = grids.find(gkey);
+          std::int32_t grid;
+          if (gi == grids.end()) {
+            grid = static_cast<std::int32_t>(plan.grid_offset.size() - 1);
+            grids.emplace(gkey, grid);
+            Grid mg = middle_grid(p.h2, k, pb.align_breaks);
+            plan.grid_eta.insert(plan.grid_eta.end(), mg.pts.begin(), mg.pts.end());
+            plan.grid_h.insert(plan.grid_h.end(), mg.h.begin(), mg.h.end());
+            plan.grid_offset.push_back(static_cast<std::int64_t>(plan.grid_eta.size()));
+          } else {
+            grid = gi->second;
+          }
+          plan.column_k.push_back(k);
+          plan.column_t.push_back(curve ? t : 0.0);
+          plan.column_h3.push_back(p.h3);
+          plan.column_grid.push_back(grid);
+          std::int64_t n = plan.grid_offset[grid + 1] - plan.grid_offset[grid];
+          plan.column_offset.push_back(plan.column_offset.back() + n);
+        } else {
+          col = it->second;
+        }
+        have_last = true;
+        last_key = key;
+        last_col = col;
       }
       plan.request_tau.push_back(tau);
       plan.request_column.push_back(col);
