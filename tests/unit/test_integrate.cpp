@@ -126,11 +126,13 @@ TEST_CASE("integrate: sharing Inner is exact (planned == naive nested scheme, bi
     CHECK(same_bits(res.reserve, ig::reference_reserve(pb, pb.policies[0])));
     CHECK(res.inner_steps < res.inner_steps_unshared);
   }
-  ig::Problem pb = one(10, 65, 60, 1, 1, 2);
-  pb.curve.maturity = {0, 10, 30};
-  pb.curve.rate = {0.02, 0.03, 0.035};
-  auto res = ig::solve_cpu(pb);
-  CHECK(same_bits(res.reserve, ig::reference_reserve(pb, pb.policies[0])));
+  for (bool align : {false, true}) {
+    ig::Problem pb = one(10, 65, 60, 1, 1, 2, align);
+    pb.curve.maturity = {0, 10, 30};
+    pb.curve.rate = {0.02, 0.03, 0.035};
+    auto res = ig::solve_cpu(pb);
+    CHECK(same_bits(res.reserve, ig::reference_reserve(pb, pb.policies[0])));
+  }
 }
 
 TEST_CASE("integrate: a portfolio's result equals the per-policy results, for any thread count") {
