@@ -288,11 +288,25 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
     }
   }
   // Work counts: Inner steps per column, and per request had nothing been shared.
+  // In the faithful scheme the count does not depend on k: once per (grid, h3).
   std::vector<double> col_steps(plan.columns(), 0.0);
+  std::unordered_map<ColumnKey, double, ColumnKeyHash> faithful_counts;
   for (std::size_t c = 0; c < plan.columns(); ++c) {
     std::int32_t g = plan.column_grid[c];
-    for (std::int64_t e = plan.grid_offset[g]; e < plan.grid_offset[g + 1]; ++e)
-      col_steps[c] += inner_steps(plan.grid_eta[e], plan.column_k[c], plan.column_h3[c], plan.align);
+    auto count = [&] {
+      double n = 0;
+      for (std::int64_t e = plan.grid_offset[g]; e < plan.grid_offset[g + 1]; ++e)
+        n += inner_steps(plan.grid_eta[e], plan.column_k[c], plan.column_h3[c], plan.align);
+      return n;
+    };
+    if (plan.align) {
+      col_steps[c] = count();
+    } else {
+      ColumnKey key{0, 0, g, plan.column_h3[c]};
+      auto it = faithful_counts.find(key);
+      if (it == faithful_counts.end()) it = faithful_counts.emplace(key, count()).first;
+      col_steps[c] = it->second;
+    }
     plan.inner_steps += col_steps[c];
   }
   for (std::int32_t c : plan.request_column) plan.inner_steps_unshared += col_steps[c];
