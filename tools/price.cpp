@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
         prices = price::solve_cuda(setup, precision, devices, group, &run, gpu_kernel);
         const double wall = timer.seconds();
         log.add("upload", run.upload_seconds);
-        log.add("solve", run.seconds, 0, flops);
+        log.add("solve", run.seconds, price::cuda_bytes_of(p, precision, run.kernel), flops);
         log.add("solve_wall", wall);
         extra = {{"devices", devices},
                  {"gpu_group", run.group},

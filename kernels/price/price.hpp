@@ -108,5 +108,9 @@ Params params_from_record(const Record& r);
 // Work counted from the algorithm (for profile records and the benchmark):
 // fp64/fp32 operations and the bytes a two-pass-per-step design moves.
 double flops_of(const Params& p);
+// Device-memory bytes of the CUDA time loop, from its access model per strike, grid
+// point and step: kernel "chunk" 5.25 accesses (R once plus 2 halo rows in 8, the
+// right sides written; y phase: right sides read, R written), "sweep" 7.
+double cuda_bytes_of(const Params& p, Precision precision, const std::string& kernel);
 
 }  // namespace numpipe::price

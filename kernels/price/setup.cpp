@@ -153,4 +153,11 @@ double flops_of(const Params& p) {
          static_cast<double>(p.num_t - 1);
 }
 
+double cuda_bytes_of(const Params& p, Precision precision, const std::string& kernel) {
+  const double accesses = kernel == "sweep" ? 7.0 : 5.25;
+  const double value = precision == Precision::fp64 ? 8.0 : 4.0;
+  return accesses * value * static_cast<double>(p.outer) * static_cast<double>(p.num_x) *
+         static_cast<double>(p.num_y) * static_cast<double>(p.num_t - 1);
+}
+
 }  // namespace numpipe::price

@@ -207,3 +207,11 @@ TEST_CASE("CPU: FinPar's medium data set, strikes 0 and 52, to the 6 printed dig
   CHECK(std::fabs(v[0] - 0.03) <= 0.5e-6);
   CHECK(std::fabs(v[52] - 0.0151536) <= 0.5e-7);
 }
+
+TEST_CASE("work and traffic models") {
+  Params p = finpar_large();
+  CHECK(flops_of(p) == doctest::Approx(41.0 * 256 * 256 * 256 * 63));
+  CHECK(cuda_bytes_of(p, Precision::fp64, "chunk") == doctest::Approx(5.25 * 8 * 256.0 * 256 * 256 * 63));
+  CHECK(cuda_bytes_of(p, Precision::fp32, "chunk") == doctest::Approx(5.25 * 4 * 256.0 * 256 * 256 * 63));
+  CHECK(cuda_bytes_of(p, Precision::fp64, "sweep") == doctest::Approx(7.0 * 8 * 256.0 * 256 * 256 * 63));
+}
