@@ -141,11 +141,30 @@ OutputFile::OutputFile(const std::string& path, bool binary) : path_(path) {
     return;
   }
   label_ = path;
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A device, FIFO or socket (/dev/null, a named pipe): nothing to make atomic,
+    // and renaming over it would replace the device itself. Write to it directly.
+    if (S_ISDIR(st.st_mode)) fail_input("output path '" + path + "' is a folder, not a file");
+    file_ = std::fopen(path.c_str(), "wb");
+    if (!file_) fail_input("cannot open output '" + path + "': " + std::strerror(errno));
+    is_stream_ = true;
+    return;
+  }
+  // A symbolic link to a file: replace the file it points to, not the link.
+  std::string target = path;
+  if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (char* real = realpath(path.c_str(), nullptr)) {
+      target = real;
+      std::free(real);
+    }
+  }
+  path_ = target;
   // The temporary file lives in the same folder so that rename() is atomic.
-  std::string dir = ".", base = path;
-  if (auto slash = path.rfind('/'); slash != std::string::npos) {
-    dir = slash == 0 ? "/" : path.substr(0, slash);
-    base = path.substr(slash + 1);
+  std::string dir = ".", base = target;
+  if (auto slash = target.rfind('/'); slash != std::string::npos) {
+    dir = slash == 0 ? "/" : target.substr(0, slash);
+    base = target.substr(slash + 1);
   }
   if (base.empty()) fail_input("output path '" + path + "' names a folder, not a file");
   std::string templ = (dir == "/" ? "" : dir) + "/." + base + ".tmp-XXXXXX";
@@ -170,6 +189,10 @@ OutputFile::~OutputFile() {
     std::fflush(stdout);
     return;
   }
+  if (is_stream_) {
+    if (file_) std::fclose(file_);
+    return;
+  }
   if (!committed_ && file_) {
     std::fclose(file_);
     unlink(temp_path_.c_str());
@@ -186,6 +209,13 @@ void OutputFile::commit() {
   if (committed_) return;
   if (is_stdout_) {
     if (std::fflush(stdout) != 0) fail_resource(std::string("cannot write stdout: ") + std::strerror(errno));
+    committed_ = true;
+    return;
+  }
+  if (is_stream_) {
+    int err = std::fclose(file_) == 0 ? 0 : errno;
+    file_ = nullptr;
+    if (err) fail_resource("cannot write " + label_ + ": " + std::strerror(err));
     committed_ = true;
     return;
   }

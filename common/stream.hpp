@@ -154,7 +154,9 @@ class InputFile : public ByteSource {
 // Output: a path, or "-" for stdout. A path is written through a temporary file
 // in the same folder, renamed into place by commit(); destroyed without commit
 // (an error, an exception) the temporary file is removed, so a failure never
-// leaves a half-written result. Binary output to a terminal is refused.
+// leaves a half-written result. A path that is a device or a FIFO (/dev/null,
+// a named pipe) is written directly; a symbolic link's target file is replaced.
+// Binary output to a terminal is refused.
 class OutputFile : public ByteSink {
  public:
   explicit OutputFile(const std::string& path, bool binary = true);
@@ -169,6 +171,7 @@ class OutputFile : public ByteSink {
  private:
   std::FILE* file_ = nullptr;
   bool is_stdout_ = false;
+  bool is_stream_ = false;  // a device or FIFO, written in place
   bool committed_ = false;
   std::string path_, temp_path_, label_;
 };

@@ -242,6 +242,8 @@ int run(int argc, char** argv) {
       cxxopts::value<std::vector<std::string>>(), "NAME")(
       "ignore", "Skip these arrays (repeatable)", cxxopts::value<std::vector<std::string>>(), "NAME")(
       "range", "With --text-ref: compare elements START..STOP-1 only", cxxopts::value<std::string>(), "START:STOP")(
+      "text-range", "With --text-ref: the reference's numbers to use (default: those --range names)",
+      cxxopts::value<std::string>(), "START:STOP")(
       "ignore-dtype", "Compare values even where the dtypes differ (e.g. an fp32 run against fp64)")(
       "json", "Print the summary as JSON")(
       "positional", "", cxxopts::value<std::vector<std::string>>());
@@ -289,21 +291,29 @@ int run(int argc, char** argv) {
     if (!rec) fail_input(only.empty() ? "the candidate stream holds no arrays" : "the candidate stream has no array '" + only[0] + "'");
     std::size_t lo = 0, hi = rec->size();
     if (cli.has("range")) {
-      std::tie(lo, hi) = parse_range(cli.get<std::string>("range"), rec->size(), text.size());
-    } else if (text.size() != rec->size()) {
+      std::tie(lo, hi) = parse_range(cli.get<std::string>("range"), rec->size(), cli.has("text-range") ? SIZE_MAX : text.size());
+    } else if (text.size() != rec->size() && !cli.has("text-range")) {
       fail_input("array '" + rec->name + "' has " + std::to_string(rec->size()) + " values but the text reference has " +
                  std::to_string(text.size()) + " (use --range START:STOP to compare a part)");
+    }
+    std::size_t text_lo = lo;
+    if (cli.has("text-range")) {
+      auto [tlo, thi] = parse_range(cli.get<std::string>("text-range"), SIZE_MAX, text.size());
+      if (thi - tlo != hi - lo)
+        fail_input("--text-range selects " + std::to_string(thi - tlo) + " numbers but the candidate range has " +
+                   std::to_string(hi - lo));
+      text_lo = tlo;
     }
     Summary s;
     s.name = rec->name;
     s.shape = {static_cast<std::int64_t>(hi - lo)};
     Tolerance tol = tolerance_for(rec->name);
     compare_values(s, hi - lo, [&](std::size_t i) { return rec->value_as_double(lo + i); },
-                   [&](std::size_t i) { return text[lo + i]; }, tol, rec->dtype == DType::f4);
+                   [&](std::size_t i) { return text[text_lo + i]; }, tol, rec->dtype == DType::f4);
     summaries.push_back(std::move(s));
     tolerances.push_back(tol);
   } else {
-    if (cli.has("range")) fail_input("--range applies to --text-ref only");
+    if (cli.has("range") || cli.has("text-range")) fail_input("--range and --text-range apply to --text-ref only");
     std::string cand_path, ref_path;
     if (cli.has("against")) {
       if (pos.size() > 1) fail_input("with --against, give at most one candidate stream");

@@ -93,3 +93,26 @@ gen-input array --help | grep -q -- '--seed' || fail "gen-input array --help"
 expect_exit 2 "see verify --help" -- verify --no-such-option
 expect_exit 2 "see inspect --help" -- inspect --bogus
 inspect --devices | grep -q '^cpu' || fail "inspect --devices lists the CPU"
+
+# -o onto a named pipe writes into the pipe (no temporary file, no rename over it);
+# -o onto a symbolic link replaces the file it points to and keeps the link.
+mkfifo fifo
+inspect < fifo > fifo.txt &
+reader=$!
+gen-input array --shape 6 -o fifo
+wait $reader
+grep -q 'x  f8 \[6\]' fifo.txt || fail "writing to a FIFO: $(cat fifo.txt)"
+[ -p fifo ] || fail "the FIFO was replaced by a file"
+gen-input array --shape 2 -o target.nps
+ln -s target.nps link.nps
+gen-input array --shape 9 -o link.nps
+[ -L link.nps ] || fail "-o replaced the symbolic link itself"
+inspect target.nps | grep -q 'x  f8 \[9\]' || fail "-o through a link did not replace its target"
+gen-input array --shape 3 -o /dev/null
+[ -c /dev/null ] || fail "-o /dev/null replaced the device"
+no_leftovers .
+# --text-range: candidate element 6 against the reference file's only number.
+echo "7" > seven.txt
+verify --text-ref seven.txt seven.nps --range 6:7 --text-range 0:1 > /dev/null || fail "--text-range"
+expect_exit 1 "" -- verify --text-ref seven.txt seven.nps --range 5:6 --text-range 0:1
+expect_exit 2 "--text-range selects 1 numbers but the candidate range has 2" -- verify --text-ref seven.txt seven.nps --range 5:7 --text-range 0:1
