@@ -281,7 +281,16 @@ void solve_cpu(const Series& s, const Params& p, WindowFits& out) {
   // Incremental updates pay off while a slide (2n pairs per point) is cheaper
   // than a fresh window (n^2 pairs): K < n/2.
   const bool rolling = !p.exact && 2 * K < n;
-  const std::int64_t chunk = rolling ? p.refresh : 1;
+  // Chunks of windows, each started by a full recompute: at most `refresh`
+  // windows, and small enough that the series give about 64 chunks (so that 16
+  // cores have work), but at least n/4 windows (a full recompute costs about
+  // n/4 rolling windows' pairs). They depend on the sizes only, never on the
+  // thread count, so neither do the bits.
+  std::int64_t chunk = 1;
+  if (rolling) {
+    const std::int64_t per_series = (64 + s.series - 1) / s.series;
+    chunk = std::min(p.refresh, std::max<std::int64_t>(std::max<std::int64_t>(16, n / 4), (W + per_series - 1) / per_series));
+  }
   const std::int64_t chunks = (W + chunk - 1) / chunk;
   const std::int64_t tasks = s.series * chunks;
   // Few tasks (one long window, say): run them one by one and spread each
