@@ -95,7 +95,7 @@ int run(int argc, char** argv) {
       "timing", "Print the median step time, ps per point per sub-step and GB/s on stderr")(
       "chunk", "CUDA: x-planes per thread block (0: automatic)", cxxopts::value<int>()->default_value("0"), "P")(
       "kernel", "CUDA: sub-step kernel variant: 0 32x8 tile, 1 32x8 with read-only loads, 2 32x16, 3 32x8 without a register cap",
-      cxxopts::value<int>()->default_value("1"), "V");
+      cxxopts::value<int>()->default_value("2"), "V");
   cli.parse(argc, argv);
 
   ns::RunOptions o;

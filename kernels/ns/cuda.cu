@@ -393,7 +393,7 @@ class CudaRun {
   DeviceArray<T> kol_;
   Coefs<T> cf_{};
   int chunk_ = 16;
-  int variant_ = 1;
+  int variant_ = 2;
 };
 
 }  // namespace
