@@ -26,10 +26,36 @@ struct Tables {
   std::vector<double> x;
   std::vector<Real> px, dxx, dt_inv, qy;  // qy: [steps][ny] = py[j]*pt[g]
   YTables<Real> yt;
+  // The x systems' pivots of every step, [steps][nx][ny] (they do not depend on the
+  // strike), when they fit the table budget; else each strike recomputes them.
+  std::vector<Real> xinv;
 };
 
+// Pivots of the x systems for step g, columns [j0, j1): the same operations as the
+// strike loop's forward_cells and the CUDA backend's x_factor_kernel.
 template <class Real>
-Tables<Real> make_tables(const Setup& s) {
+void x_pivots(const Tables<Real>& t, std::int64_t g, std::int64_t j0, std::int64_t j1, Real* out) {
+  const std::int64_t ny = t.ny;
+  const Real dt = t.dt_inv[g];
+  const Real* qy = t.qy.data() + g * ny;
+  for (std::int64_t i = 0; i < t.nx; ++i) {
+    const Real pxi = t.px[i], w0 = t.dxx[3 * i], w1 = t.dxx[3 * i + 1];
+    const Real pxp = i > 0 ? t.px[i - 1] : Real(0), w2p = i > 0 ? t.dxx[3 * (i - 1) + 2] : Real(0);
+    Real* inv = out + i * ny;
+    const Real* ip = i > 0 ? out + (i - 1) * ny : nullptr;
+#pragma omp simd
+    for (std::int64_t j = j0; j < j1; ++j) {
+      const Real var = var_x(pxi, qy[j]);
+      const Real h0 = half_half(var, w0), h1 = half_half(var, w1);
+      const Real c_prev = -half_half(var_x(pxp, qy[j]), w2p);
+      const Real beta = -h0 * (ip ? ip[j] : Real(0));
+      inv[j] = thomas_inv(dt - h1, beta, c_prev);
+    }
+  }
+}
+
+template <class Real>
+Tables<Real> make_tables(const Setup& s, std::uint64_t table_limit) {
   Tables<Real> t;
   t.nx = s.p.num_x;
   t.ny = s.p.num_y;
@@ -44,14 +70,23 @@ Tables<Real> make_tables(const Setup& s) {
   for (std::int64_t g = 0; g < t.steps; ++g)
     for (std::int64_t j = 0; j < t.ny; ++j) t.qy[g * t.ny + j] = Real(s.py[j]) * Real(s.pt[g]);
   t.yt = make_y_tables<Real>(s);
+  const std::uint64_t table = static_cast<std::uint64_t>(t.steps) * t.nx * t.ny * sizeof(Real);
+  if (table <= table_limit) {
+    t.xinv.resize(t.steps * t.nx * t.ny);
+    const std::int64_t blocks = (t.ny + 63) / 64;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (std::int64_t g = 0; g < t.steps; ++g)
+      for (std::int64_t b = 0; b < blocks; ++b)
+        x_pivots(t, g, b * 64, std::min(t.ny, (b + 1) * 64), t.xinv.data() + g * t.nx * t.ny);
+  }
   return t;
 }
 
 template <class Real>
 struct Work {
-  std::vector<Real> r, z, v, inv, zero, unext;
-  explicit Work(std::int64_t nx, std::int64_t ny)
-      : r(nx * ny), z(nx * ny), v(nx * ny), inv(nx * ny), zero(ny, Real(0)), unext(ny) {}
+  std::vector<Real> r, z, v, inv, zero, unext;  // inv: only without the pivot table
+  Work(std::int64_t nx, std::int64_t ny, bool tabled)
+      : r(nx * ny), z(nx * ny), v(nx * ny), inv(tabled ? 0 : nx * ny), zero(ny, Real(0)), unext(ny) {}
 };
 
 // Explicit x and y, then the forward elimination of the x systems, for row i and
@@ -67,12 +102,31 @@ inline void forward_cells(const Tables<Real>& t, std::int64_t g, std::int64_t i,
   const Real* rc = w.r.data() + i * ny;
   const Real* rp = i < nx - 1 ? w.r.data() + (i + 1) * ny : w.zero.data();
   const Real* zp = i > 0 ? w.z.data() + (i - 1) * ny : w.zero.data();
-  const Real* ip = i > 0 ? w.inv.data() + (i - 1) * ny : w.zero.data();
   Real* z = w.z.data() + i * ny;
   Real* v = w.v.data() + i * ny;
+  if (!t.xinv.empty()) {  // pivots from the table
+    const Real* tab = t.xinv.data() + g * nx * ny;
+    const Real* ip = i > 0 ? tab + (i - 1) * ny : w.zero.data();
+    const Real pxi = t.px[i], w0 = t.dxx[3 * i], w1 = t.dxx[3 * i + 1], w2 = t.dxx[3 * i + 2];
+#pragma omp simd
+    for (std::int64_t j = j0; j < j1; ++j) {
+      const Real var = var_x(pxi, qy[j]);
+      const Real h0 = half_half(var, w0), h1 = half_half(var, w1), h2 = half_half(var, w2);
+      Real u = explicit_x(dt, h0, h1, h2, rm[j], rc[j], rp[j]);
+      const Real vv = explicit_y(gy[3 * j], gy[3 * j + 1], gy[3 * j + 2], Left ? Real(0) : rc[j - 1], rc[j],
+                                 Right ? Real(0) : rc[j + 1]);
+      v[j] = vv;
+      u += vv;
+      z[j] = thomas_forward(u, -h0 * ip[j], zp[j]);
+    }
+    return;
+  }
+  const Real* ip = i > 0 ? w.inv.data() + (i - 1) * ny : w.zero.data();
   Real* inv = w.inv.data() + i * ny;
   const Real pxi = t.px[i], w0 = t.dxx[3 * i], w1 = t.dxx[3 * i + 1], w2 = t.dxx[3 * i + 2];
   const Real pxp = i > 0 ? t.px[i - 1] : Real(0), w2p = i > 0 ? t.dxx[3 * (i - 1) + 2] : Real(0);
+  // rows of distinct arrays: no aliasing; elementwise, so vectorising keeps the bits
+#pragma omp simd
   for (std::int64_t j = j0; j < j1; ++j) {
     const Real var = var_x(pxi, qy[j]);
     const Real h0 = half_half(var, w0), h1 = half_half(var, w1), h2 = half_half(var, w2);
@@ -107,7 +161,8 @@ void x_phase(const Tables<Real>& t, std::int64_t g, std::int64_t j0, std::int64_
     const Real pxi = t.px[i], w2 = t.dxx[3 * i + 2];
     Real* z = w.z.data() + i * ny;
     const Real* v = w.v.data() + i * ny;
-    const Real* inv = w.inv.data() + i * ny;
+    const Real* inv = t.xinv.empty() ? w.inv.data() + i * ny : t.xinv.data() + (g * nx + i) * ny;
+#pragma omp simd
     for (std::int64_t j = j0; j < j1; ++j) {
       const Real c = -half_half(var_x(pxi, qy[j]), w2);
       const Real u = thomas_back(z[j], c, un[j], inv[j]);
@@ -187,20 +242,20 @@ double run_strike(const Tables<Real>& t, std::int64_t o, Work<Real>& w, int team
 }
 
 template <class Real>
-std::vector<double> solve(const Setup& s) {
-  const Tables<Real> t = make_tables<Real>(s);
+std::vector<double> solve(const Setup& s, std::uint64_t table_limit) {
+  const Tables<Real> t = make_tables<Real>(s, table_limit);
   const std::int64_t outer = s.p.outer;
   std::vector<double> out(outer);
   const int threads = omp_get_max_threads();
   if (outer >= threads || threads == 1) {
 #pragma omp parallel
     {
-      Work<Real> w(t.nx, t.ny);
+      Work<Real> w(t.nx, t.ny, !t.xinv.empty());
 #pragma omp for schedule(static)
       for (std::int64_t o = 0; o < outer; ++o) out[o] = run_strike(t, o, w, 1, 0);
     }
   } else {
-    Work<Real> w(t.nx, t.ny);
+    Work<Real> w(t.nx, t.ny, !t.xinv.empty());
     for (std::int64_t o = 0; o < outer; ++o) {
 #pragma omp parallel
       {
@@ -215,8 +270,9 @@ std::vector<double> solve(const Setup& s) {
 
 }  // namespace
 
-std::vector<double> solve_cpu(const Setup& s, Precision precision) {
-  return precision == Precision::fp64 ? solve<double>(s) : solve<float>(s);
+std::vector<double> solve_cpu(const Setup& s, Precision precision, std::uint64_t table_limit) {
+  if (table_limit == 0) table_limit = kCpuTableLimit;
+  return precision == Precision::fp64 ? solve<double>(s, table_limit) : solve<float>(s, table_limit);
 }
 
 }  // namespace numpipe::price

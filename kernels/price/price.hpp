@@ -76,7 +76,11 @@ YTables<Real> make_y_tables(const Setup& s) {
 
 // CPU backend (OpenMP; the reference): prices of strikes [0, OUTER). Same bits for
 // any thread count. OpenMP threads as set by the caller (omp_set_num_threads).
-std::vector<double> solve_cpu(const Setup& s, Precision precision);
+// The x pivots, which do not depend on the strike, are tabulated once for all steps
+// when the table ((numT-1)*numX*numY values) takes at most table_limit bytes
+// (0: kCpuTableLimit), else recomputed by every strike; the bits are the same.
+inline constexpr std::uint64_t kCpuTableLimit = std::uint64_t(1) << 30;
+std::vector<double> solve_cpu(const Setup& s, Precision precision, std::uint64_t table_limit = 0);
 
 #ifdef NUMPIPE_HAVE_CUDA
 struct CudaRun {

@@ -215,3 +215,13 @@ TEST_CASE("work and traffic models") {
   CHECK(cuda_bytes_of(p, Precision::fp32, "chunk") == doctest::Approx(5.25 * 4 * 256.0 * 256 * 256 * 63));
   CHECK(cuda_bytes_of(p, Precision::fp64, "sweep") == doctest::Approx(7.0 * 8 * 256.0 * 256 * 256 * 63));
 }
+
+TEST_CASE("CPU: the tabulated x pivots give the same bits as recomputing them per strike") {
+  Params p = tiny(3);
+  p.num_t = 12;
+  Setup s = make_setup(p);
+  for (Precision prec : {Precision::fp64, Precision::fp32}) {
+    std::vector<double> tabled = solve_cpu(s, prec), recomputed = solve_cpu(s, prec, 1);
+    CHECK(same_bits(tabled, recomputed));
+  }
+}
