@@ -167,11 +167,19 @@ OutputFile::OutputFile(const std::string& path, bool binary) : path_(path) {
     base = target.substr(slash + 1);
   }
   if (base.empty()) fail_input("output path '" + path + "' names a folder, not a file");
-  std::string templ = (dir == "/" ? "" : dir) + "/." + base + ".tmp-XXXXXX";
-  std::vector<char> buf(templ.begin(), templ.end());
+  // Fail now, before any work, if the folder cannot take the file; the temporary
+  // file itself is created at the first write, so that a run that fails (or an
+  // MPI rank killed) before its output exists leaves nothing behind.
+  if (access(dir.c_str(), W_OK | X_OK) != 0)
+    fail_input("cannot create output '" + path + "' (folder '" + dir + "'): " + std::strerror(errno));
+  temp_template_ = (dir == "/" ? "" : dir) + "/." + base + ".tmp-XXXXXX";
+}
+
+void OutputFile::open_temp() {
+  std::vector<char> buf(temp_template_.begin(), temp_template_.end());
   buf.push_back('\0');
   int fd = mkstemp(buf.data());
-  if (fd < 0) fail_input("cannot create output '" + path + "' (temporary file in '" + dir + "'): " + std::strerror(errno));
+  if (fd < 0) fail_input("cannot create output '" + label_ + "' (temporary file " + temp_template_ + "): " + std::strerror(errno));
   temp_path_ = buf.data();
   register_temp_file(temp_path_);
   fchmod(fd, 0644 & ~current_umask());
@@ -180,7 +188,7 @@ OutputFile::OutputFile(const std::string& path, bool binary) : path_(path) {
     close(fd);
     unlink(temp_path_.c_str());
     unregister_temp_file(temp_path_);
-    fail_resource("cannot open output '" + path + "': " + std::strerror(errno));
+    fail_resource("cannot open output '" + label_ + "': " + std::strerror(errno));
   }
 }
 
@@ -201,6 +209,7 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::write(const void* src, std::size_t n) {
+  if (!file_) open_temp();
   if (n && std::fwrite(src, 1, n, file_) != n)
     fail_resource("cannot write " + label_ + ": " + std::strerror(errno));
 }
@@ -219,6 +228,7 @@ void OutputFile::commit() {
     committed_ = true;
     return;
   }
+  if (!file_) open_temp();  // an empty output is still an output
   bool ok = std::fflush(file_) == 0;
   int err = errno;
   ok = (std::fclose(file_) == 0) && ok;

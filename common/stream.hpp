@@ -166,14 +166,14 @@ class OutputFile : public ByteSink {
   void write(const void* src, std::size_t n) override;
   void commit();
   const std::string& label() const { return label_; }
-  std::FILE* file() { return file_; }
 
  private:
   std::FILE* file_ = nullptr;
   bool is_stdout_ = false;
   bool is_stream_ = false;  // a device or FIFO, written in place
   bool committed_ = false;
-  std::string path_, temp_path_, label_;
+  std::string path_, temp_path_, temp_template_, label_;
+  void open_temp();
 };
 
 // ---- reading ------------------------------------------------------------------------

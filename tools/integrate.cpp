@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/parallel.hpp"
 #include "common/profile.hpp"
 #include "kernels/integrate/integrate.hpp"
 
@@ -142,32 +143,56 @@ int main(int argc, char** argv) {
     int repeat = cli.get<int>("repeat");
     if (repeat < 1 || repeat > 1000) fail_input("--repeat must be in [1, 1000]: " + std::to_string(repeat));
     numpipe::Backend backend = cli.backend();
+    // Under MPI (mpirun -np P integrate ...) rank 0 reads and writes; each rank solves
+    // a contiguous share of every group's policies on its own GPU (node-local rank).
+    auto& world = numpipe::par::world();
     std::vector<int> devices = cli.devices();
-    numpipe::OutputFile out(cli.output());  // refuse a terminal before the work
-    auto records = numpipe::read_input(cli);
+    if (world.distributed() && backend == numpipe::Backend::cuda && !cli.has("devices"))
+      devices = {numpipe::par::default_device_for_rank(cli.device(), cli.args().count("device") > 0,
+                                                       numpipe::cuda_device_count())};
+    std::unique_ptr<numpipe::OutputFile> out;
+    if (world.is_root()) out = std::make_unique<numpipe::OutputFile>(cli.output());  // refuse a terminal first
+    auto records = world.read_input(cli);
     auto groups = group_records(records);
     std::vector<ig::Problem> problems;
     for (const Group& g : groups) problems.push_back(make_problem(g, align));
 
-    numpipe::StreamWriter writer(out);
+    numpipe::MemorySink discard;  // ranks other than 0 write nothing
+    numpipe::StreamWriter writer(out ? static_cast<numpipe::ByteSink&>(*out) : discard);
     numpipe::PhaseLog log;
     double inner_steps = 0, unshared = 0;
     std::size_t npol = 0;
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-      const ig::Problem& pb = problems[gi];
+      const ig::Problem& whole = problems[gi];
+      // This rank's policies; a policy's reserve does not depend on the others in its batch.
+      numpipe::par::Range mine = numpipe::par::split_evenly(whole.policies.size(), world.size(), world.rank());
+      ig::Problem pb = whole;
+      pb.policies.assign(whole.policies.begin() + static_cast<std::ptrdiff_t>(mine.begin),
+                         whole.policies.begin() + static_cast<std::ptrdiff_t>(mine.end));
       auto solve = [&] {
 #ifdef NUMPIPE_HAVE_CUDA
         if (backend == numpipe::Backend::cuda) return ig::solve_cuda(pb, devices);
 #endif
         return ig::solve_cpu(pb, cli.threads());
       };
-      ig::Result res = solve();
-      if (cli.has("repeat")) report_repeats(pb, res, repeat, solve);
+      ig::Result res;
+      if (!pb.policies.empty()) res = solve();
+      if (cli.has("repeat") && !pb.policies.empty()) report_repeats(pb, res, repeat, solve);
+      if (world.distributed()) {
+        res.reserve = world.gather_concat(res.reserve);
+        std::vector<double> counts = world.gather_concat(std::vector<double>{res.inner_steps, res.inner_steps_unshared});
+        res.inner_steps = res.inner_steps_unshared = 0;
+        for (std::size_t k = 0; k + 1 < counts.size(); k += 2) {
+          res.inner_steps += counts[k];
+          res.inner_steps_unshared += counts[k + 1];
+        }
+        if (!world.is_root()) continue;
+      }
       for (const auto& ph : res.log.phases()) log.add(ph.name, ph.seconds, ph.bytes, ph.flops);
       inner_steps += res.inner_steps;
       unshared += res.inner_steps_unshared;
-      npol += pb.policies.size();
-      std::size_t n = pb.policies.size();
+      npol += whole.policies.size();
+      std::size_t n = whole.policies.size();
       std::vector<double> year0(n);
       for (std::size_t i = 0; i < n; ++i) year0[i] = res.reserve[i * ig::kYears];
       const Record& pol = *groups[gi].policies;
@@ -176,8 +201,9 @@ int main(int argc, char** argv) {
                     {"align_breaks", align},
                     {"backend", numpipe::backend_name(backend)},
                     {"rate", pb.curve.empty() ? json(pb.rate) : json("curve")},
-                    {"columns", res.columns},
                     {"inner_steps", res.inner_steps}};
+      if (world.distributed()) attrs["ranks"] = world.size();
+      else attrs["columns"] = res.columns;
       json stamped = cli.stamp(attrs, pol.attrs);
       writer.write(pol.name, pol.dtype, pol.shape, pol.payload.data(), pol.attrs);
       const Record& st = *groups[gi].steps;
@@ -193,8 +219,9 @@ int main(int argc, char** argv) {
       a0["layout"] = "[policy]: reserve at t = 0";
       writer.write<double>("reserve0", {static_cast<std::int64_t>(n)}, year0.data(), a0);
     }
+    if (!world.is_root()) return 0;
     writer.finish();
-    out.commit();
+    out->commit();
 
     numpipe::DeviceInfo dev = backend == numpipe::Backend::cuda ? numpipe::query_cuda_device(devices.front())
                                                                 : numpipe::query_host_cpu();
@@ -202,6 +229,7 @@ int main(int argc, char** argv) {
                    {"groups", groups.size()},
                    {"align_breaks", align},
                    {"devices", devices.size()},
+                   {"ranks", world.size()},
                    {"inner_steps", inner_steps},
                    {"inner_steps_unshared", unshared},
                    {"flops_per_inner_step", ig::kFlopsPerInnerStep}};

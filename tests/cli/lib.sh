@@ -55,3 +55,26 @@ require_gpu() {
 no_leftovers() {
   if ls -A "${1:-.}" | grep -q '\.tmp-'; then fail "temporary files left in ${1:-.}: $(ls -A "${1:-.}")"; fi
 }
+
+# require_mpi: skip (exit 77) without mpirun; sets MPIRUN (root and oversubscription allowed).
+require_mpi() {
+  command -v mpirun > /dev/null || { echo "SKIP: no mpirun"; exit 77; }
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  MPIRUN="mpirun --oversubscribe -q"
+}
+
+# require_tool NAME: skip (exit 77) when this build lacks the tool.
+require_tool() {
+  command -v "$1" > /dev/null || { echo "SKIP: $1 not built"; exit 77; }
+}
+
+# same_under_mpi OUT_ONE CMD...: runs CMD under 1..4 ranks with -o ranksN.nps and
+# checks every array equals OUT_ONE's bit for bit (verify with zero tolerance).
+same_under_mpi() {
+  local one=$1
+  shift
+  for n in 1 2 3 4; do
+    $MPIRUN -np $n "$@" -o ranks$n.nps || fail "$* under $n ranks failed"
+    verify ranks$n.nps "$one" > verify$n.txt || { cat verify$n.txt; fail "$* under $n ranks differs from one process"; }
+  done
+}

@@ -1,9 +1,7 @@
 # The MPI layer: 1..4 ranks give the same squares as one process (the attrs record
 # the rank count, so compare the arrays with verify, exactly), and a failure on
 # any rank ends every rank with exit 2 and leaves no output.
-command -v mpirun > /dev/null || { echo "SKIP: no mpirun"; exit 77; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-MPIRUN="mpirun --oversubscribe -q"
+require_mpi
 gen-input array --shape 1001 --fill normal --seed 3 -o in.nps
 np-mpicheck -i in.nps -o one.nps
 for n in 1 2 3 4; do
