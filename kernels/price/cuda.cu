@@ -1,23 +1,26 @@
-// price: the CUDA backend. Everything stays on the device for the whole time loop;
-// per time step two kernels, parallel over strikes and grid lines:
+// price: the CUDA backend. Everything stays on the device for the whole time loop.
+// x_factor_kernel first tabulates the x systems' pivots for every step (they do
+// not depend on the strike; table xinv[g][i][j]), so the per-strike sweeps have no
+// divisions. Then per time step two kernels, parallel over strikes and grid lines,
+// layout R[s][i][j] (j fastest, every access coalesced along j):
 //
-//   x_step: one thread per (strike, column j), coalesced along j (layout R[s][i][j]).
-//           Explicit x and y terms and the forward elimination of the x system
-//           going down i; back substitution going up i, writing the right side of
-//           the y systems (dtInv*U - 0.5*V) into W. The x systems' pivots do not
-//           depend on the strike: x_factor computes them for every step once, at
-//           the start (table xinv[g][i][j]), so the per-strike sweeps have no
-//           divisions.
-//   y_step: one warp per (strike, row i). The row is loaded coalesced into shared
-//           memory; each lane takes a chunk of ceil(numY/32) points; the two
-//           first-order recurrences of the Thomas algorithm are solved as scans of
-//           affine maps across the warp (the "scan formulation" the spec allows),
-//           then the row is stored coalesced into R.
+//   x phase (explicit x and y terms, the x solves along i, the y right sides
+//   dtInv*U - 0.5*V written to W), one of:
+//     x_chunk_kernel (default for numX <= 256): a thread per (strike, column j,
+//       chunk of 8 rows); the chunk lives in registers; both Thomas recurrences are
+//       solved per chunk from a zero entry value, the chunks' affine maps combined
+//       in order through shared memory, then each chunk corrected. R read once, W
+//       written once.
+//     x_step_kernel ("sweep"): a thread per (strike, column), the plain sweeps down
+//       and up i, loads of 8 rows issued together.
+//   y_step_kernel: a warp per (strike, row i); the row staged in shared memory, the
+//       two recurrences solved as warp scans of affine maps (the "scan formulation"
+//       the spec allows), the row stored into R.
 //
 // Strikes are processed in groups (all of a device's strikes at once by default;
-// --gpu-group N to keep N resident, e.g. to fit L2). No atomics, no reductions:
-// every value is computed by the same operations whatever the grouping or the
-// number of devices, so results have the same bits run to run.
+// --gpu-group N keeps N resident). No atomics, no reductions: every value is
+// computed by the same operations whatever the grouping or the number of devices,
+// so results have the same bits run to run.
 #include <cuda_runtime.h>
 
 #include <algorithm>
