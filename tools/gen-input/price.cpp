@@ -106,6 +106,9 @@ int run_price(int argc, char** argv) {
       cxxopts::value<std::string>(), "FILE");
   cli.parse(argc, argv);
   price::Params base = dataset(cli.get<std::string>("dataset"));
+  bool custom = false;
+  for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta"})
+    custom = custom || cli.has(key);
   for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta"})
     if (cli.has(key))
       set_field(base, std::string(key) == "maturity" ? "t" : key, cli.get<std::string>(key), std::string("--"));
@@ -118,7 +121,9 @@ int run_price(int argc, char** argv) {
   OutputFile out(cli.output());
   StreamWriter writer(out);
   for (std::size_t k = 0; k < problems.size(); ++k) {
-    json attrs = {{"dataset", cli.has("sweep") ? std::string("sweep") : cli.get<std::string>("dataset")},
+    // the FinPar data set's name only when no option changed it
+    const std::string name = cli.get<std::string>("dataset");
+    json attrs = {{"dataset", cli.has("sweep") ? "sweep from " + name : custom ? "custom from " + name : name},
                   {"index", k}};
     writer.write(price::make_problem_record(problems[k], cli.stamp(attrs)));
   }
