@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "fluid.hpp"
@@ -25,6 +26,7 @@ namespace numpipe::fluid {
 namespace {
 
 constexpr int kMaxTemporal = 32;  // red-black iterations fused per pass over memory, at most
+constexpr std::size_t kWindowBytes = 384 * 1024;  // a thread's rolling window, to stay in L2
 
 // One half-sweep of one row of colour planes: out[i] = gs_cell(X0[i], L[i], R[i], D[i], U[i]).
 // Compiled for AVX-512, AVX2 and the baseline, chosen at run time; every version
@@ -56,12 +58,24 @@ class CpuSolver final : public Solver<T> {
       : p_(p), n_(p.n), w_(p.n + 2), wp_((p.n + 3) / 2), f_(init) {
     scratch_.assign(f_.cells(), T(0));
     threads_ = std::max(1, omp_get_max_threads());
-    nstrips_ = std::clamp(w_ / 32, 1, threads_);
-    // Iterations per pass: as many as keep the halo (2 rows per iteration on each
-    // side of a strip) within a sixth of the strip, at most the solve's.
-    kmax_ = std::clamp(w_ / nstrips_ / 12, 1, std::min(p.iters, kMaxTemporal));
-    windows_.resize(static_cast<std::size_t>(nstrips_));
-    for (auto& win : windows_) win.assign(static_cast<std::size_t>(2 * kmax_ + 2) * 4 * wp_, T(0));
+    // Blocks of rows x columns, one window each at a time: columns so that a
+    // window (2k+2 rows of x and x0, both colours) stays within kWindowBytes (in
+    // L2) with k = the solve's iterations; row strips so that every thread has
+    // a block; then k as large as keeps the halo (2 cells per iteration on each
+    // side) within a sixth of the block.
+    const int k0 = std::min(p.iters, kMaxTemporal);
+    std::size_t window_bytes = kWindowBytes;
+    if (const char* e = std::getenv("NUMPIPE_FLUID_CPU_WINDOW")) window_bytes = std::strtoull(e, nullptr, 10);  // tests
+    const int per_row = static_cast<int>(std::min<std::size_t>(
+        window_bytes / (static_cast<std::size_t>(2 * k0 + 2) * 4 * sizeof(T)), 1u << 28));
+    const int cb = std::max(64, 2 * per_row - 4 * k0);  // columns per block
+    ncols_ = std::max(1, (w_ + cb - 1) / cb);
+    nstrips_ = std::clamp((threads_ + ncols_ - 1) / ncols_, 1, std::max(1, w_ / 32));
+    const int block_w = (w_ + ncols_ - 1) / ncols_, block_h = w_ / nstrips_;
+    kmax_ = std::clamp(std::min(block_w, block_h) / 12, 1, k0);
+    wpw_ = (block_w + 1) / 2 + 2 * kmax_ + 2;
+    windows_.resize(static_cast<std::size_t>(threads_));
+    for (auto& win : windows_) win.assign(static_cast<std::size_t>(2 * kmax_ + 2) * 4 * wpw_, T(0));
   }
 
   double advance(int steps) override {
@@ -78,7 +92,7 @@ class CpuSolver final : public Solver<T> {
   Fields<T> f_;
   std::vector<T> scratch_;               // the other buffer of a solve's passes
   std::vector<std::vector<T>> windows_;  // rolling windows, one per strip
-  int threads_ = 1, nstrips_ = 1, kmax_ = 1;
+  int threads_ = 1, nstrips_ = 1, ncols_ = 1, kmax_ = 1, wpw_ = 1;  // blocks, fused iterations, window pairs
   Counters c_;
 
   std::size_t plane() const { return static_cast<std::size_t>(w_) * wp_; }
@@ -217,59 +231,55 @@ class CpuSolver final : public Solver<T> {
     int b, k;
   };
 
-  // One strip [r0, r1) of one pass of k fused iterations (see the file comment).
-  // The window holds, per row slot, x's two colour planes and x0's.
-  void pass_strip(const PassArgs& A, int r0, int r1, T* win) const {
-    const int n = n_, w = w_, wp = wp_, k = A.k, ns = 2 * kmax_ + 2;
+  // One block (rows [r0, r1), columns [c0, c1), c0 even) of one pass of k fused
+  // iterations (see the file comment). The window covers the block and its halo
+  // of 2k cells on each side; per row slot it holds x's two colour planes and
+  // x0's, pair j of a plane being column lo_x + 2j or lo_x + 2j + 1.
+  void pass_block(const PassArgs& A, int r0, int r1, int c0, int c1, T* win) const {
+    const int n = n_, w = w_, k = A.k, ns = 2 * kmax_ + 2, wpw = wpw_;
     const int lo = std::max(0, r0 - 2 * k), hi = std::min(w, r1 + 2 * k);
+    const int lo_x = std::max(0, c0 - 2 * k), hi_x = std::min(w, c1 + 2 * k);  // lo_x even
+    const int base = lo_x / 2, cols = hi_x - lo_x;
     const int upd_lo = std::max(1, lo + 1), upd_hi = std::min(n, hi - 2);
-    auto row = [&](int c, int y) { return win + (static_cast<std::size_t>(y % ns) * 4 + c) * wp; };
-    auto x0row = [&](int c, int y) { return win + (static_cast<std::size_t>(y % ns) * 4 + 2 + c) * wp; };
+    const int x_lo = std::max(1, lo_x + 1), x_hi = std::min(n, hi_x - 2);  // columns the sweeps update
+    auto row = [&](int c, int y) { return win + (static_cast<std::size_t>(y % ns) * 4 + c) * wpw; };
+    auto x0row = [&](int c, int y) { return win + (static_cast<std::size_t>(y % ns) * 4 + 2 + c) * wpw; };
     const T a = A.a, cc = A.c;
     const bool neg_u = A.b == kU, neg_v = A.b == kV;
 
-    auto split = [&](const T* in, T* even, T* odd) {  // even x -> even[], odd x -> odd[]
-      for (int i = 0; i < w / 2; ++i) {
-        even[i] = in[2 * i];
-        odd[i] = in[2 * i + 1];
+    auto split = [&](const T* in, T* even, T* odd) {  // columns lo_x.. of a natural row
+      for (int j = 0; j < cols / 2; ++j) {
+        even[j] = in[2 * j];
+        odd[j] = in[2 * j + 1];
       }
-      if (w & 1) even[w / 2] = in[w - 1];
+      if (cols & 1) even[cols / 2] = in[cols - 1];
     };
     auto load = [&](int y) {
       const int ce = y & 1, co = (y + 1) & 1;  // colours of even and odd x in row y
-      split(A.src + ix(0, y, w), row(ce, y), row(co, y));
-      split(A.x0 + ix(0, y, w), x0row(ce, y), x0row(co, y));
+      split(A.src + ix(lo_x, y, w), row(ce, y), row(co, y));
+      split(A.x0 + ix(lo_x, y, w), x0row(ce, y), x0row(co, y));
     };
     auto store = [&](int y) {
       const T* even = row(y & 1, y);
       const T* odd = row((y + 1) & 1, y);
       T* out = A.dst + ix(0, y, w);
-      for (int i = 0; i < w / 2; ++i) {
-        out[2 * i] = even[i];
-        out[2 * i + 1] = odd[i];
-      }
-      if (w & 1) out[w - 1] = even[w / 2];
+      for (int x = c0; x < c1; ++x) out[x] = ((x & 1) ? odd : even)[(x - lo_x) / 2];
     };
     auto sweep = [&](int c, int y) {
       const int par = (c + y) & 1;  // x parity of this colour's cells in row y
-      const T* mid = row(1 - c, y);
-      sweep_row(row(c, y), mid + par - 1, mid + par, row(1 - c, y - 1), row(1 - c, y + 1), x0row(c, y),
-                par ? 0 : 1, (n - par) / 2, a, cc);
+      const int i_lo = (x_lo - par + 1) / 2, i_hi = (x_hi - par) / 2;  // global pairs, x = 2i + par
+      if (i_hi < i_lo) return;
+      const T* mid = row(1 - c, y) - base;
+      sweep_row(row(c, y) - base, mid + par - 1, mid + par, row(1 - c, y - 1) - base, row(1 - c, y + 1) - base,
+                x0row(c, y) - base, i_lo, i_hi, a, cc);
     };
+    auto cell = [&](int x, int y) -> T& { return row((x + y) & 1, y)[(x - lo_x) / 2]; };
     auto edges = [&](int y) {  // set_bnd's x[0,y], x[n+1,y] from the row's interior
-      T in0 = row((1 + y) & 1, y)[0];
-      T inN = row((n + y) & 1, y)[n >> 1];
-      row(y & 1, y)[0] = neg_u ? -in0 : in0;
-      row((n + 1 + y) & 1, y)[(n + 1) >> 1] = neg_u ? -inN : inN;
+      if (lo_x == 0) cell(0, y) = neg_u ? -cell(1, y) : cell(1, y);
+      if (hi_x == w) cell(n + 1, y) = neg_u ? -cell(n, y) : cell(n, y);
     };
-    auto copy_row = [&](int to, int from) {  // set_bnd's rows 0 and n+1, interior x only
-      for (int c = 0; c < 2; ++c) {
-        T* dst = row(c, to);
-        const T* s = row(1 - c, from);
-        const int q = (c + to) & 1;  // x parity of colour c in row `to`
-        const int i_lo = q ? 0 : 1, i_hi = (n - q) / 2;
-        for (int i = i_lo; i <= i_hi; ++i) dst[i] = neg_v ? -s[i] : s[i];
-      }
+    auto copy_row = [&](int to, int from) {  // set_bnd's rows 0 and n+1
+      for (int x = std::max(1, lo_x); x <= std::min(n, hi_x - 1); ++x) cell(x, to) = neg_v ? -cell(x, from) : cell(x, from);
     };
 
     load(lo);
@@ -301,11 +311,16 @@ class CpuSolver final : public Solver<T> {
     for (int q = 0; q < passes; ++q) {
       const int k = p_.iters / passes + (q < p_.iters % passes ? 1 : 0);
       const PassArgs A{src, dst, x0, a, c, b, k};
-      const int ns = nstrips_, w = w_;
+      const int ns = nstrips_, nc = ncols_, w = w_;
 #pragma omp parallel for schedule(static, 1)
-      for (int s = 0; s < ns; ++s)
-        pass_strip(A, static_cast<int>(static_cast<std::int64_t>(w) * s / ns),
-                   static_cast<int>(static_cast<std::int64_t>(w) * (s + 1) / ns), windows_[static_cast<std::size_t>(s)].data());
+      for (int item = 0; item < ns * nc; ++item) {
+        const int s = item / nc, cb = item % nc;
+        const int c0 = 2 * static_cast<int>(static_cast<std::int64_t>((w + 1) / 2) * cb / nc);
+        const int c1 = std::min(w, 2 * static_cast<int>(static_cast<std::int64_t>((w + 1) / 2) * (cb + 1) / nc));
+        pass_block(A, static_cast<int>(static_cast<std::int64_t>(w) * s / ns),
+                   static_cast<int>(static_cast<std::int64_t>(w) * (s + 1) / ns), c0, c1,
+                   windows_[static_cast<std::size_t>(omp_get_thread_num())].data());
+      }
       src = dst;
       std::swap(dst, other);
     }

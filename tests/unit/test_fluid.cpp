@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/random.hpp"
@@ -119,6 +120,19 @@ TEST_CASE("fluid: one pass of all 20 iterations (one thread) equals strips of a 
   Params p = seed_params(300);
   auto init = random_state<float>(300, 8);
   check_same(run_cpu(p, init, 2, 1), run_cpu(p, init, 2, 3));
+}
+
+TEST_CASE("fluid: blocks of columns (a small window) give the same bits") {
+  Params p = seed_params(300);
+  auto init = random_state<float>(300, 9);
+  auto whole = run_cpu(p, init, 2, 2);
+  setenv("NUMPIPE_FLUID_CPU_WINDOW", "16384", 1);  // 64-column blocks
+  auto blocked = run_cpu(p, init, 2, 3);
+  Params p77 = seed_params(77);
+  auto blocked64 = run_cpu(p77, random_state<double>(77, 2), 2, 2);
+  unsetenv("NUMPIPE_FLUID_CPU_WINDOW");
+  check_same(whole, blocked);
+  check_same(blocked64, run_ref(p77, random_state<double>(77, 2), 2));
 }
 
 TEST_CASE("fluid: a run split in two equals one run") {
