@@ -45,7 +45,7 @@ int run(int argc, char** argv) {
       cxxopts::value<std::string>()->default_value("0.5:4.45:80"), "GRID")(
       "refine", "Refine theta between the neighbouring data points and p between the grid neighbours (golden section)")(
       "exact", "Recompute every window from scratch (the seed's method) instead of rolling updates")(
-      "refresh", "Rolling sums are recomputed from scratch every R windows",
+      "refresh", "Rolling sums are recomputed from scratch at least every R windows",
       cxxopts::value<std::int64_t>()->default_value("1000"), "R")(
       "quantiles", "Quantiles (Value-at-Risk levels) of each fitted distribution, e.g. 0.01,0.05",
       cxxopts::value<std::string>()->default_value(""), "Q,...");
@@ -98,12 +98,12 @@ int run(int argc, char** argv) {
     HostTimer t;
     mle::solve_cuda(s, params, devices, fits, &timing);
     const double total = t.seconds();
-    log.add("grid kernels", timing.kernel_seconds, 0, work.terms);
+    log.add("grid kernels", timing.kernel_seconds);  // power terms: params.terms
     log.add("copies and launch", std::max(0.0, total - timing.kernel_seconds));
 #endif
   } else {
     device = query_host_cpu();
-    log.time("grid", 0, work.terms, [&] { mle::solve_cpu(s, params, fits); });
+    log.time("grid", 0, 0, [&] { mle::solve_cpu(s, params, fits); });
   }
   mle::Estimates est;
   log.time("finish", 0, 0, [&] { est = mle::finish(s, params, fits, refine, levels); });
