@@ -17,10 +17,12 @@
 
 #include "common/hd.hpp"
 
-#ifdef __CUDA_ARCH__
+#if defined(__CUDA_ARCH__)
 #define NS_UNROLL _Pragma("unroll")
-#else
+#elif defined(__CUDACC__)
 #define NS_UNROLL
+#else
+#define NS_UNROLL _Pragma("GCC unroll 4")
 #endif
 
 namespace numpipe::ns {
@@ -153,13 +155,16 @@ NUMPIPE_HD_INLINE T d2(const T* f, T s) {
 // Order 2 uses first-order upwinding: (f[i] - f[i-1]) / h or (f[i+1] - f[i]) / h.
 template <int ORDER, class T>
 NUMPIPE_HD_INLINE T upwind(T u, const T* f, T s) {
-  T d;
+  // both one-sided differences, then a select: branch-free, so loops vectorise
+  T dp, dm;
   if constexpr (ORDER == 4) {
-    d = u > T(0) ? (f[0] - T(6) * f[1] + T(3) * f[2] + T(2) * f[3])
-                 : (T(6) * f[3] - T(2) * f[1] - T(3) * f[2] - f[4]);
+    dp = f[0] - T(6) * f[1] + T(3) * f[2] + T(2) * f[3];
+    dm = T(6) * f[3] - T(2) * f[1] - T(3) * f[2] - f[4];
   } else {
-    d = u > T(0) ? (f[2] - f[1]) : (f[3] - f[2]);
+    dp = f[2] - f[1];
+    dm = f[3] - f[2];
   }
+  const T d = u > T(0) ? dp : dm;
   return u * (d * s);
 }
 
