@@ -262,8 +262,13 @@ class CpuSolver final : public Solver<T> {
     auto store = [&](int y) {
       const T* even = row(y & 1, y);
       const T* odd = row((y + 1) & 1, y);
-      T* out = A.dst + ix(0, y, w);
-      for (int x = c0; x < c1; ++x) out[x] = ((x & 1) ? odd : even)[(x - lo_x) / 2];
+      T* out = A.dst + ix(lo_x, y, w);
+      const int j0 = (c0 - lo_x) / 2, j1 = (c1 - lo_x) / 2;  // whole pairs of [c0, c1)
+      for (int j = j0; j < j1; ++j) {
+        out[2 * j] = even[j];
+        out[2 * j + 1] = odd[j];
+      }
+      if ((c1 - lo_x) & 1) out[c1 - 1 - lo_x] = even[j1];
     };
     auto sweep = [&](int c, int y) {
       const int par = (c + y) & 1;  // x parity of this colour's cells in row y
