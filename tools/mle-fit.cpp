@@ -2,9 +2,11 @@
 // power distribution (kernels/mle; spec ../shared/spec/mle-fit.md).
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/parallel.hpp"
 #include "common/profile.hpp"
 #include "kernels/mle/mle.hpp"
 
@@ -64,10 +66,15 @@ int run(int argc, char** argv) {
   if (params.refresh < 1) fail_input("--refresh must be >= 1, got " + std::to_string(params.refresh));
   const Backend backend = cli.backend();
 
-  OutputFile out(cli.output());  // refuses a terminal before any work
+  // Under MPI (mpirun -np P mle-fit ...) rank 0 reads and writes; the backend's
+  // tasks (a series and a chunk of windows each) are split over the ranks in
+  // contiguous ranges, each rank on its own GPU (node-local rank).
+  auto& world = par::world();
+  std::unique_ptr<OutputFile> out;
+  if (world.is_root()) out = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
   PhaseLog log;
   HostTimer t_read;
-  std::vector<Record> records = read_input(cli);
+  std::vector<Record> records = world.read_input(cli);
   log.add("read", t_read.seconds());
 
   const Record* xr = nullptr;
@@ -90,23 +97,49 @@ int run(int argc, char** argv) {
   const mle::Work work = mle::work_estimate(s, params);
   mle::WindowFits fits;
   DeviceInfo device;
+  // This rank's tasks and windows (all of them in one process).
+  std::int64_t task0 = 0, task1 = 0, win0 = 0, win1 = s.series * W;
+  auto share = [&](const mle::TaskPlan& plan) {
+    const par::Range mine = par::split_evenly(static_cast<std::size_t>(plan.tasks()), world.size(), world.rank());
+    task0 = static_cast<std::int64_t>(mine.begin);
+    task1 = static_cast<std::int64_t>(mine.end);
+    win0 = plan.first_window(task0);
+    win1 = plan.first_window(task1);
+  };
   if (backend == Backend::cuda) {
 #ifdef NUMPIPE_HAVE_CUDA
-    const std::vector<int> devices = cli.devices();
+    std::vector<int> devices = cli.devices();
+    if (world.distributed() && !cli.has("devices"))
+      devices = {par::default_device_for_rank(cli.device(), cli.args().count("device") > 0, cuda_device_count())};
     device = query_cuda_device(devices.front());
     mle::CudaTiming timing;
     HostTimer t;
-    mle::solve_cuda(s, params, devices, fits, &timing);
+    if (world.distributed()) {
+      share(mle::cuda_plan(s, params));
+      mle::solve_cuda(s, params, devices, task0, task1, fits, &timing);
+    } else {
+      mle::solve_cuda(s, params, devices, fits, &timing);
+    }
     const double total = t.seconds();
     log.add("grid kernels", timing.kernel_seconds);  // power terms: params.terms
     log.add("copies and launch", std::max(0.0, total - timing.kernel_seconds));
 #endif
   } else {
     device = query_host_cpu();
-    log.time("grid", 0, 0, [&] { mle::solve_cpu(s, params, fits); });
+    if (world.distributed()) {
+      share(mle::cpu_plan(s, params));
+      log.time("grid", 0, 0, [&] { mle::solve_cpu(s, params, task0, task1, fits); });
+    } else {
+      log.time("grid", 0, 0, [&] { mle::solve_cpu(s, params, fits); });
+    }
   }
   mle::Estimates est;
-  log.time("finish", 0, 0, [&] { est = mle::finish(s, params, fits, refine, levels); });
+  log.time("finish", 0, 0, [&] { est = mle::finish(s, params, fits, refine, levels, win0, win1); });
+  if (world.distributed()) {  // rank 0: every window, in [series][windows] order
+    for (auto* v : {&est.theta, &est.p, &est.s_l, &est.s_r, &est.loglik, &est.skew, &est.quantiles})
+      *v = world.gather_concat(*v);
+    if (!world.is_root()) return 0;
+  }
 
   json grid_json = params.grid.alpha;
   json attrs = {{"kind", "mle.fit"},
@@ -121,12 +154,13 @@ int run(int argc, char** argv) {
                 {"refined", refine},
                 {"backend", backend_name(backend)},
                 {"model", "AEPD: f(x) = p/((s_l+s_r) Gamma(1/p)) exp(-(|x-theta|/s)^p), s = s_l left of theta, s_r right"}};
+  if (world.distributed()) attrs["ranks"] = world.size();
   attrs = cli.stamp(attrs, xr->attrs);
   const Shape shape{s.series, W};
   HostTimer t_write;
   std::vector<std::int64_t> start(static_cast<std::size_t>(W));
   for (std::int64_t w = 0; w < W; ++w) start[static_cast<std::size_t>(w)] = w * params.step;
-  StreamWriter writer(out);
+  StreamWriter writer(*out);
   json a_start = attrs;
   a_start["description"] = "index of each window's first point";
   writer.write("start", Shape{W}, start.data(), a_start);
@@ -151,11 +185,11 @@ int run(int argc, char** argv) {
     writer.write("quantiles", Shape{s.series, W, static_cast<std::int64_t>(levels.size())}, est.quantiles.data(), a);
   }
   writer.finish();
-  out.commit();
+  out->commit();
   log.add("write", t_write.seconds());
   json prof = {{"window", params.window}, {"step", params.step}, {"series", s.series}, {"length", s.length},
                {"shapes", params.grid.alpha.size()}, {"windows", W}, {"exact", params.exact},
-               {"refresh", params.refresh}, {"terms", work.terms}};
+               {"refresh", params.refresh}, {"terms", work.terms}, {"ranks", world.size()}};
   write_profile_if_requested(cli, backend, device, prof, log);
   return 0;
 }

@@ -1,8 +1,10 @@
 // price: LocVolCalib option pricing (FinPar), one price per strike for every
 // problem in the input stream.
 #include <cmath>
+#include <memory>
 
 #include "common/cli.hpp"
+#include "common/parallel.hpp"
 #include "common/profile.hpp"
 #include "kernels/price/price.hpp"
 
@@ -29,11 +31,19 @@ int main(int argc, char** argv) {
     if (gpu_kernel != "auto" && gpu_kernel != "sweep" && gpu_kernel != "chunk")
       fail_input("--gpu-kernel must be auto, sweep or chunk, got '" + gpu_kernel + "'");
     const Backend backend = cli.backend();
+    // Under MPI (mpirun -np P price ...) rank 0 reads and writes; each rank prices a
+    // contiguous share of every problem's strikes, on its own GPU (node-local rank).
+    auto& world = par::world();
     std::vector<int> devices;
-    if (backend == Backend::cuda) devices = cli.devices();
+    if (backend == Backend::cuda) {
+      devices = cli.devices();
+      if (world.distributed() && !cli.has("devices"))
+        devices = {par::default_device_for_rank(cli.device(), cli.args().count("device") > 0, cuda_device_count())};
+    }
 
-    OutputFile out(cli.output());  // refuses a terminal before any work
-    std::vector<Record> records = read_input(cli);
+    std::unique_ptr<OutputFile> out;
+    if (world.is_root()) out = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
+    std::vector<Record> records = world.read_input(cli);
     std::vector<price::Params> problems;
     std::vector<const Record*> sources;
     for (const Record& r : records) {
@@ -53,27 +63,37 @@ int main(int argc, char** argv) {
       std::vector<double> prices;
       json extra = json::object();
       const double flops = price::flops_of(p);
+      const par::Range mine = par::split_evenly(static_cast<std::size_t>(p.outer), world.size(), world.rank());
+      const price::StrikeRange range{static_cast<std::int64_t>(mine.begin), static_cast<std::int64_t>(mine.end)};
       if (backend == Backend::cpu) {
-        log.time("solve", 0, flops, [&] { prices = price::solve_cpu(setup, precision); });
+        log.time("solve", 0, flops, [&] { prices = price::solve_cpu(setup, precision, range); });
       } else {
 #ifdef NUMPIPE_HAVE_CUDA
         price::CudaRun run;
         HostTimer timer;
-        prices = price::solve_cuda(setup, precision, devices, group, &run, gpu_kernel);
+        prices = price::solve_cuda(setup, precision, range, devices, group, &run, gpu_kernel);
         const double wall = timer.seconds();
         log.add("upload", run.upload_seconds);
         log.add("solve", run.seconds, price::cuda_bytes_of(p, precision, run.kernel), flops);
         log.add("solve_wall", wall);
-        extra = {{"devices", devices},
-                 {"gpu_group", run.group},
-                 {"gpu_kernel", run.kernel},
-                 {"device_bytes", run.device_bytes}};
+        // Under MPI the devices, group and memory are a rank's: not in the attrs.
+        if (world.distributed())
+          extra = {{"gpu_kernel", run.kernel}};
+        else
+          extra = {{"devices", devices},
+                   {"gpu_group", run.group},
+                   {"gpu_kernel", run.kernel},
+                   {"device_bytes", run.device_bytes}};
 #else
         fail_resource("this build has no CUDA backend");
 #endif
       }
       for (double v : prices)
         if (!std::isfinite(v)) fail_internal("a price came out non-finite; please report the input");
+      if (world.distributed()) {
+        prices = world.gather_concat(prices);  // rank 0: every strike, in order
+        if (!world.is_root()) continue;
+      }
       json attrs = {{"kind", price::kOutputKind},
                     {"params", price::params_json(p)},
                     {"precision", price::precision_name(precision)},
@@ -82,15 +102,18 @@ int main(int argc, char** argv) {
                     {"ind_x", setup.ind_x},
                     {"ind_y", setup.ind_y}};
       for (auto& [key, value] : extra.items()) attrs[key] = value;
+      if (world.distributed()) attrs["ranks"] = world.size();
       results.push_back(Record::from<double>("price", {p.outer}, prices.data(), cli.stamp(attrs, sources[k]->attrs)));
       params.push_back(price::params_json(p));
     }
-    StreamWriter writer(out);
+    if (!world.is_root()) return 0;
+    StreamWriter writer(*out);
     for (const Record& r : results) writer.write(r);
     writer.finish();
-    out.commit();
-    write_profile_if_requested(cli, backend, info,
-                               {{"problems", params}, {"precision", price::precision_name(precision)}}, log);
+    out->commit();
+    write_profile_if_requested(
+        cli, backend, info,
+        {{"problems", params}, {"precision", price::precision_name(precision)}, {"ranks", world.size()}}, log);
     return 0;
   });
 }

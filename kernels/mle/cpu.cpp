@@ -274,10 +274,9 @@ void evaluate(const double* x, std::int64_t t0, const Params& p, ChunkState& st,
 
 }  // namespace
 
-void solve_cpu(const Series& s, const Params& p, WindowFits& out) {
+TaskPlan cpu_plan(const Series& s, const Params& p) {
   validate(s, p);
-  const std::int64_t W = window_count(s, p), n = p.window, K = p.step, A = static_cast<std::int64_t>(p.grid.alpha.size());
-  out.resize(static_cast<std::size_t>(s.series * W));
+  const std::int64_t W = window_count(s, p), n = p.window, K = p.step;
   // Incremental updates pay off while a slide (2n pairs per point) is cheaper
   // than a fresh window (n^2 pairs): K < n/2.
   const bool rolling = !p.exact && 2 * K < n;
@@ -291,8 +290,27 @@ void solve_cpu(const Series& s, const Params& p, WindowFits& out) {
     const std::int64_t per_series = (64 + s.series - 1) / s.series;
     chunk = std::min(p.refresh, std::max<std::int64_t>(std::max<std::int64_t>(16, n / 4), (W + per_series - 1) / per_series));
   }
-  const std::int64_t chunks = (W + chunk - 1) / chunk;
-  const std::int64_t tasks = s.series * chunks;
+  TaskPlan plan;
+  plan.series = s.series;
+  plan.windows = W;
+  plan.chunk = chunk;
+  plan.chunks = (W + chunk - 1) / chunk;
+  return plan;
+}
+
+void solve_cpu(const Series& s, const Params& p, WindowFits& out) {
+  solve_cpu(s, p, 0, cpu_plan(s, p).tasks(), out);
+}
+
+void solve_cpu(const Series& s, const Params& p, std::int64_t first_task, std::int64_t last_task, WindowFits& out) {
+  const TaskPlan plan = cpu_plan(s, p);
+  if (first_task < 0 || first_task > last_task || last_task > plan.tasks())
+    fail_internal("mle solve_cpu: task range [" + std::to_string(first_task) + ", " + std::to_string(last_task) +
+                  ") outside [0, " + std::to_string(plan.tasks()) + ")");
+  const std::int64_t W = plan.windows, n = p.window, K = p.step, A = static_cast<std::int64_t>(p.grid.alpha.size());
+  const std::int64_t chunk = plan.chunk, chunks = plan.chunks, base = plan.first_window(first_task);
+  out.resize(static_cast<std::size_t>(plan.first_window(last_task) - base));
+  const std::int64_t tasks = last_task - first_task;
   // Few tasks (one long window, say): run them one by one and spread each
   // full recompute over the candidates instead (each candidate's sums are
   // independent, so the bits do not change).
@@ -302,7 +320,7 @@ void solve_cpu(const Series& s, const Params& p, WindowFits& out) {
     ChunkState st;
     st.init(n, A);
 #pragma omp for schedule(dynamic, 1)
-    for (std::int64_t task = 0; task < tasks; ++task) {
+    for (std::int64_t task = first_task; task < last_task; ++task) {
       const std::int64_t si = task / chunks, c = task % chunks;
       const double* x = s.x + si * s.length;
       const std::int64_t w0 = c * chunk, w1 = std::min(W, w0 + chunk);
@@ -314,7 +332,7 @@ void solve_cpu(const Series& s, const Params& p, WindowFits& out) {
         } else {
           for (std::int64_t tl = t0 - K; tl < t0; ++tl) slide(x, tl, p, st);
         }
-        evaluate(x, t0, p, st, static_cast<std::size_t>(si * W + w), out, inner);
+        evaluate(x, t0, p, st, static_cast<std::size_t>(si * W + w - base), out, inner);
       }
     }
   }

@@ -436,13 +436,18 @@ struct Part {
   std::int64_t s_begin, s_count, c_begin, c_count;
 };
 
-}  // namespace
 
-void solve_cuda(const Series& s, const Params& p, const std::vector<int>& devices, WindowFits& out, CudaTiming* timing) {
+bool cuda_rolling(const Params& p) { return !p.exact && 2 * p.step < p.window && p.window <= 1024; }
+
+// given: the parts to solve (a task range's), part k on devices[k % devices], one
+// after another; out holds windows from `base` on. Else: series or chunks split
+// over the devices, concurrently, out holds every window.
+void solve_parts(const Series& s, const Params& p, const std::vector<int>& devices, const std::vector<Part>* given,
+                 std::int64_t base, WindowFits& out, CudaTiming* timing) {
   validate(s, p);
   const std::int64_t W = window_count(s, p), n = p.window, K = p.step, A = static_cast<std::int64_t>(p.grid.alpha.size());
-  out.resize(static_cast<std::size_t>(s.series * W));
-  const bool rolling = !p.exact && 2 * K < n && n <= 1024;
+  if (!given) out.resize(static_cast<std::size_t>(s.series * W));
+  const bool rolling = cuda_rolling(p);
   const std::int64_t R = rolling ? p.refresh : 1, chunks = (W + R - 1) / R;
   const std::int64_t groups = (A + kGroup - 1) / kGroup;
   // Shapes per rolling block: 8, or 4 (fewer registers, twice the blocks);
@@ -453,8 +458,11 @@ void solve_cuda(const Series& s, const Params& p, const std::vector<int>& device
   if (groups > 65535) fail_input("--alpha-grid: too many shapes for the CUDA backend: " + std::to_string(A));
   // Split series over devices when there are enough, else chunks of windows.
   const std::int64_t nd = static_cast<std::int64_t>(devices.size());
+  if (nd < 1) fail_resource("no CUDA device to run on");
   std::vector<Part> parts;
-  if (s.series >= nd) {
+  if (given) {
+    parts = *given;
+  } else if (s.series >= nd) {
     for (std::int64_t d = 0; d < nd; ++d) {
       const std::int64_t b = s.series * d / nd, e = s.series * (d + 1) / nd;
       parts.push_back({b, e - b, 0, chunks});
@@ -472,13 +480,14 @@ void solve_cuda(const Series& s, const Params& p, const std::vector<int>& device
     try {
       const Part part = parts[pi];
       if (part.s_count == 0 || part.c_count == 0) return;
-      NUMPIPE_CUDA_CHECK(cudaSetDevice(devices[pi]));
+      const int dev = devices[pi % devices.size()];
+      NUMPIPE_CUDA_CHECK(cudaSetDevice(dev));
       const std::int64_t wb = part.c_begin * R, we = std::min(W, (part.c_begin + part.c_count) * R), nw = we - wb;
       DeviceArray<double> d_alpha(static_cast<std::size_t>(A));
       d_alpha.copy_from_host(p.grid.alpha.data(), static_cast<std::size_t>(A));
       GridDev g{d_alpha.data(), static_cast<int>(A), p.grid.uniform, p.grid.h};
       int sms = 0;
-      NUMPIPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, devices[pi]));
+      NUMPIPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
       // series per batch: the per-shape results take 12 bytes per window and shape
       const std::int64_t per_series = nw * A * 12;
       const std::int64_t sb = std::max<std::int64_t>(1, std::min<std::int64_t>({part.s_count, 65535, (std::int64_t{3} << 30) / per_series}));
@@ -569,7 +578,7 @@ void solve_cuda(const Series& s, const Params& p, const std::vector<int>& device
         for (std::int64_t r = 0; r < sc; ++r)
           for (std::int64_t w = 0; w < nw; ++w) {
             const std::size_t src = static_cast<std::size_t>(r * nw + w);
-            const std::size_t dst = static_cast<std::size_t>((s0 + r) * W + wb + w);
+            const std::size_t dst = static_cast<std::size_t>((s0 + r) * W + wb + w - base);
             out.shape[dst] = h_shape[src];
             out.index[dst] = h_index[src];
             out.xm[dst] = h_xm[src];
@@ -582,13 +591,68 @@ void solve_cuda(const Series& s, const Params& p, const std::vector<int>& device
       errors[pi] = std::current_exception();
     }
   };
-  std::vector<std::thread> workers;
-  for (std::size_t pi = 1; pi < parts.size(); ++pi) workers.emplace_back(run_part, pi);
-  run_part(0);
-  for (auto& t : workers) t.join();
+  if (given) {
+    for (std::size_t pi = 0; pi < parts.size(); ++pi) run_part(pi);
+  } else {
+    std::vector<std::thread> workers;
+    for (std::size_t pi = 1; pi < parts.size(); ++pi) workers.emplace_back(run_part, pi);
+    run_part(0);
+    for (auto& t : workers) t.join();
+  }
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
-  if (timing) timing->kernel_seconds = *std::max_element(kernel_s.begin(), kernel_s.end());
+  if (timing) {
+    timing->kernel_seconds = 0;
+    if (given)
+      for (double k : kernel_s) timing->kernel_seconds += k;
+    else if (!kernel_s.empty())
+      timing->kernel_seconds = *std::max_element(kernel_s.begin(), kernel_s.end());
+  }
+}
+
+}  // namespace
+
+void solve_cuda(const Series& s, const Params& p, const std::vector<int>& devices, WindowFits& out, CudaTiming* timing) {
+  solve_parts(s, p, devices, nullptr, 0, out, timing);
+}
+
+TaskPlan cuda_plan(const Series& s, const Params& p) {
+  validate(s, p);
+  TaskPlan plan;
+  plan.series = s.series;
+  plan.windows = window_count(s, p);
+  plan.chunk = cuda_rolling(p) ? p.refresh : 1;
+  plan.chunks = (plan.windows + plan.chunk - 1) / plan.chunk;
+  return plan;
+}
+
+void solve_cuda(const Series& s, const Params& p, const std::vector<int>& devices, std::int64_t first_task,
+                std::int64_t last_task, WindowFits& out, CudaTiming* timing) {
+  const TaskPlan plan = cuda_plan(s, p);
+  if (first_task < 0 || first_task > last_task || last_task > plan.tasks())
+    fail_internal("mle solve_cuda: task range [" + std::to_string(first_task) + ", " + std::to_string(last_task) +
+                  ") outside [0, " + std::to_string(plan.tasks()) + ")");
+  const std::int64_t base = plan.first_window(first_task);
+  out.resize(static_cast<std::size_t>(plan.first_window(last_task) - base));
+  if (timing) *timing = CudaTiming{};
+  if (first_task == last_task) return;
+  // The range as rectangles of (series, chunks): a partial first series, whole
+  // series, a partial last series.
+  const std::int64_t C = plan.chunks;
+  std::vector<Part> parts;
+  std::int64_t t = first_task;
+  if (t % C != 0) {
+    const std::int64_t end = std::min(last_task, (t / C + 1) * C);
+    parts.push_back({t / C, 1, t % C, end - t});
+    t = end;
+  }
+  if (last_task - t >= C) {
+    const std::int64_t whole = (last_task - t) / C;
+    parts.push_back({t / C, whole, 0, C});
+    t += whole * C;
+  }
+  if (t < last_task) parts.push_back({t / C, 1, 0, last_task - t});
+  solve_parts(s, p, devices, &parts, base, out, timing);
 }
 
 double measure_exp_rate(int device) {

@@ -55,6 +55,27 @@ struct Work {
 Work work_estimate(const Series& s, const Params& p);
 
 void solve_cpu(const Series& s, const Params& p, WindowFits& out);
+
+// A backend's work as tasks: one series and one chunk of windows each, task =
+// series_index * chunks + chunk, chunk c holding windows [c*chunk, min(W, (c+1)*chunk)).
+// A task's fits do not depend on which other tasks run (each starts from a full
+// recompute), so a contiguous range of tasks (e.g. one MPI rank's) gives the
+// same bits as those windows of a whole solve; and its windows are contiguous
+// in [series][windows] order.
+struct TaskPlan {
+  std::int64_t series = 0, windows = 0;  // series, W per series
+  std::int64_t chunk = 1, chunks = 1;   // windows per task, tasks per series
+  std::int64_t tasks() const { return series * chunks; }
+  // [series][windows] index of task t's first window; t = tasks() gives the end.
+  std::int64_t first_window(std::int64_t t) const {
+    const std::int64_t w = (t % chunks) * chunk;
+    return (t / chunks) * windows + (w < windows ? w : windows);
+  }
+};
+TaskPlan cpu_plan(const Series& s, const Params& p);  // validates
+// Tasks [first_task, last_task) of cpu_plan: out holds windows
+// [first_window(first_task), first_window(last_task)) only, in [series][windows] order.
+void solve_cpu(const Series& s, const Params& p, std::int64_t first_task, std::int64_t last_task, WindowFits& out);
 #ifdef NUMPIPE_HAVE_CUDA
 struct CudaTiming {
   double kernel_seconds = 0;   // CUDA events around the kernels, summed over devices' longest
@@ -63,6 +84,11 @@ struct CudaTiming {
 // devices: the CUDA devices to spread series and chunks of windows over.
 void solve_cuda(const Series& s, const Params& p, const std::vector<int>& devices, WindowFits& out,
                 CudaTiming* timing = nullptr);
+// The CUDA backend's tasks (chunks of `refresh` windows; see TaskPlan) and a
+// contiguous range of them, as solve_cpu's range form, on `devices` in turn.
+TaskPlan cuda_plan(const Series& s, const Params& p);  // validates
+void solve_cuda(const Series& s, const Params& p, const std::vector<int>& devices, std::int64_t first_task,
+                std::int64_t last_task, WindowFits& out, CudaTiming* timing = nullptr);
 // Measured fp64 exp() throughput of a device (exponentials per second): the
 // floor of the full recompute is one exp per power term (spec, anchors).
 double measure_exp_rate(int device);
@@ -80,6 +106,10 @@ struct Estimates {
 // alternated until neither moves. levels: quantiles of the fitted distribution.
 Estimates finish(const Series& s, const Params& p, const WindowFits& fits, bool refine,
                  const std::vector<double>& levels);
+// Windows [begin, end) of [series][windows] order only (fits holds those); each
+// window's estimates are the same bits as in the whole finish.
+Estimates finish(const Series& s, const Params& p, const WindowFits& fits, bool refine,
+                 const std::vector<double>& levels, std::int64_t begin, std::int64_t end);
 
 // The full log-likelihood of window points x[0..n) at (theta, p, s_l, s_r).
 double full_loglik(const double* x, std::int64_t n, double theta, double p, double s_l, double s_r);

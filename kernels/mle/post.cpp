@@ -162,8 +162,15 @@ double golden_max(F f, double lo, double hi, double x0, double f0, double* fbest
 
 Estimates finish(const Series& s, const Params& p, const WindowFits& fits, bool refine,
                  const std::vector<double>& levels) {
+  return finish(s, p, fits, refine, levels, 0, s.series * window_count(s, p));
+}
+
+Estimates finish(const Series& s, const Params& p, const WindowFits& fits, bool refine,
+                 const std::vector<double>& levels, std::int64_t begin, std::int64_t end) {
   const std::int64_t W = window_count(s, p), n = p.window;
-  const std::size_t count = static_cast<std::size_t>(s.series * W), L = levels.size();
+  if (begin < 0 || begin > end || end > s.series * W || fits.shape.size() != static_cast<std::size_t>(end - begin))
+    fail_internal("mle finish: window range [" + std::to_string(begin) + ", " + std::to_string(end) + ") does not fit");
+  const std::size_t count = static_cast<std::size_t>(end - begin), L = levels.size();
   Estimates e;
   e.theta.resize(count);
   e.p.resize(count);
@@ -178,7 +185,7 @@ Estimates finish(const Series& s, const Params& p, const WindowFits& fits, bool 
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(count); ++i) {
     const std::size_t u = static_cast<std::size_t>(i);
-    const std::int64_t si = i / W, w = i % W;
+    const std::int64_t si = (begin + i) / W, w = (begin + i) % W;
     const double* x = s.x + si * s.length;
     const double* win = x + w * p.step;
     double theta = x[fits.index[u]], shape = alpha[static_cast<std::size_t>(fits.shape[u])];

@@ -242,26 +242,27 @@ double run_strike(const Tables<Real>& t, std::int64_t o, Work<Real>& w, int team
 }
 
 template <class Real>
-std::vector<double> solve(const Setup& s, std::uint64_t table_limit) {
+std::vector<double> solve(const Setup& s, StrikeRange range, std::uint64_t table_limit) {
+  const std::int64_t first = range.first, count = range.last - range.first;
+  std::vector<double> out(count);
+  if (count == 0) return out;
   const Tables<Real> t = make_tables<Real>(s, table_limit);
-  const std::int64_t outer = s.p.outer;
-  std::vector<double> out(outer);
   const int threads = omp_get_max_threads();
-  if (outer >= threads || threads == 1) {
+  if (count >= threads || threads == 1) {
 #pragma omp parallel
     {
       Work<Real> w(t.nx, t.ny, !t.xinv.empty());
 #pragma omp for schedule(static)
-      for (std::int64_t o = 0; o < outer; ++o) out[o] = run_strike(t, o, w, 1, 0);
+      for (std::int64_t k = 0; k < count; ++k) out[k] = run_strike(t, first + k, w, 1, 0);
     }
   } else {
     Work<Real> w(t.nx, t.ny, !t.xinv.empty());
-    for (std::int64_t o = 0; o < outer; ++o) {
+    for (std::int64_t k = 0; k < count; ++k) {
 #pragma omp parallel
       {
-        const double v = run_strike(t, o, w, omp_get_num_threads(), omp_get_thread_num());
+        const double v = run_strike(t, first + k, w, omp_get_num_threads(), omp_get_thread_num());
 #pragma omp single
-        out[o] = v;
+        out[k] = v;
       }
     }
   }
@@ -270,9 +271,14 @@ std::vector<double> solve(const Setup& s, std::uint64_t table_limit) {
 
 }  // namespace
 
-std::vector<double> solve_cpu(const Setup& s, Precision precision, std::uint64_t table_limit) {
+std::vector<double> solve_cpu(const Setup& s, Precision precision, StrikeRange range, std::uint64_t table_limit) {
+  check_range(s, range);
   if (table_limit == 0) table_limit = kCpuTableLimit;
-  return precision == Precision::fp64 ? solve<double>(s, table_limit) : solve<float>(s, table_limit);
+  return precision == Precision::fp64 ? solve<double>(s, range, table_limit) : solve<float>(s, range, table_limit);
+}
+
+std::vector<double> solve_cpu(const Setup& s, Precision precision, std::uint64_t table_limit) {
+  return solve_cpu(s, precision, StrikeRange{0, s.p.outer}, table_limit);
 }
 
 }  // namespace numpipe::price

@@ -486,18 +486,21 @@ DeviceResult solve_on_device(const Setup& s, int dev, std::int64_t first, std::i
 }
 
 template <class Real>
-std::vector<double> solve(const Setup& s, const std::vector<int>& devices, std::int64_t group, const std::string& kernel,
-                          CudaRun* run) {
-  const std::int64_t outer = s.p.outer;
+std::vector<double> solve(const Setup& s, StrikeRange range, const std::vector<int>& devices, std::int64_t group,
+                          const std::string& kernel, CudaRun* run) {
+  const std::int64_t outer = range.last - range.first;
+  std::vector<double> out(outer);
+  if (run) *run = CudaRun{};
+  if (outer == 0) return out;
   const int n = static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(devices.size()), outer));
   if (n < 1) fail_resource("no CUDA device to run on");
-  std::vector<double> out(outer);
   std::vector<DeviceResult> results(n);
   std::vector<std::exception_ptr> errors(n);
   auto work = [&](int k) {
     try {
       const std::int64_t first = outer * k / n, last = outer * (k + 1) / n;
-      results[k] = solve_on_device<Real>(s, devices[k], first, last - first, group, kernel, out.data() + first);
+      results[k] =
+          solve_on_device<Real>(s, devices[k], range.first + first, last - first, group, kernel, out.data() + first);
     } catch (...) {
       errors[k] = std::current_exception();
     }
@@ -512,7 +515,6 @@ std::vector<double> solve(const Setup& s, const std::vector<int>& devices, std::
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
   if (run) {
-    *run = CudaRun{};
     for (const auto& r : results) {
       run->seconds = std::max(run->seconds, r.seconds);
       run->upload_seconds = std::max(run->upload_seconds, r.upload_seconds);
@@ -526,12 +528,19 @@ std::vector<double> solve(const Setup& s, const std::vector<int>& devices, std::
 
 }  // namespace
 
-std::vector<double> solve_cuda(const Setup& s, Precision precision, const std::vector<int>& devices,
-                               std::int64_t group, CudaRun* run, const std::string& kernel) {
+std::vector<double> solve_cuda(const Setup& s, Precision precision, StrikeRange range,
+                               const std::vector<int>& devices, std::int64_t group, CudaRun* run,
+                               const std::string& kernel) {
   if (kernel != "auto" && kernel != "sweep" && kernel != "chunk")
     fail_input("--gpu-kernel must be auto, sweep or chunk, got '" + kernel + "'");
-  return precision == Precision::fp64 ? solve<double>(s, devices, group, kernel, run)
-                                      : solve<float>(s, devices, group, kernel, run);
+  check_range(s, range);
+  return precision == Precision::fp64 ? solve<double>(s, range, devices, group, kernel, run)
+                                      : solve<float>(s, range, devices, group, kernel, run);
+}
+
+std::vector<double> solve_cuda(const Setup& s, Precision precision, const std::vector<int>& devices,
+                               std::int64_t group, CudaRun* run, const std::string& kernel) {
+  return solve_cuda(s, precision, StrikeRange{0, s.p.outer}, devices, group, run, kernel);
 }
 
 }  // namespace numpipe::price

@@ -82,6 +82,17 @@ YTables<Real> make_y_tables(const Setup& s) {
 inline constexpr std::uint64_t kCpuTableLimit = std::uint64_t(1) << 30;
 std::vector<double> solve_cpu(const Setup& s, Precision precision, std::uint64_t table_limit = 0);
 
+// Strikes [first, last) of a problem (0 <= first <= last <= OUTER), e.g. one MPI rank's
+// share: each strike is computed by the same operations whatever the range, so the
+// prices are bit-identical to the same entries of a whole-problem solve.
+struct StrikeRange {
+  std::int64_t first = 0, last = 0;
+};
+// Internal error unless 0 <= first <= last <= OUTER.
+void check_range(const Setup& s, StrikeRange range);
+std::vector<double> solve_cpu(const Setup& s, Precision precision, StrikeRange range,
+                              std::uint64_t table_limit = 0);
+
 #ifdef NUMPIPE_HAVE_CUDA
 struct CudaRun {
   double seconds = 0;          // device time of the solve (CUDA events), slowest device
@@ -97,6 +108,10 @@ struct CudaRun {
 // column and chunk of 8 rows; numX <= 256) or "auto".
 std::vector<double> solve_cuda(const Setup& s, Precision precision, const std::vector<int>& devices,
                                std::int64_t group = 0, CudaRun* run = nullptr, const std::string& kernel = "auto");
+// Strikes [first, last) only (see StrikeRange), split over `devices` as above.
+std::vector<double> solve_cuda(const Setup& s, Precision precision, StrikeRange range,
+                               const std::vector<int>& devices, std::int64_t group = 0, CudaRun* run = nullptr,
+                               const std::string& kernel = "auto");
 #endif
 
 // ---- streams ---------------------------------------------------------------------------

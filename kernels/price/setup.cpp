@@ -160,4 +160,10 @@ double cuda_bytes_of(const Params& p, Precision precision, const std::string& ke
          static_cast<double>(p.num_y) * static_cast<double>(p.num_t - 1);
 }
 
+void check_range(const Setup& s, StrikeRange range) {
+  if (range.first < 0 || range.first > range.last || range.last > s.p.outer)
+    fail_internal("strike range [" + std::to_string(range.first) + ", " + std::to_string(range.last) +
+                  ") outside [0, " + std::to_string(s.p.outer) + ")");
+}
+
 }  // namespace numpipe::price
