@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 
 #include "cli.hpp"
 #include "signals.hpp"
@@ -172,6 +173,88 @@ void abort_all(int code) {
 int default_device_for_rank(int requested, bool requested_explicitly, int device_count) {
   if (requested_explicitly || device_count <= 0 || world().size() == 1) return requested;
   return world().local_rank() % device_count;
+}
+
+
+// ---- Cartesian decomposition -------------------------------------------------------
+Cart3::Cart3(const int dims_req[3], const bool periodic[3], const bool allow[3]) {
+  const Group& g = world();
+#ifdef NUMPIPE_HAVE_MPI
+  if (g.size() > 1) {
+    int d[3], per[3];
+    for (int a = 0; a < 3; ++a) {
+      d[a] = allow[a] ? std::max(dims_req[a], 0) : 1;
+      per[a] = periodic[a] ? 1 : 0;
+    }
+    check_mpi(MPI_Dims_create(g.size(), 3, d), "MPI_Dims_create");
+    auto* comm = new MPI_Comm;
+    check_mpi(MPI_Cart_create(MPI_COMM_WORLD, 3, d, per, 0, comm), "MPI_Cart_create");
+    comm_ = comm;
+    for (int a = 0; a < 3; ++a) dims[a] = d[a];
+    check_mpi(MPI_Cart_coords(*comm, g.rank(), 3, coords), "MPI_Cart_coords");
+    for (int a = 0; a < 3; ++a) {
+      int lo = MPI_PROC_NULL, hi = MPI_PROC_NULL;
+      check_mpi(MPI_Cart_shift(*comm, a, 1, &lo, &hi), "MPI_Cart_shift");
+      nb_[a][0] = lo == MPI_PROC_NULL ? -1 : lo;
+      nb_[a][1] = hi == MPI_PROC_NULL ? -1 : hi;
+    }
+    return;
+  }
+#endif
+  (void)dims_req;
+  (void)allow;
+  for (int a = 0; a < 3; ++a) nb_[a][0] = nb_[a][1] = periodic[a] ? g.rank() : -1;
+}
+
+Cart3::~Cart3() {
+#ifdef NUMPIPE_HAVE_MPI
+  if (comm_) {
+    auto* comm = static_cast<MPI_Comm*>(comm_);
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(comm);
+    delete comm;
+  }
+#endif
+}
+
+void Cart3::coords_of(int rank, int out[3]) const {
+#ifdef NUMPIPE_HAVE_MPI
+  if (comm_) {
+    check_mpi(MPI_Cart_coords(*static_cast<MPI_Comm*>(comm_), rank, 3, out), "MPI_Cart_coords");
+    return;
+  }
+#endif
+  (void)rank;
+  out[0] = out[1] = out[2] = 0;
+}
+
+void Cart3::shift(int axis, int side, const void* send, std::size_t send_bytes, void* recv, std::size_t recv_bytes) const {
+  const int dest = nb_[axis][side], source = nb_[axis][1 - side];
+#ifdef NUMPIPE_HAVE_MPI
+  if (comm_) {
+    if (send_bytes > kChunk || recv_bytes > kChunk) fail_resource("halo face larger than 1 GiB");
+    const int tag = 100 + 2 * axis + side;
+    check_mpi(MPI_Sendrecv(send, dest < 0 ? 0 : static_cast<int>(send_bytes), MPI_BYTE, dest < 0 ? MPI_PROC_NULL : dest, tag, recv,
+                           source < 0 ? 0 : static_cast<int>(recv_bytes), MPI_BYTE, source < 0 ? MPI_PROC_NULL : source, tag,
+                           *static_cast<MPI_Comm*>(comm_), MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
+    return;
+  }
+#endif
+  // one process: a periodic self-neighbour receives what it sends
+  if (dest >= 0 && source >= 0 && send_bytes == recv_bytes && send_bytes > 0) std::memcpy(recv, send, send_bytes);
+}
+
+double max_all(double x) {
+#ifdef NUMPIPE_HAVE_MPI
+  if (world().size() > 1) {
+    double r = x;
+    check_mpi(MPI_Allreduce(&x, &r, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    return r;
+  }
+#endif
+  return x;
 }
 
 }  // namespace numpipe::par

@@ -81,4 +81,36 @@ void abort_all(int code);
 // the device count, so that ranks spread over a node's GPUs.
 int default_device_for_rank(int requested, bool requested_explicitly, int device_count);
 
+
+// ---- Cartesian decomposition (ns-step) ------------------------------------------
+// A 3-D Cartesian process grid over the world (MPI_Dims_create + MPI_Cart_create,
+// no reordering: cart rank == world rank, so Group::gather's rank order holds).
+// Axes marked periodic wrap across the grid's ends. One process: dims 1,1,1.
+class Cart3 {
+ public:
+  // dims_req[a] > 0 fixes the ranks along axis a (MPI_Dims_create fills the zeros).
+  // Axes where allow[a] is false get one rank.
+  Cart3(const int dims_req[3], const bool periodic[3], const bool allow[3]);
+  ~Cart3();
+  Cart3(const Cart3&) = delete;
+  Cart3& operator=(const Cart3&) = delete;
+  int dims[3] = {1, 1, 1};
+  int coords[3] = {0, 0, 0};
+  // Coordinates of another rank of the grid.
+  void coords_of(int rank, int out[3]) const;
+  // The neighbouring rank beyond side (0 low, 1 high) of axis, -1 where none.
+  int neighbour(int axis, int side) const { return nb_[axis][side]; }
+  // Sends `send` to the neighbour beyond `side` of `axis` and receives `recv` from
+  // the neighbour beyond the other side (MPI_Sendrecv; a missing neighbour neither
+  // sends nor receives). Counts are bytes.
+  void shift(int axis, int side, const void* send, std::size_t send_bytes, void* recv, std::size_t recv_bytes) const;
+
+ private:
+  int nb_[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+  void* comm_ = nullptr;  // MPI_Comm when built with MPI
+};
+
+// The maximum of x over every rank (MPI_Allreduce MPI_MAX: exact, order-free).
+double max_all(double x);
+
 }  // namespace numpipe::par

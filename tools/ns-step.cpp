@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 
 #include "common/cli.hpp"
+#include "common/parallel.hpp"
 #include "common/profile.hpp"
 #include "kernels/ns/ns.hpp"
 
@@ -95,7 +97,9 @@ int run(int argc, char** argv) {
       "timing", "Print the median step time, ps per point per sub-step and GB/s on stderr")(
       "chunk", "CUDA: x-planes per thread block (0: automatic)", cxxopts::value<int>()->default_value("0"), "P")(
       "kernel", "CUDA: sub-step kernel variant: 0 32x8 tile, 1 32x8 with read-only loads, 2 32x16, 3 32x8 without a register cap",
-      cxxopts::value<int>()->default_value("2"), "V");
+      cxxopts::value<int>()->default_value("2"), "V")(
+      "dims", "MPI: ranks per axis of the decomposition (default: MPI_Dims_create chooses)", cxxopts::value<std::string>(),
+      "PX,PY,PZ");
   cli.parse(argc, argv);
 
   ns::RunOptions o;
@@ -116,10 +120,25 @@ int run(int argc, char** argv) {
   if (o.chunk < 0) fail_input("--chunk must be >= 0, got " + std::to_string(o.chunk));
   o.device = cli.device();
   if (cli.threads() > 0) omp_set_num_threads(cli.threads());
-  const Backend backend = cli.backend();
+  if (cli.has("dims")) {
+    const std::string spec = cli.get<std::string>("dims");
+    int got = std::sscanf(spec.c_str(), "%d,%d,%d", &o.dims[0], &o.dims[1], &o.dims[2]);
+    if (got != 3 || o.dims[0] < 1 || o.dims[1] < 1 || o.dims[2] < 1)
+      fail_input("--dims must be three positive integers PX,PY,PZ, got '" + spec + "'");
+  }
+  par::Group& world = par::world();
+  Backend backend = cli.backend();
+  if (world.distributed() && backend == Backend::cuda) {
+    // the CUDA backend runs one block per process only (no halo exchange yet)
+    if (cli.has("backend"))
+      fail_input("--backend cuda under MPI (" + std::to_string(world.size()) +
+                 " ranks) is not supported yet: use --backend cpu, or run one process");
+    backend = Backend::cpu;
+  }
 
-  OutputFile out(cli.output());  // refuses a terminal before any work
-  auto records = read_input(cli);
+  std::unique_ptr<OutputFile> out_file;
+  if (world.is_root()) out_file = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
+  auto records = world.read_input(cli);
   json input_attrs;
   ns::Problem pr = read_state(records, input_attrs);
   ns::validate(pr, o);
@@ -137,7 +156,7 @@ int run(int argc, char** argv) {
       std::snprintf(msg, sizeof msg, "--dt %.6g exceeds the explicit stability estimate %.6g (c=%g, max|v|=%g, Re=%g)", o.dt,
                     limit, pr.params.c, vmax, pr.params.re);
       if (cli.has("strict")) fail_input(msg);
-      if (!cli.quiet()) std::fprintf(stderr, "ns-step: warning: %s\n", msg);
+      if (!cli.quiet() && world.is_root()) std::fprintf(stderr, "ns-step: warning: %s\n", msg);
     }
   }
 
@@ -154,6 +173,8 @@ int run(int argc, char** argv) {
     dev = query_host_cpu();
     res = ns::solve_cpu(pr, o);
   }
+  if (!world.is_root()) return 0;  // rank 0 holds the gathered state and writes the stream
+  OutputFile& out = *out_file;
   for (int v = 0; v < ns::kVars; ++v)
     for (double x : res.fields[v])
       if (!std::isfinite(x))
@@ -207,6 +228,10 @@ int run(int argc, char** argv) {
                  "%.1f GB/s (model: 128 B/point in fp64, 64 in fp32), %.3f Gpoint-steps/s\n",
                  backend_name(backend), prec.c_str(), o.order, p.n[0], p.n[1], p.n[2], o.steps, med * 1e3,
                  med / (3 * points) * 1e12, bytes_step / med * 1e-9, points / med * 1e-9);
+    if (world.distributed()) {
+      const auto d = ns::mpi_dims_used();
+      std::fprintf(stderr, "ns-step: timing: %d MPI ranks, decomposition %dx%dx%d\n", world.size(), d[0], d[1], d[2]);
+    }
   }
   PhaseLog log;
   double total_steps = 0;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "common/parallel.hpp"
 #include "cpu_impl.hpp"
 #include "ns.hpp"
 
@@ -91,10 +92,222 @@ Result run(const Problem& pr, const RunOptions& o) {
   return r;
 }
 
+
+// ---- under MPI: one block per rank of a 3-D Cartesian decomposition -------------
+// Every rank holds the whole initial state (rank 0's broadcast) and cuts its block;
+// before every RK sub-step the two ghost layers of each halo face are exchanged
+// (x, then y, then z; faces over the block's interior extent only: the stencils are
+// axis-aligned and never read ghost edges or corners), and wall or single-rank
+// periodic faces are filled by the boundary rules as in one process. Every point's
+// update reads the same values as in one process, so the fields are the same bits.
+// Diagnostics: the blocks are gathered to rank 0, which computes the row on the
+// whole grid with the one-process code (the same fixed summation order).
+
+std::array<int, 3> g_dims_used = {1, 1, 1};
+
+template <class T>
+void exchange_halos(const Geometry& g, const par::Cart3& cart, T* const* f, std::vector<T>& sbuf, std::vector<T>& rbuf) {
+  for (int axis = 0; axis < 3; ++axis) {
+    if (cart.dims[axis] <= 1) continue;
+    const int b = axis == 0 ? 1 : 0, c = axis == 2 ? 1 : 2;
+    const int nu = g.n[b], nw = g.n[c], na = g.n[axis];
+    const std::size_t face = static_cast<std::size_t>(nu) * nw;
+    const std::size_t count = face * kGhost * kVars;
+    sbuf.resize(count);
+    rbuf.resize(count);
+    for (int side = 0; side < 2; ++side) {
+      // my interior layers next to `side` go to the neighbour beyond it; the
+      // neighbour beyond the other side sends me its layers for my ghosts there
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int v = 0; v < kVars; ++v)
+        for (int layer = 0; layer < kGhost; ++layer) {
+          T* dst = sbuf.data() + (static_cast<std::size_t>(v) * kGhost + layer) * face;
+          int idx[3];
+          idx[axis] = side == 0 ? layer : na - kGhost + layer;
+          for (int u = 0; u < nu; ++u)
+            for (int w = 0; w < nw; ++w) {
+              idx[b] = u;
+              idx[c] = w;
+              dst[static_cast<std::size_t>(u) * nw + w] = f[v][g.at(idx[0], idx[1], idx[2])];
+            }
+        }
+      cart.shift(axis, side, sbuf.data(), count * sizeof(T), rbuf.data(), count * sizeof(T));
+      const int other = 1 - side;
+      if (cart.neighbour(axis, other) < 0) continue;
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int v = 0; v < kVars; ++v)
+        for (int layer = 0; layer < kGhost; ++layer) {
+          const T* src = rbuf.data() + (static_cast<std::size_t>(v) * kGhost + layer) * face;
+          int idx[3];
+          idx[axis] = other == 1 ? na + layer : layer - kGhost;
+          for (int u = 0; u < nu; ++u)
+            for (int w = 0; w < nw; ++w) {
+              idx[b] = u;
+              idx[c] = w;
+              f[v][g.at(idx[0], idx[1], idx[2])] = src[static_cast<std::size_t>(u) * nw + w];
+            }
+        }
+    }
+  }
+}
+
+// The block of the rank at grid coordinates `coords`.
+Geometry block_geometry(const Params& p, const par::Cart3& cart, const int coords[3]) {
+  Geometry g = make_geometry(p);
+  for (int a = 0; a < 3; ++a) {
+    const par::Range r = par::split_evenly(static_cast<std::size_t>(p.n[a]), cart.dims[a], coords[a]);
+    g.n[a] = static_cast<int>(r.size());
+    g.offset[a] = static_cast<long long>(r.begin);
+    if (cart.dims[a] > 1) {
+      const bool periodic = p.bc[a] == Bc::periodic;
+      g.lo[a] = periodic || coords[a] > 0 ? Face::halo : Face::wall;
+      g.hi[a] = periodic || coords[a] < cart.dims[a] - 1 ? Face::halo : Face::wall;
+    }
+  }
+  return g;
+}
+
+template <class T>
+Result run_mpi(const Problem& pr, const RunOptions& o) {
+  const Params& p = pr.params;
+  par::Group& world = par::world();
+  const char* axis_name = "xyz";
+  bool periodic[3], allow[3];
+  const bool forced = o.dims[0] > 0 || o.dims[1] > 0 || o.dims[2] > 0;
+  if (forced) {
+    long long prod = 1;
+    for (int a = 0; a < 3; ++a) prod *= o.dims[a];
+    if (prod != world.size())
+      fail_input("--dims " + std::to_string(o.dims[0]) + "," + std::to_string(o.dims[1]) + "," + std::to_string(o.dims[2]) +
+                 " needs " + std::to_string(prod) + " ranks, running under " + std::to_string(world.size()));
+  }
+  for (int a = 0; a < 3; ++a) {
+    periodic[a] = p.bc[a] == Bc::periodic;
+    allow[a] = forced || p.n[a] >= 2 * 3;  // a block needs at least 3 points along a split axis
+  }
+  par::Cart3 cart(o.dims, periodic, allow);
+  for (int a = 0; a < 3; ++a) {
+    g_dims_used[static_cast<std::size_t>(a)] = cart.dims[a];
+    if (cart.dims[a] > 1 && p.n[a] / cart.dims[a] < 3)
+      fail_input(std::string("grid size n") + axis_name[a] + " = " + std::to_string(p.n[a]) + " is too small for " +
+                 std::to_string(cart.dims[a]) + " ranks along " + axis_name[a] +
+                 " (a block needs at least 3 points): use fewer ranks or --dims");
+  }
+  const Geometry full = make_geometry(p);
+  const Geometry g = block_geometry(p, cart, cart.coords);
+  const std::size_t padded = static_cast<std::size_t>(g.padded());
+  Fields<T> a(padded), b(padded), q(padded);
+  for (int v = 0; v < kVars; ++v) {
+    const double* src = pr.fields[v].data();
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < g.n[0]; ++i)
+      for (int j = 0; j < g.n[1]; ++j)
+        for (int k = 0; k < g.n[2]; ++k) {
+          const std::size_t s = (static_cast<std::size_t>(g.offset[0] + i) * static_cast<std::size_t>(p.n[1]) +
+                                 static_cast<std::size_t>(g.offset[1] + j)) * static_cast<std::size_t>(p.n[2]) +
+                                static_cast<std::size_t>(g.offset[2] + k);
+          a.v[v][g.at(i, j, k)] = pinned_point(g, i, j, k, v) ? T(0) : T(src[s]);
+        }
+  }
+  const std::vector<double> kold = kolmogorov_table(g, p);
+  const std::vector<T> kol(kold.begin(), kold.end());
+  const Coefs<T> cf = make_coefs<T>(g, o.order, p.c, p.re, p.force, p.kol_amp);
+  std::vector<T> sbuf, rbuf;
+
+  Result r;
+  r.t = pr.t0;
+  r.step = pr.step0;
+  Fields<T>* cur = &a;
+  Fields<T>* nxt = &b;
+
+  // Rank 0: the whole grid's interior values of the current state (C order).
+  auto gather_state = [&]() {
+    std::string mine(static_cast<std::size_t>(g.points()) * kVars * sizeof(T), '\0');
+    T* dst = reinterpret_cast<T*>(mine.data());
+    std::size_t at = 0;
+    for (int v = 0; v < kVars; ++v)
+      for (int i = 0; i < g.n[0]; ++i)
+        for (int j = 0; j < g.n[1]; ++j)
+          for (int k = 0; k < g.n[2]; ++k) dst[at++] = cur->v[v][g.at(i, j, k)];
+    std::vector<std::string> parts = world.gather(mine);
+    std::array<std::vector<T>, kVars> all;
+    if (!world.is_root()) return all;
+    const std::size_t total = static_cast<std::size_t>(full.points());
+    for (auto& x : all) x.assign(total, T(0));
+    for (int rank = 0; rank < world.size(); ++rank) {
+      int c[3];
+      if (rank == 0) std::copy(cart.coords, cart.coords + 3, c);
+      else cart.coords_of(rank, c);
+      const Geometry gb = block_geometry(p, cart, c);
+      const T* src = reinterpret_cast<const T*>(parts[static_cast<std::size_t>(rank)].data());
+      std::size_t s = 0;
+      for (int v = 0; v < kVars; ++v)
+        for (int i = 0; i < gb.n[0]; ++i)
+          for (int j = 0; j < gb.n[1]; ++j)
+            for (int k = 0; k < gb.n[2]; ++k)
+              all[v][(static_cast<std::size_t>(gb.offset[0] + i) * static_cast<std::size_t>(p.n[1]) +
+                      static_cast<std::size_t>(gb.offset[1] + j)) * static_cast<std::size_t>(p.n[2]) +
+                     static_cast<std::size_t>(gb.offset[2] + k)] = src[s++];
+    }
+    return all;
+  };
+  // Diagnostics on rank 0 from the gathered state, by the one-process code.
+  auto diagnose = [&]() {
+    auto t0 = std::chrono::steady_clock::now();
+    std::array<std::vector<T>, kVars> all = gather_state();
+    double speed = 0;
+    if (world.is_root()) {
+      Fields<T> whole(static_cast<std::size_t>(full.padded()));
+      for (int v = 0; v < kVars; ++v)
+        for (int i = 0; i < full.n[0]; ++i)
+          for (int j = 0; j < full.n[1]; ++j)
+            for (int k = 0; k < full.n[2]; ++k)
+              whole.v[v][full.at(i, j, k)] = all[v][(static_cast<std::size_t>(i) * full.n[1] + j) * full.n[2] + k];
+      auto f = whole.ptr();
+      cpu::fill_ghosts<T>(full, f.data());
+      r.diag.push_back(cpu::diagnostics<T>(full, p, o.order, f.data(), r.step, r.t, &speed));
+    }
+    r.diag_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return speed;
+  };
+  // the one-process run takes the first step's max |v| from its diagnostics: rank 0's value
+  double max_speed = par::max_all(diagnose());
+  r.stable_dt = stable_dt(g, o.order, max_speed, p.c, p.re);
+
+  for (int s = 0; s < o.steps; ++s) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (o.dt <= 0 && s > 0) max_speed = par::max_all(cpu::max_speed<T>(g, cur->ptr().data()));
+    const double dt = choose_dt(g, p, o, max_speed);
+    for (int stage = 0; stage < 3; ++stage) {
+      auto fin = cur->ptr(), fout = nxt->ptr(), fq = q.ptr();
+      exchange_halos<T>(g, cart, fin.data(), sbuf, rbuf);
+      cpu::fill_ghosts<T>(g, fin.data());
+      cpu::substep<T>(g, cf, o.order, stage, T(dt), kol.data(), fin.data(), fout.data(), fq.data());
+      std::swap(cur, nxt);
+    }
+    r.t += dt;
+    r.step += 1;
+    r.dt_last = dt;
+    r.max_dt = std::max(r.max_dt, dt);
+    r.step_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    const bool last = s + 1 == o.steps;
+    if (last || (o.diag_every > 0 && (s + 1) % o.diag_every == 0)) diagnose();
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  std::array<std::vector<T>, kVars> all = gather_state();
+  if (world.is_root())
+    for (int v = 0; v < kVars; ++v) r.fields[v].assign(all[v].begin(), all[v].end());
+  r.download_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
 }  // namespace
+
+std::array<int, 3> mpi_dims_used() { return g_dims_used; }
 
 Result solve_cpu(const Problem& pr, const RunOptions& o) {
   validate(pr, o);
+  if (par::world().distributed()) return o.fp32 ? run_mpi<float>(pr, o) : run_mpi<double>(pr, o);
   return o.fp32 ? run<float>(pr, o) : run<double>(pr, o);
 }
 

@@ -52,6 +52,7 @@ struct RunOptions {
   int device = 0;
   int chunk = 0;     // CUDA: planes per thread block along x (0: automatic)
   int kernel = 2;    // CUDA: sub-step kernel variant 0..3 (tile rows, register budget, read-only loads)
+  int dims[3] = {0, 0, 0};  // MPI: ranks per axis (0: MPI_Dims_create chooses)
 };
 
 // One diagnostics row.
@@ -87,7 +88,14 @@ double choose_dt(const Geometry& g, const Params& p, const RunOptions& o, double
 // Validates the problem (sizes, finite values, consistent bc): bad-input error with the value.
 void validate(const Problem& pr, const RunOptions& o);
 
+// The CPU backend. Under MPI (par::world().size() > 1) every rank calls it with the
+// whole problem (rank 0's broadcast state): it runs the rank's block of a 3-D
+// Cartesian decomposition with halo exchange, and rank 0's Result holds the gathered
+// fields and the diagnostics (other ranks: t, step and dt only), the same bits as
+// one process.
 Result solve_cpu(const Problem& pr, const RunOptions& o);
+// The decomposition solve_cpu uses under MPI (dims per axis), for messages.
+std::array<int, 3> mpi_dims_used();
 #ifdef NUMPIPE_HAVE_CUDA
 Result solve_cuda(const Problem& pr, const RunOptions& o);
 #endif
