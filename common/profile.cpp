@@ -11,7 +11,6 @@
 
 namespace numpipe {
 
-namespace {
 std::string utc_now_iso() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -20,6 +19,8 @@ std::string utc_now_iso() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
+
+namespace {
 std::string host_name() {
   char buf[256] = {0};
   if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";

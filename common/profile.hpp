@@ -54,6 +54,9 @@ class HostTimer {
   std::chrono::steady_clock::time_point t0_;
 };
 
+// The current UTC time as ISO 8601 ("2026-11-22T18:05:26Z"), for records and reports.
+std::string utc_now_iso();
+
 // The profile record of one run: name "profile", f8 [phases, 3] with columns
 // (seconds, bytes, flops); attrs: kind "profile", tool, version, commit, command,
 // backend, device{...}, params{...}, phases[names], columns, date, host.

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "common/error.hpp"
+#include "common/text_table.hpp"
 #include "integrate.hpp"
 
 namespace numpipe::integrate {
@@ -53,29 +54,9 @@ void validate(const Problem& pb) {
 
 Curve parse_curve_text(const std::string& text, const std::string& label) {
   Curve c;
-  std::istringstream in(text);
-  std::string line;
-  for (int lineno = 1; std::getline(in, line); ++lineno) {
-    auto hash = line.find('#');
-    if (hash != std::string::npos) line.resize(hash);
-    std::istringstream ls(line);
-    std::vector<std::string> fields;
-    for (std::string f; ls >> f;) fields.push_back(f);
-    if (fields.empty()) continue;
-    std::string where = label + ":" + std::to_string(lineno) + ": ";
-    if (fields.size() != 2) fail_input(where + "want two numbers (maturity rate), got '" + line + "'");
-    double v[2];
-    for (int j = 0; j < 2; ++j) {
-      try {
-        std::size_t used = 0;
-        v[j] = std::stod(fields[j], &used);
-        if (used != fields[j].size()) throw std::invalid_argument(fields[j]);
-      } catch (const std::exception&) {
-        fail_input(where + "not a number: '" + fields[j] + "'");
-      }
-    }
-    c.maturity.push_back(v[0]);
-    c.rate.push_back(v[1]);
+  for (const auto& row : parse_number_rows(text, label, 2, "maturity rate")) {
+    c.maturity.push_back(row[0]);
+    c.rate.push_back(row[1]);
   }
   if (c.maturity.empty()) fail_input(label + ": no curve points");
   try {

@@ -6,6 +6,7 @@
 
 #include "common/cli.hpp"
 #include "common/random.hpp"
+#include "common/text_table.hpp"
 #include "generator.hpp"
 #include "kernels/integrate/integrate.hpp"
 
@@ -13,14 +14,6 @@ namespace numpipe {
 namespace {
 
 namespace ig = integrate;
-
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail_input("cannot open '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::vector<int> parse_steps(const std::string& text) {
   std::vector<int> v;
@@ -42,31 +35,11 @@ std::vector<int> parse_steps(const std::string& text) {
 // Text table: three numbers a line (g r x), '#' comments and blank lines skipped.
 std::vector<ig::Policy> parse_policies(const std::string& text, const std::string& label) {
   std::vector<ig::Policy> out;
-  std::istringstream in(text);
-  std::string line;
-  for (int lineno = 1; std::getline(in, line); ++lineno) {
-    auto hash = line.find('#');
-    if (hash != std::string::npos) line.resize(hash);
-    std::istringstream ls(line);
-    std::vector<std::string> f;
-    for (std::string w; ls >> w;) f.push_back(w);
-    if (f.empty()) continue;
-    std::string where = label + ":" + std::to_string(lineno) + ": ";
-    if (f.size() != 3) fail_input(where + "want three numbers (g r x), got '" + line + "'");
-    double v[3];
-    for (int j = 0; j < 3; ++j) {
-      try {
-        std::size_t used = 0;
-        v[j] = std::stod(f[j], &used);
-        if (used != f[j].size()) throw std::invalid_argument(f[j]);
-      } catch (const std::exception&) {
-        fail_input(where + "not a number: '" + f[j] + "'");
-      }
-    }
+  for (const auto& row : parse_number_rows(text, label, 3, "g r x")) {
     ig::Policy p;
-    p.g = v[0];
-    p.r = v[1];
-    p.x = v[2];
+    p.g = row[0];
+    p.r = row[1];
+    p.x = row[2];
     out.push_back(p);
   }
   if (out.empty()) fail_input(label + ": no policies");

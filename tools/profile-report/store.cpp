@@ -7,16 +7,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/profile.hpp"
+
 namespace numpipe::calibrate {
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string utc_now() { return utc_now_iso(); }
 
 json entry(const Rates& r, const std::string& kind, const std::string& date) {
   return {{"kind", kind},
