@@ -8,9 +8,13 @@ BUILD=${NUMPIPE_BUILD_DIR:-$ROOT/build}
 PACKAGES=(g++ cmake ninja-build pkg-config libzstd-dev libcxxopts-dev doctest-dev nlohmann-json3-dev
           libpng-dev python3-numpy bsdutils libopenmpi-dev openmpi-bin)
 
+# Only the tests need these: chromium renders profile-report's HTML headless.
+TEST_PACKAGES=(chromium)
+
 install_missing() {
-  local missing=()
-  for p in "${PACKAGES[@]}"; do
+  local missing=() wanted=("${PACKAGES[@]}")
+  [ "${1:-}" = --with-test-packages ] && wanted+=("${TEST_PACKAGES[@]}")
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
