@@ -31,7 +31,10 @@ install_missing() {
     DEBIAN_FRONTEND=noninteractive sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
   else
     echo "numpipe: missing packages; run as root:  apt-get install ${missing[*]}" >&2
-    exit 2
+    # Without the test-only packages the tests that need them skip themselves.
+    for p in "${missing[@]}"; do
+      [[ " ${TEST_PACKAGES[*]} " == *" $p "* ]] || exit 2
+    done
   fi
 }
 
