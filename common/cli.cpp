@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -64,8 +65,23 @@ std::string Cli::help() const {
 const cxxopts::ParseResult& Cli::parse(int argc, char** argv) {
   install_signal_cleanup();
   for (int i = 0; i < argc; ++i) command_line_ += (i ? " " : "") + quote_arg(argv[i]);
+  // cxxopts knows one-letter names only as short options, but the workloads'
+  // documents spell them --n, --g, --p: read --X as -X and --X=V as -X V.
+  std::vector<std::string> words;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i > 0 && a.size() >= 3 && a[0] == '-' && a[1] == '-' && std::isalpha(static_cast<unsigned char>(a[2])) &&
+        (a.size() == 3 || a[3] == '=')) {
+      words.push_back(std::string("-") + a[2]);
+      if (a.size() > 3) words.push_back(a.substr(4));
+    } else {
+      words.push_back(std::move(a));
+    }
+  }
+  std::vector<char*> args;
+  for (auto& w : words) args.push_back(w.data());
   try {
-    result_ = options_.parse(argc, argv);
+    result_ = options_.parse(static_cast<int>(args.size()), args.data());
   } catch (const cxxopts::exceptions::exception& e) {
     fail_input(std::string(e.what()) + " (see " + spec_.name + " --help)");
   }

@@ -99,6 +99,20 @@ TEST_CASE("Cli: common options, defaults and bad usage") {
   CHECK_THROWS_AS(neg.parse(negative.argc(), negative.argv()), Error);
 }
 
+TEST_CASE("Cli reads --X as the short option -X (one-letter names of the workloads' documents)") {
+  Cli cli({"tooltest", "", "", ""}, kOutput);
+  cli.add()("n,size", "size", cxxopts::value<int>()->default_value("1"))("g,guarantee", "g", cxxopts::value<double>());
+  Argv args({"tooltest", "--n", "64", "--g=2.5", "-o", "x.nps"});
+  cli.parse(args.argc(), args.argv());
+  CHECK(cli.get<int>("size") == 64);
+  CHECK(cli.get<double>("guarantee") == 2.5);
+  CHECK(cli.output() == "x.nps");
+  CHECK(cli.command_line() == "tooltest --n 64 --g=2.5 -o x.nps");  // provenance keeps what the user typed
+  Cli other({"tooltest", "", "", ""}, 0);
+  Argv unknown({"tooltest", "--z", "1"});
+  CHECK_THROWS_AS(other.parse(unknown.argc(), unknown.argv()), Error);
+}
+
 TEST_CASE("backend selection") {
   CHECK(resolve_backend("cpu") == Backend::cpu);
   CHECK_THROWS_AS(resolve_backend("gpu"), Error);

@@ -80,16 +80,7 @@ int run_fluid(int argc, char** argv) {
       "force", "react forcing: velocity scale", cxxopts::value<double>()->default_value("5"), "F")(
       "source", "react forcing: density scale", cxxopts::value<double>()->default_value("100"), "S")(
       "precision", "fp32 (f4 arrays) or fp64 (f8)", cxxopts::value<std::string>()->default_value("fp32"), "P");
-  // The issue spells the size --n; cxxopts takes one-letter names as short
-  // options only, so --n and --n=N are read as --size.
-  std::vector<std::string> words(argv, argv + argc);
-  for (auto& a : words) {
-    if (a == "--n") a = "--size";
-    else if (a.rfind("--n=", 0) == 0) a = "--size=" + a.substr(4);
-  }
-  std::vector<char*> args;
-  for (auto& a : words) args.push_back(a.data());
-  cli.parse(static_cast<int>(args.size()), args.data());
+  cli.parse(argc, argv);  // --n N works too (Cli reads --n as -n)
   const int n = cli.get<int>("size");
   if (n < fluid::kMinN || n > fluid::kMaxN)
     fail_input("--n must be in [" + std::to_string(fluid::kMinN) + ", " + std::to_string(fluid::kMaxN) + "], got " + std::to_string(n));

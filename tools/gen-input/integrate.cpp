@@ -64,19 +64,7 @@ int run_integrate(int argc, char** argv) {
       "FILE")("curve", "Yield curve table: two columns maturity (years) and zero rate (fraction)",
               cxxopts::value<std::string>(), "FILE")(
       "rate", "Constant interest rate when there is no curve", cxxopts::value<double>()->default_value("0.05"), "R");
-  // The spec spells these --g --r --x; cxxopts takes one-letter names as short
-  // options only, so they are mapped to their long names first.
-  std::vector<std::string> args(argv, argv + argc);
-  for (auto& a : args) {
-    for (auto [from, to] : {std::pair<const char*, const char*>{"--g", "--guarantee"}, {"--r", "--retirement"}, {"--x", "--age"}}) {
-      std::string f(from);
-      if (a == f) a = to;
-      else if (a.rfind(f + "=", 0) == 0) a = std::string(to) + a.substr(f.size());
-    }
-  }
-  std::vector<char*> argv2;
-  for (auto& a : args) argv2.push_back(a.data());
-  cli.parse(static_cast<int>(argv2.size()), argv2.data());
+  cli.parse(argc, argv);  // --g --r --x work too (Cli reads --g as -g)
   if (cli.has("portfolio") && cli.has("from-text")) fail_input("--portfolio and --from-text exclude each other");
   std::vector<int> steps = parse_steps(cli.get<std::string>("steps"));
 

@@ -119,17 +119,6 @@ Table read_text(const std::string& path, const std::string& column_spec) {
 }
 
 int run_mle(int argc, char** argv) {
-  // The issue spells the shape --p; cxxopts takes long names of two letters or
-  // more, so --p and --p=X are read as --shape.
-  std::vector<std::string> args(argv, argv + argc);
-  for (auto& a : args) {
-    if (a == "--p") a = "--shape";
-    else if (a.rfind("--p=", 0) == 0) a = "--shape=" + a.substr(4);
-  }
-  std::vector<char*> av;
-  for (auto& a : args) av.push_back(a.data());
-  argc = static_cast<int>(av.size());
-  argv = av.data();
   Cli cli({"gen-input mle", "Series for mle-fit: AEPD draws or a user's own columns", "",
            "  gen-input mle --length 100000 --series 4 --p 1.5 --sl 1 --sr 2 --seed 7 | mle-fit --window 500 | inspect\n"
            "  gen-input mle --from-text prices.csv --columns close --returns log | mle-fit --window 250 --quantiles 0.01"},
@@ -138,7 +127,7 @@ int run_mle(int argc, char** argv) {
       "series", "Number of series", cxxopts::value<std::int64_t>()->default_value("1"), "S")(
       "dist", "Distribution: aepd", cxxopts::value<std::string>()->default_value("aepd"), "D")(
       "theta", "Location", cxxopts::value<double>()->default_value("0"), "T")(
-      "shape", "Shape p (> 0); also spelled --p", cxxopts::value<double>()->default_value("2"), "P")(
+      "p,shape", "Shape p (> 0); also spelled --p", cxxopts::value<double>()->default_value("2"), "P")(
       "sl", "Left scale (> 0)", cxxopts::value<double>()->default_value("1"), "SL")(
       "sr", "Right scale (> 0)", cxxopts::value<double>()->default_value("1"), "SR")(
       "seed", "Random seed", cxxopts::value<std::uint64_t>()->default_value("1"), "N")(

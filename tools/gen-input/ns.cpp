@@ -54,16 +54,7 @@ int run_ns(int argc, char** argv) {
       "kolmogorov", "Kolmogorov forcing f_x = A sin(2 pi K y / ly): A[,K]", cxxopts::value<std::string>(), "A[,K]")(
       "shift", "Roll the fields by I,J,K cells (periodic translation)", cxxopts::value<std::string>()->default_value("0,0,0"), "I,J,K")(
       "seed", "Random seed (init random)", cxxopts::value<std::uint64_t>()->default_value("1"), "S");
-  // cxxopts takes long names of two letters or more: accept the issue's --n and --c
-  // (and --n=..., --c=...) as the long names --size and --sound-speed.
-  std::vector<std::string> args(argv, argv + argc);
-  for (auto& a : args) {
-    if (a == "--n" || a.rfind("--n=", 0) == 0) a = "--size" + a.substr(3);
-    else if (a == "--c" || a.rfind("--c=", 0) == 0) a = "--sound-speed" + a.substr(3);
-  }
-  std::vector<char*> argp;
-  for (auto& a : args) argp.push_back(a.data());
-  cli.parse(static_cast<int>(argp.size()), argp.data());
+  cli.parse(argc, argv);  // --n and --c work too (Cli reads --n as -n)
 
   ns::Params p;
   {
