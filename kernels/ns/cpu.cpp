@@ -23,6 +23,35 @@ struct Fields {
   std::array<T*, kVars> ptr() { return {v[0].data(), v[1].data(), v[2].data(), v[3].data()}; }
 };
 
+// The RK3 time loop of one process and of an MPI rank alike: `halo(f)` fills the
+// block's halo faces from its neighbours before each sub-step (nothing to do
+// alone), `global_max` combines max |v| over the ranks for the CFL step, and
+// `diagnose()` appends a diagnostics row at the steps --diag-every names.
+template <class T, class Halo, class GlobalMax, class Diagnose>
+void advance(const Geometry& g, const Params& p, const RunOptions& o, const Coefs<T>& cf, const std::vector<T>& kol,
+             Fields<T>*& cur, Fields<T>*& nxt, Fields<T>& q, double max_speed, Result& r, Halo&& halo,
+             GlobalMax&& global_max, Diagnose&& diagnose) {
+  for (int s = 0; s < o.steps; ++s) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (o.dt <= 0 && s > 0) max_speed = global_max(cpu::max_speed<T>(g, cur->ptr().data()));
+    const double dt = choose_dt(g, p, o, max_speed);
+    for (int stage = 0; stage < 3; ++stage) {
+      auto fin = cur->ptr(), fout = nxt->ptr(), fq = q.ptr();
+      halo(fin.data());
+      cpu::fill_ghosts<T>(g, fin.data());
+      cpu::substep<T>(g, cf, o.order, stage, T(dt), kol.data(), fin.data(), fout.data(), fq.data());
+      std::swap(cur, nxt);
+    }
+    r.t += dt;
+    r.step += 1;
+    r.dt_last = dt;
+    r.max_dt = std::max(r.max_dt, dt);
+    r.step_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    const bool last = s + 1 == o.steps;
+    if (last || (o.diag_every > 0 && (s + 1) % o.diag_every == 0)) diagnose();
+  }
+}
+
 template <class T>
 Result run(const Problem& pr, const RunOptions& o) {
   const Params& p = pr.params;
@@ -61,24 +90,8 @@ Result run(const Problem& pr, const RunOptions& o) {
   diagnose(max_speed);
   r.stable_dt = stable_dt(g, o.order, max_speed, p.c, p.re);
 
-  for (int s = 0; s < o.steps; ++s) {
-    auto t0 = std::chrono::steady_clock::now();
-    if (o.dt <= 0 && s > 0) max_speed = cpu::max_speed<T>(g, cur->ptr().data());
-    const double dt = choose_dt(g, p, o, max_speed);
-    for (int stage = 0; stage < 3; ++stage) {
-      auto fin = cur->ptr(), fout = nxt->ptr(), fq = q.ptr();
-      cpu::fill_ghosts<T>(g, fin.data());
-      cpu::substep<T>(g, cf, o.order, stage, T(dt), kol.data(), fin.data(), fout.data(), fq.data());
-      std::swap(cur, nxt);
-    }
-    r.t += dt;
-    r.step += 1;
-    r.dt_last = dt;
-    r.max_dt = std::max(r.max_dt, dt);
-    r.step_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    const bool last = s + 1 == o.steps;
-    if (last || (o.diag_every > 0 && (s + 1) % o.diag_every == 0)) diagnose(max_speed);
-  }
+  advance<T>(g, p, o, cf, kol, cur, nxt, q, max_speed, r, [](T* const*) {}, [](double v) { return v; },
+             [&] { diagnose(max_speed); });
   for (int v = 0; v < kVars; ++v) {
     r.fields[v].resize(static_cast<std::size_t>(g.points()));
     const T* src = cur->v[v].data();
@@ -274,25 +287,9 @@ Result run_mpi(const Problem& pr, const RunOptions& o) {
   double max_speed = par::max_all(diagnose());
   r.stable_dt = stable_dt(g, o.order, max_speed, p.c, p.re);
 
-  for (int s = 0; s < o.steps; ++s) {
-    auto t0 = std::chrono::steady_clock::now();
-    if (o.dt <= 0 && s > 0) max_speed = par::max_all(cpu::max_speed<T>(g, cur->ptr().data()));
-    const double dt = choose_dt(g, p, o, max_speed);
-    for (int stage = 0; stage < 3; ++stage) {
-      auto fin = cur->ptr(), fout = nxt->ptr(), fq = q.ptr();
-      exchange_halos<T>(g, cart, fin.data(), sbuf, rbuf);
-      cpu::fill_ghosts<T>(g, fin.data());
-      cpu::substep<T>(g, cf, o.order, stage, T(dt), kol.data(), fin.data(), fout.data(), fq.data());
-      std::swap(cur, nxt);
-    }
-    r.t += dt;
-    r.step += 1;
-    r.dt_last = dt;
-    r.max_dt = std::max(r.max_dt, dt);
-    r.step_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    const bool last = s + 1 == o.steps;
-    if (last || (o.diag_every > 0 && (s + 1) % o.diag_every == 0)) diagnose();
-  }
+  advance<T>(g, p, o, cf, kol, cur, nxt, q, max_speed, r,
+             [&](T* const* f) { exchange_halos<T>(g, cart, f, sbuf, rbuf); }, [](double v) { return par::max_all(v); },
+             [&] { diagnose(); });
   auto t0 = std::chrono::steady_clock::now();
   std::array<std::vector<T>, kVars> all = gather_state();
   if (world.is_root())
