@@ -145,20 +145,19 @@ struct ChunkState {
   }
 };
 
+// Zeroes one candidate's sums and their compensation terms (A shapes from `base`).
+void clear_slot(ChunkState& st, std::size_t base, std::int64_t A) {
+  for (auto* v : {&st.ms, &st.ps, &st.mc, &st.pc}) std::fill(v->begin() + base, v->begin() + base + A, 0.0);
+}
+
 // Full sums of candidate j over the window [t0, t0+n), compensated, in time
 // order. Compensation matters here too: a rounding error of the first sum
 // would outlive every term that later leaves (spec: rolling windows).
 void full_candidate(const double* x, std::int64_t j, std::int64_t t0, const Params& p, ChunkState& st) {
   const std::int64_t n = st.n, A = st.A;
   const std::size_t base = static_cast<std::size_t>((j % n) * A);
-  double* ms = &st.ms[base];
-  double* ps = &st.ps[base];
-  std::fill(ms, ms + A, 0.0);
-  std::fill(ps, ps + A, 0.0);
-  double* mc = &st.mc[base];
-  double* pc = &st.pc[base];
-  std::fill(mc, mc + A, 0.0);
-  std::fill(pc, pc + A, 0.0);
+  clear_slot(st, base, A);
+  double *ms = &st.ms[base], *ps = &st.ps[base], *mc = &st.mc[base], *pc = &st.pc[base];
   std::int64_t left = 0, right = 0;
   const double* alpha = p.grid.alpha.data();
   double pw[kGroup];
@@ -184,14 +183,8 @@ void slide(const double* x, std::int64_t tl, const Params& p, ChunkState& st) {
   const std::int64_t n = st.n, A = st.A, te = tl + n;
   const double* alpha = p.grid.alpha.data();
   const std::size_t snew = static_cast<std::size_t>((te % n) * A);
-  double* nm = &st.ms[snew];
-  double* np_ = &st.ps[snew];
-  std::fill(nm, nm + A, 0.0);
-  std::fill(np_, np_ + A, 0.0);
-  double* nmc = &st.mc[snew];
-  double* npc = &st.pc[snew];
-  std::fill(nmc, nmc + A, 0.0);
-  std::fill(npc, npc + A, 0.0);
+  clear_slot(st, snew, A);
+  double *nm = &st.ms[snew], *np_ = &st.ps[snew], *nmc = &st.mc[snew], *npc = &st.pc[snew];
   std::int64_t nleft = 0, nright = 0;
   double pw[kGroup];
   for (std::int64_t j = tl + 1; j < te; ++j) {

@@ -90,6 +90,19 @@ __device__ void block_argmin(double (&S)[G], int (&J)[G], int cnt, const double*
   __syncthreads();
 }
 
+
+// One term |theta - x_k|^alpha of the group's shapes, added to the left sum
+// (x_k < theta) or the right one; d == 0 gives log = -inf, so every power is 0.
+__device__ __forceinline__ void add_term(double d, const GridDev& g, int g0, int cnt, double* am, double* ap,
+                                         double* pw) {
+  group_powers(log(fabs(d)), g.alpha, g0, cnt, g.uniform, g.h, pw);
+  const bool left = d > 0;
+#pragma unroll
+  for (int i = 0; i < kGroup; ++i) {
+    am[i] += left ? pw[i] : 0.0;
+    ap[i] += left ? 0.0 : pw[i];
+  }
+}
 __global__ void __launch_bounds__(kFullThreads) full_kernel(const double* __restrict__ x, std::int64_t length, int n,
                                                             std::int64_t K, std::int64_t w_begin, std::int64_t nw,
                                                             GridDev g, double* bestS, int* bestJ) {
@@ -113,14 +126,7 @@ __global__ void __launch_bounds__(kFullThreads) full_kernel(const double* __rest
 #pragma unroll
     for (int i = 0; i < kGroup; ++i) am[i] = ap[i] = 0;
     for (int k = 0; k < n; ++k) {
-      const double d = th - __ldg(win + k);  // d == 0: log = -inf, every power 0
-      group_powers(log(fabs(d)), g.alpha, g0, cnt, g.uniform, g.h, pw);
-      const bool left = d > 0;
-#pragma unroll
-      for (int i = 0; i < kGroup; ++i) {
-        am[i] += left ? pw[i] : 0.0;
-        ap[i] += left ? 0.0 : pw[i];
-      }
+      add_term(th - __ldg(win + k), g, g0, cnt, am, ap, pw);
     }
 #pragma unroll
     for (int i = 0; i < kGroup; ++i) {
@@ -170,14 +176,7 @@ __global__ void __launch_bounds__(256) split_kernel(const double* __restrict__ x
   if (j < n) {
     const double th = win[j];
     for (int k = lane; k < n; k += 32) {
-      const double d = th - __ldg(win + k);
-      group_powers(log(fabs(d)), g.alpha, g0, cnt, g.uniform, g.h, pw);
-      const bool left = d > 0;
-#pragma unroll
-      for (int i = 0; i < kGroup; ++i) {
-        am[i] += left ? pw[i] : 0.0;
-        ap[i] += left ? 0.0 : pw[i];
-      }
+      add_term(th - __ldg(win + k), g, g0, cnt, am, ap, pw);
     }
   }
 #pragma unroll
