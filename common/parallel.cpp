@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+
+#include <unistd.h>
 #include <cstring>
 
 #include "cli.hpp"
@@ -164,7 +166,9 @@ void abort_all(int code) {
     remove_temp_files_now();
     std::fflush(stdout);
     std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, code);
+    // Not MPI_Abort: OpenMPI 4.1's mpirun was seen to hang or crash after it. A rank
+    // that exits without MPI_Finalize makes mpirun end the others and return its code.
+    _exit(code);
   }
 #endif
   (void)code;
