@@ -12,6 +12,9 @@
 
 #ifdef NUMPIPE_HAVE_MPI
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI: MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support
+#endif
 #endif
 
 namespace numpipe::par {
@@ -248,6 +251,50 @@ void Cart3::shift(int axis, int side, const void* send, std::size_t send_bytes, 
 #endif
   // one process: a periodic self-neighbour receives what it sends
   if (dest >= 0 && source >= 0 && send_bytes == recv_bytes && send_bytes > 0) std::memcpy(recv, send, send_bytes);
+}
+
+void Cart3::exchange(const std::vector<Face>& faces) const {
+#ifdef NUMPIPE_HAVE_MPI
+  if (comm_) {
+    MPI_Comm comm = *static_cast<MPI_Comm*>(comm_);
+    std::vector<MPI_Request> req;
+    req.reserve(2 * faces.size());
+    // receives first, so that no message waits for its buffer; the tag names the
+    // side the sender sent toward (two ranks may be each other's neighbour on both
+    // sides of a periodic axis)
+    for (const Face& f : faces) {
+      const int nb = nb_[f.axis][f.side];
+      if (nb < 0) continue;
+      if (f.bytes > kChunk) fail_resource("halo face larger than 1 GiB");
+      req.emplace_back();
+      check_mpi(MPI_Irecv(f.recv, static_cast<int>(f.bytes), MPI_BYTE, nb, 200 + 2 * f.axis + (1 - f.side), comm, &req.back()),
+                "MPI_Irecv");
+    }
+    for (const Face& f : faces) {
+      const int nb = nb_[f.axis][f.side];
+      if (nb < 0) continue;
+      req.emplace_back();
+      check_mpi(MPI_Isend(f.send, static_cast<int>(f.bytes), MPI_BYTE, nb, 200 + 2 * f.axis + f.side, comm, &req.back()),
+                "MPI_Isend");
+    }
+    check_mpi(MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    return;
+  }
+#endif
+  for (const Face& f : faces)
+    for (const Face& o : faces)
+      if (o.axis == f.axis && o.side == 1 - f.side && nb_[f.axis][f.side] >= 0 && o.bytes == f.bytes && f.bytes > 0)
+        std::memcpy(f.recv, o.send, f.bytes);
+}
+
+bool gpu_aware_mpi() {
+  const char* env = std::getenv("NUMPIPE_MPI_GPU_AWARE");
+  if (env && std::string(env) == "0") return false;
+#if defined(NUMPIPE_HAVE_MPI) && defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return world().size() > 1 && MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
 }
 
 double max_all(double x) {

@@ -104,11 +104,30 @@ class Cart3 {
   // the neighbour beyond the other side (MPI_Sendrecv; a missing neighbour neither
   // sends nor receives). Counts are bytes.
   void shift(int axis, int side, const void* send, std::size_t send_bytes, void* recv, std::size_t recv_bytes) const;
+  // One face of a halo exchange: `send` goes to the neighbour beyond (axis, side),
+  // and that neighbour's face toward this rank arrives in `recv`.
+  struct Face {
+    int axis, side;
+    const void* send;
+    void* recv;
+    std::size_t bytes;
+  };
+  // Every face's message in flight at once (MPI_Irecv/MPI_Isend, then MPI_Waitall);
+  // faces without a neighbour are skipped. Buffers may be device memory when
+  // gpu_aware_mpi() is true. One process: a periodic self-neighbour's face is
+  // copied (what goes out on one side comes back on the other).
+  void exchange(const std::vector<Face>& faces) const;
 
  private:
   int nb_[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
   void* comm_ = nullptr;  // MPI_Comm when built with MPI
 };
+
+// True when the MPI library reports CUDA-aware support at run time (Open MPI's
+// MPIX_Query_cuda_support), so device buffers may be passed to it; the
+// environment variable NUMPIPE_MPI_GPU_AWARE=0 turns it off (staging through
+// pinned host buffers instead).
+bool gpu_aware_mpi();
 
 // The maximum of x over every rank (MPI_Allreduce MPI_MAX: exact, order-free).
 double max_all(double x);

@@ -99,7 +99,9 @@ int run(int argc, char** argv) {
       "kernel", "CUDA: sub-step kernel variant: 0 32x8 tile, 1 32x8 with read-only loads, 2 32x16, 3 32x8 without a register cap",
       cxxopts::value<int>()->default_value("2"), "V")(
       "dims", "MPI: ranks per axis of the decomposition (default: MPI_Dims_create chooses)", cxxopts::value<std::string>(),
-      "PX,PY,PZ");
+      "PX,PY,PZ")(
+      "no-overlap", "MPI, CUDA: exchange the halos first, then update the whole block (default: the block's inner part is "
+      "updated while the halos travel)");
   cli.parse(argc, argv);
 
   ns::RunOptions o;
@@ -126,15 +128,9 @@ int run(int argc, char** argv) {
     if (got != 3 || o.dims[0] < 1 || o.dims[1] < 1 || o.dims[2] < 1)
       fail_input("--dims must be three positive integers PX,PY,PZ, got '" + spec + "'");
   }
+  o.overlap = !cli.has("no-overlap");
   par::Group& world = par::world();
-  Backend backend = cli.backend();
-  if (world.distributed() && backend == Backend::cuda) {
-    // the CUDA backend runs one block per process only (no halo exchange yet)
-    if (cli.has("backend"))
-      fail_input("--backend cuda under MPI (" + std::to_string(world.size()) +
-                 " ranks) is not supported yet: use --backend cpu, or run one process");
-    backend = Backend::cpu;
-  }
+  const Backend backend = cli.backend();
 
   std::unique_ptr<OutputFile> out_file;
   if (world.is_root()) out_file = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
@@ -164,6 +160,8 @@ int run(int argc, char** argv) {
   DeviceInfo dev;
   if (backend == Backend::cuda) {
 #ifdef NUMPIPE_HAVE_CUDA
+    // under MPI, one GPU per rank from the node-local rank unless --device names one
+    o.device = par::default_device_for_rank(o.device, cli.args().count("device") > 0, cuda_device_count());
     dev = query_cuda_device(o.device);
     res = ns::solve_cuda(pr, o);
 #else

@@ -9,6 +9,7 @@
 
 #include "common/parallel.hpp"
 #include "cpu_impl.hpp"
+#include "decomp.hpp"
 #include "ns.hpp"
 
 namespace numpipe::ns {
@@ -107,16 +108,12 @@ Result run(const Problem& pr, const RunOptions& o) {
 
 
 // ---- under MPI: one block per rank of a 3-D Cartesian decomposition -------------
-// Every rank holds the whole initial state (rank 0's broadcast) and cuts its block;
-// before every RK sub-step the two ghost layers of each halo face are exchanged
-// (x, then y, then z; faces over the block's interior extent only: the stencils are
-// axis-aligned and never read ghost edges or corners), and wall or single-rank
-// periodic faces are filled by the boundary rules as in one process. Every point's
-// update reads the same values as in one process, so the fields are the same bits.
-// Diagnostics: the blocks are gathered to rank 0, which computes the row on the
-// whole grid with the one-process code (the same fixed summation order).
-
-std::array<int, 3> g_dims_used = {1, 1, 1};
+// (decomp.hpp). Before every RK sub-step the two ghost layers of each halo face are
+// exchanged (x, then y, then z), and wall or single-rank periodic faces are filled
+// by the boundary rules as in one process. Every point's update reads the same
+// values as in one process, so the fields are the same bits. Diagnostics: the
+// blocks are gathered to rank 0, which computes the row on the whole grid with the
+// one-process code (the same fixed summation order).
 
 template <class T>
 void exchange_halos(const Geometry& g, const par::Cart3& cart, T* const* f, std::vector<T>& sbuf, std::vector<T>& rbuf) {
@@ -164,50 +161,14 @@ void exchange_halos(const Geometry& g, const par::Cart3& cart, T* const* f, std:
   }
 }
 
-// The block of the rank at grid coordinates `coords`.
-Geometry block_geometry(const Params& p, const par::Cart3& cart, const int coords[3]) {
-  Geometry g = make_geometry(p);
-  for (int a = 0; a < 3; ++a) {
-    const par::Range r = par::split_evenly(static_cast<std::size_t>(p.n[a]), cart.dims[a], coords[a]);
-    g.n[a] = static_cast<int>(r.size());
-    g.offset[a] = static_cast<long long>(r.begin);
-    if (cart.dims[a] > 1) {
-      const bool periodic = p.bc[a] == Bc::periodic;
-      g.lo[a] = periodic || coords[a] > 0 ? Face::halo : Face::wall;
-      g.hi[a] = periodic || coords[a] < cart.dims[a] - 1 ? Face::halo : Face::wall;
-    }
-  }
-  return g;
-}
-
 template <class T>
 Result run_mpi(const Problem& pr, const RunOptions& o) {
   const Params& p = pr.params;
   par::Group& world = par::world();
-  const char* axis_name = "xyz";
-  bool periodic[3], allow[3];
-  const bool forced = o.dims[0] > 0 || o.dims[1] > 0 || o.dims[2] > 0;
-  if (forced) {
-    long long prod = 1;
-    for (int a = 0; a < 3; ++a) prod *= o.dims[a];
-    if (prod != world.size())
-      fail_input("--dims " + std::to_string(o.dims[0]) + "," + std::to_string(o.dims[1]) + "," + std::to_string(o.dims[2]) +
-                 " needs " + std::to_string(prod) + " ranks, running under " + std::to_string(world.size()));
-  }
-  for (int a = 0; a < 3; ++a) {
-    periodic[a] = p.bc[a] == Bc::periodic;
-    allow[a] = forced || p.n[a] >= 2 * 3;  // a block needs at least 3 points along a split axis
-  }
-  par::Cart3 cart(o.dims, periodic, allow);
-  for (int a = 0; a < 3; ++a) {
-    g_dims_used[static_cast<std::size_t>(a)] = cart.dims[a];
-    if (cart.dims[a] > 1 && p.n[a] / cart.dims[a] < 3)
-      fail_input(std::string("grid size n") + axis_name[a] + " = " + std::to_string(p.n[a]) + " is too small for " +
-                 std::to_string(cart.dims[a]) + " ranks along " + axis_name[a] +
-                 " (a block needs at least 3 points): use fewer ranks or --dims");
-  }
-  const Geometry full = make_geometry(p);
-  const Geometry g = block_geometry(p, cart, cart.coords);
+  const Decomposition d = decompose(p, o);
+  const par::Cart3& cart = *d.cart;
+  const Geometry& full = d.whole;
+  const Geometry& g = d.block;
   const std::size_t padded = static_cast<std::size_t>(g.padded());
   Fields<T> a(padded), b(padded), q(padded);
   for (int v = 0; v < kVars; ++v) {
@@ -215,12 +176,8 @@ Result run_mpi(const Problem& pr, const RunOptions& o) {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < g.n[0]; ++i)
       for (int j = 0; j < g.n[1]; ++j)
-        for (int k = 0; k < g.n[2]; ++k) {
-          const std::size_t s = (static_cast<std::size_t>(g.offset[0] + i) * static_cast<std::size_t>(p.n[1]) +
-                                 static_cast<std::size_t>(g.offset[1] + j)) * static_cast<std::size_t>(p.n[2]) +
-                                static_cast<std::size_t>(g.offset[2] + k);
-          a.v[v][g.at(i, j, k)] = pinned_point(g, i, j, k, v) ? T(0) : T(src[s]);
-        }
+        for (int k = 0; k < g.n[2]; ++k)
+          a.v[v][g.at(i, j, k)] = pinned_point(g, i, j, k, v) ? T(0) : T(src[global_index(p, g, i, j, k)]);
   }
   const std::vector<double> kold = kolmogorov_table(g, p);
   const std::vector<T> kol(kold.begin(), kold.end());
@@ -235,34 +192,13 @@ Result run_mpi(const Problem& pr, const RunOptions& o) {
 
   // Rank 0: the whole grid's interior values of the current state (C order).
   auto gather_state = [&]() {
-    std::string mine(static_cast<std::size_t>(g.points()) * kVars * sizeof(T), '\0');
-    T* dst = reinterpret_cast<T*>(mine.data());
+    std::vector<T> mine(static_cast<std::size_t>(g.points()) * kVars);
     std::size_t at = 0;
     for (int v = 0; v < kVars; ++v)
       for (int i = 0; i < g.n[0]; ++i)
         for (int j = 0; j < g.n[1]; ++j)
-          for (int k = 0; k < g.n[2]; ++k) dst[at++] = cur->v[v][g.at(i, j, k)];
-    std::vector<std::string> parts = world.gather(mine);
-    std::array<std::vector<T>, kVars> all;
-    if (!world.is_root()) return all;
-    const std::size_t total = static_cast<std::size_t>(full.points());
-    for (auto& x : all) x.assign(total, T(0));
-    for (int rank = 0; rank < world.size(); ++rank) {
-      int c[3];
-      if (rank == 0) std::copy(cart.coords, cart.coords + 3, c);
-      else cart.coords_of(rank, c);
-      const Geometry gb = block_geometry(p, cart, c);
-      const T* src = reinterpret_cast<const T*>(parts[static_cast<std::size_t>(rank)].data());
-      std::size_t s = 0;
-      for (int v = 0; v < kVars; ++v)
-        for (int i = 0; i < gb.n[0]; ++i)
-          for (int j = 0; j < gb.n[1]; ++j)
-            for (int k = 0; k < gb.n[2]; ++k)
-              all[v][(static_cast<std::size_t>(gb.offset[0] + i) * static_cast<std::size_t>(p.n[1]) +
-                      static_cast<std::size_t>(gb.offset[1] + j)) * static_cast<std::size_t>(p.n[2]) +
-                     static_cast<std::size_t>(gb.offset[2] + k)] = src[s++];
-    }
-    return all;
+          for (int k = 0; k < g.n[2]; ++k) mine[at++] = cur->v[v][g.at(i, j, k)];
+    return gather_blocks<T>(p, d, mine);
   };
   // Diagnostics on rank 0 from the gathered state, by the one-process code.
   auto diagnose = [&]() {
@@ -299,8 +235,6 @@ Result run_mpi(const Problem& pr, const RunOptions& o) {
 }
 
 }  // namespace
-
-std::array<int, 3> mpi_dims_used() { return g_dims_used; }
 
 Result solve_cpu(const Problem& pr, const RunOptions& o) {
   validate(pr, o);

@@ -10,11 +10,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <vector>
 
 #include "common/cuda_check.hpp"
 #include "common/device_array.hpp"
 #include "common/host_array.hpp"
+#include "decomp.hpp"
 #include "ns.hpp"
 
 namespace numpipe::ns {
@@ -26,6 +28,15 @@ struct Ptrs {
 };
 
 constexpr int kTK = 32;  // tile columns along k (coalesced); rows along j are a template parameter
+
+// The points [lo, hi) per axis (interior indices of the block) a sub-step kernel
+// updates: the whole block, or under MPI with overlap the part whose stencils read
+// no halo ghost (computed while the halos travel) and then the shell around it.
+// The update of a point does not depend on the box, so any split gives the same bits.
+struct Box {
+  int lo[3], hi[3];
+  bool empty() const { return lo[0] >= hi[0] || lo[1] >= hi[1] || lo[2] >= hi[2]; }
+};
 
 template <class T>
 __global__ void ghost_kernel(Geometry g, Ptrs<T> f, long long m0, long long m1, long long total) {
@@ -58,19 +69,20 @@ __device__ __forceinline__ T load_in(const T* p) {
 
 template <class T, int ORDER, bool FIRST, int kTJ, int MINB, bool LDG>
 __global__ void __launch_bounds__(kTK* kTJ, MINB)
-    substep_kernel(Geometry g, Coefs<T> cf, T a, T b, T dt, const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out, Ptrs<T> q,
-                   int chunk) {
+    substep_kernel(Geometry g, Box box, Coefs<T> cf, T a, T b, T dt, const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out,
+                   Ptrs<T> q, int chunk) {
   constexpr int SK = kTK + 4, SJ = kTJ + 4;
   // Two plane buffers used in turn: one barrier per plane (a buffer is rewritten two
   // iterations after it was read, with a barrier in between).
   __shared__ T sh[2][kVars][SJ][SK];
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int k0 = blockIdx.x * kTK, j0 = blockIdx.y * kTJ;
-  const int i0 = blockIdx.z * chunk;
-  const int i1 = min(i0 + chunk, g.n[0]);
+  const int k0 = box.lo[2] + blockIdx.x * kTK, j0 = box.lo[1] + blockIdx.y * kTJ;
+  const int i0 = box.lo[0] + blockIdx.z * chunk;
+  const int i1 = min(i0 + chunk, box.hi[0]);
   const int j = j0 + ty, k = k0 + tx;
-  const bool active = j < g.n[1] && k < g.n[2];
-  const bool loadable = j < g.n[1] + kGhost && k < g.n[2] + kGhost;
+  const bool active = j < box.hi[1] && k < box.hi[2];
+  // points a stencil of the box reads (the box's points and two beyond in j and k)
+  const bool loadable = j < box.hi[1] + kGhost && k < box.hi[2] + kGhost;
   const long long si = g.si(), sj = g.sj();
   const long long col = (long long)(j + kGhost) * sj + (k + kGhost) + kGhost * si;  // at(0, j, k)
 
@@ -91,7 +103,7 @@ __global__ void __launch_bounds__(kTK* kTJ, MINB)
     has_halo = true;
   }
   const int hj = j0 + sr - 2, hk = k0 + sc - 2;
-  has_halo = has_halo && hj < g.n[1] + kGhost && hk < g.n[2] + kGhost;
+  has_halo = has_halo && hj < box.hi[1] + kGhost && hk < box.hi[2] + kGhost;
   const long long hoff = (long long)(hj + kGhost) * sj + (hk + kGhost) + kGhost * si;
 
   T r[kVars][5], nxt[kVars], hal[kVars], qv[kVars];
@@ -179,12 +191,112 @@ __global__ void speed_kernel(Geometry g, Ptrs<T> f, double* msp) {
   msp[l] = m;
 }
 
+// Halo faces under MPI: pack the two interior layers next to a halo face into a
+// contiguous buffer [v][layer][u][w] (u, w: the other two axes in increasing order,
+// over the block's interior extent), and unpack a received face into the ghosts.
+template <class T>
+__global__ void pack_face_kernel(Geometry g, Ptrs<T> f, int axis, int side, T* buf, long long count) {
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= count) return;
+  const int b = axis == 0 ? 1 : 0, c = axis == 2 ? 1 : 2;
+  const int nw = g.n[c], nu = g.n[b];
+  const int w = int(e % nw);
+  const int u = int((e / nw) % nu);
+  const int layer = int((e / ((long long)nw * nu)) % kGhost);
+  const int v = int(e / ((long long)nw * nu * kGhost));
+  int idx[3];
+  idx[axis] = side == 0 ? layer : g.n[axis] - kGhost + layer;
+  idx[b] = u;
+  idx[c] = w;
+  buf[e] = f.v[v][g.at(idx[0], idx[1], idx[2])];
+}
+
+// The face from the neighbour beyond `side`: its layers nearest to this block.
+template <class T>
+__global__ void unpack_face_kernel(Geometry g, Ptrs<T> f, int axis, int side, const T* buf, long long count) {
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= count) return;
+  const int b = axis == 0 ? 1 : 0, c = axis == 2 ? 1 : 2;
+  const int nw = g.n[c], nu = g.n[b];
+  const int w = int(e % nw);
+  const int u = int((e / nw) % nu);
+  const int layer = int((e / ((long long)nw * nu)) % kGhost);
+  const int v = int(e / ((long long)nw * nu * kGhost));
+  int idx[3];
+  idx[axis] = side == 0 ? layer - kGhost : g.n[axis] + layer;
+  idx[b] = u;
+  idx[c] = w;
+  f.v[v][g.at(idx[0], idx[1], idx[2])] = buf[e];
+}
+
+// Line sums and maxima of the diagnostics of one geometry (the block, or on rank 0
+// under MPI the whole grid), finished on the host in a fixed order.
+struct DiagBuffers {
+  std::size_t lines = 0;
+  DeviceArray<double> sums, mdiv, msp;
+  explicit DiagBuffers(const Geometry& g)
+      : lines(static_cast<std::size_t>(g.n[0]) * g.n[1]), sums(lines * kDiagSums), mdiv(lines), msp(lines) {}
+};
+
+template <class T>
+DiagRow device_diagnostics(const Geometry& g, const Params& p, int order, Ptrs<T> f, DiagBuffers& d, cudaStream_t s,
+                           long long step, double t, double* speed) {
+  const int threads = 128;
+  const unsigned blocks = (unsigned)((d.lines + threads - 1) / threads);
+  if (order == 4) diag_kernel<T, 4><<<blocks, threads, 0, s>>>(g, f, d.sums.data(), d.mdiv.data(), d.msp.data());
+  else diag_kernel<T, 2><<<blocks, threads, 0, s>>>(g, f, d.sums.data(), d.mdiv.data(), d.msp.data());
+  NUMPIPE_CUDA_CHECK_LAUNCH();
+  std::vector<double> sums(d.lines * kDiagSums), mdiv(d.lines), msp(d.lines);
+  d.sums.copy_to_host(sums.data(), sums.size(), s);
+  d.mdiv.copy_to_host(mdiv.data(), mdiv.size(), s);
+  d.msp.copy_to_host(msp.data(), msp.size(), s);
+  NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(s));
+  double m = 0;
+  for (double x : msp) m = std::max(m, x);
+  *speed = m;
+  return finish_diagnostics(g, p, step, t, sums, mdiv, msp);
+}
+
+template <class T>
+void launch_fill_ghosts(const Geometry& g, Ptrs<T> f, cudaStream_t s) {
+  const long long m[3] = {2LL * kGhost * g.n[1] * g.n[2], 2LL * kGhost * g.n[0] * g.n[2], 2LL * kGhost * g.n[0] * g.n[1]};
+  const long long total = m[0] + m[1] + m[2];
+  const int threads = 256;
+  ghost_kernel<T><<<(unsigned)((total + threads - 1) / threads), threads, 0, s>>>(g, f, m[0], m[1], total);
+  NUMPIPE_CUDA_CHECK_LAUNCH();
+}
+
+struct StreamHandle {
+  cudaStream_t s = nullptr;
+  StreamHandle() { NUMPIPE_CUDA_CHECK(cudaStreamCreate(&s)); }  // blocking: ordered with the legacy default stream
+  ~StreamHandle() { if (s) cudaStreamDestroy(s); }
+  StreamHandle(const StreamHandle&) = delete;
+  StreamHandle& operator=(const StreamHandle&) = delete;
+};
+struct EventHandle {
+  cudaEvent_t e = nullptr;
+  EventHandle() { NUMPIPE_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming)); }
+  ~EventHandle() { if (e) cudaEventDestroy(e); }
+  EventHandle(const EventHandle&) = delete;
+  EventHandle& operator=(const EventHandle&) = delete;
+};
+
+// One run on one device: the whole grid in one process, or under MPI this rank's
+// block of the decomposition (decomp.hpp) with its halo faces exchanged before
+// every sub-step, staged through pinned host buffers unless the MPI library is
+// CUDA-aware. With overlap (the default) the part of the block whose stencils read
+// no halo ghost is updated on a second stream while the halos travel.
 template <class T>
 class CudaRun {
  public:
-  CudaRun(const Problem& pr, const RunOptions& o) : pr_(pr), o_(o), p_(pr.params), g_(make_geometry(pr.params)) {
-    NUMPIPE_CUDA_CHECK(cudaSetDevice(o.device));
+  CudaRun(const Problem& pr, const RunOptions& o, const Decomposition* d)
+      : pr_(pr), o_(o), device_(select_device(o.device)), p_(pr.params), d_(d), g_(d ? d->block : make_geometry(pr.params)),
+        diag_(g_) {
     NUMPIPE_CUDA_CHECK(cudaGetDeviceProperties(&prop_, o.device));
+    ready_ = std::make_unique<EventHandle>();
+    done_ = std::make_unique<EventHandle>();
+    main_ = std::make_unique<StreamHandle>();
+    side_ = std::make_unique<StreamHandle>();
     const std::size_t padded = static_cast<std::size_t>(g_.padded());
     for (int v = 0; v < kVars; ++v) {
       bufa_[v] = DeviceArray<T>(padded);
@@ -197,12 +309,8 @@ class CudaRun {
       b_.v[v] = bufb_[v].data();
       q_.v[v] = bufq_[v].data();
     }
-    lines_ = static_cast<std::size_t>(g_.n[0]) * g_.n[1];
-    sums_ = DeviceArray<double>(lines_ * kDiagSums);
-    mdiv_ = DeviceArray<double>(lines_);
-    msp_ = DeviceArray<double>(lines_);
     dmax_ = DeviceArray<double>(1);
-    NUMPIPE_CUDA_CHECK(cub::DeviceReduce::Max(nullptr, temp_bytes_, msp_.data(), dmax_.data(), (long long)lines_));
+    NUMPIPE_CUDA_CHECK(cub::DeviceReduce::Max(nullptr, temp_bytes_, diag_.msp.data(), dmax_.data(), (long long)diag_.lines));
     temp_ = DeviceArray<unsigned char>(std::max<std::size_t>(temp_bytes_, 1));
     const std::vector<double> kold = kolmogorov_table(g_, p_);
     const std::vector<T> kol(kold.begin(), kold.end());
@@ -222,95 +330,8 @@ class CudaRun {
       chunk_ = int(std::max<long long>(16, (g_.n[0] + nchunks - 1) / nchunks));
     }
     chunk_ = std::min(chunk_, g_.n[0]);
-  }
-
-  void upload(Result& r) {
-    cudaEvent_t e0, e1;
-    NUMPIPE_CUDA_CHECK(cudaEventCreate(&e0));
-    NUMPIPE_CUDA_CHECK(cudaEventCreate(&e1));
-    HostArray<T> host(static_cast<std::size_t>(g_.padded()), true);
-    NUMPIPE_CUDA_CHECK(cudaEventRecord(e0));
-    for (int v = 0; v < kVars; ++v) {
-      std::fill(host.begin(), host.end(), T(0));
-      const double* src = pr_.fields[v].data();
-      for (int i = 0; i < g_.n[0]; ++i)
-        for (int j = 0; j < g_.n[1]; ++j)
-          for (int k = 0; k < g_.n[2]; ++k)
-            host[g_.at(i, j, k)] =
-                pinned_point(g_, i, j, k, v) ? T(0) : T(src[(static_cast<std::size_t>(i) * g_.n[1] + j) * g_.n[2] + k]);
-      bufa_[v].copy_from_host(host.data(), host.size());
-      NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-    }
-    NUMPIPE_CUDA_CHECK(cudaEventRecord(e1));
-    NUMPIPE_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    NUMPIPE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    r.upload_seconds = ms * 1e-3;
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-  }
-
-  void fill_ghosts(Ptrs<T> f) {
-    const long long m[3] = {2LL * kGhost * g_.n[1] * g_.n[2], 2LL * kGhost * g_.n[0] * g_.n[2], 2LL * kGhost * g_.n[0] * g_.n[1]};
-    const long long total = m[0] + m[1] + m[2];
-    const int threads = 256;
-    ghost_kernel<T><<<(unsigned)((total + threads - 1) / threads), threads>>>(g_, f, m[0], m[1], total);
-    NUMPIPE_CUDA_CHECK_LAUNCH();
-  }
-
-  template <int TJ, int MINB, bool LDG>
-  void launch(int stage, T dt, Ptrs<T> in, Ptrs<T> out) {
-    const dim3 block(kTK, TJ);
-    const dim3 grid((g_.n[2] + kTK - 1) / kTK, (g_.n[1] + TJ - 1) / TJ, (g_.n[0] + chunk_ - 1) / chunk_);
-    const T a = T(kRkA[stage]), b = T(kRkB[stage]);
-    if (o_.order == 4) {
-      if (stage == 0) substep_kernel<T, 4, true, TJ, MINB, LDG><<<grid, block>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
-      else substep_kernel<T, 4, false, TJ, MINB, LDG><<<grid, block>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
-    } else {
-      if (stage == 0) substep_kernel<T, 2, true, TJ, MINB, LDG><<<grid, block>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
-      else substep_kernel<T, 2, false, TJ, MINB, LDG><<<grid, block>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
-    }
-    NUMPIPE_CUDA_CHECK_LAUNCH();
-  }
-
-  void substep(int stage, T dt, Ptrs<T> in, Ptrs<T> out) {
-    switch (variant_) {
-      case 0: launch<8, 2, false>(stage, dt, in, out); break;
-      case 1: launch<8, 2, true>(stage, dt, in, out); break;
-      case 2: launch<16, 1, true>(stage, dt, in, out); break;
-      default: launch<8, 1, true>(stage, dt, in, out); break;
-    }
-  }
-
-  // Diagnostics of `f` (fills its ghosts); max |v| through *speed.
-  DiagRow diagnostics(Ptrs<T> f, long long step, double t, double* speed) {
-    fill_ghosts(f);
-    const int threads = 128;
-    const unsigned blocks = (unsigned)((lines_ + threads - 1) / threads);
-    if (o_.order == 4) diag_kernel<T, 4><<<blocks, threads>>>(g_, f, sums_.data(), mdiv_.data(), msp_.data());
-    else diag_kernel<T, 2><<<blocks, threads>>>(g_, f, sums_.data(), mdiv_.data(), msp_.data());
-    NUMPIPE_CUDA_CHECK_LAUNCH();
-    std::vector<double> sums(lines_ * kDiagSums), mdiv(lines_), msp(lines_);
-    sums_.copy_to_host(sums.data(), sums.size());
-    mdiv_.copy_to_host(mdiv.data(), mdiv.size());
-    msp_.copy_to_host(msp.data(), msp.size());
-    NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-    double m = 0;
-    for (double x : msp) m = std::max(m, x);
-    *speed = m;
-    return finish_diagnostics(g_, p_, step, t, sums, mdiv, msp);
-  }
-
-  double max_speed(Ptrs<T> f) {
-    const int threads = 128;
-    speed_kernel<T><<<(unsigned)((lines_ + threads - 1) / threads), threads>>>(g_, f, msp_.data());
-    NUMPIPE_CUDA_CHECK_LAUNCH();
-    std::size_t bytes = temp_bytes_;
-    NUMPIPE_CUDA_CHECK(cub::DeviceReduce::Max(temp_.data(), bytes, msp_.data(), dmax_.data(), (long long)lines_));
-    double m = 0;
-    dmax_.copy_to_host(&m, 1);
-    NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-    return m;
+    whole_box_ = Box{{0, 0, 0}, {g_.n[0], g_.n[1], g_.n[2]}};
+    if (d_) setup_halos();
   }
 
   Result run() {
@@ -322,7 +343,12 @@ class CudaRun {
     double max_speed_now = 0;
     auto diagnose = [&]() {
       HostTimerLike t0;
-      r.diag.push_back(diagnostics(cur, r.step, r.t, &max_speed_now));
+      if (d_) {
+        max_speed_now = par::max_all(diagnose_distributed(cur, r));
+      } else {
+        launch_fill_ghosts<T>(g_, cur, main());
+        r.diag.push_back(device_diagnostics<T>(g_, p_, o_.order, cur, diag_, main(), r.step, r.t, &max_speed_now));
+      }
       r.diag_seconds += t0.seconds();
     };
     diagnose();
@@ -331,16 +357,28 @@ class CudaRun {
     std::vector<cudaEvent_t> evs(static_cast<std::size_t>(o_.steps)), eve(static_cast<std::size_t>(o_.steps));
     for (auto& e : evs) NUMPIPE_CUDA_CHECK(cudaEventCreate(&e));
     for (auto& e : eve) NUMPIPE_CUDA_CHECK(cudaEventCreate(&e));
+    std::vector<double> host_step;  // MPI: the host waits on every exchange, so a step's wall time is the measure
     for (int s = 0; s < o_.steps; ++s) {
-      if (o_.dt <= 0 && s > 0) max_speed_now = max_speed(cur);
+      if (o_.dt <= 0 && s > 0) {
+        max_speed_now = max_speed(cur);
+        if (d_) max_speed_now = par::max_all(max_speed_now);
+      }
       const double dt = choose_dt(g_, p_, o_, max_speed_now);
-      NUMPIPE_CUDA_CHECK(cudaEventRecord(evs[s]));
+      HostTimerLike wall;
+      NUMPIPE_CUDA_CHECK(cudaEventRecord(evs[s], main()));
       for (int stage = 0; stage < 3; ++stage) {
-        fill_ghosts(cur);
-        substep(stage, T(dt), cur, nxt);
+        if (d_) substep_distributed(stage, T(dt), cur, nxt);
+        else {
+          launch_fill_ghosts<T>(g_, cur, main());
+          substep(whole_box_, stage, T(dt), cur, nxt, main());
+        }
         std::swap(cur, nxt);
       }
-      NUMPIPE_CUDA_CHECK(cudaEventRecord(eve[s]));
+      NUMPIPE_CUDA_CHECK(cudaEventRecord(eve[s], main()));
+      if (d_) {
+        NUMPIPE_CUDA_CHECK(cudaEventSynchronize(eve[s]));
+        host_step.push_back(wall.seconds());
+      }
       r.t += dt;
       r.step += 1;
       r.dt_last = dt;
@@ -352,23 +390,20 @@ class CudaRun {
     for (int s = 0; s < o_.steps; ++s) {
       float ms = 0;
       NUMPIPE_CUDA_CHECK(cudaEventElapsedTime(&ms, evs[s], eve[s]));
-      r.step_seconds.push_back(ms * 1e-3);
+      // under MPI the slowest rank sets the pace: the step time is the largest over ranks
+      r.step_seconds.push_back(d_ ? par::max_all(host_step[static_cast<std::size_t>(s)]) : ms * 1e-3);
     }
     for (auto& e : evs) cudaEventDestroy(e);
     for (auto& e : eve) cudaEventDestroy(e);
-    // download the interior
     HostTimerLike t0;
-    HostArray<T> host(static_cast<std::size_t>(g_.padded()), true);
-    for (int v = 0; v < kVars; ++v) {
-      DeviceArray<T>& src = cur.v[v] == bufa_[v].data() ? bufa_[v] : bufb_[v];
-      src.copy_to_host(host.data(), host.size());
-      NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-      r.fields[v].resize(static_cast<std::size_t>(g_.points()));
-      double* dst = r.fields[v].data();
-      for (int i = 0; i < g_.n[0]; ++i)
-        for (int j = 0; j < g_.n[1]; ++j)
-          for (int k = 0; k < g_.n[2]; ++k)
-            dst[(static_cast<std::size_t>(i) * g_.n[1] + j) * g_.n[2] + k] = double(host[g_.at(i, j, k)]);
+    std::vector<T> mine = download_interior(cur);
+    if (d_) {
+      std::array<std::vector<T>, kVars> all = gather_blocks<T>(p_, *d_, mine);
+      if (par::world().is_root())
+        for (int v = 0; v < kVars; ++v) r.fields[v].assign(all[v].begin(), all[v].end());
+    } else {
+      const std::size_t n = static_cast<std::size_t>(g_.points());
+      for (int v = 0; v < kVars; ++v) r.fields[v].assign(mine.begin() + v * n, mine.begin() + (v + 1) * n);
     }
     r.download_seconds = t0.seconds();
     return r;
@@ -379,33 +414,252 @@ class CudaRun {
     std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
     double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
   };
+  cudaStream_t main() const { return main_->s; }
+
+  void upload(Result& r) {
+    HostTimerLike t0;
+    HostArray<T> host(static_cast<std::size_t>(g_.padded()), true);
+    for (int v = 0; v < kVars; ++v) {
+      std::fill(host.begin(), host.end(), T(0));
+      const double* src = pr_.fields[v].data();
+      for (int i = 0; i < g_.n[0]; ++i)
+        for (int j = 0; j < g_.n[1]; ++j)
+          for (int k = 0; k < g_.n[2]; ++k)
+            host[g_.at(i, j, k)] = pinned_point(g_, i, j, k, v) ? T(0) : T(src[global_index(p_, g_, i, j, k)]);
+      bufa_[v].copy_from_host(host.data(), host.size(), main());
+      NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(main()));
+    }
+    r.upload_seconds = t0.seconds();
+  }
+
+  // The block's interior values, C order per variable, the variables concatenated.
+  std::vector<T> download_interior(Ptrs<T> f) {
+    HostArray<T> host(static_cast<std::size_t>(g_.padded()), true);
+    const std::size_t n = static_cast<std::size_t>(g_.points());
+    std::vector<T> out(n * kVars);
+    for (int v = 0; v < kVars; ++v) {
+      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(host.data(), f.v[v], host.size() * sizeof(T), cudaMemcpyDeviceToHost, main()));
+      NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(main()));
+      T* dst = out.data() + v * n;
+      for (int i = 0; i < g_.n[0]; ++i)
+        for (int j = 0; j < g_.n[1]; ++j)
+          for (int k = 0; k < g_.n[2]; ++k) *dst++ = host[g_.at(i, j, k)];
+    }
+    return out;
+  }
+
+  template <int TJ, int MINB, bool LDG>
+  void launch(const Box& box, int stage, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
+    if (box.empty()) return;
+    const dim3 block(kTK, TJ);
+    const int ext[3] = {box.hi[0] - box.lo[0], box.hi[1] - box.lo[1], box.hi[2] - box.lo[2]};
+    const dim3 grid((ext[2] + kTK - 1) / kTK, (ext[1] + TJ - 1) / TJ, (ext[0] + chunk_ - 1) / chunk_);
+    const T a = T(kRkA[stage]), b = T(kRkB[stage]);
+    if (o_.order == 4) {
+      if (stage == 0)
+        substep_kernel<T, 4, true, TJ, MINB, LDG><<<grid, block, 0, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
+      else
+        substep_kernel<T, 4, false, TJ, MINB, LDG><<<grid, block, 0, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
+    } else {
+      if (stage == 0)
+        substep_kernel<T, 2, true, TJ, MINB, LDG><<<grid, block, 0, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
+      else
+        substep_kernel<T, 2, false, TJ, MINB, LDG><<<grid, block, 0, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
+    }
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+  }
+
+  void substep(const Box& box, int stage, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
+    switch (variant_) {
+      case 0: launch<8, 2, false>(box, stage, dt, in, out, s); break;
+      case 1: launch<8, 2, true>(box, stage, dt, in, out, s); break;
+      case 2: launch<16, 1, true>(box, stage, dt, in, out, s); break;
+      default: launch<8, 1, true>(box, stage, dt, in, out, s); break;
+    }
+  }
+
+  double max_speed(Ptrs<T> f) {
+    const int threads = 128;
+    speed_kernel<T><<<(unsigned)((diag_.lines + threads - 1) / threads), threads, 0, main()>>>(g_, f, diag_.msp.data());
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    std::size_t bytes = temp_bytes_;
+    NUMPIPE_CUDA_CHECK(
+        cub::DeviceReduce::Max(temp_.data(), bytes, diag_.msp.data(), dmax_.data(), (long long)diag_.lines, main()));
+    double m = 0;
+    dmax_.copy_to_host(&m, 1, main());
+    NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(main()));
+    return m;
+  }
+
+  // ---- under MPI ----------------------------------------------------------------
+  struct HaloFace {
+    int axis, side;
+    long long count;                   // values: kVars * kGhost * face points
+    DeviceArray<T> dsend, drecv;
+    HostArray<T> hsend, hrecv;         // pinned staging (empty when MPI is CUDA-aware)
+  };
+
+  void setup_halos() {
+    gpu_aware_ = par::gpu_aware_mpi();
+    overlap_ = o_.overlap;
+    for (int axis = 0; axis < 3; ++axis)
+      for (int side = 0; side < 2; ++side) {
+        if ((side == 0 ? g_.lo[axis] : g_.hi[axis]) != Face::halo) continue;
+        const int b = axis == 0 ? 1 : 0, c = axis == 2 ? 1 : 2;
+        auto f = std::make_unique<HaloFace>();
+        f->axis = axis;
+        f->side = side;
+        f->count = (long long)kVars * kGhost * g_.n[b] * g_.n[c];
+        f->dsend = DeviceArray<T>(static_cast<std::size_t>(f->count));
+        f->drecv = DeviceArray<T>(static_cast<std::size_t>(f->count));
+        if (!gpu_aware_) {
+          f->hsend = HostArray<T>(static_cast<std::size_t>(f->count), true);
+          f->hrecv = HostArray<T>(static_cast<std::size_t>(f->count), true);
+        }
+        faces_.push_back(std::move(f));
+      }
+    // the inner box reads no halo ghost: two points in from every halo face
+    Box inner = whole_box_;
+    for (int a = 0; a < 3; ++a) {
+      if (g_.lo[a] == Face::halo) inner.lo[a] = std::min(kGhost, g_.n[a]);
+      if (g_.hi[a] == Face::halo) inner.hi[a] = std::max(g_.n[a] - kGhost, inner.lo[a]);
+    }
+    inner_ = inner;
+    // the shell: slabs along x (whole j, k), then y (inner i, whole k), then z (inner i, j)
+    for (int a = 0; a < 3; ++a) {
+      Box lo = whole_box_, hi = whole_box_;
+      for (int e = 0; e < a; ++e) {
+        lo.lo[e] = hi.lo[e] = inner.lo[e];
+        lo.hi[e] = hi.hi[e] = inner.hi[e];
+      }
+      lo.hi[a] = inner.lo[a];
+      hi.lo[a] = inner.hi[a];
+      if (!lo.empty()) shell_.push_back(lo);
+      if (!hi.empty()) shell_.push_back(hi);
+    }
+  }
+
+  void substep_distributed(int stage, T dt, Ptrs<T> in, Ptrs<T> out) {
+    const int threads = 256;
+    // boundary-rule ghosts (walls, a periodic axis held by one rank): the inner box may read them
+    launch_fill_ghosts<T>(g_, in, main());
+    for (auto& f : faces_) {
+      pack_face_kernel<T><<<(unsigned)((f->count + threads - 1) / threads), threads, 0, main()>>>(g_, in, f->axis, f->side,
+                                                                                                f->dsend.data(), f->count);
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+    }
+    if (overlap_) {
+      NUMPIPE_CUDA_CHECK(cudaEventRecord(ready_->e, main()));
+      NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(side_->s, ready_->e, 0));
+      substep(inner_, stage, dt, in, out, side_->s);
+    }
+    std::vector<par::Cart3::Face> msgs;
+    for (auto& f : faces_) {
+      const std::size_t bytes = static_cast<std::size_t>(f->count) * sizeof(T);
+      if (gpu_aware_) {
+        msgs.push_back({f->axis, f->side, f->dsend.data(), f->drecv.data(), bytes});
+      } else {
+        f->dsend.copy_to_host(f->hsend.data(), static_cast<std::size_t>(f->count), main());
+        msgs.push_back({f->axis, f->side, f->hsend.data(), f->hrecv.data(), bytes});
+      }
+    }
+    NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(main()));
+    d_->cart->exchange(msgs);
+    for (auto& f : faces_) {
+      if (!gpu_aware_) f->drecv.copy_from_host(f->hrecv.data(), static_cast<std::size_t>(f->count), main());
+      unpack_face_kernel<T><<<(unsigned)((f->count + threads - 1) / threads), threads, 0, main()>>>(g_, in, f->axis, f->side,
+                                                                                                  f->drecv.data(), f->count);
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+    }
+    if (overlap_) {
+      for (const Box& b : shell_) substep(b, stage, dt, in, out, main());
+      NUMPIPE_CUDA_CHECK(cudaEventRecord(done_->e, side_->s));
+      NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(main(), done_->e, 0));
+    } else {
+      substep(whole_box_, stage, dt, in, out, main());
+    }
+  }
+
+  // Rank 0 computes the row on the whole grid (gathered) with the one-process
+  // kernels, so the diagnostics are the same bits for any rank count; returns
+  // rank 0's max |v| (0 elsewhere).
+  double diagnose_distributed(Ptrs<T> cur, Result& r) {
+    std::array<std::vector<T>, kVars> all = gather_blocks<T>(p_, *d_, download_interior(cur));
+    if (!par::world().is_root()) return 0;
+    const Geometry& w = d_->whole;
+    const std::size_t padded = static_cast<std::size_t>(w.padded());
+    if (!whole_diag_) {
+      whole_diag_ = std::make_unique<DiagBuffers>(w);
+      for (int v = 0; v < kVars; ++v) {
+        whole_f_[v] = DeviceArray<T>(padded);
+        whole_ptrs_.v[v] = whole_f_[v].data();
+      }
+    }
+    HostArray<T> host(padded, true);
+    for (int v = 0; v < kVars; ++v) {
+      std::fill(host.begin(), host.end(), T(0));
+      for (int i = 0; i < w.n[0]; ++i)
+        for (int j = 0; j < w.n[1]; ++j)
+          for (int k = 0; k < w.n[2]; ++k) host[w.at(i, j, k)] = all[v][(static_cast<std::size_t>(i) * w.n[1] + j) * w.n[2] + k];
+      whole_f_[v].copy_from_host(host.data(), padded, main());
+      NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(main()));
+    }
+    launch_fill_ghosts<T>(w, whole_ptrs_, main());
+    double speed = 0;
+    r.diag.push_back(device_diagnostics<T>(w, p_, o_.order, whole_ptrs_, *whole_diag_, main(), r.step, r.t, &speed));
+    return speed;
+  }
+
+  // before any member that allocates on the device
+  static int select_device(int device) {
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
+    return device;
+  }
+
   const Problem& pr_;
   RunOptions o_;
+  int device_;
   Params p_;
+  const Decomposition* d_;
   Geometry g_;
+  DiagBuffers diag_;
   cudaDeviceProp prop_{};
+  std::unique_ptr<StreamHandle> main_, side_;
   DeviceArray<T> bufa_[kVars], bufb_[kVars], bufq_[kVars];
   Ptrs<T> a_{}, b_{}, q_{};
-  std::size_t lines_ = 0;
-  DeviceArray<double> sums_, mdiv_, msp_, dmax_;
+  DeviceArray<double> dmax_;
   DeviceArray<unsigned char> temp_;
   std::size_t temp_bytes_ = 0;
   DeviceArray<T> kol_;
   Coefs<T> cf_{};
   int chunk_ = 16;
   int variant_ = 2;
+  Box whole_box_{}, inner_{};
+  std::vector<Box> shell_;
+  std::vector<std::unique_ptr<HaloFace>> faces_;
+  bool gpu_aware_ = false, overlap_ = true;
+  std::unique_ptr<EventHandle> ready_, done_;
+  std::unique_ptr<DiagBuffers> whole_diag_;
+  DeviceArray<T> whole_f_[kVars];
+  Ptrs<T> whole_ptrs_{};
 };
+
+template <class T>
+Result run_cuda(const Problem& pr, const RunOptions& o) {
+  if (par::world().distributed()) {
+    const Decomposition d = decompose(pr.params, o);
+    CudaRun<T> run(pr, o, &d);
+    return run.run();
+  }
+  CudaRun<T> run(pr, o, nullptr);
+  return run.run();
+}
 
 }  // namespace
 
 Result solve_cuda(const Problem& pr, const RunOptions& o) {
   validate(pr, o);
-  if (o.fp32) {
-    CudaRun<float> run(pr, o);
-    return run.run();
-  }
-  CudaRun<double> run(pr, o);
-  return run.run();
+  return o.fp32 ? run_cuda<float>(pr, o) : run_cuda<double>(pr, o);
 }
 
 }  // namespace numpipe::ns
