@@ -1,5 +1,6 @@
 # integrate: unit tests (CPU), CLI/pipeline tests, GPU tests (label gpu).
 if(TARGET numpipe_kernels_integrate)
   numpipe_unit_test(unit_integrate SOURCES unit/test_integrate.cpp LIBS numpipe_kernels_integrate)
+  numpipe_unit_test(unit_integrate_table SOURCES unit/test_integrate_table.cpp LIBS numpipe_kernels_integrate)
   numpipe_cli_tests(integrate)
 endif()

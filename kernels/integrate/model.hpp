@@ -107,6 +107,51 @@ NUMPIPE_HD_INLINE Segment make_segment(double a, double b, int steps) {
   return s;
 }
 
+// The stage points of a segment in integration order, l = 0 .. segment_points - 1:
+// with a partial step a and a + hp/2 first; then start(i) and start(i) + h/2 for
+// each whole step; last start(full) (= b). Step q uses points 2q, 2q+1, 2q+2. The
+// expressions are those of inner_segment and of the planned grids, so the values
+// are the same bits; the points strictly decrease along l.
+NUMPIPE_HD_INLINE int segment_steps(const Segment& s) { return s.full + (s.partial ? 1 : 0); }
+NUMPIPE_HD_INLINE int segment_points(const Segment& s) { return 2 * segment_steps(s) + 1; }
+NUMPIPE_HD_INLINE double segment_point(const Segment& s, int l) {
+  if (s.partial) {
+    if (l == 0) return s.a;
+    if (l == 1) return s.a + s.hp / 2;
+    l -= 2;
+  }
+  double u = s.start(l / 2);
+  return (l & 1) ? u + s.h / 2 : u;
+}
+NUMPIPE_HD_INLINE double segment_step_size(const Segment& s, int q) { return (s.partial && q == 0) ? s.hp : s.h; }
+// The whole year (from now) at point l of an outer segment with `steps` steps per
+// year, or -1: whole-step starts at whole years, b and a when whole.
+NUMPIPE_HD_INLINE int segment_year(const Segment& s, int steps, int l) {
+  if (s.partial) {
+    if (l == 0) return s.a == floor(s.a) ? static_cast<int>(s.a) : -1;
+    if (l == 1) return -1;
+    l -= 2;
+  }
+  if (l & 1) return -1;
+  int i = l / 2;
+  if (s.b != floor(s.b) || (s.full - i) % steps != 0) return -1;
+  return static_cast<int>(s.b) + (s.full - i) / steps;
+}
+// The number of stage points >= k (the first l with point < k): the faithful
+// indicator [s >= k] is 1 exactly on points 0 .. count-1. An estimate from the
+// uniform spacing, then exact comparisons with the points themselves.
+NUMPIPE_HD_INLINE int segment_count_ge(const Segment& s, int steps, double k) {
+  int L = segment_points(s);
+  int off = s.partial ? 2 : 0;
+  double est = 2.0 * (static_cast<double>(s.full) - (k - s.b) * static_cast<double>(steps));
+  int n = est < -1.0 ? 0 : (est > static_cast<double>(L) ? L : off + static_cast<int>(floor(est)) + 1);
+  if (n < 0) n = 0;
+  if (n > L) n = L;
+  while (n > 0 && !(segment_point(s, n - 1) >= k)) --n;
+  while (n < L && segment_point(s, n) >= k) ++n;
+  return n;
+}
+
 // RK4's weights (1, 2, 2, 1) / 6, applied by one multiplication: fp64 division
 // is a long instruction sequence on GPUs.
 inline constexpr double kSixth = 1.0 / 6.0;

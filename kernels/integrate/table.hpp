@@ -1,0 +1,200 @@
+// integrate: the table plan of the CUDA backend (constant rate, faithful scheme).
+//
+// Two exact observations make the work nearly independent of the portfolio:
+//
+// 1. Inner(eta, k) depends on k only through the faithful indicator [s >= k] at the
+//    stage points of eta's inner grid, and those points decrease along the
+//    integration, so the indicator is 1 on the first n points and 0 after:
+//    Inner(eta, k) = G_eta(n), n = the number of stage points >= k
+//    (segment_count_ge). All G_eta(n) for k in [0, kmax] come from one RK4
+//    trajectory with every indicator 1 (Inner(eta, 0)), stopped at each cut and
+//    finished with the remaining indicators: the same operations on the same
+//    values as inner_value, so the same bits. A table row per eta point holds
+//    G_eta(n) for n from count_ge(kmax) to the number of points.
+//
+// 2. Middle(x + t, t) depends on the policy only through k(x + t) = pension_delay,
+//    which is g before r, r + g - (x + t) until r + g, then 0. Policies with the
+//    same outer grid (x, h1) and step settings form a class; within a class the
+//    Middle values of all policies come from families: G (k = g; one per distinct
+//    g), S (k = r + g - tau; one per distinct r + g) and Z (k = 0), each a run of
+//    the class's outer stage points. Each Middle value is computed once.
+//
+// The per-item functions below are NUMPIPE_HD: the CUDA kernels call them, and the
+// tests run them on the CPU to check the plan against the reference backend.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "integrate.hpp"
+
+namespace numpipe::integrate {
+
+// One eta point of a middle grid: its inner segment (from 120 - eta down to 0) and
+// its table row: G(n) for n in [n_lo, points] at table[row + n - n_lo].
+struct TableRow {
+  Segment seg;            // make_segment(120 - eta, 0, h3); unused when points == 0
+  double eta = 0;
+  std::int64_t row = 0;   // offset of G(n_lo) in the table
+  std::int32_t points = 0;  // stage points of seg; 0 when eta >= 120 (Inner = 0)
+  std::int32_t n_lo = 0;    // count_ge(kmax): the smallest cut in use
+  std::int32_t steps = 0;   // h3
+  std::int32_t pad = 0;
+};
+
+// Kinds of Middle families.
+enum FamilyKind : std::int32_t { kFamilyG = 0, kFamilyS = 1, kFamilyZ = 2 };
+
+// A class: policies with the same outer grid (x, h1) and the same (h2, h3).
+struct TableClass {
+  Segment seg;              // make_segment(120 - x, 0, h1)
+  double x = 0;
+  std::int64_t point = 0;   // offset of its outer stage points in the class-point arrays
+  std::int32_t points = 0;  // segment_points(seg)
+  std::int32_t h1 = 0;
+  std::int32_t type = 0;    // its (h2, h3) type
+  std::int32_t pad = 0;
+};
+
+// A run of Middle values of one class: points j in [j0, j0 + count) with k by kind.
+struct TableFamily {
+  double value = 0;         // g (G) or r + g (S)
+  std::int64_t base = 0;    // its first Middle value in the entry array
+  std::int32_t cls = 0, kind = 0, j0 = 0, count = 0;
+};
+
+// A policy's Middle lookup: at its class's point j, k = g when j >= jG, the ramp
+// when jS <= j < jG, else 0; the value is middle[off + j] with off of that family.
+struct TablePolicy {
+  std::int64_t offG = 0, offS = 0, offZ = 0;
+  std::int32_t cls = 0, jG = 0, jS = 0, pad = 0;
+};
+
+// A (h2, h3) type: its middle grid and its table rows.
+struct TableType {
+  Segment mseg;             // make_segment(120, 1, h2)
+  std::int64_t row0 = 0;    // its first TableRow
+  std::int32_t rows = 0;    // segment_points(mseg)
+  std::int32_t h2 = 0, h3 = 0, pad = 0;
+  double kmax = 0;          // the largest k of any of its Middle values
+};
+
+struct TablePlan {
+  std::vector<TableType> types;
+  std::vector<TableRow> rows;
+  std::vector<TableClass> classes;
+  std::vector<TableFamily> families;  // ordered by base; entries = families.back().base + count
+  std::vector<TablePolicy> policies;
+  std::int64_t table_size = 0, class_points = 0, entries = 0;
+  // Work counts (RK4 steps and integrand evaluations the kernels execute).
+  double trajectory_steps = 0, tail_steps = 0;  // inner table
+  double middle_points = 0;                      // middle integrand evaluations (each point once)
+  double outer_steps = 0;                        // outer RK4 steps over all policies
+  double requests = 0;                           // Middle values the policies read (outer stage points)
+  std::int32_t max_tail_points = 0, max_tail_states = 0;  // per row, for the table kernel's shared memory
+};
+
+// Whether the table plan applies: constant rate, the faithful scheme, and a table
+// no costlier than about 600 x h3... (kmax * h3 <= kTableMaxCut for every type).
+inline constexpr double kTableMaxCut = 600;
+bool table_plan_applies(const Problem& problem);
+// The plan (host). Throws an internal error if the problem does not qualify.
+TablePlan make_table_plan(const Problem& problem);
+
+// ---- per-item functions (host and device) --------------------------------------
+
+// k of family f at its class's stage point with tau: as pension_delay computes it.
+NUMPIPE_HD_INLINE double family_k(const TableFamily& f, double tau) {
+  if (f.kind == kFamilyG) return f.value;
+  if (f.kind == kFamilyS) return f.value - tau;
+  return 0.0;
+}
+
+// The indicator pattern of a cut: point l carries 1 when l < n.
+NUMPIPE_HD_INLINE double cut_indicator(int l, int n) { return l < n ? 1.0 : 0.0; }
+
+// G(n) from the trajectory state V = U_q* before step q* = first step with a zero
+// indicator, finishing steps q* .. steps-1. coef(l) is the inner coefficient at point l.
+template <class Coef>
+NUMPIPE_HD_INLINE double table_tail(const Segment& s, int n, double V, Coef&& coef) {
+  int steps = segment_steps(s);
+  int q0 = n >= 1 ? (n - 1) / 2 : 0;
+  for (int q = q0; q < steps; ++q) {
+    V = rk4_linear_step(V, segment_step_size(s, q), coef(2 * q), cut_indicator(2 * q, n), coef(2 * q + 1),
+                        cut_indicator(2 * q + 1, n), coef(2 * q + 2), cut_indicator(2 * q + 2, n));
+  }
+  return V;
+}
+NUMPIPE_HD_INLINE int table_tail_start(int n) { return n >= 1 ? (n - 1) / 2 : 0; }
+
+// Inner(eta, k) of a row from the table.
+NUMPIPE_HD_INLINE double table_inner(const TableRow& r, const double* table, double k) {
+  if (r.points == 0) return table[r.row];
+  int n = segment_count_ge(r.seg, r.steps, k);
+  n = n < r.n_lo ? r.n_lo : n;  // never below n_lo: kmax bounds every k (memory safety only)
+  return table[r.row + (n - r.n_lo)];
+}
+
+// The middle integrand at row e: -gp(tau) h(eta, tau) Inner(eta, k).
+NUMPIPE_HD_INLINE double table_middle_f(const TableRow& r, const double* table, double tau, double k) {
+  return middle_weight(r.eta, tau) * table_inner(r, table, k);
+}
+
+// One lane's share of a Middle sum: middle steps [lane * n / lanes, (lane + 1) * n / lanes),
+// each integrand point evaluated once (a step's end is the next one's start).
+NUMPIPE_HD_INLINE double table_middle_lane(const TableType& ty, const TableRow* rows, const double* table, double tau,
+                                           double k, int lane, int lanes) {
+  int n = segment_steps(ty.mseg);
+  int s0 = static_cast<int>(static_cast<std::int64_t>(n) * lane / lanes);
+  int s1 = static_cast<int>(static_cast<std::int64_t>(n) * (lane + 1) / lanes);
+  double sum = 0;
+  if (s0 >= s1) return sum;
+  double f0 = table_middle_f(rows[2 * s0], table, tau, k);
+  for (int s = s0; s < s1; ++s) {
+    double fm = table_middle_f(rows[2 * s + 1], table, tau, k);
+    double f1 = table_middle_f(rows[2 * s + 2], table, tau, k);
+    sum += middle_increment(segment_step_size(ty.mseg, s), f0, fm, f1);
+    f0 = f1;
+  }
+  return sum;
+}
+
+// The lanes' partial sums combined as the warp shuffle tree does (offsets 16, 8, 4, 2, 1).
+inline constexpr int kMiddleLanes = 32;
+
+NUMPIPE_HD_INLINE std::int64_t table_middle_index(const TablePolicy& p, int j) {
+  return (j >= p.jG ? p.offG : (j >= p.jS ? p.offS : p.offZ)) + j;
+}
+
+// The outer recurrence of one policy (the arithmetic of outer_recurrence): rate,
+// muf and year at its class's points (r(t), muF(x + t), whole year or -1),
+// Middle values looked up by family; writes 121 years (NaN where none).
+NUMPIPE_HD_INLINE void table_outer(const Segment& seg, const TablePolicy& p, const double* rate, const double* muf,
+                                   const int* year, const double* middle, double* out) {
+  for (int y = 0; y < kYears; ++y) out[y] = std::numeric_limits<double>::quiet_NaN();
+  double V = 0;
+  if (year[0] >= 0) out[year[0]] = V;
+  int steps = segment_steps(seg);
+  double r0 = rate[0], m0 = muf[0], M0 = middle[table_middle_index(p, 0)];
+  for (int q = 0; q < steps; ++q) {
+    int jm = 2 * q + 1, j1 = 2 * q + 2;
+    double hj = segment_step_size(seg, q);
+    double rm = rate[jm], mm = muf[jm], Mm = middle[table_middle_index(p, jm)];
+    double r1 = rate[j1], m1 = muf[j1], M1 = middle[table_middle_index(p, j1)];
+    double k1 = hj * outer_derivative(r0, m0, M0, V);
+    double k2 = hj * outer_derivative(rm, mm, Mm, V + k1 / 2);
+    double k3 = hj * outer_derivative(rm, mm, Mm, V + k2 / 2);
+    double k4 = hj * outer_derivative(r1, m1, M1, V + k3);
+    V = V + (k1 + 2 * (k2 + k3) + k4) * kSixth;
+    if (year[j1] >= 0) out[year[j1]] = V;
+    r0 = r1;
+    m0 = m1;
+    M0 = M1;
+  }
+}
+
+// One table row computed serially (host): the reference for the CUDA table kernel,
+// which runs the same steps with the trajectory in one thread and the tails spread.
+void table_row_host(const RateView& rv, const TableRow& r, double* out);
+
+}  // namespace numpipe::integrate

@@ -1,0 +1,221 @@
+// integrate: the CUDA backend's table plan (table.hpp) run on the CPU: its grids
+// equal the planned grids, its table equals Inner bit for bit, and its families
+// give every policy the reference backend's reserve bit for bit when the Middle
+// sums run in the reference's order (and within 1e-13 in the GPU's lane order).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "kernels/integrate/table.hpp"
+
+namespace ig = numpipe::integrate;
+
+namespace {
+
+ig::Policy policy(double g, double r, double x, int h1, int h2, int h3) {
+  ig::Policy p;
+  p.g = g;
+  p.r = r;
+  p.x = x;
+  p.h1 = h1;
+  p.h2 = h2;
+  p.h3 = h3;
+  return p;
+}
+
+template <class A, class B>
+bool same_bits(const A& a, const B& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+// The whole table plan on the CPU. lane_order: Middle sums split over 32 lanes and
+// combined by the shuffle tree (the CUDA kernel's order); else sequential (the CPU's).
+std::vector<double> emulate(const ig::Problem& pb, bool lane_order) {
+  ig::TablePlan tp = ig::make_table_plan(pb);
+  ig::RateTable rate = ig::make_rate_table(pb);
+  ig::RateView rv = rate.view();
+  std::vector<double> table(static_cast<std::size_t>(tp.table_size), std::numeric_limits<double>::quiet_NaN());
+  for (const ig::TableRow& r : tp.rows) ig::table_row_host(rv, r, table.data() + r.row);
+  // Class points: r(t), muF(x + t), year, tau.
+  std::vector<double> crate(tp.class_points), cmuf(tp.class_points), ctau(tp.class_points);
+  std::vector<int> cyear(tp.class_points);
+  for (const ig::TableClass& c : tp.classes)
+    for (int j = 0; j < c.points; ++j) {
+      double t = ig::segment_point(c.seg, j);
+      crate[c.point + j] = ig::forward_rate(rv, t);
+      cmuf[c.point + j] = ig::mu_female(c.x + t);
+      ctau[c.point + j] = c.x + t;
+      cyear[c.point + j] = ig::segment_year(c.seg, c.h1, j);
+    }
+  std::vector<double> middle(static_cast<std::size_t>(tp.entries), std::numeric_limits<double>::quiet_NaN());
+  for (const ig::TableFamily& f : tp.families) {
+    const ig::TableClass& c = tp.classes[f.cls];
+    const ig::TableType& ty = tp.types[c.type];
+    const ig::TableRow* rows = tp.rows.data() + ty.row0;
+    for (int i = 0; i < f.count; ++i) {
+      double tau = ctau[c.point + f.j0 + i], k = ig::family_k(f, tau);
+      double v = 0;
+      if (lane_order) {
+        double part[ig::kMiddleLanes];
+        for (int l = 0; l < ig::kMiddleLanes; ++l) part[l] = ig::table_middle_lane(ty, rows, table.data(), tau, k, l, ig::kMiddleLanes);
+        for (int off = ig::kMiddleLanes / 2; off > 0; off /= 2)
+          for (int l = 0; l < off; ++l) part[l] += part[l + off];
+        v = part[0];
+      } else {
+        v = ig::table_middle_lane(ty, rows, table.data(), tau, k, 0, 1);
+      }
+      middle[f.base + i] = v;
+    }
+  }
+  std::vector<double> out(pb.policies.size() * ig::kYears);
+  for (std::size_t i = 0; i < pb.policies.size(); ++i) {
+    const ig::TablePolicy& p = tp.policies[i];
+    const ig::TableClass& c = tp.classes[p.cls];
+    ig::table_outer(c.seg, p, crate.data() + c.point, cmuf.data() + c.point, cyear.data() + c.point, middle.data(),
+                    out.data() + i * ig::kYears);
+  }
+  return out;
+}
+
+double max_rel(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) || std::isnan(b[i])) {
+      if (std::isnan(a[i]) != std::isnan(b[i])) return 1;
+      continue;
+    }
+    double d = std::fabs(a[i] - b[i]);
+    if (d > 1e-15) m = std::max(m, d / std::fabs(b[i]));
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("integrate table: segment points and years equal the planned grids") {
+  for (double x : {35.0, 35.5, 0.0, 119.0, 20.3, 64.7, 118.95})
+    for (int h1 : {1, 2, 3, 7, 10}) {
+      ig::Policy p = policy(10, 65, x, h1, 2, 2);
+      ig::Grid g = ig::outer_grid(p, false);
+      ig::Segment s = ig::make_segment(ig::kMaxAge - x, 0.0, h1);
+      REQUIRE(ig::segment_points(s) == static_cast<int>(g.pts.size()));
+      bool ok = true;
+      for (int j = 0; j < ig::segment_points(s); ++j) {
+        double v = ig::segment_point(s, j);
+        ok = ok && std::memcmp(&v, &g.pts[j], sizeof v) == 0 && ig::segment_year(s, h1, j) == g.year[j];
+      }
+      for (int q = 0; q < ig::segment_steps(s); ++q) ok = ok && ig::segment_step_size(s, q) == g.h[q];
+      CHECK_MESSAGE(ok, "x = " << x << ", h1 = " << h1);
+    }
+  for (int h2 : {1, 2, 3, 5}) {
+    ig::Grid g = ig::middle_grid(h2, 0.0, false);
+    ig::Segment s = ig::make_segment(ig::kMaxAge, ig::kMiddleLow, h2);
+    REQUIRE(ig::segment_points(s) == static_cast<int>(g.pts.size()));
+    std::vector<double> pts;
+    for (int e = 0; e < ig::segment_points(s); ++e) pts.push_back(ig::segment_point(s, e));
+    CHECK(same_bits(pts, g.pts));
+  }
+}
+
+TEST_CASE("integrate table: count_ge counts the stage points >= k") {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-0.5, 20.0);
+  for (double a : {119.0, 0.25, 7.3, 60.0, 14.95})
+    for (int steps : {1, 2, 10, 13}) {
+      ig::Segment s = ig::make_segment(a, 0.0, steps);
+      int L = ig::segment_points(s);
+      std::vector<double> ks{0.0, 5e-324, a, a + 1, 10.0};
+      for (int l = 0; l < L; ++l) ks.push_back(ig::segment_point(s, l));
+      for (int i = 0; i < 200; ++i) ks.push_back(u(rng));
+      bool ok = true;
+      for (double k : ks) {
+        int n = 0;
+        while (n < L && ig::segment_point(s, n) >= k) ++n;
+        ok = ok && ig::segment_count_ge(s, steps, k) == n;
+      }
+      CHECK_MESSAGE(ok, "a = " << a << ", steps = " << steps);
+    }
+}
+
+TEST_CASE("integrate table: a table row gives Inner(eta, k) bit for bit") {
+  ig::Problem pb;
+  pb.policies = {policy(15, 60, 35, 2, 2, 10), policy(7.5, 64.7, 35.3, 3, 2, 10), policy(3, 67, 119, 1, 3, 7)};
+  ig::TablePlan tp = ig::make_table_plan(pb);
+  REQUIRE(tp.types.size() == 2);
+  CHECK(tp.types[0].kmax == 15.0);
+  ig::RateView rv;
+  std::mt19937_64 rng(5);
+  int bad = 0, checked = 0;
+  for (const ig::TableType& ty : tp.types) {
+    std::uniform_real_distribution<double> u(0.0, ty.kmax);
+    for (int e = 0; e < ty.rows; ++e) {
+      const ig::TableRow& r = tp.rows[ty.row0 + e];
+      std::vector<double> row(static_cast<std::size_t>(r.points - r.n_lo + 1));
+      ig::table_row_host(rv, r, row.data());
+      std::vector<double> ks{0.0, ty.kmax, 1e-9, 10.0, 0.05, 0.1, 9.95};
+      for (int i = 0; i < 12; ++i) ks.push_back(u(rng));
+      for (double k : ks) {
+        if (k > ty.kmax) continue;
+        double want = ig::inner_value(rv, r.eta, k, 0.0, ty.h3, false);
+        double got = ig::table_inner(r, row.data() - r.row, k);
+        bad += std::memcmp(&want, &got, sizeof want) != 0;
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked > 5000);
+  CHECK(bad == 0);
+}
+
+TEST_CASE("integrate table: the plan reproduces the reference backend bit for bit") {
+  ig::Problem pb;
+  pb.policies = {policy(10, 65, 35, 2, 2, 2)};
+  auto ref = ig::solve_cpu(pb);
+  CHECK(same_bits(emulate(pb, false), ref.reserve));
+  CHECK(ref.reserve[0] == doctest::Approx(0.6232110341974992).epsilon(1e-12));
+
+  // Mixed: fractional ages and ages, g = 0, x past r + g (k = 0 only), x = 119, x < 15,
+  // several step settings (types and classes), duplicates.
+  pb.policies = {policy(10, 65, 35, 2, 2, 2),   policy(7.5, 64.7, 35.3, 1, 2, 1), policy(0, 60, 40, 2, 2, 2),
+                 policy(5, 60, 80, 2, 2, 2),    policy(3, 67, 119, 1, 3, 3),      policy(5, 62.5, 10.25, 1, 2, 2),
+                 policy(15, 70, 65, 3, 1, 2),   policy(10, 65, 35, 2, 2, 2),      policy(12, 60, 35, 2, 2, 2),
+                 policy(2, 63, 61.5, 2, 2, 2), policy(10, 120, 20, 1, 1, 1),    policy(120, 0, 50, 1, 1, 1)};
+  pb.policies.back().h3 = 4;  // g h3 = 480 <= 599: still a table
+  REQUIRE(ig::table_plan_applies(pb));
+  ref = ig::solve_cpu(pb);
+  auto seq = emulate(pb, false);
+  CHECK(same_bits(seq, ref.reserve));
+  auto lanes = emulate(pb, true);
+  CHECK(max_rel(lanes, ref.reserve) < 1e-13);
+}
+
+TEST_CASE("integrate table: a random portfolio at 10/2/10 reproduces the reference") {
+  ig::Problem pb;
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 40; ++i)
+    pb.policies.push_back(policy(static_cast<double>(rng() % 16), static_cast<double>(60 + rng() % 11),
+                                 static_cast<double>(20 + rng() % 51), 10, 2, 10));
+  auto ref = ig::solve_cpu(pb);
+  CHECK(same_bits(emulate(pb, false), ref.reserve));
+  CHECK(max_rel(emulate(pb, true), ref.reserve) < 1e-13);
+  ig::TablePlan tp = ig::make_table_plan(pb);
+  CHECK(tp.entries < static_cast<std::int64_t>(tp.requests));  // Middle values shared within classes
+}
+
+TEST_CASE("integrate table: when the table plan applies") {
+  ig::Problem pb;
+  pb.policies = {policy(10, 65, 35, 10, 2, 10)};
+  CHECK(ig::table_plan_applies(pb));
+  pb.align_breaks = true;
+  CHECK_FALSE(ig::table_plan_applies(pb));
+  pb.align_breaks = false;
+  pb.curve.maturity = {0, 10};
+  pb.curve.rate = {0.02, 0.03};
+  CHECK_FALSE(ig::table_plan_applies(pb));
+  pb.curve = {};
+  pb.policies[0].h3 = 100;  // g h3 = 1000: the column plan is cheaper
+  CHECK_FALSE(ig::table_plan_applies(pb));
+}
