@@ -297,6 +297,17 @@ bool gpu_aware_mpi() {
 #endif
 }
 
+bool all_ranks(bool x) {
+#ifdef NUMPIPE_HAVE_MPI
+  if (world().size() > 1) {
+    int in = x ? 1 : 0, out = 0;
+    check_mpi(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD), "MPI_Allreduce");
+    return out != 0;
+  }
+#endif
+  return x;
+}
+
 double max_all(double x) {
 #ifdef NUMPIPE_HAVE_MPI
   if (world().size() > 1) {

@@ -131,5 +131,7 @@ bool gpu_aware_mpi();
 
 // The maximum of x over every rank (MPI_Allreduce MPI_MAX: exact, order-free).
 double max_all(double x);
+// True when x is true on every rank.
+bool all_ranks(bool x);
 
 }  // namespace numpipe::par

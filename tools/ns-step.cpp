@@ -228,7 +228,15 @@ int run(int argc, char** argv) {
                  med / (3 * points) * 1e12, bytes_step / med * 1e-9, points / med * 1e-9);
     if (world.distributed()) {
       const auto d = ns::mpi_dims_used();
-      std::fprintf(stderr, "ns-step: timing: %d MPI ranks, decomposition %dx%dx%d\n", world.size(), d[0], d[1], d[2]);
+      std::fprintf(stderr, "ns-step: timing: %d MPI ranks, decomposition %dx%dx%d, halos %s\n", world.size(), d[0], d[1], d[2],
+                   res.halo_path.c_str());
+      std::vector<double> ex = res.exchange_seconds;
+      if (ex.size() > 1) ex.erase(ex.begin());
+      if (!ex.empty())
+        std::fprintf(stderr,
+                     "ns-step: timing: halo exchange %.4f ms/step (median; the slowest rank's wait for packing, copies "
+                     "and messages, %s)\n",
+                     median(ex) * 1e3, o.overlap ? "the inner part computed meanwhile" : "no overlap");
     }
   }
   PhaseLog log;
@@ -239,10 +247,19 @@ int run(int argc, char** argv) {
   log.add("upload", res.upload_seconds, 4 * points * (o.fp32 ? 4 : 8));
   log.add("steps", total_steps, bytes_step * o.steps, flops_pt * 3 * points * o.steps);
   log.add("diagnostics", res.diag_seconds);
+
   log.add("download", res.download_seconds, 4 * points * (o.fp32 ? 4 : 8));
   json params = {{"n", {p.n[0], p.n[1], p.n[2]}}, {"order", o.order}, {"precision", prec}, {"steps", o.steps},
                  {"dt_last", res.dt_last}, {"bc", ns::bc_spec(p.bc)}, {"median_step_seconds", med},
                  {"ps_per_point_substep", points > 0 ? med / (3 * points) * 1e12 : 0}};
+  if (world.distributed()) {
+    const auto d = ns::mpi_dims_used();
+    params["ranks"] = world.size();
+    params["decomposition"] = {d[0], d[1], d[2]};
+    params["overlap"] = o.overlap;
+    params["halo_path"] = res.halo_path;
+    if (!res.exchange_seconds.empty()) params["halo_exchange_median_seconds_per_step"] = median(res.exchange_seconds);
+  }
   write_profile_if_requested(cli, backend, dev, params, log);
   return 0;
 }

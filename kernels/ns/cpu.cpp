@@ -187,6 +187,7 @@ Result run_mpi(const Problem& pr, const RunOptions& o) {
   Result r;
   r.t = pr.t0;
   r.step = pr.step0;
+  r.halo_path = "host";
   Fields<T>* cur = &a;
   Fields<T>* nxt = &b;
 

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -283,12 +285,17 @@ struct EventHandle {
 
 // One run on one device: the whole grid in one process, or under MPI this rank's
 // block of the decomposition (decomp.hpp) with its halo faces exchanged before
-// every sub-step, staged through pinned host buffers unless the MPI library is
-// CUDA-aware. With overlap (the default) the part of the block whose stencils read
-// no halo ghost is updated on a second stream while the halos travel.
+// every sub-step: on one node, packed straight into the neighbour's device buffer
+// (CUDA IPC) with a small MPI notice per face; across nodes, through a CUDA-aware
+// MPI when the library reports one, else staged through pinned host buffers.
+// With overlap (the default) the part of the block whose stencils read no halo
+// ghost is updated on a second stream while the halos travel.
 template <class T>
 class CudaRun {
  public:
+  ~CudaRun() { close_ipc(); }
+  CudaRun(const CudaRun&) = delete;
+  CudaRun& operator=(const CudaRun&) = delete;
   CudaRun(const Problem& pr, const RunOptions& o, const Decomposition* d)
       : pr_(pr), o_(o), device_(select_device(o.device)), p_(pr.params), d_(d), g_(d ? d->block : make_geometry(pr.params)),
         diag_(g_) {
@@ -338,6 +345,7 @@ class CudaRun {
     Result r;
     r.t = pr_.t0;
     r.step = pr_.step0;
+    if (d_) r.halo_path = ipc_ ? "cuda-ipc" : gpu_aware_ ? "cuda-aware-mpi" : "host-staged";
     upload(r);
     Ptrs<T> cur = a_, nxt = b_;
     double max_speed_now = 0;
@@ -378,6 +386,8 @@ class CudaRun {
       if (d_) {
         NUMPIPE_CUDA_CHECK(cudaEventSynchronize(eve[s]));
         host_step.push_back(wall.seconds());
+        r.exchange_seconds.push_back(exchange_step_);
+        exchange_step_ = 0;
       }
       r.t += dt;
       r.step += 1;
@@ -392,9 +402,14 @@ class CudaRun {
       NUMPIPE_CUDA_CHECK(cudaEventElapsedTime(&ms, evs[s], eve[s]));
       // under MPI the slowest rank sets the pace: the step time is the largest over ranks
       r.step_seconds.push_back(d_ ? par::max_all(host_step[static_cast<std::size_t>(s)]) : ms * 1e-3);
+      if (d_) r.exchange_seconds[static_cast<std::size_t>(s)] = par::max_all(r.exchange_seconds[static_cast<std::size_t>(s)]);
     }
     for (auto& e : evs) cudaEventDestroy(e);
     for (auto& e : eve) cudaEventDestroy(e);
+    if (ipc_) {  // every rank is done writing into the others' buffers before any frees its own
+      close_ipc();
+      par::world().barrier();
+    }
     HostTimerLike t0;
     std::vector<T> mine = download_interior(cur);
     if (d_) {
@@ -497,10 +512,69 @@ class CudaRun {
     long long count;                   // values: kVars * kGhost * face points
     DeviceArray<T> dsend, drecv;
     HostArray<T> hsend, hrecv;         // pinned staging (empty when MPI is CUDA-aware)
+    // CUDA IPC: two receive buffers used in turn, and the neighbour's two receive
+    // buffers for this rank's face (opened from its IPC handles)
+    DeviceArray<T> ipc_recv[2];
+    T* ipc_remote[2] = {nullptr, nullptr};
+    long long note = -1;               // the sub-step number the neighbour's notice names
+  };
+  struct IpcHandles {
+    cudaIpcMemHandle_t h[2];
   };
 
+  // Same-node ranks whose GPUs can reach each other (or share one) write their
+  // faces straight into the neighbour's device buffers (CUDA IPC): no host
+  // staging, one small MPI message per face to say the data is there.
+  // NUMPIPE_MPI_IPC=0 turns it off. Every rank takes the same decision.
+  bool use_ipc() const {
+    const par::Group& w = par::world();
+    bool ok = w.local_size() == w.size();
+    if (const char* env = std::getenv("NUMPIPE_MPI_IPC")) ok = ok && std::string(env) != "0";
+    int n = 0;
+    NUMPIPE_CUDA_CHECK(cudaGetDeviceCount(&n));
+    for (int dev = 0; dev < n && ok; ++dev) {
+      if (dev == o_.device) continue;
+      int can = 0;
+      NUMPIPE_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, o_.device, dev));
+      ok = can != 0;
+    }
+    return par::all_ranks(ok);
+  }
+
+  void setup_ipc() {
+    std::vector<IpcHandles> mine(faces_.size()), theirs(faces_.size());
+    std::vector<par::Cart3::Face> msgs;
+    for (std::size_t i = 0; i < faces_.size(); ++i) {
+      HaloFace& f = *faces_[i];
+      for (int b = 0; b < 2; ++b) {
+        f.ipc_recv[b] = DeviceArray<T>(static_cast<std::size_t>(f.count));
+        NUMPIPE_CUDA_CHECK(cudaMemset(f.ipc_recv[b].data(), 0, static_cast<std::size_t>(f.count) * sizeof(T)));
+        NUMPIPE_CUDA_CHECK(cudaIpcGetMemHandle(&mine[i].h[b], f.ipc_recv[b].data()));
+      }
+      msgs.push_back({f.axis, f.side, &mine[i], &theirs[i], sizeof(IpcHandles)});
+    }
+    NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+    d_->cart->exchange(msgs);
+    for (std::size_t i = 0; i < faces_.size(); ++i)
+      for (int b = 0; b < 2; ++b) {
+        void* p = nullptr;
+        NUMPIPE_CUDA_CHECK(cudaIpcOpenMemHandle(&p, theirs[i].h[b], cudaIpcMemLazyEnablePeerAccess));
+        faces_[i]->ipc_remote[b] = static_cast<T*>(p);
+      }
+  }
+
+  void close_ipc() {
+    for (auto& f : faces_)
+      for (T*& p : f->ipc_remote)
+        if (p) {
+          cudaIpcCloseMemHandle(p);
+          p = nullptr;
+        }
+  }
+
   void setup_halos() {
-    gpu_aware_ = par::gpu_aware_mpi();
+    ipc_ = use_ipc();
+    gpu_aware_ = !ipc_ && par::gpu_aware_mpi();
     overlap_ = o_.overlap;
     for (int axis = 0; axis < 3; ++axis)
       for (int side = 0; side < 2; ++side) {
@@ -510,14 +584,17 @@ class CudaRun {
         f->axis = axis;
         f->side = side;
         f->count = (long long)kVars * kGhost * g_.n[b] * g_.n[c];
-        f->dsend = DeviceArray<T>(static_cast<std::size_t>(f->count));
-        f->drecv = DeviceArray<T>(static_cast<std::size_t>(f->count));
-        if (!gpu_aware_) {
+        if (!ipc_) {
+          f->dsend = DeviceArray<T>(static_cast<std::size_t>(f->count));
+          f->drecv = DeviceArray<T>(static_cast<std::size_t>(f->count));
+        }
+        if (!ipc_ && !gpu_aware_) {
           f->hsend = HostArray<T>(static_cast<std::size_t>(f->count), true);
           f->hrecv = HostArray<T>(static_cast<std::size_t>(f->count), true);
         }
         faces_.push_back(std::move(f));
       }
+    if (ipc_) setup_ipc();
     // the inner box reads no halo ghost: two points in from every halo face
     Box inner = whole_box_;
     for (int a = 0; a < 3; ++a) {
@@ -543,9 +620,11 @@ class CudaRun {
     const int threads = 256;
     // boundary-rule ghosts (walls, a periodic axis held by one rank): the inner box may read them
     launch_fill_ghosts<T>(g_, in, main());
+    const int parity = static_cast<int>(substep_count_ & 1);
     for (auto& f : faces_) {
+      T* dst = ipc_ ? f->ipc_remote[parity] : f->dsend.data();
       pack_face_kernel<T><<<(unsigned)((f->count + threads - 1) / threads), threads, 0, main()>>>(g_, in, f->axis, f->side,
-                                                                                                f->dsend.data(), f->count);
+                                                                                                dst, f->count);
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
     if (overlap_) {
@@ -556,21 +635,31 @@ class CudaRun {
     std::vector<par::Cart3::Face> msgs;
     for (auto& f : faces_) {
       const std::size_t bytes = static_cast<std::size_t>(f->count) * sizeof(T);
-      if (gpu_aware_) {
+      if (ipc_) {
+        // the face is in the neighbour's buffer once the pack kernel is done: say so
+        msgs.push_back({f->axis, f->side, &substep_count_, &f->note, sizeof(long long)});
+      } else if (gpu_aware_) {
         msgs.push_back({f->axis, f->side, f->dsend.data(), f->drecv.data(), bytes});
       } else {
         f->dsend.copy_to_host(f->hsend.data(), static_cast<std::size_t>(f->count), main());
         msgs.push_back({f->axis, f->side, f->hsend.data(), f->hrecv.data(), bytes});
       }
     }
+    HostTimerLike wait;
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(main()));
     d_->cart->exchange(msgs);
+    exchange_step_ += wait.seconds();
     for (auto& f : faces_) {
-      if (!gpu_aware_) f->drecv.copy_from_host(f->hrecv.data(), static_cast<std::size_t>(f->count), main());
+      if (ipc_ && f->note != substep_count_)
+        fail_internal("ns-step: halo notice for sub-step " + std::to_string(f->note) + " during sub-step " +
+                      std::to_string(substep_count_));
+      if (!ipc_ && !gpu_aware_) f->drecv.copy_from_host(f->hrecv.data(), static_cast<std::size_t>(f->count), main());
+      const T* src = ipc_ ? f->ipc_recv[parity].data() : f->drecv.data();
       unpack_face_kernel<T><<<(unsigned)((f->count + threads - 1) / threads), threads, 0, main()>>>(g_, in, f->axis, f->side,
-                                                                                                  f->drecv.data(), f->count);
+                                                                                                  src, f->count);
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
+    ++substep_count_;
     if (overlap_) {
       for (const Box& b : shell_) substep(b, stage, dt, in, out, main());
       NUMPIPE_CUDA_CHECK(cudaEventRecord(done_->e, side_->s));
@@ -637,7 +726,9 @@ class CudaRun {
   Box whole_box_{}, inner_{};
   std::vector<Box> shell_;
   std::vector<std::unique_ptr<HaloFace>> faces_;
-  bool gpu_aware_ = false, overlap_ = true;
+  bool gpu_aware_ = false, overlap_ = true, ipc_ = false;
+  long long substep_count_ = 0;
+  double exchange_step_ = 0;
   std::unique_ptr<EventHandle> ready_, done_;
   std::unique_ptr<DiagBuffers> whole_diag_;
   DeviceArray<T> whole_f_[kVars];

@@ -74,6 +74,10 @@ struct Result {
   double stable_dt = 0;   // stability estimate at the start
   std::vector<double> step_seconds;  // wall time of each step (CUDA events on the GPU)
   double upload_seconds = 0, download_seconds = 0, diag_seconds = 0;
+  // MPI, CUDA: per step, the host's wait for the packed faces, their copies and the
+  // MPI messages (the exchange's cost not hidden behind the inner part)
+  std::vector<double> exchange_seconds;
+  std::string halo_path;  // MPI: how the halos travel ("cuda-ipc", "cuda-aware-mpi", "host-staged", "host")
 };
 
 // Bytes a fused sub-step must move per point (read Phi and Q, write Phi and Q).

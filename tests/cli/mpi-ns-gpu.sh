@@ -17,6 +17,15 @@ for n in 2 3 4; do
     fail "periodic under $n ranks without overlap failed"
   verify per-$n-seq.nps per-one.nps --rtol 0 --atol 0 > v.txt || { cat v.txt; fail "--no-overlap, $n ranks differ"; }
 done
+# the halos through host staging instead of CUDA IPC: the same bits
+for n in 2 4; do
+  NUMPIPE_MPI_IPC=0 $MPIRUN -np $n ns-step -i per.nps --steps 3 --diag-every 1 --backend cuda --timing -o per-$n-staged.nps 2> t.txt ||
+    { cat t.txt; fail "host-staged halos under $n ranks failed"; }
+  grep -q "halos host-staged" t.txt || fail "NUMPIPE_MPI_IPC=0 did not stage the halos: $(cat t.txt)"
+  verify per-$n-staged.nps per-one.nps --rtol 0 --atol 0 > v.txt || { cat v.txt; fail "host-staged halos, $n ranks differ"; }
+done
+$MPIRUN -np 2 ns-step -i per.nps --steps 1 --backend cuda --timing -o /dev/null 2> t.txt
+grep -q "halos cuda-ipc" t.txt || echo "note: CUDA IPC not used on this machine: $(grep halos t.txt)"
 # the CPU backend under MPI agrees within the CUDA-vs-CPU tolerance
 $MPIRUN -np 2 ns-step -i per.nps --steps 3 --diag-every 1 --backend cpu -o per-cpu-2.nps
 verify per-2.nps per-cpu-2.nps --rtol 1e-12 --atol 1e-13 > v.txt || { cat v.txt; fail "CUDA and CPU under 2 ranks disagree"; }
