@@ -1,6 +1,7 @@
 // mle-bench: the benchmark cases of issue 11, timed inside one process (CUDA
 // events around the kernels; steady clock for the CPU), median of several runs
 // after a warm-up. Prints Markdown table rows. Used by bench/mle.
+// Usage: mle-bench gpu|cpu [THREADS] [CASE-SUBSTRING]
 #include <omp.h>
 
 #include <algorithm>
@@ -43,6 +44,8 @@ struct Case {
 int main(int argc, char** argv) {
   const bool gpu = argc > 1 && std::strcmp(argv[1], "gpu") == 0;
   const int threads = argc > 2 ? std::atoi(argv[2]) : 0;
+  // optional third argument: run only the cases whose name contains it
+  const char* only = argc > 3 ? argv[3] : nullptr;
   Params base;
   base.grid = parse_grid("0.5:4.45:80");
   if (!gpu && threads > 0) omp_set_num_threads(threads);
@@ -62,6 +65,7 @@ int main(int argc, char** argv) {
   }
 #endif
   for (const Case& c : cases) {
+    if (only && !std::strstr(c.name, only)) continue;
     const std::vector<double> x = draw(static_cast<std::size_t>(c.series * c.length), 1234);
     Series s{x.data(), c.series, c.length};
     Params p = base;

@@ -5,11 +5,11 @@
 //                   group_powers), then a block arg-min of S per shape.
 //   rolling_kernel  one block per (chunk of `refresh` windows, shape group,
 //                   series): thread t owns the candidate in ring slot t and keeps
-//                   its sums in registers (Neumaier corrections in shared memory);
-//                   a slide costs each thread two pairs (the leaving and the
-//                   entering point), and the entering candidate's sums are the
-//                   block sum of the entering pairs' terms (warp shuffles, then a
-//                   fixed-order pass over warps: the same bits run to run).
+//                   its sums in registers; a slide costs each thread two pairs
+//                   (the leaving and the entering point) and one block barrier;
+//                   a bounded single-precision approximation of S rules out the
+//                   candidates that cannot win before S is computed exactly
+//                   (see the comment above the kernel and prescreen.cuh).
 //   finalize_kernel one thread per window: the best shape (model.hpp pick_shape)
 //                   and X-, X+ of the chosen (theta, p).
 // No floating-point atomics anywhere; every reduction has a fixed order.
@@ -28,6 +28,7 @@
 #include "common/device_array.hpp"
 #include "mle.hpp"
 #include "model.hpp"
+#include "prescreen.cuh"
 
 namespace numpipe::mle {
 
@@ -224,29 +225,144 @@ __global__ void merge_kernel(const double* __restrict__ x, std::int64_t length, 
   bestJ[idx] = j;
 }
 
-// Rolling: dynamic shared memory = 2*G corrections per thread.
+// ---- rolling fits -------------------------------------------------------------
+// One block per (chunk of `refresh` windows, group of G shapes, series); thread t
+// owns the candidate in ring slot t (time index j with j % n == t) and keeps its
+// sums in registers (Neumaier corrections in dynamic shared memory). One block
+// barrier per slide:
+//   A  every thread subtracts the leaving point's term and adds the entering
+//      point's (one log for each, the G powers from group_powers); the entering
+//      candidate's 2G sums are the block sum of the entering terms: a warp
+//      reduce-scatter (each value's pairing is the same tree as a shuffle-down
+//      reduction, so the bits are too), warp partials into red[], then barrier;
+//   C  the owner's warp adds the partials in warp order and hands them to the
+//      owner thread, which takes the entering point as its candidate;
+//   B  after a window's last slide each warp finds its best candidate per shape:
+//      an approximate S (prescreen.cuh) rules out every candidate that cannot
+//      win, the survivors (about one per shape) are evaluated exactly, two lanes
+//      per candidate (X- and X+), and the warp's best per shape goes to wb[];
+//   M  after the next barrier one warp merges the warps' bests of the previous
+//      window in warp order and writes them (wb[] is double-buffered by window).
+// Every reduction has a fixed order and the argmin is over a total order, so the
+// result is the same bits on every run and, since the prescreen only leaves out
+// candidates that provably lose, the same as evaluating every S exactly.
+
+// j1 beats j2 (model.hpp better_candidate), reading theta only on a tie of S.
+__device__ __forceinline__ bool beats_lazy(double S1, int j1, double S2, int j2, const double* win) {
+  if (j2 < 0) return j1 >= 0;
+  if (j1 < 0) return false;
+  if (S1 != S2) {
+    if (S2 != S2) return S1 == S1;
+    if (S1 != S1) return false;
+    return S1 < S2;
+  }
+  const double t1 = win[j1], t2 = win[j2];
+  if (t1 != t2) return t1 < t2;
+  return j1 < j2;
+}
+
+// One halving step of the reduce-scatter: C values in, C/2 out; the lanes with
+// bit `off` set keep the upper half. keep + partner's value: the same sum, bit
+// for bit, as the shuffle-down tree's (addition commutes).
+template <int C>
+__device__ __forceinline__ void halve(double* v, int off, int lane) {
+  const bool up = (lane & off) != 0;
+#pragma unroll
+  for (int k = 0; k < C / 2; ++k) {
+    const double send = up ? v[k] : v[k + C / 2];
+    const double keep = up ? v[k + C / 2] : v[k];
+    v[k] = keep + __shfl_xor_sync(0xffffffffu, send, off);
+  }
+}
+
+// The warps' bests of one window (wbS/wbJ: [warp][G]) merged in warp order; lanes
+// i < cnt write shape i's winner. Lane = i + G*group: each lane scans warps
+// group, group + 32/G, ...; then a shuffle merge over the groups.
+template <int G>
+__device__ __forceinline__ void merge_warps(const double* wbS, const int* wbJ, int nwarps, int cnt, int lane,
+                                            const double* win, double* bestS, int* bestJ, std::size_t o) {
+  const int i = lane & (G - 1);
+  double s = 0;
+  int j = -1;
+  for (int v = lane / G; v < nwarps; v += 32 / G) {
+    const double S2 = wbS[v * G + i];
+    const int J2 = wbJ[v * G + i];
+    if (beats_lazy(S2, J2, s, j, win)) {
+      s = S2;
+      j = J2;
+    }
+  }
+#pragma unroll
+  for (int off = G; off < 32; off <<= 1) {
+    const double os = __shfl_xor_sync(0xffffffffu, s, off);
+    const int oj = __shfl_xor_sync(0xffffffffu, j, off);
+    if (beats_lazy(os, oj, s, j, win)) {
+      s = os;
+      j = oj;
+    }
+  }
+  if (lane < cnt) {
+    bestS[o + i] = s;
+    bestJ[o + i] = j;
+  }
+}
+
+// Adds pw[i] (Neg: -pw[i]) to a candidate's left sums (left) or right sums (!left), with
+// Neumaier compensation; nothing when !any; zero: the side becomes exactly 0.
+// Selects rather than branches, so that a warp whose lanes fall on both sides
+// does the additions once (the arithmetic is the same as a branch's).
+template <int G, bool Neg>
+__device__ __forceinline__ void side_add(bool left, bool any, bool zero, double* sm, double* sp, double* cm, double* cp,
+                                         int bd, int tid, const double* pw) {
+#pragma unroll
+  for (int i = 0; i < G; ++i) {
+    double* cptr = (left ? cm : cp) + i * bd + tid;
+    double v = left ? sm[i] : sp[i];
+    double c = *cptr;
+    comp_add(v, c, Neg ? -pw[i] : pw[i]);
+    if (zero) v = c = 0;
+    if (any) {
+      *cptr = c;
+      sm[i] = left ? v : sm[i];
+      sp[i] = left ? sp[i] : v;
+    }
+  }
+}
+
+// Dynamic shared memory: 2*G corrections per thread.
 template <int G, int MaxThreads>
-__global__ void __launch_bounds__(MaxThreads, (G == 4 && MaxThreads == 512) ? 2 : 1) rolling_kernel(const double* __restrict__ x, std::int64_t length, int n,
-                                                             std::int64_t K, std::int64_t R, std::int64_t W,
-                                                             std::int64_t c_begin, std::int64_t w_begin, std::int64_t nw,
-                                                             GridDev g, double* bestS, int* bestJ) {
+__global__ void __launch_bounds__(MaxThreads, (G == 4 && MaxThreads == 512) ? 2 : 1)
+    rolling_kernel(const double* __restrict__ x, std::int64_t length, int n, std::int64_t K, std::int64_t R,
+                   std::int64_t W, std::int64_t c_begin, std::int64_t w_begin, std::int64_t nw, GridDev g,
+                   bool prescreen, double* bestS, int* bestJ) {
+  static_assert(G == 4 || G == 8, "shape groups of 4 or 8");
+  constexpr int MaxW = MaxThreads / 32;
+  constexpr int kPer = 16;  // exact evaluations per round of B: two lanes each
   extern __shared__ double corr[];  // [2*G][blockDim.x]
-  __shared__ double red[32 * 2 * G];
-  __shared__ double newsum[2 * G];
-  __shared__ double sS[32 * G];
-  __shared__ int sJ[32 * G];
+  __shared__ double red[2][MaxW * 2 * G];
+  __shared__ int cntL[2][MaxW], cntH[2][MaxW];
+  __shared__ double wbS[2][MaxW * G];
+  __shared__ int wbJ[2][MaxW * G];
+  __shared__ double2 stX[MaxW][kPer];
+  __shared__ double stS[MaxW][kPer];
+  __shared__ int stJ[MaxW][kPer];
+  __shared__ double sInv[G];
+  __shared__ RootConst sRC[G];
   const int tid = threadIdx.x, bd = blockDim.x, lane = tid & 31, warp = tid >> 5, nwarps = (bd + 31) >> 5;
   const bool active = tid < n;
   const std::int64_t c = c_begin + blockIdx.x;
   const std::int64_t w0 = c * R, w1 = min(W, w0 + R);
   const int g0 = blockIdx.y * G, cnt = min(G, g.A - g0);
   const double* xs = x + static_cast<std::int64_t>(blockIdx.z) * length;
-  double inv_p1[G];
-#pragma unroll
-  for (int i = 0; i < G; ++i) inv_p1[i] = i < cnt ? 1.0 / (g.alpha[g0 + i] + 1.0) : 0.0;
-  double* cm = corr;                     // corrections of X-: cm[i*bd + tid]
-  double* cp = corr + G * bd;       // corrections of X+
-  double sm[G], sp[G], pw[G];
+  const std::size_t obase = static_cast<std::size_t>(blockIdx.z) * nw;
+  if (tid < G) {
+    const double inv = tid < cnt ? 1.0 / (g.alpha[g0 + tid] + 1.0) : 0.0;  // model.hpp's q, same bits
+    sInv[tid] = inv;
+    sRC[tid] = root_const(tid < cnt ? inv : 1.0);
+  }
+  double* cm = corr;           // corrections of X-: cm[i*bd + tid]
+  double* cp = corr + G * bd;  // corrections of X+
+  double sm[G], sp[G];
   int nleft = 0, nright = 0;
   // the candidate of slot tid in the first window: time index j with j % n == tid
   const std::int64_t t0 = w0 * K;
@@ -258,137 +374,199 @@ __global__ void __launch_bounds__(MaxThreads, (G == 4 && MaxThreads == 512) ? 2 
     cp[i * bd + tid] = 0;
   }
   if (active) {  // full, compensated sums over the first window
+    double pw[G];
     const double th = xs[myj];
     for (std::int64_t k = t0; k < t0 + n; ++k) {
       const double d = th - __ldg(xs + k);
       if (d == 0) continue;
       group_powers<G>(log(fabs(d)), g.alpha, g0, cnt, g.uniform, g.h, pw);
-      if (d > 0) {
-        ++nleft;
-#pragma unroll
-        for (int i = 0; i < G; ++i) comp_add(sm[i], cm[i * bd + tid], pw[i]);
-      } else {
-        ++nright;
-#pragma unroll
-        for (int i = 0; i < G; ++i) comp_add(sp[i], cp[i * bd + tid], pw[i]);
-      }
+      nleft += d > 0;
+      nright += d < 0;
+      side_add<G, false>(d > 0, true, false, sm, sp, cm, cp, bd, tid, pw);
     }
   }
+  __syncthreads();  // sInv, sRC
+  int sb = 0;       // red[] buffer of this slide
   for (std::int64_t w = w0; w < w1; ++w) {
-    if (w > w0) {
-      for (std::int64_t tl = (w - 1) * K; tl < w * K; ++tl) {
-        const std::int64_t te = tl + n;
-        const int owner = static_cast<int>(tl % n);
-        double nm[G], np[G];
+    for (std::int64_t tl = (w - 1) * K; w > w0 && tl < w * K; ++tl) {
+      // ---- A: the slide tl -> te = tl + n
+      const std::int64_t te = tl + n;
+      const int owner = static_cast<int>(tl % n);
+      const double xe = xs[te];
+      bool lower = false, higher = false;
+      double pe[G];
 #pragma unroll
-        for (int i = 0; i < G; ++i) nm[i] = np[i] = 0;
-        const double xe = xs[te];
-        bool lower = false, higher = false;
-        if (active && tid != owner) {
-          const double xj = xs[myj];
-          const double dl = xj - xs[tl];
-          if (dl > 0) {
-            if (--nleft == 0) {
+      for (int i = 0; i < G; ++i) pe[i] = 0;
+      if (active && tid != owner) {
+        const double xj = xs[myj];
+        const double dl = xj - xs[tl], de = xj - xe;
+        // both pairs' powers unconditionally (d = 0: log -inf, powers 0, unused), so
+        // that a warp whose lanes fall on both sides computes them once
+        double pl[G];
+        group_powers<G>(log(fabs(dl)), g.alpha, g0, cnt, g.uniform, g.h, pl);
+        group_powers<G>(log(fabs(de)), g.alpha, g0, cnt, g.uniform, g.h, pe);
+        // the leaving point: its term off the side it was on; a side whose last
+        // point leaves is set to exactly 0
+        nleft -= dl > 0;
+        nright -= dl < 0;
+        side_add<G, true>(dl > 0, dl != 0, (dl > 0 && nleft == 0) || (dl < 0 && nright == 0), sm, sp, cm, cp, bd, tid,
+                          pl);
+        // the entering point lies left of candidate j (de > 0): j lies right of it
+        higher = de > 0;
+        lower = de < 0;
+        nleft += higher;
+        nright += lower;
+        side_add<G, false>(de > 0, de != 0, false, sm, sp, cm, cp, bd, tid, pe);
+      }
+      {  // reduce-scatter of the 2G entering sums: [0, G) X-, [G, 2G) X+
+        double v[G];
+        const bool up = (lane & 16) != 0;
 #pragma unroll
-              for (int i = 0; i < G; ++i) {
-                sm[i] = 0;
-                cm[i * bd + tid] = 0;
-              }
-            } else {
-              group_powers<G>(log(dl), g.alpha, g0, cnt, g.uniform, g.h, pw);
-#pragma unroll
-              for (int i = 0; i < G; ++i) comp_add(sm[i], cm[i * bd + tid], -pw[i]);
-            }
-          } else if (dl < 0) {
-            if (--nright == 0) {
-#pragma unroll
-              for (int i = 0; i < G; ++i) {
-                sp[i] = 0;
-                cp[i * bd + tid] = 0;
-              }
-            } else {
-              group_powers<G>(log(-dl), g.alpha, g0, cnt, g.uniform, g.h, pw);
-#pragma unroll
-              for (int i = 0; i < G; ++i) comp_add(sp[i], cp[i * bd + tid], -pw[i]);
-            }
-          }
-          const double de = xj - xe;
-          if (de != 0) {
-            group_powers<G>(log(fabs(de)), g.alpha, g0, cnt, g.uniform, g.h, pw);
-            if (de > 0) {  // the entering point lies left of candidate j; j lies right of it
-              ++nleft;
-              higher = true;
-#pragma unroll
-              for (int i = 0; i < G; ++i) {
-                comp_add(sm[i], cm[i * bd + tid], pw[i]);
-                np[i] = pw[i];
-              }
-            } else {
-              ++nright;
-              lower = true;
-#pragma unroll
-              for (int i = 0; i < G; ++i) {
-                comp_add(sp[i], cp[i * bd + tid], pw[i]);
-                nm[i] = pw[i];
-              }
-            }
-          }
+        for (int k = 0; k < G; ++k) {
+          const double keep = (up ? higher : lower) ? pe[k] : 0.0;
+          const double send = (up ? lower : higher) ? pe[k] : 0.0;
+          v[k] = keep + __shfl_xor_sync(0xffffffffu, send, 16);
         }
-        // the entering candidate's sums: block sum of nm, np (fixed order)
+        if constexpr (G == 8) {
+          halve<8>(v, 8, lane);
+          halve<4>(v, 4, lane);
+          halve<2>(v, 2, lane);
+          v[0] += __shfl_xor_sync(0xffffffffu, v[0], 1);
+          if ((lane & 1) == 0) red[sb][warp * 2 * G + (lane >> 1)] = v[0];
+        } else {
+          halve<4>(v, 8, lane);
+          halve<2>(v, 4, lane);
+          v[0] += __shfl_xor_sync(0xffffffffu, v[0], 2);
+          v[0] += __shfl_xor_sync(0xffffffffu, v[0], 1);
+          if ((lane & 3) == 0) red[sb][warp * 2 * G + (lane >> 2)] = v[0];
+        }
+        const unsigned bl = __ballot_sync(0xffffffffu, lower), bh = __ballot_sync(0xffffffffu, higher);
+        if (lane == 0) {
+          cntL[sb][warp] = __popc(bl);
+          cntH[sb][warp] = __popc(bh);
+        }
+      }
+      __syncthreads();
+      const int ow = owner >> 5;
+      // ---- M: the previous window's merge, by a warp other than the owner's
+      if (tl == (w - 1) * K && warp == (ow + nwarps / 2) % nwarps) {
+        const int pb = static_cast<int>((w - 1 - w0) & 1);
+        merge_warps<G>(wbS[pb], wbJ[pb], nwarps, cnt, lane, xs + (w - 1) * K, bestS, bestJ,
+                       (obase + (w - 1 - w_begin)) * g.A + g0);
+      }
+      // ---- C: the entering candidate's sums, in warp order, to the owner
+      if (warp == ow) {
+        double s = 0;
+        if (lane < 2 * G)
+          for (int v = 0; v < nwarps; ++v) s += red[sb][v * 2 * G + lane];
+        const unsigned l = __reduce_add_sync(0xffffffffu, lane < nwarps ? static_cast<unsigned>(cntL[sb][lane]) : 0u);
+        const unsigned h = __reduce_add_sync(0xffffffffu, lane < nwarps ? static_cast<unsigned>(cntH[sb][lane]) : 0u);
+        const bool me = lane == (owner & 31);
 #pragma unroll
         for (int i = 0; i < G; ++i) {
-          double a = nm[i], b = np[i];
-          for (int off = 16; off > 0; off >>= 1) {
-            a += __shfl_down_sync(0xffffffffu, a, off);
-            b += __shfl_down_sync(0xffffffffu, b, off);
-          }
-          if (lane == 0) {
-            red[warp * 2 * G + i] = a;
-            red[warp * 2 * G + G + i] = b;
-          }
-        }
-        __syncthreads();
-        if (tid < 2 * G) {
-          double s = 0;
-          for (int v = 0; v < nwarps; ++v) s += red[v * 2 * G + tid];
-          newsum[tid] = s;
-        }
-        const int cl = __syncthreads_count(lower), ch = __syncthreads_count(higher);
-        if (tid == owner) {
-#pragma unroll
-          for (int i = 0; i < G; ++i) {
-            sm[i] = newsum[i];
-            sp[i] = newsum[G + i];
+          const double a = __shfl_sync(0xffffffffu, s, i), b = __shfl_sync(0xffffffffu, s, G + i);
+          if (me) {
+            sm[i] = a;
+            sp[i] = b;
             cm[i * bd + tid] = 0;
             cp[i * bd + tid] = 0;
           }
-          nleft = cl;
-          nright = ch;
+        }
+        if (me) {
+          nleft = static_cast<int>(l);
+          nright = static_cast<int>(h);
           myj = te;
         }
       }
+      sb ^= 1;
     }
-    // evaluate window w (an exact S for every candidate; a single-precision
-    // pre-screen of S with an exact recheck was measured slower on the H100:
-    // 2.66 against 1.68 us per window, n = 500, 80 shapes)
+    // ---- B: this warp's best candidate per shape in window w
     const std::int64_t tw = w * K;
     const double* win = xs + tw;
-    double myS[G];
-    int myJ[G];
+    const int jrel = active ? static_cast<int>(myj - tw) : -1;
+    unsigned mask[G];
 #pragma unroll
     for (int i = 0; i < G; ++i) {
-      myJ[i] = active ? static_cast<int>(myj - tw) : -1;
-      myS[i] = active && i < cnt ? scale_sum(sm[i] + cm[i * bd + tid], sp[i] + cp[i * bd + tid], inv_p1[i]) : 0.0;
+      bool surv = false;
+      if (i < cnt) {
+        float a = 0, b = 0;
+        bool ok = true;
+        if (active) {
+          const RootConst rc = sRC[i];
+          ok = approx_root(sm[i] + cm[i * bd + tid], rc, &a);
+          ok = approx_root(sp[i] + cp[i * bd + tid], rc, &b) && ok;
+        }
+        const float sf = a + b;
+        const unsigned key = active && ok ? __float_as_uint(sf) : 0xffffffffu;
+        // the warp's smallest approximate S (0xffffffff: none, a NaN threshold)
+        const float thr = __fmul_ru(__uint_as_float(__reduce_min_sync(0xffffffffu, key)), kSlack);
+        surv = active && (!prescreen || !ok || sf <= thr);
+      }
+      mask[i] = __ballot_sync(0xffffffffu, surv);
     }
-    double oS = 0;
-    int oJ = -1;
-    block_argmin<G>(myS, myJ, cnt, win, sS, sJ, &oS, &oJ);
-    if (tid < cnt) {
-      const std::size_t o = (static_cast<std::size_t>(blockIdx.z) * nw + (w - w_begin)) * g.A + g0 + tid;
-      bestS[o] = oS;
-      bestJ[o] = oJ;
+    int off[G + 1];
+    off[0] = 0;
+#pragma unroll
+    for (int i = 0; i < G; ++i) off[i + 1] = off[i] + __popc(mask[i]);
+    const int total = off[G];
+    const unsigned below = (1u << lane) - 1u;
+    int mine_lo = 0, mine_hi = 0;  // lane i < G: shape i's entries
+#pragma unroll
+    for (int i = 0; i < G; ++i)
+      if (lane == i) {
+        mine_lo = off[i];
+        mine_hi = off[i + 1];
+      }
+    double bS = 0;
+    int bJ = -1;
+    for (int base = 0; base < total; base += kPer) {
+      // the survivors, shape by shape, lane by lane; entries [base, base + kPer)
+#pragma unroll
+      for (int i = 0; i < G; ++i) {
+        if ((mask[i] >> lane) & 1u) {
+          const int pos = off[i] + __popc(mask[i] & below) - base;
+          if (pos >= 0 && pos < kPer) {
+            stX[warp][pos] = make_double2(sm[i] + cm[i * bd + tid], sp[i] + cp[i * bd + tid]);
+            stJ[warp][pos] = jrel;
+          }
+        }
+      }
+      __syncwarp();
+      const int e = base + (lane >> 1);
+      double r = 0;
+      if (e < total) {
+        int sh = 0;
+#pragma unroll
+        for (int i = 1; i < G; ++i)
+          if (e >= off[i]) sh = i;
+        const double2 X = stX[warp][lane >> 1];
+        r = root_p1((lane & 1) ? X.y : X.x, sInv[sh]);
+      }
+      const double r2 = __shfl_xor_sync(0xffffffffu, r, 1);
+      if (e < total && (lane & 1) == 0) stS[warp][lane >> 1] = r + r2;  // scale_sum: A + B
+      __syncwarp();
+      const int lo = max(mine_lo, base), hi = min(mine_hi, base + kPer);
+      for (int k = lo; k < hi; ++k) {
+        const double S = stS[warp][k - base];
+        const int j = stJ[warp][k - base];
+        if (beats_lazy(S, j, bS, bJ, win)) {
+          bS = S;
+          bJ = j;
+        }
+      }
+      __syncwarp();
+    }
+    if (lane < G) {
+      const int wbuf = static_cast<int>((w - w0) & 1);
+      wbS[wbuf][warp * G + lane] = bS;
+      wbJ[wbuf][warp * G + lane] = bJ;
     }
   }
+  // the last window's merge
+  __syncthreads();
+  if (warp == 0)
+    merge_warps<G>(wbS[(w1 - 1 - w0) & 1], wbJ[(w1 - 1 - w0) & 1], nwarps, cnt, lane, xs + (w1 - 1) * K, bestS, bestJ,
+                   (obase + (w1 - 1 - w_begin)) * g.A + g0);
 }
 
 __global__ void finalize_kernel(const double* __restrict__ x, std::int64_t length, int n, std::int64_t K,
@@ -453,6 +631,10 @@ void solve_parts(const Series& s, const Params& p, const std::vector<int>& devic
   // NUMPIPE_MLE_GROUP=4|8 chooses (a tuning knob for bench/mle).
   int rgroup = kRollGroup;
   if (const char* e = std::getenv("NUMPIPE_MLE_GROUP")) rgroup = std::atoi(e) == 4 ? 4 : 8;
+  // NUMPIPE_MLE_PRESCREEN=0: every candidate's S exactly (for checking that the
+  // prescreen changes no bit; slower).
+  bool prescreen = true;
+  if (const char* e = std::getenv("NUMPIPE_MLE_PRESCREEN")) prescreen = std::atoi(e) != 0;
   if (W >= (std::int64_t{1} << 31)) fail_input("too many windows for the CUDA backend: " + std::to_string(W));
   if (groups > 65535) fail_input("--alpha-grid: too many shapes for the CUDA backend: " + std::to_string(A));
   // Split series over devices when there are enough, else chunks of windows.
@@ -528,16 +710,16 @@ void solve_parts(const Series& s, const Params& p, const std::vector<int>& devic
           const dim3 grid(static_cast<unsigned>(part.c_count), static_cast<unsigned>(rgroups), static_cast<unsigned>(sc));
           const int ni = static_cast<int>(n);
           if (rgroup == 4 && threads <= 512)
-            rolling_kernel<4, 512><<<grid, threads, smem>>>(d_x.data(), s.length, ni, K, R, W, part.c_begin, wb, nw, g,
+            rolling_kernel<4, 512><<<grid, threads, smem>>>(d_x.data(), s.length, ni, K, R, W, part.c_begin, wb, nw, g, prescreen,
                                                             d_bestS.data(), d_bestJ.data());
           else if (rgroup == 4)
-            rolling_kernel<4, 1024><<<grid, threads, smem>>>(d_x.data(), s.length, ni, K, R, W, part.c_begin, wb, nw, g,
+            rolling_kernel<4, 1024><<<grid, threads, smem>>>(d_x.data(), s.length, ni, K, R, W, part.c_begin, wb, nw, g, prescreen,
                                                              d_bestS.data(), d_bestJ.data());
           else if (threads <= 512)
-            rolling_kernel<8, 512><<<grid, threads, smem>>>(d_x.data(), s.length, ni, K, R, W, part.c_begin, wb, nw, g,
+            rolling_kernel<8, 512><<<grid, threads, smem>>>(d_x.data(), s.length, ni, K, R, W, part.c_begin, wb, nw, g, prescreen,
                                                             d_bestS.data(), d_bestJ.data());
           else
-            rolling_kernel<8, 1024><<<grid, threads, smem>>>(d_x.data(), s.length, ni, K, R, W, part.c_begin, wb, nw, g,
+            rolling_kernel<8, 1024><<<grid, threads, smem>>>(d_x.data(), s.length, ni, K, R, W, part.c_begin, wb, nw, g, prescreen,
                                                              d_bestS.data(), d_bestJ.data());
           NUMPIPE_CUDA_CHECK_LAUNCH();
         } else if (split) {

@@ -1,5 +1,6 @@
 # mle-fit on CUDA against the CPU backend: same argmax (theta, p exactly),
-# loglik and scales within 1e-12 relative; the same bits run to run.
+# loglik and scales within 1e-12 relative; the same bits run to run; the
+# rolling kernel's prescreen (kernels/mle/prescreen.cuh) changes no bit.
 require_gpu
 gen-input mle --length 6000 --series 3 --p 1.3 --sl 1 --sr 2 --seed 9 -o s.nps
 cmpfit() {  # cmpfit NAME ARGS...: the CPU and the CUDA backend on s.nps
@@ -10,11 +11,31 @@ cmpfit() {  # cmpfit NAME ARGS...: the CPU and the CUDA backend on s.nps
     { cat "v-$name.txt"; fail "CPU and CUDA differ: $name"; }
   cat "v-$name.txt"
 }
+# samebits NAME ARGS...: CUDA with the prescreen and with every S exact
+samebits() {
+  local name=$1; shift
+  mle-fit -i s.nps "$@" --backend cuda -o "ps-$name.nps"
+  NUMPIPE_MLE_PRESCREEN=0 mle-fit -i s.nps "$@" --backend cuda -o "ex-$name.nps"
+  verify "ps-$name.nps" "ex-$name.nps" --rtol 0 --atol 0 >"v-ps-$name.txt" ||
+    { cat "v-ps-$name.txt"; fail "the prescreen changed the result: $name"; }
+}
 cmpfit rolling --window 300 --alpha-grid 0.5:3:20 --refresh 500
 cmpfit step --window 120 --step 4 --alpha-grid 0.7,1.1,1.9,2.6 --refresh 64
 cmpfit short --window 40 --alpha-grid 0.5:4.45:80 --refresh 1000
 NUMPIPE_MLE_GROUP=4 cmpfit group4 --window 300 --alpha-grid 0.5:3:21 --refresh 700
 NUMPIPE_MLE_GROUP=4 cmpfit group4step --window 100 --step 3 --alpha-grid 0.5:4.45:80 --refresh 100
+samebits roll80 --window 500 --alpha-grid 0.5:4.45:80 --refresh 2000
+samebits step --window 120 --step 4 --alpha-grid 0.7,1.1,1.9,2.6 --refresh 64
+NUMPIPE_MLE_GROUP=4 samebits group4 --window 300 --alpha-grid 0.5:4.45:80 --refresh 700
+# many equal values (ties of S between equal thetas) and tiny values (powers
+# below the prescreen's range: those candidates are evaluated exactly)
+awk 'BEGIN { srand(5); for (i = 0; i < 3000; i++) print int(rand() * 12) - 5 }' >ties.txt
+gen-input mle --from-text ties.txt -o s.nps
+cmpfit ties --window 200 --alpha-grid 0.5:4.45:80 --refresh 900
+samebits ties --window 200 --alpha-grid 0.5:4.45:80 --refresh 900
+gen-input mle --length 3000 --p 1.5 --sl 1e-30 --sr 2e-30 --seed 6 -o s.nps
+cmpfit tiny --window 250 --alpha-grid 0.5:4.45:80 --refresh 1000
+samebits tiny --window 250 --alpha-grid 0.5:4.45:80 --refresh 1000
 gen-input mle --length 2000 --series 2 --p 0.9 --sl 1.5 --sr 1 --seed 4 -o s.nps
 cmpfit exact --window 200 --alpha-grid 0.5:3:12 --exact
 cmpfit big --window 1100 --alpha-grid 0.5:2:4 --refresh 300
