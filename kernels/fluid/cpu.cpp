@@ -6,12 +6,19 @@
 // step): each pass over memory reads x and x0 row by row into a small rolling
 // window of rows that stays in cache, split into red and black planes (so that
 // each half-sweep is a unit-stride, vectorizable loop), runs up to all the
-// solve's iterations there as a skewed wavefront over rows, and writes x back. Each thread owns a strip of rows
-// and recomputes a halo of 2 rows per fused iteration from the pass's input,
-// so strips never wait for each other. Red-black Gauss-Seidel is independent
-// of the order of the cells within a colour, so every schedule that keeps the
-// dependencies (red k after black k-1 of rows y-1..y+1, black k after red k of
-// rows y-1..y+1, the edges after black) computes the same bits.
+// solve's iterations there as a skewed wavefront over rows, and writes x back.
+// Each thread owns a block of rows and columns and recomputes a halo of 2 cells
+// per fused iteration from the pass's input, so blocks never wait for each
+// other. Red-black Gauss-Seidel is independent of the order of the cells within
+// a colour, so every schedule that keeps the dependencies (red k after black
+// k-1 of rows y-1..y+1, black k after red k of rows y-1..y+1, the edges after
+// black) computes the same bits.
+//
+// Memory passes saved without changing a bit (docs/fluid.md): react's sources
+// are never stored (a solve's first pass generates its initial guess, zero but
+// at the injection points, and forms add_source's x + dt*s as it reads x0);
+// react's two maxima are taken by the passes that write d0 and the last
+// pressure; the projection's zero pressure is generated, not written.
 #include <omp.h>
 
 #include <algorithm>
@@ -19,6 +26,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <string>
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define NUMPIPE_FLUID_X86 1
+#endif
 
 #include "fluid.hpp"
 
@@ -28,36 +42,259 @@ namespace {
 constexpr int kMaxTemporal = 32;  // red-black iterations fused per pass over memory, at most
 constexpr std::size_t kWindowBytes = 384 * 1024;  // a thread's rolling window, to stay in L2
 
-// One half-sweep of one row of colour planes: out[i] = gs_cell(X0[i], L[i], R[i], D[i], U[i]).
-// Compiled for AVX-512, AVX2 and the baseline, chosen at run time; every version
-// rounds alike (IEEE division, no contraction).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define NUMPIPE_FLUID_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define NUMPIPE_FLUID_CLONES
-#endif
+// ---- one half-sweep of one row of colour planes ------------------------------------------
+// out[i] = (X0[i] + a*(((L[i] + R[i]) + D[i]) + U[i])) / c, i in [lo, hi], the
+// division as the Divisor says (model.hpp); every version rounds alike.
 template <class T>
-inline void sweep_row_impl(T* __restrict out, const T* __restrict L, const T* __restrict R, const T* __restrict D,
-                           const T* __restrict U, const T* __restrict X0, int i_lo, int i_hi, T a, T c) {
+void sweep_row_generic(T* __restrict out, const T* __restrict L, const T* __restrict R, const T* __restrict D,
+                       const T* __restrict U, const T* __restrict X0, int lo, int hi, T a, const Divisor<T>& dv) {
+  if (dv.mode == DivMode::multiply) {
+    const T r = dv.r;
 #pragma omp simd
-  for (int i = i_lo; i <= i_hi; ++i) out[i] = gs_cell(X0[i], L[i], R[i], D[i], U[i], a, c);
+    for (int i = lo; i <= hi; ++i) out[i] = (X0[i] + a * (L[i] + R[i] + D[i] + U[i])) * r;
+  } else {
+    const T c = dv.c;
+#pragma omp simd
+    for (int i = lo; i <= hi; ++i) out[i] = gs_cell(X0[i], L[i], R[i], D[i], U[i], a, c);
+  }
 }
-NUMPIPE_FLUID_CLONES void sweep_row(float* out, const float* L, const float* R, const float* D, const float* U,
-                                    const float* X0, int i_lo, int i_hi, float a, float c) {
-  sweep_row_impl(out, L, R, D, U, X0, i_lo, i_hi, a, c);
+
+#ifdef NUMPIPE_FLUID_X86
+// The reciprocal route: q = num*r, two corrections by fused multiply-adds, the
+// sign of num (zero), and a division for the lanes outside the exact range.
+__attribute__((target("avx512f"))) inline __m512 div_avx512(__m512 num, __m512 c, __m512 r, __mmask16 live) {
+  __m512 q = _mm512_mul_ps(num, r);
+  __m512 e = _mm512_fnmadd_ps(c, q, num);
+  q = _mm512_fmadd_ps(e, r, q);
+  e = _mm512_fnmadd_ps(c, q, num);
+  q = _mm512_fmadd_ps(e, r, q);
+  const __m512i bits = _mm512_castps_si512(num);
+  const __m512i sign = _mm512_set1_epi32(static_cast<int>(0x80000000u));
+  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
+  q = _mm512_castsi512_ps(_mm512_or_si512(_mm512_and_si512(abs_mask, _mm512_castps_si512(q)), _mm512_and_si512(sign, bits)));
+  const __m512i mag = _mm512_and_si512(abs_mask, bits);
+  const __mmask16 ok = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(mag, _mm512_set1_epi32(static_cast<int>(kRecipExpLo))),
+                                               _mm512_set1_epi32(static_cast<int>(kRecipExpSpan))) |
+                       _mm512_cmpeq_epi32_mask(mag, _mm512_setzero_si512());
+  const __mmask16 slow = static_cast<__mmask16>(~ok & live);
+  if (slow) q = _mm512_mask_div_ps(q, slow, num, c);
+  return q;
 }
-NUMPIPE_FLUID_CLONES void sweep_row(double* out, const double* L, const double* R, const double* D, const double* U,
-                                    const double* X0, int i_lo, int i_hi, double a, double c) {
-  sweep_row_impl(out, L, R, D, U, X0, i_lo, i_hi, a, c);
+
+template <DivMode M>
+__attribute__((target("avx512f"))) inline void cell16(float* out, __mmask16 m, __m512 l, __m512 r, __m512 d, __m512 u,
+                                                      __m512 x0, __m512 va, __m512 vc, __m512 vr) {
+  const __m512 num = _mm512_add_ps(x0, _mm512_mul_ps(va, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l, r), d), u)));
+  __m512 q;
+  if constexpr (M == DivMode::multiply) q = _mm512_mul_ps(num, vr);
+  else if constexpr (M == DivMode::reciprocal) q = div_avx512(num, vc, vr, m);
+  else q = _mm512_div_ps(num, vc);
+  _mm512_mask_storeu_ps(out, m, q);
+}
+
+template <DivMode M>
+__attribute__((target("avx512f"))) inline void sweep_avx512_mode(float* __restrict out, const float* __restrict L,
+                                                                 const float* __restrict R, const float* __restrict D,
+                                                                 const float* __restrict U, const float* __restrict X0,
+                                                                 int lo, int hi, float a, const Divisor<float>& dv) {
+  const __m512 va = _mm512_set1_ps(a), vc = _mm512_set1_ps(dv.c), vr = _mm512_set1_ps(dv.r);
+  int i = lo;
+  for (; i + 15 <= hi; i += 16)
+    cell16<M>(out + i, static_cast<__mmask16>(0xffff), _mm512_loadu_ps(L + i), _mm512_loadu_ps(R + i),
+              _mm512_loadu_ps(D + i), _mm512_loadu_ps(U + i), _mm512_loadu_ps(X0 + i), va, vc, vr);
+  if (i <= hi) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (hi - i + 1)) - 1);
+    cell16<M>(out + i, m, _mm512_maskz_loadu_ps(m, L + i), _mm512_maskz_loadu_ps(m, R + i),
+              _mm512_maskz_loadu_ps(m, D + i), _mm512_maskz_loadu_ps(m, U + i), _mm512_maskz_loadu_ps(m, X0 + i), va,
+              vc, vr);
+  }
+}
+
+__attribute__((target("avx512f"))) void sweep_row_avx512(float* __restrict out, const float* __restrict L,
+                                                         const float* __restrict R, const float* __restrict D,
+                                                         const float* __restrict U, const float* __restrict X0, int lo,
+                                                         int hi, float a, const Divisor<float>& dv) {
+  if (dv.mode == DivMode::multiply) sweep_avx512_mode<DivMode::multiply>(out, L, R, D, U, X0, lo, hi, a, dv);
+  else if (dv.mode == DivMode::reciprocal) sweep_avx512_mode<DivMode::reciprocal>(out, L, R, D, U, X0, lo, hi, a, dv);
+  else sweep_avx512_mode<DivMode::divide>(out, L, R, D, U, X0, lo, hi, a, dv);
+}
+
+__attribute__((target("avx2,fma"))) inline __m256 div_avx2(__m256 num, __m256 c, __m256 r) {
+  __m256 q = _mm256_mul_ps(num, r);
+  __m256 e = _mm256_fnmadd_ps(c, q, num);
+  q = _mm256_fmadd_ps(e, r, q);
+  e = _mm256_fnmadd_ps(c, q, num);
+  q = _mm256_fmadd_ps(e, r, q);
+  const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(0x80000000u)));
+  q = _mm256_or_ps(_mm256_andnot_ps(sign, q), _mm256_and_ps(sign, num));
+  const __m256i mag = _mm256_castps_si256(_mm256_andnot_ps(sign, num));
+  // unsigned (mag - lo) < span, by the signed compare of both sides shifted by 2^31
+  const __m256i flip = _mm256_set1_epi32(static_cast<int>(0x80000000u));
+  const __m256i off = _mm256_xor_si256(_mm256_sub_epi32(mag, _mm256_set1_epi32(static_cast<int>(kRecipExpLo))), flip);
+  const __m256i lim = _mm256_xor_si256(_mm256_set1_epi32(static_cast<int>(kRecipExpSpan)), flip);
+  const __m256i ok = _mm256_or_si256(_mm256_cmpgt_epi32(lim, off), _mm256_cmpeq_epi32(mag, _mm256_setzero_si256()));
+  if (_mm256_movemask_ps(_mm256_castsi256_ps(ok)) != 0xff)
+    q = _mm256_blendv_ps(_mm256_div_ps(num, c), q, _mm256_castsi256_ps(ok));
+  return q;
+}
+
+__attribute__((target("avx2,fma"))) void sweep_row_avx2(float* __restrict out, const float* __restrict L,
+                                                        const float* __restrict R, const float* __restrict D,
+                                                        const float* __restrict U, const float* __restrict X0, int lo,
+                                                        int hi, float a, const Divisor<float>& dv) {
+  const __m256 va = _mm256_set1_ps(a), vc = _mm256_set1_ps(dv.c), vr = _mm256_set1_ps(dv.r);
+  const DivMode mode = dv.mode;
+  int i = lo;
+  for (; i + 7 <= hi; i += 8) {
+    const __m256 l = _mm256_loadu_ps(L + i), r = _mm256_loadu_ps(R + i);
+    const __m256 d = _mm256_loadu_ps(D + i), u = _mm256_loadu_ps(U + i);
+    const __m256 x0 = _mm256_loadu_ps(X0 + i);
+    const __m256 num = _mm256_add_ps(x0, _mm256_mul_ps(va, _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(l, r), d), u)));
+    __m256 q;
+    if (mode == DivMode::multiply) q = _mm256_mul_ps(num, vr);
+    else if (mode == DivMode::reciprocal) q = div_avx2(num, vc, vr);
+    else q = _mm256_div_ps(num, vc);
+    _mm256_storeu_ps(out + i, q);
+  }
+  // the tail: the division itself, which the other routes equal
+  for (; i <= hi; ++i) out[i] = gs_cell(X0[i], L[i], R[i], D[i], U[i], a, dv.c);
+}
+#endif
+
+// ---- row layout: natural <-> colour planes --------------------------------------------------
+// split: even[j] = in[2j] (+ add), odd[j] = in[2j+1] (+ add) for the cols cells of a
+// row (even gets the last one when cols is odd); merge: the inverse for pairs [j0, j1).
+template <class T>
+void split_generic(const T* __restrict in, T* __restrict even, T* __restrict odd, int cols, bool do_add, T add) {
+  const int pairs = cols / 2;
+  if (do_add) {
+    for (int j = 0; j < pairs; ++j) {
+      even[j] = in[2 * j] + add;
+      odd[j] = in[2 * j + 1] + add;
+    }
+    if (cols & 1) even[pairs] = in[cols - 1] + add;
+  } else {
+    for (int j = 0; j < pairs; ++j) {
+      even[j] = in[2 * j];
+      odd[j] = in[2 * j + 1];
+    }
+    if (cols & 1) even[pairs] = in[cols - 1];
+  }
+}
+template <class T>
+void merge_generic(const T* __restrict even, const T* __restrict odd, T* __restrict out, int j0, int j1) {
+  for (int j = j0; j < j1; ++j) {
+    out[2 * j] = even[j];
+    out[2 * j + 1] = odd[j];
+  }
+}
+
+#ifdef NUMPIPE_FLUID_X86
+__attribute__((target("avx512f"))) void split_avx512(const float* __restrict in, float* __restrict even,
+                                                     float* __restrict odd, int cols, bool do_add, float add) {
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512 va = _mm512_set1_ps(add);
+  const int pairs = cols / 2;
+  int j = 0;
+  for (; j + 16 <= pairs; j += 16) {
+    const __m512 a = _mm512_loadu_ps(in + 2 * j), b = _mm512_loadu_ps(in + 2 * j + 16);
+    __m512 e = _mm512_permutex2var_ps(a, ie, b), o = _mm512_permutex2var_ps(a, io, b);
+    if (do_add) {
+      e = _mm512_add_ps(e, va);
+      o = _mm512_add_ps(o, va);
+    }
+    _mm512_storeu_ps(even + j, e);
+    _mm512_storeu_ps(odd + j, o);
+  }
+  for (; j < pairs; ++j) {
+    even[j] = do_add ? in[2 * j] + add : in[2 * j];
+    odd[j] = do_add ? in[2 * j + 1] + add : in[2 * j + 1];
+  }
+  if (cols & 1) even[pairs] = do_add ? in[cols - 1] + add : in[cols - 1];
+}
+__attribute__((target("avx512f"))) void merge_avx512(const float* __restrict even, const float* __restrict odd,
+                                                     float* __restrict out, int j0, int j1) {
+  const __m512i il = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i ih = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  int j = j0;
+  for (; j + 16 <= j1; j += 16) {
+    const __m512 e = _mm512_loadu_ps(even + j), o = _mm512_loadu_ps(odd + j);
+    _mm512_storeu_ps(out + 2 * j, _mm512_permutex2var_ps(e, il, o));
+    _mm512_storeu_ps(out + 2 * j + 16, _mm512_permutex2var_ps(e, ih, o));
+  }
+  for (; j < j1; ++j) {
+    out[2 * j] = even[j];
+    out[2 * j + 1] = odd[j];
+  }
+}
+#endif
+
+using SweepF = void (*)(float*, const float*, const float*, const float*, const float*, const float*, int, int, float,
+                        const Divisor<float>&);
+using SplitF = void (*)(const float*, float*, float*, int, bool, float);
+using MergeF = void (*)(const float*, const float*, float*, int, int);
+struct FloatKernels {
+  SweepF sweep = sweep_row_generic<float>;
+  SplitF split = split_generic<float>;
+  MergeF merge = merge_generic<float>;
+  bool fma = false;  // the reciprocal route is open
+};
+
+// The float row kernels for this machine (NUMPIPE_FLUID_CPU_ISA=generic|avx2|avx512
+// picks one, for tests and the bench).
+FloatKernels pick_kernels(const char* forced = nullptr) {
+  std::string isa = forced ? forced : "";
+  if (isa.empty())
+    if (const char* e = std::getenv("NUMPIPE_FLUID_CPU_ISA")) isa = e;
+  FloatKernels k;
+#ifdef NUMPIPE_FLUID_X86
+  __builtin_cpu_init();
+  const bool has512 = __builtin_cpu_supports("avx512f");
+  const bool has2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if ((isa.empty() || isa == "avx512") && has512) {
+    k.sweep = sweep_row_avx512;
+    k.split = split_avx512;
+    k.merge = merge_avx512;
+    k.fma = true;
+  } else if ((isa.empty() || isa == "avx512" || isa == "avx2") && has2) {
+    k.sweep = sweep_row_avx2;
+    k.fma = true;
+  }
+#endif
+  return k;
+}
+
+template <class T>
+T max_of(T m, T s) {
+  return s > m ? s : m;  // react's comparison (exact: any order gives the same maximum)
+}
+// The maximum of m and a[i] (b null) or a[i]^2 + b[i]^2, i < count.
+template <class T>
+T max_row(const T* __restrict a, const T* __restrict b, int count, T m) {
+  if (!b) {
+#pragma omp simd reduction(max : m)
+    for (int i = 0; i < count; ++i) m = a[i] > m ? a[i] : m;
+  } else {
+#pragma omp simd reduction(max : m)
+    for (int i = 0; i < count; ++i) {
+      const T s = a[i] * a[i] + b[i] * b[i];
+      m = s > m ? s : m;
+    }
+  }
+  return m;
 }
 
 template <class T>
 class CpuSolver final : public Solver<T> {
  public:
   CpuSolver(const Params& p, const Fields<T>& init)
-      : p_(p), n_(p.n), w_(p.n + 2), wp_((p.n + 3) / 2), f_(init) {
-    scratch_.assign(f_.cells(), T(0));
+      : p_(p), n_(p.n), w_(p.n + 2), f_(init) {
     threads_ = std::max(1, omp_get_max_threads());
+    kf_ = pick_kernels();
+    // NUMPIPE_FLUID_CPU_DIV=divide closes the reciprocal route (bench/fluid compares both).
+    const char* dvenv = std::getenv("NUMPIPE_FLUID_CPU_DIV");
+    fma_ = kf_.fma && !(dvenv && std::string(dvenv) == "divide");
     // Blocks of rows x columns, one window each at a time: columns so that a
     // window (2k+2 rows of x and x0, both colours) stays within kWindowBytes (in
     // L2) with k = the solve's iterations; row strips so that every thread has
@@ -76,6 +313,9 @@ class CpuSolver final : public Solver<T> {
     wpw_ = (block_w + 1) / 2 + 2 * kmax_ + 2;
     windows_.resize(static_cast<std::size_t>(threads_));
     for (auto& win : windows_) win.assign(static_cast<std::size_t>(2 * kmax_ + 2) * 4 * wpw_, T(0));
+    partial_.assign(static_cast<std::size_t>(nstrips_ * ncols_), T(0));
+    if ((p_.iters + kmax_ - 1) / kmax_ > 1) scratch_.assign(f_.cells(), T(0));
+    initial_maxima();
   }
 
   double advance(int steps) override {
@@ -88,15 +328,17 @@ class CpuSolver final : public Solver<T> {
 
  private:
   Params p_;
-  int n_, w_, wp_;  // interior size, row width n+2, pairs per plane row
+  int n_, w_;  // interior size, row width n+2
   Fields<T> f_;
-  std::vector<T> scratch_;               // the other buffer of a solve's passes
-  std::vector<std::vector<T>> windows_;  // rolling windows, one per strip
+  std::vector<T> scratch_;               // the other buffer of a solve's passes (more than one pass)
+  std::vector<std::vector<T>> windows_;  // rolling windows, one per thread
+  std::vector<T> partial_;               // per block maxima of a pass
   int threads_ = 1, nstrips_ = 1, ncols_ = 1, kmax_ = 1, wpw_ = 1;  // blocks, fused iterations, window pairs
+  FloatKernels kf_;
+  bool fma_ = false;
+  T mv_ = 0, md_ = 0;          // react's maxima of the source buffers as they stand
+  bool inj_v_ = false, inj_d_ = false;  // react's decision for this step
   Counters c_;
-
-  std::size_t plane() const { return static_cast<std::size_t>(w_) * wp_; }
-  T at(const std::vector<T>& x, int i, int j) const { return x[ix(i, j, w_)]; }
 
   // ---- natural-layout kernels ------------------------------------------------------
   void set_bnd(int b, T* x) const {
@@ -116,55 +358,84 @@ class CpuSolver final : public Solver<T> {
     x[ix(0, n + 1, w)] = corner(x[ix(1, n + 1, w)], x[ix(0, n, w)]);
     x[ix(n + 1, n + 1, w)] = corner(x[ix(n, n + 1, w)], x[ix(n + 1, n, w)]);
   }
+  std::int64_t corner_index(int k) const {
+    const int e = n_ + 1;
+    return ix(k & 1 ? e : 0, k & 2 ? e : 0, w_);
+  }
 
-  void react() {
+  // react's maxima of the initial sources (later steps take them from the passes).
+  void initial_maxima() {
     const std::int64_t cells = static_cast<std::int64_t>(f_.cells());
-    T* d0 = f_.d0.data();
-    T* u0 = f_.u0.data();
-    T* v0 = f_.v0.data();
-    T mv = u0[0] * u0[0] + v0[0] * v0[0], md = d0[0];
-#pragma omp parallel for schedule(static) reduction(max : mv, md)
-    for (std::int64_t i = 0; i < cells; ++i) {
-      T s = u0[i] * u0[i] + v0[i] * v0[i];
-      mv = s > mv ? s : mv;
-      md = d0[i] > md ? d0[i] : md;
+    const T* d0 = f_.d0.data();
+    const T* u0 = f_.u0.data();
+    const T* v0 = f_.v0.data();
+    const T lowest = -std::numeric_limits<T>::infinity();
+    std::vector<T> pv(static_cast<std::size_t>(threads_), lowest), pd(static_cast<std::size_t>(threads_), lowest);
+#pragma omp parallel num_threads(threads_)
+    {
+      T mv = lowest, md = lowest;
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < cells; ++i) {
+        mv = max_of(mv, u0[i] * u0[i] + v0[i] * v0[i]);
+        md = max_of(md, d0[i]);
+      }
+      pv[static_cast<std::size_t>(omp_get_thread_num())] = mv;
+      pd[static_cast<std::size_t>(omp_get_thread_num())] = md;
     }
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < cells; ++i) d0[i] = u0[i] = v0[i] = T(0);
-    if (p_.forcing != Forcing::react) return;
-    const int n = n_, w = w_;
-    const T force = T(p_.force), source = T(p_.source);
-    if (mv < T(kReactVelocityThreshold)) {
-      ++c_.velocity_injections;
-      u0[ix(n / 2, n / 2, w)] = react_centre(force);
-      v0[ix(n / 2, n / 2, w)] = react_centre(force);
-      for (int y = kReactLattice; y < n; y += kReactLattice)
-        for (int x = kReactLattice; x < n; x += kReactLattice) {
-          u0[ix(x, y, w)] = react_lattice_velocity(force, n, y);
-          v0[ix(x, y, w)] = react_lattice_velocity(force, n, x);
-        }
-    }
-    if (md < T(kReactDensityThreshold)) {
-      ++c_.density_injections;
-      d0[ix(n / 2, n / 2, w)] = react_centre(source);
-      for (int y = kReactLattice; y < n; y += kReactLattice)
-        for (int x = kReactLattice; x < n; x += kReactLattice) d0[ix(x, y, w)] = react_lattice_density(source);
+    mv_ = md_ = lowest;
+    for (int t = 0; t < threads_; ++t) {
+      mv_ = max_of(mv_, pv[static_cast<std::size_t>(t)]);
+      md_ = max_of(md_, pd[static_cast<std::size_t>(t)]);
     }
   }
 
-  void add_source(T* x, const T* s) const {
-    const std::int64_t cells = static_cast<std::int64_t>(f_.cells());
-    const T dt = T(p_.dt);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < cells; ++i) x[i] += dt * s[i];
+  // react: the decision from the maxima; the sources themselves are generated by the solves.
+  void react_decide() {
+    inj_v_ = inj_d_ = false;
+    if (p_.forcing == Forcing::react) {
+      inj_v_ = mv_ < T(kReactVelocityThreshold);
+      inj_d_ = md_ < T(kReactDensityThreshold);
+    }
+    c_.velocity_injections += inj_v_;
+    c_.density_injections += inj_d_;
+  }
+  T source_at(int field, int x, int y) const {
+    return react_source(field, x, y, n_, inj_v_, inj_d_, T(p_.force), T(p_.source));
+  }
+  // Calls fn(x) for the columns of row y in [x_lo, x_hi) where react may inject.
+  template <class F>
+  void injection_points(int y, int x_lo, int x_hi, F&& fn) const {
+    const int n = n_;
+    if (y == n / 2 && n / 2 >= x_lo && n / 2 < x_hi) fn(n / 2);
+    if (y % kReactLattice == 0 && y >= kReactLattice && y < n) {
+      const int first = std::max(kReactLattice, (x_lo + kReactLattice - 1) / kReactLattice * kReactLattice);
+      for (int x = first; x < std::min(n, x_hi); x += kReactLattice) fn(x);
+    }
   }
 
-  void diffuse(int b, std::vector<T>& x, const T* x0, double k) {
+  // add_source on the boundary layer of x (its interior is overwritten later in the step).
+  void add_zero_source_boundary(T* x) const {
+    const T zero = T(p_.dt) * T(0);
+    const int e = n_ + 1, w = w_;
+    for (int i = 0; i <= e; ++i) {
+      x[ix(i, 0, w)] = x[ix(i, 0, w)] + zero;
+      x[ix(i, e, w)] = x[ix(i, e, w)] + zero;
+    }
+    for (int j = 1; j < e; ++j) {
+      x[ix(0, j, w)] = x[ix(0, j, w)] + zero;
+      x[ix(e, j, w)] = x[ix(e, j, w)] + zero;
+    }
+  }
+
+  void diffuse(int b, std::vector<T>& x, const std::vector<T>& x0, int field, double k, bool max_out) {
     const T a = diffuse_a(T(p_.dt), T(k), n_);
-    lin_solve(b, x, x0, a, T(1) + T(4) * a);
+    lin_solve(Solve{b, x.data(), x0.data(), a, T(1) + T(4) * a, field, field, max_out ? 1 : 0});
+    if (max_out) md_ = finish_max(x.data(), nullptr);
   }
 
-  void project(std::vector<T>& uvec, std::vector<T>& vvec, std::vector<T>& pvec, std::vector<T>& dvec) {
+  // project(u, v, p, div): div and its set_bnd, the solve from a generated zero
+  // pressure (with react's velocity maximum p^2 + div^2 when max_out), the gradient.
+  void project(std::vector<T>& uvec, std::vector<T>& vvec, std::vector<T>& pvec, std::vector<T>& dvec, bool max_out) {
     const int n = n_, w = w_;
     T* u = uvec.data();
     T* v = vvec.data();
@@ -176,16 +447,12 @@ class CpuSolver final : public Solver<T> {
       const T* vd = v + ix(0, j - 1, w);
       const T* vu = v + ix(0, j + 1, w);
       T* dj = div + ix(0, j, w);
-      T* pj = pr + ix(0, j, w);
-      for (int i = 1; i <= n; ++i) {
-        dj[i] = divergence_cell(uj[i - 1], uj[i + 1], vd[i], vu[i], n);
-        pj[i] = T(0);
-      }
+#pragma omp simd
+      for (int i = 1; i <= n; ++i) dj[i] = divergence_cell(uj[i - 1], uj[i + 1], vd[i], vu[i], n);
     }
     set_bnd(kScalar, div);
-    set_bnd(kScalar, pr);
-    lin_solve(kScalar, pvec, div, T(1), T(4));
-    pr = pvec.data();
+    lin_solve(Solve{kScalar, pr, div, T(1), T(4), -1, -1, max_out ? 2 : 0});
+    if (max_out) mv_ = finish_max(pr, div);
 #pragma omp parallel for schedule(static)
     for (int j = 1; j <= n; ++j) {
       const T* pj = pr + ix(0, j, w);
@@ -193,6 +460,7 @@ class CpuSolver final : public Solver<T> {
       const T* pu = pr + ix(0, j + 1, w);
       T* uj = u + ix(0, j, w);
       T* vj = v + ix(0, j, w);
+#pragma omp simd
       for (int i = 1; i <= n; ++i) {
         uj[i] = gradient_sub(uj[i], pj[i - 1], pj[i + 1], n);
         vj[i] = gradient_sub(vj[i], pd[i], pu[i], n);
@@ -223,19 +491,45 @@ class CpuSolver final : public Solver<T> {
 
   // ---- lin_solve: temporally blocked passes over colour planes -----------------------
   // Plane c of a window row holds the row's cells with (x + y) % 2 == c at x / 2.
-  struct PassArgs {
-    const T* src;  // x before the pass (natural layout)
-    T* dst;        // x after the pass (natural layout)
-    const T* x0;   // natural layout
+  struct Solve {
+    int b;      // boundary kind
+    T* x;       // the result (its content before the solve is not read: see gen)
+    const T* x0;
     T a, c;
-    int b, k;
+    int gen;    // initial guess: react's source of this field (kField*), or -1: zero
+    int add;    // x0 is read as x0 + dt*(react's source of this field), or -1: as it is
+    int max;    // the last pass's maximum: 0 none, 1 of x, 2 of x^2 + x0^2 (corners aside)
   };
+  struct PassArgs {
+    const T* src;  // x before the pass (natural layout), or null: the generated initial guess
+    T* dst;        // x after the pass (natural layout)
+    const Solve* S;
+    Divisor<T> dv;
+    int k;
+    bool max;
+  };
+
+  void sweep(T* out, const T* L, const T* R, const T* D, const T* U, const T* X0, int lo, int hi, T a,
+             const Divisor<T>& dv) const {
+    if constexpr (sizeof(T) == 4) kf_.sweep(out, L, R, D, U, X0, lo, hi, a, dv);
+    else sweep_row_generic<T>(out, L, R, D, U, X0, lo, hi, a, dv);
+  }
+  void split(const T* in, T* even, T* odd, int cols, bool do_add, T add) const {
+    if constexpr (sizeof(T) == 4) kf_.split(in, even, odd, cols, do_add, add);
+    else split_generic<T>(in, even, odd, cols, do_add, add);
+  }
+  void merge(const T* even, const T* odd, T* out, int j0, int j1) const {
+    if constexpr (sizeof(T) == 4) kf_.merge(even, odd, out, j0, j1);
+    else merge_generic<T>(even, odd, out, j0, j1);
+  }
 
   // One block (rows [r0, r1), columns [c0, c1), c0 even) of one pass of k fused
   // iterations (see the file comment). The window covers the block and its halo
   // of 2k cells on each side; per row slot it holds x's two colour planes and
-  // x0's, pair j of a plane being column lo_x + 2j or lo_x + 2j + 1.
-  void pass_block(const PassArgs& A, int r0, int r1, int c0, int c1, T* win) const {
+  // x0's, pair j of a plane being column lo_x + 2j or lo_x + 2j + 1. Returns the
+  // block's maximum (A.max) over the cells it writes, corners aside.
+  T pass_block(const PassArgs& A, int r0, int r1, int c0, int c1, T* win) const {
+    const Solve& S = *A.S;
     const int n = n_, w = w_, k = A.k, ns = 2 * kmax_ + 2, wpw = wpw_;
     const int lo = std::max(0, r0 - 2 * k), hi = std::min(w, r1 + 2 * k);
     const int lo_x = std::max(0, c0 - 2 * k), hi_x = std::min(w, c1 + 2 * k);  // lo_x even
@@ -244,39 +538,56 @@ class CpuSolver final : public Solver<T> {
     const int x_lo = std::max(1, lo_x + 1), x_hi = std::min(n, hi_x - 2);  // columns the sweeps update
     auto row = [&](int c, int y) { return win + (static_cast<std::size_t>(y % ns) * 4 + c) * wpw; };
     auto x0row = [&](int c, int y) { return win + (static_cast<std::size_t>(y % ns) * 4 + 2 + c) * wpw; };
-    const T a = A.a, cc = A.c;
-    const bool neg_u = A.b == kU, neg_v = A.b == kV;
+    const T a = S.a;
+    const bool neg_u = S.b == kU, neg_v = S.b == kV;
+    const T zero_add = T(p_.dt) * T(0);  // add_source's dt*s where react left s = 0
+    T m = -std::numeric_limits<T>::infinity();
 
-    auto split = [&](const T* in, T* even, T* odd) {  // columns lo_x.. of a natural row
-      for (int j = 0; j < cols / 2; ++j) {
-        even[j] = in[2 * j];
-        odd[j] = in[2 * j + 1];
-      }
-      if (cols & 1) even[cols / 2] = in[cols - 1];
-    };
     auto load = [&](int y) {
       const int ce = y & 1, co = (y + 1) & 1;  // colours of even and odd x in row y
-      split(A.src + ix(lo_x, y, w), row(ce, y), row(co, y));
-      split(A.x0 + ix(lo_x, y, w), x0row(ce, y), x0row(co, y));
+      T* xe = row(ce, y);
+      T* xo = row(co, y);
+      if (A.src) {
+        split(A.src + ix(lo_x, y, w), xe, xo, cols, false, T(0));
+      } else {  // react's sources (or zero) as the initial guess
+        std::fill(xe, xe + (cols + 1) / 2, T(0));
+        std::fill(xo, xo + cols / 2, T(0));
+        if (S.gen >= 0)
+          injection_points(y, lo_x, hi_x, [&](int x) {
+            ((x - lo_x) % 2 ? xo : xe)[(x - lo_x) / 2] = source_at(S.gen, x, y);
+          });
+      }
+      const T* in0 = S.x0 + ix(lo_x, y, w);
+      T* e0 = x0row(ce, y);
+      T* o0 = x0row(co, y);
+      split(in0, e0, o0, cols, S.add >= 0, zero_add);  // add_source: x0 + dt*s, s = 0 but at react's points
+      if (S.add >= 0) {
+        injection_points(y, lo_x, hi_x, [&](int x) {
+          ((x - lo_x) % 2 ? o0 : e0)[(x - lo_x) / 2] = in0[x - lo_x] + T(p_.dt) * source_at(S.add, x, y);
+        });
+      }
     };
     auto store = [&](int y) {
       const T* even = row(y & 1, y);
       const T* odd = row((y + 1) & 1, y);
       T* out = A.dst + ix(lo_x, y, w);
       const int j0 = (c0 - lo_x) / 2, j1 = (c1 - lo_x) / 2;  // whole pairs of [c0, c1)
-      for (int j = j0; j < j1; ++j) {
-        out[2 * j] = even[j];
-        out[2 * j + 1] = odd[j];
-      }
+      merge(even, odd, out, j0, j1);
       if ((c1 - lo_x) & 1) out[c1 - 1 - lo_x] = even[j1];
+      if (A.max) {  // x, or x^2 + x0^2 (x0 as stored: the pressure's divergence), corners aside
+        const bool edge_row = y == 0 || y == n + 1;
+        const int xa = edge_row ? std::max(c0, 1) : c0, xb = edge_row ? std::min(c1, n + 1) : c1;
+        if (xb > xa)
+          m = max_row(out + (xa - lo_x), S.max == 2 ? S.x0 + ix(xa, y, w) : nullptr, xb - xa, m);
+      }
     };
-    auto sweep = [&](int c, int y) {
+    auto sweep_c = [&](int c, int y) {
       const int par = (c + y) & 1;  // x parity of this colour's cells in row y
       const int i_lo = (x_lo - par + 1) / 2, i_hi = (x_hi - par) / 2;  // global pairs, x = 2i + par
       if (i_hi < i_lo) return;
       const T* mid = row(1 - c, y) - base;
-      sweep_row(row(c, y) - base, mid + par - 1, mid + par, row(1 - c, y - 1) - base, row(1 - c, y + 1) - base,
-                x0row(c, y) - base, i_lo, i_hi, a, cc);
+      sweep(row(c, y) - base, mid + par - 1, mid + par, row(1 - c, y - 1) - base, row(1 - c, y + 1) - base,
+            x0row(c, y) - base, i_lo, i_hi, a, A.dv);
     };
     auto cell = [&](int x, int y) -> T& { return row((x + y) & 1, y)[(x - lo_x) / 2]; };
     auto edges = [&](int y) {  // set_bnd's x[0,y], x[n+1,y] from the row's interior
@@ -292,10 +603,10 @@ class CpuSolver final : public Solver<T> {
       if (t + 1 < hi) load(t + 1);
       for (int kk = 0; kk < k; ++kk) {
         const int yr = t - 2 * kk;
-        if (yr >= upd_lo && yr <= upd_hi) sweep(0, yr);
+        if (yr >= upd_lo && yr <= upd_hi) sweep_c(0, yr);
         const int yb = yr - 1;
         if (yb >= upd_lo && yb <= upd_hi) {
-          sweep(1, yb);
+          sweep_c(1, yb);
           edges(yb);
           if (yb == 1) copy_row(0, 1);
           if (yb == n) copy_row(n + 1, n);
@@ -304,65 +615,72 @@ class CpuSolver final : public Solver<T> {
       const int ys = t - 2 * k;
       if (ys >= r0 && ys < r1 && ys >= lo) store(ys);
     }
+    return m;
   }
 
-  // lin_solve(b, x, x0, a, c): the result lands in x (the vector may trade its
-  // storage with the scratch buffer: callers take data() after the call).
-  void lin_solve(int b, std::vector<T>& x, const T* x0, T a, T c) {
-    const T* src = x.data();
-    T* dst = scratch_.data();
-    T* other = x.data();
+  // lin_solve(b, x, x0, a, c) from the generated initial guess: passes of up to
+  // kmax_ iterations; the last one writes x, the others alternate with scratch_.
+  void lin_solve(const Solve& S) {
     const int passes = (p_.iters + kmax_ - 1) / kmax_;
+    const Divisor<T> dv = make_divisor(S.c, fma_);
+    const T* src = nullptr;
     for (int q = 0; q < passes; ++q) {
+      T* dst = (passes - 1 - q) % 2 == 0 ? S.x : scratch_.data();
       const int k = p_.iters / passes + (q < p_.iters % passes ? 1 : 0);
-      const PassArgs A{src, dst, x0, a, c, b, k};
+      const PassArgs A{src, dst, &S, dv, k, S.max != 0 && q == passes - 1};
       const int ns = nstrips_, nc = ncols_, w = w_;
 #pragma omp parallel for schedule(static, 1)
       for (int item = 0; item < ns * nc; ++item) {
         const int s = item / nc, cb = item % nc;
         const int c0 = 2 * static_cast<int>(static_cast<std::int64_t>((w + 1) / 2) * cb / nc);
         const int c1 = std::min(w, 2 * static_cast<int>(static_cast<std::int64_t>((w + 1) / 2) * (cb + 1) / nc));
-        pass_block(A, static_cast<int>(static_cast<std::int64_t>(w) * s / ns),
-                   static_cast<int>(static_cast<std::int64_t>(w) * (s + 1) / ns), c0, c1,
-                   windows_[static_cast<std::size_t>(omp_get_thread_num())].data());
+        partial_[static_cast<std::size_t>(item)] =
+            pass_block(A, static_cast<int>(static_cast<std::int64_t>(w) * s / ns),
+                       static_cast<int>(static_cast<std::int64_t>(w) * (s + 1) / ns), c0, c1,
+                       windows_[static_cast<std::size_t>(omp_get_thread_num())].data());
       }
       src = dst;
-      std::swap(dst, other);
     }
-    if (src != x.data()) x.swap(scratch_);
-    set_corners(x.data());
+    set_corners(S.x);
+  }
+
+  // The maximum of the last pass's blocks and the corners (of x, or of x^2 + x0^2).
+  T finish_max(const T* x, const T* x0) const {
+    T m = -std::numeric_limits<T>::infinity();
+    for (T b : partial_) m = max_of(m, b);
+    for (int k = 0; k < 4; ++k) {
+      const T p = x[corner_index(k)];
+      m = max_of(m, x0 ? p * p + x0[corner_index(k)] * x0[corner_index(k)] : p);
+    }
+    return m;
   }
 
   // ---- the step ----------------------------------------------------------------------------
+  // react's zeroing and injection and add_source happen inside the solves (see
+  // the file comment); a buffer's old content is never read where the
+  // reference would have overwritten it first.
   void step() {
-    react();
-    // Buffers by role; a solve may trade a vector's storage with the scratch, so
-    // pointers are taken at each use.
+    react_decide();
     auto& F = f_;
     if (p_.scheme == Scheme::seed) {
-      add_source(F.d.data(), F.d0.data());
-      add_source(F.u.data(), F.u0.data());
-      add_source(F.v.data(), F.v0.data());
-      diffuse(kScalar, F.d0, F.d.data(), p_.diff);
-      diffuse(kU, F.u0, F.u.data(), p_.visc);
-      diffuse(kV, F.v0, F.v.data(), p_.visc);
-      project(F.u0, F.v0, F.u, F.v);
+      add_zero_source_boundary(F.d.data());  // d's boundary layer survives the step
+      diffuse(kScalar, F.d0, F.d, kFieldD, p_.diff, true);
+      diffuse(kU, F.u0, F.u, kFieldU, p_.visc, false);
+      diffuse(kV, F.v0, F.v, kFieldV, p_.visc, false);
+      project(F.u0, F.v0, F.u, F.v, false);
       advect(F.u0.data(), F.v0.data(), {{F.d.data(), F.d0.data()}, {F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
       set_bnd(kU, F.u.data());
       set_bnd(kV, F.v.data());
-      project(F.u, F.v, F.u0, F.v0);
+      project(F.u, F.v, F.u0, F.v0, true);
     } else {
-      add_source(F.u.data(), F.u0.data());
-      add_source(F.v.data(), F.v0.data());
-      diffuse(kU, F.u0, F.u.data(), p_.visc);
-      diffuse(kV, F.v0, F.v.data(), p_.visc);
-      project(F.u0, F.v0, F.u, F.v);
+      diffuse(kU, F.u0, F.u, kFieldU, p_.visc, false);
+      diffuse(kV, F.v0, F.v, kFieldV, p_.visc, false);
+      project(F.u0, F.v0, F.u, F.v, false);
       advect(F.u0.data(), F.v0.data(), {{F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
       set_bnd(kU, F.u.data());
       set_bnd(kV, F.v.data());
-      project(F.u, F.v, F.u0, F.v0);
-      add_source(F.d.data(), F.d0.data());
-      diffuse(kScalar, F.d0, F.d.data(), p_.diff);
+      project(F.u, F.v, F.u0, F.v0, true);
+      diffuse(kScalar, F.d0, F.d, kFieldD, p_.diff, true);
       advect(F.u.data(), F.v.data(), {{F.d.data(), F.d0.data()}});
       set_bnd(kScalar, F.d.data());
     }
@@ -379,26 +697,35 @@ std::unique_ptr<Solver<T>> make_cpu_solver(const Params& p, const Fields<T>& ini
 template std::unique_ptr<Solver<float>> make_cpu_solver(const Params&, const Fields<float>&);
 template std::unique_ptr<Solver<double>> make_cpu_solver(const Params&, const Fields<double>&);
 
+namespace testing {
+bool sweep_row_float(const char* isa, float* out, const float* L, const float* R, const float* D, const float* U,
+                     const float* X0, int count, float a, float c) {
+  const FloatKernels k = pick_kernels(isa);
+  const Divisor<float> dv = make_divisor(c, k.fma);
+  k.sweep(out, L, R, D, U, X0, 0, count - 1, a, dv);
+  return dv.mode == DivMode::reciprocal;
+}
+}  // namespace testing
+
 double bytes_per_cell_step(const Params& p, int element_size, bool cuda) {
   // Element reads + writes per interior cell and step, as the kernels move them
-  // (docs/fluid.md). Both backends: two projections' divergence (2+2) and
-  // gradient (3+2), advection (2 + 3 gathered + 3 written).
+  // (docs/fluid.md). Both backends: two projections' divergence (2 read + 1
+  // written) and gradient (3+2), advection (2 + 3 gathered + 3 written). Each
+  // solve's first pass reads x0 only (the initial guess is generated) and writes
+  // x; later passes read x and x0 and write x.
   const double sz = element_size;
-  const double common = 2 * (4 + 5) + 8;
+  const double common = 2 * (3 + 5) + 8;
   if (cuda) {
-    // react: CUB maxima (3) and the fused injection + add_source (3+3). Each
-    // solve: an even number of passes of up to K fused iterations (cuda.cu's
-    // tile_config), each reading x and x0 over the extended tile (the output
-    // tile and its halo of 2K cells) and writing x once.
+    // Tiles read x and x0 over the extended tile (the output tile and its halo
+    // of 2K cells: cuda_pass_bytes_per_cell).
 #ifdef NUMPIPE_FLUID_CUDA
-    return sz * (common + 9 + 5 * cuda_pass_bytes_per_cell(p.iters, element_size));
+    return sz * (common + 5 * cuda_pass_bytes_per_cell(p.iters, element_size));
 #endif
   }
-  // react (3 read, 3 zeroed), add_source (3 x 3); each solve: one pass per up to
-  // 32 iterations (fewer on many threads and small grids: see kmax_), reading x
-  // and x0 and writing x (the halo rows of the strips are read twice; not counted).
+  // One pass per up to 32 iterations (fewer on many threads and small grids: see
+  // kmax_); the halo rows and columns of the blocks are read twice (not counted).
   const double passes = std::ceil(static_cast<double>(p.iters) / kMaxTemporal);
-  return sz * (common + 6 + 9 + 5 * passes * 3);
+  return sz * (common + 5 * (2 + 3 * (passes - 1)));
 }
 
 template <class T>

@@ -63,6 +63,15 @@ double cuda_pass_bytes_per_cell(int iters, int element_size);
 // (for the profile and the bench's floor): see docs/fluid.md.
 double bytes_per_cell_step(const Params& p, int element_size, bool cuda);
 
+namespace testing {
+// One half-sweep of a row of `count` cells by the CPU backend's kernel for the
+// named instruction set ("generic", "avx2", "avx512"; one the machine lacks
+// falls back to the next), for the unit tests; returns whether it took the
+// reciprocal route (model.hpp's Divisor) rather than the division.
+bool sweep_row_float(const char* isa, float* out, const float* L, const float* R, const float* D, const float* U,
+                     const float* X0, int count, float a, float c);
+}  // namespace testing
+
 // Diagnostics of a state, computed on the host in double in a fixed order.
 struct Diagnostics {
   double total_density = 0;  // sum of d over the interior

@@ -8,6 +8,7 @@
 // lin_solve, diffuse, project, advect), with the seed's `react` forcing and
 // its buffer discipline as ../shared/spec/fluid.md states them.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #include "common/hd.hpp"
@@ -127,5 +128,54 @@ template <class T>
 NUMPIPE_HD_INLINE T react_lattice_density(T source) {
   return source * static_cast<T>(1000);
 }
+
+// Fields by number, for the sources react writes: 0 d0, 1 u0, 2 v0.
+enum Field : int { kFieldD = 0, kFieldU = 1, kFieldV = 2 };
+
+// What react leaves in source buffer `field` at cell (x, y): zero, or the
+// injected value where react injects (the lattice overwrites the centre, as the
+// seed sets the centre first). The backends never store these sparse sources:
+// a solve's first pass takes them as its initial guess and add_source's
+// x + dt*s is formed as the solve reads x (both in this order, so the bits are
+// those of the stored version).
+template <class T>
+NUMPIPE_HD_INLINE T react_source(int field, int x, int y, int n, bool velocity, bool density, T force, T source) {
+  if (field == kFieldD ? !density : !velocity) return T(0);
+  const bool lattice = x % kReactLattice == 0 && y % kReactLattice == 0 && x >= kReactLattice && x < n &&
+                       y >= kReactLattice && y < n;
+  if (lattice) {
+    if (field == kFieldD) return react_lattice_density(source);
+    return react_lattice_velocity(force, n, field == kFieldU ? y : x);
+  }
+  if (x == n / 2 && y == n / 2) return react_centre(field == kFieldD ? source : force);
+  return T(0);
+}
+
+// lin_solve's division by c, three ways that round alike: c a power of two
+// (the projection's 4, or 1 without diffusion): a multiplication by 1/c, which
+// is exact; float and 1 <= c <= 2^24: the correctly rounded reciprocal r and
+// two Newton corrections by fused multiply-adds (Markstein's theorem: the
+// result is the correctly rounded quotient while |num| is in [2^-87, 2^94), no
+// underflow or overflow in the remainder; zero is signed by copysign; other
+// values divide); otherwise the division itself.
+enum class DivMode : int { divide = 0, multiply = 1, reciprocal = 2 };
+template <class T>
+struct Divisor {
+  T c = T(1), r = T(1);
+  DivMode mode = DivMode::divide;
+};
+template <class T>
+inline Divisor<T> make_divisor(T c, bool fma_available) {
+  Divisor<T> d;
+  d.c = c;
+  d.r = T(1) / c;
+  int e = 0;
+  const T m = static_cast<T>(std::frexp(static_cast<double>(c), &e));
+  if (c > T(0) && m == T(0.5) && d.r * c == T(1)) d.mode = DivMode::multiply;
+  else if (sizeof(T) == 4 && fma_available && c >= T(1) && c <= T(16777216)) d.mode = DivMode::reciprocal;
+  return d;
+}
+// |num|'s exponent field range in which the reciprocal route is exact (zero aside).
+inline constexpr unsigned kRecipExpLo = 40u << 23, kRecipExpSpan = 180u << 23;
 
 }  // namespace numpipe::fluid
