@@ -103,18 +103,36 @@ void report_repeats(const ig::Problem& pb, const ig::Result& first, int repeat, 
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
   };
   std::fprintf(stderr, "integrate: %zu policies, %d runs after a warm-up, median seconds:", pb.policies.size(), repeat);
-  double kernels = 0, inner = 0;
+  double kernels = 0, inner = 0, flops = 0, fl[3] = {0, 0, 0};
+  const char* levels[3] = {"inner", "middle", "outer"};
   for (std::size_t j = 0; j + 1 < times.size(); ++j) {
     double m = median(times[j]);
-    const std::string& name = first.log.phases()[j].name;
-    if (name.rfind("inner", 0) == 0 || name.rfind("middle", 0) == 0 || name.rfind("outer", 0) == 0) kernels += m;
-    if (name.rfind("inner", 0) == 0) inner += m;
-    std::fprintf(stderr, " %s %.6g", name.c_str(), m);
+    const auto& ph = first.log.phases()[j];
+    for (int l = 0; l < 3; ++l)
+      if (ph.name.rfind(levels[l], 0) == 0) {
+        kernels += m;
+        fl[l] += ph.flops;
+        flops += ph.flops;
+      }
+    if (ph.name.rfind("inner", 0) == 0) inner += m;
+    std::fprintf(stderr, " %s %.6g", ph.name.c_str(), m);
   }
-  std::fprintf(stderr, " | compute %.6g | wall %.6g\n", kernels, median(times.back()));
-  std::fprintf(stderr, "integrate: inner RK4 steps %.6g (unshared %.6g), columns %zu, middle calls %zu\n",
-               first.inner_steps, first.inner_steps_unshared, first.columns, first.requests);
-  if (inner > 0)
+  double wall = median(times.back());
+  std::fprintf(stderr, " | compute %.6g | wall %.6g\n", kernels, wall);
+  if (first.table)
+    std::fprintf(stderr,
+                 "integrate: table plan: %zu table rows, inner RK4 steps %.6g; %zu Middle values for %zu outer stage "
+                 "points\n",
+                 first.columns, first.inner_steps, first.middle_values, first.requests);
+  else
+    std::fprintf(stderr, "integrate: inner RK4 steps %.6g (unshared %.6g), columns %zu, middle calls %zu\n",
+                 first.inner_steps, first.inner_steps_unshared, first.columns, first.requests);
+  if (flops > 0 && wall > 0 && kernels > 0)
+    std::fprintf(stderr,
+                 "integrate: counted flops %.6g GFLOP (inner %.4g, middle %.4g, outer %.4g): %.4g GFLOP/s over the "
+                 "whole solve (wall), %.4g GFLOP/s over the kernels\n",
+                 flops * 1e-9, fl[0] * 1e-9, fl[1] * 1e-9, fl[2] * 1e-9, flops / wall * 1e-9, flops / kernels * 1e-9);
+  if (!first.table && inner > 0)
     std::fprintf(stderr,
                  "integrate: inner phase %.4g G RK4 steps/s, %.4g GFLOP/s (%g flops/step); unshared-equivalent "
                  "%.4g G steps/s over the compute time\n",
@@ -161,6 +179,7 @@ int main(int argc, char** argv) {
     numpipe::StreamWriter writer(out ? static_cast<numpipe::ByteSink&>(*out) : discard);
     numpipe::PhaseLog log;
     double inner_steps = 0, unshared = 0;
+    bool table_plan = false;
     std::size_t npol = 0;
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const ig::Problem& whole = problems[gi];
@@ -179,7 +198,8 @@ int main(int argc, char** argv) {
       if (!pb.policies.empty()) res = solve();
       if (cli.has("repeat") && !pb.policies.empty()) report_repeats(pb, res, repeat, solve);
       if (world.distributed()) {
-        res.reserve = world.gather_concat(res.reserve);
+        std::vector<double> all = world.gather_concat(std::vector<double>(res.reserve.begin(), res.reserve.end()));
+        res.reserve.assign(all.begin(), all.end());
         std::vector<double> counts = world.gather_concat(std::vector<double>{res.inner_steps, res.inner_steps_unshared});
         res.inner_steps = res.inner_steps_unshared = 0;
         for (std::size_t k = 0; k + 1 < counts.size(); k += 2) {
@@ -189,6 +209,7 @@ int main(int argc, char** argv) {
         if (!world.is_root()) continue;
       }
       for (const auto& ph : res.log.phases()) log.add(ph.name, ph.seconds, ph.bytes, ph.flops);
+      table_plan = table_plan || res.table;
       inner_steps += res.inner_steps;
       unshared += res.inner_steps_unshared;
       npol += whole.policies.size();
@@ -202,8 +223,16 @@ int main(int argc, char** argv) {
                     {"backend", numpipe::backend_name(backend)},
                     {"rate", pb.curve.empty() ? json(pb.rate) : json("curve")},
                     {"inner_steps", res.inner_steps}};
-      if (world.distributed()) attrs["ranks"] = world.size();
-      else attrs["columns"] = res.columns;
+      if (world.distributed()) {
+        attrs["ranks"] = world.size();
+      } else if (res.table) {
+        attrs["plan"] = "table";
+        attrs["table_rows"] = res.columns;
+        attrs["middle_values"] = res.middle_values;
+      } else {
+        attrs["plan"] = "columns";
+        attrs["columns"] = res.columns;
+      }
       json stamped = cli.stamp(attrs, pol.attrs);
       writer.write(pol.name, pol.dtype, pol.shape, pol.payload.data(), pol.attrs);
       const Record& st = *groups[gi].steps;
@@ -230,6 +259,7 @@ int main(int argc, char** argv) {
                    {"align_breaks", align},
                    {"devices", devices.size()},
                    {"ranks", world.size()},
+                   {"plan", table_plan ? "table" : "columns"},
                    {"inner_steps", inner_steps},
                    {"inner_steps_unshared", unshared},
                    {"flops_per_inner_step", ig::kFlopsPerInnerStep}};

@@ -1,19 +1,36 @@
-// integrate: the CUDA backend. A generalisation of the seed's OuterPar: every
-// Middle value of every outer stage of every policy is computed in one pass,
-// then the cheap outer recurrences.
+// integrate: the CUDA backend. Two plans:
 //
+// The table plan (constant rate, faithful scheme; table.hpp), all policies of all
+// devices in a few launches:
+//   table_kernel:  one block per eta point of a middle grid: the RK4 trajectory of
+//                  Inner(eta, 0) in one thread (coefficients computed by the block),
+//                  then the tails of every indicator cut in parallel: the table
+//                  G_eta(n) = Inner(eta, k) for every k in use
+//   points_kernel: r(t), muF(x + t), tau and the year at every class stage point
+//   table_middle_kernel: one warp per Middle value (family, point): lanes take
+//                  runs of middle steps, warp-shuffle tree sum (fixed order)
+//   table_outer_kernel: one thread per policy: the outer RK4 recurrence
+// With several devices (--devices, a device may repeat) the table rows, the Middle
+// values and the policies are split into contiguous ranges; each device computes
+// its rows and Middle values once and copies them to the others (peer copies), so
+// no shared value is computed twice and the bits do not depend on the split.
+//
+// The column plan (a yield curve, --align-breaks, or k h3 > 600), a generalisation
+// of the seed's OuterPar:
 //   inner_kernel:  one thread per (column, eta stage point): Inner(eta, k, t), the
 //                  inner RK4 loop (all columns of all policies in one launch)
 //   middle_kernel: one warp per Middle call (outer stage point of a policy): lanes
 //                  take the middle steps in turn, warp-shuffle tree sum (fixed order)
 //   outer_kernel:  one thread per policy: the outer RK4 recurrence
-// fp64 throughout, no atomics: the same bits run to run. Policies are split into
-// contiguous ranges over the devices given (--devices), each range planned and
-// solved on its own device; a policy's bits do not depend on the split.
+// Policies are split into contiguous ranges over the devices given, each range
+// planned and solved on its own device; a policy's bits do not depend on the split.
+// fp64 throughout, no atomics: the same bits run to run.
 #include <cuda_runtime.h>
 #include <math_constants.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <mutex>
@@ -23,6 +40,7 @@
 #include "common/cuda_timer.hpp"
 #include "common/device_array.hpp"
 #include "integrate.hpp"
+#include "table.hpp"
 
 namespace numpipe::integrate {
 
@@ -223,10 +241,16 @@ void solve_range(const Problem& pb, std::size_t first, std::size_t last, int dev
   log.add("download" + dev, t_down.seconds(), 8.0 * npol * kYears);
 }
 
-}  // namespace
+// The name suffix of device slot i's phases: none for one device, "@cudaN" for
+// several, "@cudaN#i" where a device is listed more than once.
+std::string device_suffix(const std::vector<int>& devices, std::size_t i) {
+  if (devices.size() == 1) return {};
+  std::string s = "@cuda" + std::to_string(devices[i]);
+  if (std::count(devices.begin(), devices.end(), devices[i]) > 1) s += "#" + std::to_string(i);
+  return s;
+}
 
-Result solve_cuda(const Problem& pb, const std::vector<int>& devices) {
-  if (devices.empty()) fail_input("integrate: no CUDA device given");
+Result solve_columns(const Problem& pb, const std::vector<int>& devices) {
   Result res;
   std::size_t n = pb.policies.size();
   res.reserve.assign(n * kYears, std::numeric_limits<double>::quiet_NaN());
@@ -237,7 +261,7 @@ Result solve_cuda(const Problem& pb, const std::vector<int>& devices) {
   auto work = [&](std::size_t i) {
     try {
       std::size_t first = n * i / nd, last = n * (i + 1) / nd;
-      solve_range(pb, first, last, devices[i], nd > 1 ? "@cuda" + std::to_string(devices[i]) : std::string(),
+      solve_range(pb, first, last, devices[i], device_suffix(std::vector<int>(devices.begin(), devices.begin() + nd), i),
                   res.reserve.data() + first * kYears, logs[i], counts[i]);
     } catch (...) {
       errors[i] = std::current_exception();
@@ -262,4 +286,446 @@ Result solve_cuda(const Problem& pb, const std::vector<int>& devices) {
   return res;
 }
 
+// ---- the table plan ---------------------------------------------------------------
+
+constexpr int kTableBlock = 256;        // table_kernel: tails spread over the block
+constexpr int kPointsBlock = 256;
+constexpr int kTableMiddleBlock = 256;  // 8 warps, one Middle value each
+constexpr int kTableOuterBlock = 128;
+
+// One block per table row (eta point). Thread 0 runs the trajectory of Inner(eta, 0)
+// (every indicator 1), the block computing its coefficients chunk by chunk; the
+// states U_q before the steps of the cut region [q_lo, steps] and that region's
+// coefficients stay in shared memory; then every thread finishes cuts n (tails).
+// The arithmetic is table_row_host's, operation for operation.
+__global__ void table_kernel(RateView rv, const TableRow* rows, double* table, int tail_points, int tail_states) {
+  extern __shared__ double sh[];
+  double* cbuf = sh;                              // 2 kTableChunk + 1 coefficients
+  double* ctail = cbuf + 2 * kTableChunk + 1;     // coefficients of points [2 q_lo, points)
+  double* U = ctail + tail_points;                // U_q, q in [q_lo, steps]
+  const TableRow r = rows[blockIdx.x];
+  const int tid = threadIdx.x, nt = blockDim.x;
+  if (r.points == 0) {
+    if (tid == 0) table[r.row] = 0.0;
+    return;
+  }
+  auto coef = [&](int l) { return inner_coefficient(rv, r.eta, 0.0, segment_point(r.seg, l)); };
+  const int steps = segment_steps(r.seg);
+  const int q_lo = table_tail_start(r.n_lo);
+  double V = 0;
+  for (int q0 = 0; q0 < q_lo; q0 += kTableChunk) {
+    int q1 = min(q0 + kTableChunk, q_lo);
+    for (int i = tid; i <= 2 * (q1 - q0); i += nt) cbuf[i] = coef(2 * q0 + i);
+    __syncthreads();
+    if (tid == 0)
+      for (int q = q0; q < q1; ++q) {
+        const double* c = cbuf + 2 * (q - q0);
+        V = rk4_linear_step(V, segment_step_size(r.seg, q), c[0], 1.0, c[1], 1.0, c[2], 1.0);
+      }
+    __syncthreads();
+  }
+  const int tp = r.points - 2 * q_lo;
+  for (int i = tid; i < tp; i += nt) ctail[i] = coef(2 * q_lo + i);
+  __syncthreads();
+  if (tid == 0) {
+    for (int q = q_lo; q < steps; ++q) {
+      U[q - q_lo] = V;
+      const double* c = ctail + 2 * (q - q_lo);
+      V = rk4_linear_step(V, segment_step_size(r.seg, q), c[0], 1.0, c[1], 1.0, c[2], 1.0);
+    }
+    U[steps - q_lo] = V;
+  }
+  __syncthreads();
+  const int base = 2 * q_lo;
+  for (int n = r.n_lo + tid; n <= r.points; n += nt)
+    table[r.row + (n - r.n_lo)] = table_tail(r.seg, n, U[table_tail_start(n) - q_lo], [&](int l) { return ctail[l - base]; });
+  (void)tail_states;
+}
+
+// r(t), muF(x + t), tau = x + t and the whole year at every class stage point.
+__global__ void points_kernel(const TableClass* classes, int nclass, std::int64_t npoints, RateView rv, double* tau,
+                              double* rate, double* muf, int* year) {
+  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= npoints) return;
+  int lo = 0, hi = nclass;  // the last class with point <= i
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    if (classes[mid].point <= i) lo = mid;
+    else hi = mid;
+  }
+  const TableClass& c = classes[lo];
+  int j = static_cast<int>(i - c.point);
+  double t = segment_point(c.seg, j);
+  tau[i] = c.x + t;
+  rate[i] = forward_rate(rv, t);
+  muf[i] = mu_female(c.x + t);
+  year[i] = segment_year(c.seg, c.h1, j);
+}
+
+// One warp per Middle value e in [e0, e1): its family by binary search, then the
+// lanes' runs of middle steps and the shuffle tree (table_middle_lane's order).
+__global__ void table_middle_kernel(const TableFamily* fams, int nfam, const TableClass* classes, const TableType* types,
+                                    const TableRow* rows, const double* table, const double* tau, std::int64_t e0,
+                                    std::int64_t e1, double* middle) {
+  std::int64_t e = e0 + (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  int lane = threadIdx.x & 31;
+  if (e >= e1) return;  // whole warps leave together
+  int lo = 0, hi = nfam;
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    if (fams[mid].base <= e) lo = mid;
+    else hi = mid;
+  }
+  const TableFamily f = fams[lo];
+  const TableClass& c = classes[f.cls];
+  const TableType& ty = types[c.type];
+  double tu = tau[c.point + f.j0 + (e - f.base)];
+  double k = family_k(f, tu);
+  double sum = table_middle_lane(ty, rows + ty.row0, table, tu, k, lane, kMiddleLanes);
+  for (int off = 16; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off);
+  if (lane == 0) middle[e] = sum;
+}
+
+// One thread per policy in [p0, p0 + n): the outer recurrence into its reserve row.
+__global__ void table_outer_kernel(const std::int32_t* profile_of, const TablePolicy* profiles,
+                                   const TableClass* classes, const double* rate, const double* muf, const int* year,
+                                   const double* middle, std::int64_t p0, std::int64_t n, double* reserve) {
+  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const TablePolicy pr = profiles[profile_of[p0 + i]];
+  const TableClass& c = classes[pr.cls];
+  table_outer(c.seg, pr, rate + c.point, muf + c.point, year + c.point, middle, reserve + i * kYears);
+}
+
+// Host blobs: arrays packed at 256-byte offsets, uploaded in one copy.
+class Blob {
+ public:
+  template <class T>
+  std::size_t add(const std::vector<T>& v) {
+    std::size_t off = (bytes_.size() + 255) / 256 * 256;
+    bytes_.resize(off + v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(bytes_.data() + off, v.data(), v.size() * sizeof(T));
+    return off;
+  }
+  std::size_t reserve(std::size_t bytes) {  // space on the device only (not uploaded)
+    std::size_t off = (std::max(bytes_.size(), device_) + 255) / 256 * 256;
+    device_ = off + bytes;
+    return off;
+  }
+  std::size_t upload_bytes() const { return bytes_.size(); }
+  std::size_t device_bytes() const { return std::max(bytes_.size(), device_) + 256; }
+  const char* data() const { return bytes_.data(); }
+
+ private:
+  std::vector<char> bytes_;
+  std::size_t device_ = 0;
+};
+
+// Device memory from the device's stream-ordered pool; the pool keeps it for the
+// next solve (--repeat, several groups) instead of returning it to the driver.
+class PoolMemory {
+ public:
+  PoolMemory() = default;
+  PoolMemory(const PoolMemory&) = delete;
+  PoolMemory& operator=(const PoolMemory&) = delete;
+  ~PoolMemory() {
+    if (p_) cudaFreeAsync(p_, s_);
+  }
+  void allocate(std::size_t bytes, cudaStream_t s) {
+    s_ = s;
+    NUMPIPE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&p_), bytes, s));
+  }
+  char* get() const { return p_; }
+
+ private:
+  char* p_ = nullptr;
+  cudaStream_t s_ = nullptr;
+};
+
+void keep_pool_memory(int device) {
+  static std::mutex m;
+  static std::vector<int> done;
+  std::lock_guard<std::mutex> lock(m);
+  if (std::find(done.begin(), done.end(), device) != done.end()) return;
+  cudaMemPool_t pool;
+  NUMPIPE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  std::uint64_t keep = ~0ull;
+  NUMPIPE_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  done.push_back(device);
+}
+
+struct Event {
+  cudaEvent_t e = nullptr;
+  Event() { NUMPIPE_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming)); }
+  ~Event() { cudaEventDestroy(e); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+};
+
+struct Range {
+  std::int64_t begin = 0, end = 0;
+  std::int64_t size() const { return end - begin; }
+};
+Range split(std::int64_t n, std::size_t parts, std::size_t i) {
+  return {n * static_cast<std::int64_t>(i) / static_cast<std::int64_t>(parts),
+          n * static_cast<std::int64_t>(i + 1) / static_cast<std::int64_t>(parts)};
+}
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { NUMPIPE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() {
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+};
+
+// Per device slot: streams, memory, events and its ranges. Members are destroyed
+// in reverse order: timers and events, then the memory (freed on its stream),
+// then the streams; with the slot's device current (SlotList).
+struct Slot {
+  int device = 0;
+  std::string suffix;
+  Stream s, copy;
+  PoolMemory mem1, mem2;  // rows and table; the rest
+  char* d1 = nullptr;
+  char* d2 = nullptr;
+  Range rows, entries, policies;
+  CudaEventTimer t_up1, t_up2, t_inner, t_middle, t_outer, t_down;
+  Event table_done, middle_done, up2_done;
+};
+
+// The slots; on the way out (normally or by an exception) every stream is drained
+// before any slot's memory is freed.
+struct SlotList {
+  std::vector<std::unique_ptr<Slot>> v;
+  ~SlotList() {
+    for (auto& sl : v) {
+      cudaSetDevice(sl->device);
+      cudaStreamSynchronize(sl->s.s);
+      cudaStreamSynchronize(sl->copy.s);
+    }
+    for (auto& sl : v) {
+      cudaSetDevice(sl->device);
+      sl.reset();
+    }
+  }
+};
+
+// Bytes [off, off + n) of src's buffer into dst's, on dst's stream (a plain
+// device copy when both slots are one device).
+void copy_between(Slot& dst, const Slot& src, std::size_t off, char* dbuf, const char* sbuf, std::size_t n) {
+  if (dst.device == src.device)
+    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(dbuf + off, sbuf + off, n, cudaMemcpyDeviceToDevice, dst.s.s));
+  else
+    NUMPIPE_CUDA_CHECK(cudaMemcpyPeerAsync(dbuf + off, dst.device, sbuf + off, src.device, n, dst.s.s));
+}
+
+Result solve_table(const Problem& pb, const std::vector<int>& devices) {
+  Result res;
+  const std::size_t nd = devices.size();
+  HostTimer plan_timer;
+  TablePlan tp;
+  plan_table_rows(pb, tp);
+  double plan_seconds = plan_timer.seconds();
+  RateTable rate_table = make_rate_table(pb);
+  RateView rv = rate_table.view();  // constant rate: no device arrays
+
+  // 1. Table rows on every device, the table kernel on each device's share, and
+  //    the copies of every share to the other devices.
+  Blob b1;
+  const std::size_t o_rows = b1.add(tp.rows);
+  const std::size_t o_table = b1.reserve(static_cast<std::size_t>(tp.table_size) * sizeof(double));
+  const std::int64_t nrows = static_cast<std::int64_t>(tp.rows.size());
+  auto table_offset = [&](std::int64_t row) { return row < nrows ? tp.rows[row].row : tp.table_size; };
+  const int tail_points = std::max(tp.max_tail_points, 1), tail_states = std::max(tp.max_tail_states, 1);
+  const std::size_t table_smem = sizeof(double) * (2 * kTableChunk + 1 + tail_points + tail_states);
+  if (table_smem > 48 * 1024) fail_internal("integrate: table rows too long for shared memory");
+
+  SlotList slot_list;
+  auto& slots = slot_list.v;
+  for (std::size_t i = 0; i < nd; ++i) {
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(devices[i]));
+    keep_pool_memory(devices[i]);
+    slots.push_back(std::make_unique<Slot>());
+    Slot& sl = *slots.back();
+    sl.device = devices[i];
+    sl.suffix = device_suffix(devices, i);
+    sl.rows = split(nrows, nd, i);
+    sl.t_up1.start(sl.s.s);
+    sl.mem1.allocate(b1.device_bytes(), sl.s.s);
+    sl.d1 = sl.mem1.get();
+    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d1, b1.data(), b1.upload_bytes(), cudaMemcpyHostToDevice, sl.s.s));
+    sl.t_up1.stop(sl.s.s);
+    sl.t_inner.start(sl.s.s);
+    if (sl.rows.size() > 0) {
+      table_kernel<<<static_cast<unsigned>(sl.rows.size()), kTableBlock, table_smem, sl.s.s>>>(
+          rv, reinterpret_cast<const TableRow*>(sl.d1 + o_rows) + sl.rows.begin,
+          reinterpret_cast<double*>(sl.d1 + o_table), tail_points, tail_states);
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+    }
+    NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.table_done.e, sl.s.s));
+  }
+  for (std::size_t dst = 0; dst < nd && nd > 1; ++dst) {
+    Slot& d = *slots[dst];
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(d.device));
+    for (std::size_t src = 0; src < nd; ++src) {
+      const Slot& sr = *slots[src];
+      if (src == dst || sr.rows.size() == 0) continue;
+      std::int64_t t0 = table_offset(sr.rows.begin), t1 = table_offset(sr.rows.end);
+      NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(d.s.s, sr.table_done.e, 0));
+      copy_between(d, sr, o_table + t0 * sizeof(double), d.d1, sr.d1, static_cast<std::size_t>(t1 - t0) * sizeof(double));
+    }
+  }
+  for (auto& sl : slots) {
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(sl->device));
+    sl->t_inner.stop(sl->s.s);
+  }
+
+  // 2. The rest of the plan on the host while the tables run.
+  HostTimer plan2_timer;
+  plan_table_families(pb, tp);
+  plan_seconds += plan2_timer.seconds();
+  res.log.add("plan", plan_seconds);
+
+  Blob b2;
+  const std::size_t o_types = b2.add(tp.types);
+  const std::size_t o_classes = b2.add(tp.classes);
+  const std::size_t o_fams = b2.add(tp.families);
+  const std::size_t o_profiles = b2.add(tp.profiles);
+  const std::size_t o_profile_of = b2.add(tp.profile_of);
+  const std::size_t cp = static_cast<std::size_t>(tp.class_points);
+  const std::size_t o_tau = b2.reserve(cp * sizeof(double));
+  const std::size_t o_rate = b2.reserve(cp * sizeof(double));
+  const std::size_t o_muf = b2.reserve(cp * sizeof(double));
+  const std::size_t o_year = b2.reserve(cp * sizeof(int));
+  const std::size_t o_middle = b2.reserve(static_cast<std::size_t>(tp.entries) * sizeof(double));
+  const std::int64_t npol = static_cast<std::int64_t>(pb.policies.size());
+  std::int64_t max_pol = 0;
+  for (std::size_t i = 0; i < nd; ++i) max_pol = std::max(max_pol, split(npol, nd, i).size());
+  const std::size_t o_reserve = b2.reserve(static_cast<std::size_t>(max_pol) * kYears * sizeof(double));
+  const int nfam = static_cast<int>(tp.families.size()), nclass = static_cast<int>(tp.classes.size());
+
+  for (std::size_t i = 0; i < nd; ++i) {
+    Slot& sl = *slots[i];
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
+    sl.entries = split(tp.entries, nd, i);
+    sl.policies = split(npol, nd, i);
+    // Uploaded on the copy stream (a pageable copy may wait for its stream).
+    sl.t_up2.start(sl.copy.s);
+    sl.mem2.allocate(b2.device_bytes(), sl.copy.s);
+    sl.d2 = sl.mem2.get();
+    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d2, b2.data(), b2.upload_bytes(), cudaMemcpyHostToDevice, sl.copy.s));
+    sl.t_up2.stop(sl.copy.s);
+    NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.up2_done.e, sl.copy.s));
+    NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(sl.s.s, sl.up2_done.e, 0));
+    auto* classes = reinterpret_cast<const TableClass*>(sl.d2 + o_classes);
+    auto* tau = reinterpret_cast<double*>(sl.d2 + o_tau);
+    auto* rate = reinterpret_cast<double*>(sl.d2 + o_rate);
+    auto* muf = reinterpret_cast<double*>(sl.d2 + o_muf);
+    auto* year = reinterpret_cast<int*>(sl.d2 + o_year);
+    auto* middle = reinterpret_cast<double*>(sl.d2 + o_middle);
+    sl.t_middle.start(sl.s.s);
+    if (cp > 0) {
+      points_kernel<<<blocks_for(static_cast<std::int64_t>(cp), kPointsBlock), kPointsBlock, 0, sl.s.s>>>(
+          classes, nclass, static_cast<std::int64_t>(cp), rv, tau, rate, muf, year);
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+    }
+    if (sl.entries.size() > 0) {
+      table_middle_kernel<<<blocks_for(sl.entries.size() * 32, kTableMiddleBlock), kTableMiddleBlock, 0, sl.s.s>>>(
+          reinterpret_cast<const TableFamily*>(sl.d2 + o_fams), nfam, classes,
+          reinterpret_cast<const TableType*>(sl.d2 + o_types), reinterpret_cast<const TableRow*>(sl.d1 + o_rows),
+          reinterpret_cast<const double*>(sl.d1 + o_table), tau, sl.entries.begin, sl.entries.end, middle);
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+    }
+    NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.middle_done.e, sl.s.s));
+  }
+  for (std::size_t dst = 0; dst < nd && nd > 1; ++dst) {
+    Slot& d = *slots[dst];
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(d.device));
+    for (std::size_t src = 0; src < nd; ++src) {
+      const Slot& sr = *slots[src];
+      if (src == dst || sr.entries.size() == 0) continue;
+      std::size_t off = o_middle + static_cast<std::size_t>(sr.entries.begin) * sizeof(double);
+      NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(d.s.s, sr.middle_done.e, 0));
+      copy_between(d, sr, off, d.d2, sr.d2, static_cast<std::size_t>(sr.entries.size()) * sizeof(double));
+    }
+  }
+  for (auto& slp : slots) {
+    Slot& sl = *slp;
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
+    sl.t_middle.stop(sl.s.s);
+    sl.t_outer.start(sl.s.s);
+    if (sl.policies.size() > 0) {
+      table_outer_kernel<<<blocks_for(sl.policies.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
+          reinterpret_cast<const std::int32_t*>(sl.d2 + o_profile_of), reinterpret_cast<const TablePolicy*>(sl.d2 + o_profiles),
+          reinterpret_cast<const TableClass*>(sl.d2 + o_classes), reinterpret_cast<const double*>(sl.d2 + o_rate),
+          reinterpret_cast<const double*>(sl.d2 + o_muf), reinterpret_cast<const int*>(sl.d2 + o_year),
+          reinterpret_cast<const double*>(sl.d2 + o_middle), sl.policies.begin, sl.policies.size(),
+          reinterpret_cast<double*>(sl.d2 + o_reserve));
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+    }
+    sl.t_outer.stop(sl.s.s);
+  }
+
+  // 3. While the devices work: the result's pages, first touched by all host threads
+  //    (a fresh result takes its page faults in parallel, not in the copy).
+  const std::size_t total = static_cast<std::size_t>(npol) * kYears;
+  res.reserve.resize(total);
+  first_touch(res.reserve.data(), total);
+  for (auto& slp : slots) {
+    Slot& sl = *slp;
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
+    sl.t_down.start(sl.s.s);
+    if (sl.policies.size() > 0)
+      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(res.reserve.data() + sl.policies.begin * kYears, sl.d2 + o_reserve,
+                                         static_cast<std::size_t>(sl.policies.size()) * kYears * sizeof(double),
+                                         cudaMemcpyDeviceToHost, sl.s.s));
+    sl.t_down.stop(sl.s.s);
+  }
+  for (auto& slp : slots) {
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(slp->device));
+    NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(slp->s.s));
+  }
+
+  // Phases per device; flops as counted in integrate.hpp, each item on the device
+  // that computed it.
+  const double f_coef = kFlopsCoefficient, f_step = kFlopsLinearStep;
+  for (std::size_t i = 0; i < nd; ++i) {
+    Slot& sl = *slots[i];
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
+    double share_e = tp.entries > 0 ? static_cast<double>(sl.entries.size()) / static_cast<double>(tp.entries) : 0;
+    double share_p = npol > 0 ? static_cast<double>(sl.policies.size()) / static_cast<double>(npol) : 0;
+    // Rows differ in cost: the device's own rows' counts.
+    TableWork w;
+    for (std::int64_t r = sl.rows.begin; r < sl.rows.end; ++r) w.add(tp.rows[r]);
+    double up = static_cast<double>(b1.upload_bytes() + b2.upload_bytes());
+    res.log.add("upload" + sl.suffix, sl.t_up1.seconds() + sl.t_up2.seconds(), up);
+    res.log.add("inner" + sl.suffix, sl.t_inner.seconds(), 8.0 * static_cast<double>(tp.table_size),
+                w.coefficients * f_coef + (w.trajectory + w.tail) * f_step);
+    res.log.add("middle" + sl.suffix, sl.t_middle.seconds(), 8.0 * static_cast<double>(tp.entries),
+                static_cast<double>(tp.class_points) * kFlopsOuterPoint +
+                    share_e * (tp.middle_points * kFlopsMiddlePoint + tp.middle_steps * kFlopsMiddleStep));
+    res.log.add("outer" + sl.suffix, sl.t_outer.seconds(), 8.0 * share_p * static_cast<double>(total),
+                share_p * tp.outer_steps * kFlopsOuterStep);
+    res.log.add("download" + sl.suffix, sl.t_down.seconds(), 8.0 * share_p * static_cast<double>(total));
+  }
+  res.inner_steps = tp.trajectory_steps + tp.tail_steps;
+  res.inner_steps_unshared = 0;
+  res.columns = tp.rows.size();
+  res.requests = static_cast<std::size_t>(tp.requests);
+  res.table = true;
+  res.middle_values = static_cast<std::size_t>(tp.entries);
+  return res;
+}
+
+}  // namespace
+
+Result solve_cuda(const Problem& pb, const std::vector<int>& devices) {
+  if (devices.empty()) fail_input("integrate: no CUDA device given");
+  if (table_plan_applies(pb)) return solve_table(pb, devices);
+  return solve_columns(pb, devices);
+}
 }  // namespace numpipe::integrate

@@ -12,7 +12,10 @@
 // calling Inner afresh for every Middle stage (tests check this).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/profile.hpp"
@@ -99,11 +102,36 @@ struct Plan {
 // Builds the plan of a whole problem, or of policies [first, last).
 Plan make_plan(const Problem& problem, std::size_t first, std::size_t last);
 
+// An allocator that leaves elements default-initialised (doubles: not written) on
+// resize: the solvers write every element of the reserve, and zero-filling a large
+// result first costs as much as the download into it.
+template <class T>
+struct NoInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  NoInitAllocator() = default;
+  template <class U>
+  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+using ReserveArray = std::vector<double, NoInitAllocator<double>>;
+
 struct Result {
-  std::vector<double> reserve;  // [policies, 121]: year 0..120, NaN past 120 - x
+  ReserveArray reserve;         // [policies, 121]: year 0..120, NaN past 120 - x
   PhaseLog log;                 // phase timings, bytes and flops
   double inner_steps = 0, inner_steps_unshared = 0;
   std::size_t columns = 0, requests = 0;
+  bool table = false;              // the CUDA table plan: columns counts table rows
+  std::size_t middle_values = 0;   // Middle values computed (table plan; else requests)
 };
 
 // Flops of one Inner RK4 step as counted for the rate reports (docs/integrate.md):
@@ -117,8 +145,34 @@ Result solve_cpu(const Problem& problem, int threads = 0);
 // tests hold the planned backends to, bit for bit.
 std::vector<double> reference_reserve(const Problem& problem, const Policy& policy);
 
+// Flops counted for the rate reports (docs/integrate.md, "Flop count"): fp64
+// arithmetic of the integrand evaluations and of the RK4 updates as written in
+// model.hpp, a fused multiply-add 2, an add or multiply 1; exp at its instruction
+// cost, the 14 DFMA + 1 DADD of CUDA's exp(double) on its normal path (the PTX of
+// nvcc 13 for sm_90); grid, index and table-lookup arithmetic not counted.
+inline constexpr double kFlopsExp = 14 * 2 + 1;
+// r + muF or r + muM at an age: a + s, FMA, multiply by ln 10, exp, + 0.0005, + r.
+inline constexpr double kFlopsCoefficient = 1 + 2 + 1 + kFlopsExp + 1 + 1;
+// rk4_linear_step: k1 3, k2 5, k3 5, k4 4, the weighted sum 6.
+inline constexpr double kFlopsLinearStep = 23;
+// The middle integrand -gp(tau) h(eta, tau) Inner: tau - eta, squared, scaled, exp,
+// the density's factor, times -gp, times Inner (gp is per Middle value, not counted).
+inline constexpr double kFlopsMiddlePoint = 1 + 1 + 1 + kFlopsExp + 1 + 1 + 1;
+// middle_increment (3 multiplies, an FMA, an add, the 1/6) and the running sum.
+inline constexpr double kFlopsMiddleStep = 8;
+// muF(x + t) at an outer stage point (x + t, FMA, ln 10, exp, + 0.0005).
+inline constexpr double kFlopsOuterPoint = 1 + 2 + 1 + kFlopsExp + 1;
+// One outer RK4 step from precomputed r, muF and Middle: 4 derivatives (4 each),
+// 4 multiplications by h, the two half-step FMAs, V + k3, the weighted sum.
+inline constexpr double kFlopsOuterStep = 31;
+
 #ifdef NUMPIPE_HAVE_CUDA
-// The CUDA backend on the given devices (policies split into contiguous ranges).
+// The CUDA backend on the given devices (a device may be listed more than once).
+// Constant rate and the faithful scheme (table_plan_applies): the table plan, its
+// inner rows, Middle values and policies split over the devices, each shared value
+// computed on one device and copied to the others. Otherwise (a yield curve,
+// --align-breaks, k h3 > 600): the column plan, policies split into contiguous
+// ranges, each planned on its own device.
 Result solve_cuda(const Problem& problem, const std::vector<int>& devices);
 #endif
 

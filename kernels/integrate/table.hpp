@@ -22,6 +22,7 @@
 // The per-item functions below are NUMPIPE_HD: the CUDA kernels call them, and the
 // tests run them on the CPU to check the plan against the reference backend.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -63,8 +64,9 @@ struct TableFamily {
   std::int32_t cls = 0, kind = 0, j0 = 0, count = 0;
 };
 
-// A policy's Middle lookup: at its class's point j, k = g when j >= jG, the ramp
-// when jS <= j < jG, else 0; the value is middle[off + j] with off of that family.
+// A policy profile (the policies with the same g, r, x and steps): its Middle
+// lookup. At its class's point j, k = g when j >= jG, the ramp when jS <= j < jG,
+// else 0; the value is middle[off + j] with off of that family.
 struct TablePolicy {
   std::int64_t offG = 0, offS = 0, offZ = 0;
   std::int32_t cls = 0, jG = 0, jS = 0, pad = 0;
@@ -79,16 +81,24 @@ struct TableType {
   double kmax = 0;          // the largest k of any of its Middle values
 };
 
+// The device reads these as uploaded from the host: one layout for both compilers.
+static_assert(sizeof(Segment) == 40 && sizeof(TableRow) == 72 && sizeof(TableClass) == 72 &&
+                  sizeof(TableFamily) == 32 && sizeof(TablePolicy) == 40 && sizeof(TableType) == 72,
+              "table plan structs: unexpected layout");
+
 struct TablePlan {
   std::vector<TableType> types;
   std::vector<TableRow> rows;
   std::vector<TableClass> classes;
   std::vector<TableFamily> families;  // ordered by base; entries = families.back().base + count
-  std::vector<TablePolicy> policies;
+  std::vector<TablePolicy> profiles;     // distinct policies
+  std::vector<std::int32_t> profile_of;  // per policy
   std::int64_t table_size = 0, class_points = 0, entries = 0;
   // Work counts (RK4 steps and integrand evaluations the kernels execute).
   double trajectory_steps = 0, tail_steps = 0;  // inner table
+  double coefficients = 0;                       // inner coefficient evaluations (table kernel)
   double middle_points = 0;                      // middle integrand evaluations (each point once)
+  double middle_steps = 0;                       // middle RK4 increments
   double outer_steps = 0;                        // outer RK4 steps over all policies
   double requests = 0;                           // Middle values the policies read (outer stage points)
   std::int32_t max_tail_points = 0, max_tail_states = 0;  // per row, for the table kernel's shared memory
@@ -98,8 +108,19 @@ struct TablePlan {
 // no costlier than about 600 x h3... (kmax * h3 <= kTableMaxCut for every type).
 inline constexpr double kTableMaxCut = 600;
 bool table_plan_applies(const Problem& problem);
-// The plan (host). Throws an internal error if the problem does not qualify.
+// The plan (host) in two parts: the types and table rows (from the step settings
+// and a bound on k alone, so the table can start on the device first), then the
+// profiles, classes and families. Throws an internal error if the problem does not qualify.
+void plan_table_rows(const Problem& problem, TablePlan& plan);
+void plan_table_families(const Problem& problem, TablePlan& plan);
 TablePlan make_table_plan(const Problem& problem);
+
+// The CUDA table kernel computes a row's trajectory coefficients in chunks of
+// kTableChunk steps (2 kTableChunk + 1 points, the chunks' shared points twice).
+inline constexpr int kTableChunk = 256;
+NUMPIPE_HD_INLINE int table_chunk_overlaps(int trajectory_steps) {
+  return trajectory_steps > 0 ? (trajectory_steps - 1) / kTableChunk : 0;
+}
 
 // ---- per-item functions (host and device) --------------------------------------
 
@@ -126,6 +147,27 @@ NUMPIPE_HD_INLINE double table_tail(const Segment& s, int n, double V, Coef&& co
   return V;
 }
 NUMPIPE_HD_INLINE int table_tail_start(int n) { return n >= 1 ? (n - 1) / 2 : 0; }
+
+// The work of table rows as the table kernel does it: RK4 steps of the trajectory
+// and of the tails, inner coefficient evaluations.
+struct TableWork {
+  double trajectory = 0, tail = 0, coefficients = 0;
+  void add(const TableRow& r) {
+    if (r.points == 0) return;
+    double steps = segment_steps(r.seg);
+    int q_lo = table_tail_start(r.n_lo);
+    trajectory += steps;
+    // sum over n in [n_lo, points] of steps - tail_start(n), with
+    // sum_{n=1..m} floor((n - 1) / 2) = floor((m - 1)^2 / 4)
+    auto F = [](double m) { return m < 1 ? 0.0 : std::floor((m - 1) * (m - 1) / 4); };
+    tail += (r.points - r.n_lo + 1.0) * steps - (F(r.points) - F(r.n_lo - 1.0));
+    coefficients += r.points + table_chunk_overlaps(q_lo) + (q_lo > 0 ? 1 : 0);
+  }
+};
+
+// Writes every element's page once from all threads (OpenMP): a fresh result's
+// page faults taken in parallel while the devices work.
+void first_touch(double* p, std::size_t n);
 
 // Inner(eta, k) of a row from the table.
 NUMPIPE_HD_INLINE double table_inner(const TableRow& r, const double* table, double k) {
@@ -174,22 +216,33 @@ NUMPIPE_HD_INLINE void table_outer(const Segment& seg, const TablePolicy& p, con
   for (int y = 0; y < kYears; ++y) out[y] = std::numeric_limits<double>::quiet_NaN();
   double V = 0;
   if (year[0] >= 0) out[year[0]] = V;
-  int steps = segment_steps(seg);
-  double r0 = rate[0], m0 = muf[0], M0 = middle[table_middle_index(p, 0)];
-  for (int q = 0; q < steps; ++q) {
+  const int steps = segment_steps(seg);
+  // A step's inputs are loaded one step ahead (they do not depend on V), so that
+  // on a GPU their latency overlaps the previous step's arithmetic.
+  struct In {
+    double rm, mm, Mm, r1, m1, M1;
+    int y1;
+  };
+  auto load = [&](int q) {
     int jm = 2 * q + 1, j1 = 2 * q + 2;
+    return In{rate[jm], muf[jm], middle[table_middle_index(p, jm)], rate[j1], muf[j1], middle[table_middle_index(p, j1)],
+              year[j1]};
+  };
+  double r0 = rate[0], m0 = muf[0], M0 = middle[table_middle_index(p, 0)];
+  In cur = steps > 0 ? load(0) : In{};
+  for (int q = 0; q < steps; ++q) {
+    In nxt = q + 1 < steps ? load(q + 1) : cur;
     double hj = segment_step_size(seg, q);
-    double rm = rate[jm], mm = muf[jm], Mm = middle[table_middle_index(p, jm)];
-    double r1 = rate[j1], m1 = muf[j1], M1 = middle[table_middle_index(p, j1)];
     double k1 = hj * outer_derivative(r0, m0, M0, V);
-    double k2 = hj * outer_derivative(rm, mm, Mm, V + k1 / 2);
-    double k3 = hj * outer_derivative(rm, mm, Mm, V + k2 / 2);
-    double k4 = hj * outer_derivative(r1, m1, M1, V + k3);
+    double k2 = hj * outer_derivative(cur.rm, cur.mm, cur.Mm, V + k1 / 2);
+    double k3 = hj * outer_derivative(cur.rm, cur.mm, cur.Mm, V + k2 / 2);
+    double k4 = hj * outer_derivative(cur.r1, cur.m1, cur.M1, V + k3);
     V = V + (k1 + 2 * (k2 + k3) + k4) * kSixth;
-    if (year[j1] >= 0) out[year[j1]] = V;
-    r0 = r1;
-    m0 = m1;
-    M0 = M1;
+    if (cur.y1 >= 0) out[cur.y1] = V;
+    r0 = cur.r1;
+    m0 = cur.m1;
+    M0 = cur.M1;
+    cur = nxt;
   }
 }
 

@@ -1,5 +1,8 @@
 # integrate on CUDA: agrees with the CPU backend within 1e-13 relative, gives the
-# same bits run to run, and --devices all gives the bits of one device.
+# same bits run to run, and a device list (--devices all, or a device listed twice,
+# which splits the work as two devices would) gives the bits of one device. Both
+# plans: the table plan (constant rate, faithful scheme) and the column plan
+# (a yield curve, --align-breaks).
 require_gpu
 printf '10 65 35\n0 60 70\n15 67 50.5\n7.5 64.7 35.3\n3 61 14\n' > pol.txt
 printf '0 0.02\n10 0.03\n30 0.035\n' > curve.txt
@@ -12,12 +15,25 @@ for f in one many curve; do
     integrate -i $f.nps $a --backend cuda -o gpu.nps
     verify gpu.nps cpu.nps --rtol 1e-13 --atol 1e-15 || fail "$f $a: CUDA and CPU differ"
     integrate -i $f.nps $a --backend cuda | verify --against gpu.nps --rtol 0 --atol 0 || fail "$f $a: CUDA not reproducible"
+    integrate -i $f.nps $a --backend cuda --devices 0,0 | verify --against gpu.nps --rtol 0 --atol 0 ||
+      fail "$f $a: --devices 0,0 changed the bits"
     cp gpu.nps gpu-$f$a.nps
   done
 done
+inspect --json gpu-many.nps | grep -q '"plan": *"table"' || fail "the constant-rate faithful case did not take the table plan"
+inspect --json gpu-many--align-breaks.nps | grep -q '"plan": *"columns"' || fail "--align-breaks did not take the column plan"
 integrate -i many.nps --backend cuda --devices all | verify --against gpu-many.nps --rtol 0 --atol 0
 verify --text-ref "$SRC/share/ref/integrate-checkpoint-year0.txt" --array reserve0 --rtol 1e-12 \
   <(integrate -i one.nps --backend cuda)
 gen-input integrate --portfolio 300 --seed 5 --steps 1,1,1 -o port.nps
 integrate -i port.nps --backend cpu -o pc.nps
 integrate -i port.nps --backend cuda | verify --against pc.nps --rtol 1e-13 --atol 1e-15
+# The benchmark's settings: one policy and a portfolio at 10/2/10.
+gen-input integrate --g 10 --r 65 --x 35 --steps 10,2,10 -o seed.nps
+integrate -i seed.nps --backend cpu -o seed-cpu.nps
+integrate -i seed.nps --backend cuda | verify --against seed-cpu.nps --rtol 1e-13 --atol 1e-15
+gen-input integrate --portfolio 200 --seed 2 --steps 10,2,10 -o p200.nps
+integrate -i p200.nps --backend cpu -o p200-cpu.nps
+integrate -i p200.nps --backend cuda -o p200-gpu.nps
+verify p200-gpu.nps p200-cpu.nps --rtol 1e-13 --atol 1e-15
+integrate -i p200.nps --backend cuda --devices 0,0,0 | verify --against p200-gpu.nps --rtol 0 --atol 0

@@ -27,7 +27,8 @@ ig::Problem one(double g, double r, double x, int h1, int h2, int h3, bool align
   return pb;
 }
 
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+template <class A, class B>
+bool same_bits(const A& a, const B& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 

@@ -72,7 +72,7 @@ std::vector<double> emulate(const ig::Problem& pb, bool lane_order) {
   }
   std::vector<double> out(pb.policies.size() * ig::kYears);
   for (std::size_t i = 0; i < pb.policies.size(); ++i) {
-    const ig::TablePolicy& p = tp.policies[i];
+    const ig::TablePolicy& p = tp.profiles[tp.profile_of[i]];
     const ig::TableClass& c = tp.classes[p.cls];
     ig::table_outer(c.seg, p, crate.data() + c.point, cmuf.data() + c.point, cyear.data() + c.point, middle.data(),
                     out.data() + i * ig::kYears);
@@ -80,7 +80,8 @@ std::vector<double> emulate(const ig::Problem& pb, bool lane_order) {
   return out;
 }
 
-double max_rel(const std::vector<double>& a, const std::vector<double>& b) {
+template <class A, class B>
+double max_rel(const A& a, const B& b) {
   double m = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (std::isnan(a[i]) || std::isnan(b[i])) {
@@ -145,7 +146,8 @@ TEST_CASE("integrate table: a table row gives Inner(eta, k) bit for bit") {
   pb.policies = {policy(15, 60, 35, 2, 2, 10), policy(7.5, 64.7, 35.3, 3, 2, 10), policy(3, 67, 119, 1, 3, 7)};
   ig::TablePlan tp = ig::make_table_plan(pb);
   REQUIRE(tp.types.size() == 2);
-  CHECK(tp.types[0].kmax == 15.0);
+  CHECK(tp.types[0].kmax >= 15.0);  // a bound on k: max g, with room for rounding
+  CHECK(tp.types[0].kmax < 15.0 + 1e-6);
   ig::RateView rv;
   std::mt19937_64 rng(5);
   int bad = 0, checked = 0;
