@@ -423,36 +423,51 @@ class Blob {
 
 // Device memory from the device's stream-ordered pool; the pool keeps it for the
 // next solve (--repeat, several groups) instead of returning it to the driver.
+// Without memory pools on the device: plain cudaMalloc and cudaFree.
+bool keep_pool_memory(int device) {
+  static std::mutex m;
+  static std::vector<std::pair<int, bool>> done;
+  std::lock_guard<std::mutex> lock(m);
+  for (const auto& d : done)
+    if (d.first == device) return d.second;
+  int pools = 0;
+  NUMPIPE_CUDA_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device));
+  if (pools) {
+    cudaMemPool_t pool;
+    NUMPIPE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+    std::uint64_t keep = ~0ull;
+    NUMPIPE_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  }
+  done.emplace_back(device, pools != 0);
+  return pools != 0;
+}
+
 class PoolMemory {
  public:
   PoolMemory() = default;
   PoolMemory(const PoolMemory&) = delete;
   PoolMemory& operator=(const PoolMemory&) = delete;
   ~PoolMemory() {
-    if (p_) cudaFreeAsync(p_, s_);
+    if (!p_) return;
+    if (pooled_) cudaFreeAsync(p_, s_);
+    else cudaFree(p_);
   }
-  void allocate(std::size_t bytes, cudaStream_t s) {
+  void allocate(std::size_t bytes, cudaStream_t s, int device) {
     s_ = s;
-    NUMPIPE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&p_), bytes, s));
+    pooled_ = keep_pool_memory(device);
+    if (pooled_) {
+      NUMPIPE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&p_), bytes, s));
+    } else {
+      p_ = static_cast<char*>(detail::allocate_device(bytes));
+    }
   }
   char* get() const { return p_; }
 
  private:
   char* p_ = nullptr;
   cudaStream_t s_ = nullptr;
+  bool pooled_ = false;
 };
-
-void keep_pool_memory(int device) {
-  static std::mutex m;
-  static std::vector<int> done;
-  std::lock_guard<std::mutex> lock(m);
-  if (std::find(done.begin(), done.end(), device) != done.end()) return;
-  cudaMemPool_t pool;
-  NUMPIPE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
-  std::uint64_t keep = ~0ull;
-  NUMPIPE_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-  done.push_back(device);
-}
 
 struct Event {
   cudaEvent_t e = nullptr;
@@ -548,14 +563,13 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
   auto& slots = slot_list.v;
   for (std::size_t i = 0; i < nd; ++i) {
     NUMPIPE_CUDA_CHECK(cudaSetDevice(devices[i]));
-    keep_pool_memory(devices[i]);
     slots.push_back(std::make_unique<Slot>());
     Slot& sl = *slots.back();
     sl.device = devices[i];
     sl.suffix = device_suffix(devices, i);
     sl.rows = split(nrows, nd, i);
     sl.t_up1.start(sl.s.s);
-    sl.mem1.allocate(b1.device_bytes(), sl.s.s);
+    sl.mem1.allocate(b1.device_bytes(), sl.s.s, sl.device);
     sl.d1 = sl.mem1.get();
     NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d1, b1.data(), b1.upload_bytes(), cudaMemcpyHostToDevice, sl.s.s));
     sl.t_up1.stop(sl.s.s);
@@ -615,7 +629,7 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
     sl.policies = split(npol, nd, i);
     // Uploaded on the copy stream (a pageable copy may wait for its stream).
     sl.t_up2.start(sl.copy.s);
-    sl.mem2.allocate(b2.device_bytes(), sl.copy.s);
+    sl.mem2.allocate(b2.device_bytes(), sl.copy.s, sl.device);
     sl.d2 = sl.mem2.get();
     NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d2, b2.data(), b2.upload_bytes(), cudaMemcpyHostToDevice, sl.copy.s));
     sl.t_up2.stop(sl.copy.s);
