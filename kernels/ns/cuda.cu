@@ -193,42 +193,40 @@ __global__ void speed_kernel(Geometry g, Ptrs<T> f, double* msp) {
   msp[l] = m;
 }
 
-// Halo faces under MPI: pack the two interior layers next to a halo face into a
-// contiguous buffer [v][layer][u][w] (u, w: the other two axes in increasing order,
-// over the block's interior extent), and unpack a received face into the ghosts.
+// Halo faces under MPI. A face buffer holds [v][layer][u][w] (u, w: the other two
+// axes in increasing order, over the block's interior extent). Element e of the
+// face beyond `side` of `axis`: its variable and the padded index of its point in
+// the two interior layers next to the side (ghost = false: what is sent) or in the
+// two ghost layers beyond it (ghost = true: what the neighbour's face fills).
+__device__ __forceinline__ long long face_point(const Geometry& g, int axis, int side, bool ghost, long long e, int* var) {
+  const int b = axis == 0 ? 1 : 0, c = axis == 2 ? 1 : 2;
+  const int nw = g.n[c], nu = g.n[b];
+  int idx[3];
+  idx[c] = int(e % nw);
+  idx[b] = int((e / nw) % nu);
+  const int layer = int((e / ((long long)nw * nu)) % kGhost);
+  *var = int(e / ((long long)nw * nu * kGhost));
+  if (ghost) idx[axis] = side == 0 ? layer - kGhost : g.n[axis] + layer;
+  else idx[axis] = side == 0 ? layer : g.n[axis] - kGhost + layer;
+  return g.at(idx[0], idx[1], idx[2]);
+}
+
 template <class T>
 __global__ void pack_face_kernel(Geometry g, Ptrs<T> f, int axis, int side, T* buf, long long count) {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= count) return;
-  const int b = axis == 0 ? 1 : 0, c = axis == 2 ? 1 : 2;
-  const int nw = g.n[c], nu = g.n[b];
-  const int w = int(e % nw);
-  const int u = int((e / nw) % nu);
-  const int layer = int((e / ((long long)nw * nu)) % kGhost);
-  const int v = int(e / ((long long)nw * nu * kGhost));
-  int idx[3];
-  idx[axis] = side == 0 ? layer : g.n[axis] - kGhost + layer;
-  idx[b] = u;
-  idx[c] = w;
-  buf[e] = f.v[v][g.at(idx[0], idx[1], idx[2])];
+  int v;
+  const long long at = face_point(g, axis, side, false, e, &v);
+  buf[e] = f.v[v][at];
 }
 
-// The face from the neighbour beyond `side`: its layers nearest to this block.
 template <class T>
 __global__ void unpack_face_kernel(Geometry g, Ptrs<T> f, int axis, int side, const T* buf, long long count) {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= count) return;
-  const int b = axis == 0 ? 1 : 0, c = axis == 2 ? 1 : 2;
-  const int nw = g.n[c], nu = g.n[b];
-  const int w = int(e % nw);
-  const int u = int((e / nw) % nu);
-  const int layer = int((e / ((long long)nw * nu)) % kGhost);
-  const int v = int(e / ((long long)nw * nu * kGhost));
-  int idx[3];
-  idx[axis] = side == 0 ? layer - kGhost : g.n[axis] + layer;
-  idx[b] = u;
-  idx[c] = w;
-  f.v[v][g.at(idx[0], idx[1], idx[2])] = buf[e];
+  int v;
+  const long long at = face_point(g, axis, side, true, e, &v);
+  f.v[v][at] = buf[e];
 }
 
 // Line sums and maxima of the diagnostics of one geometry (the block, or on rank 0
