@@ -7,6 +7,7 @@
 // The ghost layers are filled by a small kernel before each sub-step. Diagnostics
 // sum per (i, j) line in a fixed order (no atomics), so runs repeat bit for bit.
 #include <cub/device/device_reduce.cuh>
+#include <cuda_pipeline.h>
 
 #include <algorithm>
 #include <chrono>
@@ -69,7 +70,7 @@ __device__ __forceinline__ T load_in(const T* p) {
   else return *p;
 }
 
-template <class T, int ORDER, bool FIRST, int kTJ, int MINB, bool LDG>
+template <class T, int ORDER, bool FIRST, int kTJ, int MINB, bool LDG, bool QASYNC = false>
 __global__ void __launch_bounds__(kTK* kTJ, MINB)
     substep_kernel(Geometry g, Box box, Coefs<T> cf, T a, T b, T dt, const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out,
                    Ptrs<T> q, int chunk) {
@@ -77,6 +78,11 @@ __global__ void __launch_bounds__(kTK* kTJ, MINB)
   // Two plane buffers used in turn: one barrier per plane (a buffer is rewritten two
   // iterations after it was read, with a barrier in between).
   __shared__ T sh[2][kVars][SJ][SK];
+  // QASYNC: Q of the next plane copied into shared memory by cp.async while this
+  // plane is computed (two buffers in turn, in dynamic shared memory), so that its
+  // latency is hidden without holding registers; each thread reads only its own.
+  extern __shared__ unsigned char dyn_smem[];
+  T(*shq)[kVars][kTJ][kTK] = reinterpret_cast<T(*)[kVars][kTJ][kTK]>(dyn_smem);
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int k0 = box.lo[2] + blockIdx.x * kTK, j0 = box.lo[1] + blockIdx.y * kTJ;
   const int i0 = box.lo[0] + blockIdx.z * chunk;
@@ -119,6 +125,12 @@ __global__ void __launch_bounds__(kTK* kTJ, MINB)
     if (has_halo && i0 < i1) hal[v] = load_in<LDG>(&in.v[v][hoff + (long long)i0 * si]);
   }
   const T kj = active ? kol[j] : T(0);
+  if constexpr (QASYNC && !FIRST) {
+    if (active && i0 < i1)
+#pragma unroll
+      for (int v = 0; v < kVars; ++v) __pipeline_memcpy_async(&shq[0][v][ty][tx], &q.v[v][col + (long long)i0 * si], sizeof(T));
+    __pipeline_commit();
+  }
 
   for (int i = i0; i < i1; ++i) {
     const long long c = col + (long long)i * si;
@@ -133,7 +145,19 @@ __global__ void __launch_bounds__(kTK* kTJ, MINB)
     for (int v = 0; v < kVars; ++v) {
       if (loadable && more) nxt[v] = load_in<LDG>(&in.v[v][c + 3 * si]);
       if (has_halo && more) hal[v] = load_in<LDG>(&in.v[v][hoff + (long long)(i + 1) * si]);
-      if (!FIRST && active) qv[v] = q.v[v][c];
+      if constexpr (!FIRST && !QASYNC)
+        if (active) qv[v] = q.v[v][c];
+    }
+    if constexpr (QASYNC && !FIRST) {
+      const int nb = (i - i0 + 1) & 1;
+      if (active && more)
+#pragma unroll
+        for (int v = 0; v < kVars; ++v) __pipeline_memcpy_async(&shq[nb][v][ty][tx], &q.v[v][c + si], sizeof(T));
+      __pipeline_commit();
+      __pipeline_wait_prior(1);  // this plane's copies are done (the next plane's may be in flight)
+      if (active)
+#pragma unroll
+        for (int v = 0; v < kVars; ++v) qv[v] = shq[nb ^ 1][v][ty][tx];
     }
     __syncthreads();
     if (active) {
@@ -325,8 +349,8 @@ class CudaRun {
     // chunk of x-planes per block: enough blocks to fill the device several times over,
     // at most 64 planes (measured on an H100: 256 planes per block ran 15% slower)
     variant_ = o.kernel;
-    if (variant_ < 0 || variant_ > 3) fail_input("--kernel must be 0, 1, 2 or 3, got " + std::to_string(variant_));
-    const int tj = variant_ == 2 ? 16 : 8;
+    if (variant_ < 0 || variant_ > 4) fail_input("--kernel must be 0 to 4, got " + std::to_string(variant_));
+    const int tj = variant_ == 2 || variant_ == 4 ? 16 : 8;
     const long long tiles = (long long)((g_.n[2] + kTK - 1) / kTK) * ((g_.n[1] + tj - 1) / tj);
     chunk_ = o.chunk;
     if (chunk_ <= 0) {
@@ -461,7 +485,16 @@ class CudaRun {
     return out;
   }
 
-  template <int TJ, int MINB, bool LDG>
+  template <int ORDER, bool FIRST, int TJ, int MINB, bool LDG, bool QASYNC>
+  void launch_one(const dim3& grid, const dim3& block, const Box& box, T a, T b, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
+    auto kernel = substep_kernel<T, ORDER, FIRST, TJ, MINB, LDG, QASYNC>;
+    const int smem = QASYNC && !FIRST ? int(2 * kVars * TJ * kTK * sizeof(T)) : 0;
+    if (smem > 0) NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    kernel<<<grid, block, smem, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+  }
+
+  template <int TJ, int MINB, bool LDG, bool QASYNC = false>
   void launch(const Box& box, int stage, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
     if (box.empty()) return;
     const dim3 block(kTK, TJ);
@@ -469,17 +502,12 @@ class CudaRun {
     const dim3 grid((ext[2] + kTK - 1) / kTK, (ext[1] + TJ - 1) / TJ, (ext[0] + chunk_ - 1) / chunk_);
     const T a = T(kRkA[stage]), b = T(kRkB[stage]);
     if (o_.order == 4) {
-      if (stage == 0)
-        substep_kernel<T, 4, true, TJ, MINB, LDG><<<grid, block, 0, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
-      else
-        substep_kernel<T, 4, false, TJ, MINB, LDG><<<grid, block, 0, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
+      if (stage == 0) launch_one<4, true, TJ, MINB, LDG, QASYNC>(grid, block, box, a, b, dt, in, out, s);
+      else launch_one<4, false, TJ, MINB, LDG, QASYNC>(grid, block, box, a, b, dt, in, out, s);
     } else {
-      if (stage == 0)
-        substep_kernel<T, 2, true, TJ, MINB, LDG><<<grid, block, 0, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
-      else
-        substep_kernel<T, 2, false, TJ, MINB, LDG><<<grid, block, 0, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
+      if (stage == 0) launch_one<2, true, TJ, MINB, LDG, QASYNC>(grid, block, box, a, b, dt, in, out, s);
+      else launch_one<2, false, TJ, MINB, LDG, QASYNC>(grid, block, box, a, b, dt, in, out, s);
     }
-    NUMPIPE_CUDA_CHECK_LAUNCH();
   }
 
   void substep(const Box& box, int stage, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
@@ -487,6 +515,7 @@ class CudaRun {
       case 0: launch<8, 2, false>(box, stage, dt, in, out, s); break;
       case 1: launch<8, 2, true>(box, stage, dt, in, out, s); break;
       case 2: launch<16, 1, true>(box, stage, dt, in, out, s); break;
+      case 4: launch<16, 1, true, true>(box, stage, dt, in, out, s); break;
       default: launch<8, 1, true>(box, stage, dt, in, out, s); break;
     }
   }

@@ -89,7 +89,7 @@ TEST_CASE("ns CUDA agrees with the CPU within 1e-12 (fp64, 10 steps, every bound
     o.cfl = 0.4;
     o.diag_every = 5;
     Result cpu = solve_cpu(pr, o);
-    for (int kernel = 0; kernel < 4; ++kernel) {  // every sub-step kernel variant
+    for (int kernel = 0; kernel < 5; ++kernel) {  // every sub-step kernel variant
       o.kernel = kernel;
       Result other = solve_cuda(pr, o);
       const double d = max_rel_diff(cpu, other);
