@@ -32,6 +32,8 @@
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 #define NUMPIPE_FLUID_X86 1
+// GCC 12 flags the _mm512_undefined_* inside its own AVX-512 intrinsics.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
 #include "fluid.hpp"
@@ -230,14 +232,72 @@ __attribute__((target("avx512f"))) void merge_avx512(const float* __restrict eve
 }
 #endif
 
+// ---- advection of one row ------------------------------------------------------------------
+// out_f[c] = q_f advected to cell (i, j) by (U, V), i in [1, n], for `count` fields
+// (model.hpp's advect_weights and advect_apply, operation for operation).
+struct AdvectRow {
+  float* out[3];
+  const float* q[3];
+  int count;
+};
+void advect_row_generic(const float* U, const float* V, const AdvectRow& f, int j, int n, float dt0) {
+  const int w = n + 2;
+  for (int i = 1; i <= n; ++i) {
+    const std::int64_t c = ix(i, j, w);
+    const AdvectWeights<float> q = advect_weights(w, n, i, j, U[c], V[c], dt0);
+    for (int k = 0; k < f.count; ++k) f.out[k][c] = advect_apply(f.q[k], q);
+  }
+}
+#ifdef NUMPIPE_FLUID_X86
+__attribute__((target("avx512f"))) void advect_row_avx512(const float* U, const float* V, const AdvectRow& f, int j,
+                                                          int n, float dt0) {
+  const int w = n + 2;
+  const std::int64_t row = static_cast<std::int64_t>(j) * w;
+  const __m512 vdt0 = _mm512_set1_ps(dt0), lo = _mm512_set1_ps(0.5f);
+  const __m512 hi = _mm512_set1_ps(static_cast<float>(n) + 0.5f), one = _mm512_set1_ps(1.0f);
+  const __m512 py0 = _mm512_set1_ps(static_cast<float>(j));
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i vw = _mm512_set1_epi32(w), vone = _mm512_set1_epi32(1);
+  for (int i = 1; i <= n; i += 16) {
+    const __mmask16 m = n - i + 1 >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i + 1)) - 1);
+    const std::int64_t c = row + i;
+    const __m512 uu = _mm512_maskz_loadu_ps(m, U + c), vv = _mm512_maskz_loadu_ps(m, V + c);
+    const __m512i ii = _mm512_add_epi32(_mm512_set1_epi32(i), lane);
+    __m512 px = _mm512_sub_ps(_mm512_cvtepi32_ps(ii), _mm512_mul_ps(vdt0, uu));
+    __m512 py = _mm512_sub_ps(py0, _mm512_mul_ps(vdt0, vv));
+    // if (!(p >= lo)) p = lo; if (p > hi) p = hi;  (a NaN becomes lo)
+    px = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(px, lo, _CMP_GE_OQ), lo, px);
+    px = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(px, hi, _CMP_GT_OQ), px, hi);
+    py = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(py, lo, _CMP_GE_OQ), lo, py);
+    py = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(py, hi, _CMP_GT_OQ), py, hi);
+    const __m512i i0 = _mm512_cvttps_epi32(px), j0 = _mm512_cvttps_epi32(py);
+    const __m512 s1 = _mm512_sub_ps(px, _mm512_cvtepi32_ps(i0)), t1 = _mm512_sub_ps(py, _mm512_cvtepi32_ps(j0));
+    const __m512 s0 = _mm512_sub_ps(one, s1), t0 = _mm512_sub_ps(one, t1);
+    const __m512i i00 = _mm512_add_epi32(_mm512_mullo_epi32(j0, vw), i0);
+    const __m512i i01 = _mm512_add_epi32(i00, vw), i10 = _mm512_add_epi32(i00, vone), i11 = _mm512_add_epi32(i01, vone);
+    for (int k = 0; k < f.count; ++k) {
+      const float* q = f.q[k];
+      const __m512 z = _mm512_setzero_ps();
+      const __m512 g00 = _mm512_mask_i32gather_ps(z, m, i00, q, 4), g01 = _mm512_mask_i32gather_ps(z, m, i01, q, 4);
+      const __m512 g10 = _mm512_mask_i32gather_ps(z, m, i10, q, 4), g11 = _mm512_mask_i32gather_ps(z, m, i11, q, 4);
+      const __m512 a0 = _mm512_add_ps(_mm512_mul_ps(t0, g00), _mm512_mul_ps(t1, g01));
+      const __m512 a1 = _mm512_add_ps(_mm512_mul_ps(t0, g10), _mm512_mul_ps(t1, g11));
+      _mm512_mask_storeu_ps(f.out[k] + c, m, _mm512_add_ps(_mm512_mul_ps(s0, a0), _mm512_mul_ps(s1, a1)));
+    }
+  }
+}
+#endif
+
 using SweepF = void (*)(float*, const float*, const float*, const float*, const float*, const float*, int, int, float,
                         const Divisor<float>&);
 using SplitF = void (*)(const float*, float*, float*, int, bool, float);
 using MergeF = void (*)(const float*, const float*, float*, int, int);
+using AdvectF = void (*)(const float*, const float*, const AdvectRow&, int, int, float);
 struct FloatKernels {
   SweepF sweep = sweep_row_generic<float>;
   SplitF split = split_generic<float>;
   MergeF merge = merge_generic<float>;
+  AdvectF advect = advect_row_generic;
   bool fma = false;  // the reciprocal route is open
 };
 
@@ -256,6 +316,11 @@ FloatKernels pick_kernels(const char* forced = nullptr) {
     k.sweep = sweep_row_avx512;
     k.split = split_avx512;
     k.merge = merge_avx512;
+    // Gathers: faster than scalar loads on Intel's AVX-512 cores, slower on AMD's
+    // (measured); NUMPIPE_FLUID_CPU_ADVECT=gather|scalar decides for the bench.
+    const char* adv = std::getenv("NUMPIPE_FLUID_CPU_ADVECT");
+    const bool gather = adv ? std::string(adv) == "gather" : __builtin_cpu_is("intel");
+    if (gather) k.advect = advect_row_avx512;
     k.fma = true;
   } else if ((isa.empty() || isa == "avx512" || isa == "avx2") && has2) {
     k.sweep = sweep_row_avx2;
@@ -478,6 +543,18 @@ class CpuSolver final : public Solver<T> {
     std::pair<T*, const T*> job[3] = {};
     int count = 0;
     for (const auto& j : jobs) job[count++] = j;
+    if constexpr (sizeof(T) == 4) {
+      AdvectRow f{};
+      f.count = count;
+      for (int k = 0; k < count; ++k) {
+        f.out[k] = job[k].first;
+        f.q[k] = job[k].second;
+      }
+      const AdvectF row = kf_.advect;
+#pragma omp parallel for schedule(static)
+      for (int j = 1; j <= n; ++j) row(U, V, f, j, n, dt0);
+      return;
+    }
 #pragma omp parallel for schedule(static)
     for (int j = 1; j <= n; ++j)
       for (int i = 1; i <= n; ++i) {
