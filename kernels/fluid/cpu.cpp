@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -288,12 +289,60 @@ __attribute__((target("avx512f"))) void advect_row_avx512(const float* U, const 
 }
 #endif
 
+// ---- project's rows ---------------------------------------------------------------------
+// divergence: dj[i] = divergence_cell(uj[i-1], uj[i+1], vd[i], vu[i], n), i in [1, n],
+// its division by n as the Divisor for c = n says; gradient: uj[i] -= 0.5*n*(pj[i+1] -
+// pj[i-1]), vj[i] -= 0.5*n*(pu[i] - pd[i]).
+void divergence_row_generic(float* dj, const float* uj, const float* vd, const float* vu, int n,
+                            const Divisor<float>&) {
+  for (int i = 1; i <= n; ++i) dj[i] = divergence_cell(uj[i - 1], uj[i + 1], vd[i], vu[i], n);
+}
+void gradient_row_generic(float* uj, float* vj, const float* pj, const float* pd, const float* pu, int n) {
+  for (int i = 1; i <= n; ++i) {
+    uj[i] = gradient_sub(uj[i], pj[i - 1], pj[i + 1], n);
+    vj[i] = gradient_sub(vj[i], pd[i], pu[i], n);
+  }
+}
+#ifdef NUMPIPE_FLUID_X86
+__attribute__((target("avx512f"))) void divergence_row_avx512(float* dj, const float* uj, const float* vd,
+                                                              const float* vu, int n, const Divisor<float>& dv) {
+  const __m512 half = _mm512_set1_ps(-0.5f), vc = _mm512_set1_ps(dv.c), vr = _mm512_set1_ps(dv.r);
+  for (int i = 1; i <= n; i += 16) {
+    const __mmask16 m = n - i + 1 >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i + 1)) - 1);
+    const __m512 ul = _mm512_maskz_loadu_ps(m, uj + i - 1), ur = _mm512_maskz_loadu_ps(m, uj + i + 1);
+    const __m512 d = _mm512_maskz_loadu_ps(m, vd + i), u = _mm512_maskz_loadu_ps(m, vu + i);
+    const __m512 num = _mm512_mul_ps(half, _mm512_sub_ps(_mm512_add_ps(_mm512_sub_ps(ur, ul), u), d));
+    __m512 q;
+    if (dv.mode == DivMode::multiply) q = _mm512_mul_ps(num, vr);
+    else if (dv.mode == DivMode::reciprocal) q = div_avx512(num, vc, vr, m);
+    else q = _mm512_div_ps(num, vc);
+    _mm512_mask_storeu_ps(dj + i, m, q);
+  }
+}
+__attribute__((target("avx512f"))) void gradient_row_avx512(float* uj, float* vj, const float* pj, const float* pd,
+                                                            const float* pu, int n) {
+  const __m512 h = _mm512_set1_ps(0.5f * static_cast<float>(n));
+  for (int i = 1; i <= n; i += 16) {
+    const __mmask16 m = n - i + 1 >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i + 1)) - 1);
+    const __m512 pl = _mm512_maskz_loadu_ps(m, pj + i - 1), pr = _mm512_maskz_loadu_ps(m, pj + i + 1);
+    const __m512 dn = _mm512_maskz_loadu_ps(m, pd + i), up = _mm512_maskz_loadu_ps(m, pu + i);
+    const __m512 u = _mm512_maskz_loadu_ps(m, uj + i), v = _mm512_maskz_loadu_ps(m, vj + i);
+    _mm512_mask_storeu_ps(uj + i, m, _mm512_sub_ps(u, _mm512_mul_ps(h, _mm512_sub_ps(pr, pl))));
+    _mm512_mask_storeu_ps(vj + i, m, _mm512_sub_ps(v, _mm512_mul_ps(h, _mm512_sub_ps(up, dn))));
+  }
+}
+#endif
+
 using SweepF = void (*)(float*, const float*, const float*, const float*, const float*, const float*, int, int, float,
                         const Divisor<float>&);
 using SplitF = void (*)(const float*, float*, float*, int, bool, float);
 using MergeF = void (*)(const float*, const float*, float*, int, int);
 using AdvectF = void (*)(const float*, const float*, const AdvectRow&, int, int, float);
+using DivergenceF = void (*)(float*, const float*, const float*, const float*, int, const Divisor<float>&);
+using GradientF = void (*)(float*, float*, const float*, const float*, const float*, int);
 struct FloatKernels {
+  DivergenceF divergence = divergence_row_generic;
+  GradientF gradient = gradient_row_generic;
   SweepF sweep = sweep_row_generic<float>;
   SplitF split = split_generic<float>;
   MergeF merge = merge_generic<float>;
@@ -316,6 +365,8 @@ FloatKernels pick_kernels(const char* forced = nullptr) {
     k.sweep = sweep_row_avx512;
     k.split = split_avx512;
     k.merge = merge_avx512;
+    k.divergence = divergence_row_avx512;
+    k.gradient = gradient_row_avx512;
     // Gathers: faster than scalar loads on Intel's AVX-512 cores, slower on AMD's
     // (measured); NUMPIPE_FLUID_CPU_ADVECT=gather|scalar decides for the bench.
     const char* adv = std::getenv("NUMPIPE_FLUID_CPU_ADVECT");
@@ -383,6 +434,16 @@ class CpuSolver final : public Solver<T> {
     initial_maxima();
   }
 
+  ~CpuSolver() override {
+    if (!phases_on_) return;  // NUMPIPE_FLUID_CPU_PHASES: where a run's time went, for the bench
+    static const char* const names[] = {"diffuse", "divergence", "pressure solve", "gradient", "advect", "other"};
+    double total = 0;
+    for (double t : phase_) total += t;
+    std::fprintf(stderr, "fluid-step cpu phases (%lld steps, %.3f s):", static_cast<long long>(c_.steps), total);
+    for (int k = 0; k < 6; ++k) std::fprintf(stderr, " %s %.1f%%", names[k], total > 0 ? 100 * phase_[k] / total : 0.0);
+    std::fprintf(stderr, "\n");
+  }
+
   double advance(int steps) override {
     auto t0 = std::chrono::steady_clock::now();
     for (int s = 0; s < steps; ++s) step();
@@ -401,6 +462,15 @@ class CpuSolver final : public Solver<T> {
   int threads_ = 1, nstrips_ = 1, ncols_ = 1, kmax_ = 1, wpw_ = 1;  // blocks, fused iterations, window pairs
   FloatKernels kf_;
   bool fma_ = false;
+  bool phases_on_ = std::getenv("NUMPIPE_FLUID_CPU_PHASES") != nullptr;
+  double phase_[6] = {0, 0, 0, 0, 0, 0};
+  std::chrono::steady_clock::time_point mark_;
+  void phase(int k) {  // charges the time since the last mark to phase k
+    if (!phases_on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (k >= 0) phase_[k] += std::chrono::duration<double>(now - mark_).count();
+    mark_ = now;
+  }
   T mv_ = 0, md_ = 0;          // react's maxima of the source buffers as they stand
   bool inj_v_ = false, inj_d_ = false;  // react's decision for this step
   Counters c_;
@@ -506,18 +576,25 @@ class CpuSolver final : public Solver<T> {
     T* v = vvec.data();
     T* pr = pvec.data();
     T* div = dvec.data();
+    const Divisor<T> dn = make_divisor(T(n), fma_);
 #pragma omp parallel for schedule(static)
     for (int j = 1; j <= n; ++j) {
       const T* uj = u + ix(0, j, w);
       const T* vd = v + ix(0, j - 1, w);
       const T* vu = v + ix(0, j + 1, w);
       T* dj = div + ix(0, j, w);
+      if constexpr (sizeof(T) == 4) {
+        kf_.divergence(dj, uj, vd, vu, n, dn);
+      } else {
 #pragma omp simd
-      for (int i = 1; i <= n; ++i) dj[i] = divergence_cell(uj[i - 1], uj[i + 1], vd[i], vu[i], n);
+        for (int i = 1; i <= n; ++i) dj[i] = divergence_cell(uj[i - 1], uj[i + 1], vd[i], vu[i], n);
+      }
     }
     set_bnd(kScalar, div);
+    phase(1);
     lin_solve(Solve{kScalar, pr, div, T(1), T(4), -1, -1, max_out ? 2 : 0});
     if (max_out) mv_ = finish_max(pr, div);
+    phase(2);
 #pragma omp parallel for schedule(static)
     for (int j = 1; j <= n; ++j) {
       const T* pj = pr + ix(0, j, w);
@@ -525,14 +602,19 @@ class CpuSolver final : public Solver<T> {
       const T* pu = pr + ix(0, j + 1, w);
       T* uj = u + ix(0, j, w);
       T* vj = v + ix(0, j, w);
+      if constexpr (sizeof(T) == 4) {
+        kf_.gradient(uj, vj, pj, pd, pu, n);
+      } else {
 #pragma omp simd
-      for (int i = 1; i <= n; ++i) {
-        uj[i] = gradient_sub(uj[i], pj[i - 1], pj[i + 1], n);
-        vj[i] = gradient_sub(vj[i], pd[i], pu[i], n);
+        for (int i = 1; i <= n; ++i) {
+          uj[i] = gradient_sub(uj[i], pj[i - 1], pj[i + 1], n);
+          vj[i] = gradient_sub(vj[i], pd[i], pu[i], n);
+        }
       }
     }
     set_bnd(kU, u);
     set_bnd(kV, v);
+    phase(3);
   }
 
   // out <- q advected by (U, V), interior only; up to three fields by one velocity,
@@ -737,17 +819,21 @@ class CpuSolver final : public Solver<T> {
   // the file comment); a buffer's old content is never read where the
   // reference would have overwritten it first.
   void step() {
+    phase(-1);
     react_decide();
     auto& F = f_;
     if (p_.scheme == Scheme::seed) {
       add_zero_source_boundary(F.d.data());  // d's boundary layer survives the step
+      phase(5);
       diffuse(kScalar, F.d0, F.d, kFieldD, p_.diff, true);
       diffuse(kU, F.u0, F.u, kFieldU, p_.visc, false);
       diffuse(kV, F.v0, F.v, kFieldV, p_.visc, false);
+      phase(0);
       project(F.u0, F.v0, F.u, F.v, false);
       advect(F.u0.data(), F.v0.data(), {{F.d.data(), F.d0.data()}, {F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
       set_bnd(kU, F.u.data());
       set_bnd(kV, F.v.data());
+      phase(4);
       project(F.u, F.v, F.u0, F.v0, true);
     } else {
       diffuse(kU, F.u0, F.u, kFieldU, p_.visc, false);
@@ -774,6 +860,19 @@ std::unique_ptr<Solver<T>> make_cpu_solver(const Params& p, const Fields<T>& ini
 template std::unique_ptr<Solver<float>> make_cpu_solver(const Params&, const Fields<float>&);
 template std::unique_ptr<Solver<double>> make_cpu_solver(const Params&, const Fields<double>&);
 
+std::string cpu_kernels_name(int element_size) {
+  if (element_size == 8) return "generic (fp64), division";
+  const FloatKernels k = pick_kernels();
+  const char* dvenv = std::getenv("NUMPIPE_FLUID_CPU_DIV");
+  const bool recip = k.fma && !(dvenv && std::string(dvenv) == "divide");
+  std::string isa = k.sweep == sweep_row_generic<float> ? "generic" : "avx2";
+#ifdef NUMPIPE_FLUID_X86
+  if (k.sweep == sweep_row_avx512) isa = "avx512";
+#endif
+  return isa + ", " + (recip ? "reciprocal" : "IEEE") + " division, " +
+         (k.advect == advect_row_generic ? "scalar" : "gather") + " advection";
+}
+
 namespace testing {
 bool sweep_row_float(const char* isa, float* out, const float* L, const float* R, const float* D, const float* U,
                      const float* X0, int count, float a, float c) {
@@ -794,9 +893,9 @@ double bytes_per_cell_step(const Params& p, int element_size, bool cuda) {
   const double common = 2 * (3 + 5) + 8;
   if (cuda) {
     // Tiles read x and x0 over the extended tile (the output tile and its halo
-    // of 2K cells: cuda_pass_bytes_per_cell).
+    // of 2K cells: cuda_solve_elements_per_cell).
 #ifdef NUMPIPE_FLUID_CUDA
-    return sz * (common + 5 * cuda_pass_bytes_per_cell(p.iters, element_size));
+    return sz * (common + 5 * cuda_solve_elements_per_cell(p.iters, element_size));
 #endif
   }
   // One pass per up to 32 iterations (fewer on many threads and small grids: see

@@ -1,23 +1,35 @@
 // The CUDA backend of fluid-step (spec/fluid.md). The state stays on the device
 // for all steps; one step is captured once as a CUDA Graph and replayed.
 //
-// Per step: react's two maxima by CUB (cub::DeviceReduce::Reduce, max is exact
-// so the result is order-free), its decision taken by a one-thread kernel on the
-// device, the injection fused with add_source; each lin_solve as passes of up to
-// K red-black iterations per pass over memory (tile_config) (temporal blocking in shared
-// memory, below); project's divergence fused with its zero pressure and both
-// set_bnd; advection of all fields by one velocity in one kernel.
+// Per step: react's decision by a one-block kernel from the maxima that the
+// previous step's passes left (per block, reduced in a fixed order; CUB over
+// the initial state before the first step); react's sources are never stored:
+// each solve's first pass generates its initial guess (zero but at react's
+// injection points) and forms add_source's x + dt*s as it reads x0, so
+// neither the zeroing, the injection nor add_source costs a pass. Each
+// lin_solve is passes of up to K red-black iterations per pass over memory
+// (temporal blocking), the last pass of the density's diffusion and of the
+// last projection also leave react's maxima per block. project's divergence
+// is one kernel with its set_bnd; advection of all fields by one velocity is
+// one kernel.
 //
 // Temporal blocking: a block loads an extended tile (output tile plus a halo of
-// 2 cells per fused iteration) of x into shared memory, split into its red and
-// black planes (unit-stride, conflict-free half-sweeps), and its x0 into
-// registers; it runs k iterations there, applying set_bnd's edges after each,
-// and writes the output tile to the other buffer of a ping-pong pair. Cells at
-// distance >= 2k from the extended tile's border are exact: each half-sweep can
-// spoil only one more ring. The number of passes per solve is even, so the
-// result lands in x. Red-black Gauss-Seidel does not depend on the order within
-// a colour, so this computes the bits of the CPU backend (both are built without
-// FMA contraction: --fmad=false here).
+// 2 cells per fused iteration), runs k iterations there, applying set_bnd's
+// edges after each, and writes the output tile to the other buffer of a
+// ping-pong pair. Cells at distance >= 2k from the extended tile's border are
+// exact: each half-sweep can spoil only one more ring. Two kernels do it:
+//  - rb_reg (fp32, the default): a warp spans the tile's 128 columns, 4 per
+//    lane, and each thread keeps RPT whole rows of its 4 columns in registers,
+//    so a cell's neighbours are its own registers but for one shuffle per row
+//    (the lane on the left or right) and, at the thread's first and last row,
+//    the rows that the threads above and below publish in shared memory after
+//    each half-sweep; x0 lives in shared memory.
+//  - rb_pass (fp64, and fp32 for comparison): x's red and black planes in
+//    shared memory (unit-stride, conflict-free half-sweeps), x0 in registers.
+// Red-black Gauss-Seidel does not depend on the order within a colour, so
+// both compute the bits of the CPU backend (both backends are built without
+// FMA contraction: --fmad=false here; the division by c is the IEEE division,
+// or the exact multiplication when c is a power of two).
 #include <cuda_runtime.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -25,6 +37,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <cub/device/device_reduce.cuh>
 
@@ -36,21 +49,332 @@
 namespace numpipe::fluid {
 namespace {
 
+constexpr unsigned kFull = 0xffffffffu;
+
+template <class T>
+__host__ __device__ __forceinline__ T max_of(T m, T s) {
+  return s > m ? s : m;  // react's comparison (exact: any order gives the same maximum)
+}
+
+// What one pass of a solve does, by value (the graph captures it).
+template <class T>
+struct PassArgs {
+  const T* src;       // x before the pass, or null: the generated initial guess
+  const T* x0;
+  T* dst;             // x after the pass
+  T* partial;         // per block maximum (last pass of a solve that leaves one), or null
+  const int* flags;   // react's decision: [0] velocity, [1] density
+  int n, k, b;        // interior size, iterations of this pass, boundary kind
+  int gen, add, max;  // initial guess (kField* or -1: zero), x0 + dt*source of (kField* or -1), max mode (1 x, 2 x^2 + x0^2)
+  int mul;            // c is a power of two: multiply by r
+  T a, c, r;
+  T dt, force, source;
+};
+
+template <class T>
+__device__ __forceinline__ T gs_div(T num, const PassArgs<T>& A) {
+  return A.mul ? num * A.r : num / A.c;
+}
+template <class T>
+__device__ __forceinline__ T gs_update(T x0, T l, T r, T d, T u, const PassArgs<T>& A) {
+  return gs_div(x0 + A.a * (l + r + d + u), A);
+}
+// The initial guess at (gx, gy) inside the grid (pass without src).
+template <class T>
+__device__ __forceinline__ T gen_value(const PassArgs<T>& A, int gx, int gy, bool fv, bool fd) {
+  return A.gen < 0 ? T(0) : react_source(A.gen, gx, gy, A.n, fv, fd, A.force, A.source);
+}
+// x0 at (gx, gy) inside the grid, with add_source's dt*s when asked.
+template <class T>
+__device__ __forceinline__ T x0_value(const PassArgs<T>& A, std::int64_t g, int gx, int gy, bool fv, bool fd) {
+  const T v = A.x0[g];
+  return A.add < 0 ? v : v + A.dt * react_source(A.add, gx, gy, A.n, fv, fd, A.force, A.source);
+}
+
+// A block's maximum (every thread passes its own) into *slot, by a fixed tree.
+template <class T, int THREADS>
+__device__ __forceinline__ void block_max(T m, T* slot, T* red) {
+  const int t = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) m = max_of(m, __shfl_xor_sync(kFull, m, o));
+  if ((t & 31) == 0) red[t >> 5] = m;
+  __syncthreads();
+  if (t == 0) {
+    T r = red[0];
+    for (int i = 1; i < THREADS / 32; ++i) r = max_of(r, red[i]);
+    *slot = r;
+  }
+}
+
+// ---- rb_reg: registers (fp32) --------------------------------------------------------------
+constexpr int kRegW = 128;  // extended tile width: 32 lanes x 4 columns
+
+// Cell (j, s) of a thread is column 4*lane + j, row RPT*ty + s of the extended
+// tile; with RPT even and the tile's origin even in x and y, its colour is
+// (j + s) & 1. Half-sweep C updates, in row s, the cells j = q and q + 2,
+// q = (C + s) & 1. Exchange buffers ex[buf][slot][ty][lane] (float2): slot 0
+// the thread's row 0, slot 1 its row RPT-1, the two cells of the colour that
+// buf holds (buf 0 red, 1 black, 2 black after the edges of edge blocks).
+template <int RPT, int WY>
+struct RegTile {
+  __device__ static int ex_index(int buf, int slot, int ty, int tx) { return ((buf * 2 + slot) * WY + ty) * 32 + tx; }
+};
+
+template <int RPT, int WY>
+__device__ __forceinline__ void reg_publish(const float (&v)[RPT][4], int colour, float2* ex, int buf, int ty, int tx) {
+  using Tile = RegTile<RPT, WY>;
+  // row 0: cells j = colour, colour + 2; row RPT-1 (odd): j = 1 - colour, 3 - colour
+  if (colour == 0) {
+    ex[Tile::ex_index(buf, 0, ty, tx)] = make_float2(v[0][0], v[0][2]);
+    ex[Tile::ex_index(buf, 1, ty, tx)] = make_float2(v[RPT - 1][1], v[RPT - 1][3]);
+  } else {
+    ex[Tile::ex_index(buf, 0, ty, tx)] = make_float2(v[0][1], v[0][3]);
+    ex[Tile::ex_index(buf, 1, ty, tx)] = make_float2(v[RPT - 1][0], v[RPT - 1][2]);
+  }
+}
+
+template <int C, int RPT, int WY, bool EDGE>
+__device__ __forceinline__ void reg_half_sweep(float (&v)[RPT][4], const float* x0t, const float2* ex, int buf, int ty,
+                                               int tx, unsigned mask, const PassArgs<float>& A) {
+  using Tile = RegTile<RPT, WY>;
+  // the other colour's cells of the rows below the first and above the last
+  const float2 dn = ex[Tile::ex_index(buf, 1, ty > 0 ? ty - 1 : 0, tx)];
+  const float2 up = ex[Tile::ex_index(buf, 0, ty < WY - 1 ? ty + 1 : WY - 1, tx)];
+#pragma unroll
+  for (int s = 0; s < RPT; ++s) {
+    const int q = (C + s) & 1;  // resolved at compile time (unrolled)
+    const float d0 = s == 0 ? dn.x : v[s > 0 ? s - 1 : 0][q];
+    const float d2 = s == 0 ? dn.y : v[s > 0 ? s - 1 : 0][q + 2];
+    const float u0 = s == RPT - 1 ? up.x : v[s < RPT - 1 ? s + 1 : RPT - 1][q];
+    const float u2 = s == RPT - 1 ? up.y : v[s < RPT - 1 ? s + 1 : RPT - 1][q + 2];
+    const float x0a = x0t[(s * 4 + q) * 32];
+    const float x0b = x0t[(s * 4 + q + 2) * 32];
+    float na, nb;
+    if (q == 0) {  // cells 0 and 2: the left neighbour of 0 is the left lane's cell 3
+      const float ext = __shfl_up_sync(kFull, v[s][3], 1);
+      na = gs_update(x0a, ext, v[s][1], d0, u0, A);
+      nb = gs_update(x0b, v[s][1], v[s][3], d2, u2, A);
+    } else {  // cells 1 and 3: the right neighbour of 3 is the right lane's cell 0
+      const float ext = __shfl_down_sync(kFull, v[s][0], 1);
+      na = gs_update(x0a, v[s][0], v[s][2], d0, u0, A);
+      nb = gs_update(x0b, v[s][2], ext, d2, u2, A);
+    }
+    if (!EDGE || (mask >> (s * 4 + q) & 1u)) v[s][q] = na;
+    if (!EDGE || (mask >> (s * 4 + q + 2) & 1u)) v[s][q + 2] = nb;
+  }
+}
+
+// set_bnd's edges (not the corners) of an edge block, from the interior after a
+// black half-sweep: buffers 0 and 1 hold the neighbour threads' first and last rows.
+template <int RPT, int WY>
+__device__ __forceinline__ void reg_edges(float (&v)[RPT][4], const float2* ex, int ty, int tx, int gx0, int gy0,
+                                          const PassArgs<float>& A) {
+  using Tile = RegTile<RPT, WY>;
+  const int n = A.n;
+  // row 0 of the thread above (red cells 0, 2 in buf 0; black 1, 3 in buf 1) and
+  // row RPT-1 of the thread below (red cells 1, 3; black 0, 2)
+  const int ta = ty < WY - 1 ? ty + 1 : WY - 1, tb = ty > 0 ? ty - 1 : 0;
+  const bool neg_u = A.b == kU, neg_v = A.b == kV;
+#pragma unroll
+  for (int s = 0; s < RPT; ++s) {
+    const float from_r = __shfl_down_sync(kFull, v[s][0], 1);  // column 4*lane + 4
+    const float from_l = __shfl_up_sync(kFull, v[s][3], 1);    // column 4*lane - 1
+    float above[4], below[4];
+    if (s == RPT - 1) {
+      const float2 ar = ex[Tile::ex_index(0, 0, ta, tx)], ab = ex[Tile::ex_index(1, 0, ta, tx)];
+      above[0] = ar.x, above[1] = ab.x, above[2] = ar.y, above[3] = ab.y;
+    } else {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) above[j] = v[s < RPT - 1 ? s + 1 : 0][j];
+    }
+    if (s == 0) {
+      const float2 br = ex[Tile::ex_index(0, 1, tb, tx)], bb = ex[Tile::ex_index(1, 1, tb, tx)];
+      below[0] = bb.x, below[1] = br.x, below[2] = bb.y, below[3] = br.y;
+    } else {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) below[j] = v[s > 0 ? s - 1 : 0][j];
+    }
+    const int gy = gy0 + ty * RPT + s;
+    float left[4], right[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      left[j] = j > 0 ? v[s][j > 0 ? j - 1 : 0] : from_l;
+      right[j] = j < 3 ? v[s][j < 3 ? j + 1 : 3] : from_r;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int gx = gx0 + 4 * tx + j;
+      if ((gx == 0 || gx == n + 1) && gy >= 1 && gy <= n) {
+        const float src = gx == 0 ? right[j] : left[j];
+        v[s][j] = neg_u ? -src : src;
+      } else if ((gy == 0 || gy == n + 1) && gx >= 1 && gx <= n) {
+        const float src = gy == 0 ? above[j] : below[j];
+        v[s][j] = neg_v ? -src : src;
+      }
+    }
+  }
+}
+
+template <int K, int RPT, int WY, bool EDGE>
+__device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int by, int tiles_x, float* x0s,
+                                         float2* ex, float* red) {
+  constexpr int EH = RPT * WY, H = 2 * K, TX = kRegW - 2 * H, TY = EH - 2 * H;
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y), n = A.n, w = n + 2;
+  const int gx0 = bx * TX - H, gy0 = by * TY - H;
+  const int lx0 = 4 * tx, ly0 = ty * RPT;
+  const bool fv = A.flags[0] != 0, fd = A.flags[1] != 0;
+  float v[RPT][4];
+  unsigned mask = 0;  // EDGE: cells that the half-sweeps update (inside the interior)
+  float* x0t = x0s + ly0 * 4 * 32 + tx;  // this thread's x0: x0t[(s*4 + j)*32]
+
+  // load x (or generate it) and x0
+  const bool pairs = !EDGE && (w & 1) == 0;  // float2 loads: even row width, even tile origin
+#pragma unroll
+  for (int s = 0; s < RPT; ++s) {
+    const int gy = gy0 + ly0 + s;
+    const std::int64_t rowg = static_cast<std::int64_t>(gy) * w + gx0 + lx0;
+    if (pairs) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float2 xv = make_float2(0.f, 0.f);
+        if (A.src) xv = *reinterpret_cast<const float2*>(A.src + rowg + 2 * h);
+        else if (A.gen >= 0) xv = make_float2(gen_value(A, gx0 + lx0 + 2 * h, gy, fv, fd),
+                                              gen_value(A, gx0 + lx0 + 2 * h + 1, gy, fv, fd));
+        float2 x0v = *reinterpret_cast<const float2*>(A.x0 + rowg + 2 * h);
+        if (A.add >= 0) {
+          x0v.x = x0v.x + A.dt * react_source(A.add, gx0 + lx0 + 2 * h, gy, n, fv, fd, A.force, A.source);
+          x0v.y = x0v.y + A.dt * react_source(A.add, gx0 + lx0 + 2 * h + 1, gy, n, fv, fd, A.force, A.source);
+        }
+        v[s][2 * h] = xv.x;
+        v[s][2 * h + 1] = xv.y;
+        x0t[(s * 4 + 2 * h) * 32] = x0v.x;
+        x0t[(s * 4 + 2 * h + 1) * 32] = x0v.y;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int gx = gx0 + lx0 + j;
+        const bool in = !EDGE || (gx >= 0 && gx <= n + 1 && gy >= 0 && gy <= n + 1);
+        float xv = 0.f, x0v = 0.f;
+        if (in) {
+          xv = A.src ? A.src[rowg + j] : gen_value(A, gx, gy, fv, fd);
+          x0v = x0_value(A, rowg + j, gx, gy, fv, fd);
+        }
+        v[s][j] = xv;
+        x0t[(s * 4 + j) * 32] = x0v;
+        if (EDGE && gx >= 1 && gx <= n && gy >= 1 && gy <= n) mask |= 1u << (s * 4 + j);
+      }
+    }
+  }
+  constexpr int kRedBuf = EDGE ? 2 : 1;  // where the red half-sweep finds the black rows
+  reg_publish<RPT, WY>(v, 1, ex, kRedBuf, ty, tx);
+  __syncthreads();
+
+  for (int it = 0; it < A.k; ++it) {
+    reg_half_sweep<0, RPT, WY, EDGE>(v, x0t, ex, kRedBuf, ty, tx, mask, A);
+    reg_publish<RPT, WY>(v, 0, ex, 0, ty, tx);
+    __syncthreads();
+    reg_half_sweep<1, RPT, WY, EDGE>(v, x0t, ex, 0, ty, tx, mask, A);
+    reg_publish<RPT, WY>(v, 1, ex, 1, ty, tx);
+    __syncthreads();
+    if (EDGE) {
+      reg_edges<RPT, WY>(v, ex, ty, tx, gx0, gy0, A);
+      reg_publish<RPT, WY>(v, 1, ex, 2, ty, tx);
+      __syncthreads();
+    }
+  }
+
+  // write the output tile (and its maximum)
+  float m = -INFINITY;
+#pragma unroll
+  for (int s = 0; s < RPT; ++s) {
+    const int ly = ly0 + s, gy = gy0 + ly;
+    if (ly < H || ly >= H + TY || gy > n + 1) continue;
+    const std::int64_t rowg = static_cast<std::int64_t>(gy) * w + gx0 + lx0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int lx = lx0 + j, gx = gx0 + lx;
+      if (lx < H || lx >= H + TX || gx > n + 1) continue;
+      A.dst[rowg + j] = v[s][j];
+      if (A.max) {
+        const bool corner_cell = (gx == 0 || gx == n + 1) && (gy == 0 || gy == n + 1);
+        if (!corner_cell) {
+          const float x0v = x0t[(s * 4 + j) * 32];
+          m = max_of(m, A.max == 1 ? v[s][j] : v[s][j] * v[s][j] + x0v * x0v);
+        }
+      }
+    }
+  }
+  if (A.max) block_max<float, 32 * WY>(m, A.partial + by * tiles_x + bx, red);
+}
+
+// Tiles of a pass: tiles_x x tiles_y; the edge tiles (whose extended tile
+// reaches the boundary layer or beyond) are the rows ey[] and the columns ex[];
+// the others, [bx_lo, bx_lo + gridDim.x) x [by_lo, by_lo + gridDim.y), go to the
+// inner kernel, which has no boundary logic (and so fewer registers).
+struct TileMap {
+  int tiles_x, bx_lo, by_lo, nex, ney;
+  int ex[8], ey[8];
+};
+
+template <int RPT, int WY>
+struct RegSmem {
+  float* x0s;
+  float2* ex;
+  float* red;
+  __device__ explicit RegSmem(unsigned char* raw) {
+    x0s = reinterpret_cast<float*>(raw);                       // [EH][4][32]
+    ex = reinterpret_cast<float2*>(x0s + RPT * WY * kRegW);      // [3][2][WY][32]
+    red = reinterpret_cast<float*>(ex + 3 * 2 * WY * 32);       // [WY]
+  }
+};
+
+template <int K, int RPT, int WY, int MINB>
+__global__ void __launch_bounds__(32 * WY, MINB) rb_reg_inner(const PassArgs<float> A, const TileMap M) {
+  static_assert(RPT % 2 == 0, "rows per thread must be even (colours by (j + s) & 1)");
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const RegSmem<RPT, WY> sm(smem_raw);
+  reg_body<K, RPT, WY, false>(A, M.bx_lo + static_cast<int>(blockIdx.x), M.by_lo + static_cast<int>(blockIdx.y),
+                              M.tiles_x, sm.x0s, sm.ex, sm.red);
+}
+
+template <int K, int RPT, int WY>
+__global__ void __launch_bounds__(32 * WY, 1) rb_reg_edge(const PassArgs<float> A, const TileMap M) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const RegSmem<RPT, WY> sm(smem_raw);
+  int id = static_cast<int>(blockIdx.x), bx, by;
+  if (id < M.ney * M.tiles_x) {
+    by = M.ey[id / M.tiles_x];
+    bx = id % M.tiles_x;
+  } else {
+    id -= M.ney * M.tiles_x;
+    bx = M.ex[id % M.nex];
+    by = M.by_lo + id / M.nex;
+  }
+  reg_body<K, RPT, WY, true>(A, bx, by, M.tiles_x, sm.x0s, sm.ex, sm.red);
+}
+
+template <int RPT, int WY>
+constexpr std::size_t reg_smem_bytes() {
+  return static_cast<std::size_t>(RPT * WY * kRegW) * 4 + 3 * 2 * WY * 32 * 8 + WY * 4;
+}
+
+// ---- rb_pass: shared-memory planes (fp64; fp32 for comparison) ------------------------------
 constexpr int kPairs = 64;         // threads in x; extended tile width 2*kPairs
 constexpr int kExtW = 2 * kPairs;  // 128
 constexpr int kThreadsY = 8;
 
 template <class T, int K, int RPT>
-__global__ void __launch_bounds__(kPairs* kThreadsY)
-    rb_pass(const T* __restrict__ src, const T* __restrict__ x0, T* __restrict__ dst, int n, int k, T a, T cdiv,
-            int b) {
+__global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass(const PassArgs<T> A) {
   constexpr int kHalo = 2 * K, kTileX = kExtW - 2 * kHalo;
   constexpr int EH = kThreadsY * RPT, TY = EH - 2 * kHalo;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* sm = reinterpret_cast<T*>(smem_raw);  // [colour][EH][kPairs]
-  const int tx = threadIdx.x, ty = threadIdx.y, w = n + 2;
+  T* red = sm + 2 * EH * kPairs;           // [16]
+  const int tx = threadIdx.x, ty = threadIdx.y, n = A.n, w = n + 2;
   const int gx0 = static_cast<int>(blockIdx.x) * kTileX - kHalo;  // even
   const int gy0 = static_cast<int>(blockIdx.y) * TY - kHalo;
+  const bool fv = A.flags[0] != 0, fd = A.flags[1] != 0;
   T x0r0[RPT], x0r1[RPT];  // x0 at columns 2tx and 2tx+1 of the thread's rows
 
 #pragma unroll
@@ -61,8 +385,11 @@ __global__ void __launch_bounds__(kPairs* kThreadsY)
       const int lx = 2 * tx + q, gx = gx0 + lx;
       const bool in = gx >= 0 && gx <= n + 1 && gy >= 0 && gy <= n + 1;
       const std::int64_t g = static_cast<std::int64_t>(gy) * w + gx;
-      const T v = in ? src[g] : T(0);
-      const T v0 = in ? x0[g] : T(0);
+      T v = T(0), v0 = T(0);
+      if (in) {
+        v = A.src ? A.src[g] : gen_value(A, gx, gy, fv, fd);
+        v0 = x0_value(A, g, gx, gy, fv, fd);
+      }
       const int colour = (lx + gy) & 1;
       sm[(colour * EH + ly) * kPairs + tx] = v;
       if (q == 0) x0r0[s] = v0;
@@ -72,7 +399,7 @@ __global__ void __launch_bounds__(kPairs* kThreadsY)
   __syncthreads();
   const bool edge_block = gx0 <= 0 || gy0 <= 0 || gx0 + kExtW - 1 >= n + 1 || gy0 + EH - 1 >= n + 1;
 
-  for (int it = 0; it < k; ++it) {
+  for (int it = 0; it < A.k; ++it) {
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
       const T* o = sm + (1 - c) * EH * kPairs;
@@ -87,7 +414,7 @@ __global__ void __launch_bounds__(kPairs* kThreadsY)
           const T d = o[(ly - 1) * kPairs + tx];
           const T u = o[(ly + 1) * kPairs + tx];
           const T xv = p ? x0r1[s] : x0r0[s];
-          sm[(c * EH + ly) * kPairs + tx] = gs_cell(xv, l, r, d, u, a, cdiv);
+          sm[(c * EH + ly) * kPairs + tx] = gs_update(xv, l, r, d, u, A);
         }
       }
       __syncthreads();
@@ -103,11 +430,11 @@ __global__ void __launch_bounds__(kPairs* kThreadsY)
           bool neg = false, edge = false;
           if ((gx == 0 || gx == n + 1) && gy >= 1 && gy <= n) {
             sx = gx == 0 ? lx + 1 : lx - 1;
-            neg = b == kU;
+            neg = A.b == kU;
             edge = true;
           } else if ((gy == 0 || gy == n + 1) && gx >= 1 && gx <= n) {
             sy = gy == 0 ? ly + 1 : ly - 1;
-            neg = b == kV;
+            neg = A.b == kV;
             edge = true;
           }
           if (edge && sx >= 0 && sx < kExtW && sy >= 0 && sy < EH) {
@@ -121,6 +448,7 @@ __global__ void __launch_bounds__(kPairs* kThreadsY)
     }
   }
 
+  T m = -INFINITY;
 #pragma unroll
   for (int s = 0; s < RPT; ++s) {
     const int ly = ty + kThreadsY * s, gy = gy0 + ly;
@@ -130,8 +458,26 @@ __global__ void __launch_bounds__(kPairs* kThreadsY)
       const int lx = 2 * tx + q, gx = gx0 + lx;
       if (lx < kHalo || lx >= kHalo + kTileX || gx > n + 1) continue;
       const int colour = (lx + gy) & 1;
-      dst[static_cast<std::int64_t>(gy) * w + gx] = sm[(colour * EH + ly) * kPairs + tx];
+      const T v = sm[(colour * EH + ly) * kPairs + tx];
+      A.dst[static_cast<std::int64_t>(gy) * w + gx] = v;
+      if (A.max && !((gx == 0 || gx == n + 1) && (gy == 0 || gy == n + 1))) {
+        const T x0v = q ? x0r1[s] : x0r0[s];
+        m = max_of(m, A.max == 1 ? v : v * v + x0v * x0v);
+      }
     }
+  }
+  if (A.max) block_max<T, kPairs * kThreadsY>(m, A.partial + blockIdx.y * gridDim.x + blockIdx.x, red);
+}
+
+// lin_solve's last set_bnd corners, from the edges the passes left.
+template <class T>
+__global__ void corners_kernel(T* x, int n) {
+  const int w = n + 2;
+  if (threadIdx.x == 0) {
+    x[ix(0, 0, w)] = corner(x[ix(1, 0, w)], x[ix(0, 1, w)]);
+    x[ix(n + 1, 0, w)] = corner(x[ix(n, 0, w)], x[ix(n + 1, 1, w)]);
+    x[ix(0, n + 1, w)] = corner(x[ix(1, n + 1, w)], x[ix(0, n, w)]);
+    x[ix(n + 1, n + 1, w)] = corner(x[ix(n, n + 1, w)], x[ix(n + 1, n, w)]);
   }
 }
 
@@ -155,15 +501,20 @@ __global__ void set_bnd_kernel(T* x, int n, int b) {
   }
 }
 
-// lin_solve's last set_bnd corners, from the edges the passes left.
+// add_source on the boundary layer of x, where react's source is zero (x + dt*0:
+// a -0 becomes +0); the seed's step keeps d's boundary layer.
 template <class T>
-__global__ void corners_kernel(T* x, int n) {
-  const int w = n + 2;
-  if (threadIdx.x == 0) {
-    x[ix(0, 0, w)] = corner(x[ix(1, 0, w)], x[ix(0, 1, w)]);
-    x[ix(n + 1, 0, w)] = corner(x[ix(n, 0, w)], x[ix(n + 1, 1, w)]);
-    x[ix(0, n + 1, w)] = corner(x[ix(1, n + 1, w)], x[ix(0, n, w)]);
-    x[ix(n + 1, n + 1, w)] = corner(x[ix(n, n + 1, w)], x[ix(n + 1, n, w)]);
+__global__ void add_zero_boundary(T* x, int n, T dt) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int w = n + 2, e = n + 1;
+  const T zero = dt * T(0);
+  if (i <= e) {
+    x[ix(i, 0, w)] = x[ix(i, 0, w)] + zero;
+    x[ix(i, e, w)] = x[ix(i, e, w)] + zero;
+  }
+  if (i >= 1 && i < e) {
+    x[ix(0, i, w)] = x[ix(0, i, w)] + zero;
+    x[ix(e, i, w)] = x[ix(e, i, w)] + zero;
   }
 }
 
@@ -175,15 +526,45 @@ struct SpeedSq {
 };
 template <class T>
 struct MaxOp {
-  __host__ __device__ T operator()(T x, T y) const { return y > x ? y : x; }
+  __host__ __device__ T operator()(T x, T y) const { return max_of(x, y); }
 };
 
-// react's decision, on the device: flags[0] velocity, flags[1] density.
+// react's decision, on the device: the maxima of the per-block partials and the
+// corners (which the passes leave to corners_kernel), then flags[0] velocity,
+// flags[1] density. One block, a fixed reduction order.
 template <class T>
-__global__ void react_decide(const T* maxima, int* flags, long long* counters, int forcing_react) {
-  if (threadIdx.x == 0 && blockIdx.x == 0) {
-    const int fv = forcing_react && maxima[0] < T(kReactVelocityThreshold);
-    const int fd = forcing_react && maxima[1] < T(kReactDensityThreshold);
+__global__ void react_decide(const T* pv, const T* pd, int parts, const T* d0, const T* u0, const T* v0, int n,
+                             int* flags, long long* counters, int forcing_react) {
+  __shared__ T sv[32], sd[32];
+  const int t = static_cast<int>(threadIdx.x);
+  T mv = -INFINITY, md = -INFINITY;
+  for (int i = t; i < parts; i += static_cast<int>(blockDim.x)) {
+    mv = max_of(mv, pv[i]);
+    md = max_of(md, pd[i]);
+  }
+  if (t < 4) {
+    const int e = n + 1, w = n + 2;
+    const std::int64_t c = ix(t & 1 ? e : 0, t & 2 ? e : 0, w);
+    mv = max_of(mv, u0[c] * u0[c] + v0[c] * v0[c]);
+    md = max_of(md, d0[c]);
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    mv = max_of(mv, __shfl_xor_sync(kFull, mv, o));
+    md = max_of(md, __shfl_xor_sync(kFull, md, o));
+  }
+  if ((t & 31) == 0) {
+    sv[t >> 5] = mv;
+    sd[t >> 5] = md;
+  }
+  __syncthreads();
+  if (t == 0) {
+    for (int i = 1; i < static_cast<int>(blockDim.x) / 32; ++i) {
+      mv = max_of(mv, sv[i]);
+      md = max_of(md, sd[i]);
+    }
+    const int fv = forcing_react && mv < T(kReactVelocityThreshold);
+    const int fd = forcing_react && md < T(kReactDensityThreshold);
     flags[0] = fv;
     flags[1] = fd;
     counters[0] += 1;
@@ -192,46 +573,10 @@ __global__ void react_decide(const T* maxima, int* flags, long long* counters, i
   }
 }
 
-// react's zeroing and injection into d0, u0, v0, fused with add_source of all three
-// fields (x += dt*s, written only where it changes the bits).
+// project, first half: div inside and its set_bnd(0) copies (the pressure's zero
+// initial guess is generated by the solve).
 template <class T>
-__global__ void react_inject(T* d, T* u, T* v, T* d0, T* u0, T* v0, const int* flags, int n, T dt, T force,
-                             T source) {
-  const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-  if (x > n + 1 || y > n + 1) return;
-  const std::int64_t i = ix(x, y, n + 2);
-  const bool centre = x == n / 2 && y == n / 2;
-  const bool lattice = x % kReactLattice == 0 && y % kReactLattice == 0 && x >= kReactLattice && x < n &&
-                       y >= kReactLattice && y < n;
-  T sd = 0, su = 0, sv = 0;
-  if (flags[0]) {
-    if (lattice) {
-      su = react_lattice_velocity(force, n, y);
-      sv = react_lattice_velocity(force, n, x);
-    } else if (centre) {
-      su = sv = react_centre(force);
-    }
-  }
-  if (flags[1]) {
-    if (lattice) sd = react_lattice_density(source);
-    else if (centre) sd = react_centre(source);
-  }
-  d0[i] = sd;
-  u0[i] = su;
-  v0[i] = sv;
-  auto add = [&](T* f, T s) {
-    const T old = f[i], nv = old + dt * s;
-    if (!(nv == old) || signbit(nv) != signbit(old)) f[i] = nv;
-  };
-  add(d, sd);
-  add(u, su);
-  add(v, sv);
-}
-
-// project, first half: div inside and its set_bnd(0) copies, p = 0 everywhere.
-template <class T>
-__global__ void project_begin(const T* u, const T* v, T* p, T* div, int n) {
+__global__ void project_begin(const T* u, const T* v, T* div, int n) {
   const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   if (x > n + 1 || y > n + 1) return;
@@ -249,7 +594,6 @@ __global__ void project_begin(const T* u, const T* v, T* p, T* div, int n) {
     val = dv(xi, yi);
   }
   div[ix(x, y, w)] = val;
-  p[ix(x, y, w)] = T(0);
 }
 
 // project, second half: subtract the pressure gradient inside.
@@ -279,39 +623,86 @@ __global__ void advect_kernel(const T* U, const T* V, T* o1, const T* q1, T* o2,
   if (o3) o3[i] = advect_apply(q3, q);
 }
 
+// The tiles (tile_config): name, kernel kind, K iterations per pass, RPT rows
+// per thread, WY threads in y (rb_reg) / the extended tile's height (rb_pass: 8*RPT).
+struct TileSpec {
+  const char* name;
+  bool reg;
+  int k, rpt, wy;
+};
+constexpr TileSpec kTiles[] = {
+    {"r10x8", true, 10, 8, 16},  {"r10x8a", true, 10, 8, 16}, {"r5x8", true, 5, 8, 16},
+    {"r7x8", true, 7, 8, 16},    {"r10x16", true, 10, 16, 8}, {"r5x16", true, 5, 16, 8},
+    {"r10x4", true, 10, 4, 32},  {"s5x10", false, 5, 10, 8},  {"s5x16", false, 5, 16, 8},
+    {"s10x16", false, 10, 16, 8},
+};
+constexpr int kDefaultTileF32 = 0;
+constexpr TileSpec kTileF64 = {"s5x6", false, 5, 6, 8};
+
+TileSpec tile_spec(int element_size) {
+  if (element_size == 8) return kTileF64;
+  if (const char* e = std::getenv("NUMPIPE_FLUID_TILE")) {
+    std::string names;
+    for (const TileSpec& t : kTiles) {
+      if (std::string(e) == t.name) return t;
+      names += std::string(" ") + t.name;
+    }
+    fail_input(std::string("NUMPIPE_FLUID_TILE: unknown tile '") + e + "' (known:" + names + ")");
+  }
+  return kTiles[kDefaultTileF32];
+}
+
 template <class T>
 class CudaSolver final : public Solver<T> {
  public:
   CudaSolver(const Params& p, const Fields<T>& init, int device) : p_(p), n_(p.n) {
     NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
     NUMPIPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    NUMPIPE_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+    NUMPIPE_CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
+    NUMPIPE_CUDA_CHECK(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming));
     cells_ = init.cells();
     const std::vector<T>* src[6] = {&init.d, &init.u, &init.v, &init.d0, &init.u0, &init.v0};
     for (int k = 0; k < 6; ++k) {
       buf_[k] = DeviceArray<T>(cells_);
       buf_[k].copy_from_host(src[k]->data(), cells_, stream_);
     }
-    scratch_ = DeviceArray<T>(cells_);
-    NUMPIPE_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), 0, cells_ * sizeof(T), stream_));
-    maxima_ = DeviceArray<T>(2);
     flags_ = DeviceArray<int>(2);
     counters_ = DeviceArray<long long>(3);
     NUMPIPE_CUDA_CHECK(cudaMemsetAsync(counters_.data(), 0, 3 * sizeof(long long), stream_));
+    NUMPIPE_CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, 2 * sizeof(int), stream_));
+    select_tile();
+    const int passes = (p_.iters + tile_.k - 1) / tile_.k;
+    if (passes > 1) scratch_ = DeviceArray<T>(cells_);
+    // react's maxima of the initial sources, as the first partials (the rest -inf)
+    parts_ = tiles_x_ * tiles_y_;
+    partial_v_ = DeviceArray<T>(static_cast<std::size_t>(parts_));
+    partial_d_ = DeviceArray<T>(static_cast<std::size_t>(parts_));
+    std::vector<T> lowest(static_cast<std::size_t>(parts_), -std::numeric_limits<T>::infinity());
+    partial_v_.copy_from_host(lowest.data(), lowest.size(), stream_);
+    partial_d_.copy_from_host(lowest.data(), lowest.size(), stream_);
     SpeedSq<T> sq{buf_[4].data(), buf_[5].data()};
     auto it = thrust::make_transform_iterator(thrust::counting_iterator<long long>(0), sq);
     std::size_t b1 = 0, b2 = 0;
-    NUMPIPE_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, b1, it, maxima_.data(), static_cast<long long>(cells_),
+    NUMPIPE_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, b1, it, partial_v_.data(), static_cast<long long>(cells_),
                                                  MaxOp<T>{}, T(-INFINITY), stream_));
-    NUMPIPE_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, b2, buf_[3].data(), maxima_.data() + 1,
+    NUMPIPE_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, b2, buf_[3].data(), partial_d_.data(),
                                                  static_cast<long long>(cells_), MaxOp<T>{}, T(-INFINITY), stream_));
-    temp_bytes_ = std::max(b1, b2);
-    temp_ = DeviceArray<unsigned char>(std::max<std::size_t>(temp_bytes_, 1));
-    select_tile();
+    DeviceArray<unsigned char> temp(std::max<std::size_t>(std::max(b1, b2), 1));
+    std::size_t bytes = b1;
+    NUMPIPE_CUDA_CHECK(cub::DeviceReduce::Reduce(temp.data(), bytes, it, partial_v_.data(),
+                                                 static_cast<long long>(cells_), MaxOp<T>{}, T(-INFINITY), stream_));
+    bytes = b2;
+    NUMPIPE_CUDA_CHECK(cub::DeviceReduce::Reduce(temp.data(), bytes, buf_[3].data(), partial_d_.data(),
+                                                 static_cast<long long>(cells_), MaxOp<T>{}, T(-INFINITY), stream_));
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
     use_graph_ = std::getenv("NUMPIPE_FLUID_NO_GRAPH") == nullptr;
   }
   ~CudaSolver() override {
     if (exec_) cudaGraphExecDestroy(exec_);
+    if (fork_) cudaEventDestroy(fork_);
+    if (join_) cudaEventDestroy(join_);
+    if (side_) cudaStreamDestroy(side_);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
@@ -356,37 +747,132 @@ class CudaSolver final : public Solver<T> {
   int n_;
   std::size_t cells_ = 0;
   cudaStream_t stream_ = nullptr;
+  cudaStream_t side_ = nullptr;  // the edge tiles' kernel runs beside the inner tiles'
+  cudaEvent_t fork_ = nullptr, join_ = nullptr;
   DeviceArray<T> buf_[6];  // d, u, v, d0, u0, v0: fixed roles (the graph captures pointers)
   DeviceArray<T> scratch_;
-  DeviceArray<T> maxima_;
+  DeviceArray<T> partial_v_, partial_d_;  // react's maxima per block of the last passes
   DeviceArray<int> flags_;
   DeviceArray<long long> counters_;
-  DeviceArray<unsigned char> temp_;
-  std::size_t temp_bytes_ = 0, smem_bytes_ = 0;
+  int parts_ = 0;
   cudaGraphExec_t exec_ = nullptr;
   bool use_graph_ = true;
-  using PassKernel = void (*)(const T*, const T*, T*, int, int, T, T, int);
-  PassKernel pass_ = nullptr;
-  TileConfig tile_{5, 10};
+  using PassKernel = void (*)(PassArgs<T>);
+  using RegKernel = void (*)(PassArgs<float>, TileMap);
+  PassKernel pass_ = nullptr;           // rb_pass: one kernel over all tiles
+  RegKernel inner_ = nullptr, edge_ = nullptr;  // rb_reg: inner and edge tiles
+  TileSpec tile_{};
+  dim3 block_;
+  int tiles_x_ = 0, tiles_y_ = 0, edge_tiles_ = 0;
+  TileMap map_{};
+  dim3 inner_grid_;
+  std::size_t smem_bytes_ = 0;
 
+  // The tiles of an extended tile of ew x eh cells with halo h: edge tiles are
+  // those reaching x or y <= 0 or >= n+1 (a first and some last rows and columns).
+  void map_tiles(int ew, int eh, int h) {
+    const int tx = ew - 2 * h, ty = eh - 2 * h, n = n_;
+    tiles_x_ = (n + 2 + tx - 1) / tx;
+    tiles_y_ = (n + 2 + ty - 1) / ty;
+    map_ = TileMap{};
+    map_.tiles_x = tiles_x_;
+    auto edges = [&](int tiles, int t, int e, int* list, int& count, int& lo, int& hi) {
+      lo = tiles;
+      hi = -1;
+      count = 0;
+      for (int b = 0; b < tiles; ++b) {
+        const int g0 = b * t - h;
+        if (g0 <= 0 || g0 + e - 1 >= n + 1) {
+          if (count == 8) fail_internal("fluid-step: more than 8 edge tile rows or columns");
+          list[count++] = b;
+        } else {
+          lo = std::min(lo, b);
+          hi = std::max(hi, b);
+        }
+      }
+    };
+    int bx_lo, bx_hi, by_lo, by_hi;
+    edges(tiles_x_, tx, ew, map_.ex, map_.nex, bx_lo, bx_hi);
+    edges(tiles_y_, ty, eh, map_.ey, map_.ney, by_lo, by_hi);
+    // the inner tiles are one rectangle: edge columns and rows are a prefix and a suffix
+    if (bx_hi >= bx_lo && bx_hi - bx_lo + 1 + map_.nex != tiles_x_) fail_internal("fluid-step: edge tile columns not at the ends");
+    if (by_hi >= by_lo && by_hi - by_lo + 1 + map_.ney != tiles_y_) fail_internal("fluid-step: edge tile rows not at the ends");
+    const bool inner = bx_hi >= bx_lo && by_hi >= by_lo;
+    map_.bx_lo = bx_hi >= bx_lo ? bx_lo : 0;
+    map_.by_lo = by_hi >= by_lo ? by_lo : 0;
+    inner_grid_ = inner ? dim3(static_cast<unsigned>(bx_hi - bx_lo + 1), static_cast<unsigned>(by_hi - by_lo + 1))
+                        : dim3(0, 0);
+    edge_tiles_ = map_.ney * tiles_x_ + map_.nex * (tiles_y_ - map_.ney);
+    if (!inner && edge_tiles_ != tiles_x_ * tiles_y_) fail_internal("fluid-step: tile map does not cover the grid");
+  }
+
+  template <int K, int RPT, int WY, int MINB>
+  void use_reg() {
+    if constexpr (sizeof(T) == 4) {
+      inner_ = rb_reg_inner<K, RPT, WY, MINB>;
+      edge_ = rb_reg_edge<K, RPT, WY>;
+      smem_bytes_ = reg_smem_bytes<RPT, WY>();
+      block_ = dim3(32, WY);
+      map_tiles(kRegW, RPT * WY, 2 * K);
+      NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rb_reg_inner<K, RPT, WY, MINB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(smem_bytes_)));
+      NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rb_reg_edge<K, RPT, WY>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(smem_bytes_)));
+    }
+  }
   template <int K, int RPT>
-  void use_tile() {
-    tile_ = {K, RPT};
+  void use_smem() {
+    constexpr int EH = kThreadsY * RPT, H = 2 * K;
     pass_ = rb_pass<T, K, RPT>;
-    smem_bytes_ = 2 * kThreadsY * RPT * kPairs * sizeof(T);
+    smem_bytes_ = (2 * EH * kPairs + 16) * sizeof(T);
+    block_ = dim3(kPairs, kThreadsY);
+    map_tiles(kExtW, EH, H);
     NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rb_pass<T, K, RPT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(smem_bytes_)));
   }
   void select_tile() {
-    const TileConfig t = tile_config(sizeof(T));
+    tile_ = tile_spec(sizeof(T));
+    const std::string name = tile_.name;
     if constexpr (sizeof(T) == 8) {
-      use_tile<5, 6>();
+      use_smem<5, 6>();
     } else {
-      if (t.k == 5 && t.rpt == 16) use_tile<5, 16>();
-      else if (t.k == 10 && t.rpt == 16) use_tile<10, 16>();
-      else if (t.k == 10 && t.rpt == 20) use_tile<10, 20>();
-      else if (t.k == 10 && t.rpt == 24) use_tile<10, 24>();
-      else use_tile<5, 10>();
+      if (name == "r10x8") use_reg<10, 8, 16, 2>();
+      else if (name == "r10x8a") use_reg<10, 8, 16, 1>();
+      else if (name == "r5x8") use_reg<5, 8, 16, 2>();
+      else if (name == "r7x8") use_reg<7, 8, 16, 2>();
+      else if (name == "r10x16") use_reg<10, 16, 8, 2>();
+      else if (name == "r5x16") use_reg<5, 16, 8, 2>();
+      else if (name == "r10x4") use_reg<10, 4, 32, 1>();
+      else if (name == "s5x16") use_smem<5, 16>();
+      else if (name == "s10x16") use_smem<10, 16>();
+      else use_smem<5, 10>();
+    }
+  }
+
+  void launch_pass(const PassArgs<T>& A) {
+    if (pass_) {
+      pass_<<<dim3(static_cast<unsigned>(tiles_x_), static_cast<unsigned>(tiles_y_)), block_, smem_bytes_, stream_>>>(A);
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+      return;
+    }
+    if constexpr (sizeof(T) == 4) {
+      const bool inner = inner_grid_.x > 0 && inner_grid_.y > 0;
+      if (edge_tiles_ > 0 && inner) {  // the edge tiles beside the inner ones
+        NUMPIPE_CUDA_CHECK(cudaEventRecord(fork_, stream_));
+        NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(side_, fork_, 0));
+      }
+      if (edge_tiles_ > 0) {
+        edge_<<<static_cast<unsigned>(edge_tiles_), block_, smem_bytes_, inner ? side_ : stream_>>>(A, map_);
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+      }
+      if (inner) {
+        inner_<<<inner_grid_, block_, smem_bytes_, stream_>>>(A, map_);
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+      }
+      if (edge_tiles_ > 0 && inner) {
+        NUMPIPE_CUDA_CHECK(cudaEventRecord(join_, side_));
+        NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(stream_, join_, 0));
+      }
     }
   }
 
@@ -399,33 +885,50 @@ class CudaSolver final : public Solver<T> {
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
 
-  void lin_solve(int b, T* x, const T* x0, T a, T c) {
-    int passes = (p_.iters + tile_.k - 1) / tile_.k;
-    if (passes % 2) ++passes;  // even: the result lands in x
-    const int TX = kExtW - 4 * tile_.k, TY = kThreadsY * tile_.rpt - 4 * tile_.k;
-    const dim3 grid(static_cast<unsigned>((n_ + 2 + TX - 1) / TX), static_cast<unsigned>((n_ + 2 + TY - 1) / TY));
-    const dim3 block(kPairs, kThreadsY);
-    T* from = x;
-    T* to = scratch_.data();
+  // lin_solve(b, x, x0, a, c) from the generated initial guess (gen: react's
+  // source of that field, -1 zero), x0 read as x0 + dt*source(add) when add >= 0;
+  // the last pass leaves react's maximum per block in `partial` (max 1: of x, 2: of x^2 + x0^2).
+  void lin_solve(int b, T* x, const T* x0, T a, T c, int gen, int add, int max, T* partial) {
+    const int passes = (p_.iters + tile_.k - 1) / tile_.k;
+    const Divisor<T> dv = make_divisor(c, false);
+    const T* src = nullptr;
     for (int q = 0; q < passes; ++q) {
-      const int k = p_.iters / passes + (q < p_.iters % passes ? 1 : 0);
-      pass_<<<grid, block, smem_bytes_, stream_>>>(from, x0, to, n_, k, a, c, b);
-      NUMPIPE_CUDA_CHECK_LAUNCH();
-      std::swap(from, to);
+      T* dst = (passes - 1 - q) % 2 == 0 ? x : scratch_.data();
+      const bool last = q == passes - 1;
+      PassArgs<T> A{src,
+                    x0,
+                    dst,
+                    last && max ? partial : nullptr,
+                    flags_.data(),
+                    n_,
+                    p_.iters / passes + (q < p_.iters % passes ? 1 : 0),
+                    b,
+                    gen,
+                    add,
+                    last ? max : 0,
+                    dv.mode == DivMode::multiply ? 1 : 0,
+                    a,
+                    c,
+                    dv.r,
+                    T(p_.dt),
+                    T(p_.force),
+                    T(p_.source)};
+      launch_pass(A);
+      src = dst;
     }
     corners_kernel<T><<<1, 32, 0, stream_>>>(x, n_);
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
 
-  void diffuse(int b, T* x, const T* x0, double k) {
+  void diffuse(int b, T* x, const T* x0, int field, double k, T* partial) {
     const T a = diffuse_a(T(p_.dt), T(k), n_);
-    lin_solve(b, x, x0, a, T(1) + T(4) * a);
+    lin_solve(b, x, x0, a, T(1) + T(4) * a, field, field, partial ? 1 : 0, partial);
   }
 
-  void project(T* u, T* v, T* p, T* div) {
-    project_begin<T><<<grid2(n_ + 2), dim3(32, 8), 0, stream_>>>(u, v, p, div, n_);
+  void project(T* u, T* v, T* p, T* div, T* partial) {
+    project_begin<T><<<grid2(n_ + 2), dim3(32, 8), 0, stream_>>>(u, v, div, n_);
     NUMPIPE_CUDA_CHECK_LAUNCH();
-    lin_solve(kScalar, p, div, T(1), T(4));
+    lin_solve(kScalar, p, div, T(1), T(4), -1, -1, partial ? 2 : 0, partial);
     project_end<T><<<grid2(n_), dim3(32, 8), 0, stream_>>>(u, v, p, n_);
     NUMPIPE_CUDA_CHECK_LAUNCH();
     set_bnd(kU, u);
@@ -437,47 +940,32 @@ class CudaSolver final : public Solver<T> {
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
 
-  void react() {
-    T* d0 = buf_[3].data();
-    SpeedSq<T> sq{buf_[4].data(), buf_[5].data()};
-    auto it = thrust::make_transform_iterator(thrust::counting_iterator<long long>(0), sq);
-    std::size_t bytes = temp_bytes_;
-    NUMPIPE_CUDA_CHECK(cub::DeviceReduce::Reduce(temp_.data(), bytes, it, maxima_.data(), static_cast<long long>(cells_),
-                                                 MaxOp<T>{}, T(-INFINITY), stream_));
-    bytes = temp_bytes_;
-    NUMPIPE_CUDA_CHECK(cub::DeviceReduce::Reduce(temp_.data(), bytes, d0, maxima_.data() + 1,
-                                                 static_cast<long long>(cells_), MaxOp<T>{}, T(-INFINITY), stream_));
-    react_decide<T><<<1, 32, 0, stream_>>>(maxima_.data(), flags_.data(), counters_.data(),
-                                           p_.forcing == Forcing::react ? 1 : 0);
-    NUMPIPE_CUDA_CHECK_LAUNCH();
-    react_inject<T><<<grid2(n_ + 2), dim3(32, 8), 0, stream_>>>(buf_[0].data(), buf_[1].data(), buf_[2].data(), d0,
-                                                                buf_[4].data(), buf_[5].data(), flags_.data(), n_,
-                                                                T(p_.dt), T(p_.force), T(p_.source));
-    NUMPIPE_CUDA_CHECK_LAUNCH();
-  }
-
   void enqueue_step() {
     T *d = buf_[0].data(), *u = buf_[1].data(), *v = buf_[2].data();
     T *d0 = buf_[3].data(), *u0 = buf_[4].data(), *v0 = buf_[5].data();
-    react();  // with add_source of d, u and v
+    react_decide<T><<<1, 256, 0, stream_>>>(partial_v_.data(), partial_d_.data(), parts_, d0, u0, v0, n_,
+                                            flags_.data(), counters_.data(), p_.forcing == Forcing::react ? 1 : 0);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
     if (p_.scheme == Scheme::seed) {
-      diffuse(kScalar, d0, d, p_.diff);
-      diffuse(kU, u0, u, p_.visc);
-      diffuse(kV, v0, v, p_.visc);
-      project(u0, v0, u, v);
+      add_zero_boundary<T><<<(n_ + 2 + 255) / 256, 256, 0, stream_>>>(d, n_, T(p_.dt));
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+      diffuse(kScalar, d0, d, kFieldD, p_.diff, partial_d_.data());
+      diffuse(kU, u0, u, kFieldU, p_.visc, nullptr);
+      diffuse(kV, v0, v, kFieldV, p_.visc, nullptr);
+      project(u0, v0, u, v, nullptr);
       advect(u0, v0, d, d0, u, u0, v, v0);
       set_bnd(kU, u);
       set_bnd(kV, v);
-      project(u, v, u0, v0);
+      project(u, v, u0, v0, partial_v_.data());
     } else {
-      diffuse(kU, u0, u, p_.visc);
-      diffuse(kV, v0, v, p_.visc);
-      project(u0, v0, u, v);
+      diffuse(kU, u0, u, kFieldU, p_.visc, nullptr);
+      diffuse(kV, v0, v, kFieldV, p_.visc, nullptr);
+      project(u0, v0, u, v, nullptr);
       advect(u0, v0, u, u0, v, v0, nullptr, nullptr);
       set_bnd(kU, u);
       set_bnd(kV, v);
-      project(u, v, u0, v0);
-      diffuse(kScalar, d0, d, p_.diff);  // d's add_source was fused into react
+      project(u, v, u0, v0, partial_v_.data());
+      diffuse(kScalar, d0, d, kFieldD, p_.diff, partial_d_.data());
       advect(u, v, d, d0, nullptr, nullptr, nullptr, nullptr);
       set_bnd(kScalar, d);
     }
@@ -486,28 +974,16 @@ class CudaSolver final : public Solver<T> {
 
 }  // namespace
 
-// The tile of the temporally blocked passes: K iterations fused per pass (halo
-// 2K), RPT rows per thread (extended tile 128 x 8*RPT). fp32 default chosen by
-// bench/fluid, which times the others through NUMPIPE_FLUID_TILE=KxRPT.
-TileConfig tile_config(int element_size) {
-  if (element_size == 8) return {5, 6};
-  if (const char* e = std::getenv("NUMPIPE_FLUID_TILE")) {
-    const std::string v = e;
-    if (v == "5x16") return {5, 16};
-    if (v == "10x16") return {10, 16};
-    if (v == "10x20") return {10, 20};
-    if (v == "10x24") return {10, 24};
-  }
-  return {5, 10};
-}
+std::string cuda_tile_name(int element_size) { return tile_spec(element_size).name; }
 
-double cuda_pass_bytes_per_cell(int iters, int element_size) {
-  const TileConfig t = tile_config(element_size);
-  int passes = (iters + t.k - 1) / t.k;
-  if (passes % 2) ++passes;
-  const double ew = kExtW, eh = kThreadsY * t.rpt;
-  const double halo = (ew * eh) / ((ew - 4 * t.k) * (eh - 4 * t.k));
-  return passes * (2 * halo + 1);
+double cuda_solve_elements_per_cell(int iters, int element_size) {
+  // The first pass reads x0 over the extended tile (halo factor h) and writes x;
+  // each later pass reads x and x0 over it and writes x.
+  const TileSpec t = tile_spec(element_size);
+  const int passes = (iters + t.k - 1) / t.k;
+  const double ew = t.reg ? kRegW : kExtW, eh = t.reg ? t.rpt * t.wy : kThreadsY * t.rpt;
+  const double h = (ew * eh) / ((ew - 4 * t.k) * (eh - 4 * t.k));
+  return (h + 1) + (passes - 1) * (2 * h + 1);
 }
 
 template <class T>

@@ -51,13 +51,14 @@ std::unique_ptr<Solver<T>> make_cpu_solver(const Params& p, const Fields<T>& ini
 #ifdef NUMPIPE_FLUID_CUDA
 template <class T>
 std::unique_ptr<Solver<T>> make_cuda_solver(const Params& p, const Fields<T>& initial, int device);
-struct TileConfig {
-  int k, rpt;  // iterations fused per pass, rows per thread
-};
-TileConfig tile_config(int element_size);
-// Element reads + writes per cell of one solve's passes on the GPU (its tiles' halos included).
-double cuda_pass_bytes_per_cell(int iters, int element_size);
+// The tile of the temporally blocked passes (NUMPIPE_FLUID_TILE picks another, for
+// the bench): its name, and the elements read + written per cell by one solve's
+// passes (the tiles' halos included).
+std::string cuda_tile_name(int element_size);
+double cuda_solve_elements_per_cell(int iters, int element_size);
 #endif
+// The CPU backend's row kernels on this machine, e.g. "avx512, reciprocal division, gather advection".
+std::string cpu_kernels_name(int element_size);
 
 // Bytes a step moves through memory at the least, by the solver's own passes
 // (for the profile and the bench's floor): see docs/fluid.md.

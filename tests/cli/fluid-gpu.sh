@@ -26,6 +26,23 @@ fluid-step --steps 6 $P --iters 7 --precision fp64 --backend cpu -i r.nps -o r64
 fluid-step --steps 6 $P --iters 7 --precision fp64 --backend cuda -i r.nps -o r64g.nps
 verify r64g.nps r64c.nps --rtol 0 --ignore diagnostics || fail "CPU and CUDA differ in fp64 with 7 iterations"
 
+# Every tile of the temporally blocked passes (NUMPIPE_FLUID_TILE; the default is
+# one of them) against the CPU, bit for bit: the react scene (injection on the
+# first step: generated initial guesses, add_source inside the passes, react's
+# maxima from the passes) at even N, random fields at odd N (unaligned rows).
+# Both sizes have inner and edge tiles for every tile.
+gen-input fluid --n 300 -o t300.nps
+gen-input fluid --n 301 --scene random --seed 9 -o t301.nps
+fluid-step --steps 5 $P --backend cpu -i t300.nps -o t300c.nps
+fluid-step --steps 3 $P --backend cpu -i t301.nps -o t301c.nps
+for tile in r10x8 r10x8a r5x8 r7x8 r10x16 r5x16 r10x4 s5x10 s5x16 s10x16; do
+  NUMPIPE_FLUID_TILE=$tile fluid-step --steps 5 $P --backend cuda -i t300.nps -o t300g.nps
+  verify t300g.nps t300c.nps --rtol 0 --ignore diagnostics > /dev/null || fail "tile $tile: CPU and CUDA differ (react, N=300)"
+  NUMPIPE_FLUID_TILE=$tile fluid-step --steps 3 $P --backend cuda -i t301.nps -o t301g.nps
+  verify t301g.nps t301c.nps --rtol 0 --ignore diagnostics > /dev/null || fail "tile $tile: CPU and CUDA differ (random, N=301)"
+done
+expect_exit 2 "unknown tile" -- env NUMPIPE_FLUID_TILE=nope fluid-step --steps 1 --backend cuda -i t300.nps -o x.nps
+
 # react's decision on the device matches the CPU's counts.
 inspect --json gpu.nps > g.json
 inspect --json cpu.nps > c.json
