@@ -7,13 +7,19 @@
 //                  then the tails of every indicator cut in parallel: the table
 //                  G_eta(n) = Inner(eta, k) for every k in use
 //   points_kernel: r(t), muF(x + t), tau and the year at every class stage point
-//   table_middle_kernel: one warp per Middle value (family, point): lanes take
-//                  runs of middle steps, warp-shuffle tree sum (fixed order)
-//   table_outer_kernel: one thread per policy: the outer RK4 recurrence
+//   table_middle_kernel: one block per class stage point: the middle weights
+//                  -gp(tau) h(eta, tau) once in shared memory, then one warp per
+//                  Middle value (family) of the point: lanes take runs of middle
+//                  steps reading Inner at the family's depth of the table,
+//                  warp-shuffle tree sum (fixed order)
+//   table_outer_kernel / table_outer_warp_kernel: one thread per policy (many
+//                  policies) or one warp per policy (up to 4096; 32 steps' inputs
+//                  loaded at once): the outer RK4 recurrence
 // With several devices (--devices, a device may repeat) the table rows, the Middle
-// values and the policies are split into contiguous ranges; each device computes
-// its rows and Middle values once and copies them to the others (peer copies), so
-// no shared value is computed twice and the bits do not depend on the split.
+// values (by whole classes) and the policies are split into contiguous ranges; each
+// device computes its rows and Middle values once and copies them to the others
+// (peer copies), so no shared value is computed twice and the bits do not depend
+// on the split. The result comes back through pinned staging buffers.
 //
 // The column plan (a yield curve, --align-breaks, or k h3 > 600), a generalisation
 // of the seed's OuterPar:
@@ -29,6 +35,7 @@
 #include <math_constants.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -306,7 +313,7 @@ __global__ void table_kernel(RateView rv, const TableRow* rows, double* table, i
   const TableRow r = rows[blockIdx.x];
   const int tid = threadIdx.x, nt = blockDim.x;
   if (r.points == 0) {
-    if (tid == 0) table[r.row] = 0.0;
+    if (tid == 0) table[r.base] = 0.0;
     return;
   }
   auto coef = [&](int l) { return inner_coefficient(rv, r.eta, 0.0, segment_point(r.seg, l)); };
@@ -338,7 +345,8 @@ __global__ void table_kernel(RateView rv, const TableRow* rows, double* table, i
   __syncthreads();
   const int base = 2 * q_lo;
   for (int n = r.n_lo + tid; n <= r.points; n += nt)
-    table[r.row + (n - r.n_lo)] = table_tail(r.seg, n, U[table_tail_start(n) - q_lo], [&](int l) { return ctail[l - base]; });
+    table[r.base + static_cast<std::int64_t>(r.points - n) * r.stride] =
+        table_tail(r.seg, n, U[table_tail_start(n) - q_lo], [&](int l) { return ctail[l - base]; });
   (void)tail_states;
 }
 
@@ -362,31 +370,44 @@ __global__ void points_kernel(const TableClass* classes, int nclass, std::int64_
   year[i] = segment_year(c.seg, c.h1, j);
 }
 
-// One warp per Middle value e in [e0, e1): its family by binary search, then the
-// lanes' runs of middle steps and the shuffle tree (table_middle_lane's order).
-__global__ void table_middle_kernel(const TableFamily* fams, int nfam, const TableClass* classes, const TableType* types,
-                                    const TableRow* rows, const double* table, const double* tau, std::int64_t e0,
-                                    std::int64_t e1, double* middle) {
-  std::int64_t e = e0 + (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  int lane = threadIdx.x & 31;
-  if (e >= e1) return;  // whole warps leave together
-  int lo = 0, hi = nfam;
+// One block per class stage point cp in [cp0, cp0 + gridDim.x) of classes
+// [c0, c1): the middle weights -gp(tau) h(eta_e, tau) once into shared memory,
+// then one warp per family active at the point: lanes take runs of middle steps
+// with Inner read from the table at the family's cut, shuffle tree (fixed order).
+__global__ void table_middle_kernel(const TableClass* classes, int c0, int c1, std::int64_t cp0, const TableType* types,
+                                    const TableRow* rows, const std::int32_t* row_full, const double* table,
+                                    const double* tau, const TableFamily* fams, double* middle) {
+  extern __shared__ double W[];
+  const std::int64_t cp = cp0 + blockIdx.x;
+  int lo = c0, hi = c1;  // the last class with point <= cp
   while (hi - lo > 1) {
     int mid = (lo + hi) / 2;
-    if (fams[mid].base <= e) lo = mid;
+    if (classes[mid].point <= cp) lo = mid;
     else hi = mid;
   }
-  const TableFamily f = fams[lo];
-  const TableClass& c = classes[f.cls];
-  const TableType& ty = types[c.type];
-  double tu = tau[c.point + f.j0 + (e - f.base)];
-  double k = family_k(f, tu);
-  double sum = table_middle_lane(ty, rows + ty.row0, table, tu, k, lane, kMiddleLanes);
-  for (int off = 16; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off);
-  if (lane == 0) middle[e] = sum;
+  const TableClass& c = classes[lo];
+  const int j = static_cast<int>(cp - c.point), fam0 = c.fam0, nfam = c.nfam;
+  const TableType ty = types[c.type];
+  const TableRow* trow = rows + ty.row0;
+  const std::int32_t* tfull = row_full + ty.row0;
+  const double tu = tau[cp];
+  for (int e = threadIdx.x; e < ty.rows; e += blockDim.x) W[e] = middle_weight(trow[e].eta, tu);
+  __syncthreads();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, warps = blockDim.x / 32;
+  for (int fi = warp; fi < nfam; fi += warps) {
+    const TableFamily f = fams[fam0 + fi];
+    if (j < f.j0 || j >= f.j0 + f.count) continue;  // the same for the whole warp
+    const double k = family_k(f, tu);
+    const TableCut cut = table_cut(ty, k);
+    auto inner = [&](int e) { return table_inner_at(ty, trow, tfull, table, cut, e, k); };
+    double sum = table_middle_lane(ty.mseg, W, inner, lane, kMiddleLanes);
+    for (int off = 16; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off);
+    if (lane == 0) middle[f.base + (j - f.j0)] = sum;
+  }
 }
 
-// One thread per policy in [p0, p0 + n): the outer recurrence into its reserve row.
+// One thread per policy in [p0, p0 + n): the outer recurrence into its reserve row
+// (many policies: the latency of one chain hidden by the others).
 __global__ void table_outer_kernel(const std::int32_t* profile_of, const TablePolicy* profiles,
                                    const TableClass* classes, const double* rate, const double* muf, const int* year,
                                    const double* middle, std::int64_t p0, std::int64_t n, double* reserve) {
@@ -395,6 +416,45 @@ __global__ void table_outer_kernel(const std::int32_t* profile_of, const TablePo
   const TablePolicy pr = profiles[profile_of[p0 + i]];
   const TableClass& c = classes[pr.cls];
   table_outer(c.seg, pr, rate + c.point, muf + c.point, year + c.point, middle, reserve + i * kYears);
+}
+
+// One warp per policy (few policies): the lanes load 32 steps' inputs at once, then
+// every lane runs the same chain (outer_step, as table_outer) on them by shuffles,
+// so that one chain waits for memory once per 32 steps.
+__global__ void table_outer_warp_kernel(const std::int32_t* profile_of, const TablePolicy* profiles,
+                                        const TableClass* classes, const double* rate, const double* muf,
+                                        const int* year, const double* middle, std::int64_t p0, std::int64_t n,
+                                        double* reserve) {
+  std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  if (i >= n) return;  // whole warps leave together
+  const TablePolicy pr = profiles[profile_of[p0 + i]];
+  const TableClass& c = classes[pr.cls];
+  const double* rt = rate + c.point;
+  const double* mf = muf + c.point;
+  const int* yr = year + c.point;
+  double* out = reserve + i * kYears;
+  for (int y = lane; y < kYears; y += 32) out[y] = CUDART_NAN;
+  __syncwarp();
+  double V = 0;
+  if (lane == 0 && yr[0] >= 0) out[yr[0]] = V;
+  const int steps = segment_steps(c.seg);
+  double r0 = rt[0], m0 = mf[0], M0 = middle[table_middle_index(pr, 0)];
+  for (int q0 = 0; q0 < steps; q0 += 32) {
+    const OuterIn mine = q0 + lane < steps ? outer_in(pr, rt, mf, yr, middle, q0 + lane) : OuterIn{};
+    const int nq = min(32, steps - q0);
+    for (int t = 0; t < nq; ++t) {
+      double rm = __shfl_sync(0xffffffffu, mine.rm, t), mm = __shfl_sync(0xffffffffu, mine.mm, t);
+      double Mm = __shfl_sync(0xffffffffu, mine.Mm, t), r1 = __shfl_sync(0xffffffffu, mine.r1, t);
+      double m1 = __shfl_sync(0xffffffffu, mine.m1, t), M1 = __shfl_sync(0xffffffffu, mine.M1, t);
+      int y1 = __shfl_sync(0xffffffffu, mine.y1, t);
+      V = outer_step(V, segment_step_size(c.seg, q0 + t), r0, m0, M0, rm, mm, Mm, r1, m1, M1);
+      if (lane == 0 && y1 >= 0) out[y1] = V;
+      r0 = r1;
+      m0 = m1;
+      M0 = M1;
+    }
+  }
 }
 
 // Host blobs: arrays packed at 256-byte offsets, uploaded in one copy.
@@ -508,9 +568,23 @@ struct Slot {
   char* d1 = nullptr;
   char* d2 = nullptr;
   Range rows, entries, policies;
-  CudaEventTimer t_up1, t_up2, t_inner, t_middle, t_outer, t_down;
-  Event table_done, middle_done, up2_done;
+  int c0 = 0, c1 = 0;  // its classes (Middle values)
+  CudaEventTimer t_up1, t_up2, t_inner, t_middle, t_outer;
+  Event table_done, middle_done, up2_done, staged[2];
 };
+
+// Pinned staging buffers for the downloads, two per device slot, kept for the
+// process (a pageable copy runs at a fraction of the bus and blocks the host).
+constexpr std::size_t kStageBytes = std::size_t{8} << 20;
+char* staging(std::size_t slot, int buffer) {
+  static std::mutex m;
+  static std::vector<std::array<char*, 2>> bufs;
+  std::lock_guard<std::mutex> lock(m);
+  while (bufs.size() <= slot) bufs.push_back({nullptr, nullptr});
+  char*& b = bufs[slot][buffer];
+  if (!b) NUMPIPE_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&b), kStageBytes, cudaHostAllocPortable));
+  return b;
+}
 
 // The slots; on the way out (normally or by an exception) every stream is drained
 // before any slot's memory is freed.
@@ -529,18 +603,39 @@ struct SlotList {
   }
 };
 
-// Bytes [off, off + n) of src's buffer into dst's, on dst's stream (a plain
-// device copy when both slots are one device).
-void copy_between(Slot& dst, const Slot& src, std::size_t off, char* dbuf, const char* sbuf, std::size_t n) {
-  if (dst.device == src.device)
-    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(dbuf + off, sbuf + off, n, cudaMemcpyDeviceToDevice, dst.s.s));
-  else
-    NUMPIPE_CUDA_CHECK(cudaMemcpyPeerAsync(dbuf + off, dst.device, sbuf + off, src.device, n, dst.s.s));
+// rows x width bytes at off (pitch bytes apart; one row when rows == 1) of src's
+// buffer into dst's, on dst's stream (a plain device copy when both slots are one device).
+void copy_2d(Slot& dst, const Slot& src, std::size_t off, char* dbuf, const char* sbuf, std::size_t pitch,
+             std::size_t width, std::size_t rows) {
+  if (rows == 1) {
+    if (dst.device == src.device)
+      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(dbuf + off, sbuf + off, width, cudaMemcpyDeviceToDevice, dst.s.s));
+    else
+      NUMPIPE_CUDA_CHECK(cudaMemcpyPeerAsync(dbuf + off, dst.device, sbuf + off, src.device, width, dst.s.s));
+    return;
+  }
+  if (dst.device == src.device) {
+    NUMPIPE_CUDA_CHECK(cudaMemcpy2DAsync(dbuf + off, pitch, sbuf + off, pitch, width, rows, cudaMemcpyDeviceToDevice, dst.s.s));
+  } else {
+    cudaMemcpy3DPeerParms p = {};
+    p.srcPtr = make_cudaPitchedPtr(const_cast<char*>(sbuf + off), pitch, width, rows);
+    p.srcDevice = src.device;
+    p.dstPtr = make_cudaPitchedPtr(dbuf + off, pitch, width, rows);
+    p.dstDevice = dst.device;
+    p.extent = make_cudaExtent(width, rows, 1);
+    NUMPIPE_CUDA_CHECK(cudaMemcpy3DPeerAsync(&p, dst.s.s));
+  }
 }
+
+// Few policies: one warp per policy (table_outer_warp_kernel); decided on the whole
+// batch so that every split of it runs the same kernel.
+constexpr std::int64_t kOuterWarpMaxPolicies = 4096;
 
 Result solve_table(const Problem& pb, const std::vector<int>& devices) {
   Result res;
   const std::size_t nd = devices.size();
+  const std::int64_t npol = static_cast<std::int64_t>(pb.policies.size());
+  const std::size_t total = static_cast<std::size_t>(npol) * kYears;
   HostTimer plan_timer;
   TablePlan tp;
   plan_table_rows(pb, tp);
@@ -548,13 +643,28 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
   RateTable rate_table = make_rate_table(pb);
   RateView rv = rate_table.view();  // constant rate: no device arrays
 
+  // The result's pages, touched by the other host threads while this one plans and
+  // the devices work (a fresh large result would take its page faults in the copy).
+  res.reserve.resize(total);
+  std::thread toucher;
+  if (total >= (std::size_t{1} << 20)) {
+    int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 1);
+    toucher = std::thread([&res, total, threads] { first_touch(res.reserve.data(), total, threads); });
+  }
+  struct Join {
+    std::thread& t;
+    ~Join() {
+      if (t.joinable()) t.join();
+    }
+  } join{toucher};
+
   // 1. Table rows on every device, the table kernel on each device's share, and
   //    the copies of every share to the other devices.
   Blob b1;
   const std::size_t o_rows = b1.add(tp.rows);
+  const std::size_t o_full = b1.add(tp.row_full);
   const std::size_t o_table = b1.reserve(static_cast<std::size_t>(tp.table_size) * sizeof(double));
   const std::int64_t nrows = static_cast<std::int64_t>(tp.rows.size());
-  auto table_offset = [&](std::int64_t row) { return row < nrows ? tp.rows[row].row : tp.table_size; };
   const int tail_points = std::max(tp.max_tail_points, 1), tail_states = std::max(tp.max_tail_states, 1);
   const std::size_t table_smem = sizeof(double) * (2 * kTableChunk + 1 + tail_points + tail_states);
   if (table_smem > 48 * 1024) fail_internal("integrate: table rows too long for shared memory");
@@ -582,15 +692,22 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
     }
     NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.table_done.e, sl.s.s));
   }
+  // A share of rows is a set of columns of the depth-major table: its columns at
+  // every depth of each type.
   for (std::size_t dst = 0; dst < nd && nd > 1; ++dst) {
     Slot& d = *slots[dst];
     NUMPIPE_CUDA_CHECK(cudaSetDevice(d.device));
     for (std::size_t src = 0; src < nd; ++src) {
       const Slot& sr = *slots[src];
       if (src == dst || sr.rows.size() == 0) continue;
-      std::int64_t t0 = table_offset(sr.rows.begin), t1 = table_offset(sr.rows.end);
       NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(d.s.s, sr.table_done.e, 0));
-      copy_between(d, sr, o_table + t0 * sizeof(double), d.d1, sr.d1, static_cast<std::size_t>(t1 - t0) * sizeof(double));
+      for (const TableType& ty : tp.types) {
+        std::int64_t r0 = std::max(sr.rows.begin, ty.row0), r1 = std::min(sr.rows.end, ty.row0 + ty.rows);
+        if (r1 <= r0) continue;
+        std::size_t off = o_table + static_cast<std::size_t>(ty.table + (r0 - ty.row0)) * sizeof(double);
+        copy_2d(d, sr, off, d.d1, sr.d1, static_cast<std::size_t>(ty.rows) * sizeof(double),
+                static_cast<std::size_t>(r1 - r0) * sizeof(double), static_cast<std::size_t>(ty.depths));
+      }
     }
   }
   for (auto& sl : slots) {
@@ -616,16 +733,27 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
   const std::size_t o_muf = b2.reserve(cp * sizeof(double));
   const std::size_t o_year = b2.reserve(cp * sizeof(int));
   const std::size_t o_middle = b2.reserve(static_cast<std::size_t>(tp.entries) * sizeof(double));
-  const std::int64_t npol = static_cast<std::int64_t>(pb.policies.size());
   std::int64_t max_pol = 0;
   for (std::size_t i = 0; i < nd; ++i) max_pol = std::max(max_pol, split(npol, nd, i).size());
   const std::size_t o_reserve = b2.reserve(static_cast<std::size_t>(max_pol) * kYears * sizeof(double));
-  const int nfam = static_cast<int>(tp.families.size()), nclass = static_cast<int>(tp.classes.size());
+  const int nclass = static_cast<int>(tp.classes.size());
+  const bool warp_outer = npol <= kOuterWarpMaxPolicies;
+  const int weights_smem = static_cast<int>(sizeof(double)) * std::max(tp.max_rows, 1);
+  auto class_point = [&](int c) { return c < nclass ? tp.classes[c].point : tp.class_points; };
+  // Middle values by whole classes, balanced by their number (a class's values are one run).
+  auto class_split = [&](std::size_t i) {
+    std::int64_t target = tp.entries * static_cast<std::int64_t>(i) / static_cast<std::int64_t>(nd);
+    return static_cast<int>(std::lower_bound(tp.class_entry.begin(), tp.class_entry.end(), target) -
+                            tp.class_entry.begin());
+  };
 
   for (std::size_t i = 0; i < nd; ++i) {
     Slot& sl = *slots[i];
     NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
-    sl.entries = split(tp.entries, nd, i);
+    sl.c0 = i == 0 ? 0 : std::min(class_split(i), nclass);
+    sl.c1 = i + 1 == nd ? nclass : std::min(class_split(i + 1), nclass);
+    sl.c1 = std::max(sl.c1, sl.c0);
+    sl.entries = {tp.class_entry[sl.c0], tp.class_entry[sl.c1]};
     sl.policies = split(npol, nd, i);
     // Uploaded on the copy stream (a pageable copy may wait for its stream).
     sl.t_up2.start(sl.copy.s);
@@ -637,21 +765,21 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
     NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(sl.s.s, sl.up2_done.e, 0));
     auto* classes = reinterpret_cast<const TableClass*>(sl.d2 + o_classes);
     auto* tau = reinterpret_cast<double*>(sl.d2 + o_tau);
-    auto* rate = reinterpret_cast<double*>(sl.d2 + o_rate);
-    auto* muf = reinterpret_cast<double*>(sl.d2 + o_muf);
-    auto* year = reinterpret_cast<int*>(sl.d2 + o_year);
-    auto* middle = reinterpret_cast<double*>(sl.d2 + o_middle);
     sl.t_middle.start(sl.s.s);
     if (cp > 0) {
       points_kernel<<<blocks_for(static_cast<std::int64_t>(cp), kPointsBlock), kPointsBlock, 0, sl.s.s>>>(
-          classes, nclass, static_cast<std::int64_t>(cp), rv, tau, rate, muf, year);
+          classes, nclass, static_cast<std::int64_t>(cp), rv, tau, reinterpret_cast<double*>(sl.d2 + o_rate),
+          reinterpret_cast<double*>(sl.d2 + o_muf), reinterpret_cast<int*>(sl.d2 + o_year));
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
-    if (sl.entries.size() > 0) {
-      table_middle_kernel<<<blocks_for(sl.entries.size() * 32, kTableMiddleBlock), kTableMiddleBlock, 0, sl.s.s>>>(
-          reinterpret_cast<const TableFamily*>(sl.d2 + o_fams), nfam, classes,
-          reinterpret_cast<const TableType*>(sl.d2 + o_types), reinterpret_cast<const TableRow*>(sl.d1 + o_rows),
-          reinterpret_cast<const double*>(sl.d1 + o_table), tau, sl.entries.begin, sl.entries.end, middle);
+    std::int64_t cp0 = class_point(sl.c0), cp1 = class_point(sl.c1);
+    if (cp1 > cp0) {
+      if (cp1 - cp0 > std::numeric_limits<int>::max()) fail_resource("integrate: too many outer stage points for one launch");
+      table_middle_kernel<<<static_cast<unsigned>(cp1 - cp0), kTableMiddleBlock, weights_smem, sl.s.s>>>(
+          classes, sl.c0, sl.c1, cp0, reinterpret_cast<const TableType*>(sl.d2 + o_types),
+          reinterpret_cast<const TableRow*>(sl.d1 + o_rows), reinterpret_cast<const std::int32_t*>(sl.d1 + o_full),
+          reinterpret_cast<const double*>(sl.d1 + o_table), tau, reinterpret_cast<const TableFamily*>(sl.d2 + o_fams),
+          reinterpret_cast<double*>(sl.d2 + o_middle));
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
     NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.middle_done.e, sl.s.s));
@@ -664,7 +792,7 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
       if (src == dst || sr.entries.size() == 0) continue;
       std::size_t off = o_middle + static_cast<std::size_t>(sr.entries.begin) * sizeof(double);
       NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(d.s.s, sr.middle_done.e, 0));
-      copy_between(d, sr, off, d.d2, sr.d2, static_cast<std::size_t>(sr.entries.size()) * sizeof(double));
+      copy_2d(d, sr, off, d.d2, sr.d2, 0, static_cast<std::size_t>(sr.entries.size()) * sizeof(double), 1);
     }
   }
   for (auto& slp : slots) {
@@ -673,58 +801,93 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
     sl.t_middle.stop(sl.s.s);
     sl.t_outer.start(sl.s.s);
     if (sl.policies.size() > 0) {
-      table_outer_kernel<<<blocks_for(sl.policies.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
-          reinterpret_cast<const std::int32_t*>(sl.d2 + o_profile_of), reinterpret_cast<const TablePolicy*>(sl.d2 + o_profiles),
-          reinterpret_cast<const TableClass*>(sl.d2 + o_classes), reinterpret_cast<const double*>(sl.d2 + o_rate),
-          reinterpret_cast<const double*>(sl.d2 + o_muf), reinterpret_cast<const int*>(sl.d2 + o_year),
-          reinterpret_cast<const double*>(sl.d2 + o_middle), sl.policies.begin, sl.policies.size(),
-          reinterpret_cast<double*>(sl.d2 + o_reserve));
+      auto* profile_of = reinterpret_cast<const std::int32_t*>(sl.d2 + o_profile_of);
+      auto* profiles = reinterpret_cast<const TablePolicy*>(sl.d2 + o_profiles);
+      auto* classes = reinterpret_cast<const TableClass*>(sl.d2 + o_classes);
+      auto* rate = reinterpret_cast<const double*>(sl.d2 + o_rate);
+      auto* muf = reinterpret_cast<const double*>(sl.d2 + o_muf);
+      auto* year = reinterpret_cast<const int*>(sl.d2 + o_year);
+      auto* middle = reinterpret_cast<const double*>(sl.d2 + o_middle);
+      auto* reserve = reinterpret_cast<double*>(sl.d2 + o_reserve);
+      if (warp_outer)
+        table_outer_warp_kernel<<<blocks_for(sl.policies.size() * 32, kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
+            profile_of, profiles, classes, rate, muf, year, middle, sl.policies.begin, sl.policies.size(), reserve);
+      else
+        table_outer_kernel<<<blocks_for(sl.policies.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
+            profile_of, profiles, classes, rate, muf, year, middle, sl.policies.begin, sl.policies.size(), reserve);
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
     sl.t_outer.stop(sl.s.s);
   }
 
-  // 3. While the devices work: the result's pages, first touched by all host threads
-  //    (a fresh result takes its page faults in parallel, not in the copy).
-  const std::size_t total = static_cast<std::size_t>(npol) * kYears;
-  res.reserve.resize(total);
-  first_touch(res.reserve.data(), total);
-  for (auto& slp : slots) {
-    Slot& sl = *slp;
-    NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
-    sl.t_down.start(sl.s.s);
-    if (sl.policies.size() > 0)
-      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(res.reserve.data() + sl.policies.begin * kYears, sl.d2 + o_reserve,
-                                         static_cast<std::size_t>(sl.policies.size()) * kYears * sizeof(double),
-                                         cudaMemcpyDeviceToHost, sl.s.s));
-    sl.t_down.stop(sl.s.s);
+  // 3. The download: every slot's rows in chunks through its two pinned buffers,
+  //    the bus copy of one chunk overlapping the host copy of the previous.
+  if (toucher.joinable()) toucher.join();
+  HostTimer down_timer;
+  std::size_t max_chunks = 0;
+  auto chunks_of = [&](const Slot& sl) {
+    std::size_t bytes = static_cast<std::size_t>(sl.policies.size()) * kYears * sizeof(double);
+    return (bytes + kStageBytes - 1) / kStageBytes;
+  };
+  for (auto& slp : slots) max_chunks = std::max(max_chunks, chunks_of(*slp));
+  auto chunk = [&](const Slot& sl, std::size_t c, std::size_t& off) {
+    std::size_t bytes = static_cast<std::size_t>(sl.policies.size()) * kYears * sizeof(double);
+    off = c * kStageBytes;
+    return std::min(kStageBytes, bytes - off);
+  };
+  for (std::size_t c = 0; c <= max_chunks; ++c) {
+    for (std::size_t i = 0; i < nd && c < max_chunks; ++i) {
+      Slot& sl = *slots[i];
+      if (c >= chunks_of(sl)) continue;
+      std::size_t off;
+      std::size_t n = chunk(sl, c, off);
+      NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
+      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(staging(i, c & 1), sl.d2 + o_reserve + off, n, cudaMemcpyDeviceToHost, sl.s.s));
+      NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.staged[c & 1].e, sl.s.s));
+    }
+    if (c == 0) continue;
+    for (std::size_t i = 0; i < nd; ++i) {
+      Slot& sl = *slots[i];
+      if (c - 1 >= chunks_of(sl)) continue;
+      std::size_t off;
+      std::size_t n = chunk(sl, c - 1, off);
+      NUMPIPE_CUDA_CHECK(cudaEventSynchronize(sl.staged[(c - 1) & 1].e));
+      parallel_copy(reinterpret_cast<char*>(res.reserve.data() + sl.policies.begin * kYears) + off, staging(i, (c - 1) & 1), n);
+    }
   }
   for (auto& slp : slots) {
     NUMPIPE_CUDA_CHECK(cudaSetDevice(slp->device));
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(slp->s.s));
   }
+  const double down_seconds = down_timer.seconds();
 
-  // Phases per device; flops as counted in integrate.hpp, each item on the device
-  // that computed it.
-  const double f_coef = kFlopsCoefficient, f_step = kFlopsLinearStep;
+  // Phases per device (CUDA events; the download on the host clock, all slots at
+  // once); flops as counted in integrate.hpp, each item on the device that computed it.
   for (std::size_t i = 0; i < nd; ++i) {
     Slot& sl = *slots[i];
     NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
-    double share_e = tp.entries > 0 ? static_cast<double>(sl.entries.size()) / static_cast<double>(tp.entries) : 0;
-    double share_p = npol > 0 ? static_cast<double>(sl.policies.size()) / static_cast<double>(npol) : 0;
-    // Rows differ in cost: the device's own rows' counts.
     TableWork w;
     for (std::int64_t r = sl.rows.begin; r < sl.rows.end; ++r) w.add(tp.rows[r]);
+    double weights = 0, products = 0, msteps = 0;
+    for (int c = sl.c0; c < sl.c1; ++c) {
+      const TableClass& cl = tp.classes[c];
+      const TableType& ty = tp.types[cl.type];
+      double values = static_cast<double>(tp.class_entry[c + 1] - tp.class_entry[c]);
+      weights += static_cast<double>(cl.points) * ty.rows;
+      products += values * table_middle_products(segment_steps(ty.mseg));
+      msteps += values * segment_steps(ty.mseg);
+    }
+    double share_p = npol > 0 ? static_cast<double>(sl.policies.size()) / static_cast<double>(npol) : 0;
     double up = static_cast<double>(b1.upload_bytes() + b2.upload_bytes());
     res.log.add("upload" + sl.suffix, sl.t_up1.seconds() + sl.t_up2.seconds(), up);
     res.log.add("inner" + sl.suffix, sl.t_inner.seconds(), 8.0 * static_cast<double>(tp.table_size),
-                w.coefficients * f_coef + (w.trajectory + w.tail) * f_step);
-    res.log.add("middle" + sl.suffix, sl.t_middle.seconds(), 8.0 * static_cast<double>(tp.entries),
-                static_cast<double>(tp.class_points) * kFlopsOuterPoint +
-                    share_e * (tp.middle_points * kFlopsMiddlePoint + tp.middle_steps * kFlopsMiddleStep));
+                w.coefficients * kFlopsCoefficient + (w.trajectory + w.tail) * kFlopsLinearStep);
+    res.log.add("middle" + sl.suffix, sl.t_middle.seconds(), 8.0 * static_cast<double>(sl.entries.size()),
+                static_cast<double>(tp.class_points) * kFlopsOuterPoint + weights * kFlopsMiddleWeight +
+                    products * kFlopsMiddleProduct + msteps * kFlopsMiddleStep);
     res.log.add("outer" + sl.suffix, sl.t_outer.seconds(), 8.0 * share_p * static_cast<double>(total),
                 share_p * tp.outer_steps * kFlopsOuterStep);
-    res.log.add("download" + sl.suffix, sl.t_down.seconds(), 8.0 * share_p * static_cast<double>(total));
+    res.log.add("download" + sl.suffix, down_seconds, 8.0 * share_p * static_cast<double>(total));
   }
   res.inner_steps = tp.trajectory_steps + tp.tail_steps;
   res.inner_steps_unshared = 0;

@@ -155,9 +155,11 @@ inline constexpr double kFlopsExp = 14 * 2 + 1;
 inline constexpr double kFlopsCoefficient = 1 + 2 + 1 + kFlopsExp + 1 + 1;
 // rk4_linear_step: k1 3, k2 5, k3 5, k4 4, the weighted sum 6.
 inline constexpr double kFlopsLinearStep = 23;
-// The middle integrand -gp(tau) h(eta, tau) Inner: tau - eta, squared, scaled, exp,
-// the density's factor, times -gp, times Inner (gp is per Middle value, not counted).
-inline constexpr double kFlopsMiddlePoint = 1 + 1 + 1 + kFlopsExp + 1 + 1 + 1;
+// The middle weight -gp(tau) h(eta, tau): tau - eta, squared, scaled, exp, the
+// density's factor, times -gp (gp once per stage point, not counted); then the
+// integrand is one product, weight times Inner.
+inline constexpr double kFlopsMiddleWeight = 1 + 1 + 1 + kFlopsExp + 1 + 1;
+inline constexpr double kFlopsMiddleProduct = 1;
 // middle_increment (3 multiplies, an FMA, an add, the 1/6) and the running sum.
 inline constexpr double kFlopsMiddleStep = 8;
 // muF(x + t) at an outer stage point (x + t, FMA, ln 10, exp, + 0.0005).

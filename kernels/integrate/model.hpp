@@ -152,6 +152,29 @@ NUMPIPE_HD_INLINE int segment_count_ge(const Segment& s, int steps, double k) {
   return n;
 }
 
+// The whole-step points of an inner segment (b = 0) are the same values for every
+// eta: start(full - m) = 0 + (-m) h =: s_m, and the midpoint of the step below it
+// s_m + h/2 =: mid_m (m >= 1). Only their number (full) and the first partial
+// step differ between rows.
+NUMPIPE_HD_INLINE double inner_grid_point(double h, int m) { return 0.0 + static_cast<double>(-m) * h; }
+NUMPIPE_HD_INLINE double inner_grid_mid(double h, int m) { return inner_grid_point(h, m) + h / 2; }
+// The smallest m >= 0 with s_m >= k and the smallest m >= 1 with mid_m >= k
+// (k >= 0): an estimate, then exact comparisons.
+NUMPIPE_HD_INLINE int inner_first_point_ge(double h, int steps, double k) {
+  int m = static_cast<int>(ceil(k * static_cast<double>(steps)));
+  if (m < 0) m = 0;
+  while (m > 0 && inner_grid_point(h, m - 1) >= k) --m;
+  while (!(inner_grid_point(h, m) >= k)) ++m;
+  return m;
+}
+NUMPIPE_HD_INLINE int inner_first_mid_ge(double h, int steps, double k) {
+  int m = static_cast<int>(ceil(k * static_cast<double>(steps) + 0.5));
+  if (m < 1) m = 1;
+  while (m > 1 && inner_grid_mid(h, m - 1) >= k) --m;
+  while (!(inner_grid_mid(h, m) >= k)) ++m;
+  return m;
+}
+
 // RK4's weights (1, 2, 2, 1) / 6, applied by one multiplication: fp64 division
 // is a long instruction sequence on GPUs.
 inline constexpr double kSixth = 1.0 / 6.0;

@@ -9,15 +9,20 @@
 //    (segment_count_ge). All G_eta(n) for k in [0, kmax] come from one RK4
 //    trajectory with every indicator 1 (Inner(eta, 0)), stopped at each cut and
 //    finished with the remaining indicators: the same operations on the same
-//    values as inner_value, so the same bits. A table row per eta point holds
-//    G_eta(n) for n from count_ge(kmax) to the number of points.
+//    values as inner_value, so the same bits. The whole steps' points are the same
+//    values s_m = m h for every eta (model.hpp, inner_grid_point), so the depth of
+//    the cut below the last point, d = points - n, depends on k alone wherever k
+//    lies among whole-step points: the table is stored depth-major,
+//    T[d][e] = G_e(points_e - d), and a Middle sum reads one depth across the eta
+//    points (adjacent addresses).
 //
 // 2. Middle(x + t, t) depends on the policy only through k(x + t) = pension_delay,
 //    which is g before r, r + g - (x + t) until r + g, then 0. Policies with the
 //    same outer grid (x, h1) and step settings form a class; within a class the
 //    Middle values of all policies come from families: G (k = g; one per distinct
 //    g), S (k = r + g - tau; one per distinct r + g) and Z (k = 0), each a run of
-//    the class's outer stage points. Each Middle value is computed once.
+//    the class's outer stage points. Each Middle value is computed once, and the
+//    middle weights -gp(tau) h(eta, tau) once per stage point for all its families.
 //
 // The per-item functions below are NUMPIPE_HD: the CUDA kernels call them, and the
 // tests run them on the CPU to check the plan against the reference backend.
@@ -31,22 +36,23 @@
 
 namespace numpipe::integrate {
 
-// One eta point of a middle grid: its inner segment (from 120 - eta down to 0) and
-// its table row: G(n) for n in [n_lo, points] at table[row + n - n_lo].
+// One eta point e of a middle grid: its inner segment (from 120 - eta down to 0) and
+// its column of the table: G(n) for n in [n_lo, points] at table[base + (points - n) stride].
 struct TableRow {
-  Segment seg;            // make_segment(120 - eta, 0, h3); unused when points == 0
+  Segment seg;              // make_segment(120 - eta, 0, h3); unused when points == 0
   double eta = 0;
-  std::int64_t row = 0;   // offset of G(n_lo) in the table
-  std::int32_t points = 0;  // stage points of seg; 0 when eta >= 120 (Inner = 0)
+  std::int64_t base = 0;    // table index of depth 0 (type's table + e)
+  std::int32_t points = 0;  // stage points of seg; 0 when eta >= 120 (Inner = 0, one depth)
   std::int32_t n_lo = 0;    // count_ge(kmax): the smallest cut in use
   std::int32_t steps = 0;   // h3
-  std::int32_t pad = 0;
+  std::int32_t stride = 0;  // the type's rows
 };
 
 // Kinds of Middle families.
 enum FamilyKind : std::int32_t { kFamilyG = 0, kFamilyS = 1, kFamilyZ = 2 };
 
-// A class: policies with the same outer grid (x, h1) and the same (h2, h3).
+// A class: policies with the same outer grid (x, h1) and the same (h2, h3); its
+// families are [fam0, fam0 + nfam) (families are ordered by class).
 struct TableClass {
   Segment seg;              // make_segment(120 - x, 0, h1)
   double x = 0;
@@ -54,7 +60,7 @@ struct TableClass {
   std::int32_t points = 0;  // segment_points(seg)
   std::int32_t h1 = 0;
   std::int32_t type = 0;    // its (h2, h3) type
-  std::int32_t pad = 0;
+  std::int32_t fam0 = 0, nfam = 0, pad = 0;
 };
 
 // A run of Middle values of one class: points j in [j0, j0 + count) with k by kind.
@@ -76,37 +82,45 @@ struct TablePolicy {
 struct TableType {
   Segment mseg;             // make_segment(120, 1, h2)
   std::int64_t row0 = 0;    // its first TableRow
+  std::int64_t table = 0;   // its table: depths x rows doubles from here
   std::int32_t rows = 0;    // segment_points(mseg)
-  std::int32_t h2 = 0, h3 = 0, pad = 0;
-  double kmax = 0;          // the largest k of any of its Middle values
+  std::int32_t depths = 0;  // 1 + the largest points - n_lo of its rows
+  std::int32_t h2 = 0, h3 = 0;
+  double kmax = 0;          // a bound on every k of its Middle values
 };
 
 // The device reads these as uploaded from the host: one layout for both compilers.
-static_assert(sizeof(Segment) == 40 && sizeof(TableRow) == 72 && sizeof(TableClass) == 72 &&
-                  sizeof(TableFamily) == 32 && sizeof(TablePolicy) == 40 && sizeof(TableType) == 72,
+static_assert(sizeof(Segment) == 40 && sizeof(TableRow) == 72 && sizeof(TableClass) == 80 &&
+                  sizeof(TableFamily) == 32 && sizeof(TablePolicy) == 40 && sizeof(TableType) == 80,
               "table plan structs: unexpected layout");
 
 struct TablePlan {
   std::vector<TableType> types;
   std::vector<TableRow> rows;
+  std::vector<std::int32_t> row_full;  // per row: seg.full, or -1 when points == 0
   std::vector<TableClass> classes;
-  std::vector<TableFamily> families;  // ordered by base; entries = families.back().base + count
+  std::vector<TableFamily> families;  // ordered by class, then by base
+  std::vector<std::int64_t> class_entry;  // per class: its first Middle value (size classes + 1)
   std::vector<TablePolicy> profiles;     // distinct policies
   std::vector<std::int32_t> profile_of;  // per policy
   std::int64_t table_size = 0, class_points = 0, entries = 0;
   // Work counts (RK4 steps and integrand evaluations the kernels execute).
   double trajectory_steps = 0, tail_steps = 0;  // inner table
   double coefficients = 0;                       // inner coefficient evaluations (table kernel)
-  double middle_points = 0;                      // middle integrand evaluations (each point once)
-  double middle_steps = 0;                       // middle RK4 increments
+  double middle_steps = 0;                       // middle RK4 increments (one per step of each Middle value)
   double outer_steps = 0;                        // outer RK4 steps over all policies
   double requests = 0;                           // Middle values the policies read (outer stage points)
   std::int32_t max_tail_points = 0, max_tail_states = 0;  // per row, for the table kernel's shared memory
+  std::int32_t max_rows = 0;                     // rows of the largest type (the middle kernel's weights)
 };
 
 // Whether the table plan applies: constant rate, the faithful scheme, and a table
-// no costlier than about 600 x h3... (kmax * h3 <= kTableMaxCut for every type).
+// of moderate size: g h3 <= kTableMaxCut for every policy (about 2 g h3 cuts per
+// row and (g h3)^2 tail steps) ...
 inline constexpr double kTableMaxCut = 600;
+// ... and h2 <= 25: the middle kernel keeps a type's weights (2 h2 119 + 1) in 48 KiB
+// of shared memory.
+inline constexpr int kTableMaxH2 = 25;
 bool table_plan_applies(const Problem& problem);
 // The plan (host) in two parts: the types and table rows (from the step settings
 // and a bound on k alone, so the table can start on the device first), then the
@@ -136,17 +150,16 @@ NUMPIPE_HD_INLINE double cut_indicator(int l, int n) { return l < n ? 1.0 : 0.0;
 
 // G(n) from the trajectory state V = U_q* before step q* = first step with a zero
 // indicator, finishing steps q* .. steps-1. coef(l) is the inner coefficient at point l.
+NUMPIPE_HD_INLINE int table_tail_start(int n) { return n >= 1 ? (n - 1) / 2 : 0; }
 template <class Coef>
 NUMPIPE_HD_INLINE double table_tail(const Segment& s, int n, double V, Coef&& coef) {
   int steps = segment_steps(s);
-  int q0 = n >= 1 ? (n - 1) / 2 : 0;
-  for (int q = q0; q < steps; ++q) {
+  for (int q = table_tail_start(n); q < steps; ++q) {
     V = rk4_linear_step(V, segment_step_size(s, q), coef(2 * q), cut_indicator(2 * q, n), coef(2 * q + 1),
                         cut_indicator(2 * q + 1, n), coef(2 * q + 2), cut_indicator(2 * q + 2, n));
   }
   return V;
 }
-NUMPIPE_HD_INLINE int table_tail_start(int n) { return n >= 1 ? (n - 1) / 2 : 0; }
 
 // The work of table rows as the table kernel does it: RK4 steps of the trajectory
 // and of the tails, inner coefficient evaluations.
@@ -165,52 +178,112 @@ struct TableWork {
   }
 };
 
-// Writes every element's page once from all threads (OpenMP): a fresh result's
-// page faults taken in parallel while the devices work.
-void first_touch(double* p, std::size_t n);
+// Writes every page of p[0, n) once from `threads` OpenMP threads (huge pages
+// asked for where Linux offers them): a fresh result's page faults taken in
+// parallel while the devices work.
+void first_touch(double* p, std::size_t n, int threads);
+// memcpy by all OpenMP threads (the download's staging to the result).
+void parallel_copy(void* dst, const void* src, std::size_t bytes);
 
-// Inner(eta, k) of a row from the table.
+// Inner(eta, k) of a row from the table, by counting its stage points >= k.
 NUMPIPE_HD_INLINE double table_inner(const TableRow& r, const double* table, double k) {
-  if (r.points == 0) return table[r.row];
+  if (r.points == 0) return table[r.base];
   int n = segment_count_ge(r.seg, r.steps, k);
   n = n < r.n_lo ? r.n_lo : n;  // never below n_lo: kmax bounds every k (memory safety only)
-  return table[r.row + (n - r.n_lo)];
+  return table[r.base + static_cast<std::int64_t>(r.points - n) * r.stride];
 }
 
-// The middle integrand at row e: -gp(tau) h(eta, tau) Inner(eta, k).
-NUMPIPE_HD_INLINE double table_middle_f(const TableRow& r, const double* table, double tau, double k) {
-  return middle_weight(r.eta, tau) * table_inner(r, table, k);
+// A Middle value's cut for all rows at once: the depth below the last point when k
+// lies among the whole-step points (row_full >= ma), else the row's own count.
+struct TableCut {
+  int ma = 0;          // smallest m with s_m >= k
+  std::int64_t d = 0;  // depth times the stride: ma + mb - 1 rows down
+};
+NUMPIPE_HD_INLINE TableCut table_cut(const TableType& ty, double k) {
+  double h = -1.0 / static_cast<double>(ty.h3);
+  TableCut c;
+  c.ma = inner_first_point_ge(h, ty.h3, k);
+  int mb = inner_first_mid_ge(h, ty.h3, k);
+  c.d = static_cast<std::int64_t>(c.ma + mb - 1) * ty.rows;
+  return c;
+}
+// Inner at row e (of the type's rows) for the cut. Below k there is no whole-step
+// point of the row (row_full < ma) only for spouses near 120; then only its first
+// (partial) step's two points can be >= k.
+NUMPIPE_HD_INLINE double table_inner_at(const TableType& ty, const TableRow* rows, const std::int32_t* row_full,
+                                        const double* table, const TableCut& c, int e, double k) {
+  if (row_full[e] >= c.ma) return table[ty.table + c.d + e];
+  const TableRow& r = rows[e];
+  if (r.points == 0) return table[r.base];
+  int n = r.seg.partial ? (r.seg.a >= k ? 1 : 0) + (r.seg.a + r.seg.hp / 2 >= k ? 1 : 0) : 0;
+  n = n < r.n_lo ? r.n_lo : n;  // kmax bounds every k (memory safety only)
+  return table[r.base + static_cast<std::int64_t>(r.points - n) * r.stride];
 }
 
 // One lane's share of a Middle sum: middle steps [lane * n / lanes, (lane + 1) * n / lanes),
-// each integrand point evaluated once (a step's end is the next one's start).
-NUMPIPE_HD_INLINE double table_middle_lane(const TableType& ty, const TableRow* rows, const double* table, double tau,
-                                           double k, int lane, int lanes) {
-  int n = segment_steps(ty.mseg);
+// each integrand point W[e] Inner(e) evaluated once (a step's end is the next one's
+// start); W[e] = middle_weight(eta_e, tau).
+template <class Inner>
+NUMPIPE_HD_INLINE double table_middle_lane(const Segment& mseg, const double* W, Inner&& inner, int lane, int lanes) {
+  int n = segment_steps(mseg);
   int s0 = static_cast<int>(static_cast<std::int64_t>(n) * lane / lanes);
   int s1 = static_cast<int>(static_cast<std::int64_t>(n) * (lane + 1) / lanes);
   double sum = 0;
   if (s0 >= s1) return sum;
-  double f0 = table_middle_f(rows[2 * s0], table, tau, k);
+  double f0 = W[2 * s0] * inner(2 * s0);
   for (int s = s0; s < s1; ++s) {
-    double fm = table_middle_f(rows[2 * s + 1], table, tau, k);
-    double f1 = table_middle_f(rows[2 * s + 2], table, tau, k);
-    sum += middle_increment(segment_step_size(ty.mseg, s), f0, fm, f1);
+    double fm = W[2 * s + 1] * inner(2 * s + 1);
+    double f1 = W[2 * s + 2] * inner(2 * s + 2);
+    sum += middle_increment(segment_step_size(mseg, s), f0, fm, f1);
     f0 = f1;
   }
   return sum;
 }
-
-// The lanes' partial sums combined as the warp shuffle tree does (offsets 16, 8, 4, 2, 1).
+// The lanes' partial sums are combined as a warp shuffle tree (offsets 16, 8, 4, 2, 1).
 inline constexpr int kMiddleLanes = 32;
+// Middle integrand products W Inner per Middle value: each lane's points once, its
+// first point included (the previous lane's last).
+inline double table_middle_products(int msteps) {
+  double n = 0;
+  for (int lane = 0; lane < kMiddleLanes; ++lane) {
+    std::int64_t s0 = static_cast<std::int64_t>(msteps) * lane / kMiddleLanes;
+    std::int64_t s1 = static_cast<std::int64_t>(msteps) * (lane + 1) / kMiddleLanes;
+    if (s1 > s0) n += 2.0 * static_cast<double>(s1 - s0) + 1;
+  }
+  return n;
+}
 
 NUMPIPE_HD_INLINE std::int64_t table_middle_index(const TablePolicy& p, int j) {
   return (j >= p.jG ? p.offG : (j >= p.jS ? p.offS : p.offZ)) + j;
 }
 
-// The outer recurrence of one policy (the arithmetic of outer_recurrence): rate,
-// muf and year at its class's points (r(t), muF(x + t), whole year or -1),
-// Middle values looked up by family; writes 121 years (NaN where none).
+// One outer RK4 step (the arithmetic of outer_recurrence) from r, muF and Middle at
+// the step's start, middle and end.
+NUMPIPE_HD_INLINE double outer_step(double V, double hj, double r0, double m0, double M0, double rm, double mm,
+                                    double Mm, double r1, double m1, double M1) {
+  double k1 = hj * outer_derivative(r0, m0, M0, V);
+  double k2 = hj * outer_derivative(rm, mm, Mm, V + k1 / 2);
+  double k3 = hj * outer_derivative(rm, mm, Mm, V + k2 / 2);
+  double k4 = hj * outer_derivative(r1, m1, M1, V + k3);
+  return V + (k1 + 2 * (k2 + k3) + k4) * kSixth;
+}
+
+// A step's inputs beyond its start: r, muF and Middle at its middle and end, and
+// the whole year at its end (or -1).
+struct OuterIn {
+  double rm, mm, Mm, r1, m1, M1;
+  int y1;
+};
+NUMPIPE_HD_INLINE OuterIn outer_in(const TablePolicy& p, const double* rate, const double* muf, const int* year,
+                                   const double* middle, int q) {
+  int jm = 2 * q + 1, j1 = 2 * q + 2;
+  return OuterIn{rate[jm], muf[jm], middle[table_middle_index(p, jm)], rate[j1], muf[j1],
+                 middle[table_middle_index(p, j1)], year[j1]};
+}
+
+// The outer recurrence of one policy: rate, muf and year at its class's points
+// (r(t), muF(x + t), whole year or -1), Middle values looked up by family; writes
+// 121 years (NaN where none).
 NUMPIPE_HD_INLINE void table_outer(const Segment& seg, const TablePolicy& p, const double* rate, const double* muf,
                                    const int* year, const double* middle, double* out) {
   for (int y = 0; y < kYears; ++y) out[y] = std::numeric_limits<double>::quiet_NaN();
@@ -219,25 +292,11 @@ NUMPIPE_HD_INLINE void table_outer(const Segment& seg, const TablePolicy& p, con
   const int steps = segment_steps(seg);
   // A step's inputs are loaded one step ahead (they do not depend on V), so that
   // on a GPU their latency overlaps the previous step's arithmetic.
-  struct In {
-    double rm, mm, Mm, r1, m1, M1;
-    int y1;
-  };
-  auto load = [&](int q) {
-    int jm = 2 * q + 1, j1 = 2 * q + 2;
-    return In{rate[jm], muf[jm], middle[table_middle_index(p, jm)], rate[j1], muf[j1], middle[table_middle_index(p, j1)],
-              year[j1]};
-  };
   double r0 = rate[0], m0 = muf[0], M0 = middle[table_middle_index(p, 0)];
-  In cur = steps > 0 ? load(0) : In{};
+  OuterIn cur = steps > 0 ? outer_in(p, rate, muf, year, middle, 0) : OuterIn{};
   for (int q = 0; q < steps; ++q) {
-    In nxt = q + 1 < steps ? load(q + 1) : cur;
-    double hj = segment_step_size(seg, q);
-    double k1 = hj * outer_derivative(r0, m0, M0, V);
-    double k2 = hj * outer_derivative(cur.rm, cur.mm, cur.Mm, V + k1 / 2);
-    double k3 = hj * outer_derivative(cur.rm, cur.mm, cur.Mm, V + k2 / 2);
-    double k4 = hj * outer_derivative(cur.r1, cur.m1, cur.M1, V + k3);
-    V = V + (k1 + 2 * (k2 + k3) + k4) * kSixth;
+    OuterIn nxt = q + 1 < steps ? outer_in(p, rate, muf, year, middle, q + 1) : cur;
+    V = outer_step(V, segment_step_size(seg, q), r0, m0, M0, cur.rm, cur.mm, cur.Mm, cur.r1, cur.m1, cur.M1);
     if (cur.y1 >= 0) out[cur.y1] = V;
     r0 = cur.r1;
     m0 = cur.m1;
@@ -246,8 +305,9 @@ NUMPIPE_HD_INLINE void table_outer(const Segment& seg, const TablePolicy& p, con
   }
 }
 
-// One table row computed serially (host): the reference for the CUDA table kernel,
-// which runs the same steps with the trajectory in one thread and the tails spread.
-void table_row_host(const RateView& rv, const TableRow& r, double* out);
+// One table row (all its depths) computed serially (host): the reference for the
+// CUDA table kernel, which runs the same steps with the trajectory in one thread
+// and the tails spread over the block.
+void table_row_host(const RateView& rv, const TableRow& r, double* table);
 
 }  // namespace numpipe::integrate

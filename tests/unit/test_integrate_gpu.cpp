@@ -112,3 +112,13 @@ TEST_CASE("integrate gpu: mixed step settings (several types and classes) and th
   CHECK_FALSE(ig::table_plan_applies(pb));
   CHECK(max_rel(ig::solve_cuda(pb, {0}).reserve, ig::solve_cpu(pb).reserve) < 1e-13);
 }
+
+TEST_CASE("integrate gpu: many policies (one thread per policy in the outer kernel)") {
+  ig::Problem pb = portfolio(5000, 2, 2, 2, 13);
+  auto cpu = ig::solve_cpu(pb);
+  auto gpu = ig::solve_cuda(pb, {0});
+  CHECK(gpu.table);
+  CHECK(max_rel(gpu.reserve, cpu.reserve) < 1e-13);
+  CHECK(same_bits(ig::solve_cuda(pb, {0, 0}).reserve, gpu.reserve));
+  CHECK(same_bits(ig::solve_cuda(pb, {0, 0, 0, 0}).reserve, gpu.reserve));
+}

@@ -31,14 +31,15 @@ bool same_bits(const A& a, const B& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
-// The whole table plan on the CPU. lane_order: Middle sums split over 32 lanes and
-// combined by the shuffle tree (the CUDA kernel's order); else sequential (the CPU's).
+// The whole table plan on the CPU, as the CUDA kernels run it. lane_order: Middle
+// sums split over 32 lanes and combined by the shuffle tree (the CUDA kernel's
+// order); else sequential (the CPU reference's order).
 std::vector<double> emulate(const ig::Problem& pb, bool lane_order) {
   ig::TablePlan tp = ig::make_table_plan(pb);
   ig::RateTable rate = ig::make_rate_table(pb);
   ig::RateView rv = rate.view();
   std::vector<double> table(static_cast<std::size_t>(tp.table_size), std::numeric_limits<double>::quiet_NaN());
-  for (const ig::TableRow& r : tp.rows) ig::table_row_host(rv, r, table.data() + r.row);
+  for (const ig::TableRow& r : tp.rows) ig::table_row_host(rv, r, table.data());
   // Class points: r(t), muF(x + t), year, tau.
   std::vector<double> crate(tp.class_points), cmuf(tp.class_points), ctau(tp.class_points);
   std::vector<int> cyear(tp.class_points);
@@ -50,26 +51,39 @@ std::vector<double> emulate(const ig::Problem& pb, bool lane_order) {
       ctau[c.point + j] = c.x + t;
       cyear[c.point + j] = ig::segment_year(c.seg, c.h1, j);
     }
+  // Middle: per class point, the weights once, then each family active there.
   std::vector<double> middle(static_cast<std::size_t>(tp.entries), std::numeric_limits<double>::quiet_NaN());
-  for (const ig::TableFamily& f : tp.families) {
-    const ig::TableClass& c = tp.classes[f.cls];
+  for (const ig::TableClass& c : tp.classes) {
     const ig::TableType& ty = tp.types[c.type];
     const ig::TableRow* rows = tp.rows.data() + ty.row0;
-    for (int i = 0; i < f.count; ++i) {
-      double tau = ctau[c.point + f.j0 + i], k = ig::family_k(f, tau);
-      double v = 0;
-      if (lane_order) {
-        double part[ig::kMiddleLanes];
-        for (int l = 0; l < ig::kMiddleLanes; ++l) part[l] = ig::table_middle_lane(ty, rows, table.data(), tau, k, l, ig::kMiddleLanes);
-        for (int off = ig::kMiddleLanes / 2; off > 0; off /= 2)
-          for (int l = 0; l < off; ++l) part[l] += part[l + off];
-        v = part[0];
-      } else {
-        v = ig::table_middle_lane(ty, rows, table.data(), tau, k, 0, 1);
+    const std::int32_t* full = tp.row_full.data() + ty.row0;
+    std::vector<double> W(ty.rows);
+    for (int j = 0; j < c.points; ++j) {
+      double tau = ctau[c.point + j];
+      for (int e = 0; e < ty.rows; ++e) W[e] = ig::middle_weight(rows[e].eta, tau);
+      for (int fi = 0; fi < c.nfam; ++fi) {
+        const ig::TableFamily& f = tp.families[c.fam0 + fi];
+        if (j < f.j0 || j >= f.j0 + f.count) continue;
+        double k = ig::family_k(f, tau);
+        ig::TableCut cut = ig::table_cut(ty, k);
+        auto inner = [&](int e) { return ig::table_inner_at(ty, rows, full, table.data(), cut, e, k); };
+        double v = 0;
+        if (lane_order) {
+          double part[ig::kMiddleLanes];
+          for (int l = 0; l < ig::kMiddleLanes; ++l) part[l] = ig::table_middle_lane(ty.mseg, W.data(), inner, l, ig::kMiddleLanes);
+          for (int off = ig::kMiddleLanes / 2; off > 0; off /= 2)
+            for (int l = 0; l < off; ++l) part[l] += part[l + off];
+          v = part[0];
+        } else {
+          v = ig::table_middle_lane(ty.mseg, W.data(), inner, 0, 1);
+        }
+        middle[f.base + j - f.j0] = v;
       }
-      middle[f.base + i] = v;
     }
   }
+  std::size_t unset = 0;
+  for (double v : middle) unset += std::isnan(v);
+  REQUIRE(unset == 0);  // every Middle value computed
   std::vector<double> out(pb.policies.size() * ig::kYears);
   for (std::size_t i = 0; i < pb.policies.size(); ++i) {
     const ig::TablePolicy& p = tp.profiles[tp.profile_of[i]];
@@ -141,7 +155,7 @@ TEST_CASE("integrate table: count_ge counts the stage points >= k") {
     }
 }
 
-TEST_CASE("integrate table: a table row gives Inner(eta, k) bit for bit") {
+TEST_CASE("integrate table: the table gives Inner(eta, k) bit for bit, by count and by depth") {
   ig::Problem pb;
   pb.policies = {policy(15, 60, 35, 2, 2, 10), policy(7.5, 64.7, 35.3, 3, 2, 10), policy(3, 67, 119, 1, 3, 7)};
   ig::TablePlan tp = ig::make_table_plan(pb);
@@ -149,27 +163,35 @@ TEST_CASE("integrate table: a table row gives Inner(eta, k) bit for bit") {
   CHECK(tp.types[0].kmax >= 15.0);  // a bound on k: max g, with room for rounding
   CHECK(tp.types[0].kmax < 15.0 + 1e-6);
   ig::RateView rv;
+  std::vector<double> table(static_cast<std::size_t>(tp.table_size), std::numeric_limits<double>::quiet_NaN());
+  for (const ig::TableRow& r : tp.rows) ig::table_row_host(rv, r, table.data());
   std::mt19937_64 rng(5);
-  int bad = 0, checked = 0;
+  int bad = 0, bad_depth = 0, checked = 0, by_depth = 0;
   for (const ig::TableType& ty : tp.types) {
     std::uniform_real_distribution<double> u(0.0, ty.kmax);
-    for (int e = 0; e < ty.rows; ++e) {
-      const ig::TableRow& r = tp.rows[ty.row0 + e];
-      std::vector<double> row(static_cast<std::size_t>(r.points - r.n_lo + 1));
-      ig::table_row_host(rv, r, row.data());
-      std::vector<double> ks{0.0, ty.kmax, 1e-9, 10.0, 0.05, 0.1, 9.95};
-      for (int i = 0; i < 12; ++i) ks.push_back(u(rng));
-      for (double k : ks) {
-        if (k > ty.kmax) continue;
+    std::vector<double> ks{0.0, ty.kmax, 1e-9, 10.0, 0.05, 0.1, 9.95, 14.95, 15.0};
+    for (int m = 0; m < 40; ++m) ks.push_back(ig::inner_grid_point(-1.0 / ty.h3, m));  // ties with grid points
+    for (int m = 1; m < 40; ++m) ks.push_back(ig::inner_grid_mid(-1.0 / ty.h3, m));
+    for (int i = 0; i < 200; ++i) ks.push_back(u(rng));
+    for (double k : ks) {
+      if (k > ty.kmax) continue;
+      ig::TableCut cut = ig::table_cut(ty, k);
+      for (int e = 0; e < ty.rows; ++e) {
+        const ig::TableRow& r = tp.rows[ty.row0 + e];
         double want = ig::inner_value(rv, r.eta, k, 0.0, ty.h3, false);
-        double got = ig::table_inner(r, row.data() - r.row, k);
+        double got = ig::table_inner(r, table.data(), k);
+        double fast = ig::table_inner_at(ty, tp.rows.data() + ty.row0, tp.row_full.data() + ty.row0, table.data(), cut, e, k);
         bad += std::memcmp(&want, &got, sizeof want) != 0;
+        bad_depth += std::memcmp(&want, &fast, sizeof want) != 0;
+        by_depth += tp.row_full[ty.row0 + e] >= cut.ma;
         ++checked;
       }
     }
   }
-  CHECK(checked > 5000);
+  CHECK(checked > 50000);
+  CHECK(by_depth > checked * 3 / 4);  // most lookups by the shared depth
   CHECK(bad == 0);
+  CHECK(bad_depth == 0);
 }
 
 TEST_CASE("integrate table: the plan reproduces the reference backend bit for bit") {
@@ -220,4 +242,9 @@ TEST_CASE("integrate table: when the table plan applies") {
   pb.curve = {};
   pb.policies[0].h3 = 100;  // g h3 = 1000: the column plan is cheaper
   CHECK_FALSE(ig::table_plan_applies(pb));
+  pb.policies[0].h3 = 10;
+  pb.policies[0].h2 = 26;  // the middle weights would not fit in shared memory
+  CHECK_FALSE(ig::table_plan_applies(pb));
+  pb.policies[0].h2 = 25;
+  CHECK(ig::table_plan_applies(pb));
 }
