@@ -822,7 +822,9 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
 
   // 3. The download: every slot's rows in chunks through its two pinned buffers,
   //    the bus copy of one chunk overlapping the host copy of the previous.
+  HostTimer wait_timer;  // how long the result's pages still took after the devices' launches
   if (toucher.joinable()) toucher.join();
+  const double wait_seconds = wait_timer.seconds();
   HostTimer down_timer;
   std::size_t max_chunks = 0;
   auto chunks_of = [&](const Slot& sl) {
@@ -889,6 +891,7 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
                 share_p * tp.outer_steps * kFlopsOuterStep);
     res.log.add("download" + sl.suffix, down_seconds, 8.0 * share_p * static_cast<double>(total));
   }
+  res.log.add("result pages", wait_seconds);
   res.inner_steps = tp.trajectory_steps + tp.tail_steps;
   res.inner_steps_unshared = 0;
   res.columns = tp.rows.size();
