@@ -98,7 +98,7 @@ int run(int argc, char** argv) {
       "chunk", "CUDA: x-planes per thread block (0: automatic)", cxxopts::value<int>()->default_value("0"), "P")(
       "kernel", "CUDA: sub-step kernel variant: 0 32x8 tile, 1 32x8 with read-only loads, 2 32x16, 3 32x8 without a register cap, "
       "4 32x16 with Q prefetched by cp.async",
-      cxxopts::value<int>()->default_value("2"), "V")(
+      cxxopts::value<int>()->default_value("4"), "V")(
       "dims", "MPI: ranks per axis of the decomposition (default: MPI_Dims_create chooses)", cxxopts::value<std::string>(),
       "PX,PY,PZ")(
       "no-overlap", "MPI, CUDA: exchange the halos first, then update the whole block (default: the block's inner part is "

@@ -749,7 +749,7 @@ class CudaRun {
   DeviceArray<T> kol_;
   Coefs<T> cf_{};
   int chunk_ = 16;
-  int variant_ = 2;
+  int variant_ = 4;
   Box whole_box_{}, inner_{};
   std::vector<Box> shell_;
   std::vector<std::unique_ptr<HaloFace>> faces_;
