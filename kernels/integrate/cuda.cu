@@ -370,37 +370,40 @@ __global__ void points_kernel(const TableClass* classes, int nclass, std::int64_
   year[i] = segment_year(c.seg, c.h1, j);
 }
 
-// One block per class stage point cp in [cp0, cp0 + gridDim.x) of classes
-// [c0, c1): the middle weights -gp(tau) h(eta_e, tau) once into shared memory,
-// then one warp per family active at the point: lanes take runs of middle steps
-// with Inner read from the table at the family's cut, shuffle tree (fixed order).
-__global__ void table_middle_kernel(const TableClass* classes, int c0, int c1, std::int64_t cp0, const TableType* types,
+// One block per run of up to `group` stage points of a class (blocks [b0, b0 +
+// gridDim.x) of classes [c0, c1)): the middle weights -gp(tau) h(eta_e, tau) of its
+// points once into shared memory, then one warp per (family, point) pair active
+// there, the warps of a family side by side (a G or Z family reads one depth of
+// the table at every point: the rows stay in L1): lanes take runs of middle steps
+// with Inner read at the family's cut, shuffle tree (fixed order).
+__global__ void table_middle_kernel(const TableClass* classes, int c0, int c1, int b0, int group, const TableType* types,
                                     const TableRow* rows, const std::int32_t* row_full, const double* table,
                                     const double* tau, const TableFamily* fams, double* middle) {
   extern __shared__ double W[];
-  const std::int64_t cp = cp0 + blockIdx.x;
-  int lo = c0, hi = c1;  // the last class with point <= cp
-  while (hi - lo > 1) {
-    int mid = (lo + hi) / 2;
-    if (classes[mid].point <= cp) lo = mid;
-    else hi = mid;
-  }
-  const TableClass& c = classes[lo];
-  const int j = static_cast<int>(cp - c.point), fam0 = c.fam0, nfam = c.nfam;
+  const MiddleBlock mb = table_middle_block(classes, c0, c1, b0 + static_cast<int>(blockIdx.x), group);
+  const TableClass& c = classes[mb.cls];
+  const int j0 = mb.j0, np = mb.np, fam0 = c.fam0, nfam = c.nfam;
+  const std::int64_t point0 = c.point + j0;
   const TableType ty = types[c.type];
+  const int R = ty.rows;
   const TableRow* trow = rows + ty.row0;
   const std::int32_t* tfull = row_full + ty.row0;
-  const double tu = tau[cp];
-  for (int e = threadIdx.x; e < ty.rows; e += blockDim.x) W[e] = middle_weight(trow[e].eta, tu);
+  for (int i = threadIdx.x; i < np * R; i += blockDim.x) {
+    int pt = i / R, e = i - pt * R;
+    W[i] = middle_weight(trow[e].eta, tau[point0 + pt]);
+  }
   __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, warps = blockDim.x / 32;
-  for (int fi = warp; fi < nfam; fi += warps) {
-    const TableFamily f = fams[fam0 + fi];
+  for (int pi = warp; pi < nfam * group; pi += warps) {
+    const int pt = pi % group, j = j0 + pt;
+    if (pt >= np) continue;
+    const TableFamily f = fams[fam0 + pi / group];
     if (j < f.j0 || j >= f.j0 + f.count) continue;  // the same for the whole warp
+    const double tu = tau[point0 + pt];
     const double k = family_k(f, tu);
     const TableCut cut = table_cut(ty, k);
     auto inner = [&](int e) { return table_inner_at(ty, trow, tfull, table, cut, e, k); };
-    double sum = table_middle_lane(ty.mseg, W, inner, lane, kMiddleLanes);
+    double sum = table_middle_lane(ty.mseg, W + pt * R, inner, lane, kMiddleLanes);
     for (int off = 16; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off);
     if (lane == 0) middle[f.base + (j - f.j0)] = sum;
   }
@@ -570,7 +573,7 @@ struct Slot {
   Range rows, entries, policies;
   int c0 = 0, c1 = 0;  // its classes (Middle values)
   CudaEventTimer t_up1, t_up2, t_inner, t_middle, t_outer;
-  Event table_done, middle_done, up2_done, staged[2];
+  Event table_done, middle_done, up2_done, outer_done, staged[2];
 };
 
 // Pinned staging buffers for the downloads, two per device slot, kept for the
@@ -643,14 +646,35 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
   RateTable rate_table = make_rate_table(pb);
   RateView rv = rate_table.view();  // constant rate: no device arrays
 
-  // The result's pages, touched by the other host threads while this one plans and
-  // the devices work (a fresh large result would take its page faults in the copy).
+  // A large result: its pages touched by half the host's threads while this one
+  // plans and the devices work (a fresh result would take its page faults in the
+  // copy), then pinned in place (cudaHostRegister) so that each device copies its
+  // rows straight into it at the bus's speed; where pinning fails, the rows come
+  // through pinned staging buffers.
   res.reserve.resize(total);
   std::thread toucher;
+  bool pinned = false;
+  const std::size_t result_bytes = total * sizeof(double);
   if (total >= (std::size_t{1} << 20)) {
-    int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 1);
-    toucher = std::thread([&res, total, threads] { first_touch(res.reserve.data(), total, threads); });
+    int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
+    const int dev0 = devices.front();
+    toucher = std::thread([&res, &pinned, total, result_bytes, threads, dev0] {
+      first_touch(res.reserve.data(), total, threads);
+      if (cudaSetDevice(dev0) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+      }
+      pinned = cudaHostRegister(res.reserve.data(), result_bytes, cudaHostRegisterPortable) == cudaSuccess;
+      if (!pinned) cudaGetLastError();  // not sticky: cleared, and the staging buffers serve
+    });
   }
+  struct Unpin {
+    bool& pinned;
+    void* p;
+    ~Unpin() {
+      if (pinned) cudaHostUnregister(p);
+    }
+  } unpin{pinned, res.reserve.data()};
   struct Join {
     std::thread& t;
     ~Join() {
@@ -721,6 +745,12 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
   plan_seconds += plan2_timer.seconds();
   res.log.add("plan", plan_seconds);
 
+  // Stage points per middle block: as many as 8 whose weights fit in 48 KiB.
+  const int group = static_cast<int>(std::min<std::size_t>(8, (48 * 1024) / (sizeof(double) * std::max(tp.max_rows, 1))));
+  if (group < 1) fail_internal("integrate: middle grid too fine for the middle kernel's shared memory");
+  const int weights_smem = static_cast<int>(sizeof(double)) * std::max(tp.max_rows, 1) * group;
+  const int nclass = static_cast<int>(tp.classes.size());
+  const std::int64_t blocks = assign_middle_blocks(tp, group);
   Blob b2;
   const std::size_t o_types = b2.add(tp.types);
   const std::size_t o_classes = b2.add(tp.classes);
@@ -736,23 +766,13 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
   std::int64_t max_pol = 0;
   for (std::size_t i = 0; i < nd; ++i) max_pol = std::max(max_pol, split(npol, nd, i).size());
   const std::size_t o_reserve = b2.reserve(static_cast<std::size_t>(max_pol) * kYears * sizeof(double));
-  const int nclass = static_cast<int>(tp.classes.size());
   const bool warp_outer = npol <= kOuterWarpMaxPolicies;
-  const int weights_smem = static_cast<int>(sizeof(double)) * std::max(tp.max_rows, 1);
-  auto class_point = [&](int c) { return c < nclass ? tp.classes[c].point : tp.class_points; };
-  // Middle values by whole classes, balanced by their number (a class's values are one run).
-  auto class_split = [&](std::size_t i) {
-    std::int64_t target = tp.entries * static_cast<std::int64_t>(i) / static_cast<std::int64_t>(nd);
-    return static_cast<int>(std::lower_bound(tp.class_entry.begin(), tp.class_entry.end(), target) -
-                            tp.class_entry.begin());
-  };
+  auto class_block = [&](int c) { return c < nclass ? tp.classes[c].block0 : static_cast<int>(blocks); };
 
   for (std::size_t i = 0; i < nd; ++i) {
     Slot& sl = *slots[i];
     NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
-    sl.c0 = i == 0 ? 0 : std::min(class_split(i), nclass);
-    sl.c1 = i + 1 == nd ? nclass : std::min(class_split(i + 1), nclass);
-    sl.c1 = std::max(sl.c1, sl.c0);
+    table_class_split(tp, nd, i, sl.c0, sl.c1);
     sl.entries = {tp.class_entry[sl.c0], tp.class_entry[sl.c1]};
     sl.policies = split(npol, nd, i);
     // Uploaded on the copy stream (a pageable copy may wait for its stream).
@@ -772,11 +792,10 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
           reinterpret_cast<double*>(sl.d2 + o_muf), reinterpret_cast<int*>(sl.d2 + o_year));
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
-    std::int64_t cp0 = class_point(sl.c0), cp1 = class_point(sl.c1);
-    if (cp1 > cp0) {
-      if (cp1 - cp0 > std::numeric_limits<int>::max()) fail_resource("integrate: too many outer stage points for one launch");
-      table_middle_kernel<<<static_cast<unsigned>(cp1 - cp0), kTableMiddleBlock, weights_smem, sl.s.s>>>(
-          classes, sl.c0, sl.c1, cp0, reinterpret_cast<const TableType*>(sl.d2 + o_types),
+    const int blk0 = class_block(sl.c0), blk1 = class_block(sl.c1);
+    if (blk1 > blk0) {
+      table_middle_kernel<<<static_cast<unsigned>(blk1 - blk0), kTableMiddleBlock, weights_smem, sl.s.s>>>(
+          classes, sl.c0, sl.c1, blk0, group, reinterpret_cast<const TableType*>(sl.d2 + o_types),
           reinterpret_cast<const TableRow*>(sl.d1 + o_rows), reinterpret_cast<const std::int32_t*>(sl.d1 + o_full),
           reinterpret_cast<const double*>(sl.d1 + o_table), tau, reinterpret_cast<const TableFamily*>(sl.d2 + o_fams),
           reinterpret_cast<double*>(sl.d2 + o_middle));
@@ -818,26 +837,40 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
     sl.t_outer.stop(sl.s.s);
+    NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.outer_done.e, sl.s.s));
   }
 
-  // 3. The download: every slot's rows in chunks through its two pinned buffers,
-  //    the bus copy of one chunk overlapping the host copy of the previous.
+  // 3. The download, timed from the end of the last outer kernel: straight into the
+  //    pinned result, or every slot's rows in chunks through its two pinned
+  //    buffers, the bus copy of one chunk overlapping the host copy of the previous.
   HostTimer wait_timer;  // how long the result's pages still took after the devices' launches
   if (toucher.joinable()) toucher.join();
   const double wait_seconds = wait_timer.seconds();
+  for (auto& slp : slots) NUMPIPE_CUDA_CHECK(cudaEventSynchronize(slp->outer_done.e));
   HostTimer down_timer;
+  if (pinned) {
+    for (auto& slp : slots) {
+      Slot& sl = *slp;
+      if (sl.policies.size() == 0) continue;
+      NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
+      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(res.reserve.data() + sl.policies.begin * kYears, sl.d2 + o_reserve,
+                                         static_cast<std::size_t>(sl.policies.size()) * kYears * sizeof(double),
+                                         cudaMemcpyDeviceToHost, sl.s.s));
+    }
+  }
   std::size_t max_chunks = 0;
   auto chunks_of = [&](const Slot& sl) {
     std::size_t bytes = static_cast<std::size_t>(sl.policies.size()) * kYears * sizeof(double);
     return (bytes + kStageBytes - 1) / kStageBytes;
   };
-  for (auto& slp : slots) max_chunks = std::max(max_chunks, chunks_of(*slp));
+  if (!pinned)
+    for (auto& slp : slots) max_chunks = std::max(max_chunks, chunks_of(*slp));
   auto chunk = [&](const Slot& sl, std::size_t c, std::size_t& off) {
     std::size_t bytes = static_cast<std::size_t>(sl.policies.size()) * kYears * sizeof(double);
     off = c * kStageBytes;
     return std::min(kStageBytes, bytes - off);
   };
-  for (std::size_t c = 0; c <= max_chunks; ++c) {
+  for (std::size_t c = 0; c <= max_chunks && !pinned; ++c) {
     for (std::size_t i = 0; i < nd && c < max_chunks; ++i) {
       Slot& sl = *slots[i];
       if (c >= chunks_of(sl)) continue;
@@ -862,6 +895,11 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(slp->s.s));
   }
   const double down_seconds = down_timer.seconds();
+  HostTimer unpin_timer;
+  if (pinned) NUMPIPE_CUDA_CHECK(cudaHostUnregister(res.reserve.data()));
+  const bool was_pinned = pinned;
+  pinned = false;
+  const double unpin_seconds = unpin_timer.seconds();
 
   // Phases per device (CUDA events; the download on the host clock, all slots at
   // once); flops as counted in integrate.hpp, each item on the device that computed it.
@@ -892,6 +930,7 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
     res.log.add("download" + sl.suffix, down_seconds, 8.0 * share_p * static_cast<double>(total));
   }
   res.log.add("result pages", wait_seconds);
+  if (was_pinned) res.log.add("result unpin", unpin_seconds);
   res.inner_steps = tp.trajectory_steps + tp.tail_steps;
   res.inner_steps_unshared = 0;
   res.columns = tp.rows.size();

@@ -60,7 +60,8 @@ struct TableClass {
   std::int32_t points = 0;  // segment_points(seg)
   std::int32_t h1 = 0;
   std::int32_t type = 0;    // its (h2, h3) type
-  std::int32_t fam0 = 0, nfam = 0, pad = 0;
+  std::int32_t fam0 = 0, nfam = 0;
+  std::int32_t block0 = 0;  // the CUDA middle kernel's first block of this class (set by the backend)
 };
 
 // A run of Middle values of one class: points j in [j0, j0 + count) with k by kind.
@@ -239,6 +240,32 @@ NUMPIPE_HD_INLINE double table_middle_lane(const Segment& mseg, const double* W,
   }
   return sum;
 }
+// The CUDA middle kernel's blocks: each takes a run of up to `group` stage points
+// of one class. assign_middle_blocks sets every class's block0 and returns the
+// number of blocks; table_middle_block finds block b's class (among classes
+// [c0, c1)) and points [j0, j0 + np).
+std::int64_t assign_middle_blocks(TablePlan& plan, int group);
+// Slot i of `slots` computes the Middle values of classes [c0, c1): whole classes
+// (a class's values are one run), balanced by their number.
+void table_class_split(const TablePlan& plan, std::size_t slots, std::size_t i, int& c0, int& c1);
+struct MiddleBlock {
+  int cls = 0, j0 = 0, np = 0;
+};
+NUMPIPE_HD_INLINE MiddleBlock table_middle_block(const TableClass* classes, int c0, int c1, int b, int group) {
+  int lo = c0, hi = c1;  // the last class with block0 <= b
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    if (classes[mid].block0 <= b) lo = mid;
+    else hi = mid;
+  }
+  MiddleBlock m;
+  m.cls = lo;
+  m.j0 = (b - classes[lo].block0) * group;
+  int left = classes[lo].points - m.j0;
+  m.np = group < left ? group : left;
+  return m;
+}
+
 // The lanes' partial sums are combined as a warp shuffle tree (offsets 16, 8, 4, 2, 1).
 inline constexpr int kMiddleLanes = 32;
 // Middle integrand products W Inner per Middle value: each lane's points once, its

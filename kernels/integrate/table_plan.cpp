@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "common/error.hpp"
 #ifdef __linux__
@@ -354,6 +355,29 @@ void plan_table_families(const Problem& pb, TablePlan& tp) {
     tp.outer_steps += multiplicity[pi] * segment_steps(c.seg);
     tp.requests += multiplicity[pi] * c.points;
   }
+}
+
+std::int64_t assign_middle_blocks(TablePlan& tp, int group) {
+  std::int64_t blocks = 0;
+  for (TableClass& c : tp.classes) {
+    if (blocks > std::numeric_limits<std::int32_t>::max()) fail_resource("integrate: too many outer stage points for one launch");
+    c.block0 = static_cast<std::int32_t>(blocks);
+    blocks += (c.points + group - 1) / group;
+  }
+  if (blocks > std::numeric_limits<std::int32_t>::max()) fail_resource("integrate: too many outer stage points for one launch");
+  return blocks;
+}
+
+void table_class_split(const TablePlan& tp, std::size_t slots, std::size_t i, int& c0, int& c1) {
+  const int nclass = static_cast<int>(tp.classes.size());
+  auto at = [&](std::size_t k) {
+    std::int64_t target = tp.entries * static_cast<std::int64_t>(k) / static_cast<std::int64_t>(slots);
+    int c = static_cast<int>(std::lower_bound(tp.class_entry.begin(), tp.class_entry.end(), target) - tp.class_entry.begin());
+    return std::min(c, nclass);
+  };
+  c0 = i == 0 ? 0 : at(i);
+  c1 = i + 1 == slots ? nclass : at(i + 1);
+  c1 = std::max(c0, c1);
 }
 
 TablePlan make_table_plan(const Problem& pb) {

@@ -248,3 +248,43 @@ TEST_CASE("integrate table: when the table plan applies") {
   pb.policies[0].h2 = 25;
   CHECK(ig::table_plan_applies(pb));
 }
+
+TEST_CASE("integrate table: the middle kernel's blocks and (family, point) pairs give every Middle value once") {
+  ig::Problem pb;
+  std::mt19937_64 rng(21);
+  for (int i = 0; i < 300; ++i)
+    pb.policies.push_back(policy(static_cast<double>(rng() % 16), static_cast<double>(60 + rng() % 11),
+                                 static_cast<double>(20 + rng() % 51), 1 + static_cast<int>(rng() % 3), 2, 2));
+  pb.policies.push_back(policy(0, 60, 40, 1, 2, 2));
+  ig::TablePlan tp = ig::make_table_plan(pb);
+  const int nclass = static_cast<int>(tp.classes.size());
+  for (int group : {1, 3, 8}) {
+    std::int64_t blocks = ig::assign_middle_blocks(tp, group);
+    for (int slots : {1, 2, 5}) {
+      std::vector<int> hits(static_cast<std::size_t>(tp.entries), 0);
+      int empty = 0;
+      for (int sl = 0; sl < slots; ++sl) {
+        int c0, c1;
+        ig::table_class_split(tp, slots, sl, c0, c1);
+        int b0 = c0 < nclass ? tp.classes[c0].block0 : static_cast<int>(blocks);
+        int b1 = c1 < nclass ? tp.classes[c1].block0 : static_cast<int>(blocks);
+        for (int b = b0; b < b1; ++b) {
+          ig::MiddleBlock mb = ig::table_middle_block(tp.classes.data(), c0, c1, b, group);
+          const ig::TableClass& c = tp.classes[mb.cls];
+          empty += mb.np < 1;
+          for (int pi = 0; pi < c.nfam * group; ++pi) {
+            int pt = pi % group, j = mb.j0 + pt;
+            if (pt >= mb.np) continue;
+            const ig::TableFamily& f = tp.families[c.fam0 + pi / group];
+            if (j < f.j0 || j >= f.j0 + f.count) continue;
+            ++hits[f.base + (j - f.j0)];
+          }
+        }
+      }
+      int wrong = 0;
+      for (int h : hits) wrong += h != 1;
+      CHECK_MESSAGE(wrong == 0, "group " << group << ", slots " << slots);
+      CHECK(empty == 0);
+    }
+  }
+}
