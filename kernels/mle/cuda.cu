@@ -228,8 +228,9 @@ __global__ void merge_kernel(const double* __restrict__ x, std::int64_t length, 
 // ---- rolling fits -------------------------------------------------------------
 // One block per (chunk of `refresh` windows, group of G shapes, series); thread t
 // owns the candidate in ring slot t (time index j with j % n == t) and keeps its
-// sums in registers (Neumaier corrections in dynamic shared memory). One block
-// barrier per slide:
+// sums in registers (compensation terms in dynamic shared memory; the error of
+// each addition from TwoSum, the same bits as model.hpp's Neumaier branch).
+// No branch on a lane's side of a point (selects), one block barrier per slide:
 //   A  every thread subtracts the leaving point's term and adds the entering
 //      point's (one log for each, the G powers from group_powers); the entering
 //      candidate's 2G sums are the block sum of the entering terms: a warp
@@ -237,18 +238,18 @@ __global__ void merge_kernel(const double* __restrict__ x, std::int64_t length, 
 //      reduction, so the bits are too), warp partials into red[], then barrier;
 //   C  the owner's warp adds the partials in warp order and hands them to the
 //      owner thread, which takes the entering point as its candidate;
-//   B  after a window's last slide each warp finds the candidates that can still
-//      win per shape: an approximate S (prescreen.cuh) rules out the others, and
-//      the survivors (about one per shape and warp) are staged; their exact S,
-//      two lanes per candidate (X-, X+), is computed during the next slide's A,
-//      in the same straight-line code as that slide's two pairs (three
-//      independent transcendental chains instead of two), and the warp's best
-//      per shape goes to wb[];
-//   M  after that slide's barrier one warp merges the warps' bests of the window
-//      in warp order and writes them (wb[] is double-buffered by window).
+//   B  after a window's last slide each warp finds its best candidate per shape:
+//      an approximate S (prescreen.cuh) rules out every candidate that cannot
+//      win, the survivors (about one per shape) are evaluated exactly, two lanes
+//      per candidate (X- and X+), and the warp's best per shape goes to wb[];
+//   M  after the next barrier one warp merges the warps' bests of the previous
+//      window in warp order and writes them (wb[] is double-buffered by window).
 // Every reduction has a fixed order and the argmin is over a total order, so the
 // result is the same bits on every run and, since the prescreen only leaves out
-// candidates that provably lose, the same as evaluating every S exactly.
+// candidates that provably lose, the same as evaluating every S exactly
+// (NUMPIPE_MLE_PRESCREEN=0 does that, for tests). An earlier variant computed
+// the survivors' exact S during the next slide, interleaved with its pairs:
+// 1.7% slower on the H100 (0.673 against 0.662 us per window), not kept.
 
 // j1 beats j2 (model.hpp better_candidate), reading theta only on a tie of S.
 __device__ __forceinline__ bool beats_lazy(double S1, int j1, double S2, int j2, const double* win) {
@@ -310,11 +311,21 @@ __device__ __forceinline__ void merge_warps(const double* wbS, const int* wbJ, i
   }
 }
 
-// Adds pw[i] (Neg: -pw[i]) to a candidate's left sums (left) or right sums (!left), with
-// Neumaier compensation; nothing when !any; zero: the side becomes exactly 0.
-// Selects rather than branches, so that a warp whose lanes fall on both sides
-// does the additions once (the arithmetic is the same as a branch's).
-template <int G, bool Neg>
+// model.hpp's comp_add, with the rounding error of s + v from Knuth's TwoSum
+// (six additions) instead of Neumaier's comparison and branch: both give that
+// error exactly, so the sums are the same bits, with fewer instructions.
+__device__ __forceinline__ void comp_add_2sum(double& s, double& c, double v) {
+  const double t = s + v;
+  const double bp = t - s;
+  c += (s - (t - bp)) + (v - bp);
+  s = t;
+}
+
+// Adds pw[i] (Neg: -pw[i]) to a candidate's left sums (left) or right sums
+// (!left), compensated; nothing when !any; Zero and zero: the side becomes
+// exactly 0 (its last point left). Selects rather than branches, so that a
+// warp whose lanes fall on both sides does the additions once.
+template <int G, bool Neg, bool Zero>
 __device__ __forceinline__ void side_add(bool left, bool any, bool zero, double* sm, double* sp, double* cm, double* cp,
                                          int bd, int tid, const double* pw) {
 #pragma unroll
@@ -322,22 +333,24 @@ __device__ __forceinline__ void side_add(bool left, bool any, bool zero, double*
     double* cptr = (left ? cm : cp) + i * bd + tid;
     double v = left ? sm[i] : sp[i];
     double c = *cptr;
-    comp_add(v, c, Neg ? -pw[i] : pw[i]);
-    if (zero) v = c = 0;
+    comp_add_2sum(v, c, Neg ? -pw[i] : pw[i]);
     if (any) {
       *cptr = c;
       sm[i] = left ? v : sm[i];
       sp[i] = left ? sp[i] : v;
     }
   }
+  if (Zero && zero) {  // rare
+#pragma unroll
+    for (int i = 0; i < G; ++i) {
+      (left ? cm : cp)[i * bd + tid] = 0;
+      sm[i] = left ? 0.0 : sm[i];
+      sp[i] = left ? sp[i] : 0.0;
+    }
+  }
 }
 
-// Dynamic shared memory of rolling_kernel: 2*G corrections per thread, then per
-// warp two slots of 16 staged survivors (X-, X+, S, j, shape: 32 bytes each).
-std::size_t rolling_smem(int G, int threads) {
-  return static_cast<std::size_t>(2 * G * threads) * sizeof(double) + static_cast<std::size_t>(threads / 32) * 2 * 16 * 32;
-}
-
+// Dynamic shared memory: 2*G corrections per thread.
 template <int G, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads, (G == 4 && MaxThreads == 512) ? 2 : 1)
     rolling_kernel(const double* __restrict__ x, std::int64_t length, int n, std::int64_t K, std::int64_t R,
@@ -345,15 +358,15 @@ __global__ void __launch_bounds__(MaxThreads, (G == 4 && MaxThreads == 512) ? 2 
                    bool prescreen, double* bestS, int* bestJ) {
   static_assert(G == 4 || G == 8, "shape groups of 4 or 8");
   constexpr int MaxW = MaxThreads / 32;
-  constexpr int kPer = 16;  // exact evaluations per round: two lanes each
-  extern __shared__ double corr[];  // [2*G][blockDim.x], then the staging (rolling_smem)
+  constexpr int kPer = 16;  // exact evaluations per round of B: two lanes each
+  extern __shared__ double corr[];  // [2*G][blockDim.x]
   __shared__ double red[2][MaxW * 2 * G];
   __shared__ int cntL[2][MaxW], cntH[2][MaxW];
   __shared__ double wbS[2][MaxW * G];
   __shared__ int wbJ[2][MaxW * G];
-  __shared__ int stOff[MaxW][G + 1];
-  __shared__ double stBS[MaxW][G];
-  __shared__ int stBJ[MaxW][G];
+  __shared__ double2 stX[MaxW][kPer];
+  __shared__ double stS[MaxW][kPer];
+  __shared__ int stJ[MaxW][kPer];
   __shared__ double sInv[G];
   __shared__ RootConst sRC[G];
   const int tid = threadIdx.x, bd = blockDim.x, lane = tid & 31, warp = tid >> 5, nwarps = (bd + 31) >> 5;
@@ -363,6 +376,8 @@ __global__ void __launch_bounds__(MaxThreads, (G == 4 && MaxThreads == 512) ? 2 
   const int g0 = blockIdx.y * G, cnt = min(G, g.A - g0);
   const double* xs = x + static_cast<std::int64_t>(blockIdx.z) * length;
   const std::size_t obase = static_cast<std::size_t>(blockIdx.z) * nw;
+  // !prescreen: an infinite slack keeps every candidate (every S exact)
+  const float slack = prescreen ? kSlack : __int_as_float(0x7f800000);
   if (tid < G) {
     const double inv = tid < cnt ? 1.0 / (g.alpha[g0 + tid] + 1.0) : 0.0;  // model.hpp's q, same bits
     sInv[tid] = inv;
@@ -370,14 +385,6 @@ __global__ void __launch_bounds__(MaxThreads, (G == 4 && MaxThreads == 512) ? 2 
   }
   double* cm = corr;           // corrections of X-: cm[i*bd + tid]
   double* cp = corr + G * bd;  // corrections of X+
-  // this warp's staging of survivors, kPer entries per slot: slot 0 holds a
-  // window's first round, evaluated during the next slide; slot 1 further
-  // rounds (rare), evaluated at once
-  double2* const stXb = reinterpret_cast<double2*>(corr + 2 * G * bd);
-  double* const stSb = reinterpret_cast<double*>(stXb + 2 * nwarps * kPer);
-  int* const stJb = reinterpret_cast<int*>(stSb + 2 * nwarps * kPer);
-  int* const stShb = stJb + 2 * nwarps * kPer;
-  const int slot0 = warp * kPer, slot1 = (nwarps + warp) * kPer;
   double sm[G], sp[G];
   int nleft = 0, nright = 0;
   // the candidate of slot tid in the first window: time index j with j % n == tid
@@ -398,83 +405,42 @@ __global__ void __launch_bounds__(MaxThreads, (G == 4 && MaxThreads == 512) ? 2 
       group_powers<G>(log(fabs(d)), g.alpha, g0, cnt, g.uniform, g.h, pw);
       nleft += d > 0;
       nright += d < 0;
-      side_add<G, false>(d > 0, true, false, sm, sp, cm, cp, bd, tid, pw);
+      side_add<G, false, false>(d > 0, true, false, sm, sp, cm, cp, bd, tid, pw);
     }
   }
   __syncthreads();  // sInv, sRC
-
-  // The staged first round of window pw (entries [0, ptotal)): lane 2e+s computes
-  // root_p1 of entry e's X- (s = 0) or X+ (s = 1); exact_in/exact_out split it so
-  // that the slide's transcendentals and these overlap.
-  int ptotal = 0;
-  auto exact_in = [&](double& val, double& inv) {
-    const int e = lane >> 1;
-    const bool has = e < ptotal;
-    const double2 X = has ? stXb[slot0 + e] : make_double2(1.0, 1.0);
-    val = (lane & 1) ? X.y : X.x;
-    inv = sInv[has ? stShb[slot0 + e] : 0];
-  };
-  // S = A + B (scale_sum's order) of each entry, then lane i < G merges shape i's
-  // entries into the best of the further rounds and writes the warp's best.
-  auto exact_out = [&](double r, std::int64_t pw) {
-    const int e = lane >> 1;
-    const double r2 = __shfl_xor_sync(0xffffffffu, r, 1);
-    if (e < ptotal && (lane & 1) == 0) stSb[slot0 + e] = r + r2;
-    __syncwarp();
-    if (lane < G) {
-      const double* win = xs + pw * K;
-      double bS = stBS[warp][lane];
-      int bJ = stBJ[warp][lane];
-      const int hi = min(stOff[warp][lane + 1], kPer);
-      for (int k = stOff[warp][lane]; k < hi; ++k) {
-        const double S = stSb[slot0 + k];
-        const int j = stJb[slot0 + k];
-        if (beats_lazy(S, j, bS, bJ, win)) {
-          bS = S;
-          bJ = j;
-        }
-      }
-      const int wbuf = static_cast<int>((pw - w0) & 1);
-      wbS[wbuf][warp * G + lane] = bS;
-      wbJ[wbuf][warp * G + lane] = bJ;
-    }
-  };
-
-  int sb = 0;  // red[] buffer of this slide
+  int sb = 0;       // red[] buffer of this slide
   for (std::int64_t w = w0; w < w1; ++w) {
     for (std::int64_t tl = (w - 1) * K; w > w0 && tl < w * K; ++tl) {
-      // ---- A: the slide tl -> te = tl + n; on a window's first slide also the
-      // previous window's staged exact evaluations
-      const bool first = tl == (w - 1) * K;
+      // ---- A: the slide tl -> te = tl + n
       const std::int64_t te = tl + n;
       const int owner = static_cast<int>(tl % n);
-      const bool upd = active && tid != owner;
-      const double xj = xs[myj];
-      // d = 0 (and lanes without a candidate): log -inf, powers 0, no update
-      const double dl = upd ? xj - xs[tl] : 0.0, de = upd ? xj - xs[te] : 0.0;
-      double pl[G], pe[G];
-      double r = 0;
-      if (first) {  // straight-line code: three independent chains
-        double val, inv;
-        exact_in(val, inv);
+      const double xe = xs[te];
+      bool lower = false, higher = false;
+      double pe[G];
+#pragma unroll
+      for (int i = 0; i < G; ++i) pe[i] = 0;
+      if (active && tid != owner) {
+        const double xj = xs[myj];
+        const double dl = xj - xs[tl], de = xj - xe;
+        // both pairs' powers unconditionally (d = 0: log -inf, powers 0, unused), so
+        // that a warp whose lanes fall on both sides computes them once
+        double pl[G];
         group_powers<G>(log(fabs(dl)), g.alpha, g0, cnt, g.uniform, g.h, pl);
         group_powers<G>(log(fabs(de)), g.alpha, g0, cnt, g.uniform, g.h, pe);
-        r = root_p1(val, inv);
-      } else {
-        group_powers<G>(log(fabs(dl)), g.alpha, g0, cnt, g.uniform, g.h, pl);
-        group_powers<G>(log(fabs(de)), g.alpha, g0, cnt, g.uniform, g.h, pe);
+        // the leaving point: its term off the side it was on; a side whose last
+        // point leaves is set to exactly 0
+        nleft -= dl > 0;
+        nright -= dl < 0;
+        side_add<G, true, true>(dl > 0, dl != 0, (dl > 0 && nleft == 0) || (dl < 0 && nright == 0), sm, sp, cm, cp, bd,
+                                tid, pl);
+        // the entering point lies left of candidate j (de > 0): j lies right of it
+        higher = de > 0;
+        lower = de < 0;
+        nleft += higher;
+        nright += lower;
+        side_add<G, false, false>(de > 0, de != 0, false, sm, sp, cm, cp, bd, tid, pe);
       }
-      // the leaving point: its term off the side it was on; a side whose last
-      // point leaves is set to exactly 0
-      nleft -= dl > 0;
-      nright -= dl < 0;
-      side_add<G, true>(dl > 0, dl != 0, (dl > 0 && nleft == 0) || (dl < 0 && nright == 0), sm, sp, cm, cp, bd, tid,
-                        pl);
-      // the entering point lies left of candidate j (de > 0): j lies right of it
-      const bool higher = de > 0, lower = de < 0;
-      nleft += higher;
-      nright += lower;
-      side_add<G, false>(higher, de != 0, false, sm, sp, cm, cp, bd, tid, pe);
       {  // reduce-scatter of the 2G entering sums: [0, G) X-, [G, 2G) X+
         double v[G];
         const bool up = (lane & 16) != 0;
@@ -503,11 +469,10 @@ __global__ void __launch_bounds__(MaxThreads, (G == 4 && MaxThreads == 512) ? 2 
           cntH[sb][warp] = __popc(bh);
         }
       }
-      if (first) exact_out(r, w - 1);
       __syncthreads();
       const int ow = owner >> 5;
       // ---- M: the previous window's merge, by a warp other than the owner's
-      if (first && warp == (ow + nwarps / 2) % nwarps) {
+      if (tl == (w - 1) * K && warp == (ow + nwarps / 2) % nwarps) {
         const int pb = static_cast<int>((w - 1 - w0) & 1);
         merge_warps<G>(wbS[pb], wbJ[pb], nwarps, cnt, lane, xs + (w - 1) * K, bestS, bestJ,
                        (obase + (w - 1 - w_begin)) * g.A + g0);
@@ -538,27 +503,24 @@ __global__ void __launch_bounds__(MaxThreads, (G == 4 && MaxThreads == 512) ? 2 
       }
       sb ^= 1;
     }
-    // ---- B: this warp's candidates of window w that can win (prescreen.cuh);
-    // the first round of their exact evaluations is staged for the next slide
+    // ---- B: this warp's best candidate per shape in window w
     const std::int64_t tw = w * K;
+    const double* win = xs + tw;
     const int jrel = active ? static_cast<int>(myj - tw) : -1;
     unsigned mask[G];
 #pragma unroll
     for (int i = 0; i < G; ++i) {
       bool surv = false;
       if (i < cnt) {
-        float a = 0, b = 0;
-        bool ok = true;
-        if (active) {
-          const RootConst rc = sRC[i];
-          ok = approx_root(sm[i] + cm[i * bd + tid], rc, &a);
-          ok = approx_root(sp[i] + cp[i * bd + tid], rc, &b) && ok;
-        }
+        // every lane (a lane without a candidate has sums 0), no branch
+        const RootConst rc = sRC[i];
+        float a, b;
+        const bool ok = approx_root(sm[i] + cm[i * bd + tid], rc, &a) & approx_root(sp[i] + cp[i * bd + tid], rc, &b);
         const float sf = a + b;
         const unsigned key = active && ok ? __float_as_uint(sf) : 0xffffffffu;
-        // the warp's smallest approximate S (0xffffffff: none, a NaN threshold)
-        const float thr = __fmul_ru(__uint_as_float(__reduce_min_sync(0xffffffffu, key)), kSlack);
-        surv = active && (!prescreen || !ok || sf <= thr);
+        // the warp's smallest approximate S times the slack (NaN: none; +inf: no prescreen)
+        const float thr = __fmul_ru(__uint_as_float(__reduce_min_sync(0xffffffffu, key)), slack);
+        surv = active && !(ok && sf > thr);
       }
       mask[i] = __ballot_sync(0xffffffffu, surv);
     }
@@ -568,65 +530,59 @@ __global__ void __launch_bounds__(MaxThreads, (G == 4 && MaxThreads == 512) ? 2 
     for (int i = 0; i < G; ++i) off[i + 1] = off[i] + __popc(mask[i]);
     const int total = off[G];
     const unsigned below = (1u << lane) - 1u;
+    int mine_lo = 0, mine_hi = 0;  // lane i < G: shape i's entries
 #pragma unroll
-    for (int i = 0; i <= G; ++i)
-      if (lane == i) stOff[warp][i] = off[i];
-    // stage entries [base, base + kPer) at slot: the survivors, shape by shape, lane by lane
-    auto stage = [&](int base, int slot) {
+    for (int i = 0; i < G; ++i)
+      if (lane == i) {
+        mine_lo = off[i];
+        mine_hi = off[i + 1];
+      }
+    double bS = 0;
+    int bJ = -1;
+    for (int base = 0; base < total; base += kPer) {
+      // the survivors, shape by shape, lane by lane; entries [base, base + kPer)
 #pragma unroll
       for (int i = 0; i < G; ++i) {
         if ((mask[i] >> lane) & 1u) {
           const int pos = off[i] + __popc(mask[i] & below) - base;
           if (pos >= 0 && pos < kPer) {
-            stXb[slot + pos] = make_double2(sm[i] + cm[i * bd + tid], sp[i] + cp[i * bd + tid]);
-            stJb[slot + pos] = jrel;
-            stShb[slot + pos] = i;
+            stX[warp][pos] = make_double2(sm[i] + cm[i * bd + tid], sp[i] + cp[i * bd + tid]);
+            stJ[warp][pos] = jrel;
           }
         }
       }
-    };
-    stage(0, slot0);
-    double bS = 0;
-    int bJ = -1;
-    for (int base = kPer; base < total; base += kPer) {  // further rounds, now
-      stage(base, slot1);
       __syncwarp();
       const int e = base + (lane >> 1);
       double r = 0;
       if (e < total) {
-        const double2 X = stXb[slot1 + (lane >> 1)];
-        r = root_p1((lane & 1) ? X.y : X.x, sInv[stShb[slot1 + (lane >> 1)]]);
+        int sh = 0;
+#pragma unroll
+        for (int i = 1; i < G; ++i)
+          if (e >= off[i]) sh = i;
+        const double2 X = stX[warp][lane >> 1];
+        r = root_p1((lane & 1) ? X.y : X.x, sInv[sh]);
       }
       const double r2 = __shfl_xor_sync(0xffffffffu, r, 1);
-      if (e < total && (lane & 1) == 0) stSb[slot1 + (lane >> 1)] = r + r2;
+      if (e < total && (lane & 1) == 0) stS[warp][lane >> 1] = r + r2;  // scale_sum: A + B
       __syncwarp();
-      if (lane < G) {
-        const int lo = max(off[0], base), hi = min(total, base + kPer);
-        for (int k = lo; k < hi; ++k) {
-          if (stShb[slot1 + k - base] != lane) continue;
-          const double S = stSb[slot1 + k - base];
-          const int j = stJb[slot1 + k - base];
-          if (beats_lazy(S, j, bS, bJ, xs + tw)) {
-            bS = S;
-            bJ = j;
-          }
+      const int lo = max(mine_lo, base), hi = min(mine_hi, base + kPer);
+      for (int k = lo; k < hi; ++k) {
+        const double S = stS[warp][k - base];
+        const int j = stJ[warp][k - base];
+        if (beats_lazy(S, j, bS, bJ, win)) {
+          bS = S;
+          bJ = j;
         }
       }
       __syncwarp();
     }
     if (lane < G) {
-      stBS[warp][lane] = bS;
-      stBJ[warp][lane] = bJ;
+      const int wbuf = static_cast<int>((w - w0) & 1);
+      wbS[wbuf][warp * G + lane] = bS;
+      wbJ[wbuf][warp * G + lane] = bJ;
     }
-    ptotal = min(total, kPer);
-    __syncwarp();
   }
-  // the last window's staged evaluations, then its merge
-  {
-    double val, inv;
-    exact_in(val, inv);
-    exact_out(root_p1(val, inv), w1 - 1);
-  }
+  // the last window's merge
   __syncthreads();
   if (warp == 0)
     merge_warps<G>(wbS[(w1 - 1 - w0) & 1], wbJ[(w1 - 1 - w0) & 1], nwarps, cnt, lane, xs + (w1 - 1) * K, bestS, bestJ,
@@ -749,7 +705,7 @@ void solve_parts(const Series& s, const Params& p, const std::vector<int>& devic
       const std::int64_t rgroups = (A + rgroup - 1) / rgroup;
       if (rolling) {
         threads = static_cast<int>((n + 31) / 32 * 32);
-        smem = rolling_smem(rgroup, threads);
+        smem = static_cast<std::size_t>(2 * rgroup * threads) * sizeof(double);
         const int sm = static_cast<int>(smem);
         if (rgroup == 4 && threads <= 512)
           NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rolling_kernel<4, 512>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm));
