@@ -39,6 +39,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <cub/device/device_reduce.cuh>
 
 #include "common/cuda_check.hpp"
@@ -71,13 +72,16 @@ struct PassArgs {
   T dt, force, source;
 };
 
-template <class T>
+// The division by c: MUL 1 multiplies by r (c a power of two), 0 divides, -1 asks A.
+template <int MUL, class T>
 __device__ __forceinline__ T gs_div(T num, const PassArgs<T>& A) {
-  return A.mul ? num * A.r : num / A.c;
+  if constexpr (MUL == 1) return num * A.r;
+  else if constexpr (MUL == 0) return num / A.c;
+  else return A.mul ? num * A.r : num / A.c;
 }
-template <class T>
+template <int MUL, class T>
 __device__ __forceinline__ T gs_update(T x0, T l, T r, T d, T u, const PassArgs<T>& A) {
-  return gs_div(x0 + A.a * (l + r + d + u), A);
+  return gs_div<MUL>(x0 + A.a * (l + r + d + u), A);
 }
 // The initial guess at (gx, gy) inside the grid (pass without src).
 template <class T>
@@ -133,9 +137,13 @@ __device__ __forceinline__ void reg_publish(const float (&v)[RPT][4], int colour
   }
 }
 
-template <int C, int RPT, int WY, bool EDGE>
+// The cells of a thread that the half-sweeps update (edge tiles): bit s*4 + j.
+template <int RPT>
+using RegMask = std::conditional_t<(RPT * 4 > 32), unsigned long long, unsigned>;
+
+template <int C, int RPT, int WY, bool EDGE, int MUL>
 __device__ __forceinline__ void reg_half_sweep(float (&v)[RPT][4], const float* x0t, const float2* ex, int buf, int ty,
-                                               int tx, unsigned mask, const PassArgs<float>& A) {
+                                               int tx, RegMask<RPT> mask, const PassArgs<float>& A) {
   using Tile = RegTile<RPT, WY>;
   // the other colour's cells of the rows below the first and above the last
   const float2 dn = ex[Tile::ex_index(buf, 1, ty > 0 ? ty - 1 : 0, tx)];
@@ -152,15 +160,15 @@ __device__ __forceinline__ void reg_half_sweep(float (&v)[RPT][4], const float* 
     float na, nb;
     if (q == 0) {  // cells 0 and 2: the left neighbour of 0 is the left lane's cell 3
       const float ext = __shfl_up_sync(kFull, v[s][3], 1);
-      na = gs_update(x0a, ext, v[s][1], d0, u0, A);
-      nb = gs_update(x0b, v[s][1], v[s][3], d2, u2, A);
+      na = gs_update<MUL>(x0a, ext, v[s][1], d0, u0, A);
+      nb = gs_update<MUL>(x0b, v[s][1], v[s][3], d2, u2, A);
     } else {  // cells 1 and 3: the right neighbour of 3 is the right lane's cell 0
       const float ext = __shfl_down_sync(kFull, v[s][0], 1);
-      na = gs_update(x0a, v[s][0], v[s][2], d0, u0, A);
-      nb = gs_update(x0b, v[s][2], ext, d2, u2, A);
+      na = gs_update<MUL>(x0a, v[s][0], v[s][2], d0, u0, A);
+      nb = gs_update<MUL>(x0b, v[s][2], ext, d2, u2, A);
     }
-    if (!EDGE || (mask >> (s * 4 + q) & 1u)) v[s][q] = na;
-    if (!EDGE || (mask >> (s * 4 + q + 2) & 1u)) v[s][q + 2] = nb;
+    if (!EDGE || (mask >> (s * 4 + q) & 1)) v[s][q] = na;
+    if (!EDGE || (mask >> (s * 4 + q + 2) & 1)) v[s][q + 2] = nb;
   }
 }
 
@@ -215,7 +223,7 @@ __device__ __forceinline__ void reg_edges(float (&v)[RPT][4], const float2* ex, 
   }
 }
 
-template <int K, int RPT, int WY, bool EDGE>
+template <int K, int RPT, int WY, bool EDGE, int MUL>
 __device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int by, int tiles_x, float* x0s,
                                          float2* ex, float* red) {
   constexpr int EH = RPT * WY, H = 2 * K, TX = kRegW - 2 * H, TY = EH - 2 * H;
@@ -224,7 +232,7 @@ __device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int b
   const int lx0 = 4 * tx, ly0 = ty * RPT;
   const bool fv = A.flags[0] != 0, fd = A.flags[1] != 0;
   float v[RPT][4];
-  unsigned mask = 0;  // EDGE: cells that the half-sweeps update (inside the interior)
+  RegMask<RPT> mask = 0;  // EDGE: cells that the half-sweeps update (inside the interior)
   float* x0t = x0s + ly0 * 4 * 32 + tx;  // this thread's x0: x0t[(s*4 + j)*32]
 
   // load x (or generate it) and x0
@@ -262,7 +270,7 @@ __device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int b
         }
         v[s][j] = xv;
         x0t[(s * 4 + j) * 32] = x0v;
-        if (EDGE && gx >= 1 && gx <= n && gy >= 1 && gy <= n) mask |= 1u << (s * 4 + j);
+        if (EDGE && gx >= 1 && gx <= n && gy >= 1 && gy <= n) mask |= RegMask<RPT>(1) << (s * 4 + j);
       }
     }
   }
@@ -271,10 +279,10 @@ __device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int b
   __syncthreads();
 
   for (int it = 0; it < A.k; ++it) {
-    reg_half_sweep<0, RPT, WY, EDGE>(v, x0t, ex, kRedBuf, ty, tx, mask, A);
+    reg_half_sweep<0, RPT, WY, EDGE, MUL>(v, x0t, ex, kRedBuf, ty, tx, mask, A);
     reg_publish<RPT, WY>(v, 0, ex, 0, ty, tx);
     __syncthreads();
-    reg_half_sweep<1, RPT, WY, EDGE>(v, x0t, ex, 0, ty, tx, mask, A);
+    reg_half_sweep<1, RPT, WY, EDGE, MUL>(v, x0t, ex, 0, ty, tx, mask, A);
     reg_publish<RPT, WY>(v, 1, ex, 1, ty, tx);
     __syncthreads();
     if (EDGE) {
@@ -329,16 +337,16 @@ struct RegSmem {
   }
 };
 
-template <int K, int RPT, int WY, int MINB>
+template <int K, int RPT, int WY, int MINB, int MUL>
 __global__ void __launch_bounds__(32 * WY, MINB) rb_reg_inner(const PassArgs<float> A, const TileMap M) {
   static_assert(RPT % 2 == 0, "rows per thread must be even (colours by (j + s) & 1)");
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const RegSmem<RPT, WY> sm(smem_raw);
-  reg_body<K, RPT, WY, false>(A, M.bx_lo + static_cast<int>(blockIdx.x), M.by_lo + static_cast<int>(blockIdx.y),
+  reg_body<K, RPT, WY, false, MUL>(A, M.bx_lo + static_cast<int>(blockIdx.x), M.by_lo + static_cast<int>(blockIdx.y),
                               M.tiles_x, sm.x0s, sm.ex, sm.red);
 }
 
-template <int K, int RPT, int WY>
+template <int K, int RPT, int WY, int MUL>
 __global__ void __launch_bounds__(32 * WY, 1) rb_reg_edge(const PassArgs<float> A, const TileMap M) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const RegSmem<RPT, WY> sm(smem_raw);
@@ -351,7 +359,7 @@ __global__ void __launch_bounds__(32 * WY, 1) rb_reg_edge(const PassArgs<float> 
     bx = M.ex[id % M.nex];
     by = M.by_lo + id / M.nex;
   }
-  reg_body<K, RPT, WY, true>(A, bx, by, M.tiles_x, sm.x0s, sm.ex, sm.red);
+  reg_body<K, RPT, WY, true, MUL>(A, bx, by, M.tiles_x, sm.x0s, sm.ex, sm.red);
 }
 
 template <int RPT, int WY>
@@ -414,7 +422,7 @@ __global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass(const PassArgs<T> A
           const T d = o[(ly - 1) * kPairs + tx];
           const T u = o[(ly + 1) * kPairs + tx];
           const T xv = p ? x0r1[s] : x0r0[s];
-          sm[(c * EH + ly) * kPairs + tx] = gs_update(xv, l, r, d, u, A);
+          sm[(c * EH + ly) * kPairs + tx] = gs_update<-1>(xv, l, r, d, u, A);
         }
       }
       __syncthreads();
@@ -631,12 +639,11 @@ struct TileSpec {
   int k, rpt, wy;
 };
 constexpr TileSpec kTiles[] = {
-    {"r10x8", true, 10, 8, 16},  {"r10x8a", true, 10, 8, 16}, {"r5x8", true, 5, 8, 16},
-    {"r7x8", true, 7, 8, 16},    {"r10x16", true, 10, 16, 8}, {"r5x16", true, 5, 16, 8},
-    {"r10x4", true, 10, 4, 32},  {"s5x10", false, 5, 10, 8},  {"s5x16", false, 5, 16, 8},
+    {"r7x8", true, 7, 8, 16},   {"r10x8", true, 10, 8, 16}, {"r7x8a", true, 7, 8, 16}, {"r5x8", true, 5, 8, 16},
+    {"r7x16", true, 7, 16, 8},  {"r10x16", true, 10, 16, 8}, {"r7x4", true, 7, 4, 32},  {"s5x10", false, 5, 10, 8},
     {"s10x16", false, 10, 16, 8},
 };
-constexpr int kDefaultTileF32 = 0;
+constexpr int kDefaultTileF32 = 0;  // r7x8: the fastest at N=4096 on an H100 (bench/results.md)
 constexpr TileSpec kTileF64 = {"s5x6", false, 5, 6, 8};
 
 TileSpec tile_spec(int element_size) {
@@ -760,7 +767,7 @@ class CudaSolver final : public Solver<T> {
   using PassKernel = void (*)(PassArgs<T>);
   using RegKernel = void (*)(PassArgs<float>, TileMap);
   PassKernel pass_ = nullptr;           // rb_pass: one kernel over all tiles
-  RegKernel inner_ = nullptr, edge_ = nullptr;  // rb_reg: inner and edge tiles
+  RegKernel inner_[2] = {}, edge_[2] = {};  // rb_reg: inner and edge tiles, [1]: c a power of two
   TileSpec tile_{};
   dim3 block_;
   int tiles_x_ = 0, tiles_y_ = 0, edge_tiles_ = 0;
@@ -809,15 +816,16 @@ class CudaSolver final : public Solver<T> {
   template <int K, int RPT, int WY, int MINB>
   void use_reg() {
     if constexpr (sizeof(T) == 4) {
-      inner_ = rb_reg_inner<K, RPT, WY, MINB>;
-      edge_ = rb_reg_edge<K, RPT, WY>;
+      inner_[0] = rb_reg_inner<K, RPT, WY, MINB, 0>;
+      inner_[1] = rb_reg_inner<K, RPT, WY, MINB, 1>;
+      edge_[0] = rb_reg_edge<K, RPT, WY, 0>;
+      edge_[1] = rb_reg_edge<K, RPT, WY, 1>;
       smem_bytes_ = reg_smem_bytes<RPT, WY>();
       block_ = dim3(32, WY);
       map_tiles(kRegW, RPT * WY, 2 * K);
-      NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rb_reg_inner<K, RPT, WY, MINB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(smem_bytes_)));
-      NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rb_reg_edge<K, RPT, WY>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(smem_bytes_)));
+      for (RegKernel f : {inner_[0], inner_[1], edge_[0], edge_[1]})
+        NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(smem_bytes_)));
     }
   }
   template <int K, int RPT>
@@ -836,14 +844,13 @@ class CudaSolver final : public Solver<T> {
     if constexpr (sizeof(T) == 8) {
       use_smem<5, 6>();
     } else {
-      if (name == "r10x8") use_reg<10, 8, 16, 2>();
-      else if (name == "r10x8a") use_reg<10, 8, 16, 1>();
+      if (name == "r7x8") use_reg<7, 8, 16, 2>();
+      else if (name == "r10x8") use_reg<10, 8, 16, 2>();
+      else if (name == "r7x8a") use_reg<7, 8, 16, 1>();
       else if (name == "r5x8") use_reg<5, 8, 16, 2>();
-      else if (name == "r7x8") use_reg<7, 8, 16, 2>();
+      else if (name == "r7x16") use_reg<7, 16, 8, 2>();
       else if (name == "r10x16") use_reg<10, 16, 8, 2>();
-      else if (name == "r5x16") use_reg<5, 16, 8, 2>();
-      else if (name == "r10x4") use_reg<10, 4, 32, 1>();
-      else if (name == "s5x16") use_smem<5, 16>();
+      else if (name == "r7x4") use_reg<7, 4, 32, 1>();
       else if (name == "s10x16") use_smem<10, 16>();
       else use_smem<5, 10>();
     }
@@ -862,11 +869,11 @@ class CudaSolver final : public Solver<T> {
         NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(side_, fork_, 0));
       }
       if (edge_tiles_ > 0) {
-        edge_<<<static_cast<unsigned>(edge_tiles_), block_, smem_bytes_, inner ? side_ : stream_>>>(A, map_);
+        edge_[A.mul]<<<static_cast<unsigned>(edge_tiles_), block_, smem_bytes_, inner ? side_ : stream_>>>(A, map_);
         NUMPIPE_CUDA_CHECK_LAUNCH();
       }
       if (inner) {
-        inner_<<<inner_grid_, block_, smem_bytes_, stream_>>>(A, map_);
+        inner_[A.mul]<<<inner_grid_, block_, smem_bytes_, stream_>>>(A, map_);
         NUMPIPE_CUDA_CHECK_LAUNCH();
       }
       if (edge_tiles_ > 0 && inner) {

@@ -35,7 +35,7 @@ gen-input fluid --n 300 -o t300.nps
 gen-input fluid --n 301 --scene random --seed 9 -o t301.nps
 fluid-step --steps 5 $P --backend cpu -i t300.nps -o t300c.nps
 fluid-step --steps 3 $P --backend cpu -i t301.nps -o t301c.nps
-for tile in r10x8 r10x8a r5x8 r7x8 r10x16 r5x16 r10x4 s5x10 s5x16 s10x16; do
+for tile in r7x8 r10x8 r7x8a r5x8 r7x16 r10x16 r7x4 s5x10 s10x16; do
   NUMPIPE_FLUID_TILE=$tile fluid-step --steps 5 $P --backend cuda -i t300.nps -o t300g.nps
   verify t300g.nps t300c.nps --rtol 0 --ignore diagnostics > /dev/null || fail "tile $tile: CPU and CUDA differ (react, N=300)"
   NUMPIPE_FLUID_TILE=$tile fluid-step --steps 3 $P --backend cuda -i t301.nps -o t301g.nps
