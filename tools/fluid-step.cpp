@@ -33,17 +33,6 @@ std::unique_ptr<Solver<T>> make_solver(Backend backend, const Cli& cli, const Pa
   return make_cpu_solver<T>(p, fields);
 }
 
-// Which kernels ran (the bench records it): the CUDA tile or the CPU row kernels.
-template <class T>
-std::string kernels_name(Backend backend) {
-#ifdef NUMPIPE_FLUID_CUDA
-  if (backend == Backend::cuda) return "tile " + cuda_tile_name(sizeof(T));
-#else
-  (void)backend;
-#endif
-  return cpu_kernels_name(sizeof(T));
-}
-
 template <class T>
 int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int steps, int every, int repeat) {
   const Backend backend = cli.backend();
@@ -115,7 +104,7 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int step
                  {"seconds", times},
                  {"bytes_per_cell_step", bytes_per_cell_step(p, sizeof(T), backend == Backend::cuda)},
                  {"backend", backend_name(backend)},
-                 {"kernels", kernels_name<T>(backend)}};
+                 {"kernels", solver->kernels()}};
   writer.write<double>("diagnostics", Shape{4}, diag, dattrs);
   writer.finish();
   out.commit();

@@ -347,7 +347,9 @@ struct FloatKernels {
   SplitF split = split_generic<float>;
   MergeF merge = merge_generic<float>;
   AdvectF advect = advect_row_generic;
+  AdvectF advect_gather = nullptr;  // the gather version, where there is one
   bool fma = false;  // the reciprocal route is open
+  const char* isa = "generic";
 };
 
 // The float row kernels for this machine (NUMPIPE_FLUID_CPU_ISA=generic|avx2|avx512
@@ -367,15 +369,13 @@ FloatKernels pick_kernels(const char* forced = nullptr) {
     k.merge = merge_avx512;
     k.divergence = divergence_row_avx512;
     k.gradient = gradient_row_avx512;
-    // Gathers: faster than scalar loads on Intel's AVX-512 cores, slower on AMD's
-    // (measured); NUMPIPE_FLUID_CPU_ADVECT=gather|scalar decides for the bench.
-    const char* adv = std::getenv("NUMPIPE_FLUID_CPU_ADVECT");
-    const bool gather = adv ? std::string(adv) == "gather" : __builtin_cpu_is("intel");
-    if (gather) k.advect = advect_row_avx512;
+    k.advect_gather = advect_row_avx512;
     k.fma = true;
+    k.isa = "avx512";
   } else if ((isa.empty() || isa == "avx512" || isa == "avx2") && has2) {
     k.sweep = sweep_row_avx2;
     k.fma = true;
+    k.isa = "avx2";
   }
 #endif
   return k;
@@ -408,9 +408,19 @@ class CpuSolver final : public Solver<T> {
       : p_(p), n_(p.n), w_(p.n + 2), f_(init) {
     threads_ = std::max(1, omp_get_max_threads());
     kf_ = pick_kernels();
-    // NUMPIPE_FLUID_CPU_DIV=divide closes the reciprocal route (bench/fluid compares both).
-    const char* dvenv = std::getenv("NUMPIPE_FLUID_CPU_DIV");
-    fma_ = kf_.fma && !(dvenv && std::string(dvenv) == "divide");
+    // Both ways of dividing by c (not a power of two) and of gathering in the
+    // advection give the same bits; which is faster depends on the machine (and
+    // on how many values fall outside the reciprocal route's range), so the
+    // solver tries both (Tuned) unless NUMPIPE_FLUID_CPU_DIV=reciprocal|divide or
+    // NUMPIPE_FLUID_CPU_ADVECT=gather|scalar fixes one (tests, bench).
+    const std::string dvenv = std::getenv("NUMPIPE_FLUID_CPU_DIV") ? std::getenv("NUMPIPE_FLUID_CPU_DIV") : "";
+    const std::string adenv = std::getenv("NUMPIPE_FLUID_CPU_ADVECT") ? std::getenv("NUMPIPE_FLUID_CPU_ADVECT") : "";
+    const bool recip_ok = kf_.fma && sizeof(T) == 4;
+    div_.open = recip_ok && dvenv != "divide" && dvenv != "reciprocal";
+    div_.current = recip_ok && dvenv != "divide" ? 0 : 1;
+    const bool gather_ok = kf_.advect_gather != nullptr && sizeof(T) == 4;
+    adv_.open = gather_ok && adenv != "gather" && adenv != "scalar";
+    adv_.current = gather_ok && adenv != "scalar" ? 0 : 1;
     // Blocks of rows x columns, one window each at a time: columns so that a
     // window (2k+2 rows of x and x0, both colours) stays within kWindowBytes (in
     // L2) with k = the solve's iterations; row strips so that every thread has
@@ -461,7 +471,46 @@ class CpuSolver final : public Solver<T> {
   std::vector<T> partial_;               // per block maxima of a pass
   int threads_ = 1, nstrips_ = 1, ncols_ = 1, kmax_ = 1, wpw_ = 1;  // blocks, fused iterations, window pairs
   FloatKernels kf_;
-  bool fma_ = false;
+  // An online choice between two kernels that compute the same bits: steps 1-4
+  // of every 32 try option 0 (odd) and option 1 (even), and the faster of the two
+  // serves until the next trial. div_: 0 the reciprocal route, 1 the IEEE
+  // division; adv_: 0 gathers, 1 scalar loads.
+  struct Tuned {
+    bool open = false;  // both options available and none forced
+    int current = 1;
+    double time[2] = {0, 0};
+  };
+  Tuned div_, adv_;
+  int option(const Tuned& t) const {
+    const long long r = c_.steps % 32;
+    return t.open && r >= 1 && r <= 4 ? static_cast<int>((r + 1) & 1) : t.current;
+  }
+  void record(Tuned& t, int opt, double seconds) {
+    const long long r = c_.steps % 32;
+    if (!t.open || r < 1 || r > 4) return;
+    t.time[opt] += seconds;
+    if (r == 4) {
+      t.current = t.time[1] < t.time[0] ? 1 : 0;
+      t.time[0] = t.time[1] = 0;
+    }
+  }
+  bool recip() const { return kf_.fma && option(div_) == 0; }
+  static double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+
+ public:
+  std::string kernels() const override {
+    if (sizeof(T) == 8) return "generic (fp64), IEEE division, scalar advection";
+    std::string k = std::string(kf_.isa) + ", " +
+                    (div_.current == 0 && kf_.fma ? "reciprocal" : "IEEE") + " division" +
+                    (div_.open ? " (chosen online)" : "") + ", " +
+                    (adv_.current == 0 && kf_.advect_gather ? "gather" : "scalar") + " advection" +
+                    (adv_.open ? " (chosen online)" : "");
+    return k;
+  }
+
+ private:
   bool phases_on_ = std::getenv("NUMPIPE_FLUID_CPU_PHASES") != nullptr;
   double phase_[6] = {0, 0, 0, 0, 0, 0};
   std::chrono::steady_clock::time_point mark_;
@@ -576,7 +625,7 @@ class CpuSolver final : public Solver<T> {
     T* v = vvec.data();
     T* pr = pvec.data();
     T* div = dvec.data();
-    const Divisor<T> dn = make_divisor(T(n), fma_);
+    const Divisor<T> dn = make_divisor(T(n), recip());
 #pragma omp parallel for schedule(static)
     for (int j = 1; j <= n; ++j) {
       const T* uj = u + ix(0, j, w);
@@ -632,7 +681,7 @@ class CpuSolver final : public Solver<T> {
         f.out[k] = job[k].first;
         f.q[k] = job[k].second;
       }
-      const AdvectF row = kf_.advect;
+      const AdvectF row = option(adv_) == 0 && kf_.advect_gather ? kf_.advect_gather : kf_.advect;
 #pragma omp parallel for schedule(static)
       for (int j = 1; j <= n; ++j) row(U, V, f, j, n, dt0);
       return;
@@ -781,7 +830,7 @@ class CpuSolver final : public Solver<T> {
   // kmax_ iterations; the last one writes x, the others alternate with scratch_.
   void lin_solve(const Solve& S) {
     const int passes = (p_.iters + kmax_ - 1) / kmax_;
-    const Divisor<T> dv = make_divisor(S.c, fma_);
+    const Divisor<T> dv = make_divisor(S.c, recip());
     const T* src = nullptr;
     for (int q = 0; q < passes; ++q) {
       T* dst = (passes - 1 - q) % 2 == 0 ? S.x : scratch_.data();
@@ -825,27 +874,43 @@ class CpuSolver final : public Solver<T> {
     if (p_.scheme == Scheme::seed) {
       add_zero_source_boundary(F.d.data());  // d's boundary layer survives the step
       phase(5);
+      const int od = option(div_), oa = option(adv_);
+      double t0 = now_s();
       diffuse(kScalar, F.d0, F.d, kFieldD, p_.diff, true);
       diffuse(kU, F.u0, F.u, kFieldU, p_.visc, false);
       diffuse(kV, F.v0, F.v, kFieldV, p_.visc, false);
+      record(div_, od, now_s() - t0);
       phase(0);
       project(F.u0, F.v0, F.u, F.v, false);
+      t0 = now_s();
       advect(F.u0.data(), F.v0.data(), {{F.d.data(), F.d0.data()}, {F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
+      record(adv_, oa, now_s() - t0);
       set_bnd(kU, F.u.data());
       set_bnd(kV, F.v.data());
       phase(4);
       project(F.u, F.v, F.u0, F.v0, true);
     } else {
+      const int od = option(div_), oa = option(adv_);
+      double t0 = now_s();
       diffuse(kU, F.u0, F.u, kFieldU, p_.visc, false);
       diffuse(kV, F.v0, F.v, kFieldV, p_.visc, false);
+      double td = now_s() - t0;
       project(F.u0, F.v0, F.u, F.v, false);
+      t0 = now_s();
       advect(F.u0.data(), F.v0.data(), {{F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
+      double ta = now_s() - t0;
       set_bnd(kU, F.u.data());
       set_bnd(kV, F.v.data());
       project(F.u, F.v, F.u0, F.v0, true);
+      t0 = now_s();
       diffuse(kScalar, F.d0, F.d, kFieldD, p_.diff, true);
+      td += now_s() - t0;
+      t0 = now_s();
       advect(F.u.data(), F.v.data(), {{F.d.data(), F.d0.data()}});
+      ta += now_s() - t0;
       set_bnd(kScalar, F.d.data());
+      record(div_, od, td);
+      record(adv_, oa, ta);
     }
     ++c_.steps;
   }
@@ -859,19 +924,6 @@ std::unique_ptr<Solver<T>> make_cpu_solver(const Params& p, const Fields<T>& ini
 }
 template std::unique_ptr<Solver<float>> make_cpu_solver(const Params&, const Fields<float>&);
 template std::unique_ptr<Solver<double>> make_cpu_solver(const Params&, const Fields<double>&);
-
-std::string cpu_kernels_name(int element_size) {
-  if (element_size == 8) return "generic (fp64), division";
-  const FloatKernels k = pick_kernels();
-  const char* dvenv = std::getenv("NUMPIPE_FLUID_CPU_DIV");
-  const bool recip = k.fma && !(dvenv && std::string(dvenv) == "divide");
-  std::string isa = k.sweep == sweep_row_generic<float> ? "generic" : "avx2";
-#ifdef NUMPIPE_FLUID_X86
-  if (k.sweep == sweep_row_avx512) isa = "avx512";
-#endif
-  return isa + ", " + (recip ? "reciprocal" : "IEEE") + " division, " +
-         (k.advect == advect_row_generic ? "scalar" : "gather") + " advection";
-}
 
 namespace testing {
 bool sweep_row_float(const char* isa, float* out, const float* L, const float* R, const float* D, const float* U,

@@ -742,6 +742,8 @@ class CudaSolver final : public Solver<T> {
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
+  std::string kernels() const override { return std::string("tile ") + tile_.name; }
+
   Counters counters() const override {
     long long c[3] = {0, 0, 0};
     NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(c, counters_.data(), sizeof(c), cudaMemcpyDeviceToHost, stream_));

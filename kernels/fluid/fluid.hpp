@@ -42,6 +42,8 @@ class Solver {
   // Copies the current state out.
   virtual void fetch(Fields<T>& out) = 0;
   virtual Counters counters() const = 0;
+  // Which kernels ran (bench/fluid records it): the CUDA tile, the CPU's row kernels.
+  virtual std::string kernels() const = 0;
 };
 
 // The OpenMP backend: the same bits for any thread count (omp_get_max_threads()).
@@ -57,9 +59,6 @@ std::unique_ptr<Solver<T>> make_cuda_solver(const Params& p, const Fields<T>& in
 std::string cuda_tile_name(int element_size);
 double cuda_solve_elements_per_cell(int iters, int element_size);
 #endif
-// The CPU backend's row kernels on this machine, e.g. "avx512, reciprocal division, gather advection".
-std::string cpu_kernels_name(int element_size);
-
 // Bytes a step moves through memory at the least, by the solver's own passes
 // (for the profile and the bench's floor): see docs/fluid.md.
 double bytes_per_cell_step(const Params& p, int element_size, bool cuda);
