@@ -4,6 +4,8 @@
 #include <climits>
 #include <cstdlib>
 
+#include <signal.h>
+#include <sys/types.h>
 #include <unistd.h>
 #include <cstring>
 
@@ -59,6 +61,15 @@ void finalize_at_exit() {
 }  // namespace
 #endif
 
+#ifdef NUMPIPE_HAVE_MPI
+namespace {
+std::vector<int>& local_pids() {
+  static std::vector<int> pids;
+  return pids;
+}
+}  // namespace
+#endif
+
 Group& world() {
   static Group group = [] {
     Group g;
@@ -77,6 +88,10 @@ Group& world() {
       MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g.rank_, MPI_INFO_NULL, &local);
       MPI_Comm_rank(local, &g.local_rank_);
       MPI_Comm_size(local, &g.local_size_);
+      // the process ids of this node's ranks, for abort_all
+      const int me = static_cast<int>(getpid());
+      local_pids().assign(static_cast<std::size_t>(g.local_size_), 0);
+      MPI_Allgather(&me, 1, MPI_INT, local_pids().data(), 1, MPI_INT, local);
       MPI_Comm_free(&local);
     }
 #endif
@@ -170,7 +185,23 @@ void abort_all(int code) {
     std::fflush(stdout);
     std::fflush(stderr);
     // Not MPI_Abort: OpenMPI 4.1's mpirun was seen to hang or crash after it. A rank
-    // that exits without MPI_Finalize makes mpirun end the others and return its code.
+    // that exits without MPI_Finalize makes mpirun end the others and return its
+    // code; but mpirun was also seen (about 1 run in 8 on a loaded 2-core machine)
+    // to hang while ending them. So this rank's node-mates are ended here too: a
+    // detached child sends them SIGTERM (their handlers remove temporary outputs)
+    // shortly after this rank has exited with its code, then SIGKILL. Ranks on
+    // other nodes are still ended by mpirun.
+    const pid_t me = getpid();
+    if (fork() == 0) {
+      setsid();
+      usleep(200 * 1000);
+      for (int pid : local_pids())
+        if (pid > 0 && pid != me) kill(pid, SIGTERM);
+      usleep(2000 * 1000);
+      for (int pid : local_pids())
+        if (pid > 0 && pid != me) kill(pid, SIGKILL);
+      _exit(0);
+    }
     _exit(code);
   }
 #endif
@@ -253,11 +284,19 @@ void Cart3::shift(int axis, int side, const void* send, std::size_t send_bytes, 
   if (dest >= 0 && source >= 0 && send_bytes == recv_bytes && send_bytes > 0) std::memcpy(recv, send, send_bytes);
 }
 
-void Cart3::exchange(const std::vector<Face>& faces) const {
+struct Cart3::Pending {
+#ifdef NUMPIPE_HAVE_MPI
+  std::vector<MPI_Request> requests;
+#endif
+};
+
+void Cart3::start_exchange(const std::vector<Face>& faces) {
+  if (pending_) fail_internal("Cart3::start_exchange: the previous exchange was not finished");
+  pending_ = std::make_unique<Pending>();
 #ifdef NUMPIPE_HAVE_MPI
   if (comm_) {
     MPI_Comm comm = *static_cast<MPI_Comm*>(comm_);
-    std::vector<MPI_Request> req;
+    std::vector<MPI_Request>& req = pending_->requests;
     req.reserve(2 * faces.size());
     // receives first, so that no message waits for its buffer; the tag names the
     // side the sender sent toward (two ranks may be each other's neighbour on both
@@ -277,7 +316,6 @@ void Cart3::exchange(const std::vector<Face>& faces) const {
       check_mpi(MPI_Isend(f.send, static_cast<int>(f.bytes), MPI_BYTE, nb, 200 + 2 * f.axis + f.side, comm, &req.back()),
                 "MPI_Isend");
     }
-    check_mpi(MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
     return;
   }
 #endif
@@ -285,6 +323,21 @@ void Cart3::exchange(const std::vector<Face>& faces) const {
     for (const Face& o : faces)
       if (o.axis == f.axis && o.side == 1 - f.side && nb_[f.axis][f.side] >= 0 && o.bytes == f.bytes && f.bytes > 0)
         std::memcpy(f.recv, o.send, f.bytes);
+}
+
+void Cart3::finish_exchange() {
+  if (!pending_) fail_internal("Cart3::finish_exchange: no exchange was started");
+#ifdef NUMPIPE_HAVE_MPI
+  std::vector<MPI_Request>& req = pending_->requests;
+  if (!req.empty())
+    check_mpi(MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+#endif
+  pending_.reset();
+}
+
+void Cart3::exchange(const std::vector<Face>& faces) {
+  start_exchange(faces);
+  finish_exchange();
 }
 
 bool gpu_aware_mpi() {

@@ -13,6 +13,7 @@
 // par::abort_all), and no output is left behind.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -116,11 +117,17 @@ class Cart3 {
   // faces without a neighbour are skipped. Buffers may be device memory when
   // gpu_aware_mpi() is true. One process: a periodic self-neighbour's face is
   // copied (what goes out on one side comes back on the other).
-  void exchange(const std::vector<Face>& faces) const;
+  void exchange(const std::vector<Face>& faces);
+  // The same in two halves, so that work can go on while the messages travel:
+  // start_exchange posts them, finish_exchange waits for them (one at a time).
+  void start_exchange(const std::vector<Face>& faces);
+  void finish_exchange();
 
  private:
   int nb_[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
   void* comm_ = nullptr;  // MPI_Comm when built with MPI
+  struct Pending;
+  std::unique_ptr<Pending> pending_;  // the requests of a started exchange
 };
 
 // True when the MPI library reports CUDA-aware support at run time (Open MPI's

@@ -24,23 +24,20 @@ struct Fields {
   std::array<T*, kVars> ptr() { return {v[0].data(), v[1].data(), v[2].data(), v[3].data()}; }
 };
 
-// The RK3 time loop of one process and of an MPI rank alike: `halo(f)` fills the
-// block's halo faces from its neighbours before each sub-step (nothing to do
-// alone), `global_max` combines max |v| over the ranks for the CFL step, and
+// The RK3 time loop of one process and of an MPI rank alike: `substep(in, out, q,
+// stage, dt)` fills the ghosts and updates the block (under MPI with the halo
+// exchange), `global_max` combines max |v| over the ranks for the CFL step, and
 // `diagnose()` appends a diagnostics row at the steps --diag-every names.
-template <class T, class Halo, class GlobalMax, class Diagnose>
-void advance(const Geometry& g, const Params& p, const RunOptions& o, const Coefs<T>& cf, const std::vector<T>& kol,
-             Fields<T>*& cur, Fields<T>*& nxt, Fields<T>& q, double max_speed, Result& r, Halo&& halo,
-             GlobalMax&& global_max, Diagnose&& diagnose) {
+template <class T, class Substep, class GlobalMax, class Diagnose>
+void advance(const Geometry& g, const Params& p, const RunOptions& o, Fields<T>*& cur, Fields<T>*& nxt, Fields<T>& q,
+             double max_speed, Result& r, Substep&& substep, GlobalMax&& global_max, Diagnose&& diagnose) {
   for (int s = 0; s < o.steps; ++s) {
     auto t0 = std::chrono::steady_clock::now();
     if (o.dt <= 0 && s > 0) max_speed = global_max(cpu::max_speed<T>(g, cur->ptr().data()));
     const double dt = choose_dt(g, p, o, max_speed);
     for (int stage = 0; stage < 3; ++stage) {
       auto fin = cur->ptr(), fout = nxt->ptr(), fq = q.ptr();
-      halo(fin.data());
-      cpu::fill_ghosts<T>(g, fin.data());
-      cpu::substep<T>(g, cf, o.order, stage, T(dt), kol.data(), fin.data(), fout.data(), fq.data());
+      substep(fin.data(), fout.data(), fq.data(), stage, T(dt));
       std::swap(cur, nxt);
     }
     r.t += dt;
@@ -91,8 +88,11 @@ Result run(const Problem& pr, const RunOptions& o) {
   diagnose(max_speed);
   r.stable_dt = stable_dt(g, o.order, max_speed, p.c, p.re);
 
-  advance<T>(g, p, o, cf, kol, cur, nxt, q, max_speed, r, [](T* const*) {}, [](double v) { return v; },
-             [&] { diagnose(max_speed); });
+  auto substep = [&](T* const* in, T* const* out, T* const* qq, int stage, T dt) {
+    cpu::fill_ghosts<T>(g, in);
+    cpu::substep<T>(g, cf, o.order, stage, dt, kol.data(), in, out, qq);
+  };
+  advance<T>(g, p, o, cur, nxt, q, max_speed, r, substep, [](double v) { return v; }, [&] { diagnose(max_speed); });
   for (int v = 0; v < kVars; ++v) {
     r.fields[v].resize(static_cast<std::size_t>(g.points()));
     const T* src = cur->v[v].data();
@@ -109,56 +109,38 @@ Result run(const Problem& pr, const RunOptions& o) {
 
 // ---- under MPI: one block per rank of a 3-D Cartesian decomposition -------------
 // (decomp.hpp). Before every RK sub-step the two ghost layers of each halo face are
-// exchanged (x, then y, then z), and wall or single-rank periodic faces are filled
-// by the boundary rules as in one process. Every point's update reads the same
+// exchanged (every face's messages posted at once; with overlap, the default, the
+// block's inner part is updated meanwhile), and wall or single-rank periodic faces
+// are filled by the boundary rules as in one process. Every point's update reads the same
 // values as in one process, so the fields are the same bits. Diagnostics: the
 // blocks are gathered to rank 0, which computes the row on the whole grid with the
 // one-process code (the same fixed summation order).
 
+// A halo face's buffer holds [v][layer][u][w] (u, w: the other two axes in
+// increasing order, over the block's interior extent), as on the GPU. Pack: the
+// two interior layers next to `side` of `axis`; unpack: the two ghost layers
+// beyond it, from the neighbour there.
 template <class T>
-void exchange_halos(const Geometry& g, const par::Cart3& cart, T* const* f, std::vector<T>& sbuf, std::vector<T>& rbuf) {
-  for (int axis = 0; axis < 3; ++axis) {
-    if (cart.dims[axis] <= 1) continue;
-    const int b = axis == 0 ? 1 : 0, c = axis == 2 ? 1 : 2;
-    const int nu = g.n[b], nw = g.n[c], na = g.n[axis];
-    const std::size_t face = static_cast<std::size_t>(nu) * nw;
-    const std::size_t count = face * kGhost * kVars;
-    sbuf.resize(count);
-    rbuf.resize(count);
-    for (int side = 0; side < 2; ++side) {
-      // my interior layers next to `side` go to the neighbour beyond it; the
-      // neighbour beyond the other side sends me its layers for my ghosts there
+void copy_face(const Geometry& g, T* const* f, int axis, int side, bool unpack, T* buf) {
+  const int b = axis == 0 ? 1 : 0, c = axis == 2 ? 1 : 2;
+  const int nu = g.n[b], nw = g.n[c], na = g.n[axis];
+  const std::size_t face = static_cast<std::size_t>(nu) * nw;
 #pragma omp parallel for collapse(2) schedule(static)
-      for (int v = 0; v < kVars; ++v)
-        for (int layer = 0; layer < kGhost; ++layer) {
-          T* dst = sbuf.data() + (static_cast<std::size_t>(v) * kGhost + layer) * face;
-          int idx[3];
-          idx[axis] = side == 0 ? layer : na - kGhost + layer;
-          for (int u = 0; u < nu; ++u)
-            for (int w = 0; w < nw; ++w) {
-              idx[b] = u;
-              idx[c] = w;
-              dst[static_cast<std::size_t>(u) * nw + w] = f[v][g.at(idx[0], idx[1], idx[2])];
-            }
-        }
-      cart.shift(axis, side, sbuf.data(), count * sizeof(T), rbuf.data(), count * sizeof(T));
-      const int other = 1 - side;
-      if (cart.neighbour(axis, other) < 0) continue;
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int v = 0; v < kVars; ++v)
-        for (int layer = 0; layer < kGhost; ++layer) {
-          const T* src = rbuf.data() + (static_cast<std::size_t>(v) * kGhost + layer) * face;
-          int idx[3];
-          idx[axis] = other == 1 ? na + layer : layer - kGhost;
-          for (int u = 0; u < nu; ++u)
-            for (int w = 0; w < nw; ++w) {
-              idx[b] = u;
-              idx[c] = w;
-              f[v][g.at(idx[0], idx[1], idx[2])] = src[static_cast<std::size_t>(u) * nw + w];
-            }
+  for (int v = 0; v < kVars; ++v)
+    for (int layer = 0; layer < kGhost; ++layer) {
+      T* part = buf + (static_cast<std::size_t>(v) * kGhost + layer) * face;
+      int idx[3];
+      if (unpack) idx[axis] = side == 0 ? layer - kGhost : na + layer;
+      else idx[axis] = side == 0 ? layer : na - kGhost + layer;
+      for (int u = 0; u < nu; ++u)
+        for (int w = 0; w < nw; ++w) {
+          idx[b] = u;
+          idx[c] = w;
+          T& x = f[v][g.at(idx[0], idx[1], idx[2])];
+          if (unpack) x = part[static_cast<std::size_t>(u) * nw + w];
+          else part[static_cast<std::size_t>(u) * nw + w] = x;
         }
     }
-  }
 }
 
 template <class T>
@@ -166,7 +148,7 @@ Result run_mpi(const Problem& pr, const RunOptions& o) {
   const Params& p = pr.params;
   par::Group& world = par::world();
   const Decomposition d = decompose(p, o);
-  const par::Cart3& cart = *d.cart;
+  par::Cart3& cart = *d.cart;
   const Geometry& full = d.whole;
   const Geometry& g = d.block;
   const std::size_t padded = static_cast<std::size_t>(g.padded());
@@ -182,7 +164,22 @@ Result run_mpi(const Problem& pr, const RunOptions& o) {
   const std::vector<double> kold = kolmogorov_table(g, p);
   const std::vector<T> kol(kold.begin(), kold.end());
   const Coefs<T> cf = make_coefs<T>(g, o.order, p.c, p.re, p.force, p.kol_amp);
-  std::vector<T> sbuf, rbuf;
+  // the halo faces and their buffers; the inner box and the shell (overlap_boxes)
+  struct HaloFace {
+    int axis, side;
+    std::vector<T> send, recv;
+  };
+  std::vector<HaloFace> faces;
+  for (int axis = 0; axis < 3; ++axis)
+    for (int side = 0; side < 2; ++side)
+      if ((side == 0 ? g.lo[axis] : g.hi[axis]) == Face::halo) {
+        const std::size_t count = static_cast<std::size_t>(kVars) * kGhost * g.n[axis == 0 ? 1 : 0] * g.n[axis == 2 ? 1 : 2];
+        faces.push_back({axis, side, std::vector<T>(count), std::vector<T>(count)});
+      }
+  std::vector<par::Cart3::Face> msgs;
+  for (HaloFace& f : faces) msgs.push_back({f.axis, f.side, f.send.data(), f.recv.data(), f.send.size() * sizeof(T)});
+  Box inner, shell[6];
+  const int nshell = overlap_boxes(g, inner, shell);
 
   Result r;
   r.t = pr.t0;
@@ -224,9 +221,21 @@ Result run_mpi(const Problem& pr, const RunOptions& o) {
   double max_speed = par::max_all(diagnose());
   r.stable_dt = stable_dt(g, o.order, max_speed, p.c, p.re);
 
-  advance<T>(g, p, o, cf, kol, cur, nxt, q, max_speed, r,
-             [&](T* const* f) { exchange_halos<T>(g, cart, f, sbuf, rbuf); }, [](double v) { return par::max_all(v); },
-             [&] { diagnose(); });
+  // a sub-step: boundary-rule ghosts, faces packed and posted, the inner box (which
+  // reads no halo ghost) updated while they travel, then the halos and the shell
+  auto substep = [&](T* const* in, T* const* out, T* const* qq, int stage, T dt) {
+    cpu::fill_ghosts<T>(g, in);
+    for (HaloFace& f : faces) copy_face<T>(g, in, f.axis, f.side, false, f.send.data());
+    cart.start_exchange(msgs);
+    if (o.overlap) cpu::substep<T>(g, cf, o.order, stage, dt, kol.data(), in, out, qq, &inner);
+    cart.finish_exchange();
+    for (HaloFace& f : faces) copy_face<T>(g, in, f.axis, f.side, true, f.recv.data());
+    if (o.overlap)
+      for (int b = 0; b < nshell; ++b) cpu::substep<T>(g, cf, o.order, stage, dt, kol.data(), in, out, qq, &shell[b]);
+    else
+      cpu::substep<T>(g, cf, o.order, stage, dt, kol.data(), in, out, qq);
+  };
+  advance<T>(g, p, o, cur, nxt, q, max_speed, r, substep, [](double v) { return par::max_all(v); }, [&] { diagnose(); });
   auto t0 = std::chrono::steady_clock::now();
   std::array<std::vector<T>, kVars> all = gather_state();
   if (world.is_root())

@@ -43,13 +43,13 @@ inline void gather(const Geometry& g, const T* const* f, long long c, PointStenc
 // every point still performs the same operations in the same order, so the bits do
 // not depend on the vector width or the thread count.
 template <int ORDER, bool FIRST, class T>
-void substep_impl(const Geometry& g, const Coefs<T>& cf, T a, T b, T dt, const T* kol, const T* const* in, T* const* out,
-                  T* const* q) {
+void substep_impl(const Geometry& g, const Box& box, const Coefs<T>& cf, T a, T b, T dt, const T* kol, const T* const* in,
+                  T* const* out, T* const* q) {
   const long long si = g.si(), sj = g.sj();
-  const int nz = g.n[2];
+  const int k0 = box.lo[2], k1 = box.hi[2];
 #pragma omp parallel for collapse(2) schedule(static)
-  for (int i = 0; i < g.n[0]; ++i)
-    for (int j = 0; j < g.n[1]; ++j) {
+  for (int i = box.lo[0]; i < box.hi[0]; ++i)
+    for (int j = box.lo[1]; j < box.hi[1]; ++j) {
       const T kj = kol[j];
       const long long row = g.at(i, j, 0);
       const T* f0 = in[0] + row;
@@ -65,7 +65,7 @@ void substep_impl(const Geometry& g, const Coefs<T>& cf, T a, T b, T dt, const T
       T* o2 = out[2] + row;
       T* o3 = out[3] + row;
       const long long str[3] = {si, sj, 1};
-      for (int k = 0; k < nz; ++k) {
+      for (int k = k0; k < k1; ++k) {
         PointStencil<T> p;
 #pragma GCC unroll 3
         for (int ax = 0; ax < 3; ++ax)
@@ -95,27 +95,31 @@ void substep_impl(const Geometry& g, const Coefs<T>& cf, T a, T b, T dt, const T
         o3[k] = p.s[0][3][2] + b * qn3;
       }
       // values held at zero on walls where they are odd
+      const int nz = g.n[2];
       for (int v = 0; v < kVars; ++v) {
         if (g.pinned(0, i, v) || g.pinned(1, j, v)) {
-          for (int k = 0; k < nz; ++k) q[v][row + k] = out[v][row + k] = T(0);
+          for (int k = k0; k < k1; ++k) q[v][row + k] = out[v][row + k] = T(0);
         } else {
-          if (g.pinned(2, 0, v)) q[v][row] = out[v][row] = T(0);
-          if (g.pinned(2, nz - 1, v)) q[v][row + nz - 1] = out[v][row + nz - 1] = T(0);
+          if (k0 == 0 && g.pinned(2, 0, v)) q[v][row] = out[v][row] = T(0);
+          if (k1 == nz && g.pinned(2, nz - 1, v)) q[v][row + nz - 1] = out[v][row + nz - 1] = T(0);
         }
       }
     }
 }
 
+// The points of `box` (default: the whole block).
 template <class T>
 void substep(const Geometry& g, const Coefs<T>& cf, int order, int stage, T dt, const T* kol, const T* const* in,
-             T* const* out, T* const* q) {
+             T* const* out, T* const* q, const Box* box = nullptr) {
   const T a = T(kRkA[stage]), b = T(kRkB[stage]);
+  const Box bx = box ? *box : whole_box(g);
+  if (bx.empty()) return;
   if (order == 4) {
-    if (stage == 0) substep_impl<4, true>(g, cf, a, b, dt, kol, in, out, q);
-    else substep_impl<4, false>(g, cf, a, b, dt, kol, in, out, q);
+    if (stage == 0) substep_impl<4, true>(g, bx, cf, a, b, dt, kol, in, out, q);
+    else substep_impl<4, false>(g, bx, cf, a, b, dt, kol, in, out, q);
   } else {
-    if (stage == 0) substep_impl<2, true>(g, cf, a, b, dt, kol, in, out, q);
-    else substep_impl<2, false>(g, cf, a, b, dt, kol, in, out, q);
+    if (stage == 0) substep_impl<2, true>(g, bx, cf, a, b, dt, kol, in, out, q);
+    else substep_impl<2, false>(g, bx, cf, a, b, dt, kol, in, out, q);
   }
 }
 

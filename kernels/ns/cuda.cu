@@ -32,14 +32,6 @@ struct Ptrs {
 
 constexpr int kTK = 32;  // tile columns along k (coalesced); rows along j are a template parameter
 
-// The points [lo, hi) per axis (interior indices of the block) a sub-step kernel
-// updates: the whole block, or under MPI with overlap the part whose stencils read
-// no halo ghost (computed while the halos travel) and then the shell around it.
-// The update of a point does not depend on the box, so any split gives the same bits.
-struct Box {
-  int lo[3], hi[3];
-  bool empty() const { return lo[0] >= hi[0] || lo[1] >= hi[1] || lo[2] >= hi[2]; }
-};
 
 template <class T>
 __global__ void ghost_kernel(Geometry g, Ptrs<T> f, long long m0, long long m1, long long total) {
@@ -359,7 +351,7 @@ class CudaRun {
       chunk_ = int(std::max<long long>(16, (g_.n[0] + nchunks - 1) / nchunks));
     }
     chunk_ = std::min(chunk_, g_.n[0]);
-    whole_box_ = Box{{0, 0, 0}, {g_.n[0], g_.n[1], g_.n[2]}};
+    whole_box_ = whole_box(g_);
     if (d_) setup_halos();
   }
 
@@ -622,25 +614,9 @@ class CudaRun {
         faces_.push_back(std::move(f));
       }
     if (ipc_) setup_ipc();
-    // the inner box reads no halo ghost: two points in from every halo face
-    Box inner = whole_box_;
-    for (int a = 0; a < 3; ++a) {
-      if (g_.lo[a] == Face::halo) inner.lo[a] = std::min(kGhost, g_.n[a]);
-      if (g_.hi[a] == Face::halo) inner.hi[a] = std::max(g_.n[a] - kGhost, inner.lo[a]);
-    }
-    inner_ = inner;
-    // the shell: slabs along x (whole j, k), then y (inner i, whole k), then z (inner i, j)
-    for (int a = 0; a < 3; ++a) {
-      Box lo = whole_box_, hi = whole_box_;
-      for (int e = 0; e < a; ++e) {
-        lo.lo[e] = hi.lo[e] = inner.lo[e];
-        lo.hi[e] = hi.hi[e] = inner.hi[e];
-      }
-      lo.hi[a] = inner.lo[a];
-      hi.lo[a] = inner.hi[a];
-      if (!lo.empty()) shell_.push_back(lo);
-      if (!hi.empty()) shell_.push_back(hi);
-    }
+    Box shell[6];
+    const int count = overlap_boxes(g_, inner_, shell);
+    shell_.assign(shell, shell + count);
   }
 
   void substep_distributed(int stage, T dt, Ptrs<T> in, Ptrs<T> out) {

@@ -93,6 +93,41 @@ struct Geometry {
   }
 };
 
+// The points [lo, hi) per axis (interior indices of a block) a sub-step updates:
+// the whole block, or under MPI with overlap the inner part whose stencils read no
+// halo ghost (computed while the halos travel) and then the shell around it. A
+// point's update does not depend on the box, so any split gives the same bits.
+struct Box {
+  int lo[3], hi[3];
+  NUMPIPE_HD_INLINE bool empty() const { return lo[0] >= hi[0] || lo[1] >= hi[1] || lo[2] >= hi[2]; }
+};
+
+inline Box whole_box(const Geometry& g) { return Box{{0, 0, 0}, {g.n[0], g.n[1], g.n[2]}}; }
+
+// The inner box (two points in from every halo face) and up to six shell slabs
+// that cover the rest of the block without overlap: along x (whole j, k), then y
+// (inner i, whole k), then z (inner i, j). Returns the number of shell boxes.
+inline int overlap_boxes(const Geometry& g, Box& inner, Box shell[6]) {
+  inner = whole_box(g);
+  for (int a = 0; a < 3; ++a) {
+    if (g.lo[a] == Face::halo) inner.lo[a] = g.n[a] < kGhost ? g.n[a] : kGhost;
+    if (g.hi[a] == Face::halo) inner.hi[a] = g.n[a] - kGhost > inner.lo[a] ? g.n[a] - kGhost : inner.lo[a];
+  }
+  int count = 0;
+  for (int a = 0; a < 3; ++a) {
+    Box lo = whole_box(g), hi = whole_box(g);
+    for (int e = 0; e < a; ++e) {
+      lo.lo[e] = hi.lo[e] = inner.lo[e];
+      lo.hi[e] = hi.hi[e] = inner.hi[e];
+    }
+    lo.hi[a] = inner.lo[a];
+    hi.lo[a] = inner.hi[a];
+    if (!lo.empty()) shell[count++] = lo;
+    if (!hi.empty()) shell[count++] = hi;
+  }
+  return count;
+}
+
 // Spacing: a periodic axis of length L holds N points at x = i L/N; a walled axis
 // holds N points at x = i L/(N-1), nodes 0 and N-1 on the walls.
 inline double spacing(Bc bc, long long n, double length) {
