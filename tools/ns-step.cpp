@@ -101,7 +101,7 @@ int run(int argc, char** argv) {
       cxxopts::value<int>()->default_value("4"), "V")(
       "dims", "MPI: ranks per axis of the decomposition (default: MPI_Dims_create chooses)", cxxopts::value<std::string>(),
       "PX,PY,PZ")(
-      "no-overlap", "MPI, CUDA: exchange the halos first, then update the whole block (default: the block's inner part is "
+      "no-overlap", "MPI: exchange the halos first, then update the whole block (default: the block's inner part is "
       "updated while the halos travel)");
   cli.parse(argc, argv);
 

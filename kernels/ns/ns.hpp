@@ -53,7 +53,7 @@ struct RunOptions {
   int chunk = 0;     // CUDA: planes per thread block along x (0: automatic)
   int kernel = 4;    // CUDA: sub-step kernel variant 0..4 (tile rows, register budget, read-only loads, Q prefetch)
   int dims[3] = {0, 0, 0};  // MPI: ranks per axis (0: MPI_Dims_create chooses)
-  bool overlap = true;      // MPI, CUDA: update the block's inner part while the halos travel
+  bool overlap = true;      // MPI: update the block's inner part while the halos travel
 };
 
 // One diagnostics row.

@@ -25,6 +25,9 @@ for d in "2 1,1,2" "3 1,3,1" "3 1,1,3" "3 3,1,1" "4 1,2,2" "4 2,1,2" "4 2,2,1"; 
   grep -q "decomposition ${2//,/x}" dims.txt || fail "--dims $2 not used: $(cat dims.txt)"
   verify dims.nps mix-one.nps --rtol 0 --atol 0 > v.txt || { cat v.txt; fail "--dims $2 differs from one process"; }
 done
+# the halos exchanged before the whole block is updated (no overlap): the same bits
+$MPIRUN -np 3 ns-step -i mix.nps --steps 3 --diag-every 1 --backend cpu --no-overlap -o mix-seq.nps
+verify mix-seq.nps mix-one.nps --rtol 0 --atol 0 > v.txt || { cat v.txt; fail "--no-overlap under 3 ranks differs"; }
 # order 2 and fp32 on the mixed case, 3 and 4 ranks
 ns-step -i mix.nps --steps 2 --order 2 --precision fp32 --backend cpu -o mix32-one.nps
 for n in 3 4; do
