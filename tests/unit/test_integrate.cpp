@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "common/error.hpp"
+#include "integrate_test_util.hpp"
 #include "kernels/integrate/integrate.hpp"
 
 namespace ig = numpipe::integrate;
@@ -15,22 +16,12 @@ namespace {
 
 ig::Problem one(double g, double r, double x, int h1, int h2, int h3, bool align = false) {
   ig::Problem pb;
-  ig::Policy p;
-  p.g = g;
-  p.r = r;
-  p.x = x;
-  p.h1 = h1;
-  p.h2 = h2;
-  p.h3 = h3;
-  pb.policies.push_back(p);
+  pb.policies.push_back(integrate_test::policy(g, r, x, h1, h2, h3));
   pb.align_breaks = align;
   return pb;
 }
 
-template <class A, class B>
-bool same_bits(const A& a, const B& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
+using integrate_test::same_bits;
 
 double rel(double a, double b) { return std::fabs(a - b) / std::fabs(b); }
 

@@ -9,27 +9,15 @@
 #include <limits>
 #include <random>
 
+#include "integrate_test_util.hpp"
 #include "kernels/integrate/table.hpp"
 
 namespace ig = numpipe::integrate;
+using integrate_test::max_rel;
+using integrate_test::policy;
+using integrate_test::same_bits;
 
 namespace {
-
-ig::Policy policy(double g, double r, double x, int h1, int h2, int h3) {
-  ig::Policy p;
-  p.g = g;
-  p.r = r;
-  p.x = x;
-  p.h1 = h1;
-  p.h2 = h2;
-  p.h3 = h3;
-  return p;
-}
-
-template <class A, class B>
-bool same_bits(const A& a, const B& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
 
 // The whole table plan on the CPU, as the CUDA kernels run it. lane_order: Middle
 // sums split over 32 lanes and combined by the shuffle tree (the CUDA kernel's
@@ -92,20 +80,6 @@ std::vector<double> emulate(const ig::Problem& pb, bool lane_order) {
                     out.data() + i * ig::kYears);
   }
   return out;
-}
-
-template <class A, class B>
-double max_rel(const A& a, const B& b) {
-  double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) || std::isnan(b[i])) {
-      if (std::isnan(a[i]) != std::isnan(b[i])) return 1;
-      continue;
-    }
-    double d = std::fabs(a[i] - b[i]);
-    if (d > 1e-15) m = std::max(m, d / std::fabs(b[i]));
-  }
-  return m;
 }
 
 }  // namespace
