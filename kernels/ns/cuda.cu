@@ -339,7 +339,8 @@ class CudaRun {
     kol_.copy_from_host(kol.data(), kol.size());
     cf_ = make_coefs<T>(g_, o.order, p_.c, p_.re, p_.force, p_.kol_amp);
     // chunk of x-planes per block: enough blocks to fill the device several times over,
-    // at most 64 planes (measured on an H100: 256 planes per block ran 15% slower)
+    // at most 32 planes (measured on an H100 with kernel 4 at 512^3: 32 planes 67.8-68.0,
+    // 48 68.1, 64 69.0 ps/point/sub-step; earlier, 256 planes per block ran 15% slower)
     variant_ = o.kernel;
     if (variant_ < 0 || variant_ > 4) fail_input("--kernel must be 0 to 4, got " + std::to_string(variant_));
     const int tj = variant_ == 2 || variant_ == 4 ? 16 : 8;
@@ -347,7 +348,7 @@ class CudaRun {
     chunk_ = o.chunk;
     if (chunk_ <= 0) {
       const long long want = 8LL * prop_.multiProcessorCount;
-      const long long nchunks = std::max<long long>({1, (want + tiles - 1) / tiles, (g_.n[0] + 63) / 64});
+      const long long nchunks = std::max<long long>({1, (want + tiles - 1) / tiles, (g_.n[0] + 31) / 32});
       chunk_ = int(std::max<long long>(16, (g_.n[0] + nchunks - 1) / nchunks));
     }
     chunk_ = std::min(chunk_, g_.n[0]);
