@@ -267,23 +267,6 @@ void Cart3::coords_of(int rank, int out[3]) const {
   out[0] = out[1] = out[2] = 0;
 }
 
-void Cart3::shift(int axis, int side, const void* send, std::size_t send_bytes, void* recv, std::size_t recv_bytes) const {
-  const int dest = nb_[axis][side], source = nb_[axis][1 - side];
-#ifdef NUMPIPE_HAVE_MPI
-  if (comm_) {
-    if (send_bytes > kChunk || recv_bytes > kChunk) fail_resource("halo face larger than 1 GiB");
-    const int tag = 100 + 2 * axis + side;
-    check_mpi(MPI_Sendrecv(send, dest < 0 ? 0 : static_cast<int>(send_bytes), MPI_BYTE, dest < 0 ? MPI_PROC_NULL : dest, tag, recv,
-                           source < 0 ? 0 : static_cast<int>(recv_bytes), MPI_BYTE, source < 0 ? MPI_PROC_NULL : source, tag,
-                           *static_cast<MPI_Comm*>(comm_), MPI_STATUS_IGNORE),
-              "MPI_Sendrecv");
-    return;
-  }
-#endif
-  // one process: a periodic self-neighbour receives what it sends
-  if (dest >= 0 && source >= 0 && send_bytes == recv_bytes && send_bytes > 0) std::memcpy(recv, send, send_bytes);
-}
-
 struct Cart3::Pending {
 #ifdef NUMPIPE_HAVE_MPI
   std::vector<MPI_Request> requests;

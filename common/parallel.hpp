@@ -101,10 +101,6 @@ class Cart3 {
   void coords_of(int rank, int out[3]) const;
   // The neighbouring rank beyond side (0 low, 1 high) of axis, -1 where none.
   int neighbour(int axis, int side) const { return nb_[axis][side]; }
-  // Sends `send` to the neighbour beyond `side` of `axis` and receives `recv` from
-  // the neighbour beyond the other side (MPI_Sendrecv; a missing neighbour neither
-  // sends nor receives). Counts are bytes.
-  void shift(int axis, int side, const void* send, std::size_t send_bytes, void* recv, std::size_t recv_bytes) const;
   // One face of a halo exchange: `send` goes to the neighbour beyond (axis, side),
   // and that neighbour's face toward this rank arrives in `recv`.
   struct Face {

@@ -116,31 +116,18 @@ Result run(const Problem& pr, const RunOptions& o) {
 // blocks are gathered to rank 0, which computes the row on the whole grid with the
 // one-process code (the same fixed summation order).
 
-// A halo face's buffer holds [v][layer][u][w] (u, w: the other two axes in
-// increasing order, over the block's interior extent), as on the GPU. Pack: the
-// two interior layers next to `side` of `axis`; unpack: the two ghost layers
-// beyond it, from the neighbour there.
+// Pack (the two interior layers next to `side` of `axis`) or unpack (the two ghost
+// layers beyond it) one halo face, in model.hpp's face layout, as on the GPU.
 template <class T>
 void copy_face(const Geometry& g, T* const* f, int axis, int side, bool unpack, T* buf) {
-  const int b = axis == 0 ? 1 : 0, c = axis == 2 ? 1 : 2;
-  const int nu = g.n[b], nw = g.n[c], na = g.n[axis];
-  const std::size_t face = static_cast<std::size_t>(nu) * nw;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int v = 0; v < kVars; ++v)
-    for (int layer = 0; layer < kGhost; ++layer) {
-      T* part = buf + (static_cast<std::size_t>(v) * kGhost + layer) * face;
-      int idx[3];
-      if (unpack) idx[axis] = side == 0 ? layer - kGhost : na + layer;
-      else idx[axis] = side == 0 ? layer : na - kGhost + layer;
-      for (int u = 0; u < nu; ++u)
-        for (int w = 0; w < nw; ++w) {
-          idx[b] = u;
-          idx[c] = w;
-          T& x = f[v][g.at(idx[0], idx[1], idx[2])];
-          if (unpack) x = part[static_cast<std::size_t>(u) * nw + w];
-          else part[static_cast<std::size_t>(u) * nw + w] = x;
-        }
-    }
+  const long long count = face_values(g, axis);
+#pragma omp parallel for schedule(static)
+  for (long long e = 0; e < count; ++e) {
+    int v;
+    const long long at = face_point(g, axis, side, unpack, e, &v);
+    if (unpack) f[v][at] = buf[e];
+    else buf[e] = f[v][at];
+  }
 }
 
 template <class T>
@@ -173,7 +160,7 @@ Result run_mpi(const Problem& pr, const RunOptions& o) {
   for (int axis = 0; axis < 3; ++axis)
     for (int side = 0; side < 2; ++side)
       if ((side == 0 ? g.lo[axis] : g.hi[axis]) == Face::halo) {
-        const std::size_t count = static_cast<std::size_t>(kVars) * kGhost * g.n[axis == 0 ? 1 : 0] * g.n[axis == 2 ? 1 : 2];
+        const std::size_t count = static_cast<std::size_t>(face_values(g, axis));
         faces.push_back({axis, side, std::vector<T>(count), std::vector<T>(count)});
       }
   std::vector<par::Cart3::Face> msgs;

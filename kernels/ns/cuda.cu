@@ -209,24 +209,7 @@ __global__ void speed_kernel(Geometry g, Ptrs<T> f, double* msp) {
   msp[l] = m;
 }
 
-// Halo faces under MPI. A face buffer holds [v][layer][u][w] (u, w: the other two
-// axes in increasing order, over the block's interior extent). Element e of the
-// face beyond `side` of `axis`: its variable and the padded index of its point in
-// the two interior layers next to the side (ghost = false: what is sent) or in the
-// two ghost layers beyond it (ghost = true: what the neighbour's face fills).
-__device__ __forceinline__ long long face_point(const Geometry& g, int axis, int side, bool ghost, long long e, int* var) {
-  const int b = axis == 0 ? 1 : 0, c = axis == 2 ? 1 : 2;
-  const int nw = g.n[c], nu = g.n[b];
-  int idx[3];
-  idx[c] = int(e % nw);
-  idx[b] = int((e / nw) % nu);
-  const int layer = int((e / ((long long)nw * nu)) % kGhost);
-  *var = int(e / ((long long)nw * nu * kGhost));
-  if (ghost) idx[axis] = side == 0 ? layer - kGhost : g.n[axis] + layer;
-  else idx[axis] = side == 0 ? layer : g.n[axis] - kGhost + layer;
-  return g.at(idx[0], idx[1], idx[2]);
-}
-
+// Halo faces under MPI (model.hpp face_point): pack and unpack one face.
 template <class T>
 __global__ void pack_face_kernel(Geometry g, Ptrs<T> f, int axis, int side, T* buf, long long count) {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -599,11 +582,10 @@ class CudaRun {
     for (int axis = 0; axis < 3; ++axis)
       for (int side = 0; side < 2; ++side) {
         if ((side == 0 ? g_.lo[axis] : g_.hi[axis]) != Face::halo) continue;
-        const int b = axis == 0 ? 1 : 0, c = axis == 2 ? 1 : 2;
         auto f = std::make_unique<HaloFace>();
         f->axis = axis;
         f->side = side;
-        f->count = (long long)kVars * kGhost * g_.n[b] * g_.n[c];
+        f->count = face_values(g_, axis);
         if (!ipc_) {
           f->dsend = DeviceArray<T>(static_cast<std::size_t>(f->count));
           f->drecv = DeviceArray<T>(static_cast<std::size_t>(f->count));

@@ -128,6 +128,29 @@ inline int overlap_boxes(const Geometry& g, Box& inner, Box shell[6]) {
   return count;
 }
 
+// Halo faces under a decomposition. A face buffer holds [v][layer][u][w] (u, w: the
+// other two axes in increasing order, over the block's interior extent): this many
+// values for a face normal to `axis`.
+NUMPIPE_HD_INLINE long long face_values(const Geometry& g, int axis) {
+  return (long long)kVars * kGhost * g.n[axis == 0 ? 1 : 0] * g.n[axis == 2 ? 1 : 2];
+}
+// Element e of the face beyond `side` of `axis`: its variable (*var) and the padded
+// index of its point, in the two interior layers next to the side (ghost = false:
+// what is sent) or in the two ghost layers beyond it (ghost = true: what the
+// neighbour's face fills).
+NUMPIPE_HD_INLINE long long face_point(const Geometry& g, int axis, int side, bool ghost, long long e, int* var) {
+  const int b = axis == 0 ? 1 : 0, c = axis == 2 ? 1 : 2;
+  const int nw = g.n[c], nu = g.n[b];
+  int idx[3];
+  idx[c] = int(e % nw);
+  idx[b] = int((e / nw) % nu);
+  const int layer = int((e / ((long long)nw * nu)) % kGhost);
+  *var = int(e / ((long long)nw * nu * kGhost));
+  if (ghost) idx[axis] = side == 0 ? layer - kGhost : g.n[axis] + layer;
+  else idx[axis] = side == 0 ? layer : g.n[axis] - kGhost + layer;
+  return g.at(idx[0], idx[1], idx[2]);
+}
+
 // Spacing: a periodic axis of length L holds N points at x = i L/N; a walled axis
 // holds N points at x = i L/(N-1), nodes 0 and N-1 on the walls.
 inline double spacing(Bc bc, long long n, double length) {
