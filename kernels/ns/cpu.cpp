@@ -50,23 +50,27 @@ void advance(const Geometry& g, const Params& p, const RunOptions& o, Fields<T>*
   }
 }
 
+// Loads block g's interior (the whole grid in one process) from the problem's
+// global fields; velocity components pinned at walls are held at zero.
+template <class T>
+void load_block(const Problem& pr, const Geometry& g, Fields<T>& f) {
+  for (int v = 0; v < kVars; ++v) {
+    const double* src = pr.fields[v].data();
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < g.n[0]; ++i)
+      for (int j = 0; j < g.n[1]; ++j)
+        for (int k = 0; k < g.n[2]; ++k)
+          f.v[v][g.at(i, j, k)] = pinned_point(g, i, j, k, v) ? T(0) : T(src[global_index(pr.params, g, i, j, k)]);
+  }
+}
+
 template <class T>
 Result run(const Problem& pr, const RunOptions& o) {
   const Params& p = pr.params;
   const Geometry g = make_geometry(p);
   const std::size_t padded = static_cast<std::size_t>(g.padded());
   Fields<T> a(padded), b(padded), q(padded);
-  // Load the interior; velocity components pinned at walls are held at zero.
-  for (int v = 0; v < kVars; ++v) {
-    const double* src = pr.fields[v].data();
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < g.n[0]; ++i)
-      for (int j = 0; j < g.n[1]; ++j)
-        for (int k = 0; k < g.n[2]; ++k) {
-          const std::size_t s = (static_cast<std::size_t>(i) * g.n[1] + j) * g.n[2] + k;
-          a.v[v][g.at(i, j, k)] = pinned_point(g, i, j, k, v) ? T(0) : T(src[s]);
-        }
-  }
+  load_block<T>(pr, g, a);
   const std::vector<double> kold = kolmogorov_table(g, p);
   const std::vector<T> kol(kold.begin(), kold.end());
   const Coefs<T> cf = make_coefs<T>(g, o.order, p.c, p.re, p.force, p.kol_amp);
@@ -140,14 +144,7 @@ Result run_mpi(const Problem& pr, const RunOptions& o) {
   const Geometry& g = d.block;
   const std::size_t padded = static_cast<std::size_t>(g.padded());
   Fields<T> a(padded), b(padded), q(padded);
-  for (int v = 0; v < kVars; ++v) {
-    const double* src = pr.fields[v].data();
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < g.n[0]; ++i)
-      for (int j = 0; j < g.n[1]; ++j)
-        for (int k = 0; k < g.n[2]; ++k)
-          a.v[v][g.at(i, j, k)] = pinned_point(g, i, j, k, v) ? T(0) : T(src[global_index(p, g, i, j, k)]);
-  }
+  load_block<T>(pr, g, a);
   const std::vector<double> kold = kolmogorov_table(g, p);
   const std::vector<T> kol(kold.begin(), kold.end());
   const Coefs<T> cf = make_coefs<T>(g, o.order, p.c, p.re, p.force, p.kol_amp);
