@@ -19,6 +19,10 @@ int main(int argc, char** argv) {
             kInput | kOutput | kCompute | kProfile | kMultiDevice);
     cli.add("Price")("precision", "Arithmetic: fp64 (the reference) or fp32",
                      cxxopts::value<std::string>()->default_value("fp64"), "P")(
+        "method", "adjoint (one backward pass of the transposed steps prices every strike; the default) or "
+        "forward (FinPar's algorithm: every strike's grid rolled back, the reference); the same prices to "
+        "rounding",
+        cxxopts::value<std::string>()->default_value("adjoint"), "M")(
         "gpu-group", "CUDA backend: strikes resident at once per device (tuning; 0 = automatic)",
         cxxopts::value<std::int64_t>()->default_value("0"), "N")(
         "gpu-kernel", "CUDA backend: x-phase kernel, auto, sweep (thread per column) or chunk (thread per column "
@@ -26,11 +30,14 @@ int main(int argc, char** argv) {
         cxxopts::value<std::string>()->default_value("auto"), "K");
     cli.parse(argc, argv);
     const price::Precision precision = price::parse_precision(cli.get<std::string>("precision"));
+    const price::Method method = price::parse_method(cli.get<std::string>("method"));
     const std::int64_t group = cli.get<std::int64_t>("gpu-group");
     if (group < 0) fail_input("--gpu-group must be >= 0, got " + std::to_string(group));
     const std::string gpu_kernel = cli.get<std::string>("gpu-kernel");
     if (gpu_kernel != "auto" && gpu_kernel != "sweep" && gpu_kernel != "chunk")
       fail_input("--gpu-kernel must be auto, sweep or chunk, got '" + gpu_kernel + "'");
+    if (method == price::Method::adjoint && (cli.has("gpu-group") || cli.has("gpu-kernel")))
+      fail_input("--gpu-group and --gpu-kernel tune the forward method's kernels: add --method forward");
     const Backend backend = cli.backend();
     // Under MPI (mpirun -np P price ...) rank 0 reads and writes; each rank prices a
     // contiguous share of every problem's strikes, on its own GPU (node-local rank).
@@ -63,11 +70,29 @@ int main(int argc, char** argv) {
       log.time("setup", 0, 0, [&] { setup = price::make_setup(p); });
       std::vector<double> prices;
       json extra = json::object();
-      const double flops = price::flops_of(p);
+      const double flops = method == price::Method::forward ? price::flops_of(p) : price::adjoint_flops_of(p);
       const par::Range mine = par::split_evenly(static_cast<std::size_t>(p.outer), world.size(), world.rank());
       const price::StrikeRange range{static_cast<std::int64_t>(mine.begin), static_cast<std::int64_t>(mine.end)};
       if (backend == Backend::cpu) {
-        log.time("solve", 0, flops, [&] { prices = price::solve_cpu(setup, precision, range); });
+        log.time("solve", 0, flops, [&] {
+          prices = method == price::Method::forward ? price::solve_cpu(setup, precision, range)
+                                                    : price::solve_cpu_adjoint(setup, precision, range);
+        });
+      } else if (method == price::Method::adjoint) {
+#ifdef NUMPIPE_HAVE_CUDA
+        // one grid: one device (the first listed) whatever --devices says
+        price::CudaRun run;
+        HostTimer timer;
+        const std::vector<double> weights = price::adjoint_weights_cuda(setup, precision, devices.front(), &run);
+        prices = price::prices_from_weights(setup, precision, weights, range);
+        const double wall = timer.seconds();
+        log.add("upload", run.upload_seconds);
+        log.add("solve", run.seconds, 0, flops);
+        log.add("device setup and copies", std::max(0.0, wall - run.upload_seconds - run.seconds));
+        if (!world.distributed()) extra = {{"devices", std::vector<int>{devices.front()}}};
+#else
+        fail_resource("this build has no CUDA backend");
+#endif
       } else {
 #ifdef NUMPIPE_HAVE_CUDA
         price::CudaRun run;
@@ -100,6 +125,7 @@ int main(int argc, char** argv) {
       json attrs = {{"kind", price::kOutputKind},
                     {"params", price::params_json(p)},
                     {"precision", price::precision_name(precision)},
+                    {"method", price::method_name(method)},
                     {"backend", backend_name(backend)},
                     {"strike", "0.001*o, o = 0..outer-1"},
                     {"ind_x", setup.ind_x},

@@ -269,6 +269,116 @@ std::vector<double> solve(const Setup& s, StrikeRange range, std::uint64_t table
   return out;
 }
 
+// ---- the adjoint method (model.hpp, "the adjoint of one rollback step") -------------
+
+// z = S^-T w on row i: the y systems' transposed solve, ascending then descending j.
+template <class Real>
+void y_adjoint_row(const Tables<Real>& t, std::int64_t g, const Real* w, Real* z) {
+  const std::int64_t ny = t.ny;
+  const Real* beta = t.yt.beta.data() + g * ny;
+  const Real* inv = t.yt.inv.data() + g * ny;
+  const Real* c = t.yt.c.data();
+  Real prev = 0;
+  for (std::int64_t j = 0; j < ny; ++j) prev = z[j] = thomas_back(w[j], j > 0 ? c[j - 1] : Real(0), prev, inv[j]);
+  Real next = 0;
+  for (std::int64_t j = ny - 1; j >= 0; --j) next = z[j] = thomas_forward(z[j], j + 1 < ny ? beta[j + 1] : Real(0), next);
+}
+
+// y = T^-T (dtInv z) on columns [j0, j1) (all columns in lockstep along i), with the
+// step's x pivots in inv; also p = y - 0.5 z for the G^T term.
+template <class Real>
+void x_adjoint_columns(const Tables<Real>& t, std::int64_t g, std::int64_t j0, std::int64_t j1, const Real* z,
+                       const Real* inv, Real* y, Real* p) {
+  const std::int64_t nx = t.nx, ny = t.ny;
+  const Real dt = t.dt_inv[g];
+  const Real* qy = t.qy.data() + g * ny;
+  for (std::int64_t i = 0; i < nx; ++i) {
+    const Real* zi = z + i * ny;
+    const Real* invi = inv + i * ny;
+    const Real* yp = i > 0 ? y + (i - 1) * ny : nullptr;
+    Real* yi = y + i * ny;
+    const Real pxp = i > 0 ? t.px[i - 1] : Real(0), w2p = i > 0 ? t.dxx[3 * (i - 1) + 2] : Real(0);
+#pragma omp simd
+    for (std::int64_t j = j0; j < j1; ++j) {
+      const Real c_prev = i > 0 ? -half_half(var_x(pxp, qy[j]), w2p) : Real(0);
+      yi[j] = thomas_back(dt * zi[j], c_prev, yp ? yp[j] : Real(0), invi[j]);
+    }
+  }
+  for (std::int64_t i = nx - 1; i >= 0; --i) {
+    const Real* zi = z + i * ny;
+    const Real* invi = inv + i * ny;
+    const Real* yn = i + 1 < nx ? y + (i + 1) * ny : nullptr;
+    Real* yi = y + i * ny;
+    Real* pi = p + i * ny;
+    const Real pxn = i + 1 < nx ? t.px[i + 1] : Real(0), w0n = i + 1 < nx ? t.dxx[3 * (i + 1)] : Real(0);
+#pragma omp simd
+    for (std::int64_t j = j0; j < j1; ++j) {
+      const Real beta_next = yn ? -half_half(var_x(pxn, qy[j]), w0n) * invi[j] : Real(0);
+      const Real x = thomas_forward(yi[j], beta_next, yn ? yn[j] : Real(0));
+      yi[j] = x;
+      pi[j] = adjoint_p(x, zi[j]);
+    }
+  }
+}
+
+// w = E^T y + G^T p on row i.
+template <class Real>
+void explicit_adjoint_row(const Tables<Real>& t, std::int64_t g, std::int64_t i, const Real* y, const Real* p,
+                          Real* w) {
+  const std::int64_t nx = t.nx, ny = t.ny;
+  const Real dt = t.dt_inv[g];
+  const Real* qy = t.qy.data() + g * ny;
+  const Real* gy = t.yt.gy.data();
+  const Real* yc = y + i * ny;
+  const Real* ym = i > 0 ? y + (i - 1) * ny : nullptr;
+  const Real* yn = i + 1 < nx ? y + (i + 1) * ny : nullptr;
+  const Real* pc = p + i * ny;
+  const Real pxi = t.px[i], w1 = t.dxx[3 * i + 1];
+  const Real pxp = i > 0 ? t.px[i - 1] : Real(0), w2p = i > 0 ? t.dxx[3 * (i - 1) + 2] : Real(0);
+  const Real pxn = yn ? t.px[i + 1] : Real(0), w0n = yn ? t.dxx[3 * (i + 1)] : Real(0);
+  Real* wi = w + i * ny;
+#pragma omp simd
+  for (std::int64_t j = 0; j < ny; ++j) {
+    const Real h1 = half_half(var_x(pxi, qy[j]), w1);
+    const Real h0n = yn ? half_half(var_x(pxn, qy[j]), w0n) : Real(0);
+    const Real h2p = ym ? half_half(var_x(pxp, qy[j]), w2p) : Real(0);
+    const Real wx = explicit_x_adjoint(dt, h1, h0n, h2p, ym ? ym[j] : Real(0), yc[j], yn ? yn[j] : Real(0));
+    const Real g0n = j + 1 < ny ? gy[3 * (j + 1)] : Real(0), g2p = j > 0 ? gy[3 * (j - 1) + 2] : Real(0);
+    const Real wy = explicit_y_adjoint(gy[3 * j + 1], g0n, g2p, j > 0 ? pc[j - 1] : Real(0), pc[j],
+                                       j + 1 < ny ? pc[j + 1] : Real(0));
+    wi[j] = wx + wy;
+  }
+}
+
+template <class Real>
+std::vector<double> adjoint_weights(const Setup& s) {
+  const Tables<Real> t = make_tables<Real>(s, 0);  // no pivot table: one grid, pivots per step
+  const std::int64_t nx = t.nx, ny = t.ny;
+  std::vector<Real> w(nx * ny, Real(0)), z(nx * ny), y(nx * ny), p(nx * ny), inv(nx * ny);
+  w[t.ind_x * ny + t.ind_y] = Real(1);
+  const std::int64_t blocks = (ny + 63) / 64;
+#pragma omp parallel
+  for (std::int64_t g = 0; g < t.steps; ++g) {
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < nx; ++i) y_adjoint_row(t, g, w.data() + i * ny, z.data() + i * ny);
+#pragma omp for schedule(static)
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      const std::int64_t j0 = b * 64, j1 = std::min(ny, j0 + 64);
+      x_pivots(t, g, j0, j1, inv.data());
+      x_adjoint_columns(t, g, j0, j1, z.data(), inv.data(), y.data(), p.data());
+    }
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < nx; ++i) explicit_adjoint_row(t, g, i, y.data(), p.data(), w.data());
+  }
+  std::vector<double> sums(nx);
+  for (std::int64_t i = 0; i < nx; ++i) {
+    double sum = 0;
+    for (std::int64_t j = 0; j < ny; ++j) sum += static_cast<double>(w[i * ny + j]);
+    sums[i] = sum;
+  }
+  return sums;
+}
+
 }  // namespace
 
 std::vector<double> solve_cpu(const Setup& s, Precision precision, StrikeRange range, std::uint64_t table_limit) {
@@ -279,6 +389,19 @@ std::vector<double> solve_cpu(const Setup& s, Precision precision, StrikeRange r
 
 std::vector<double> solve_cpu(const Setup& s, Precision precision, std::uint64_t table_limit) {
   return solve_cpu(s, precision, StrikeRange{0, s.p.outer}, table_limit);
+}
+
+}  // namespace numpipe::price
+
+namespace numpipe::price {
+
+std::vector<double> adjoint_weights_cpu(const Setup& s, Precision precision) {
+  return precision == Precision::fp64 ? adjoint_weights<double>(s) : adjoint_weights<float>(s);
+}
+
+std::vector<double> solve_cpu_adjoint(const Setup& s, Precision precision, StrikeRange range) {
+  check_range(s, range);
+  return prices_from_weights(s, precision, adjoint_weights_cpu(s, precision), range);
 }
 
 }  // namespace numpipe::price

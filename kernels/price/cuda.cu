@@ -268,7 +268,57 @@ __global__ void __launch_bounds__(512) x_chunk_kernel(const Real* __restrict__ r
   }
 }
 
-// One warp per row (strike s, point i): solves along j. Shared memory: the step's
+// A first-order affine recurrence over one line held by a warp, solved in place:
+// v_k = step(k, v_{k-1}) ascending (v_{-1} = 0), or v_k = step(k, v_{k+1})
+// descending (v_n = 0), where step(k, p) = slope(k) * p + (its value at p = 0). Lane
+// l owns the chunk [k0, k1) (lanes in order cover the line). Each chunk's map is
+// found by running step from 0 (the offset) and multiplying the slopes; the maps
+// are composed by a warp scan (the "scan formulation" the spec allows), then each
+// chunk reruns step from its entry value, passing every v_k to store(k, v_k).
+template <bool Ascending, class Real, class Step, class Slope, class Store>
+__device__ __forceinline__ void warp_recurrence(int k0, int k1, int lane, Step step, Slope slope, Store store) {
+  Real a = 1, b = 0;
+  if (Ascending) {
+    for (int k = k0; k < k1; ++k) {
+      b = step(k, b);
+      a = slope(k) * a;
+    }
+  } else {
+    for (int k = k1 - 1; k >= k0; --k) {
+      b = step(k, b);
+      a = slope(k) * a;
+    }
+  }
+  for (int off = 1; off < kWarp; off <<= 1) {
+    const Real ao = Ascending ? __shfl_up_sync(0xffffffffu, a, off) : __shfl_down_sync(0xffffffffu, a, off);
+    const Real bo = Ascending ? __shfl_up_sync(0xffffffffu, b, off) : __shfl_down_sync(0xffffffffu, b, off);
+    if (Ascending ? lane >= off : lane + off < kWarp) {
+      b = a * bo + b;
+      a = a * ao;
+    }
+  }
+  Real v = Ascending ? __shfl_up_sync(0xffffffffu, b, 1) : __shfl_down_sync(0xffffffffu, b, 1);
+  if (lane == (Ascending ? 0 : kWarp - 1)) v = 0;
+  if (Ascending) {
+    for (int k = k0; k < k1; ++k) store(k, v = step(k, v));
+  } else {
+    for (int k = k1 - 1; k >= k0; --k) store(k, v = step(k, v));
+  }
+}
+
+// A line of n values in shared memory as 32 chunks of `chunk` values, each chunk
+// `stride` (odd, >= chunk) apart so that lanes walking their chunks hit distinct banks.
+struct ChunkLayout {
+  int chunk, stride;
+  __host__ __device__ static ChunkLayout of(int n) {
+    const int c = (n + kWarp - 1) / kWarp;
+    return {c, c % 2 ? c : c + 1};
+  }
+  __host__ __device__ int unit() const { return kWarp * stride; }  // values per line
+  __device__ int at(int k) const { return (k / chunk) * stride + k % chunk; }
+};
+
+// One warp per row (strike s, point i): solves along j.// One warp per row (strike s, point i): solves along j. Shared memory: the step's
 // y tables (beta, inv, c; staged once per block when `stage` is set, else read
 // from global memory), then per warp the row; each as 32 chunks of `stride`
 // (>= chunk, odd) values, lane l owning chunk l.
@@ -302,39 +352,15 @@ __global__ void y_step_kernel(const Real* __restrict__ w, Real* __restrict__ r, 
   const Real* beta = stage ? base + lane * stride - j0 : beta_g;
   const Real* inv = stage ? base + unit + lane * stride - j0 : inv_g;
   const Real* c = stage ? base + 2 * unit + lane * stride - j0 : c_g;
-  // forward: z_j = r_j - beta_j z_{j-1}; chunk map z_out = A z_in + B
-  Real a = 1, b = 0;
-  for (int j = j0; j < j1; ++j) {
-    b = thomas_forward(mine[j], beta[j], b);
-    a = -beta[j] * a;
-  }
-  for (int off = 1; off < kWarp; off <<= 1) {
-    const Real ao = __shfl_up_sync(0xffffffffu, a, off), bo = __shfl_up_sync(0xffffffffu, b, off);
-    if (lane >= off) {
-      b = a * bo + b;
-      a = a * ao;
-    }
-  }
-  Real z = __shfl_up_sync(0xffffffffu, b, 1);
-  if (lane == 0) z = 0;
-  for (int j = j0; j < j1; ++j) mine[j] = z = thomas_forward(mine[j], beta[j], z);
-  // back: u_j = (z_j - c_j u_{j+1}) inv_j; chunk map u_out = A u_in + B, from the right
-  a = 1;
-  b = 0;
-  for (int j = j1 - 1; j >= j0; --j) {
-    b = thomas_back(mine[j], c[j], b, inv[j]);
-    a = -c[j] * inv[j] * a;
-  }
-  for (int off = 1; off < kWarp; off <<= 1) {
-    const Real ao = __shfl_down_sync(0xffffffffu, a, off), bo = __shfl_down_sync(0xffffffffu, b, off);
-    if (lane + off < kWarp) {
-      b = a * bo + b;
-      a = a * ao;
-    }
-  }
-  Real u = __shfl_down_sync(0xffffffffu, b, 1);
-  if (lane == kWarp - 1) u = 0;
-  for (int j = j1 - 1; j >= j0; --j) mine[j] = u = thomas_back(mine[j], c[j], u, inv[j]);
+  auto keep = [&](int j, Real v) { mine[j] = v; };
+  // forward: z_j = r_j - beta_j z_{j-1}
+  warp_recurrence<true, Real>(
+      j0, j1, lane, [&](int j, Real p) { return thomas_forward(mine[j], beta[j], p); },
+      [&](int j) { return -beta[j]; }, keep);
+  // back: u_j = (z_j - c_j u_{j+1}) inv_j
+  warp_recurrence<false, Real>(
+      j0, j1, lane, [&](int j, Real p) { return thomas_back(mine[j], c[j], p, inv[j]); },
+      [&](int j) { return -c[j] * inv[j]; }, keep);
   __syncwarp();
   Real* out = r + row * ny;
 #pragma unroll 8
@@ -346,6 +372,139 @@ __global__ void gather_kernel(const Real* __restrict__ r, double* __restrict__ o
                               int count) {
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s < count) out[s] = static_cast<double>(r[std::int64_t(s) * nx * ny + std::int64_t(ind_x) * ny + ind_y]);
+}
+
+// ---- the adjoint method (model.hpp, "the adjoint of one rollback step") -------------
+// State on the device: z (after the transposed y solve), y (after the transposed x
+// solve) and p = y - 0.5 z, each [numX][numY]. Per step g two kernels; the explicit
+// part w = E^T y + G^T p of step g-1 is formed where the next kernel reads w.
+
+// The step's coefficients the adjoint kernels read.
+template <class Real>
+struct AdjointStep {
+  const Real* px;    // [nx]
+  const Real* dxx;   // [nx][3]
+  const Real* gy;    // [ny][3]
+  const Real* qy;    // [ny]   py[j]*pt[g]
+  Real dt;
+  int nx, ny;
+};
+
+// w[i][j] = E^T y + G^T p of one step, from y and p in global memory.
+template <class Real>
+__device__ Real explicit_adjoint_at(const AdjointStep<Real>& c, const Real* __restrict__ y,
+                                    const Real* __restrict__ p, int i, int j) {
+  const int nx = c.nx, ny = c.ny;
+  const std::int64_t k = std::int64_t(i) * ny + j;
+  const Real qy = c.qy[j];
+  const Real h1 = half_half(var_x(c.px[i], qy), c.dxx[3 * i + 1]);
+  const Real h0n = i + 1 < nx ? half_half(var_x(c.px[i + 1], qy), c.dxx[3 * (i + 1)]) : Real(0);
+  const Real h2p = i > 0 ? half_half(var_x(c.px[i - 1], qy), c.dxx[3 * (i - 1) + 2]) : Real(0);
+  const Real wx = explicit_x_adjoint(c.dt, h1, h0n, h2p, i > 0 ? y[k - ny] : Real(0), y[k],
+                                     i + 1 < nx ? y[k + ny] : Real(0));
+  const Real g0n = j + 1 < ny ? c.gy[3 * (j + 1)] : Real(0), g2p = j > 0 ? c.gy[3 * (j - 1) + 2] : Real(0);
+  const Real wy = explicit_y_adjoint(c.gy[3 * j + 1], g0n, g2p, j > 0 ? p[k - 1] : Real(0), p[k],
+                                     j + 1 < ny ? p[k + 1] : Real(0));
+  return wx + wy;
+}
+
+// A warp per row i: w of the previous step (the unit vector at (ind_x, ind_y) before
+// the first), then z = S^-T w with step g's y factors (beta, inv; c shared).
+template <class Real>
+__global__ void adjoint_y_kernel(AdjointStep<Real> prev, bool first, int ind_x, int ind_y,
+                                 const Real* __restrict__ y, const Real* __restrict__ p, Real* __restrict__ z,
+                                 const Real* __restrict__ beta, const Real* __restrict__ inv,
+                                 const Real* __restrict__ c) {
+  extern __shared__ unsigned char smem_raw[];
+  const int nx = prev.nx, ny = prev.ny;
+  const ChunkLayout lay = ChunkLayout::of(ny);
+  const int lane = threadIdx.x % kWarp;
+  const int i = blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+  if (i >= nx) return;  // uniform over the warp; no block barrier follows
+  Real* sm = reinterpret_cast<Real*>(smem_raw) + (threadIdx.x / kWarp) * lay.unit();
+  for (int j = lane; j < ny; j += kWarp)
+    sm[lay.at(j)] = first ? Real(i == ind_x && j == ind_y ? 1 : 0) : explicit_adjoint_at(prev, y, p, i, j);
+  __syncwarp();
+  const int j0 = lane * lay.chunk, j1 = min(j0 + lay.chunk, ny);
+  Real* mine = sm + lane * lay.stride - j0;  // mine[j] for j in [j0, j1)
+  auto keep = [&](int j, Real v) { mine[j] = v; };
+  // U^T: v_j = (w_j - c_{j-1} v_{j-1}) inv_j
+  warp_recurrence<true, Real>(
+      j0, j1, lane, [&](int j, Real q) { return thomas_back(mine[j], j > 0 ? c[j - 1] : Real(0), q, inv[j]); },
+      [&](int j) { return -(j > 0 ? c[j - 1] : Real(0)) * inv[j]; }, keep);
+  // L^T: z_j = v_j - beta_{j+1} z_{j+1}
+  warp_recurrence<false, Real>(
+      j0, j1, lane, [&](int j, Real q) { return thomas_forward(mine[j], j + 1 < ny ? beta[j + 1] : Real(0), q); },
+      [&](int j) { return -(j + 1 < ny ? beta[j + 1] : Real(0)); }, keep);
+  __syncwarp();
+  Real* out = z + std::int64_t(i) * ny;
+  for (int j = lane; j < ny; j += kWarp) out[j] = sm[lay.at(j)];
+}
+
+// A warp per column j: y = T^-T (dt z) with step g's x pivots (xinv[i][j]), then
+// p = y - 0.5 z. Shared memory per warp: the column of z, of the pivots, and of y.
+template <class Real>
+__global__ void adjoint_x_kernel(AdjointStep<Real> step, const Real* __restrict__ z, const Real* __restrict__ xinv,
+                                 Real* __restrict__ y, Real* __restrict__ p) {
+  extern __shared__ unsigned char smem_raw[];
+  const int nx = step.nx, ny = step.ny;
+  const ChunkLayout lay = ChunkLayout::of(nx);
+  const int warps = blockDim.x / kWarp, lane = threadIdx.x % kWarp, wid = threadIdx.x / kWarp;
+  const int j_first = blockIdx.x * warps;
+  Real* base = reinterpret_cast<Real*>(smem_raw);
+  // stage the block's columns: consecutive threads take consecutive columns of a row
+  for (int t = threadIdx.x; t < nx * warps; t += blockDim.x) {
+    const int i = t / warps, col = t % warps, j = j_first + col;
+    if (j >= ny) continue;
+    const std::int64_t k = std::int64_t(i) * ny + j;
+    base[(3 * col) * lay.unit() + lay.at(i)] = z[k];
+    base[(3 * col + 1) * lay.unit() + lay.at(i)] = xinv[k];
+  }
+  __syncthreads();
+  const int j = j_first + wid;
+  if (j >= ny) return;  // uniform over the warp; no block barrier follows
+  const int i0 = lane * lay.chunk, i1 = min(i0 + lay.chunk, nx);
+  const Real* zs = base + (3 * wid) * lay.unit() + lane * lay.stride - i0;  // zs[i] for i in [i0, i1)
+  const Real* inv = zs + lay.unit();
+  Real* ys = const_cast<Real*>(inv) + lay.unit();
+  const Real qy = step.qy[j], dt = step.dt;
+  const Real* px = step.px;
+  const Real* dxx = step.dxx;
+  auto keep = [&](int i, Real v) { ys[i] = v; };
+  auto c_prev = [&](int i) { return i > 0 ? -half_half(var_x(px[i - 1], qy), dxx[3 * (i - 1) + 2]) : Real(0); };
+  auto beta_next = [&](int i) {
+    return i + 1 < nx ? -half_half(var_x(px[i + 1], qy), dxx[3 * (i + 1)]) * inv[i] : Real(0);
+  };
+  // U^T: v_i = (dt z_i - c_{i-1} v_{i-1}) inv_i
+  warp_recurrence<true, Real>(
+      i0, i1, lane, [&](int i, Real q) { return thomas_back(dt * zs[i], c_prev(i), q, inv[i]); },
+      [&](int i) { return -c_prev(i) * inv[i]; }, keep);
+  // L^T: y_i = v_i - beta_{i+1} y_{i+1}
+  warp_recurrence<false, Real>(
+      i0, i1, lane, [&](int i, Real q) { return thomas_forward(ys[i], beta_next(i), q); },
+      [&](int i) { return -beta_next(i); }, keep);
+  __syncwarp();
+  for (int i = lane; i < nx; i += kWarp) {
+    const std::int64_t k = std::int64_t(i) * ny + j;
+    const int at = (3 * wid + 2) * lay.unit() + lay.at(i);
+    y[k] = base[at];
+    p[k] = adjoint_p(base[at], base[(3 * wid) * lay.unit() + lay.at(i)]);
+  }
+}
+
+// W[i] = sum_j w[i][j] of the last step's w, in double: a warp per row, lane l
+// summing j = l, l + 32, ... in order, then a fixed shuffle tree (the same order
+// every run).
+template <class Real>
+__global__ void adjoint_sum_kernel(AdjointStep<Real> last, const Real* __restrict__ y, const Real* __restrict__ p,
+                                   double* __restrict__ weights) {
+  const int lane = threadIdx.x % kWarp;
+  const int i = blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+  if (i >= last.nx) return;
+  double sum = 0;
+  for (int j = lane; j < last.ny; j += kWarp) sum += static_cast<double>(explicit_adjoint_at(last, y, p, i, j));
+  for (int off = kWarp / 2; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+  if (lane == 0) weights[i] = sum;
 }
 
 template <class Real>
@@ -526,6 +685,94 @@ std::vector<double> solve(const Setup& s, StrikeRange range, const std::vector<i
   return out;
 }
 
+template <class Real>
+std::vector<double> adjoint_on_device(const Setup& s, int dev, CudaRun* run) {
+  NUMPIPE_CUDA_CHECK(cudaSetDevice(dev));
+  const int nx = static_cast<int>(s.p.num_x), ny = static_cast<int>(s.p.num_y);
+  const int steps = static_cast<int>(s.p.num_t - 1);
+  const std::uint64_t grid = std::uint64_t(nx) * ny;
+  int smem_optin = 0;
+  NUMPIPE_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  // shared memory: adjoint_y a line of numY per warp, adjoint_x three lines of numX per warp
+  const std::size_t y_unit = std::size_t(ChunkLayout::of(ny).unit()) * sizeof(Real);
+  const std::size_t x_unit = 3 * std::size_t(ChunkLayout::of(nx).unit()) * sizeof(Real);
+  if (y_unit > static_cast<std::size_t>(smem_optin) || x_unit > static_cast<std::size_t>(smem_optin))
+    fail_resource("numX = " + std::to_string(nx) + ", numY = " + std::to_string(ny) + " need " +
+                  std::to_string(std::max(x_unit, y_unit)) +
+                  " bytes of shared memory per line in the CUDA adjoint; device " + std::to_string(dev) + " has " +
+                  std::to_string(smem_optin) + " (use --backend cpu)");
+  const int y_warps = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(4, smem_optin / y_unit)));
+  const int x_warps = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(8, smem_optin / x_unit)));
+  NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(adjoint_y_kernel<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(y_warps * y_unit)));
+  NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(adjoint_x_kernel<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(x_warps * x_unit)));
+  // the x pivots are tabulated for a batch of steps at a time (x_factor_kernel, parallel
+  // over steps and columns), the batch as large as a quarter of the free memory allows
+  std::size_t free_bytes = 0, total_bytes = 0;
+  NUMPIPE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::uint64_t state_bytes = 3 * grid * sizeof(Real) + (4 * std::uint64_t(nx) + 6 * std::uint64_t(ny)) * 8;
+  if (state_bytes + grid * sizeof(Real) > static_cast<std::uint64_t>(free_bytes * 0.9))
+    fail_resource("the CUDA adjoint needs " + std::to_string(state_bytes + grid * sizeof(Real)) +
+                  " bytes of device memory for numX*numY = " + std::to_string(grid) + "; device " + std::to_string(dev) +
+                  " has " + std::to_string(free_bytes) + " free (use --backend cpu)");
+  const int batch = static_cast<int>(std::max<std::uint64_t>(
+      1, std::min<std::uint64_t>(steps, (free_bytes / 4) / (grid * sizeof(Real)))));
+
+  HostTimer up;
+  std::vector<Real> qy(std::size_t(steps) * ny);
+  for (int g = 0; g < steps; ++g)
+    for (int j = 0; j < ny; ++j) qy[std::size_t(g) * ny + j] = Real(s.py[j]) * Real(s.pt[g]);
+  const YTables<Real> yt = make_y_tables<Real>(s);
+  DeviceArray<Real> d_px = upload(cast<Real>(s.px)), d_dxx = upload(cast<Real>(s.dxx)), d_dt = upload(cast<Real>(s.dt_inv));
+  DeviceArray<Real> d_qy = upload(qy), d_gy = upload(yt.gy), d_yc = upload(yt.c), d_ybeta = upload(yt.beta),
+                    d_yinv = upload(yt.inv);
+  DeviceArray<Real> d_xinv(static_cast<std::size_t>(std::uint64_t(batch) * grid));
+  DeviceArray<Real> d_z(grid), d_y(grid), d_p(grid);
+  DeviceArray<double> d_weights(nx);
+  NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+  if (run) {
+    *run = CudaRun{};
+    run->upload_seconds = up.seconds();
+    run->group = 1;
+    run->kernel = "adjoint";
+    run->device_bytes = (3 + std::uint64_t(batch)) * grid * sizeof(Real);
+  }
+  auto step_of = [&](int g) {
+    return AdjointStep<Real>{d_px.data(), d_dxx.data(), d_gy.data(), d_qy.data() + std::size_t(g) * ny,
+                             Real(s.dt_inv[g]), nx, ny};
+  };
+  CudaEventTimer timer;
+  timer.start();
+  const int fb = std::min(128, ((ny + kWarp - 1) / kWarp) * kWarp);
+  for (int g = 0; g < steps; ++g) {
+    const int slot = g % batch;
+    if (slot == 0) {
+      const int count = std::min(batch, steps - g);
+      x_factor_kernel<Real><<<dim3((ny + fb - 1) / fb, count), fb>>>(d_xinv.data(), d_px.data(), d_dxx.data(),
+                                                                     d_qy.data() + std::size_t(g) * ny,
+                                                                     d_dt.data() + g, nx, ny, count);
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+    }
+    adjoint_y_kernel<Real><<<(nx + y_warps - 1) / y_warps, y_warps * kWarp, y_warps * y_unit>>>(
+        step_of(g > 0 ? g - 1 : 0), g == 0, static_cast<int>(s.ind_x), static_cast<int>(s.ind_y), d_y.data(),
+        d_p.data(), d_z.data(), d_ybeta.data() + std::size_t(g) * ny, d_yinv.data() + std::size_t(g) * ny,
+        d_yc.data());
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    adjoint_x_kernel<Real><<<(ny + x_warps - 1) / x_warps, x_warps * kWarp, x_warps * x_unit>>>(
+        step_of(g), d_z.data(), d_xinv.data() + std::size_t(slot) * grid, d_y.data(), d_p.data());
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+  }
+  adjoint_sum_kernel<Real><<<(nx + 3) / 4, 4 * kWarp>>>(step_of(steps - 1), d_y.data(), d_p.data(), d_weights.data());
+  NUMPIPE_CUDA_CHECK_LAUNCH();
+  timer.stop();
+  std::vector<double> weights(nx);
+  d_weights.copy_to_host(weights.data(), nx);
+  NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+  if (run) run->seconds = timer.seconds();
+  return weights;
+}
+
 }  // namespace
 
 std::vector<double> solve_cuda(const Setup& s, Precision precision, StrikeRange range,
@@ -541,6 +788,15 @@ std::vector<double> solve_cuda(const Setup& s, Precision precision, StrikeRange 
 std::vector<double> solve_cuda(const Setup& s, Precision precision, const std::vector<int>& devices,
                                std::int64_t group, CudaRun* run, const std::string& kernel) {
   return solve_cuda(s, precision, StrikeRange{0, s.p.outer}, devices, group, run, kernel);
+}
+
+}  // namespace numpipe::price
+
+namespace numpipe::price {
+
+std::vector<double> adjoint_weights_cuda(const Setup& s, Precision precision, int device, CudaRun* run) {
+  return precision == Precision::fp64 ? adjoint_on_device<double>(s, device, run)
+                                      : adjoint_on_device<float>(s, device, run);
 }
 
 }  // namespace numpipe::price

@@ -121,4 +121,44 @@ NUMPIPE_HD_INLINE Real thomas_back(Real z, Real c, Real u_next, Real inv) {
   return (z - c * u_next) * inv;
 }
 
+// ---- the adjoint of one rollback step ----------------------------------------------
+// One step maps R to S^-1 (dtInv T^-1 (E + G) R - 0.5 G R), with E the explicit x
+// operator (dtInv + h), G the explicit y operator (weights g), T the x systems and S
+// the y systems, none of which depends on the strike. The price of a strike is the
+// value at (indX, indY) after all steps, a linear functional of its payoff; so one
+// backward pass of the transposed steps over the unit vector at (indX, indY) gives
+// weights w with price = sum_ij w[i][j] * payoff[i][j] for every strike (the
+// adjoint method). Transposed step on w:
+//   z = S^-T w;  y = T^-T (dtInv z);  w' = E^T y + G^T (y - 0.5 z).
+// With T = L U (L unit lower, sub-diagonal beta_i; U upper, diagonal 1/inv_i,
+// super-diagonal c_i; the factors above), T^T = U^T L^T, solved by
+//   ascending:  y_i = (r_i - c_{i-1} y_{i-1}) * inv_i     (thomas_back's form)
+//   descending: x_i = y_i - beta_{i+1} x_{i+1}            (thomas_forward's form)
+// with c_{-1} = beta_n = 0: the two sweeps of the forward solve, in the other order.
+//
+// E^T at point i (the forward stencil's weights read from the neighbours):
+// (dtInv + h1_i) y_i + h0_{i+1} y_{i+1} + h2_{i-1} y_{i-1}.
+template <class Real>
+NUMPIPE_HD_INLINE Real explicit_x_adjoint(Real dt_inv, Real h1, Real h0_next, Real h2_prev, Real ym, Real yc,
+                                          Real yp) {
+  Real w = dt_inv * yc;
+  w += h1 * yc;
+  w += h0_next * yp;
+  w += h2_prev * ym;
+  return w;
+}
+// G^T at point j: g1_j p_j + g0_{j+1} p_{j+1} + g2_{j-1} p_{j-1}.
+template <class Real>
+NUMPIPE_HD_INLINE Real explicit_y_adjoint(Real g1, Real g0_next, Real g2_prev, Real pm, Real pc, Real pp) {
+  Real w = g1 * pc;
+  w += g0_next * pp;
+  w += g2_prev * pm;
+  return w;
+}
+// The right side the G^T term acts on: y - 0.5 z.
+template <class Real>
+NUMPIPE_HD_INLINE Real adjoint_p(Real y, Real z) {
+  return y - Real(0.5) * z;
+}
+
 }  // namespace numpipe::price

@@ -93,6 +93,27 @@ void check_range(const Setup& s, StrikeRange range);
 std::vector<double> solve_cpu(const Setup& s, Precision precision, StrikeRange range,
                               std::uint64_t table_limit = 0);
 
+// ---- the adjoint method -------------------------------------------------------------
+// forward: FinPar's algorithm, each strike's grid rolled back through every step
+//          (the reference; work OUTER x numX x numY x (numT-1)).
+// adjoint: the transposed steps applied once to the unit vector at (indX, indY)
+//          (model.hpp) give weights w with price_o = sum_ij w[i][j] payoff_o[i][j];
+//          the payoff does not depend on j, so W[i] = sum_j w[i][j] suffices. The same
+//          prices up to rounding (tested against forward at 1e-12 in fp64), in the
+//          work of one strike plus OUTER x numX multiply-adds.
+enum class Method { forward, adjoint };
+Method parse_method(const std::string& text);  // "forward" | "adjoint", else bad input
+const char* method_name(Method m);
+
+// W[i] = sum_j w[i][j] (summed in double, j ascending), in Real arithmetic.
+std::vector<double> adjoint_weights_cpu(const Setup& s, Precision precision);
+// price_o = sum_i W[i] * Real(max(X[i] - strike_o, 0)) in double, i ascending, for
+// strikes in range: one function for both backends, so a range's prices are the
+// same bits as the whole problem's.
+std::vector<double> prices_from_weights(const Setup& s, Precision precision, const std::vector<double>& weights,
+                                        StrikeRange range);
+std::vector<double> solve_cpu_adjoint(const Setup& s, Precision precision, StrikeRange range);
+
 #ifdef NUMPIPE_HAVE_CUDA
 struct CudaRun {
   double seconds = 0;          // device time of the solve (CUDA events), slowest device
@@ -112,6 +133,9 @@ std::vector<double> solve_cuda(const Setup& s, Precision precision, const std::v
 std::vector<double> solve_cuda(const Setup& s, Precision precision, StrikeRange range,
                                const std::vector<int>& devices, std::int64_t group = 0, CudaRun* run = nullptr,
                                const std::string& kernel = "auto");
+// The adjoint weights W (see above) on device `device`; run->seconds: device time
+// of the whole pass (CUDA events), run->kernel "adjoint".
+std::vector<double> adjoint_weights_cuda(const Setup& s, Precision precision, int device, CudaRun* run = nullptr);
 #endif
 
 // ---- streams ---------------------------------------------------------------------------
@@ -127,6 +151,10 @@ Params params_from_record(const Record& r);
 // Work counted from the algorithm (for profile records and the benchmark):
 // fp64/fp32 operations and the bytes a two-pass-per-step design moves.
 double flops_of(const Params& p);
+// The adjoint method's operations (same counting): per grid point and step 53 (the
+// transposed y solve 5, the x pivots 10 and transposed x solve 16, E^T and G^T 22),
+// plus 2 per strike and x point for the prices.
+double adjoint_flops_of(const Params& p);
 // Device-memory bytes of the CUDA time loop, from its access model per strike, grid
 // point and step: kernel "chunk" 5.25 accesses (R once plus 2 halo rows in 8, the
 // right sides written; y phase: right sides read, R written), "sweep" 7.

@@ -1,4 +1,5 @@
 // price: validation, the grid and strike-independent tables, stream records.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -97,6 +98,38 @@ Setup make_setup(const Params& p) {
   return s;
 }
 
+Method parse_method(const std::string& text) {
+  if (text == "forward") return Method::forward;
+  if (text == "adjoint") return Method::adjoint;
+  fail_input("--method must be adjoint or forward, got '" + text + "'");
+}
+const char* method_name(Method m) { return m == Method::forward ? "forward" : "adjoint"; }
+
+namespace {
+template <class Real>
+std::vector<double> weighted_payoffs(const Setup& s, const std::vector<double>& weights, StrikeRange range) {
+  std::vector<double> out(range.last - range.first);
+  for (std::int64_t o = range.first; o < range.last; ++o) {
+    const double strike = strike_of(o);
+    double sum = 0;
+    for (std::int64_t i = 0; i < s.p.num_x; ++i)
+      sum += weights[i] * static_cast<double>(Real(std::max(s.x[i] - strike, 0.0)));
+    out[o - range.first] = sum;
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<double> prices_from_weights(const Setup& s, Precision precision, const std::vector<double>& weights,
+                                        StrikeRange range) {
+  check_range(s, range);
+  if (static_cast<std::int64_t>(weights.size()) != s.p.num_x)
+    fail_internal("adjoint weights: " + std::to_string(weights.size()) + " values for numX = " +
+                  std::to_string(s.p.num_x));
+  return precision == Precision::fp64 ? weighted_payoffs<double>(s, weights, range)
+                                      : weighted_payoffs<float>(s, weights, range);
+}
+
 json params_json(const Params& p) {
   return {{"outer", p.outer}, {"num_x", p.num_x}, {"num_y", p.num_y}, {"num_t", p.num_t},
           {"s0", p.s0},       {"t", p.t},         {"alpha", p.alpha}, {"nu", p.nu},
@@ -151,6 +184,11 @@ double flops_of(const Params& p) {
   // implicit x 14 (factor 6, forward 2, back 3, right side 3), implicit y 5.
   return 41.0 * static_cast<double>(p.outer) * static_cast<double>(p.num_x) * static_cast<double>(p.num_y) *
          static_cast<double>(p.num_t - 1);
+}
+
+double adjoint_flops_of(const Params& p) {
+  return 53.0 * static_cast<double>(p.num_x) * static_cast<double>(p.num_y) * static_cast<double>(p.num_t - 1) +
+         2.0 * static_cast<double>(p.outer) * static_cast<double>(p.num_x);
 }
 
 double cuda_bytes_of(const Params& p, Precision precision, const std::string& kernel) {

@@ -8,6 +8,8 @@ gen-input price --dataset small --outer 5 --num-t 24 -o b.in
 cat a.in b.in > two.in
 price -i two.in --backend cpu -o one.nps
 same_under_mpi one.nps price -i two.in --backend cpu --threads 1
+price -i two.in --backend cpu --method forward -o one-fwd.nps
+same_under_mpi one-fwd.nps price -i two.in --backend cpu --method forward --threads 1
 price -i a.in --backend cpu --precision fp32 -o one32.nps
 $MPIRUN -np 3 price -i a.in --backend cpu --precision fp32 --threads 1 -o r32.nps
 verify r32.nps one32.nps --rtol 0 > /dev/null || fail "fp32 under 3 ranks differs from one process"

@@ -49,6 +49,8 @@ expect_exit 2 "cannot open" -- gen-input price --sweep no-such-file.txt
 expect_exit 2 "--precision must be fp64 or fp32, got 'fp16'" -- price -i ok.in --precision fp16 -o out.nps
 expect_exit 2 "--gpu-group must be >= 0" -- price -i ok.in --gpu-group -1 -o out.nps
 expect_exit 2 "--gpu-kernel must be auto, sweep or chunk, got 'fast'" -- price -i ok.in --gpu-kernel fast -o out.nps
+expect_exit 2 "--method must be adjoint or forward, got 'backward'" -- price -i ok.in --method backward -o out.nps
+expect_exit 2 "tune the forward method's kernels: add --method forward" -- price -i ok.in --gpu-group 4 -o out.nps
 # no CUDA device (CI): asking for the CUDA backend is a resource failure, exit 3
 if ! inspect --devices 2>/dev/null | grep -q '^cuda'; then
   expect_exit 3 "--backend cuda: " -- price -i ok.in --backend cuda -o out.nps

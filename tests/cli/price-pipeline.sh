@@ -5,20 +5,30 @@ gen-input price --dataset small >small2.in
 cmp small.in small2.in || fail "gen-input price is not reproducible"
 inspect small.in | grep -q 'problem  f8 \[9\]' || fail "gen-input price: wrong record"
 
-# our CPU reference streams, bit for bit
-price -i small.in --backend cpu | verify --against "$SRC/share/ref/price-small.nps" --rtol 0 >/dev/null ||
+# our CPU reference streams (written by the forward method), bit for bit
+price -i small.in --backend cpu --method forward | verify --against "$SRC/share/ref/price-small.nps" --rtol 0 >/dev/null ||
   fail "small differs from share/ref/price-small.nps"
-gen-input price --dataset medium | price --backend cpu | verify --against "$SRC/share/ref/price-medium.nps" --rtol 0 >/dev/null ||
+gen-input price --dataset medium -o medium.in
+price -i medium.in --backend cpu --method forward | verify --against "$SRC/share/ref/price-medium.nps" --rtol 0 >/dev/null ||
   fail "medium differs from share/ref/price-medium.nps"
+# the adjoint method (the default) gives the same prices to rounding
+for d in small medium; do
+  [ -e $d.in ] || gen-input price --dataset $d -o $d.in
+  price -i $d.in --backend cpu -o $d.adj.nps
+  verify $d.adj.nps "$SRC/share/ref/price-$d.nps" --rtol 1e-12 >$d.txt || { cat $d.txt; fail "$d: adjoint differs from forward"; }
+  inspect $d.adj.nps --attrs | grep -q '"method": "adjoint"' || fail "method not recorded in attrs"
+done
 
 # the same bits for any thread count (strikes over threads, and a team on one strike)
-for outer in 1 3; do
-  gen-input price --dataset small --outer $outer --num-t 32 -o o$outer.in
-  price -i o$outer.in --backend cpu --threads 1 -o t1.nps
-  price -i o$outer.in --backend cpu --threads 2 -o t2.nps
-  price -i o$outer.in --backend cpu --threads 3 -o t3.nps
-  verify t1.nps t2.nps --rtol 0 >/dev/null || fail "2 threads change the bits (outer $outer)"
-  verify t1.nps t3.nps --rtol 0 >/dev/null || fail "3 threads change the bits (outer $outer)"
+for method in forward adjoint; do
+  for outer in 1 3; do
+    gen-input price --dataset small --outer $outer --num-t 32 -o o$outer.in
+    price -i o$outer.in --backend cpu --method $method --threads 1 -o t1.nps
+    price -i o$outer.in --backend cpu --method $method --threads 2 -o t2.nps
+    price -i o$outer.in --backend cpu --method $method --threads 3 -o t3.nps
+    verify t1.nps t2.nps --rtol 0 >/dev/null || fail "$method: 2 threads change the bits (outer $outer)"
+    verify t1.nps t3.nps --rtol 0 >/dev/null || fail "$method: 3 threads change the bits (outer $outer)"
+  done
 done
 
 # a sweep: one output record per parameter set, each equal to its own run
@@ -39,9 +49,11 @@ v1=$(inspect sweep.nps --values 16 | grep values | sed -n 2p)
 v2=$(inspect second.nps --values 16 | grep values | sed -n 1p)
 [ -n "$v1" ] && [ "$v1" = "$v2" ] || fail "sweep: the second record differs from its own run: '$v1' vs '$v2'"
 
-# fp32 against fp64: single-precision accuracy
+# fp32 against fp64: single-precision accuracy, both methods
+price -i small.in --backend cpu --precision fp32 --method forward -o f32f.nps
+verify f32f.nps "$SRC/share/ref/price-small.nps" --rtol 1e-4 >f32.txt || { cat f32.txt; fail "fp32 (forward) far from fp64"; }
 price -i small.in --backend cpu --precision fp32 -o f32.nps
-verify f32.nps "$SRC/share/ref/price-small.nps" --rtol 1e-4 >f32.txt || { cat f32.txt; fail "fp32 far from fp64"; }
+verify f32.nps "$SRC/share/ref/price-small.nps" --rtol 1e-4 >f32.txt || { cat f32.txt; fail "fp32 (adjoint) far from fp64"; }
 inspect f32.nps --attrs | grep -q '"precision": "fp32"' || fail "fp32 not recorded in attrs"
 
 # provenance and attrs

@@ -225,3 +225,65 @@ TEST_CASE("CPU: the tabulated x pivots give the same bits as recomputing them pe
     CHECK(same_bits(tabled, recomputed));
   }
 }
+
+TEST_CASE("adjoint: the same prices as rolling every strike back, on odd and minimal grids") {
+  // The adjoint weights are the transposed steps applied to the unit vector at
+  // (indX, indY); if any transposed operator (either solve, E^T, G^T, an edge) were
+  // wrong, the prices would differ far beyond rounding.
+  struct Shape {
+    std::int64_t nx, ny, nt;
+  };
+  for (Shape sh : {Shape{21, 13, 9}, Shape{37, 45, 7}, Shape{3, 3, 2}, Shape{64, 5, 4}, Shape{5, 70, 12}}) {
+    Params p = tiny(30);
+    p.num_x = sh.nx;
+    p.num_y = sh.ny;
+    p.num_t = sh.nt;
+    CAPTURE(sh.nx);
+    CAPTURE(sh.ny);
+    CAPTURE(sh.nt);
+    Setup s = make_setup(p);
+    const std::vector<double> forward = solve_cpu(s, Precision::fp64);
+    const std::vector<double> adjoint = solve_cpu_adjoint(s, Precision::fp64, StrikeRange{0, p.outer});
+    REQUIRE(adjoint.size() == forward.size());
+    for (std::size_t o = 0; o < forward.size(); ++o)
+      CHECK(std::fabs(adjoint[o] - forward[o]) <= 1e-12 * std::fabs(forward[o]) + 1e-17);
+  }
+}
+
+TEST_CASE("adjoint: FinPar's medium data set, and a range's prices equal the whole problem's bits") {
+  Params p = finpar_large();
+  p.outer = 128;
+  p.num_x = 256;
+  p.num_y = 32;
+  p.num_t = 64;
+  Setup s = make_setup(p);
+  const std::vector<double> whole = solve_cpu_adjoint(s, Precision::fp64, StrikeRange{0, 128});
+  const std::vector<double> forward = solve_cpu(s, Precision::fp64);
+  for (std::size_t o = 0; o < whole.size(); ++o) CHECK(whole[o] == doctest::Approx(forward[o]).epsilon(1e-12));
+  const std::vector<double> part = solve_cpu_adjoint(s, Precision::fp64, StrikeRange{40, 77});
+  CHECK(same_bits(part, std::vector<double>(whole.begin() + 40, whole.begin() + 77)));
+  // fp32 to single-precision accuracy
+  const std::vector<double> f = solve_cpu_adjoint(s, Precision::fp32, StrikeRange{0, 128});
+  for (std::size_t o = 0; o < whole.size(); ++o) CHECK(f[o] == doctest::Approx(whole[o]).epsilon(1e-4));
+}
+
+TEST_CASE("adjoint: the same bits for any thread count") {
+  const int saved = omp_get_max_threads();
+  Setup s = make_setup(tiny(7));
+  omp_set_num_threads(1);
+  const std::vector<double> ref = adjoint_weights_cpu(s, Precision::fp64);
+  for (int threads : {2, 3, 4}) {
+    omp_set_num_threads(threads);
+    CHECK(adjoint_weights_cpu(s, Precision::fp64) == ref);
+  }
+  omp_set_num_threads(saved);
+}
+
+TEST_CASE("adjoint: weights and prices refuse a mismatched weight vector") {
+  Setup s = make_setup(tiny(3));
+  CHECK_THROWS_AS(prices_from_weights(s, Precision::fp64, std::vector<double>(5, 1.0), StrikeRange{0, 3}), Error);
+  CHECK(parse_method("forward") == Method::forward);
+  CHECK(parse_method("adjoint") == Method::adjoint);
+  CHECK(bad_input_message([] { parse_method("backward"); }).find("--method must be adjoint or forward") !=
+        std::string::npos);
+}
