@@ -105,6 +105,16 @@ constexpr Datasheet kDatasheets[] = {
 }  // namespace
 #endif
 
+void init_cuda_context(int index) {
+#ifdef NUMPIPE_HAVE_CUDA
+  NUMPIPE_CUDA_CHECK(cudaSetDevice(index));
+  NUMPIPE_CUDA_CHECK(cudaFree(nullptr));
+#else
+  (void)index;
+  fail_resource("this build has no CUDA backend");
+#endif
+}
+
 DeviceInfo query_cuda_device(int index) {
   DeviceInfo info;
   info.kind = "cuda";

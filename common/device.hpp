@@ -35,6 +35,9 @@ struct DeviceInfo {
 
 // The CUDA device `index`; resource error if there is none.
 DeviceInfo query_cuda_device(int index);
+// Creates the CUDA context of device `index` (the driver's one-time set-up, ~0.1 s),
+// so that a tool can time it as its own phase instead of inside its first solve.
+void init_cuda_context(int index);
 // The host CPU (model name, hardware threads, memory; peaks from calibration if any).
 DeviceInfo query_host_cpu();
 

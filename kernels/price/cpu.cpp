@@ -271,17 +271,30 @@ std::vector<double> solve(const Setup& s, StrikeRange range, std::uint64_t table
 
 // ---- the adjoint method (model.hpp, "the adjoint of one rollback step") -------------
 
-// z = S^-T w on row i: the y systems' transposed solve, ascending then descending j.
+// z = S^-T w on rows [i0, i1): the y systems' transposed solve, ascending then
+// descending j, eight rows in lockstep (independent recurrences, for instruction-level
+// parallelism; each row's values are computed by the same operations either way).
 template <class Real>
-void y_adjoint_row(const Tables<Real>& t, std::int64_t g, const Real* w, Real* z) {
+void y_adjoint_rows(const Tables<Real>& t, std::int64_t g, std::int64_t i0, std::int64_t i1, const Real* w, Real* z) {
+  constexpr int B = 8;
   const std::int64_t ny = t.ny;
   const Real* beta = t.yt.beta.data() + g * ny;
   const Real* inv = t.yt.inv.data() + g * ny;
   const Real* c = t.yt.c.data();
-  Real prev = 0;
-  for (std::int64_t j = 0; j < ny; ++j) prev = z[j] = thomas_back(w[j], j > 0 ? c[j - 1] : Real(0), prev, inv[j]);
-  Real next = 0;
-  for (std::int64_t j = ny - 1; j >= 0; --j) next = z[j] = thomas_forward(z[j], j + 1 < ny ? beta[j + 1] : Real(0), next);
+  for (std::int64_t i = i0; i < i1; i += B) {
+    const int nb = static_cast<int>(std::min<std::int64_t>(B, i1 - i));
+    const Real* wr = w + i * ny;
+    Real* zr = z + i * ny;
+    Real prev[B] = {}, next[B] = {};
+    for (std::int64_t j = 0; j < ny; ++j) {
+      const Real cj = j > 0 ? c[j - 1] : Real(0), invj = inv[j];
+      for (int k = 0; k < nb; ++k) prev[k] = zr[k * ny + j] = thomas_back(wr[k * ny + j], cj, prev[k], invj);
+    }
+    for (std::int64_t j = ny - 1; j >= 0; --j) {
+      const Real bj = j + 1 < ny ? beta[j + 1] : Real(0);
+      for (int k = 0; k < nb; ++k) next[k] = zr[k * ny + j] = thomas_forward(zr[k * ny + j], bj, next[k]);
+    }
+  }
 }
 
 // y = T^-T (dtInv z) on columns [j0, j1) (all columns in lockstep along i), with the
@@ -360,7 +373,8 @@ std::vector<double> adjoint_weights(const Setup& s) {
 #pragma omp parallel
   for (std::int64_t g = 0; g < t.steps; ++g) {
 #pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < nx; ++i) y_adjoint_row(t, g, w.data() + i * ny, z.data() + i * ny);
+    for (std::int64_t b = 0; b < (nx + 7) / 8; ++b)
+      y_adjoint_rows(t, g, b * 8, std::min(nx, b * 8 + 8), w.data(), z.data());
 #pragma omp for schedule(static)
     for (std::int64_t b = 0; b < blocks; ++b) {
       const std::int64_t j0 = b * 64, j1 = std::min(ny, j0 + 64);

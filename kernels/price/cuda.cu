@@ -409,7 +409,9 @@ __device__ Real explicit_adjoint_at(const AdjointStep<Real>& c, const Real* __re
 }
 
 // A warp per row i: w of the previous step (the unit vector at (ind_x, ind_y) before
-// the first), then z = S^-T w with step g's y factors (beta, inv; c shared).
+// the first), then z = S^-T w with step g's y factors. Shared memory: the factors as
+// the transposed solve reads them (c_{j-1}, inv_j, beta_{j+1}), staged once per block,
+// then a line per warp.
 template <class Real>
 __global__ void adjoint_y_kernel(AdjointStep<Real> prev, bool first, int ind_x, int ind_y,
                                  const Real* __restrict__ y, const Real* __restrict__ p, Real* __restrict__ z,
@@ -418,31 +420,48 @@ __global__ void adjoint_y_kernel(AdjointStep<Real> prev, bool first, int ind_x, 
   extern __shared__ unsigned char smem_raw[];
   const int nx = prev.nx, ny = prev.ny;
   const ChunkLayout lay = ChunkLayout::of(ny);
+  Real* tables = reinterpret_cast<Real*>(smem_raw);
+  for (int j = threadIdx.x; j < ny; j += blockDim.x) {
+    tables[lay.at(j)] = j > 0 ? c[j - 1] : Real(0);
+    tables[lay.unit() + lay.at(j)] = inv[j];
+    tables[2 * lay.unit() + lay.at(j)] = j + 1 < ny ? beta[j + 1] : Real(0);
+  }
+  __syncthreads();
   const int lane = threadIdx.x % kWarp;
   const int i = blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp;
   if (i >= nx) return;  // uniform over the warp; no block barrier follows
-  Real* sm = reinterpret_cast<Real*>(smem_raw) + (threadIdx.x / kWarp) * lay.unit();
+  Real* sm = tables + (3 + threadIdx.x / kWarp) * lay.unit();
+#pragma unroll 4
   for (int j = lane; j < ny; j += kWarp)
     sm[lay.at(j)] = first ? Real(i == ind_x && j == ind_y ? 1 : 0) : explicit_adjoint_at(prev, y, p, i, j);
   __syncwarp();
   const int j0 = lane * lay.chunk, j1 = min(j0 + lay.chunk, ny);
-  Real* mine = sm + lane * lay.stride - j0;  // mine[j] for j in [j0, j1)
+  const int shift = lane * lay.stride - j0;  // line[shift + j] for j in [j0, j1)
+  Real* mine = sm + shift;
+  const Real* c_prev = tables + shift;
+  const Real* inv_j = c_prev + lay.unit();
+  const Real* beta_next = inv_j + lay.unit();
   auto keep = [&](int j, Real v) { mine[j] = v; };
   // U^T: v_j = (w_j - c_{j-1} v_{j-1}) inv_j
   warp_recurrence<true, Real>(
-      j0, j1, lane, [&](int j, Real q) { return thomas_back(mine[j], j > 0 ? c[j - 1] : Real(0), q, inv[j]); },
-      [&](int j) { return -(j > 0 ? c[j - 1] : Real(0)) * inv[j]; }, keep);
+      j0, j1, lane, [&](int j, Real q) { return thomas_back(mine[j], c_prev[j], q, inv_j[j]); },
+      [&](int j) { return -c_prev[j] * inv_j[j]; }, keep);
   // L^T: z_j = v_j - beta_{j+1} z_{j+1}
   warp_recurrence<false, Real>(
-      j0, j1, lane, [&](int j, Real q) { return thomas_forward(mine[j], j + 1 < ny ? beta[j + 1] : Real(0), q); },
-      [&](int j) { return -(j + 1 < ny ? beta[j + 1] : Real(0)); }, keep);
+      j0, j1, lane, [&](int j, Real q) { return thomas_forward(mine[j], beta_next[j], q); },
+      [&](int j) { return -beta_next[j]; }, keep);
   __syncwarp();
   Real* out = z + std::int64_t(i) * ny;
   for (int j = lane; j < ny; j += kWarp) out[j] = sm[lay.at(j)];
 }
 
+// Shared-memory lines per warp of adjoint_x_kernel: z, the pivots, c_{i-1}, beta_{i+1}, y.
+constexpr int kAdjointXLines = 5;
+
 // A warp per column j: y = T^-T (dt z) with step g's x pivots (xinv[i][j]), then
-// p = y - 0.5 z. Shared memory per warp: the column of z, of the pivots, and of y.
+// p = y - 0.5 z. The block stages its columns of z and the pivots with the
+// coefficients the transposed solve reads (coalesced along j), so that the
+// recurrences read shared memory only.
 template <class Real>
 __global__ void adjoint_x_kernel(AdjointStep<Real> step, const Real* __restrict__ z, const Real* __restrict__ xinv,
                                  Real* __restrict__ y, Real* __restrict__ p) {
@@ -452,43 +471,46 @@ __global__ void adjoint_x_kernel(AdjointStep<Real> step, const Real* __restrict_
   const int warps = blockDim.x / kWarp, lane = threadIdx.x % kWarp, wid = threadIdx.x / kWarp;
   const int j_first = blockIdx.x * warps;
   Real* base = reinterpret_cast<Real*>(smem_raw);
-  // stage the block's columns: consecutive threads take consecutive columns of a row
+  const Real* px = step.px;
+  const Real* dxx = step.dxx;
+  // consecutive threads take consecutive columns of a row
   for (int t = threadIdx.x; t < nx * warps; t += blockDim.x) {
     const int i = t / warps, col = t % warps, j = j_first + col;
     if (j >= ny) continue;
     const std::int64_t k = std::int64_t(i) * ny + j;
-    base[(3 * col) * lay.unit() + lay.at(i)] = z[k];
-    base[(3 * col + 1) * lay.unit() + lay.at(i)] = xinv[k];
+    const Real qy = step.qy[j], inv = xinv[k];
+    Real* line = base + kAdjointXLines * col * lay.unit() + lay.at(i);
+    line[0] = z[k];
+    line[lay.unit()] = inv;
+    line[2 * lay.unit()] = i > 0 ? -half_half(var_x(px[i - 1], qy), dxx[3 * (i - 1) + 2]) : Real(0);
+    line[3 * lay.unit()] = i + 1 < nx ? -half_half(var_x(px[i + 1], qy), dxx[3 * (i + 1)]) * inv : Real(0);
   }
   __syncthreads();
   const int j = j_first + wid;
   if (j >= ny) return;  // uniform over the warp; no block barrier follows
   const int i0 = lane * lay.chunk, i1 = min(i0 + lay.chunk, nx);
-  const Real* zs = base + (3 * wid) * lay.unit() + lane * lay.stride - i0;  // zs[i] for i in [i0, i1)
+  const Real* zs = base + kAdjointXLines * wid * lay.unit() + lane * lay.stride - i0;  // zs[i], i in [i0, i1)
   const Real* inv = zs + lay.unit();
-  Real* ys = const_cast<Real*>(inv) + lay.unit();
-  const Real qy = step.qy[j], dt = step.dt;
-  const Real* px = step.px;
-  const Real* dxx = step.dxx;
+  const Real* c_prev = inv + lay.unit();
+  const Real* beta_next = c_prev + lay.unit();
+  Real* ys = const_cast<Real*>(beta_next) + lay.unit();
+  const Real dt = step.dt;
   auto keep = [&](int i, Real v) { ys[i] = v; };
-  auto c_prev = [&](int i) { return i > 0 ? -half_half(var_x(px[i - 1], qy), dxx[3 * (i - 1) + 2]) : Real(0); };
-  auto beta_next = [&](int i) {
-    return i + 1 < nx ? -half_half(var_x(px[i + 1], qy), dxx[3 * (i + 1)]) * inv[i] : Real(0);
-  };
   // U^T: v_i = (dt z_i - c_{i-1} v_{i-1}) inv_i
   warp_recurrence<true, Real>(
-      i0, i1, lane, [&](int i, Real q) { return thomas_back(dt * zs[i], c_prev(i), q, inv[i]); },
-      [&](int i) { return -c_prev(i) * inv[i]; }, keep);
+      i0, i1, lane, [&](int i, Real q) { return thomas_back(dt * zs[i], c_prev[i], q, inv[i]); },
+      [&](int i) { return -c_prev[i] * inv[i]; }, keep);
   // L^T: y_i = v_i - beta_{i+1} y_{i+1}
   warp_recurrence<false, Real>(
-      i0, i1, lane, [&](int i, Real q) { return thomas_forward(ys[i], beta_next(i), q); },
-      [&](int i) { return -beta_next(i); }, keep);
+      i0, i1, lane, [&](int i, Real q) { return thomas_forward(ys[i], beta_next[i], q); },
+      [&](int i) { return -beta_next[i]; }, keep);
   __syncwarp();
+  const Real* line = base + kAdjointXLines * wid * lay.unit();
   for (int i = lane; i < nx; i += kWarp) {
     const std::int64_t k = std::int64_t(i) * ny + j;
-    const int at = (3 * wid + 2) * lay.unit() + lay.at(i);
-    y[k] = base[at];
-    p[k] = adjoint_p(base[at], base[(3 * wid) * lay.unit() + lay.at(i)]);
+    const Real yi = line[4 * lay.unit() + lay.at(i)];
+    y[k] = yi;
+    p[k] = adjoint_p(yi, line[lay.at(i)]);
   }
 }
 
@@ -693,20 +715,30 @@ std::vector<double> adjoint_on_device(const Setup& s, int dev, CudaRun* run) {
   const std::uint64_t grid = std::uint64_t(nx) * ny;
   int smem_optin = 0;
   NUMPIPE_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  // shared memory: adjoint_y a line of numY per warp, adjoint_x three lines of numX per warp
+  // shared memory: adjoint_y three lines of numY for the factors and one per warp;
+  // adjoint_x kAdjointXLines lines of numX per warp. Warps per block: as few as keep
+  // the lines' blocks at least one per SM (more blocks in flight: the kernels are
+  // latency-bound), at most 8.
   const std::size_t y_unit = std::size_t(ChunkLayout::of(ny).unit()) * sizeof(Real);
-  const std::size_t x_unit = 3 * std::size_t(ChunkLayout::of(nx).unit()) * sizeof(Real);
-  if (y_unit > static_cast<std::size_t>(smem_optin) || x_unit > static_cast<std::size_t>(smem_optin))
+  const std::size_t x_unit = kAdjointXLines * std::size_t(ChunkLayout::of(nx).unit()) * sizeof(Real);
+  if (4 * y_unit > static_cast<std::size_t>(smem_optin) || x_unit > static_cast<std::size_t>(smem_optin))
     fail_resource("numX = " + std::to_string(nx) + ", numY = " + std::to_string(ny) + " need " +
-                  std::to_string(std::max(x_unit, y_unit)) +
-                  " bytes of shared memory per line in the CUDA adjoint; device " + std::to_string(dev) + " has " +
-                  std::to_string(smem_optin) + " (use --backend cpu)");
-  const int y_warps = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(4, smem_optin / y_unit)));
-  const int x_warps = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(8, smem_optin / x_unit)));
+                  std::to_string(std::max(x_unit, 4 * y_unit)) + " bytes of shared memory per block in the CUDA "
+                  "adjoint; device " + std::to_string(dev) + " has " + std::to_string(smem_optin) +
+                  " (use --method forward or --backend cpu)");
+  int sms = 0;
+  NUMPIPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  auto warps_for = [&](int lines, std::size_t fixed, std::size_t per_warp) {
+    int w = 8;
+    while (w > 1 && (lines / w < sms || fixed + w * per_warp > static_cast<std::size_t>(smem_optin))) w /= 2;
+    return w;
+  };
+  const int y_warps = warps_for(nx, 3 * y_unit, y_unit), x_warps = warps_for(ny, 0, x_unit);
+  const std::size_t y_smem = (3 + y_warps) * y_unit, x_smem = x_warps * x_unit;
   NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(adjoint_y_kernel<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(y_warps * y_unit)));
+                                          static_cast<int>(y_smem)));
   NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(adjoint_x_kernel<Real>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(x_warps * x_unit)));
+                                          static_cast<int>(x_smem)));
   // the x pivots are tabulated for a batch of steps at a time (x_factor_kernel, parallel
   // over steps and columns), the batch as large as a quarter of the free memory allows
   std::size_t free_bytes = 0, total_bytes = 0;
@@ -754,12 +786,12 @@ std::vector<double> adjoint_on_device(const Setup& s, int dev, CudaRun* run) {
                                                                      d_dt.data() + g, nx, ny, count);
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
-    adjoint_y_kernel<Real><<<(nx + y_warps - 1) / y_warps, y_warps * kWarp, y_warps * y_unit>>>(
+    adjoint_y_kernel<Real><<<(nx + y_warps - 1) / y_warps, y_warps * kWarp, y_smem>>>(
         step_of(g > 0 ? g - 1 : 0), g == 0, static_cast<int>(s.ind_x), static_cast<int>(s.ind_y), d_y.data(),
         d_p.data(), d_z.data(), d_ybeta.data() + std::size_t(g) * ny, d_yinv.data() + std::size_t(g) * ny,
         d_yc.data());
     NUMPIPE_CUDA_CHECK_LAUNCH();
-    adjoint_x_kernel<Real><<<(ny + x_warps - 1) / x_warps, x_warps * kWarp, x_warps * x_unit>>>(
+    adjoint_x_kernel<Real><<<(ny + x_warps - 1) / x_warps, x_warps * kWarp, x_smem>>>(
         step_of(g), d_z.data(), d_xinv.data() + std::size_t(slot) * grid, d_y.data(), d_p.data());
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
