@@ -37,11 +37,16 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "common/cuda_check.hpp"
 #include "common/cuda_timer.hpp"
@@ -409,55 +414,68 @@ __global__ void table_middle_kernel(const TableClass* classes, int c0, int c1, i
   }
 }
 
-// One thread per policy in [p0, p0 + n): the outer recurrence into its reserve row
-// (many policies: the latency of one chain hidden by the others).
-__global__ void table_outer_kernel(const std::int32_t* profile_of, const TablePolicy* profiles,
-                                   const TableClass* classes, const double* rate, const double* muf, const int* year,
-                                   const double* middle, std::int64_t p0, std::int64_t n, double* reserve) {
+// One thread per profile in [q0, q0 + n): the outer recurrence into the profile's
+// row of prow (many profiles: the latency of one chain hidden by the others).
+// Policies with the same profile have the same row; it is copied to each of them
+// afterwards (expand_kernel or expand_rows), bit for bit.
+__global__ void table_outer_kernel(const TablePolicy* profiles, const TableClass* classes, const double* rate,
+                                   const double* muf, const int* year, const double* middle, std::int64_t q0,
+                                   std::int64_t n, double* prow) {
   std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const TablePolicy pr = profiles[profile_of[p0 + i]];
+  const TablePolicy pr = profiles[q0 + i];
   const TableClass& c = classes[pr.cls];
-  table_outer(c.seg, pr, rate + c.point, muf + c.point, year + c.point, middle, reserve + i * kYears);
+  table_outer(c.seg, pr, rate + c.point, muf + c.point, year + c.point, middle, prow + (q0 + i) * kYears);
 }
 
-// One warp per policy (few policies): the lanes load 32 steps' inputs at once, then
+// One warp per profile (few profiles): the lanes load 32 steps' inputs at once, then
 // every lane runs the same chain (outer_step, as table_outer) on them by shuffles,
 // so that one chain waits for memory once per 32 steps.
-__global__ void table_outer_warp_kernel(const std::int32_t* profile_of, const TablePolicy* profiles,
-                                        const TableClass* classes, const double* rate, const double* muf,
-                                        const int* year, const double* middle, std::int64_t p0, std::int64_t n,
-                                        double* reserve) {
+__global__ void table_outer_warp_kernel(const TablePolicy* profiles, const TableClass* classes, const double* rate,
+                                        const double* muf, const int* year, const double* middle, std::int64_t q0,
+                                        std::int64_t n, double* prow) {
   std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
   if (i >= n) return;  // whole warps leave together
-  const TablePolicy pr = profiles[profile_of[p0 + i]];
+  const TablePolicy pr = profiles[q0 + i];
   const TableClass& c = classes[pr.cls];
   const double* rt = rate + c.point;
   const double* mf = muf + c.point;
   const int* yr = year + c.point;
-  double* out = reserve + i * kYears;
+  double* out = prow + (q0 + i) * kYears;
   for (int y = lane; y < kYears; y += 32) out[y] = CUDART_NAN;
   __syncwarp();
   double V = 0;
   if (lane == 0 && yr[0] >= 0) out[yr[0]] = V;
   const int steps = segment_steps(c.seg);
   double r0 = rt[0], m0 = mf[0], M0 = middle[table_middle_index(pr, 0)];
-  for (int q0 = 0; q0 < steps; q0 += 32) {
-    const OuterIn mine = q0 + lane < steps ? outer_in(pr, rt, mf, yr, middle, q0 + lane) : OuterIn{};
-    const int nq = min(32, steps - q0);
+  for (int q0s = 0; q0s < steps; q0s += 32) {
+    const OuterIn mine = q0s + lane < steps ? outer_in(pr, rt, mf, yr, middle, q0s + lane) : OuterIn{};
+    const int nq = min(32, steps - q0s);
     for (int t = 0; t < nq; ++t) {
       double rm = __shfl_sync(0xffffffffu, mine.rm, t), mm = __shfl_sync(0xffffffffu, mine.mm, t);
       double Mm = __shfl_sync(0xffffffffu, mine.Mm, t), r1 = __shfl_sync(0xffffffffu, mine.r1, t);
       double m1 = __shfl_sync(0xffffffffu, mine.m1, t), M1 = __shfl_sync(0xffffffffu, mine.M1, t);
       int y1 = __shfl_sync(0xffffffffu, mine.y1, t);
-      V = outer_step(V, segment_step_size(c.seg, q0 + t), r0, m0, M0, rm, mm, Mm, r1, m1, M1);
+      V = outer_step(V, segment_step_size(c.seg, q0s + t), r0, m0, M0, rm, mm, Mm, r1, m1, M1);
       if (lane == 0 && y1 >= 0) out[y1] = V;
       r0 = r1;
       m0 = m1;
       M0 = M1;
     }
   }
+}
+
+// One warp per policy in [p0, p0 + n): its profile's row into its row of reserve
+// (row 0 = policy p0).
+__global__ void expand_kernel(const std::int32_t* profile_of, const double* prow, std::int64_t p0, std::int64_t n,
+                              double* reserve) {
+  std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  if (i >= n) return;
+  const double* src = prow + static_cast<std::int64_t>(profile_of[p0 + i]) * kYears;
+  double* dst = reserve + i * kYears;
+  for (int y = lane; y < kYears; y += 32) dst[y] = src[y];
 }
 
 // Host blobs: arrays packed at 256-byte offsets, uploaded in one copy.
@@ -484,53 +502,84 @@ class Blob {
   std::size_t device_ = 0;
 };
 
-// Device memory from the device's stream-ordered pool; the pool keeps it for the
-// next solve (--repeat, several groups) instead of returning it to the driver.
-// Without memory pools on the device: plain cudaMalloc and cudaFree.
-bool keep_pool_memory(int device) {
-  static std::mutex m;
-  static std::vector<std::pair<int, bool>> done;
-  std::lock_guard<std::mutex> lock(m);
-  for (const auto& d : done)
-    if (d.first == device) return d.second;
-  int pools = 0;
-  NUMPIPE_CUDA_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device));
-  if (pools) {
-    cudaMemPool_t pool;
-    NUMPIPE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
-    std::uint64_t keep = ~0ull;
-    NUMPIPE_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+// Buffers kept for the process and reused by the next solve (--repeat, several
+// groups, the tests): per device slot, its two device buffers (plain cudaMalloc,
+// so that peer access covers them), and pinned host buffers for the uploads and
+// for the profiles' rows. Grown when too small, never shrunk. Only solve_table
+// uses them, under its mutex.
+struct HeldDevice {
+  int device = -1;
+  char* p = nullptr;
+  std::size_t bytes = 0;
+};
+// Leaves `device` current.
+char* held_device(std::size_t slot, int use, int device, std::size_t bytes) {
+  static std::vector<std::array<HeldDevice, 2>> held;
+  if (held.size() <= slot) held.resize(slot + 1);
+  HeldDevice& h = held[slot][use];
+  if (h.p && (h.device != device || h.bytes < bytes)) {
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(h.device));
+    NUMPIPE_CUDA_CHECK(cudaFree(h.p));
+    h = HeldDevice{};
   }
-  done.emplace_back(device, pools != 0);
-  return pools != 0;
+  NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
+  if (h.p) return h.p;
+  const std::size_t want = bytes + bytes / 4 + 4096;  // room to grow a little without a new allocation
+  h.p = static_cast<char*>(detail::allocate_device(want));
+  h.device = device;
+  h.bytes = want;
+  return h.p;
+}
+enum HostUse { kHostUpload1 = 0, kHostUpload2 = 1, kHostRows = 2 };
+char* held_host(HostUse use, std::size_t bytes) {
+  static std::array<std::pair<char*, std::size_t>, 3> held{};
+  auto& h = held[use];
+  if (h.first && h.second >= bytes) return h.first;
+  if (h.first) {
+    NUMPIPE_CUDA_CHECK(cudaFreeHost(h.first));
+    h = {nullptr, 0};
+  }
+  const std::size_t want = bytes + bytes / 4 + 4096;
+  void* p = nullptr;
+  NUMPIPE_CUDA_CHECK(cudaHostAlloc(&p, want, cudaHostAllocPortable));
+  h = {static_cast<char*>(p), want};
+  return h.first;
 }
 
-class PoolMemory {
- public:
-  PoolMemory() = default;
-  PoolMemory(const PoolMemory&) = delete;
-  PoolMemory& operator=(const PoolMemory&) = delete;
-  ~PoolMemory() {
-    if (!p_) return;
-    if (pooled_) cudaFreeAsync(p_, s_);
-    else cudaFree(p_);
+// Once per device, the table plan's kernels loaded (lazy module loading would load
+// each at its first launch, inside the timed phases); once per ordered pair of
+// distinct devices, peer access where the hardware offers it, so that the peer
+// copies (the profiles' rows, device result path) go device to device instead of
+// through the host.
+void prepare_devices(const std::vector<int>& devices) {
+  static std::vector<int> loaded;
+  static std::vector<std::pair<int, int>> peered;
+  for (int d : devices) {
+    if (std::find(loaded.begin(), loaded.end(), d) != loaded.end()) continue;
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(d));
+    cudaFuncAttributes a;
+    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, table_kernel));
+    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, points_kernel));
+    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, table_middle_kernel));
+    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, table_outer_kernel));
+    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, table_outer_warp_kernel));
+    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, expand_kernel));
+    loaded.push_back(d);
   }
-  void allocate(std::size_t bytes, cudaStream_t s, int device) {
-    s_ = s;
-    pooled_ = keep_pool_memory(device);
-    if (pooled_) {
-      NUMPIPE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&p_), bytes, s));
-    } else {
-      p_ = static_cast<char*>(detail::allocate_device(bytes));
+  for (int a : devices)
+    for (int b : devices) {
+      if (a == b || std::find(peered.begin(), peered.end(), std::make_pair(a, b)) != peered.end()) continue;
+      int can = 0;
+      NUMPIPE_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
+      if (can) {
+        NUMPIPE_CUDA_CHECK(cudaSetDevice(a));
+        cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
+        if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();  // enabled before (not an error)
+        else NUMPIPE_CUDA_CHECK(e);
+      }
+      peered.emplace_back(a, b);
     }
-  }
-  char* get() const { return p_; }
-
- private:
-  char* p_ = nullptr;
-  cudaStream_t s_ = nullptr;
-  bool pooled_ = false;
-};
+}
 
 struct Event {
   cudaEvent_t e = nullptr;
@@ -560,45 +609,34 @@ struct Stream {
   Stream& operator=(const Stream&) = delete;
 };
 
-// Per device slot: streams, memory, events and its ranges. Members are destroyed
-// in reverse order: timers and events, then the memory (freed on its stream),
-// then the streams; with the slot's device current (SlotList).
+// Per device slot: streams, buffers, events and its ranges. Created (with its
+// device current) before any timed work, so that a device's context start is
+// not inside another device's phases.
 struct Slot {
   int device = 0;
   std::string suffix;
   Stream s, copy;
-  PoolMemory mem1, mem2;  // rows and table; the rest
-  char* d1 = nullptr;
-  char* d2 = nullptr;
-  Range rows, entries, policies;
-  int c0 = 0, c1 = 0;  // its classes (Middle values)
-  CudaEventTimer t_up1, t_up2, t_inner, t_middle, t_outer;
-  Event table_done, middle_done, up2_done, outer_done, staged[2];
+  char* d1 = nullptr;  // rows and table (held)
+  char* d2 = nullptr;  // the rest (held)
+  Range entries, profiles, policies;
+  int c0 = 0, c1 = 0;  // its classes (Middle values and outer chains)
+  CudaEventTimer t_up1, t_up2, t_inner, t_middle, t_outer, t_down;
+  Event up2_done, chains_done;
 };
 
-// Pinned staging buffers for the downloads, two per device slot, kept for the
-// process (a pageable copy runs at a fraction of the bus and blocks the host).
-constexpr std::size_t kStageBytes = std::size_t{8} << 20;
-char* staging(std::size_t slot, int buffer) {
-  static std::mutex m;
-  static std::vector<std::array<char*, 2>> bufs;
-  std::lock_guard<std::mutex> lock(m);
-  while (bufs.size() <= slot) bufs.push_back({nullptr, nullptr});
-  char*& b = bufs[slot][buffer];
-  if (!b) NUMPIPE_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&b), kStageBytes, cudaHostAllocPortable));
-  return b;
-}
-
 // The slots; on the way out (normally or by an exception) every stream is drained
-// before any slot's memory is freed.
+// before anything it uses is released.
 struct SlotList {
   std::vector<std::unique_ptr<Slot>> v;
-  ~SlotList() {
+  void drain() {
     for (auto& sl : v) {
       cudaSetDevice(sl->device);
       cudaStreamSynchronize(sl->s.s);
       cudaStreamSynchronize(sl->copy.s);
     }
+  }
+  ~SlotList() {
+    drain();
     for (auto& sl : v) {
       cudaSetDevice(sl->device);
       sl.reset();
@@ -606,84 +644,121 @@ struct SlotList {
   }
 };
 
-// rows x width bytes at off (pitch bytes apart; one row when rows == 1) of src's
-// buffer into dst's, on dst's stream (a plain device copy when both slots are one device).
-void copy_2d(Slot& dst, const Slot& src, std::size_t off, char* dbuf, const char* sbuf, std::size_t pitch,
-             std::size_t width, std::size_t rows) {
-  if (rows == 1) {
-    if (dst.device == src.device)
-      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(dbuf + off, sbuf + off, width, cudaMemcpyDeviceToDevice, dst.s.s));
-    else
-      NUMPIPE_CUDA_CHECK(cudaMemcpyPeerAsync(dbuf + off, dst.device, sbuf + off, src.device, width, dst.s.s));
-    return;
-  }
-  if (dst.device == src.device) {
-    NUMPIPE_CUDA_CHECK(cudaMemcpy2DAsync(dbuf + off, pitch, sbuf + off, pitch, width, rows, cudaMemcpyDeviceToDevice, dst.s.s));
-  } else {
-    cudaMemcpy3DPeerParms p = {};
-    p.srcPtr = make_cudaPitchedPtr(const_cast<char*>(sbuf + off), pitch, width, rows);
-    p.srcDevice = src.device;
-    p.dstPtr = make_cudaPitchedPtr(dbuf + off, pitch, width, rows);
-    p.dstDevice = dst.device;
-    p.extent = make_cudaExtent(width, rows, 1);
-    NUMPIPE_CUDA_CHECK(cudaMemcpy3DPeerAsync(&p, dst.s.s));
-  }
+// How the result reaches the host (NUMPIPE_INTEGRATE_RESULT, for benchmarks and
+// tests; both give the same bits):
+//   host:   each device downloads the rows of the profiles it computed (a few MB);
+//           the host copies each policy's profile row into the result (expand_rows)
+//           while no device has to wait for another.
+//   device: every device gets every profile row (peer copies after the other
+//           devices' chains), writes its policies' rows (expand_kernel) and
+//           downloads them into the result, pinned in place in pieces
+//           (cudaHostRegister) while the devices work.
+enum class ResultPath { host, device };
+ResultPath result_path() {
+  const char* e = std::getenv("NUMPIPE_INTEGRATE_RESULT");
+  if (!e || !*e || std::strcmp(e, "host") == 0) return ResultPath::host;
+  if (std::strcmp(e, "device") == 0) return ResultPath::device;
+  fail_input(std::string("NUMPIPE_INTEGRATE_RESULT must be 'host' or 'device', not '") + e + "'");
 }
 
-// Few policies: one warp per policy (table_outer_warp_kernel); decided on the whole
+// The pinned pieces of a result (device path): interior boundaries on multiples of
+// kPinPiece (page aligned, so that no page is in two pieces). Unpinned on the way
+// out after every stream has drained (no copy may still write them).
+constexpr std::size_t kPinPiece = std::size_t{16} << 20;
+struct Piece {
+  char* p = nullptr;
+  std::size_t bytes = 0;
+  bool pinned = false;
+};
+struct PinnedPieces {
+  std::vector<Piece> v;
+  SlotList* slots = nullptr;
+  int device = 0;  // current while pinning and unpinning
+  void cut(char* base, std::size_t bytes) {
+    const std::uintptr_t b = reinterpret_cast<std::uintptr_t>(base), e = b + bytes;
+    std::uintptr_t at = b, next = (b / kPinPiece + 1) * kPinPiece;
+    while (at < e) {
+      std::uintptr_t end = std::min<std::uintptr_t>(next, e);
+      v.push_back({reinterpret_cast<char*>(at), static_cast<std::size_t>(end - at), false});
+      at = end;
+      next += kPinPiece;
+    }
+  }
+  static void pin_one(std::int64_t k, void* arg) {
+    auto& self = *static_cast<PinnedPieces*>(arg);
+    Piece& pc = self.v[static_cast<std::size_t>(k)];
+    if (cudaSetDevice(self.device) != cudaSuccess) {
+      cudaGetLastError();
+      return;
+    }
+    for (std::size_t off = 0; off < pc.bytes; off += 4096) pc.p[off] = 0;  // its page faults, in parallel
+    if (cudaHostRegister(pc.p, pc.bytes, cudaHostRegisterPortable) == cudaSuccess) pc.pinned = true;
+    else cudaGetLastError();  // not sticky: cleared; the result then comes by the host path
+  }
+  static void unpin_one(std::int64_t k, void* arg) {
+    auto& self = *static_cast<PinnedPieces*>(arg);
+    Piece& pc = self.v[static_cast<std::size_t>(k)];
+    if (!pc.pinned) return;
+    if (cudaSetDevice(self.device) != cudaSuccess) {
+      cudaGetLastError();
+      return;
+    }
+    if (cudaHostUnregister(pc.p) == cudaSuccess) pc.pinned = false;
+    else cudaGetLastError();
+  }
+  bool all_pinned() const {
+    for (const Piece& pc : v)
+      if (!pc.pinned) return false;
+    return true;
+  }
+  void pin() { parallel_items(static_cast<std::int64_t>(v.size()), pin_one, this); }
+  void unpin() { parallel_items(static_cast<std::int64_t>(v.size()), unpin_one, this); }
+  ~PinnedPieces() {
+    bool any = false;
+    for (const Piece& pc : v) any = any || pc.pinned;
+    if (!any) return;
+    if (slots) slots->drain();
+    for (Piece& pc : v)
+      if (pc.pinned) cudaHostUnregister(pc.p);
+  }
+};
+
+// Few profiles: one warp per profile (table_outer_warp_kernel); decided on the whole
 // batch so that every split of it runs the same kernel.
-constexpr std::int64_t kOuterWarpMaxPolicies = 4096;
+constexpr std::int64_t kOuterWarpMaxProfiles = 4096;
 
 Result solve_table(const Problem& pb, const std::vector<int>& devices) {
+  static std::mutex solve_mutex;  // the held buffers serve one solve at a time
+  std::lock_guard<std::mutex> lock(solve_mutex);
   Result res;
   const std::size_t nd = devices.size();
   const std::int64_t npol = static_cast<std::int64_t>(pb.policies.size());
   const std::size_t total = static_cast<std::size_t>(npol) * kYears;
+  const bool large = total >= (std::size_t{1} << 20);
+  const ResultPath path = result_path();
   HostTimer plan_timer;
   TablePlan tp;
   plan_table_rows(pb, tp);
   double plan_seconds = plan_timer.seconds();
   RateTable rate_table = make_rate_table(pb);
   RateView rv = rate_table.view();  // constant rate: no device arrays
-
-  // A large result: its pages touched by half the host's threads while this one
-  // plans and the devices work (a fresh result would take its page faults in the
-  // copy), then pinned in place (cudaHostRegister) so that each device copies its
-  // rows straight into it at the bus's speed; where pinning fails, the rows come
-  // through pinned staging buffers.
   res.reserve.resize(total);
-  std::thread toucher;
-  bool pinned = false;
-  const std::size_t result_bytes = total * sizeof(double);
-  if (total >= (std::size_t{1} << 20)) {
-    int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
-    const int dev0 = devices.front();
-    toucher = std::thread([&res, &pinned, total, result_bytes, threads, dev0] {
-      first_touch(res.reserve.data(), total, threads);
-      if (cudaSetDevice(dev0) != cudaSuccess) {
-        cudaGetLastError();
-        return;
-      }
-      pinned = cudaHostRegister(res.reserve.data(), result_bytes, cudaHostRegisterPortable) == cudaSuccess;
-      if (!pinned) cudaGetLastError();  // not sticky: cleared, and the staging buffers serve
-    });
-  }
-  struct Unpin {
-    bool& pinned;
-    void* p;
-    ~Unpin() {
-      if (pinned) cudaHostUnregister(p);
-    }
-  } unpin{pinned, res.reserve.data()};
-  struct Join {
-    std::thread& t;
-    ~Join() {
-      if (t.joinable()) t.join();
-    }
-  } join{toucher};
 
-  // 1. Table rows on every device, the table kernel on each device's share, and
-  //    the copies of every share to the other devices.
+  // Set up outside the timed phases: kernels loaded, peer access, every slot's
+  // streams and events (a device's context starts here).
+  prepare_devices(devices);
+  SlotList slot_list;
+  auto& slots = slot_list.v;
+  for (std::size_t i = 0; i < nd; ++i) {
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(devices[i]));
+    slots.push_back(std::make_unique<Slot>());
+    slots.back()->device = devices[i];
+    slots.back()->suffix = device_suffix(devices, i);
+  }
+
+  // 1. Every device computes the whole table: the table kernel is latency-bound
+  //    (one thread runs each row's trajectory), so a share of its rows would take
+  //    as long, and no device waits for another's table.
   Blob b1;
   const std::size_t o_rows = b1.add(tp.rows);
   const std::size_t o_full = b1.add(tp.row_full);
@@ -692,51 +767,22 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
   const int tail_points = std::max(tp.max_tail_points, 1), tail_states = std::max(tp.max_tail_states, 1);
   const std::size_t table_smem = sizeof(double) * (2 * kTableChunk + 1 + tail_points + tail_states);
   if (table_smem > 48 * 1024) fail_internal("integrate: table rows too long for shared memory");
-
-  SlotList slot_list;
-  auto& slots = slot_list.v;
+  char* up1 = held_host(kHostUpload1, b1.upload_bytes());
+  std::memcpy(up1, b1.data(), b1.upload_bytes());
   for (std::size_t i = 0; i < nd; ++i) {
-    NUMPIPE_CUDA_CHECK(cudaSetDevice(devices[i]));
-    slots.push_back(std::make_unique<Slot>());
-    Slot& sl = *slots.back();
-    sl.device = devices[i];
-    sl.suffix = device_suffix(devices, i);
-    sl.rows = split(nrows, nd, i);
+    Slot& sl = *slots[i];
+    sl.d1 = held_device(i, 0, sl.device, b1.device_bytes());  // the slot's device current
     sl.t_up1.start(sl.s.s);
-    sl.mem1.allocate(b1.device_bytes(), sl.s.s, sl.device);
-    sl.d1 = sl.mem1.get();
-    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d1, b1.data(), b1.upload_bytes(), cudaMemcpyHostToDevice, sl.s.s));
+    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d1, up1, b1.upload_bytes(), cudaMemcpyHostToDevice, sl.s.s));
     sl.t_up1.stop(sl.s.s);
     sl.t_inner.start(sl.s.s);
-    if (sl.rows.size() > 0) {
-      table_kernel<<<static_cast<unsigned>(sl.rows.size()), kTableBlock, table_smem, sl.s.s>>>(
-          rv, reinterpret_cast<const TableRow*>(sl.d1 + o_rows) + sl.rows.begin,
-          reinterpret_cast<double*>(sl.d1 + o_table), tail_points, tail_states);
+    if (nrows > 0) {
+      table_kernel<<<static_cast<unsigned>(nrows), kTableBlock, table_smem, sl.s.s>>>(
+          rv, reinterpret_cast<const TableRow*>(sl.d1 + o_rows), reinterpret_cast<double*>(sl.d1 + o_table),
+          tail_points, tail_states);
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
-    NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.table_done.e, sl.s.s));
-  }
-  // A share of rows is a set of columns of the depth-major table: its columns at
-  // every depth of each type.
-  for (std::size_t dst = 0; dst < nd && nd > 1; ++dst) {
-    Slot& d = *slots[dst];
-    NUMPIPE_CUDA_CHECK(cudaSetDevice(d.device));
-    for (std::size_t src = 0; src < nd; ++src) {
-      const Slot& sr = *slots[src];
-      if (src == dst || sr.rows.size() == 0) continue;
-      NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(d.s.s, sr.table_done.e, 0));
-      for (const TableType& ty : tp.types) {
-        std::int64_t r0 = std::max(sr.rows.begin, ty.row0), r1 = std::min(sr.rows.end, ty.row0 + ty.rows);
-        if (r1 <= r0) continue;
-        std::size_t off = o_table + static_cast<std::size_t>(ty.table + (r0 - ty.row0)) * sizeof(double);
-        copy_2d(d, sr, off, d.d1, sr.d1, static_cast<std::size_t>(ty.rows) * sizeof(double),
-                static_cast<std::size_t>(r1 - r0) * sizeof(double), static_cast<std::size_t>(ty.depths));
-      }
-    }
-  }
-  for (auto& sl : slots) {
-    NUMPIPE_CUDA_CHECK(cudaSetDevice(sl->device));
-    sl->t_inner.stop(sl->s.s);
+    sl.t_inner.stop(sl.s.s);
   }
 
   // 2. The rest of the plan on the host while the tables run.
@@ -751,45 +797,56 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
   const int weights_smem = static_cast<int>(sizeof(double)) * std::max(tp.max_rows, 1) * group;
   const int nclass = static_cast<int>(tp.classes.size());
   const std::int64_t blocks = assign_middle_blocks(tp, group);
+  const std::int64_t nprof = static_cast<std::int64_t>(tp.profiles.size());
   Blob b2;
   const std::size_t o_types = b2.add(tp.types);
   const std::size_t o_classes = b2.add(tp.classes);
   const std::size_t o_fams = b2.add(tp.families);
   const std::size_t o_profiles = b2.add(tp.profiles);
-  const std::size_t o_profile_of = b2.add(tp.profile_of);
+  const std::size_t o_profile_of = path == ResultPath::device ? b2.add(tp.profile_of) : 0;
   const std::size_t cp = static_cast<std::size_t>(tp.class_points);
   const std::size_t o_tau = b2.reserve(cp * sizeof(double));
   const std::size_t o_rate = b2.reserve(cp * sizeof(double));
   const std::size_t o_muf = b2.reserve(cp * sizeof(double));
   const std::size_t o_year = b2.reserve(cp * sizeof(int));
   const std::size_t o_middle = b2.reserve(static_cast<std::size_t>(tp.entries) * sizeof(double));
+  const std::size_t row_bytes = kYears * sizeof(double);
+  const std::size_t o_prow = b2.reserve(static_cast<std::size_t>(nprof) * row_bytes);
   std::int64_t max_pol = 0;
   for (std::size_t i = 0; i < nd; ++i) max_pol = std::max(max_pol, split(npol, nd, i).size());
-  const std::size_t o_reserve = b2.reserve(static_cast<std::size_t>(max_pol) * kYears * sizeof(double));
-  const bool warp_outer = npol <= kOuterWarpMaxPolicies;
+  const std::size_t o_reserve = path == ResultPath::device ? b2.reserve(static_cast<std::size_t>(max_pol) * row_bytes) : 0;
+  const bool warp_outer = nprof <= kOuterWarpMaxProfiles;
   auto class_block = [&](int c) { return c < nclass ? tp.classes[c].block0 : static_cast<int>(blocks); };
+  char* up2 = held_host(kHostUpload2, b2.upload_bytes());
+  std::memcpy(up2, b2.data(), b2.upload_bytes());
+  char* rows_host = path == ResultPath::host ? held_host(kHostRows, static_cast<std::size_t>(nprof) * row_bytes) : nullptr;
 
+  // 3. Per device: r, muF, tau at every class stage point; the Middle values of its
+  //    classes; the outer chains of those classes' profiles.
   for (std::size_t i = 0; i < nd; ++i) {
     Slot& sl = *slots[i];
-    NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
     table_class_split(tp, nd, i, sl.c0, sl.c1);
     sl.entries = {tp.class_entry[sl.c0], tp.class_entry[sl.c1]};
+    sl.profiles = {tp.class_profile[sl.c0], tp.class_profile[sl.c1]};
     sl.policies = split(npol, nd, i);
-    // Uploaded on the copy stream (a pageable copy may wait for its stream).
+    sl.d2 = held_device(i, 1, sl.device, b2.device_bytes());  // the slot's device current
+    // Uploaded on the copy stream, beside the table kernel.
     sl.t_up2.start(sl.copy.s);
-    sl.mem2.allocate(b2.device_bytes(), sl.copy.s, sl.device);
-    sl.d2 = sl.mem2.get();
-    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d2, b2.data(), b2.upload_bytes(), cudaMemcpyHostToDevice, sl.copy.s));
+    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d2, up2, b2.upload_bytes(), cudaMemcpyHostToDevice, sl.copy.s));
     sl.t_up2.stop(sl.copy.s);
     NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.up2_done.e, sl.copy.s));
     NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(sl.s.s, sl.up2_done.e, 0));
     auto* classes = reinterpret_cast<const TableClass*>(sl.d2 + o_classes);
     auto* tau = reinterpret_cast<double*>(sl.d2 + o_tau);
+    auto* rate = reinterpret_cast<double*>(sl.d2 + o_rate);
+    auto* muf = reinterpret_cast<double*>(sl.d2 + o_muf);
+    auto* year = reinterpret_cast<int*>(sl.d2 + o_year);
+    auto* middle = reinterpret_cast<double*>(sl.d2 + o_middle);
+    auto* prow = reinterpret_cast<double*>(sl.d2 + o_prow);
     sl.t_middle.start(sl.s.s);
     if (cp > 0) {
       points_kernel<<<blocks_for(static_cast<std::int64_t>(cp), kPointsBlock), kPointsBlock, 0, sl.s.s>>>(
-          classes, nclass, static_cast<std::int64_t>(cp), rv, tau, reinterpret_cast<double*>(sl.d2 + o_rate),
-          reinterpret_cast<double*>(sl.d2 + o_muf), reinterpret_cast<int*>(sl.d2 + o_year));
+          classes, nclass, static_cast<std::int64_t>(cp), rv, tau, rate, muf, year);
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
     const int blk0 = class_block(sl.c0), blk1 = class_block(sl.c1);
@@ -798,117 +855,141 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
           classes, sl.c0, sl.c1, blk0, group, reinterpret_cast<const TableType*>(sl.d2 + o_types),
           reinterpret_cast<const TableRow*>(sl.d1 + o_rows), reinterpret_cast<const std::int32_t*>(sl.d1 + o_full),
           reinterpret_cast<const double*>(sl.d1 + o_table), tau, reinterpret_cast<const TableFamily*>(sl.d2 + o_fams),
-          reinterpret_cast<double*>(sl.d2 + o_middle));
+          middle);
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
-    NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.middle_done.e, sl.s.s));
-  }
-  for (std::size_t dst = 0; dst < nd && nd > 1; ++dst) {
-    Slot& d = *slots[dst];
-    NUMPIPE_CUDA_CHECK(cudaSetDevice(d.device));
-    for (std::size_t src = 0; src < nd; ++src) {
-      const Slot& sr = *slots[src];
-      if (src == dst || sr.entries.size() == 0) continue;
-      std::size_t off = o_middle + static_cast<std::size_t>(sr.entries.begin) * sizeof(double);
-      NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(d.s.s, sr.middle_done.e, 0));
-      copy_2d(d, sr, off, d.d2, sr.d2, 0, static_cast<std::size_t>(sr.entries.size()) * sizeof(double), 1);
-    }
-  }
-  for (auto& slp : slots) {
-    Slot& sl = *slp;
-    NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
     sl.t_middle.stop(sl.s.s);
     sl.t_outer.start(sl.s.s);
-    if (sl.policies.size() > 0) {
-      auto* profile_of = reinterpret_cast<const std::int32_t*>(sl.d2 + o_profile_of);
+    if (sl.profiles.size() > 0) {
       auto* profiles = reinterpret_cast<const TablePolicy*>(sl.d2 + o_profiles);
-      auto* classes = reinterpret_cast<const TableClass*>(sl.d2 + o_classes);
-      auto* rate = reinterpret_cast<const double*>(sl.d2 + o_rate);
-      auto* muf = reinterpret_cast<const double*>(sl.d2 + o_muf);
-      auto* year = reinterpret_cast<const int*>(sl.d2 + o_year);
-      auto* middle = reinterpret_cast<const double*>(sl.d2 + o_middle);
-      auto* reserve = reinterpret_cast<double*>(sl.d2 + o_reserve);
       if (warp_outer)
-        table_outer_warp_kernel<<<blocks_for(sl.policies.size() * 32, kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
-            profile_of, profiles, classes, rate, muf, year, middle, sl.policies.begin, sl.policies.size(), reserve);
+        table_outer_warp_kernel<<<blocks_for(sl.profiles.size() * 32, kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
+            profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow);
       else
-        table_outer_kernel<<<blocks_for(sl.policies.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
-            profile_of, profiles, classes, rate, muf, year, middle, sl.policies.begin, sl.policies.size(), reserve);
+        table_outer_kernel<<<blocks_for(sl.profiles.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
+            profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow);
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
-    sl.t_outer.stop(sl.s.s);
-    NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.outer_done.e, sl.s.s));
+    NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.chains_done.e, sl.s.s));
   }
 
-  // 3. The download, timed from the end of the last outer kernel: straight into the
-  //    pinned result, or every slot's rows in chunks through its two pinned
-  //    buffers, the bus copy of one chunk overlapping the host copy of the previous.
-  HostTimer wait_timer;  // how long the result's pages still took after the devices' launches
-  if (toucher.joinable()) toucher.join();
-  const double wait_seconds = wait_timer.seconds();
-  for (auto& slp : slots) NUMPIPE_CUDA_CHECK(cudaEventSynchronize(slp->outer_done.e));
-  HostTimer down_timer;
-  if (pinned) {
-    for (auto& slp : slots) {
-      Slot& sl = *slp;
-      if (sl.policies.size() == 0) continue;
-      NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
-      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(res.reserve.data() + sl.policies.begin * kYears, sl.d2 + o_reserve,
-                                         static_cast<std::size_t>(sl.policies.size()) * kYears * sizeof(double),
-                                         cudaMemcpyDeviceToHost, sl.s.s));
+  // 4. The rows to the host.
+  for (std::size_t dst = 0; dst < nd; ++dst) {
+    Slot& d = *slots[dst];
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(d.device));
+    if (path == ResultPath::device) {
+      // Every other slot's profile rows (after its chains), then this slot's policies' rows.
+      for (std::size_t src = 0; src < nd; ++src) {
+        const Slot& sr = *slots[src];
+        if (src == dst || sr.profiles.size() == 0) continue;
+        const std::size_t off = o_prow + static_cast<std::size_t>(sr.profiles.begin) * row_bytes;
+        const std::size_t bytes = static_cast<std::size_t>(sr.profiles.size()) * row_bytes;
+        NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(d.s.s, sr.chains_done.e, 0));
+        if (sr.device == d.device)
+          NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(d.d2 + off, sr.d2 + off, bytes, cudaMemcpyDeviceToDevice, d.s.s));
+        else
+          NUMPIPE_CUDA_CHECK(cudaMemcpyPeerAsync(d.d2 + off, d.device, sr.d2 + off, sr.device, bytes, d.s.s));
+      }
+      if (d.policies.size() > 0) {
+        expand_kernel<<<blocks_for(d.policies.size() * 32, kTableOuterBlock), kTableOuterBlock, 0, d.s.s>>>(
+            reinterpret_cast<const std::int32_t*>(d.d2 + o_profile_of), reinterpret_cast<const double*>(d.d2 + o_prow),
+            d.policies.begin, d.policies.size(), reinterpret_cast<double*>(d.d2 + o_reserve));
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+      }
+      d.t_outer.stop(d.s.s);
+      d.t_down.start(d.s.s);  // stopped after the download, once the host has pinned the result
+    } else {
+      d.t_outer.stop(d.s.s);
+      d.t_down.start(d.s.s);
+      if (d.profiles.size() > 0)
+        NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(rows_host + static_cast<std::size_t>(d.profiles.begin) * row_bytes,
+                                           d.d2 + o_prow + static_cast<std::size_t>(d.profiles.begin) * row_bytes,
+                                           static_cast<std::size_t>(d.profiles.size()) * row_bytes,
+                                           cudaMemcpyDeviceToHost, d.s.s));
+      d.t_down.stop(d.s.s);
     }
   }
-  std::size_t max_chunks = 0;
-  auto chunks_of = [&](const Slot& sl) {
-    std::size_t bytes = static_cast<std::size_t>(sl.policies.size()) * kYears * sizeof(double);
-    return (bytes + kStageBytes - 1) / kStageBytes;
-  };
-  if (!pinned)
-    for (auto& slp : slots) max_chunks = std::max(max_chunks, chunks_of(*slp));
-  auto chunk = [&](const Slot& sl, std::size_t c, std::size_t& off) {
-    std::size_t bytes = static_cast<std::size_t>(sl.policies.size()) * kYears * sizeof(double);
-    off = c * kStageBytes;
-    return std::min(kStageBytes, bytes - off);
-  };
-  for (std::size_t c = 0; c <= max_chunks && !pinned; ++c) {
-    for (std::size_t i = 0; i < nd && c < max_chunks; ++i) {
-      Slot& sl = *slots[i];
-      if (c >= chunks_of(sl)) continue;
-      std::size_t off;
-      std::size_t n = chunk(sl, c, off);
-      NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
-      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(staging(i, c & 1), sl.d2 + o_reserve + off, n, cudaMemcpyDeviceToHost, sl.s.s));
-      NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.staged[c & 1].e, sl.s.s));
+
+  // 5. On the host while the devices work: the result's pages (host path: touched;
+  //    device path: touched and pinned in pieces, then each slot's rows downloaded
+  //    straight into them).
+  double pages_seconds = 0, expand_seconds = 0, unpin_seconds = 0;
+  bool host_expand = path == ResultPath::host;
+  PinnedPieces pins;
+  pins.slots = &slot_list;
+  pins.device = devices.front();
+  if (path == ResultPath::host) {
+    HostTimer pages_timer;
+    if (large) first_touch(res.reserve.data(), total);
+    pages_seconds = pages_timer.seconds();
+  } else {
+    HostTimer pages_timer;
+    if (large) {
+      advise_huge_pages(res.reserve.data(), total * sizeof(double));
+      pins.cut(reinterpret_cast<char*>(res.reserve.data()), total * sizeof(double));
+      pins.pin();
     }
-    if (c == 0) continue;
-    for (std::size_t i = 0; i < nd; ++i) {
-      Slot& sl = *slots[i];
-      if (c - 1 >= chunks_of(sl)) continue;
-      std::size_t off;
-      std::size_t n = chunk(sl, c - 1, off);
-      NUMPIPE_CUDA_CHECK(cudaEventSynchronize(sl.staged[(c - 1) & 1].e));
-      parallel_copy(reinterpret_cast<char*>(res.reserve.data() + sl.policies.begin * kYears) + off, staging(i, (c - 1) & 1), n);
+    pages_seconds = pages_timer.seconds();
+    if (large && !pins.all_pinned()) {
+      // Not pinned (the host refused): slot 0 holds every profile row; the host path.
+      host_expand = true;
+      rows_host = held_host(kHostRows, static_cast<std::size_t>(nprof) * row_bytes);
+      Slot& s0 = *slots[0];
+      NUMPIPE_CUDA_CHECK(cudaSetDevice(s0.device));
+      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(rows_host, s0.d2 + o_prow, static_cast<std::size_t>(nprof) * row_bytes,
+                                         cudaMemcpyDeviceToHost, s0.s.s));
+    } else {
+      // Each slot's rows: one copy per piece it meets (a copy stays within one
+      // registration), or one pageable copy for a small result.
+      char* const base = reinterpret_cast<char*>(res.reserve.data());
+      for (auto& slp : slots) {
+        Slot& sl = *slp;
+        if (sl.policies.size() == 0) continue;
+        NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
+        char* const lo = base + static_cast<std::size_t>(sl.policies.begin) * row_bytes;
+        char* const hi = base + static_cast<std::size_t>(sl.policies.end) * row_bytes;
+        auto copy = [&](char* a, char* b) {
+          NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(a, sl.d2 + o_reserve + (a - lo), static_cast<std::size_t>(b - a),
+                                             cudaMemcpyDeviceToHost, sl.s.s));
+        };
+        if (!large) copy(lo, hi);
+        for (const Piece& pc : pins.v) {
+          char* a = std::max(lo, pc.p);
+          char* b = std::min(hi, pc.p + pc.bytes);
+          if (a < b) copy(a, b);
+        }
+      }
+    }
+    for (auto& slp : slots) {
+      NUMPIPE_CUDA_CHECK(cudaSetDevice(slp->device));
+      slp->t_down.stop(slp->s.s);
     }
   }
   for (auto& slp : slots) {
     NUMPIPE_CUDA_CHECK(cudaSetDevice(slp->device));
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(slp->s.s));
   }
-  const double down_seconds = down_timer.seconds();
-  HostTimer unpin_timer;
-  if (pinned) NUMPIPE_CUDA_CHECK(cudaHostUnregister(res.reserve.data()));
-  const bool was_pinned = pinned;
-  pinned = false;
-  const double unpin_seconds = unpin_timer.seconds();
+  if (host_expand) {
+    HostTimer expand_timer;
+    expand_rows(res.reserve.data(), reinterpret_cast<const double*>(rows_host), tp.profile_of.data(), npol);
+    expand_seconds = expand_timer.seconds();
+  }
+  if (!pins.v.empty()) {
+    HostTimer unpin_timer;
+    pins.unpin();
+    unpin_seconds = unpin_timer.seconds();
+    if (!std::none_of(pins.v.begin(), pins.v.end(), [](const Piece& pc) { return pc.pinned; }))
+      fail_internal("integrate: cudaHostUnregister failed on the result");
+  }
 
-  // Phases per device (CUDA events; the download on the host clock, all slots at
-  // once); flops as counted in integrate.hpp, each item on the device that computed it.
+  // Phases per device (CUDA events); flops as counted in integrate.hpp, each item
+  // on the device that computed it (the table on every device).
+  TableWork w;
+  for (const TableRow& r : tp.rows) w.add(r);
   for (std::size_t i = 0; i < nd; ++i) {
     Slot& sl = *slots[i];
     NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
-    TableWork w;
-    for (std::int64_t r = sl.rows.begin; r < sl.rows.end; ++r) w.add(tp.rows[r]);
-    double weights = 0, products = 0, msteps = 0;
+    double weights = 0, products = 0, msteps = 0, osteps = 0;
     for (int c = sl.c0; c < sl.c1; ++c) {
       const TableClass& cl = tp.classes[c];
       const TableType& ty = tp.types[cl.type];
@@ -916,21 +997,25 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
       weights += static_cast<double>(cl.points) * ty.rows;
       products += values * table_middle_products(segment_steps(ty.mseg));
       msteps += values * segment_steps(ty.mseg);
+      osteps += static_cast<double>(tp.class_profile[c + 1] - tp.class_profile[c]) * segment_steps(cl.seg);
     }
-    double share_p = npol > 0 ? static_cast<double>(sl.policies.size()) / static_cast<double>(npol) : 0;
-    double up = static_cast<double>(b1.upload_bytes() + b2.upload_bytes());
-    res.log.add("upload" + sl.suffix, sl.t_up1.seconds() + sl.t_up2.seconds(), up);
+    const double prow_bytes = static_cast<double>(sl.profiles.size()) * row_bytes;
+    const double pol_bytes = static_cast<double>(sl.policies.size()) * row_bytes;
+    const bool dev = path == ResultPath::device;
+    res.log.add("upload" + sl.suffix, sl.t_up1.seconds() + sl.t_up2.seconds(),
+                static_cast<double>(b1.upload_bytes() + b2.upload_bytes()));
     res.log.add("inner" + sl.suffix, sl.t_inner.seconds(), 8.0 * static_cast<double>(tp.table_size),
                 w.coefficients * kFlopsCoefficient + (w.trajectory + w.tail) * kFlopsLinearStep);
     res.log.add("middle" + sl.suffix, sl.t_middle.seconds(), 8.0 * static_cast<double>(sl.entries.size()),
                 static_cast<double>(tp.class_points) * kFlopsOuterPoint + weights * kFlopsMiddleWeight +
                     products * kFlopsMiddleProduct + msteps * kFlopsMiddleStep);
-    res.log.add("outer" + sl.suffix, sl.t_outer.seconds(), 8.0 * share_p * static_cast<double>(total),
-                share_p * tp.outer_steps * kFlopsOuterStep);
-    res.log.add("download" + sl.suffix, down_seconds, 8.0 * share_p * static_cast<double>(total));
+    res.log.add("outer" + sl.suffix, sl.t_outer.seconds(), prow_bytes + (dev ? pol_bytes : 0.0),
+                osteps * kFlopsOuterStep);
+    res.log.add("download" + sl.suffix, sl.t_down.seconds(), dev && !host_expand ? pol_bytes : prow_bytes);
   }
-  res.log.add("result pages", wait_seconds);
-  if (was_pinned) res.log.add("result unpin", unpin_seconds);
+  res.log.add(path == ResultPath::device ? "result pin" : "result pages", pages_seconds);
+  if (host_expand) res.log.add("result expand", expand_seconds);
+  if (!pins.v.empty()) res.log.add("result unpin", unpin_seconds);
   res.inner_steps = tp.trajectory_steps + tp.tail_steps;
   res.inner_steps_unshared = 0;
   res.columns = tp.rows.size();

@@ -102,14 +102,16 @@ struct TablePlan {
   std::vector<TableClass> classes;
   std::vector<TableFamily> families;  // ordered by class, then by base
   std::vector<std::int64_t> class_entry;  // per class: its first Middle value (size classes + 1)
-  std::vector<TablePolicy> profiles;     // distinct policies
-  std::vector<std::int32_t> profile_of;  // per policy
+  std::vector<TablePolicy> profiles;      // distinct policies, ordered by class
+  std::vector<std::int32_t> class_profile;  // per class: its first profile (size classes + 1)
+  std::vector<std::int32_t> profile_of;   // per policy
   std::int64_t table_size = 0, class_points = 0, entries = 0;
   // Work counts (RK4 steps and integrand evaluations the kernels execute).
   double trajectory_steps = 0, tail_steps = 0;  // inner table
   double coefficients = 0;                       // inner coefficient evaluations (table kernel)
   double middle_steps = 0;                       // middle RK4 increments (one per step of each Middle value)
   double outer_steps = 0;                        // outer RK4 steps over all policies
+  double profile_steps = 0;                      // ... over the profiles (what the CUDA chains run)
   double requests = 0;                           // Middle values the policies read (outer stage points)
   std::int32_t max_tail_points = 0, max_tail_states = 0;  // per row, for the table kernel's shared memory
   std::int32_t max_rows = 0;                     // rows of the largest type (the middle kernel's weights)
@@ -179,12 +181,19 @@ struct TableWork {
   }
 };
 
-// Writes every page of p[0, n) once from `threads` OpenMP threads (huge pages
-// asked for where Linux offers them): a fresh result's page faults taken in
-// parallel while the devices work.
-void first_touch(double* p, std::size_t n, int threads);
-// memcpy by all OpenMP threads (the download's staging to the result).
-void parallel_copy(void* dst, const void* src, std::size_t bytes);
+// Asks Linux for huge pages on the 2 MiB-aligned interior of [p, p + bytes) (where
+// transparent huge pages are "madvise"): one fault per 2 MiB instead of 512.
+void advise_huge_pages(void* p, std::size_t bytes);
+// Writes every page of p[0, n) once from OpenMP's threads (huge pages asked for
+// first): a fresh result's page faults taken in parallel while the devices work.
+void first_touch(double* p, std::size_t n);
+// fn(i) for i in [0, n) on OpenMP's threads, one item at a time (dynamic schedule);
+// fn must not throw (the CUDA backend's pinning of the result in pieces).
+void parallel_items(std::int64_t n, void (*fn)(std::int64_t, void*), void* arg);
+// The result of n policies from their profiles' rows: row i of out = row
+// profile_of[i] of rows (kYears doubles each), copied bit for bit by OpenMP's
+// threads (streaming stores for a large result: it is not read again here).
+void expand_rows(double* out, const double* rows, const std::int32_t* profile_of, std::int64_t n);
 
 // Inner(eta, k) of a row from the table, by counting its stage points >= k.
 NUMPIPE_HD_INLINE double table_inner(const TableRow& r, const double* table, double k) {

@@ -10,6 +10,9 @@
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 #include "table.hpp"
 
 namespace numpipe::integrate {
@@ -171,50 +174,74 @@ void plan_table_rows(const Problem& pb, TablePlan& tp) {
   tp.coefficients = work.coefficients;
 }
 
-void first_touch(double* p, std::size_t n, int threads) {
-  if (n == 0) return;
+void advise_huge_pages(void* p, std::size_t bytes) {
 #ifdef __linux__
-  // Huge pages: a 2 MiB fault instead of 512 small ones (where THP is "madvise").
   constexpr std::uintptr_t kHuge = 2u << 20;
   std::uintptr_t a = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-  std::uintptr_t e = (reinterpret_cast<std::uintptr_t>(p + n)) & ~(kHuge - 1);
-  if (e > a) madvise(reinterpret_cast<void*>(a), e - a, MADV_HUGEPAGE);
+  std::uintptr_t e = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (e > a) madvise(reinterpret_cast<void*>(a), e - a, MADV_HUGEPAGE);  // advice only: failure is harmless
+#else
+  (void)p;
+  (void)bytes;
 #endif
+}
+
+void first_touch(double* p, std::size_t n) {
+  if (n == 0) return;
+  advise_huge_pages(p, n * sizeof(double));
   const std::int64_t pages = static_cast<std::int64_t>((n + 511) / 512);
-#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : 1)
+#pragma omp parallel for schedule(static)
   for (std::int64_t pg = 0; pg < pages; ++pg) p[pg * 512] = 0.0;
 }
 
-void parallel_copy(void* dst, const void* src, std::size_t bytes) {
-  constexpr std::size_t kPiece = 256 << 10;
-  const std::int64_t pieces = static_cast<std::int64_t>((bytes + kPiece - 1) / kPiece);
-  if (pieces <= 1) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < pieces; ++i) {
-    std::size_t off = static_cast<std::size_t>(i) * kPiece;
-    std::memcpy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off, std::min(kPiece, bytes - off));
+void parallel_items(std::int64_t n, void (*fn)(std::int64_t, void*), void* arg) {
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::int64_t i = 0; i < n; ++i) fn(i, arg);
+}
+
+void expand_rows(double* out, const double* rows, const std::int32_t* profile_of, std::int64_t n) {
+  const bool big = n * kYears >= (std::int64_t{1} << 16);
+#pragma omp parallel if (big)
+  {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double* src = rows + static_cast<std::int64_t>(profile_of[i]) * kYears;
+      double* dst = out + i * kYears;
+#if defined(__x86_64__)
+      if (big) {
+        // Streaming stores: the result's lines are written whole without being read first.
+        for (int y = 0; y < kYears; ++y) {
+          long long b;
+          std::memcpy(&b, src + y, sizeof b);
+          _mm_stream_si64(reinterpret_cast<long long*>(dst + y), b);
+        }
+        continue;
+      }
+#endif
+      std::memcpy(dst, src, sizeof(double) * kYears);
+    }
+#if defined(__x86_64__)
+    _mm_sfence();  // this thread's streaming stores visible before the region ends
+#endif
   }
 }
 
 void plan_table_families(const Problem& pb, TablePlan& tp) {
   const std::size_t np = pb.policies.size();
+  const std::int64_t nps = static_cast<std::int64_t>(np);
   auto type_of = [&](const Policy& p) {
     std::int32_t t = 0;
     while (!(tp.types[t].h2 == p.h2 && tp.types[t].h3 == p.h3)) ++t;
     return t;
   };
 
-  // Profiles: distinct (x, g, r, steps); a portfolio repeats them. Numbered in
-  // the order of their first policy, whatever the thread count: the policies are
-  // spread over 64 buckets by hash, each bucket's ids found by one thread in policy
-  // order, then all ids renumbered by first policy.
+  // Profiles: distinct (x, g, r, steps); a portfolio repeats them. The policies
+  // are spread over 64 buckets by hash and each bucket's distinct keys found by one
+  // thread in policy order, so that each profile is known by its first policy and
+  // the plan does not depend on the thread count.
   using Key = FlatIds<4>::Key;
   std::vector<Key> keys(np);
   std::vector<std::uint8_t> bucket(np);
-  const std::int64_t nps = static_cast<std::int64_t>(np);
 #pragma omp parallel for schedule(static) if (np > 20000)
   for (std::int64_t i = 0; i < nps; ++i) {
     const Policy& p = pb.policies[i];
@@ -232,35 +259,39 @@ void plan_table_families(const Problem& pb, TablePlan& tp) {
     std::vector<std::int64_t> fill(bstart.begin(), bstart.end() - 1);
     for (std::size_t i = 0; i < np; ++i) by_bucket[fill[bucket[i]]++] = static_cast<std::int32_t>(i);
   }
-  std::vector<std::int32_t> local(np);                 // id within its bucket
+  std::vector<std::int32_t> local(np);                      // id within its bucket
   std::vector<std::vector<std::int32_t>> firsts(kBuckets);  // per bucket: first policy of each id
+  std::vector<std::vector<double>> counts(kBuckets);        // per bucket: policies of each id
 #pragma omp parallel for schedule(dynamic, 1) if (np > 20000)
   for (int b = 0; b < kBuckets; ++b) {
     FlatIds<4> ids(static_cast<std::size_t>(bstart[b + 1] - bstart[b]));
     for (std::int64_t q = bstart[b]; q < bstart[b + 1]; ++q) {
       std::int32_t i = by_bucket[q];
       std::int32_t id = ids.id(keys[i]);
-      if (static_cast<std::size_t>(id) == firsts[b].size()) firsts[b].push_back(i);
+      if (static_cast<std::size_t>(id) == firsts[b].size()) {
+        firsts[b].push_back(i);
+        counts[b].push_back(0.0);
+      }
+      counts[b][id] += 1;
       local[i] = id;
     }
   }
-  std::vector<std::size_t> profile_first;  // a policy of each profile, ascending
-  for (const auto& f : firsts) profile_first.insert(profile_first.end(), f.begin(), f.end());
-  std::sort(profile_first.begin(), profile_first.end());
-  std::vector<std::int32_t> global_of_first(np, -1);
-  for (std::size_t g = 0; g < profile_first.size(); ++g) global_of_first[profile_first[g]] = static_cast<std::int32_t>(g);
-  tp.profile_of.resize(np);
-#pragma omp parallel for schedule(static) if (np > 20000)
-  for (std::int64_t i = 0; i < nps; ++i) tp.profile_of[i] = global_of_first[firsts[bucket[i]][local[i]]];
-  const std::size_t nprof = profile_first.size();
-  std::vector<double> multiplicity(nprof, 0.0);
-  for (std::int32_t id : tp.profile_of) multiplicity[id] += 1;
-  tp.profiles.resize(nprof);
+  // Profiles in the order of their first policy: (first policy, bucket, id in bucket).
+  struct First {
+    std::int32_t policy, bucket, id;
+  };
+  std::vector<First> by_first;
+  for (int b = 0; b < kBuckets; ++b)
+    for (std::size_t k = 0; k < firsts[b].size(); ++k)
+      by_first.push_back({firsts[b][k], b, static_cast<std::int32_t>(k)});
+  std::sort(by_first.begin(), by_first.end(), [](const First& u, const First& v) { return u.policy < v.policy; });
+  const std::size_t nprof = by_first.size();
 
-  // Classes (x, h1, type).
+  // Classes (x, h1, type), in the order of their first profile.
+  std::vector<std::int32_t> cls_of(nprof);
   FlatIds<3> class_ids;
-  for (std::size_t pi = 0; pi < nprof; ++pi) {
-    const Policy& p = pb.policies[profile_first[pi]];
+  for (std::size_t u = 0; u < nprof; ++u) {
+    const Policy& p = pb.policies[by_first[u].policy];
     std::int32_t type = type_of(p);
     std::int32_t cls = class_ids.id({key_bits(p.x), static_cast<std::uint64_t>(p.h1), static_cast<std::uint64_t>(type)});
     if (static_cast<std::size_t>(cls) == tp.classes.size()) {
@@ -274,86 +305,120 @@ void plan_table_families(const Problem& pb, TablePlan& tp) {
       tp.class_points += c.points;
       tp.classes.push_back(c);
     }
-    tp.profiles[pi].cls = cls;
+    cls_of[u] = cls;
   }
+  const std::size_t nc = tp.classes.size();
 
-  // Each profile's thresholds and families (G: k = g, S: ramp with r + g, Z: k = 0).
-  FlatIds<3> family_ids;
-  std::vector<std::int32_t> fam_end;  // one past the last point of each family
-  auto family = [&](std::int32_t cls, std::int32_t kind, double value, std::int32_t j0, std::int32_t j1) {
-    std::int32_t id = family_ids.id({static_cast<std::uint64_t>(cls), static_cast<std::uint64_t>(kind), key_bits(value)});
-    if (static_cast<std::size_t>(id) == tp.families.size()) {
-      TableFamily f;
-      f.cls = cls;
-      f.kind = kind;
-      f.value = value;
-      f.j0 = j0;
-      tp.families.push_back(f);
-      fam_end.push_back(j1);
-    } else {
-      tp.families[id].j0 = std::min(tp.families[id].j0, j0);
-      fam_end[id] = std::max(fam_end[id], j1);
+  // Profiles numbered by class, then by first policy: the profiles of a run of
+  // classes are one run (a device computes the outer chains of the classes whose
+  // Middle values it computed).
+  tp.class_profile.assign(nc + 1, 0);
+  for (std::size_t u = 0; u < nprof; ++u) ++tp.class_profile[cls_of[u] + 1];
+  for (std::size_t c = 0; c < nc; ++c) tp.class_profile[c + 1] += tp.class_profile[c];
+  std::vector<std::int32_t> first_policy(nprof);  // per profile (new numbering)
+  std::vector<double> multiplicity(nprof);
+  std::vector<std::vector<std::int32_t>> renumber(kBuckets);  // per bucket: the new id of each id
+  for (int b = 0; b < kBuckets; ++b) renumber[b].resize(firsts[b].size());
+  {
+    std::vector<std::int32_t> fill(tp.class_profile.begin(), tp.class_profile.end() - 1);
+    for (std::size_t u = 0; u < nprof; ++u) {
+      std::int32_t q = fill[cls_of[u]]++;
+      first_policy[q] = by_first[u].policy;
+      multiplicity[q] = counts[by_first[u].bucket][by_first[u].id];
+      renumber[by_first[u].bucket][by_first[u].id] = q;
     }
-    return id;
+  }
+  tp.profile_of.resize(np);
+#pragma omp parallel for schedule(static) if (np > 20000)
+  for (std::int64_t i = 0; i < nps; ++i) tp.profile_of[i] = renumber[bucket[i]][local[i]];
+  tp.profiles.assign(nprof, TablePolicy{});
+
+  // Each profile's thresholds and families (G: k = g, S: ramp with r + g, Z: k = 0),
+  // class by class in parallel: a family is (kind, value) within its class,
+  // numbered in the order of its first profile.
+  struct ClassFamilies {
+    std::vector<TableFamily> fams;
+    std::vector<std::int32_t> end;  // one past the last point of each family
   };
+  std::vector<ClassFamilies> cf(nc);
   struct Fams {
-    std::int32_t G = -1, S = -1, Z = -1;
+    std::int32_t G = -1, S = -1, Z = -1;  // within the class
   };
   std::vector<Fams> fams(nprof);
-  for (std::size_t pi = 0; pi < nprof; ++pi) {
-    const Policy& p = pb.policies[profile_first[pi]];
-    TablePolicy& tpp = tp.profiles[pi];
-    const TableClass& c = tp.classes[tpp.cls];
-    if (p.g == 0) {  // k = 0 everywhere (pension_delay returns g = 0 or 0)
-      tpp.jG = tpp.jS = c.points;
-    } else {
-      tpp.jG = first_below(c.seg, c.h1, c.x, p.r);
-      tpp.jS = first_below(c.seg, c.h1, c.x, p.r + p.g);
+  const std::int64_t ncs = static_cast<std::int64_t>(nc);
+#pragma omp parallel for schedule(dynamic, 1) if (nprof > 2000)
+  for (std::int64_t ci = 0; ci < ncs; ++ci) {
+    const std::int32_t cls = static_cast<std::int32_t>(ci);
+    const TableClass& c = tp.classes[cls];
+    ClassFamilies& out = cf[cls];
+    FlatIds<2> ids;
+    auto family = [&](std::int32_t kind, double value, std::int32_t j0, std::int32_t j1) {
+      std::int32_t id = ids.id({static_cast<std::uint64_t>(kind), key_bits(value)});
+      if (static_cast<std::size_t>(id) == out.fams.size()) {
+        TableFamily f;
+        f.cls = cls;
+        f.kind = kind;
+        f.value = value;
+        f.j0 = j0;
+        out.fams.push_back(f);
+        out.end.push_back(j1);
+      } else {
+        out.fams[id].j0 = std::min(out.fams[id].j0, j0);
+        out.end[id] = std::max(out.end[id], j1);
+      }
+      return id;
+    };
+    for (std::int32_t q = tp.class_profile[cls]; q < tp.class_profile[cls + 1]; ++q) {
+      const Policy& p = pb.policies[first_policy[q]];
+      TablePolicy& tpp = tp.profiles[q];
+      tpp.cls = cls;
+      if (p.g == 0) {  // k = 0 everywhere (pension_delay returns g = 0 or 0)
+        tpp.jG = tpp.jS = c.points;
+      } else {
+        tpp.jG = first_below(c.seg, c.h1, c.x, p.r);
+        tpp.jS = first_below(c.seg, c.h1, c.x, p.r + p.g);
+      }
+      if (tpp.jG < c.points) fams[q].G = family(kFamilyG, p.g, tpp.jG, c.points);
+      if (tpp.jS < tpp.jG) fams[q].S = family(kFamilyS, p.r + p.g, tpp.jS, tpp.jG);
+      if (tpp.jS > 0) fams[q].Z = family(kFamilyZ, 0.0, 0, tpp.jS);
     }
-    if (tpp.jG < c.points) fams[pi].G = family(tpp.cls, kFamilyG, p.g, tpp.jG, c.points);
-    if (tpp.jS < tpp.jG) fams[pi].S = family(tpp.cls, kFamilyS, p.r + p.g, tpp.jS, tpp.jG);
-    if (tpp.jS > 0) fams[pi].Z = family(tpp.cls, kFamilyZ, 0.0, 0, tpp.jS);
   }
-  // Families ordered by class (stable), so that a class's Middle values are one run.
-  const std::size_t nf = tp.families.size();
-  std::vector<std::int32_t> order(nf), rank(nf);
-  for (std::size_t f = 0; f < nf; ++f) order[f] = static_cast<std::int32_t>(f);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::int32_t u, std::int32_t v) { return tp.families[u].cls < tp.families[v].cls; });
-  std::vector<TableFamily> sorted(nf);
-  for (std::size_t i = 0; i < nf; ++i) {
-    sorted[i] = tp.families[order[i]];
-    sorted[i].count = fam_end[order[i]] - sorted[i].j0;
-    rank[order[i]] = static_cast<std::int32_t>(i);
-  }
-  tp.families.swap(sorted);
-  tp.class_entry.assign(tp.classes.size() + 1, 0);
+  // Families ordered by class, so that a class's Middle values are one run.
+  tp.class_entry.assign(nc + 1, 0);
   std::int64_t base = 0;
-  for (std::size_t i = 0; i < nf; ++i) {
-    TableFamily& fa = tp.families[i];
-    TableClass& c = tp.classes[fa.cls];
-    if (c.nfam == 0) c.fam0 = static_cast<std::int32_t>(i);
-    ++c.nfam;
-    fa.base = base;
-    base += fa.count;
-    tp.class_entry[fa.cls + 1] += fa.count;
-    // The largest k of the family (the points decrease along j, so the ramp's k
-    // grows) within its type's bound: the table covers it.
-    double last = c.x + segment_point(c.seg, fa.j0 + fa.count - 1);
-    double kmax = fa.kind == kFamilyZ ? 0.0 : family_k(fa, last);
-    if (!(kmax <= tp.types[c.type].kmax)) fail_internal("integrate: table plan: a pension delay beyond its bound");
-    tp.middle_steps += static_cast<double>(fa.count) * segment_steps(tp.types[c.type].mseg);
+  for (std::size_t c = 0; c < nc; ++c) {
+    TableClass& cl = tp.classes[c];
+    cl.fam0 = static_cast<std::int32_t>(tp.families.size());
+    cl.nfam = static_cast<std::int32_t>(cf[c].fams.size());
+    const TableType& ty = tp.types[cl.type];
+    for (std::size_t k = 0; k < cf[c].fams.size(); ++k) {
+      TableFamily fa = cf[c].fams[k];
+      fa.count = cf[c].end[k] - fa.j0;
+      fa.base = base;
+      base += fa.count;
+      tp.class_entry[c + 1] += fa.count;
+      // The largest k of the family (the points decrease along j, so the ramp's k
+      // grows) within its type's bound: the table covers it.
+      double last = cl.x + segment_point(cl.seg, fa.j0 + fa.count - 1);
+      double kmax = fa.kind == kFamilyZ ? 0.0 : family_k(fa, last);
+      if (!(kmax <= ty.kmax)) fail_internal("integrate: table plan: a pension delay beyond its bound");
+      tp.middle_steps += static_cast<double>(fa.count) * segment_steps(ty.mseg);
+      tp.families.push_back(fa);
+    }
+    tp.class_entry[c + 1] += tp.class_entry[c];
   }
-  for (std::size_t c = 0; c < tp.classes.size(); ++c) tp.class_entry[c + 1] += tp.class_entry[c];
   tp.entries = base;
-  for (std::size_t pi = 0; pi < nprof; ++pi) {
-    TablePolicy& tpp = tp.profiles[pi];
+  for (std::size_t q = 0; q < nprof; ++q) {
+    TablePolicy& tpp = tp.profiles[q];
     const TableClass& c = tp.classes[tpp.cls];
-    if (fams[pi].G >= 0) tpp.offG = tp.families[rank[fams[pi].G]].base - tp.families[rank[fams[pi].G]].j0;
-    if (fams[pi].S >= 0) tpp.offS = tp.families[rank[fams[pi].S]].base - tp.families[rank[fams[pi].S]].j0;
-    if (fams[pi].Z >= 0) tpp.offZ = tp.families[rank[fams[pi].Z]].base;
-    tp.outer_steps += multiplicity[pi] * segment_steps(c.seg);
-    tp.requests += multiplicity[pi] * c.points;
+    const TableFamily* f = tp.families.data() + c.fam0;
+    if (fams[q].G >= 0) tpp.offG = f[fams[q].G].base - f[fams[q].G].j0;
+    if (fams[q].S >= 0) tpp.offS = f[fams[q].S].base - f[fams[q].S].j0;
+    if (fams[q].Z >= 0) tpp.offZ = f[fams[q].Z].base;
+    const double steps = segment_steps(c.seg);
+    tp.outer_steps += multiplicity[q] * steps;
+    tp.profile_steps += steps;
+    tp.requests += multiplicity[q] * c.points;
   }
 }
 

@@ -2,7 +2,8 @@
 # same bits run to run, and a device list (--devices all, or a device listed twice,
 # which splits the work as two devices would) gives the bits of one device. Both
 # plans: the table plan (constant rate, faithful scheme) and the column plan
-# (a yield curve, --align-breaks).
+# (a yield curve, --align-breaks). The table plan's two result paths
+# (NUMPIPE_INTEGRATE_RESULT=host, the default, or device) give the same bits.
 require_gpu
 printf '10 65 35\n0 60 70\n15 67 50.5\n7.5 64.7 35.3\n3 61 14\n' > pol.txt
 printf '0 0.02\n10 0.03\n30 0.035\n' > curve.txt
@@ -37,3 +38,11 @@ integrate -i p200.nps --backend cpu -o p200-cpu.nps
 integrate -i p200.nps --backend cuda -o p200-gpu.nps
 verify p200-gpu.nps p200-cpu.nps --rtol 1e-13 --atol 1e-15
 integrate -i p200.nps --backend cuda --devices 0,0,0 | verify --against p200-gpu.nps --rtol 0 --atol 0
+# The device result path, on one device, two slots and every device; a bad path is bad input.
+for devs in 0 0,0 all; do
+  NUMPIPE_INTEGRATE_RESULT=device integrate -i many.nps --backend cuda --devices $devs |
+    verify --against gpu-many.nps --rtol 0 --atol 0 || fail "device result path, --devices $devs: other bits"
+  NUMPIPE_INTEGRATE_RESULT=device integrate -i p200.nps --backend cuda --devices $devs |
+    verify --against p200-gpu.nps --rtol 0 --atol 0 || fail "200 policies, device result path, --devices $devs: other bits"
+done
+expect_exit 2 'NUMPIPE_INTEGRATE_RESULT' -- env NUMPIPE_INTEGRATE_RESULT=sideways integrate -i many.nps --backend cuda

@@ -1,13 +1,19 @@
 // integrate on CUDA (label gpu): the table plan and the column plan agree with the
 // CPU reference within 1e-13 relative, repeat their bits, and give the same bits
 // when the work is split over several device slots (a device listed twice splits
-// its table rows, Middle values and policies exactly as two devices would).
+// its Middle values, outer chains and policies exactly as two devices would) and
+// over several devices where the machine has them, by either result path
+// (NUMPIPE_INTEGRATE_RESULT=host or device).
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
+#include <vector>
 
+#include "common/device.hpp"
 #include "integrate_test_util.hpp"
 #include "kernels/integrate/table.hpp"
 
@@ -31,6 +37,34 @@ ig::Problem portfolio(int n, int h1, int h2, int h3, unsigned seed) {
   pb.policies.push_back(policy(3, 67, 119, h1, h2, h3));
   pb.policies.push_back(policy(5, 62.5, 10.25, h1, h2, h3));
   return pb;
+}
+
+// Sets NUMPIPE_INTEGRATE_RESULT for its lifetime (the result path of the table plan).
+struct ResultPath {
+  explicit ResultPath(const char* path) { setenv("NUMPIPE_INTEGRATE_RESULT", path, 1); }
+  ~ResultPath() { unsetenv("NUMPIPE_INTEGRATE_RESULT"); }
+};
+
+// Device lists to check against one device: slots of device 0, and every visible
+// device (in both orders, and repeated) where there are several.
+std::vector<std::vector<int>> device_lists() {
+  std::vector<std::vector<int>> lists = {{0, 0}, {0, 0, 0}};
+  int n = numpipe::cuda_device_count();
+  if (n >= 2) {
+    lists.push_back({0, 1});
+    lists.push_back({1, 0});
+    lists.push_back({0, 1, 0, 1});
+    std::vector<int> all;
+    for (int d = 0; d < n; ++d) all.push_back(d);
+    if (n > 2) lists.push_back(all);
+  }
+  return lists;
+}
+
+std::string list_name(const std::vector<int>& l) {
+  std::string s;
+  for (int d : l) s += (s.empty() ? "" : ",") + std::to_string(d);
+  return s;
 }
 
 }  // namespace
@@ -98,4 +132,35 @@ TEST_CASE("integrate gpu: many policies") {
   CHECK(max_rel(gpu.reserve, cpu.reserve) < 1e-13);
   CHECK(same_bits(ig::solve_cuda(pb, {0, 0}).reserve, gpu.reserve));
   CHECK(same_bits(ig::solve_cuda(pb, {0, 0, 0, 0}).reserve, gpu.reserve));
+}
+
+// Both result paths and every device list give the one-device bits; the device
+// path of a large result is pinned in pieces (the 9000 policies are 8.7 MB:
+// several 16 MiB-aligned pieces only where the allocation crosses a boundary, so
+// a larger portfolio is checked too).
+TEST_CASE("integrate gpu: result paths and device lists give the same bits") {
+  for (int n : {60, 9000, 40000}) {
+    ig::Problem pb = portfolio(n, n > 1000 ? 1 : 10, 2, n > 1000 ? 2 : 10, 17 + n);
+    auto cpu = n <= 9000 ? ig::solve_cpu(pb) : ig::Result{};
+    ig::Result one;
+    {
+      ResultPath host("host");
+      one = ig::solve_cuda(pb, {0});
+    }
+    if (n <= 9000) CHECK(max_rel(one.reserve, cpu.reserve) < 1e-13);
+    for (const char* path : {"host", "device"}) {
+      ResultPath rp(path);
+      CHECK_MESSAGE(same_bits(ig::solve_cuda(pb, {0}).reserve, one.reserve), path << ", " << n << " policies, device 0");
+      for (const auto& list : device_lists()) {
+        auto r = ig::solve_cuda(pb, list);
+        CHECK_MESSAGE(same_bits(r.reserve, one.reserve), path << ", " << n << " policies, devices " << list_name(list));
+      }
+    }
+  }
+}
+
+TEST_CASE("integrate gpu: a bad NUMPIPE_INTEGRATE_RESULT is a bad-input error") {
+  ig::Problem pb = portfolio(3, 2, 2, 2, 3);
+  ResultPath rp("sideways");
+  CHECK_THROWS_WITH(ig::solve_cuda(pb, {0}), doctest::Contains("NUMPIPE_INTEGRATE_RESULT"));
 }

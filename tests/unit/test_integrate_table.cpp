@@ -4,10 +4,13 @@
 // sums run in the reference's order (and within 1e-13 in the GPU's lane order).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <vector>
 
 #include "integrate_test_util.hpp"
 #include "kernels/integrate/table.hpp"
@@ -260,5 +263,77 @@ TEST_CASE("integrate table: the middle kernel's blocks and (family, point) pairs
       CHECK_MESSAGE(wrong == 0, "group " << group << ", slots " << slots);
       CHECK(empty == 0);
     }
+  }
+}
+
+TEST_CASE("integrate table: profiles are distinct, numbered by class, and every policy finds its own") {
+  ig::Problem pb;
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 30000; ++i)  // past the plan's threshold for threads (20000)
+    pb.policies.push_back(policy(static_cast<double>(rng() % 16), static_cast<double>(60 + rng() % 11),
+                                 static_cast<double>(20 + rng() % 51), 1 + static_cast<int>(rng() % 2), 2, 2));
+  pb.policies.push_back(policy(-0.0, 60, 40, 1, 2, 2));  // -0 and +0: one profile
+  pb.policies.push_back(policy(0.0, 60, 40, 1, 2, 2));
+  ig::TablePlan tp = ig::make_table_plan(pb);
+  const std::size_t nc = tp.classes.size(), nprof = tp.profiles.size();
+  REQUIRE(tp.class_profile.size() == nc + 1);
+  CHECK(tp.class_profile.front() == 0);
+  CHECK(static_cast<std::size_t>(tp.class_profile.back()) == nprof);
+  int wrong_class = 0;
+  for (std::size_t c = 0; c < nc; ++c)
+    for (std::int32_t q = tp.class_profile[c]; q < tp.class_profile[c + 1]; ++q)
+      wrong_class += tp.profiles[q].cls != static_cast<std::int32_t>(c);
+  CHECK(wrong_class == 0);
+  // Policies of one profile have the same (g, r, x, steps); different profiles differ.
+  std::vector<int> first(nprof, -1);
+  int mismatched = 0;
+  for (std::size_t i = 0; i < pb.policies.size(); ++i) {
+    std::int32_t q = tp.profile_of[i];
+    REQUIRE(q >= 0);
+    REQUIRE(static_cast<std::size_t>(q) < nprof);
+    if (first[q] < 0) {
+      first[q] = static_cast<int>(i);
+      continue;
+    }
+    const ig::Policy &a = pb.policies[i], &b = pb.policies[first[q]];
+    mismatched += !(a.g == b.g && a.r == b.r && a.x == b.x && a.h1 == b.h1 && a.h2 == b.h2 && a.h3 == b.h3);
+  }
+  CHECK(mismatched == 0);
+  int unused = 0;
+  for (int f : first) unused += f < 0;
+  CHECK(unused == 0);
+  CHECK(tp.profile_of[pb.policies.size() - 1] == tp.profile_of[pb.policies.size() - 2]);
+  std::vector<std::array<double, 4>> keys;
+  for (std::size_t q = 0; q < nprof; ++q) {
+    const ig::Policy& p = pb.policies[first[q]];
+    keys.push_back({p.g == 0 ? 0.0 : p.g, p.r, p.x, static_cast<double>(p.h1 * 1000000 + p.h2 * 1000 + p.h3)});
+  }
+  std::sort(keys.begin(), keys.end());
+  CHECK(std::adjacent_find(keys.begin(), keys.end()) == keys.end());
+  // The chains run per profile: their steps, times each profile's policies, are the policies' steps.
+  double steps = 0;
+  for (std::size_t i = 0; i < pb.policies.size(); ++i)
+    steps += ig::segment_steps(tp.classes[tp.profiles[tp.profile_of[i]].cls].seg);
+  CHECK(steps == tp.outer_steps);
+  CHECK(tp.profile_steps < tp.outer_steps);
+}
+
+TEST_CASE("integrate table: expand_rows copies each policy's profile row bit for bit") {
+  for (std::int64_t n : {std::int64_t{3}, std::int64_t{700}}) {  // below and above the streaming-store size
+    const int nprof = 5;
+    std::vector<double> rows(static_cast<std::size_t>(nprof) * ig::kYears);
+    std::mt19937_64 rng(static_cast<unsigned>(n));
+    for (double& v : rows) v = static_cast<double>(rng() % 1000) / 7.0 - 50.0;
+    rows[3] = std::numeric_limits<double>::quiet_NaN();
+    rows[ig::kYears + 1] = -0.0;
+    std::vector<std::int32_t> of(static_cast<std::size_t>(n));
+    for (auto& q : of) q = static_cast<std::int32_t>(rng() % nprof);
+    std::vector<double> out(static_cast<std::size_t>(n) * ig::kYears, 1.0);
+    ig::expand_rows(out.data(), rows.data(), of.data(), n);
+    int wrong = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      wrong += std::memcmp(out.data() + i * ig::kYears, rows.data() + static_cast<std::int64_t>(of[i]) * ig::kYears,
+                           sizeof(double) * ig::kYears) != 0;
+    CHECK(wrong == 0);
   }
 }
