@@ -20,6 +20,11 @@
 // react's two maxima are taken by the passes that write d0 and the last
 // pressure; the projection's zero pressure is generated, not written.
 #include <omp.h>
+#ifdef __linux__
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -29,6 +34,8 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
@@ -241,17 +248,31 @@ struct AdvectRow {
   const float* q[3];
   int count;
 };
-void advect_row_generic(const float* U, const float* V, const AdvectRow& f, int j, int n, float dt0) {
+void advect_row_generic(const float* U, const float* V, const AdvectRow& f, int j, int n, float dt0, int i_lo,
+                        int i_hi) {
   const int w = n + 2;
-  for (int i = 1; i <= n; ++i) {
+  for (int i = i_lo; i <= i_hi; ++i) {
     const std::int64_t c = ix(i, j, w);
     const AdvectWeights<float> q = advect_weights(w, n, i, j, U[c], V[c], dt0);
     for (int k = 0; k < f.count; ++k) f.out[k][c] = advect_apply(f.q[k], q);
   }
 }
 #ifdef NUMPIPE_FLUID_X86
-__attribute__((target("avx512f"))) void advect_row_avx512(const float* U, const float* V, const AdvectRow& f, int j,
-                                                          int n, float dt0) {
+// q[idx], q[idx + 1] for 16 lanes by two gathers of 8-byte elements.
+__attribute__((target("avx512f"))) inline void gather_pairs(const float* q, __m512i idx, __mmask8 ml, __mmask8 mh,
+                                                            __m512i even, __m512i odd, __m512& left, __m512& right) {
+  const __m512d zd = _mm512_setzero_pd();
+  const __m512 a = _mm512_castpd_ps(_mm512_mask_i32gather_pd(zd, ml, _mm512_castsi512_si256(idx), q, 4));
+  const __m512 b = _mm512_castpd_ps(_mm512_mask_i32gather_pd(zd, mh, _mm512_extracti64x4_epi64(idx, 1), q, 4));
+  left = _mm512_permutex2var_ps(a, even, b);
+  right = _mm512_permutex2var_ps(a, odd, b);
+}
+
+// Pairs: each row's two corners (i0, i0 + 1) are adjacent, so one 8-byte gather
+// element fetches both (half the gathered elements of one float per corner).
+template <bool Pairs>
+__attribute__((target("avx512f"))) void advect_row_avx512_t(const float* U, const float* V, const AdvectRow& f, int j,
+                                                            int n, float dt0, int i_lo, int i_hi) {
   const int w = n + 2;
   const std::int64_t row = static_cast<std::int64_t>(j) * w;
   const __m512 vdt0 = _mm512_set1_ps(dt0), lo = _mm512_set1_ps(0.5f);
@@ -259,8 +280,11 @@ __attribute__((target("avx512f"))) void advect_row_avx512(const float* U, const 
   const __m512 py0 = _mm512_set1_ps(static_cast<float>(j));
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i vw = _mm512_set1_epi32(w), vone = _mm512_set1_epi32(1);
-  for (int i = 1; i <= n; i += 16) {
-    const __mmask16 m = n - i + 1 >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i + 1)) - 1);
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  for (int i = i_lo; i <= i_hi; i += 16) {
+    const __mmask16 m =
+        i_hi - i + 1 >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (i_hi - i + 1)) - 1);
     const std::int64_t c = row + i;
     const __m512 uu = _mm512_maskz_loadu_ps(m, U + c), vv = _mm512_maskz_loadu_ps(m, V + c);
     const __m512i ii = _mm512_add_epi32(_mm512_set1_epi32(i), lane);
@@ -275,17 +299,35 @@ __attribute__((target("avx512f"))) void advect_row_avx512(const float* U, const 
     const __m512 s1 = _mm512_sub_ps(px, _mm512_cvtepi32_ps(i0)), t1 = _mm512_sub_ps(py, _mm512_cvtepi32_ps(j0));
     const __m512 s0 = _mm512_sub_ps(one, s1), t0 = _mm512_sub_ps(one, t1);
     const __m512i i00 = _mm512_add_epi32(_mm512_mullo_epi32(j0, vw), i0);
-    const __m512i i01 = _mm512_add_epi32(i00, vw), i10 = _mm512_add_epi32(i00, vone), i11 = _mm512_add_epi32(i01, vone);
+    const __m512i i01 = _mm512_add_epi32(i00, vw);
     for (int k = 0; k < f.count; ++k) {
       const float* q = f.q[k];
       const __m512 z = _mm512_setzero_ps();
-      const __m512 g00 = _mm512_mask_i32gather_ps(z, m, i00, q, 4), g01 = _mm512_mask_i32gather_ps(z, m, i01, q, 4);
-      const __m512 g10 = _mm512_mask_i32gather_ps(z, m, i10, q, 4), g11 = _mm512_mask_i32gather_ps(z, m, i11, q, 4);
+      __m512 g00, g01, g10, g11;
+      if constexpr (Pairs) {
+        const __mmask8 ml = static_cast<__mmask8>(m & 0xff), mh = static_cast<__mmask8>(m >> 8);
+        gather_pairs(q, i00, ml, mh, even, odd, g00, g10);
+        gather_pairs(q, i01, ml, mh, even, odd, g01, g11);
+      } else {
+        const __m512i i10 = _mm512_add_epi32(i00, vone), i11 = _mm512_add_epi32(i01, vone);
+        g00 = _mm512_mask_i32gather_ps(z, m, i00, q, 4);
+        g01 = _mm512_mask_i32gather_ps(z, m, i01, q, 4);
+        g10 = _mm512_mask_i32gather_ps(z, m, i10, q, 4);
+        g11 = _mm512_mask_i32gather_ps(z, m, i11, q, 4);
+      }
       const __m512 a0 = _mm512_add_ps(_mm512_mul_ps(t0, g00), _mm512_mul_ps(t1, g01));
       const __m512 a1 = _mm512_add_ps(_mm512_mul_ps(t0, g10), _mm512_mul_ps(t1, g11));
       _mm512_mask_storeu_ps(f.out[k] + c, m, _mm512_add_ps(_mm512_mul_ps(s0, a0), _mm512_mul_ps(s1, a1)));
     }
   }
+}
+void advect_row_avx512(const float* U, const float* V, const AdvectRow& f, int j, int n, float dt0, int i_lo,
+                       int i_hi) {
+  advect_row_avx512_t<false>(U, V, f, j, n, dt0, i_lo, i_hi);
+}
+void advect_row_avx512_pairs(const float* U, const float* V, const AdvectRow& f, int j, int n, float dt0, int i_lo,
+                             int i_hi) {
+  advect_row_avx512_t<true>(U, V, f, j, n, dt0, i_lo, i_hi);
 }
 #endif
 
@@ -337,7 +379,7 @@ using SweepF = void (*)(float*, const float*, const float*, const float*, const 
                         const Divisor<float>&);
 using SplitF = void (*)(const float*, float*, float*, int, bool, float);
 using MergeF = void (*)(const float*, const float*, float*, int, int);
-using AdvectF = void (*)(const float*, const float*, const AdvectRow&, int, int, float);
+using AdvectF = void (*)(const float*, const float*, const AdvectRow&, int, int, float, int, int);
 using DivergenceF = void (*)(float*, const float*, const float*, const float*, int, const Divisor<float>&);
 using GradientF = void (*)(float*, float*, const float*, const float*, const float*, int);
 struct FloatKernels {
@@ -369,7 +411,10 @@ FloatKernels pick_kernels(const char* forced = nullptr) {
     k.merge = merge_avx512;
     k.divergence = divergence_row_avx512;
     k.gradient = gradient_row_avx512;
-    k.advect_gather = advect_row_avx512;
+    // corner pairs by 8-byte gathers; NUMPIPE_FLUID_CPU_GATHER=single: one float per element (bench)
+    k.advect_gather = advect_row_avx512_pairs;
+    if (const char* e = std::getenv("NUMPIPE_FLUID_CPU_GATHER"); e && std::string(e) == "single")
+      k.advect_gather = advect_row_avx512;
     k.fma = true;
     k.isa = "avx512";
   } else if ((isa.empty() || isa == "avx512" || isa == "avx2") && has2) {
@@ -379,6 +424,52 @@ FloatKernels pick_kernels(const char* forced = nullptr) {
   }
 #endif
   return k;
+}
+
+#ifdef __linux__
+// The CPUs this process may run on, as it started (before any pinning).
+const std::vector<int>& process_cpus() {
+  static const std::vector<int> cpus = [] {
+    std::vector<int> v;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) v.push_back(c);
+    return v;
+  }();
+  return cpus;
+}
+#endif
+
+void advise_huge_pages(void* p, std::size_t bytes) {
+#ifdef __linux__
+  const std::uintptr_t page = 4096, a = (reinterpret_cast<std::uintptr_t>(p) + page - 1) & ~(page - 1);
+  const std::uintptr_t b = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(page - 1);
+  if (b > a) madvise(reinterpret_cast<void*>(a), b - a, MADV_HUGEPAGE);  // advice only: failure is harmless
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+// AnonHugePages of this process (/proc/self/smaps_rollup), for the phase report.
+std::string huge_pages_report() {
+  std::FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
+  if (!f) return "huge pages: unknown";
+  char line[256];
+  std::string r = "huge pages: unknown";
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "AnonHugePages:", 14) == 0) {
+      r = std::string("AnonHugePages") + (line + 14);
+      while (!r.empty() && (r.back() == '\n' || r.back() == ' ')) r.pop_back();
+    }
+  std::fclose(f);
+  return r;
+}
+
+int env_int(const char* name, int fallback) {
+  const char* e = std::getenv(name);
+  return e && *e ? std::atoi(e) : fallback;
 }
 
 template <class T>
@@ -405,7 +496,11 @@ template <class T>
 class CpuSolver final : public Solver<T> {
  public:
   CpuSolver(const Params& p, const Fields<T>& init)
-      : p_(p), n_(p.n), w_(p.n + 2), f_(init) {
+      : p_(p), n_(p.n), w_(p.n + 2) {
+    f_.n = init.n;
+    for (auto [to, from] : {std::pair{&f_.d, &init.d}, std::pair{&f_.u, &init.u}, std::pair{&f_.v, &init.v},
+                            std::pair{&f_.d0, &init.d0}, std::pair{&f_.u0, &init.u0}, std::pair{&f_.v0, &init.v0}})
+      adopt(*to, *from);
     threads_ = std::max(1, omp_get_max_threads());
     kf_ = pick_kernels();
     // Both ways of dividing by c (not a power of two) and of gathering in the
@@ -417,7 +512,10 @@ class CpuSolver final : public Solver<T> {
     const std::string adenv = std::getenv("NUMPIPE_FLUID_CPU_ADVECT") ? std::getenv("NUMPIPE_FLUID_CPU_ADVECT") : "";
     const bool recip_ok = kf_.fma && sizeof(T) == 4;
     div_.open = recip_ok && dvenv != "divide" && dvenv != "reciprocal";
-    div_.current = recip_ok && dvenv != "divide" ? 0 : 1;
+    // Where both are open, the IEEE division serves first with AVX-512 (on the
+    // 16-core Xeon host it beat the reciprocal route, 6.4 against 8.7 ns/cell/step)
+    // and the reciprocal route with AVX2, until the first trial says otherwise.
+    div_.current = recip_ok && (dvenv == "reciprocal" || (div_.open && std::string(kf_.isa) != "avx512")) ? 0 : 1;
     const bool gather_ok = kf_.advect_gather != nullptr && sizeof(T) == 4;
     adv_.open = gather_ok && adenv != "gather" && adenv != "scalar";
     adv_.current = gather_ok && adenv != "scalar" ? 0 : 1;
@@ -440,18 +538,20 @@ class CpuSolver final : public Solver<T> {
     windows_.resize(static_cast<std::size_t>(threads_));
     for (auto& win : windows_) win.assign(static_cast<std::size_t>(2 * kmax_ + 2) * 4 * wpw_, T(0));
     partial_.assign(static_cast<std::size_t>(nstrips_ * ncols_), T(0));
-    if ((p_.iters + kmax_ - 1) / kmax_ > 1) scratch_.assign(f_.cells(), T(0));
+    if ((p_.iters + kmax_ - 1) / kmax_ > 1) adopt(scratch_, std::vector<T>(f_.cells(), T(0)));
+    if (pin_) pin_threads();
     initial_maxima();
   }
 
   ~CpuSolver() override {
+    unpin_master();
     if (!phases_on_) return;  // NUMPIPE_FLUID_CPU_PHASES: where a run's time went, for the bench
     static const char* const names[] = {"diffuse", "divergence", "pressure solve", "gradient", "advect", "other"};
     double total = 0;
     for (double t : phase_) total += t;
     std::fprintf(stderr, "fluid-step cpu phases (%lld steps, %.3f s):", static_cast<long long>(c_.steps), total);
     for (int k = 0; k < 6; ++k) std::fprintf(stderr, " %s %.1f%%", names[k], total > 0 ? 100 * phase_[k] / total : 0.0);
-    std::fprintf(stderr, "\n");
+    std::fprintf(stderr, "; %s\n", huge_pages_report().c_str());
   }
 
   double advance(int steps) override {
@@ -470,31 +570,92 @@ class CpuSolver final : public Solver<T> {
   std::vector<std::vector<T>> windows_;  // rolling windows, one per thread
   std::vector<T> partial_;               // per block maxima of a pass
   int threads_ = 1, nstrips_ = 1, ncols_ = 1, kmax_ = 1, wpw_ = 1;  // blocks, fused iterations, window pairs
+  // Knobs for the bench (the same bits either way): NUMPIPE_FLUID_CPU_TRAPEZOID=0
+  // updates the whole window at every half-step (as before the trapezoid);
+  // NUMPIPE_FLUID_CPU_PREFETCH=R prefetches R rows ahead of a pass's loads (0: none).
+  bool trapezoid_ = env_int("NUMPIPE_FLUID_CPU_TRAPEZOID", 1) != 0;
+  // NUMPIPE_FLUID_CPU_ADVECT_TILE=C: the advection's column tiles (0: whole rows).
+  int adv_tile_ = std::max(0, env_int("NUMPIPE_FLUID_CPU_ADVECT_TILE", 0));
+  // NUMPIPE_FLUID_CPU_HUGE=0: no transparent huge pages for the fields;
+  // NUMPIPE_FLUID_CPU_PIN=0|1: OpenMP threads pinned one per CPU (unless OMP_PROC_BIND,
+  // OMP_PLACES or GOMP_CPU_AFFINITY say otherwise).
+  bool huge_ = env_int("NUMPIPE_FLUID_CPU_HUGE", 1) != 0;
+  bool pin_ = env_int("NUMPIPE_FLUID_CPU_PIN", 0) != 0;
+  bool pinned_master_ = false;
+  // A copy of `from` in a buffer advised for transparent huge pages before its
+  // first touch (Linux): the passes' row streams and the advection's gathers then
+  // walk 2 MiB pages (fewer TLB misses, and far fewer nested page walks in a VM).
+  void adopt(std::vector<T>& to, const std::vector<T>& from) const {
+    std::vector<T>().swap(to);
+    to.reserve(from.size());
+    if (huge_) advise_huge_pages(to.data(), from.size() * sizeof(T));
+    to.assign(from.begin(), from.end());
+  }
+  // One CPU per OpenMP thread, the i-th of the process's CPUs for thread i, so
+  // that a thread's window stays in its core's L2 from pass to pass. The master's
+  // own mask is restored when the solver goes.
+  void pin_threads() {
+#ifdef __linux__
+    if (std::getenv("OMP_PROC_BIND") || std::getenv("OMP_PLACES") || std::getenv("GOMP_CPU_AFFINITY")) return;
+    const std::vector<int>& cpus = process_cpus();
+    if (static_cast<int>(cpus.size()) < threads_) return;
+#pragma omp parallel num_threads(threads_)
+    {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpus[static_cast<std::size_t>(omp_get_thread_num())], &one);
+      pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    }
+    pinned_master_ = true;
+#endif
+  }
+  void unpin_master() {
+#ifdef __linux__
+    if (!pinned_master_) return;
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int c : process_cpus()) CPU_SET(c, &all);
+    pthread_setaffinity_np(pthread_self(), sizeof all, &all);
+#endif
+  }
+  int prefetch_rows_ = std::clamp(env_int("NUMPIPE_FLUID_CPU_PREFETCH", 1), 0, 8);
   FloatKernels kf_;
-  // An online choice between two kernels that compute the same bits: steps 1-4
-  // of every 32 try option 0 (odd) and option 1 (even), and the faster of the two
-  // serves until the next trial. div_: 0 the reciprocal route, 1 the IEEE
-  // division; adv_: 0 gathers, 1 scalar loads.
+  // An online choice between two kernels that compute the same bits. div_: 0 the
+  // reciprocal route, 1 the IEEE division; adv_: 0 gathers, 1 scalar loads.
+  // Steps 1 and 2 of every kTrialPeriod race the two: the u diffusion with option
+  // 0 and the v diffusion with option 1 in step 1, the other way round in step 2
+  // (two solves of the slower option, not whole steps), the advection with option
+  // 0 in step 1 and 1 in step 2; the faster serves until the next trial.
+  static constexpr int kTrialPeriod = 64;
   struct Tuned {
     bool open = false;  // both options available and none forced
     int current = 1;
     double time[2] = {0, 0};
   };
   Tuned div_, adv_;
-  int option(const Tuned& t) const {
-    const long long r = c_.steps % 32;
-    return t.open && r >= 1 && r <= 4 ? static_cast<int>((r + 1) & 1) : t.current;
+  int trial_step() const {
+    const long long r = c_.steps % kTrialPeriod;
+    return r == 1 || r == 2 ? static_cast<int>(r) : 0;
+  }
+  // The division's option for the diffusion of `field` in this step.
+  int div_option(int field) const {
+    const int r = trial_step();
+    if (!div_.open || r == 0 || field == kFieldD) return div_.current;
+    return (field == kFieldU) == (r == 1) ? 0 : 1;
+  }
+  int adv_option() const {
+    const int r = trial_step();
+    return adv_.open && r != 0 ? r - 1 : adv_.current;
   }
   void record(Tuned& t, int opt, double seconds) {
-    const long long r = c_.steps % 32;
-    if (!t.open || r < 1 || r > 4) return;
+    if (!t.open || trial_step() == 0) return;
     t.time[opt] += seconds;
-    if (r == 4) {
-      t.current = t.time[1] < t.time[0] ? 1 : 0;
-      t.time[0] = t.time[1] = 0;
-    }
   }
-  bool recip() const { return kf_.fma && option(div_) == 0; }
+  void decide(Tuned& t) {  // after the second trial step
+    if (!t.open || trial_step() != 2) return;
+    t.current = t.time[1] < t.time[0] ? 1 : 0;
+    t.time[0] = t.time[1] = 0;
+  }
   static double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   }
@@ -613,8 +774,11 @@ class CpuSolver final : public Solver<T> {
 
   void diffuse(int b, std::vector<T>& x, const std::vector<T>& x0, int field, double k, bool max_out) {
     const T a = diffuse_a(T(p_.dt), T(k), n_);
-    lin_solve(Solve{b, x.data(), x0.data(), a, T(1) + T(4) * a, field, field, max_out ? 1 : 0});
+    const int opt = div_option(field);
+    const double t0 = now_s();
+    lin_solve(Solve{b, x.data(), x0.data(), a, T(1) + T(4) * a, field, field, max_out ? 1 : 0, opt});
     if (max_out) md_ = finish_max(x.data(), nullptr);
+    if (field != kFieldD) record(div_, opt, now_s() - t0);
   }
 
   // project(u, v, p, div): div and its set_bnd, the solve from a generated zero
@@ -625,7 +789,7 @@ class CpuSolver final : public Solver<T> {
     T* v = vvec.data();
     T* pr = pvec.data();
     T* div = dvec.data();
-    const Divisor<T> dn = make_divisor(T(n), recip());
+    const Divisor<T> dn = make_divisor(T(n), kf_.fma && div_.current == 0);
 #pragma omp parallel for schedule(static)
     for (int j = 1; j <= n; ++j) {
       const T* uj = u + ix(0, j, w);
@@ -641,7 +805,7 @@ class CpuSolver final : public Solver<T> {
     }
     set_bnd(kScalar, div);
     phase(1);
-    lin_solve(Solve{kScalar, pr, div, T(1), T(4), -1, -1, max_out ? 2 : 0});
+    lin_solve(Solve{kScalar, pr, div, T(1), T(4), -1, -1, max_out ? 2 : 0, div_.current});
     if (max_out) mv_ = finish_max(pr, div);
     phase(2);
 #pragma omp parallel for schedule(static)
@@ -681,9 +845,21 @@ class CpuSolver final : public Solver<T> {
         f.out[k] = job[k].first;
         f.q[k] = job[k].second;
       }
-      const AdvectF row = option(adv_) == 0 && kf_.advect_gather ? kf_.advect_gather : kf_.advect;
-#pragma omp parallel for schedule(static)
-      for (int j = 1; j <= n; ++j) row(U, V, f, j, n, dt0);
+      const AdvectF row = adv_option() == 0 && kf_.advect_gather ? kf_.advect_gather : kf_.advect;
+      // Each thread's rows (as schedule(static) would deal them) in tiles of
+      // adv_tile_ columns: the rows that the back-traces gather from, a few
+      // dozen around the row at hand, then stay in L2 across the tile's rows.
+      const int tile = adv_tile_ > 0 ? std::min(adv_tile_, n) : n;
+      const int tiles = (n + tile - 1) / tile;
+#pragma omp parallel
+      {
+        const std::int64_t nt = omp_get_num_threads(), me = omp_get_thread_num();
+        const int ja = 1 + static_cast<int>(n * me / nt), jb = static_cast<int>(n * (me + 1) / nt);
+        for (int b = 0; b < tiles; ++b) {
+          const int i_lo = 1 + b * tile, i_hi = std::min(n, i_lo + tile - 1);
+          for (int j = ja; j <= jb; ++j) row(U, V, f, j, n, dt0, i_lo, i_hi);
+        }
+      }
       return;
     }
 #pragma omp parallel for schedule(static)
@@ -707,6 +883,7 @@ class CpuSolver final : public Solver<T> {
     int gen;    // initial guess: react's source of this field (kField*), or -1: zero
     int add;    // x0 is read as x0 + dt*(react's source of this field), or -1: as it is
     int max;    // the last pass's maximum: 0 none, 1 of x, 2 of x^2 + x0^2 (corners aside)
+    int div_opt;  // the division: 0 the reciprocal route where it applies, 1 the IEEE division
   };
   struct PassArgs {
     const T* src;  // x before the pass (natural layout), or null: the generated initial guess
@@ -734,27 +911,43 @@ class CpuSolver final : public Solver<T> {
   // One block (rows [r0, r1), columns [c0, c1), c0 even) of one pass of k fused
   // iterations (see the file comment). The window covers the block and its halo
   // of 2k cells on each side; per row slot it holds x's two colour planes and
-  // x0's, pair j of a plane being column lo_x + 2j or lo_x + 2j + 1. Returns the
+  // x0's, pair j of a plane being column lo_x + 2j or lo_x + 2j + 1. Half-step h
+  // (red of iteration kk: 2kk, black: 2kk + 1) updates only the cells within
+  // 2k - 1 - h of the block (a trapezoid: the cells farther out cannot reach the
+  // block's final values), which halves the halo's redundant work. Returns the
   // block's maximum (A.max) over the cells it writes, corners aside.
   T pass_block(const PassArgs& A, int r0, int r1, int c0, int c1, T* win) const {
     const Solve& S = *A.S;
-    const int n = n_, w = w_, k = A.k, ns = 2 * kmax_ + 2, wpw = wpw_;
+    const int n = n_, w = w_, k = A.k, ns = 2 * kmax_ + 2;
+    const std::size_t wpw = static_cast<std::size_t>(wpw_);
     const int lo = std::max(0, r0 - 2 * k), hi = std::min(w, r1 + 2 * k);
     const int lo_x = std::max(0, c0 - 2 * k), hi_x = std::min(w, c1 + 2 * k);  // lo_x even
     const int base = lo_x / 2, cols = hi_x - lo_x;
     const int upd_lo = std::max(1, lo + 1), upd_hi = std::min(n, hi - 2);
-    const int x_lo = std::max(1, lo_x + 1), x_hi = std::min(n, hi_x - 2);  // columns the sweeps update
-    auto row = [&](int c, int y) { return win + (static_cast<std::size_t>(y % ns) * 4 + c) * wpw; };
-    auto x0row = [&](int c, int y) { return win + (static_cast<std::size_t>(y % ns) * 4 + 2 + c) * wpw; };
+    const int x_lo = std::max(1, lo_x + 1), x_hi = std::min(n, hi_x - 2);  // what the window can update
+    // The rows and columns half-step h updates: within reach(h) of the block.
+    struct Range {
+      int y0, y1, x0, x1;
+    };
+    Range red[kMaxTemporal], black[kMaxTemporal];
+    for (int kk = 0; kk < k; ++kk)
+      for (int c = 0; c < 2; ++c) {
+        const int d = trapezoid_ ? 2 * k - 1 - (2 * kk + c) : 2 * k;
+        (c ? black : red)[kk] = Range{std::max(upd_lo, r0 - d), std::min(upd_hi, r1 - 1 + d), std::max(x_lo, c0 - d),
+                                      std::min(x_hi, c1 - 1 + d)};
+      }
+    auto plane = [&](int s, int c) { return win + (static_cast<std::size_t>(s) * 4 + c) * wpw; };  // c: 2 + c for x0
+    auto prev = [&](int s) { return s == 0 ? ns - 1 : s - 1; };
+    auto next = [&](int s) { return s + 1 == ns ? 0 : s + 1; };
     const T a = S.a;
     const bool neg_u = S.b == kU, neg_v = S.b == kV;
     const T zero_add = T(p_.dt) * T(0);  // add_source's dt*s where react left s = 0
     T m = -std::numeric_limits<T>::infinity();
 
     auto load = [&](int y) {
-      const int ce = y & 1, co = (y + 1) & 1;  // colours of even and odd x in row y
-      T* xe = row(ce, y);
-      T* xo = row(co, y);
+      const int s = y % ns, ce = y & 1, co = (y + 1) & 1;  // colours of even and odd x in row y
+      T* xe = plane(s, ce);
+      T* xo = plane(s, co);
       if (A.src) {
         split(A.src + ix(lo_x, y, w), xe, xo, cols, false, T(0));
       } else {  // react's sources (or zero) as the initial guess
@@ -766,8 +959,8 @@ class CpuSolver final : public Solver<T> {
           });
       }
       const T* in0 = S.x0 + ix(lo_x, y, w);
-      T* e0 = x0row(ce, y);
-      T* o0 = x0row(co, y);
+      T* e0 = plane(s, 2 + ce);
+      T* o0 = plane(s, 2 + co);
       split(in0, e0, o0, cols, S.add >= 0, zero_add);  // add_source: x0 + dt*s, s = 0 but at react's points
       if (S.add >= 0) {
         injection_points(y, lo_x, hi_x, [&](int x) {
@@ -776,8 +969,9 @@ class CpuSolver final : public Solver<T> {
       }
     };
     auto store = [&](int y) {
-      const T* even = row(y & 1, y);
-      const T* odd = row((y + 1) & 1, y);
+      const int s = y % ns;
+      const T* even = plane(s, y & 1);
+      const T* odd = plane(s, (y + 1) & 1);
       T* out = A.dst + ix(lo_x, y, w);
       const int j0 = (c0 - lo_x) / 2, j1 = (c1 - lo_x) / 2;  // whole pairs of [c0, c1)
       merge(even, odd, out, j0, j1);
@@ -789,36 +983,57 @@ class CpuSolver final : public Solver<T> {
           m = max_row(out + (xa - lo_x), S.max == 2 ? S.x0 + ix(xa, y, w) : nullptr, xb - xa, m);
       }
     };
-    auto sweep_c = [&](int c, int y) {
+    // Half-sweep of colour c over columns [xa, xb] of row y in slot s.
+    auto sweep_c = [&](int c, int y, int s, int xa, int xb) {
       const int par = (c + y) & 1;  // x parity of this colour's cells in row y
-      const int i_lo = (x_lo - par + 1) / 2, i_hi = (x_hi - par) / 2;  // global pairs, x = 2i + par
+      const int i_lo = (xa - par + 1) >> 1, i_hi = (xb - par) >> 1;  // global pairs, x = 2i + par
       if (i_hi < i_lo) return;
-      const T* mid = row(1 - c, y) - base;
-      sweep(row(c, y) - base, mid + par - 1, mid + par, row(1 - c, y - 1) - base, row(1 - c, y + 1) - base,
-            x0row(c, y) - base, i_lo, i_hi, a, A.dv);
+      const T* mid = plane(s, 1 - c) - base;
+      sweep(plane(s, c) - base, mid + par - 1, mid + par, plane(prev(s), 1 - c) - base, plane(next(s), 1 - c) - base,
+            plane(s, 2 + c) - base, i_lo, i_hi, a, A.dv);
     };
-    auto cell = [&](int x, int y) -> T& { return row((x + y) & 1, y)[(x - lo_x) / 2]; };
-    auto edges = [&](int y) {  // set_bnd's x[0,y], x[n+1,y] from the row's interior
-      if (lo_x == 0) cell(0, y) = neg_u ? -cell(1, y) : cell(1, y);
-      if (hi_x == w) cell(n + 1, y) = neg_u ? -cell(n, y) : cell(n, y);
-    };
-    auto copy_row = [&](int to, int from) {  // set_bnd's rows 0 and n+1
-      for (int x = std::max(1, lo_x); x <= std::min(n, hi_x - 1); ++x) cell(x, to) = neg_v ? -cell(x, from) : cell(x, from);
-    };
+    auto cell = [&](int x, int y, int s) -> T& { return plane(s, (x + y) & 1)[(x - lo_x) / 2]; };
+    // The rows ahead are fetched while this row's sweeps run (the hardware
+    // prefetcher restarts at every short row of a block): pf_lines per array per
+    // iteration of the wavefront, over the row pf_rows ahead of the next load.
+    const int row_lines = static_cast<int>((static_cast<std::size_t>(cols) * sizeof(T) + 63) / 64);
+    const int pf_step = prefetch_rows_ > 0 ? (row_lines + k - 1) / k : 0;
 
     load(lo);
-    for (int t = lo; t <= hi - 1 + 2 * k; ++t) {
+    int st = lo % ns;  // slot of row t
+    for (int t = lo; t <= hi - 1 + 2 * k; ++t, st = next(st)) {
       if (t + 1 < hi) load(t + 1);
+      const int yp = t + 1 + prefetch_rows_;
+      const bool pf = pf_step > 0 && yp < hi;
+      int sr = st;  // slot of row t - 2kk
       for (int kk = 0; kk < k; ++kk) {
-        const int yr = t - 2 * kk;
-        if (yr >= upd_lo && yr <= upd_hi) sweep_c(0, yr);
-        const int yb = yr - 1;
-        if (yb >= upd_lo && yb <= upd_hi) {
-          sweep_c(1, yb);
-          edges(yb);
-          if (yb == 1) copy_row(0, 1);
-          if (yb == n) copy_row(n + 1, n);
+        if (pf) {
+          const int l0 = kk * pf_step, l1 = std::min(row_lines, l0 + pf_step);
+          const char* px0 = reinterpret_cast<const char*>(S.x0 + ix(lo_x, yp, w));
+          const char* psrc = A.src ? reinterpret_cast<const char*>(A.src + ix(lo_x, yp, w)) : nullptr;
+          for (int l = l0; l < l1; ++l) {
+            __builtin_prefetch(px0 + 64 * l, 0, 3);
+            if (psrc) __builtin_prefetch(psrc + 64 * l, 0, 3);
+          }
         }
+        const int yr = t - 2 * kk;
+        const Range& R = red[kk];
+        if (yr >= R.y0 && yr <= R.y1) sweep_c(0, yr, sr, R.x0, R.x1);
+        const int yb = yr - 1, sb = prev(sr);
+        const Range& B = black[kk];
+        if (yb >= B.y0 && yb <= B.y1) {
+          sweep_c(1, yb, sb, B.x0, B.x1);
+          // set_bnd after the iteration: x[0,y], x[n+1,y] from the row's interior,
+          // and rows 0 and n+1 from rows 1 and n
+          if (lo_x == 0 && B.x0 <= 1) cell(0, yb, sb) = neg_u ? -cell(1, yb, sb) : cell(1, yb, sb);
+          if (hi_x == w && B.x1 >= n) cell(n + 1, yb, sb) = neg_u ? -cell(n, yb, sb) : cell(n, yb, sb);
+          if (yb == 1 || yb == n) {
+            const int to = yb == 1 ? 0 : n + 1, st_to = yb == 1 ? prev(sb) : next(sb);
+            for (int x = B.x0; x <= B.x1; ++x)
+              cell(x, to, st_to) = neg_v ? -cell(x, yb, sb) : cell(x, yb, sb);
+          }
+        }
+        sr = sr >= 2 ? sr - 2 : sr - 2 + ns;
       }
       const int ys = t - 2 * k;
       if (ys >= r0 && ys < r1 && ys >= lo) store(ys);
@@ -830,7 +1045,7 @@ class CpuSolver final : public Solver<T> {
   // kmax_ iterations; the last one writes x, the others alternate with scratch_.
   void lin_solve(const Solve& S) {
     const int passes = (p_.iters + kmax_ - 1) / kmax_;
-    const Divisor<T> dv = make_divisor(S.c, recip());
+    const Divisor<T> dv = make_divisor(S.c, kf_.fma && S.div_opt == 0);
     const T* src = nullptr;
     for (int q = 0; q < passes; ++q) {
       T* dst = (passes - 1 - q) % 2 == 0 ? S.x : scratch_.data();
@@ -874,15 +1089,13 @@ class CpuSolver final : public Solver<T> {
     if (p_.scheme == Scheme::seed) {
       add_zero_source_boundary(F.d.data());  // d's boundary layer survives the step
       phase(5);
-      const int od = option(div_), oa = option(adv_);
-      double t0 = now_s();
+      const int oa = adv_option();
       diffuse(kScalar, F.d0, F.d, kFieldD, p_.diff, true);
       diffuse(kU, F.u0, F.u, kFieldU, p_.visc, false);
       diffuse(kV, F.v0, F.v, kFieldV, p_.visc, false);
-      record(div_, od, now_s() - t0);
       phase(0);
       project(F.u0, F.v0, F.u, F.v, false);
-      t0 = now_s();
+      const double t0 = now_s();
       advect(F.u0.data(), F.v0.data(), {{F.d.data(), F.d0.data()}, {F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
       record(adv_, oa, now_s() - t0);
       set_bnd(kU, F.u.data());
@@ -890,28 +1103,25 @@ class CpuSolver final : public Solver<T> {
       phase(4);
       project(F.u, F.v, F.u0, F.v0, true);
     } else {
-      const int od = option(div_), oa = option(adv_);
-      double t0 = now_s();
+      const int oa = adv_option();
       diffuse(kU, F.u0, F.u, kFieldU, p_.visc, false);
       diffuse(kV, F.v0, F.v, kFieldV, p_.visc, false);
-      double td = now_s() - t0;
       project(F.u0, F.v0, F.u, F.v, false);
-      t0 = now_s();
+      double t0 = now_s();
       advect(F.u0.data(), F.v0.data(), {{F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
       double ta = now_s() - t0;
       set_bnd(kU, F.u.data());
       set_bnd(kV, F.v.data());
       project(F.u, F.v, F.u0, F.v0, true);
-      t0 = now_s();
       diffuse(kScalar, F.d0, F.d, kFieldD, p_.diff, true);
-      td += now_s() - t0;
       t0 = now_s();
       advect(F.u.data(), F.v.data(), {{F.d.data(), F.d0.data()}});
       ta += now_s() - t0;
       set_bnd(kScalar, F.d.data());
-      record(div_, od, td);
       record(adv_, oa, ta);
     }
+    decide(div_);
+    decide(adv_);
     ++c_.steps;
   }
 };
