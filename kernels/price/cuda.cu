@@ -541,6 +541,24 @@ DeviceArray<Real> upload(const std::vector<Real>& v) {
   return d;
 }
 
+// The strike-independent tables on the device, built on the host in Real exactly as
+// the CPU backend builds them: px, dxx, dt_inv, qy[g][j] = py[j]*pt[g], and the y
+// systems' weights and factors.
+template <class Real>
+struct DeviceTables {
+  DeviceArray<Real> px, dxx, dt, qy, gy, yc, ybeta, yinv;
+};
+template <class Real>
+DeviceTables<Real> upload_tables(const Setup& s) {
+  const std::size_t steps = static_cast<std::size_t>(s.p.num_t - 1), ny = static_cast<std::size_t>(s.p.num_y);
+  std::vector<Real> qy(steps * ny);
+  for (std::size_t g = 0; g < steps; ++g)
+    for (std::size_t j = 0; j < ny; ++j) qy[g * ny + j] = Real(s.py[j]) * Real(s.pt[g]);
+  const YTables<Real> yt = make_y_tables<Real>(s);
+  return {upload(cast<Real>(s.px)), upload(cast<Real>(s.dxx)), upload(cast<Real>(s.dt_inv)), upload(qy),
+          upload(yt.gy),           upload(yt.c),             upload(yt.beta),              upload(yt.inv)};
+}
+
 struct DeviceResult {
   double seconds = 0, upload_seconds = 0;
   std::int64_t group = 0;
@@ -603,14 +621,9 @@ DeviceResult solve_on_device(const Setup& s, int dev, std::int64_t first, std::i
   const std::size_t chunk_smem = 4 * std::size_t(chunks) * kChunkCols * sizeof(Real);
 
   HostTimer up;
-  // strike-independent tables, built on the host in Real exactly as the CPU backend does
-  std::vector<Real> qy(std::size_t(steps) * ny);
-  for (int g = 0; g < steps; ++g)
-    for (int j = 0; j < ny; ++j) qy[std::size_t(g) * ny + j] = Real(s.py[j]) * Real(s.pt[g]);
-  const YTables<Real> yt = make_y_tables<Real>(s);
-  DeviceArray<Real> d_px = upload(cast<Real>(s.px)), d_dxx = upload(cast<Real>(s.dxx)), d_dt = upload(cast<Real>(s.dt_inv));
-  DeviceArray<Real> d_qy = upload(qy), d_gy = upload(yt.gy), d_yc = upload(yt.c), d_ybeta = upload(yt.beta),
-                    d_yinv = upload(yt.inv);
+  const DeviceTables<Real> tab = upload_tables<Real>(s);
+  const DeviceArray<Real>&d_px = tab.px, &d_dxx = tab.dxx, &d_dt = tab.dt, &d_qy = tab.qy, &d_gy = tab.gy,
+                        &d_yc = tab.yc, &d_ybeta = tab.ybeta, &d_yinv = tab.yinv;
   DeviceArray<double> d_x(nx);
   d_x.copy_from_host(s.x.data(), nx);
   DeviceArray<Real> d_xinv(static_cast<std::size_t>(std::uint64_t(steps) * grid));
@@ -752,13 +765,9 @@ std::vector<double> adjoint_on_device(const Setup& s, int dev, CudaRun* run) {
       1, std::min<std::uint64_t>(steps, (free_bytes / 4) / (grid * sizeof(Real)))));
 
   HostTimer up;
-  std::vector<Real> qy(std::size_t(steps) * ny);
-  for (int g = 0; g < steps; ++g)
-    for (int j = 0; j < ny; ++j) qy[std::size_t(g) * ny + j] = Real(s.py[j]) * Real(s.pt[g]);
-  const YTables<Real> yt = make_y_tables<Real>(s);
-  DeviceArray<Real> d_px = upload(cast<Real>(s.px)), d_dxx = upload(cast<Real>(s.dxx)), d_dt = upload(cast<Real>(s.dt_inv));
-  DeviceArray<Real> d_qy = upload(qy), d_gy = upload(yt.gy), d_yc = upload(yt.c), d_ybeta = upload(yt.beta),
-                    d_yinv = upload(yt.inv);
+  const DeviceTables<Real> tab = upload_tables<Real>(s);
+  const DeviceArray<Real>&d_px = tab.px, &d_dxx = tab.dxx, &d_dt = tab.dt, &d_qy = tab.qy, &d_gy = tab.gy,
+                        &d_yc = tab.yc, &d_ybeta = tab.ybeta, &d_yinv = tab.yinv;
   DeviceArray<Real> d_xinv(static_cast<std::size_t>(std::uint64_t(batch) * grid));
   DeviceArray<Real> d_z(grid), d_y(grid), d_p(grid);
   DeviceArray<double> d_weights(nx);
