@@ -369,7 +369,10 @@ std::vector<double> adjoint_weights(const Setup& s) {
   const std::int64_t nx = t.nx, ny = t.ny;
   std::vector<Real> w(nx * ny, Real(0)), z(nx * ny), y(nx * ny), p(nx * ny), inv(nx * ny);
   w[t.ind_x * ny + t.ind_y] = Real(1);
-  const std::int64_t blocks = (ny + 63) / 64;
+  // columns in blocks of 16 (two AVX-512 vectors of doubles): enough blocks for every
+  // thread on a 256-column grid
+  constexpr std::int64_t kCols = 16;
+  const std::int64_t blocks = (ny + kCols - 1) / kCols;
 #pragma omp parallel
   for (std::int64_t g = 0; g < t.steps; ++g) {
 #pragma omp for schedule(static)
@@ -377,7 +380,7 @@ std::vector<double> adjoint_weights(const Setup& s) {
       y_adjoint_rows(t, g, b * 8, std::min(nx, b * 8 + 8), w.data(), z.data());
 #pragma omp for schedule(static)
     for (std::int64_t b = 0; b < blocks; ++b) {
-      const std::int64_t j0 = b * 64, j1 = std::min(ny, j0 + 64);
+      const std::int64_t j0 = b * kCols, j1 = std::min(ny, j0 + kCols);
       x_pivots(t, g, j0, j1, inv.data());
       x_adjoint_columns(t, g, j0, j1, z.data(), inv.data(), y.data(), p.data());
     }
