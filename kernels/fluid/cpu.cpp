@@ -50,6 +50,7 @@ namespace numpipe::fluid {
 namespace {
 
 constexpr int kMaxTemporal = 32;  // red-black iterations fused per pass over memory, at most
+constexpr int kMaxGroup = 8;      // wavefront steps swept together, at most
 constexpr std::size_t kWindowBytes = 384 * 1024;  // a thread's rolling window, to stay in L2
 
 // ---- one half-sweep of one row of colour planes ------------------------------------------
@@ -534,9 +535,9 @@ class CpuSolver final : public Solver<T> {
     nstrips_ = std::clamp((threads_ + ncols_ - 1) / ncols_, 1, std::max(1, w_ / 32));
     const int block_w = (w_ + ncols_ - 1) / ncols_, block_h = w_ / nstrips_;
     kmax_ = std::clamp(std::min(block_w, block_h) / 12, 1, k0);
-    wpw_ = (block_w + 1) / 2 + 2 * kmax_ + 2;
+    wpw_ = (block_w + 1) / 2 + 2 * kmax_ + 2 + (kmax_ + 3) / 2;  // (cut: edge blocks up to k + 2 wider)
     windows_.resize(static_cast<std::size_t>(threads_));
-    for (auto& win : windows_) win.assign(static_cast<std::size_t>(2 * kmax_ + 2) * 4 * wpw_, T(0));
+    for (auto& win : windows_) win.assign(static_cast<std::size_t>(slots()) * 4 * wpw_, T(0));
     partial_.assign(static_cast<std::size_t>(nstrips_ * ncols_), T(0));
     if ((p_.iters + kmax_ - 1) / kmax_ > 1) adopt(scratch_, std::vector<T>(f_.cells(), T(0)));
     if (pin_) pin_threads();
@@ -619,6 +620,10 @@ class CpuSolver final : public Solver<T> {
 #endif
   }
   int prefetch_rows_ = std::clamp(env_int("NUMPIPE_FLUID_CPU_PREFETCH", 1), 0, 8);
+  // NUMPIPE_FLUID_CPU_GROUP=g: steps of the wavefront swept together (pass_block).
+  int group_ = std::clamp(env_int("NUMPIPE_FLUID_CPU_GROUP", 2), 1, kMaxGroup);
+  bool balance_ = env_int("NUMPIPE_FLUID_CPU_BALANCE", 1) != 0;
+  int slots() const { return 2 * kmax_ + 1 + group_; }  // window rows: 2k + 1 behind a group of g
   FloatKernels kf_;
   // An online choice between two kernels that compute the same bits. div_: 0 the
   // reciprocal route, 1 the IEEE division; adv_: 0 gathers, 1 scalar loads.
@@ -918,7 +923,7 @@ class CpuSolver final : public Solver<T> {
   // block's maximum (A.max) over the cells it writes, corners aside.
   T pass_block(const PassArgs& A, int r0, int r1, int c0, int c1, T* win) const {
     const Solve& S = *A.S;
-    const int n = n_, w = w_, k = A.k, ns = 2 * kmax_ + 2;
+    const int n = n_, w = w_, k = A.k, ns = slots();
     const std::size_t wpw = static_cast<std::size_t>(wpw_);
     const int lo = std::max(0, r0 - 2 * k), hi = std::min(w, r1 + 2 * k);
     const int lo_x = std::max(0, c0 - 2 * k), hi_x = std::min(w, c1 + 2 * k);  // lo_x even
@@ -993,52 +998,79 @@ class CpuSolver final : public Solver<T> {
             plane(s, 2 + c) - base, i_lo, i_hi, a, A.dv);
     };
     auto cell = [&](int x, int y, int s) -> T& { return plane(s, (x + y) & 1)[(x - lo_x) / 2]; };
-    // The rows ahead are fetched while this row's sweeps run (the hardware
-    // prefetcher restarts at every short row of a block): pf_lines per array per
-    // iteration of the wavefront, over the row pf_rows ahead of the next load.
+    // The rows ahead are fetched while the sweeps run (the hardware prefetcher
+    // restarts at every short row of a block): the rows of the next group, spread
+    // over the iterations of the wavefront.
     const int row_lines = static_cast<int>((static_cast<std::size_t>(cols) * sizeof(T) + 63) / 64);
-    const int pf_step = prefetch_rows_ > 0 ? (row_lines + k - 1) / k : 0;
-
-    load(lo);
-    int st = lo % ns;  // slot of row t
-    for (int t = lo; t <= hi - 1 + 2 * k; ++t, st = next(st)) {
-      if (t + 1 < hi) load(t + 1);
-      const int yp = t + 1 + prefetch_rows_;
-      const bool pf = pf_step > 0 && yp < hi;
-      int sr = st;  // slot of row t - 2kk
-      for (int kk = 0; kk < k; ++kk) {
-        if (pf) {
-          const int l0 = kk * pf_step, l1 = std::min(row_lines, l0 + pf_step);
-          const char* px0 = reinterpret_cast<const char*>(S.x0 + ix(lo_x, yp, w));
-          const char* psrc = A.src ? reinterpret_cast<const char*>(A.src + ix(lo_x, yp, w)) : nullptr;
-          for (int l = l0; l < l1; ++l) {
-            __builtin_prefetch(px0 + 64 * l, 0, 3);
-            if (psrc) __builtin_prefetch(psrc + 64 * l, 0, 3);
-          }
-        }
-        const int yr = t - 2 * kk;
-        const Range& R = red[kk];
-        if (yr >= R.y0 && yr <= R.y1) sweep_c(0, yr, sr, R.x0, R.x1);
-        const int yb = yr - 1, sb = prev(sr);
-        const Range& B = black[kk];
-        if (yb >= B.y0 && yb <= B.y1) {
-          sweep_c(1, yb, sb, B.x0, B.x1);
-          // set_bnd after the iteration: x[0,y], x[n+1,y] from the row's interior,
-          // and rows 0 and n+1 from rows 1 and n
-          if (lo_x == 0 && B.x0 <= 1) cell(0, yb, sb) = neg_u ? -cell(1, yb, sb) : cell(1, yb, sb);
-          if (hi_x == w && B.x1 >= n) cell(n + 1, yb, sb) = neg_u ? -cell(n, yb, sb) : cell(n, yb, sb);
-          if (yb == 1 || yb == n) {
-            const int to = yb == 1 ? 0 : n + 1, st_to = yb == 1 ? prev(sb) : next(sb);
-            for (int x = B.x0; x <= B.x1; ++x)
-              cell(x, to, st_to) = neg_v ? -cell(x, yb, sb) : cell(x, yb, sb);
-          }
-        }
-        sr = sr >= 2 ? sr - 2 : sr - 2 + ns;
+    auto prefetch = [&](int y, int part) {  // part kk of k of row y's lines of x0 and src
+      if (prefetch_rows_ <= 0 || y >= hi) return;
+      const int l0 = static_cast<int>(static_cast<std::int64_t>(row_lines) * part / k);
+      const int l1 = static_cast<int>(static_cast<std::int64_t>(row_lines) * (part + 1) / k);
+      const char* px0 = reinterpret_cast<const char*>(S.x0 + ix(lo_x, y, w));
+      const char* psrc = A.src ? reinterpret_cast<const char*>(A.src + ix(lo_x, y, w)) : nullptr;
+      for (int l = l0; l < l1; ++l) {
+        __builtin_prefetch(px0 + 64 * l, 0, 3);
+        if (psrc) __builtin_prefetch(psrc + 64 * l, 0, 3);
       }
-      const int ys = t - 2 * k;
-      if (ys >= r0 && ys < r1 && ys >= lo) store(ys);
+    };
+
+    // The wavefront in groups of g = group_ consecutive steps t: the group's rows
+    // are loaded first, then for each iteration kk the g red and black half-sweeps
+    // (rows t - 2kk and t - 2kk - 1 of each t), so that a row swept for step t is
+    // still in L1 when step t + 1 sweeps its neighbour; then the group's finished
+    // rows are stored. Every dependency of the one-step order holds: step t's
+    // iteration kk needs iteration kk - 1 of steps t and t - 1 and iteration kk of
+    // steps t - 1 and t - 2 only.
+    const int g = group_, t_last = hi - 1 + 2 * k;
+    load(lo);
+    int s0 = lo % ns;  // slot of row t0
+    for (int t0 = lo; t0 <= t_last; t0 += g) {
+      const int te = std::min(t0 + g - 1, t_last);
+      for (int t = t0; t <= te; ++t)
+        if (t + 1 < hi) load(t + 1);
+      int sr[kMaxGroup];  // slot of row t - 2kk, for each t of the group
+      for (int t = t0, s = s0; t <= te; ++t, s = next(s)) sr[t - t0] = s;
+      for (int kk = 0; kk < k; ++kk) {
+        for (int j = 0; j < g; ++j) prefetch(te + 2 + (prefetch_rows_ - 1) * g + j, kk);  // rows loaded prefetch_rows_ groups on
+        const Range& R = red[kk];
+        const Range& B = black[kk];
+        for (int t = t0; t <= te; ++t) {
+          const int yr = t - 2 * kk, s = sr[t - t0];
+          if (yr >= R.y0 && yr <= R.y1) sweep_c(0, yr, s, R.x0, R.x1);
+          const int yb = yr - 1, sb = prev(s);
+          if (yb >= B.y0 && yb <= B.y1) {
+            sweep_c(1, yb, sb, B.x0, B.x1);
+            // set_bnd after the iteration: x[0,y], x[n+1,y] from the row's interior,
+            // and rows 0 and n+1 from rows 1 and n
+            if (lo_x == 0 && B.x0 <= 1) cell(0, yb, sb) = neg_u ? -cell(1, yb, sb) : cell(1, yb, sb);
+            if (hi_x == w && B.x1 >= n) cell(n + 1, yb, sb) = neg_u ? -cell(n, yb, sb) : cell(n, yb, sb);
+            if (yb == 1 || yb == n) {
+              const int to = yb == 1 ? 0 : n + 1, st_to = yb == 1 ? prev(sb) : next(sb);
+              for (int x = B.x0; x <= B.x1; ++x)
+                cell(x, to, st_to) = neg_v ? -cell(x, yb, sb) : cell(x, yb, sb);
+            }
+          }
+          sr[t - t0] = s >= 2 ? s - 2 : s - 2 + ns;
+        }
+      }
+      for (int t = t0; t <= te; ++t) {
+        const int ys = t - 2 * k;
+        if (ys >= r0 && ys < r1 && ys >= lo) store(ys);
+      }
+      for (int t = t0; t <= te; ++t) s0 = next(s0);
     }
     return m;
+  }
+
+  // Boundary j of `parts` blocks of [0, w): a block at the grid's edge has a halo
+  // on one side only, so it gets k more cells (the trapezoid's mean halo) than
+  // an inner one, and all blocks cost alike (NUMPIPE_FLUID_CPU_BALANCE=0: equal
+  // blocks). Any cut gives the same bits.
+  int cut(int j, int parts, int k) const {
+    if (j <= 0) return 0;
+    if (j >= parts) return w_;
+    if (!balance_ || w_ <= 4 * k + 2 * parts) return static_cast<int>(static_cast<std::int64_t>(w_) * j / parts);
+    return static_cast<int>(static_cast<std::int64_t>(w_ - 2 * k) * j / parts) + k;
   }
 
   // lin_solve(b, x, x0, a, c) from the generated initial guess: passes of up to
@@ -1055,12 +1087,9 @@ class CpuSolver final : public Solver<T> {
 #pragma omp parallel for schedule(static, 1)
       for (int item = 0; item < ns * nc; ++item) {
         const int s = item / nc, cb = item % nc;
-        const int c0 = 2 * static_cast<int>(static_cast<std::int64_t>((w + 1) / 2) * cb / nc);
-        const int c1 = std::min(w, 2 * static_cast<int>(static_cast<std::int64_t>((w + 1) / 2) * (cb + 1) / nc));
-        partial_[static_cast<std::size_t>(item)] =
-            pass_block(A, static_cast<int>(static_cast<std::int64_t>(w) * s / ns),
-                       static_cast<int>(static_cast<std::int64_t>(w) * (s + 1) / ns), c0, c1,
-                       windows_[static_cast<std::size_t>(omp_get_thread_num())].data());
+        const int c0 = cb == 0 ? 0 : cut(cb, nc, k) & ~1, c1 = cb == nc - 1 ? w : cut(cb + 1, nc, k) & ~1;
+        partial_[static_cast<std::size_t>(item)] = pass_block(A, cut(s, ns, k), cut(s + 1, ns, k), c0, c1,
+                                                              windows_[static_cast<std::size_t>(omp_get_thread_num())].data());
       }
       src = dst;
     }
