@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <memory>
@@ -31,26 +32,32 @@ struct Ptrs {
 };
 
 constexpr int kTK = 32;  // tile columns along k (coalesced); rows along j are a template parameter
+constexpr int kMaxVariant = 8;
 
 
-template <class T>
-__global__ void ghost_kernel(Geometry g, Ptrs<T> f, long long m0, long long m1, long long total) {
-  const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (idx >= total) return;
-  int axis;
-  long long e;
-  if (idx < m0) axis = 0, e = idx;
-  else if (idx < m0 + m1) axis = 1, e = idx - m0;
-  else axis = 2, e = idx - m0 - m1;
-  const int b = axis == 0 ? 1 : 0, c = axis == 2 ? 1 : 2;
+// One face ghost point of AXIS: with the axis a compile-time constant every index into
+// the geometry is too, so nothing is copied to local memory (with a run-time axis the
+// kernel held a 152-byte stack frame).
+template <class T, int AXIS>
+__device__ __forceinline__ void ghost_point(const Geometry& g, T* const* p, long long e) {
+  constexpr int b = AXIS == 0 ? 1 : 0, c = AXIS == 2 ? 1 : 2;
   const int w = int(e % g.n[c]);
   e /= g.n[c];
   const int layer = int(e % kGhost) + 1;
   e /= kGhost;
   const int u = int(e % g.n[b]);
   const int side = int(e / g.n[b]);
+  fill_ghost_point(g, p, AXIS, side, layer, u, w);
+}
+
+template <class T>
+__global__ void ghost_kernel(Geometry g, Ptrs<T> f, long long m0, long long m1, long long total) {
+  const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= total) return;
   T* p[kVars] = {f.v[0], f.v[1], f.v[2], f.v[3]};
-  fill_ghost_point(g, p, axis, side, layer, u, w);
+  if (idx < m0) ghost_point<T, 0>(g, p, idx);
+  else if (idx < m0 + m1) ghost_point<T, 1>(g, p, idx - m0);
+  else ghost_point<T, 2>(g, p, idx - m0 - m1);
 }
 
 // Variants (--kernel): TJ rows of 32 columns per block, MINB blocks per SM for the
@@ -62,10 +69,62 @@ __device__ __forceinline__ T load_in(const T* p) {
   else return *p;
 }
 
+// Fused ghost filling: the thread that writes the new value of interior point
+// (i, j, k) also writes it (times the wall parity) into every face ghost of `f` whose
+// source it is, the same rule as fill_ghost_point (a periodic ghost copies the wrapped
+// interior point; a wall ghost -g mirrors +g). Every face ghost has exactly one source,
+// so the next sub-step reads the ghosts fill_ghost_point would have written, the same
+// bits, without a separate kernel re-reading the boundary planes. One process only
+// (under MPI a wall block may be thinner than its ghost rule reaches: ghost_kernel).
+template <class T>
+__device__ __forceinline__ void write_ghosts(const Geometry& g, T* f, long long c, const int idx[3], int v, T val) {
+  const long long str[3] = {g.si(), g.sj(), 1};
+#pragma unroll
+  for (int ax = 0; ax < 3; ++ax) {
+    const int n = g.n[ax], x = idx[ax];
+    if (x >= 3 && x < n - 3) continue;  // no ghost is sourced from here (walls: 1, 2, n-3, n-2; periodic: 0, 1, n-2, n-1)
+    if (g.lo[ax] == Face::periodic_self) {
+      // ghosts -2, -1, n, n+1 wrap onto ((gi mod n) + n) mod n (several of them when n < 4)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int gi = e < 2 ? e - 2 : n + e - 2;
+        if (((gi % n) + n) % n == x) f[c + (long long)(gi - x) * str[ax]] = val;
+      }
+    } else {
+      const T m = ghost_from_mirror(g.bc[ax], ax, v, val);
+      if (g.lo[ax] == Face::wall && (x == 1 || x == 2)) f[c - 2LL * x * str[ax]] = m;
+      if (g.hi[ax] == Face::wall && (x == n - 2 || x == n - 3)) f[c + 2LL * (n - 1 - x) * str[ax]] = m;
+    }
+  }
+}
+
+// The update of one point from its stencils (shared by the sub-step kernels): Q and
+// Phi written at c, and with `fuse` Phi's ghost copies too.
+template <class T, int ORDER, bool FIRST>
+__device__ __forceinline__ void update_point(const Geometry& g, const Coefs<T>& cf, T a, T b, T dt, T kj, const PointStencil<T>& p,
+                                             const T* qv, int i, int j, int k, long long c, Ptrs<T> q, Ptrs<T> out, bool fuse) {
+  T l[kVars];
+  rhs<ORDER>(p, cf, kj, l);
+  const int idx[3] = {i, j, k};
+  // within 3 points of a face (a ghost source); one test for the four variables
+  fuse = fuse && (min(min(i, j), k) < 3 || i >= g.n[0] - 3 || j >= g.n[1] - 3 || k >= g.n[2] - 3);
+#pragma unroll
+  for (int v = 0; v < kVars; ++v) {
+    T qn;
+    if constexpr (FIRST) qn = dt * l[v];
+    else qn = a * qv[v] + dt * l[v];
+    T on = p.s[0][v][2] + b * qn;
+    if (pinned_point(g, i, j, k, v)) qn = on = T(0);
+    q.v[v][c] = qn;
+    out.v[v][c] = on;
+    if (fuse) write_ghosts(g, out.v[v], c, idx, v, on);
+  }
+}
+
 template <class T, int ORDER, bool FIRST, int kTJ, int MINB, bool LDG, bool QASYNC = false>
 __global__ void __launch_bounds__(kTK* kTJ, MINB)
     substep_kernel(Geometry g, Box box, Coefs<T> cf, T a, T b, T dt, const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out,
-                   Ptrs<T> q, int chunk) {
+                   Ptrs<T> q, int chunk, bool fuse) {
   constexpr int SK = kTK + 4, SJ = kTJ + 4;
   // Two plane buffers used in turn: one barrier per plane (a buffer is rewritten two
   // iterations after it was read, with a barrier in between).
@@ -162,18 +221,7 @@ __global__ void __launch_bounds__(kTK* kTJ, MINB)
           p.s[1][v][o] = s[v][ty + o][tx + 2];
           p.s[2][v][o] = s[v][ty + 2][tx + o];
         }
-      T l[kVars];
-      rhs<ORDER>(p, cf, kj, l);
-#pragma unroll
-      for (int v = 0; v < kVars; ++v) {
-        T qn;
-        if constexpr (FIRST) qn = dt * l[v];
-        else qn = a * qv[v] + dt * l[v];
-        T on = r[v][2] + b * qn;
-        if (pinned_point(g, i, j, k, v)) qn = on = T(0);
-        q.v[v][c] = qn;
-        out.v[v][c] = on;
-      }
+      update_point<T, ORDER, FIRST>(g, cf, a, b, dt, kj, p, qv, i, j, k, c, q, out, fuse);
     }
 #pragma unroll
     for (int v = 0; v < kVars; ++v) {
@@ -182,6 +230,140 @@ __global__ void __launch_bounds__(kTK* kTJ, MINB)
       r[v][4] = nxt[v];
     }
   }
+}
+
+// Variants 5-7: every plane read through a ring of shared-memory planes filled by
+// cp.async P planes ahead of use (the plane with its j/k halo, copied by all threads
+// as one flat tile, and Q of the points), so that P planes of loads are in flight
+// without holding registers; the x-stencil still lives in registers. One barrier per
+// plane. Ring of R = P + 3 planes: plane p is copied in iteration p - 2 - P (after that
+// iteration's barrier) into the slot plane p - R read in the iteration before, waited
+// for in iteration p - 2 (its centre becomes the x-stencil's top) and used with its
+// halo in iteration p. Q of plane p travels in the group of plane p + 2 (P + 1 slots,
+// each thread reads back only its own copies).
+template <class T, int kTJ, int P, bool FIRST>
+constexpr int ring_smem_bytes() {
+  return int(((P + 3) * kVars * (kTJ + 4) * (kTK + 4) + (FIRST ? 0 : (P + 1) * kVars * kTJ * kTK)) * sizeof(T));
+}
+
+// VEC: the tile copied in 16-byte pieces (cp.async.cg, not kept in L1) when rows and
+// the box start are aligned to them (else in single values).
+template <int BYTES>
+__device__ __forceinline__ void copy_async(void* dst, const void* src) {
+  if constexpr (BYTES == 16) {
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+  } else {
+    __pipeline_memcpy_async(dst, src, BYTES);
+  }
+}
+
+template <class T, int ORDER, bool FIRST, int kTJ, int MINB, int P, bool VEC>
+__global__ void __launch_bounds__(kTK* kTJ, MINB)
+    substep_ring_kernel(Geometry g, Box box, Coefs<T> cf, T a, T b, T dt, const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out,
+                        Ptrs<T> q, int chunk, bool fuse) {
+  constexpr int W = VEC ? int(16 / sizeof(T)) : 1;  // values per copy
+  constexpr int SK = kTK + 4, SJ = kTJ + 4, NE = SJ * SK, NT = kTK * kTJ, R = P + 3;
+  static_assert(SK % W == 0, "tile rows must hold whole copies");
+  constexpr int NEW = NE / W, NC = (NEW + NT - 1) / NT;
+  extern __shared__ __align__(16) unsigned char dyn_smem[];
+  T(*ring)[kVars][SJ][SK] = reinterpret_cast<T(*)[kVars][SJ][SK]>(dyn_smem);
+  T(*qr)[kVars][kTJ][kTK] = reinterpret_cast<T(*)[kVars][kTJ][kTK]>(dyn_smem + sizeof(T) * R * kVars * NE);
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTK + tx;
+  const int k0 = box.lo[2] + blockIdx.x * kTK, j0 = box.lo[1] + blockIdx.y * kTJ;
+  const int i0 = box.lo[0] + blockIdx.z * chunk;
+  const int i1 = min(i0 + chunk, box.hi[0]);
+  const int j = j0 + ty, k = k0 + tx;
+  const bool active = j < box.hi[1] && k < box.hi[2];
+  const long long si = g.si(), sj = g.sj();
+  const long long col = (long long)(j + kGhost) * sj + (k + kGhost) + kGhost * si;  // at(0, j, k)
+  // this thread's share of the flat (SJ x SK) tile copy: padded offsets at interior plane 0
+  long long coff[NC];
+  bool cok[NC];
+#pragma unroll
+  for (int m = 0; m < NC; ++m) {
+    // a copy that starts in reach stays in its padded row (rows and starts aligned to W)
+    const int e = tid + m * NT, row = e / (SK / W), cc = e % (SK / W) * W;
+    const int jj = j0 - 2 + row, kk = k0 - 2 + cc;  // a stencil of the box reads j, k < hi + 2
+    cok[m] = e < NEW && jj < box.hi[1] + kGhost && kk < box.hi[2] + kGhost;
+    coff[m] = (long long)(jj + kGhost) * sj + (kk + kGhost) + kGhost * si;
+  }
+  auto issue_phi = [&](int p, int slot) {
+    const long long po = (long long)p * si;
+#pragma unroll
+    for (int m = 0; m < NC; ++m)
+      if (cok[m])
+#pragma unroll
+        for (int v = 0; v < kVars; ++v)
+          copy_async<W * sizeof(T)>(&ring[slot][v][0][0] + (tid + m * NT) * W, in.v[v] + coff[m] + po);
+  };
+  auto issue_q = [&](int p, int slot) {
+    if (active)
+#pragma unroll
+      for (int v = 0; v < kVars; ++v)
+        __pipeline_memcpy_async(&qr[slot][v][ty][tx], q.v[v] + col + (long long)p * si, sizeof(T));
+  };
+
+  T r[kVars][5], qv[kVars];
+#pragma unroll
+  for (int v = 0; v < kVars; ++v) {
+    qv[v] = T(0);
+#pragma unroll
+    for (int o = 0; o < 5; ++o) r[v][o] = T(0);
+    if (active && i0 < i1) {
+      r[v][0] = __ldg(&in.v[v][col + (long long)(i0 - 2) * si]);
+      r[v][1] = __ldg(&in.v[v][col + (long long)(i0 - 1) * si]);
+    }
+  }
+  const T kj = active ? kol[j] : T(0);
+  // prologue: planes i0 .. i0 + P + 1 (slots 0 .. P + 1), Q of planes i0 .. i0 + P - 1
+#pragma unroll
+  for (int m = 0; m < P + 2; ++m) {
+    if (i0 + m <= i1 + 1 && i0 < i1) issue_phi(i0 + m, m);
+    if constexpr (!FIRST)
+      if (m >= 2 && i0 + m - 2 < i1) issue_q(i0 + m - 2, m - 2);
+    __pipeline_commit();
+  }
+  int ps = 0, qs = 0;  // ring slot of plane i, Q slot of plane i
+  for (int i = i0; i < i1; ++i) {
+    __pipeline_wait_prior(P - 1);  // this thread's copies of planes up to i + 2 (and Q of plane i) are done
+    __syncthreads();               // everyone's: plane i + 2 is complete; nobody reads plane i - 1's slot any more
+    {
+      const int p = i + 2 + P;
+      if (p <= i1 + 1) issue_phi(p, ps == 0 ? R - 1 : ps - 1);
+      if constexpr (!FIRST)
+        if (i + P < i1) issue_q(i + P, qs == 0 ? P : qs - 1);
+      __pipeline_commit();
+    }
+    const int s1 = ps + 1 == R ? 0 : ps + 1, s2 = s1 + 1 == R ? 0 : s1 + 1;
+    if (active) {
+      T(*s)[SJ][SK] = ring[ps];
+      PointStencil<T> pt;
+#pragma unroll
+      for (int v = 0; v < kVars; ++v) {
+        if (i == i0) {
+          r[v][2] = s[v][ty + 2][tx + 2];
+          r[v][3] = ring[s1][v][ty + 2][tx + 2];
+        }
+        r[v][4] = ring[s2][v][ty + 2][tx + 2];
+        if constexpr (!FIRST) qv[v] = qr[qs][v][ty][tx];
+#pragma unroll
+        for (int o = 0; o < 5; ++o) {
+          pt.s[0][v][o] = r[v][o];
+          pt.s[1][v][o] = s[v][ty + o][tx + 2];
+          pt.s[2][v][o] = s[v][ty + 2][tx + o];
+        }
+      }
+      update_point<T, ORDER, FIRST>(g, cf, a, b, dt, kj, pt, qv, i, j, k, col + (long long)i * si, q, out, fuse);
+#pragma unroll
+      for (int v = 0; v < kVars; ++v)
+#pragma unroll
+        for (int o = 0; o < 4; ++o) r[v][o] = r[v][o + 1];
+    }
+    ps = s1;
+    qs = qs == P ? 0 : qs + 1;
+  }
+  __pipeline_wait_prior(0);
 }
 
 template <class T, int ORDER>
@@ -321,22 +503,75 @@ class CudaRun {
     kol_ = DeviceArray<T>(kol.size());
     kol_.copy_from_host(kol.data(), kol.size());
     cf_ = make_coefs<T>(g_, o.order, p_.c, p_.re, p_.force, p_.kol_amp);
-    // chunk of x-planes per block: enough blocks to fill the device several times over,
-    // at most 32 planes (measured on an H100 with kernel 4 at 512^3: 32 planes 67.8-68.0,
-    // 48 68.1, 64 69.0 ps/point/sub-step; earlier, 256 planes per block ran 15% slower)
     variant_ = o.kernel;
-    if (variant_ < 0 || variant_ > 4) fail_input("--kernel must be 0 to 4, got " + std::to_string(variant_));
-    const int tj = variant_ == 2 || variant_ == 4 ? 16 : 8;
-    const long long tiles = (long long)((g_.n[2] + kTK - 1) / kTK) * ((g_.n[1] + tj - 1) / tj);
-    chunk_ = o.chunk;
-    if (chunk_ <= 0) {
-      const long long want = 8LL * prop_.multiProcessorCount;
-      const long long nchunks = std::max<long long>({1, (want + tiles - 1) / tiles, (g_.n[0] + 31) / 32});
-      chunk_ = int(std::max<long long>(16, (g_.n[0] + nchunks - 1) / nchunks));
-    }
-    chunk_ = std::min(chunk_, g_.n[0]);
+    // EXPERIMENT: NUMPIPE_NS_KERNEL overrides --kernel, NUMPIPE_NS_FUSE=0 turns off the fused ghosts
+    if (const char* e = std::getenv("NUMPIPE_NS_KERNEL")) variant_ = std::atoi(e);
+    if (variant_ < 0 || variant_ > kMaxVariant)
+      fail_input("--kernel must be 0 to " + std::to_string(kMaxVariant) + ", got " + std::to_string(variant_));
+    fuse_ = !d_;
+    if (const char* e = std::getenv("NUMPIPE_NS_FUSE")) fuse_ = fuse_ && std::string(e) != "0";
+    chunk_ = pick_chunk(variant_, o.chunk);
+    if (const char* e = std::getenv("NUMPIPE_NS_SWEEP")) parse_sweep(e);
     whole_box_ = whole_box(g_);
     if (d_) setup_halos();
+  }
+
+  static int tile_rows(int variant) { return variant == 7 || variant < 2 || variant == 3 ? 8 : 16; }
+
+  // chunk of x-planes per block: enough blocks to fill the device several times over,
+  // at most 32 planes (measured on an H100 with kernel 4 at 512^3: 32 planes 67.8-68.0,
+  // 48 68.1, 64 69.0 ps/point/sub-step; earlier, 256 planes per block ran 15% slower)
+  int pick_chunk(int variant, int asked) const {
+    const int tj = tile_rows(variant);
+    const long long tiles = (long long)((g_.n[2] + kTK - 1) / kTK) * ((g_.n[1] + tj - 1) / tj);
+    int chunk = asked;
+    if (chunk <= 0) {
+      const long long want = 8LL * prop_.multiProcessorCount;
+      const long long nchunks = std::max<long long>({1, (want + tiles - 1) / tiles, (g_.n[0] + 31) / 32});
+      chunk = int(std::max<long long>(16, (g_.n[0] + nchunks - 1) / nchunks));
+    }
+    return std::min(chunk, g_.n[0]);
+  }
+
+  // EXPERIMENT: NUMPIPE_NS_SWEEP="V[g][:C],..." runs step s with entry s mod count
+  // (variant V, fused ghosts with g, chunk C) and prints each entry's median step.
+  struct SweepEntry {
+    int variant, chunk;
+    bool fuse;
+    std::string name;
+    std::vector<double> ms;
+  };
+  std::vector<SweepEntry> sweep_;
+  void parse_sweep(const char* spec) {
+    std::string all(spec), item;
+    std::size_t at = 0;
+    while (at <= all.size()) {
+      const std::size_t comma = all.find(',', at);
+      item = all.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      at = comma == std::string::npos ? all.size() + 1 : comma + 1;
+      if (item.empty()) continue;
+      SweepEntry e;
+      e.name = item;
+      e.variant = item == "ghost" ? -1 : std::atoi(item.c_str());  // ghost: a step of three ghost fills only
+      e.fuse = !d_ && item.find('g') != std::string::npos;
+      const std::size_t colon = item.find(':');
+      e.chunk = pick_chunk(e.variant, colon == std::string::npos ? 0 : std::atoi(item.c_str() + colon + 1));
+      if (e.variant < -1 || e.variant > kMaxVariant) fail_input("NUMPIPE_NS_SWEEP: bad variant in '" + item + "'");
+      sweep_.push_back(e);
+    }
+  }
+  void report_sweep() {
+    const double pts = double(g_.points());
+    for (auto& e : sweep_) {
+      if (e.ms.size() > 1) e.ms.erase(e.ms.begin());
+      if (e.ms.empty()) continue;
+      std::sort(e.ms.begin(), e.ms.end());
+      const std::size_t n = e.ms.size();
+      const double med = n % 2 ? e.ms[n / 2] : 0.5 * (e.ms[n / 2 - 1] + e.ms[n / 2]);
+      std::fprintf(stderr, "ns-step: sweep %-10s chunk %3d: median %.4f ms/step, %.2f ps/point/substep (min %.2f, max %.2f, %zu steps)\n",
+                   e.name.c_str(), e.chunk, med, med * 1e-3 / (3 * pts) * 1e12, e.ms.front() * 1e-3 / (3 * pts) * 1e12,
+                   e.ms.back() * 1e-3 / (3 * pts) * 1e12, n);
+    }
   }
 
   Result run() {
@@ -364,7 +599,15 @@ class CudaRun {
     for (auto& e : evs) NUMPIPE_CUDA_CHECK(cudaEventCreate(&e));
     for (auto& e : eve) NUMPIPE_CUDA_CHECK(cudaEventCreate(&e));
     std::vector<double> host_step;  // MPI: the host waits on every exchange, so a step's wall time is the measure
+    bool ghosts_ok = false;         // cur's ghosts hold its boundary rule (fused steps write them for the next)
     for (int s = 0; s < o_.steps; ++s) {
+      if (!sweep_.empty() && !d_) {
+        const SweepEntry& e = sweep_[static_cast<std::size_t>(s) % sweep_.size()];
+        variant_ = e.variant;
+        fuse_ = e.fuse;
+        chunk_ = e.chunk;
+      }
+      if (fuse_ && !ghosts_ok) launch_fill_ghosts<T>(g_, cur, main());
       if (o_.dt <= 0 && s > 0) {
         max_speed_now = max_speed(cur);
         if (d_) max_speed_now = par::max_all(max_speed_now);
@@ -373,13 +616,18 @@ class CudaRun {
       HostTimerLike wall;
       NUMPIPE_CUDA_CHECK(cudaEventRecord(evs[s], main()));
       for (int stage = 0; stage < 3; ++stage) {
+        if (variant_ < 0) {  // EXPERIMENT: the ghost fill alone
+          launch_fill_ghosts<T>(g_, cur, main());
+          continue;
+        }
         if (d_) substep_distributed(stage, T(dt), cur, nxt);
         else {
-          launch_fill_ghosts<T>(g_, cur, main());
+          if (!fuse_) launch_fill_ghosts<T>(g_, cur, main());
           substep(whole_box_, stage, T(dt), cur, nxt, main());
         }
         std::swap(cur, nxt);
       }
+      ghosts_ok = fuse_;
       NUMPIPE_CUDA_CHECK(cudaEventRecord(eve[s], main()));
       if (d_) {
         NUMPIPE_CUDA_CHECK(cudaEventSynchronize(eve[s]));
@@ -400,8 +648,10 @@ class CudaRun {
       NUMPIPE_CUDA_CHECK(cudaEventElapsedTime(&ms, evs[s], eve[s]));
       // under MPI the slowest rank sets the pace: the step time is the largest over ranks
       r.step_seconds.push_back(d_ ? par::max_all(host_step[static_cast<std::size_t>(s)]) : ms * 1e-3);
+      if (!sweep_.empty() && !d_) sweep_[static_cast<std::size_t>(s) % sweep_.size()].ms.push_back(ms);
       if (d_) r.exchange_seconds[static_cast<std::size_t>(s)] = par::max_all(r.exchange_seconds[static_cast<std::size_t>(s)]);
     }
+    if (!sweep_.empty() && !d_) report_sweep();
     for (auto& e : evs) cudaEventDestroy(e);
     for (auto& e : eve) cudaEventDestroy(e);
     if (ipc_) {  // every rank is done writing into the others' buffers before any frees its own
@@ -461,16 +711,31 @@ class CudaRun {
     return out;
   }
 
-  template <int ORDER, bool FIRST, int TJ, int MINB, bool LDG, bool QASYNC>
+  template <int ORDER, bool FIRST, int TJ, int MINB, bool LDG, bool QASYNC, int RING, bool VEC = false>
   void launch_one(const dim3& grid, const dim3& block, const Box& box, T a, T b, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
-    auto kernel = substep_kernel<T, ORDER, FIRST, TJ, MINB, LDG, QASYNC>;
-    const int smem = QASYNC && !FIRST ? int(2 * kVars * TJ * kTK * sizeof(T)) : 0;
-    if (smem > 0) NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    kernel<<<grid, block, smem, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_);
+    const bool fuse = fuse_ && !d_;
+    if constexpr (RING > 0 && !VEC) {
+      // 16-byte copies of the tile need rows and the box's first column aligned to them
+      constexpr int w = int(16 / sizeof(T));
+      if (LDG && g_.sj() % w == 0 && box.lo[2] % w == 0)
+        return launch_one<ORDER, FIRST, TJ, MINB, LDG, QASYNC, RING, true>(grid, block, box, a, b, dt, in, out, s);
+    }
+    if constexpr (RING > 0) {
+      auto kernel = substep_ring_kernel<T, ORDER, FIRST, TJ, MINB, RING, VEC>;
+      constexpr int smem = ring_smem_bytes<T, TJ, RING, FIRST>();
+      static_assert(smem <= 227 * 1024, "the ring does not fit in shared memory");
+      NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      kernel<<<grid, block, smem, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_, fuse);
+    } else {
+      auto kernel = substep_kernel<T, ORDER, FIRST, TJ, MINB, LDG, QASYNC>;
+      const int smem = QASYNC && !FIRST ? int(2 * kVars * TJ * kTK * sizeof(T)) : 0;
+      if (smem > 0) NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      kernel<<<grid, block, smem, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_, fuse);
+    }
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
 
-  template <int TJ, int MINB, bool LDG, bool QASYNC = false>
+  template <int TJ, int MINB, bool LDG, bool QASYNC = false, int RING = 0>
   void launch(const Box& box, int stage, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
     if (box.empty()) return;
     const dim3 block(kTK, TJ);
@@ -478,11 +743,11 @@ class CudaRun {
     const dim3 grid((ext[2] + kTK - 1) / kTK, (ext[1] + TJ - 1) / TJ, (ext[0] + chunk_ - 1) / chunk_);
     const T a = T(kRkA[stage]), b = T(kRkB[stage]);
     if (o_.order == 4) {
-      if (stage == 0) launch_one<4, true, TJ, MINB, LDG, QASYNC>(grid, block, box, a, b, dt, in, out, s);
-      else launch_one<4, false, TJ, MINB, LDG, QASYNC>(grid, block, box, a, b, dt, in, out, s);
+      if (stage == 0) launch_one<4, true, TJ, MINB, LDG, QASYNC, RING>(grid, block, box, a, b, dt, in, out, s);
+      else launch_one<4, false, TJ, MINB, LDG, QASYNC, RING>(grid, block, box, a, b, dt, in, out, s);
     } else {
-      if (stage == 0) launch_one<2, true, TJ, MINB, LDG, QASYNC>(grid, block, box, a, b, dt, in, out, s);
-      else launch_one<2, false, TJ, MINB, LDG, QASYNC>(grid, block, box, a, b, dt, in, out, s);
+      if (stage == 0) launch_one<2, true, TJ, MINB, LDG, QASYNC, RING>(grid, block, box, a, b, dt, in, out, s);
+      else launch_one<2, false, TJ, MINB, LDG, QASYNC, RING>(grid, block, box, a, b, dt, in, out, s);
     }
   }
 
@@ -492,6 +757,11 @@ class CudaRun {
       case 1: launch<8, 2, true>(box, stage, dt, in, out, s); break;
       case 2: launch<16, 1, true>(box, stage, dt, in, out, s); break;
       case 4: launch<16, 1, true, true>(box, stage, dt, in, out, s); break;
+      // EXPERIMENT: the ring; LDG false: single-value copies, true: 16-byte copies where aligned
+      case 5: launch<16, 1, false, false, 1>(box, stage, dt, in, out, s); break;
+      case 6: launch<16, 1, true, false, 1>(box, stage, dt, in, out, s); break;
+      case 7: launch<8, 2, true, false, 1>(box, stage, dt, in, out, s); break;
+      case 8: launch<16, 1, true, false, 2>(box, stage, dt, in, out, s); break;
       default: launch<8, 1, true>(box, stage, dt, in, out, s); break;
     }
   }
@@ -709,6 +979,7 @@ class CudaRun {
   Coefs<T> cf_{};
   int chunk_ = 16;
   int variant_ = 4;
+  bool fuse_ = false;  // one process: the sub-step kernel writes the ghosts of its output
   Box whole_box_{}, inner_{};
   std::vector<Box> shell_;
   std::vector<std::unique_ptr<HaloFace>> faces_;
