@@ -1,17 +1,19 @@
 // ns-step, CUDA backend. One fused kernel per RK sub-step: every thread owns one
-// (j, k) column of a 32 x 8 tile and marches along x (the seed's 2.5-D scheme):
-// the five x-planes of its stencil live in registers, the current plane with a
-// two-point halo in j and k lives in shared memory, and the next planes are loaded
-// one iteration ahead. The kernel reads Phi (with ghosts) and Q and writes Q and
-// Phi into a second buffer: 128 bytes per point in fp64, the issue's floor.
-// The ghost layers are filled by a small kernel before each sub-step. Diagnostics
-// sum per (i, j) line in a fixed order (no atomics), so runs repeat bit for bit.
+// (j, k) column of a 32 x 8 or 32 x 16 tile and marches along x (the seed's 2.5-D
+// scheme): the five x-planes of its stencil live in registers and the current plane
+// with a two-point halo in j and k in shared memory. The register kernels (--kernel
+// 0-3, 5) load the next planes one iteration ahead into registers; the ring kernels
+// (6, 7; the fp64 default) copy whole planes with their halos and Q into a ring of
+// shared-memory planes by cp.async and write the ghost layers of their output too.
+// The kernel reads Phi (with ghosts) and Q and writes Q and Phi into a second buffer:
+// 128 bytes per point in fp64, the issue's floor. Otherwise (and under MPI) the
+// ghost layers are filled by a small kernel before each sub-step. Diagnostics sum per
+// (i, j) line in a fixed order (no atomics), so runs repeat bit for bit.
 #include <cub/device/device_reduce.cuh>
 #include <cuda_pipeline.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <memory>
@@ -32,7 +34,7 @@ struct Ptrs {
 };
 
 constexpr int kTK = 32;  // tile columns along k (coalesced); rows along j are a template parameter
-constexpr int kMaxVariant = 8;
+constexpr int kMaxVariant = 7;
 
 
 // One face ghost point of AXIS: with the axis a compile-time constant every index into
@@ -62,7 +64,10 @@ __global__ void ghost_kernel(Geometry g, Ptrs<T> f, long long m0, long long m1, 
 
 // Variants (--kernel): TJ rows of 32 columns per block, MINB blocks per SM for the
 // register budget (__launch_bounds__), LDG: read Phi through the read-only data path
-// (Phi is not written by the kernel: the new values go to the other buffer).
+// (Phi is not written by the kernel: the new values go to the other buffer). 0: 32 x 8,
+// 1: 32 x 8 LDG, 2: 32 x 16 LDG, 3: 32 x 8 LDG without a register cap, 5: 32 x 16 LDG
+// with Q by cp.async (QASYNC), 6: the ring (below) with 32 x 16, 7: the ring with 32 x 8,
+// two blocks per SM; 4: the default, 6 in fp64 and 5 in fp32.
 template <bool LDG, class T>
 __device__ __forceinline__ T load_in(const T* p) {
   if constexpr (LDG) return __ldg(p);
@@ -232,7 +237,7 @@ __global__ void __launch_bounds__(kTK* kTJ, MINB)
   }
 }
 
-// Variants 5-7: every plane read through a ring of shared-memory planes filled by
+// Variants 6, 7: every plane read through a ring of shared-memory planes filled by
 // cp.async P planes ahead of use (the plane with its j/k halo, copied by all threads
 // as one flat tile, and Q of the points), so that P planes of loads are in flight
 // without holding registers; the x-stencil still lives in registers. One barrier per
@@ -503,75 +508,39 @@ class CudaRun {
     kol_ = DeviceArray<T>(kol.size());
     kol_.copy_from_host(kol.data(), kol.size());
     cf_ = make_coefs<T>(g_, o.order, p_.c, p_.re, p_.force, p_.kol_amp);
-    variant_ = o.kernel;
-    // EXPERIMENT: NUMPIPE_NS_KERNEL overrides --kernel, NUMPIPE_NS_FUSE=0 turns off the fused ghosts
-    if (const char* e = std::getenv("NUMPIPE_NS_KERNEL")) variant_ = std::atoi(e);
-    if (variant_ < 0 || variant_ > kMaxVariant)
-      fail_input("--kernel must be 0 to " + std::to_string(kMaxVariant) + ", got " + std::to_string(variant_));
-    fuse_ = !d_;
-    if (const char* e = std::getenv("NUMPIPE_NS_FUSE")) fuse_ = fuse_ && std::string(e) != "0";
+    if (o.kernel < 0 || o.kernel > kMaxVariant)
+      fail_input("--kernel must be 0 to " + std::to_string(kMaxVariant) + ", got " + std::to_string(o.kernel));
+    // the default (4): the fastest measured on an H100 in this precision (bench/results.md,
+    // "ns-step: planes through a shared-memory ring"): the ring in fp64; in fp32 the
+    // register kernel with Q by cp.async and the separate ghost kernel (2-3% ahead there)
+    variant_ = o.kernel == 4 ? (sizeof(T) == 8 ? 6 : 5) : o.kernel;
+    // the ring kernels write the ghosts of their output in one process (measured 3-5%
+    // faster than the ghost kernel with them; no gain with the register kernels)
+    fuse_ = !d_ && is_ring(variant_);
     chunk_ = pick_chunk(variant_, o.chunk);
-    if (const char* e = std::getenv("NUMPIPE_NS_SWEEP")) parse_sweep(e);
     whole_box_ = whole_box(g_);
     if (d_) setup_halos();
   }
 
-  static int tile_rows(int variant) { return variant == 7 || variant < 2 || variant == 3 ? 8 : 16; }
+  static bool is_ring(int variant) { return variant == 6 || variant == 7; }
+  static int tile_rows(int variant) { return variant == 2 || variant == 5 || variant == 6 ? 16 : 8; }
 
-  // chunk of x-planes per block: enough blocks to fill the device several times over,
-  // at most 32 planes (measured on an H100 with kernel 4 at 512^3: 32 planes 67.8-68.0,
-  // 48 68.1, 64 69.0 ps/point/sub-step; earlier, 256 planes per block ran 15% slower)
+  // chunk of x-planes per block. The ring kernels: 16 (measured on an H100 at 256^3 and
+  // 512^3, fp64: 16 planes 58.2 / 60.6, 24 59.1 / 61.4, 32 60.1 / 62.5, 40 60.8 / 63.2
+  // ps/point/sub-step). The register kernels: enough blocks to fill the device several
+  // times over, at most 32 planes (kernel 5 at 512^3: 32 planes 67.8-68.0, 48 68.1, 64
+  // 69.0; earlier, 256 planes per block ran 15% slower).
   int pick_chunk(int variant, int asked) const {
-    const int tj = tile_rows(variant);
-    const long long tiles = (long long)((g_.n[2] + kTK - 1) / kTK) * ((g_.n[1] + tj - 1) / tj);
     int chunk = asked;
+    if (chunk <= 0 && is_ring(variant)) chunk = 16;
     if (chunk <= 0) {
+      const int tj = tile_rows(variant);
+      const long long tiles = (long long)((g_.n[2] + kTK - 1) / kTK) * ((g_.n[1] + tj - 1) / tj);
       const long long want = 8LL * prop_.multiProcessorCount;
       const long long nchunks = std::max<long long>({1, (want + tiles - 1) / tiles, (g_.n[0] + 31) / 32});
       chunk = int(std::max<long long>(16, (g_.n[0] + nchunks - 1) / nchunks));
     }
     return std::min(chunk, g_.n[0]);
-  }
-
-  // EXPERIMENT: NUMPIPE_NS_SWEEP="V[g][:C],..." runs step s with entry s mod count
-  // (variant V, fused ghosts with g, chunk C) and prints each entry's median step.
-  struct SweepEntry {
-    int variant, chunk;
-    bool fuse;
-    std::string name;
-    std::vector<double> ms;
-  };
-  std::vector<SweepEntry> sweep_;
-  void parse_sweep(const char* spec) {
-    std::string all(spec), item;
-    std::size_t at = 0;
-    while (at <= all.size()) {
-      const std::size_t comma = all.find(',', at);
-      item = all.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-      at = comma == std::string::npos ? all.size() + 1 : comma + 1;
-      if (item.empty()) continue;
-      SweepEntry e;
-      e.name = item;
-      e.variant = item == "ghost" ? -1 : std::atoi(item.c_str());  // ghost: a step of three ghost fills only
-      e.fuse = !d_ && item.find('g') != std::string::npos;
-      const std::size_t colon = item.find(':');
-      e.chunk = pick_chunk(e.variant, colon == std::string::npos ? 0 : std::atoi(item.c_str() + colon + 1));
-      if (e.variant < -1 || e.variant > kMaxVariant) fail_input("NUMPIPE_NS_SWEEP: bad variant in '" + item + "'");
-      sweep_.push_back(e);
-    }
-  }
-  void report_sweep() {
-    const double pts = double(g_.points());
-    for (auto& e : sweep_) {
-      if (e.ms.size() > 1) e.ms.erase(e.ms.begin());
-      if (e.ms.empty()) continue;
-      std::sort(e.ms.begin(), e.ms.end());
-      const std::size_t n = e.ms.size();
-      const double med = n % 2 ? e.ms[n / 2] : 0.5 * (e.ms[n / 2 - 1] + e.ms[n / 2]);
-      std::fprintf(stderr, "ns-step: sweep %-10s chunk %3d: median %.4f ms/step, %.2f ps/point/substep (min %.2f, max %.2f, %zu steps)\n",
-                   e.name.c_str(), e.chunk, med, med * 1e-3 / (3 * pts) * 1e12, e.ms.front() * 1e-3 / (3 * pts) * 1e12,
-                   e.ms.back() * 1e-3 / (3 * pts) * 1e12, n);
-    }
   }
 
   Result run() {
@@ -599,15 +568,9 @@ class CudaRun {
     for (auto& e : evs) NUMPIPE_CUDA_CHECK(cudaEventCreate(&e));
     for (auto& e : eve) NUMPIPE_CUDA_CHECK(cudaEventCreate(&e));
     std::vector<double> host_step;  // MPI: the host waits on every exchange, so a step's wall time is the measure
-    bool ghosts_ok = false;         // cur's ghosts hold its boundary rule (fused steps write them for the next)
+    // the ring kernels write the ghosts of their output: those of the input state once here
+    if (fuse_) launch_fill_ghosts<T>(g_, cur, main());
     for (int s = 0; s < o_.steps; ++s) {
-      if (!sweep_.empty() && !d_) {
-        const SweepEntry& e = sweep_[static_cast<std::size_t>(s) % sweep_.size()];
-        variant_ = e.variant;
-        fuse_ = e.fuse;
-        chunk_ = e.chunk;
-      }
-      if (fuse_ && !ghosts_ok) launch_fill_ghosts<T>(g_, cur, main());
       if (o_.dt <= 0 && s > 0) {
         max_speed_now = max_speed(cur);
         if (d_) max_speed_now = par::max_all(max_speed_now);
@@ -616,10 +579,6 @@ class CudaRun {
       HostTimerLike wall;
       NUMPIPE_CUDA_CHECK(cudaEventRecord(evs[s], main()));
       for (int stage = 0; stage < 3; ++stage) {
-        if (variant_ < 0) {  // EXPERIMENT: the ghost fill alone
-          launch_fill_ghosts<T>(g_, cur, main());
-          continue;
-        }
         if (d_) substep_distributed(stage, T(dt), cur, nxt);
         else {
           if (!fuse_) launch_fill_ghosts<T>(g_, cur, main());
@@ -627,7 +586,6 @@ class CudaRun {
         }
         std::swap(cur, nxt);
       }
-      ghosts_ok = fuse_;
       NUMPIPE_CUDA_CHECK(cudaEventRecord(eve[s], main()));
       if (d_) {
         NUMPIPE_CUDA_CHECK(cudaEventSynchronize(eve[s]));
@@ -648,10 +606,8 @@ class CudaRun {
       NUMPIPE_CUDA_CHECK(cudaEventElapsedTime(&ms, evs[s], eve[s]));
       // under MPI the slowest rank sets the pace: the step time is the largest over ranks
       r.step_seconds.push_back(d_ ? par::max_all(host_step[static_cast<std::size_t>(s)]) : ms * 1e-3);
-      if (!sweep_.empty() && !d_) sweep_[static_cast<std::size_t>(s) % sweep_.size()].ms.push_back(ms);
       if (d_) r.exchange_seconds[static_cast<std::size_t>(s)] = par::max_all(r.exchange_seconds[static_cast<std::size_t>(s)]);
     }
-    if (!sweep_.empty() && !d_) report_sweep();
     for (auto& e : evs) cudaEventDestroy(e);
     for (auto& e : eve) cudaEventDestroy(e);
     if (ipc_) {  // every rank is done writing into the others' buffers before any frees its own
@@ -717,7 +673,7 @@ class CudaRun {
     if constexpr (RING > 0 && !VEC) {
       // 16-byte copies of the tile need rows and the box's first column aligned to them
       constexpr int w = int(16 / sizeof(T));
-      if (LDG && g_.sj() % w == 0 && box.lo[2] % w == 0)
+      if (g_.sj() % w == 0 && box.lo[2] % w == 0)
         return launch_one<ORDER, FIRST, TJ, MINB, LDG, QASYNC, RING, true>(grid, block, box, a, b, dt, in, out, s);
     }
     if constexpr (RING > 0) {
@@ -756,12 +712,10 @@ class CudaRun {
       case 0: launch<8, 2, false>(box, stage, dt, in, out, s); break;
       case 1: launch<8, 2, true>(box, stage, dt, in, out, s); break;
       case 2: launch<16, 1, true>(box, stage, dt, in, out, s); break;
-      case 4: launch<16, 1, true, true>(box, stage, dt, in, out, s); break;
-      // EXPERIMENT: the ring; LDG false: single-value copies, true: 16-byte copies where aligned
-      case 5: launch<16, 1, false, false, 1>(box, stage, dt, in, out, s); break;
+      case 5: launch<16, 1, true, true>(box, stage, dt, in, out, s); break;
+      // the ring one plane ahead (two or three planes ahead measured 5-10% slower)
       case 6: launch<16, 1, true, false, 1>(box, stage, dt, in, out, s); break;
       case 7: launch<8, 2, true, false, 1>(box, stage, dt, in, out, s); break;
-      case 8: launch<16, 1, true, false, 2>(box, stage, dt, in, out, s); break;
       default: launch<8, 1, true>(box, stage, dt, in, out, s); break;
     }
   }
@@ -978,8 +932,8 @@ class CudaRun {
   DeviceArray<T> kol_;
   Coefs<T> cf_{};
   int chunk_ = 16;
-  int variant_ = 4;
-  bool fuse_ = false;  // one process: the sub-step kernel writes the ghosts of its output
+  int variant_ = 6;
+  bool fuse_ = false;  // one process, ring kernels: the sub-step kernel writes the ghosts of its output
   Box whole_box_{}, inner_{};
   std::vector<Box> shell_;
   std::vector<std::unique_ptr<HaloFace>> faces_;
