@@ -51,7 +51,7 @@ struct RunOptions {
   int diag_every = 0;  // 0: diagnostics only at the start and the end
   int device = 0;
   int chunk = 0;     // CUDA: planes per thread block along x (0: automatic)
-  int kernel = 4;    // CUDA: sub-step kernel variant 0..4 (tile rows, register budget, read-only loads, Q prefetch)
+  int kernel = 4;    // CUDA: sub-step kernel variant 0..7 (4: the default, 6 in fp64 and 5 in fp32; tools/ns-step.cpp)
   int dims[3] = {0, 0, 0};  // MPI: ranks per axis (0: MPI_Dims_create chooses)
   bool overlap = true;      // MPI: update the block's inner part while the halos travel
 };
