@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
       devices = cli.devices();
       if (world.distributed() && !cli.has("devices"))
         devices = {par::default_device_for_rank(cli.device(), cli.args().count("device") > 0, cuda_device_count())};
+      if (method == price::Method::adjoint) devices.resize(1);  // one pass over one grid: the first device
     }
 
     std::unique_ptr<OutputFile> out;
@@ -82,40 +83,33 @@ int main(int argc, char** argv) {
           prices = method == price::Method::forward ? price::solve_cpu(setup, precision, range)
                                                     : price::solve_cpu_adjoint(setup, precision, range);
         });
-      } else if (method == price::Method::adjoint) {
-#ifdef NUMPIPE_HAVE_CUDA
-        // one grid: one device (the first listed) whatever --devices says
-        price::CudaRun run;
-        HostTimer timer;
-        const std::vector<double> weights = price::adjoint_weights_cuda(setup, precision, devices.front(), &run);
-        prices = price::prices_from_weights(setup, precision, weights, range);
-        const double wall = timer.seconds();
-        log.add("upload", run.upload_seconds);
-        log.add("solve", run.seconds, 0, flops);
-        log.add("device setup and copies", std::max(0.0, wall - run.upload_seconds - run.seconds));
-        if (!world.distributed()) extra = {{"devices", std::vector<int>{devices.front()}}};
-#else
-        fail_resource("this build has no CUDA backend");
-#endif
       } else {
 #ifdef NUMPIPE_HAVE_CUDA
         price::CudaRun run;
         HostTimer timer;
-        prices = price::solve_cuda(setup, precision, range, devices, group, &run, gpu_kernel);
+        const bool forward = method == price::Method::forward;
+        if (forward)
+          prices = price::solve_cuda(setup, precision, range, devices, group, &run, gpu_kernel);
+        else
+          prices = price::prices_from_weights(
+              setup, precision, price::adjoint_weights_cuda(setup, precision, devices.front(), &run), range);
         const double wall = timer.seconds();
         log.add("upload", run.upload_seconds);
-        log.add("solve", run.seconds, price::cuda_bytes_of(p, precision, run.kernel), flops);
+        log.add("solve", run.seconds, forward ? price::cuda_bytes_of(p, precision, run.kernel) : 0.0, flops);
         // Phases must not overlap (profile-report sums them): the rest of the wall time
         // is allocation, table set-up on the device, launches and the copy back.
         log.add("device setup and copies", std::max(0.0, wall - run.upload_seconds - run.seconds));
         // Under MPI the devices, group and memory are a rank's: not in the attrs.
-        if (world.distributed())
+        if (!forward) {
+          if (!world.distributed()) extra = {{"devices", devices}};
+        } else if (world.distributed()) {
           extra = {{"gpu_kernel", run.kernel}};
-        else
+        } else {
           extra = {{"devices", devices},
                    {"gpu_group", run.group},
                    {"gpu_kernel", run.kernel},
                    {"device_bytes", run.device_bytes}};
+        }
 #else
         fail_resource("this build has no CUDA backend");
 #endif
