@@ -104,7 +104,10 @@ __attribute__((target("avx512f"))) inline void cell16(float* out, __mmask16 m, _
   if constexpr (M == DivMode::multiply) q = _mm512_mul_ps(num, vr);
   else if constexpr (M == DivMode::reciprocal) q = div_avx512(num, vc, vr, m);
   else q = _mm512_div_ps(num, vc);
-  _mm512_mask_storeu_ps(out, m, q);
+  // A whole line by a plain store: the next half-sweep loads it back at once,
+  // and a load may not be served from a masked store still in flight.
+  if (m == static_cast<__mmask16>(0xffff)) _mm512_storeu_ps(out, q);
+  else _mm512_mask_storeu_ps(out, m, q);
 }
 
 template <DivMode M>
@@ -132,6 +135,74 @@ __attribute__((target("avx512f"))) void sweep_row_avx512(float* __restrict out, 
   if (dv.mode == DivMode::multiply) sweep_avx512_mode<DivMode::multiply>(out, L, R, D, U, X0, lo, hi, a, dv);
   else if (dv.mode == DivMode::reciprocal) sweep_avx512_mode<DivMode::reciprocal>(out, L, R, D, U, X0, lo, hi, a, dv);
   else sweep_avx512_mode<DivMode::divide>(out, L, R, D, U, X0, lo, hi, a, dv);
+}
+
+// The window's half-sweep: L[i] = mid[i + par - 1], R[i] = mid[i + par]. Every
+// load and the store are whole 64-byte blocks (out, mid, D, U and X0 must share
+// their address modulo 64, as the window's planes do): L or R is formed from two
+// blocks of mid by valignd, the ends of [lo, hi] by masks. On the 16-core Xeon
+// host the unaligned version's L and R loads split cache lines and straddle the
+// stores of the half-sweep before, which store forwarding cannot serve. Reads
+// mid over [lo - 31, hi + 31] and D, U, X0 over [lo - 15, hi + 15].
+// One block of 16 cells at i (i - lo a multiple of 16 in the caller), mid's
+// block before (Par 0) or at (Par 1) i carried in `carry`.
+template <DivMode M, int Par>
+__attribute__((target("avx512f"))) inline void window_block16(float* out, const float* mid, const float* D,
+                                                              const float* U, const float* X0, int i, __mmask16 m,
+                                                              __m512i& carry, __m512 va, __m512 vc, __m512 vr) {
+  __m512 l, r;
+  if constexpr (Par == 1) {  // L = mid[i..], R = mid[i + 1..]
+    const __m512i next = _mm512_castps_si512(_mm512_loadu_ps(mid + i + 16));
+    l = _mm512_castsi512_ps(carry);
+    r = _mm512_castsi512_ps(_mm512_alignr_epi32(next, carry, 1));
+    carry = next;
+  } else {  // L = mid[i - 1..], R = mid[i..]
+    const __m512i here = _mm512_castps_si512(_mm512_loadu_ps(mid + i));
+    l = _mm512_castsi512_ps(_mm512_alignr_epi32(here, carry, 15));
+    r = _mm512_castsi512_ps(here);
+    carry = here;
+  }
+  cell16<M>(out + i, m, l, r, _mm512_loadu_ps(D + i), _mm512_loadu_ps(U + i), _mm512_loadu_ps(X0 + i), va, vc, vr);
+}
+
+template <DivMode M, int Par>
+__attribute__((target("avx512f"))) inline void sweep_window_avx512_mode(float* __restrict out,
+                                                                        const float* __restrict mid,
+                                                                        const float* __restrict D,
+                                                                        const float* __restrict U,
+                                                                        const float* __restrict X0, int lo, int hi,
+                                                                        float a, const Divisor<float>& dv) {
+  const __m512 va = _mm512_set1_ps(a), vc = _mm512_set1_ps(dv.c), vr = _mm512_set1_ps(dv.r);
+  const int first = lo - static_cast<int>((reinterpret_cast<std::uintptr_t>(out + lo) >> 2) & 15);
+  __m512i carry = _mm512_castps_si512(_mm512_loadu_ps(mid + first - (Par == 1 ? 0 : 16)));
+  int i = first;
+  if (i < lo || hi - i < 15) {  // the first line, partly outside [lo, hi]
+    const unsigned tail = hi - i >= 15 ? 0xffffu : (1u << (hi - i + 1)) - 1;
+    window_block16<M, Par>(out, mid, D, U, X0, i, static_cast<__mmask16>(tail & (0xffffu << (lo - i))), carry, va, vc,
+                           vr);
+    i += 16;
+  }
+  for (; i + 15 <= hi; i += 16)
+    window_block16<M, Par>(out, mid, D, U, X0, i, static_cast<__mmask16>(0xffff), carry, va, vc, vr);
+  if (i <= hi)
+    window_block16<M, Par>(out, mid, D, U, X0, i, static_cast<__mmask16>((1u << (hi - i + 1)) - 1), carry, va, vc, vr);
+}
+
+template <int Par>
+__attribute__((target("avx512f"))) void sweep_window_avx512_par(float* __restrict out, const float* __restrict mid,
+                                                                const float* __restrict D, const float* __restrict U,
+                                                                const float* __restrict X0, int lo, int hi, float a,
+                                                                const Divisor<float>& dv) {
+  if (dv.mode == DivMode::multiply) sweep_window_avx512_mode<DivMode::multiply, Par>(out, mid, D, U, X0, lo, hi, a, dv);
+  else if (dv.mode == DivMode::reciprocal)
+    sweep_window_avx512_mode<DivMode::reciprocal, Par>(out, mid, D, U, X0, lo, hi, a, dv);
+  else sweep_window_avx512_mode<DivMode::divide, Par>(out, mid, D, U, X0, lo, hi, a, dv);
+}
+
+void sweep_window_avx512(float* out, const float* mid, int par, const float* D, const float* U, const float* X0, int lo,
+                         int hi, float a, const Divisor<float>& dv) {
+  if (par) sweep_window_avx512_par<1>(out, mid, D, U, X0, lo, hi, a, dv);
+  else sweep_window_avx512_par<0>(out, mid, D, U, X0, lo, hi, a, dv);
 }
 
 __attribute__((target("avx2,fma"))) inline __m256 div_avx2(__m256 num, __m256 c, __m256 r) {
@@ -382,6 +453,8 @@ __attribute__((target("avx512f"))) void gradient_row_avx512(float* uj, float* vj
 
 using SweepF = void (*)(float*, const float*, const float*, const float*, const float*, const float*, int, int, float,
                         const Divisor<float>&);
+using SweepWindowF = void (*)(float*, const float*, int, const float*, const float*, const float*, int, int, float,
+                              const Divisor<float>&);
 using SplitF = void (*)(const float*, float*, float*, int, bool, float);
 using MergeF = void (*)(const float*, const float*, float*, int, int);
 using AdvectF = void (*)(const float*, const float*, const AdvectRow&, int, int, float, int, int);
@@ -391,6 +464,7 @@ struct FloatKernels {
   DivergenceF divergence = divergence_row_generic;
   GradientF gradient = gradient_row_generic;
   SweepF sweep = sweep_row_generic<float>;
+  SweepWindowF sweep_window = nullptr;  // the aligned window version, where there is one
   SplitF split = split_generic<float>;
   MergeF merge = merge_generic<float>;
   AdvectF advect = advect_row_generic;
@@ -412,6 +486,7 @@ FloatKernels pick_kernels(const char* forced = nullptr) {
   const bool has2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if ((isa.empty() || isa == "avx512") && has512) {
     k.sweep = sweep_row_avx512;
+    k.sweep_window = sweep_window_avx512;
     k.split = split_avx512;
     k.merge = merge_avx512;
     k.divergence = divergence_row_avx512;
@@ -539,9 +614,9 @@ class CpuSolver final : public Solver<T> {
     nstrips_ = std::clamp((threads_ + ncols_ - 1) / ncols_, 1, std::max(1, w_ / 32));
     const int block_w = (w_ + ncols_ - 1) / ncols_, block_h = w_ / nstrips_;
     kmax_ = std::clamp(std::min(block_w, block_h) / 12, 1, k0);
-    wpw_ = (block_w + 1) / 2 + 2 * kmax_ + 2 + (kmax_ + 3) / 2;  // (cut: edge blocks up to k + 2 wider)
+    wpw_ = window_pitch((block_w + 1) / 2 + 2 * kmax_ + 2 + (kmax_ + 3) / 2);  // (cut: edge blocks up to k + 2 wider)
     windows_.resize(static_cast<std::size_t>(threads_));
-    for (auto& win : windows_) win.assign(static_cast<std::size_t>(slots()) * 4 * wpw_, T(0));
+    for (auto& win : windows_) win.assign(static_cast<std::size_t>(slots()) * 4 * wpw_ + 2 * kWindowPad + 64 / sizeof(T), T(0));
     partial_.assign(static_cast<std::size_t>(nstrips_ * ncols_), T(0));
     if ((p_.iters + kmax_ - 1) / kmax_ > 1) adopt(scratch_, std::vector<T>(f_.cells(), T(0)));
     if (pin_) pin_threads();
@@ -627,7 +702,34 @@ class CpuSolver final : public Solver<T> {
   // NUMPIPE_FLUID_CPU_GROUP=g: steps of the wavefront swept together (pass_block).
   int group_ = std::clamp(env_int("NUMPIPE_FLUID_CPU_GROUP", 4), 1, kMaxGroup);
   bool balance_ = env_int("NUMPIPE_FLUID_CPU_BALANCE", 1) != 0;
+  // NUMPIPE_FLUID_CPU_ALIGNED=0: the half-sweeps by unaligned loads (as before the window kernel).
+  bool aligned_ = env_int("NUMPIPE_FLUID_CPU_ALIGNED", 1) != 0;
   int slots() const { return 2 * kmax_ + 1 + group_; }  // window rows: 2k + 1 behind a group of g
+  // The window's planes start on 64-byte lines (the aligned half-sweep reads and
+  // writes whole lines), with kWindowPad elements readable before and after.
+  static constexpr int kWindowPad = 64;
+  T* window(int thread) {
+    const auto p = reinterpret_cast<std::uintptr_t>(windows_[static_cast<std::size_t>(thread)].data() + kWindowPad);
+    return reinterpret_cast<T*>((p + 63) & ~std::uintptr_t(63));
+  }
+  // Elements per plane: `need` rounded up to whole lines, then to a number of
+  // lines m whose small multiples stay clear of 4 KiB (k*m mod 64 not in
+  // {-1, 0, 1} for k <= 9): the planes a half-sweep reads sit 1 to 9 planes from
+  // the one it writes, and addresses 4 KiB apart (within a line) make Intel cores
+  // take a load for a dependant of an earlier store.
+  static int window_pitch(int need) {
+    const int per_line = 64 / static_cast<int>(sizeof(T));
+    int m = (need + per_line - 1) / per_line;
+    auto clear = [](int lines) {
+      for (int k = 1; k <= 9; ++k) {
+        const int r = k * lines % 64;
+        if (r == 0 || r == 1 || r == 63) return false;
+      }
+      return true;
+    };
+    while (!clear(m)) ++m;
+    return m * per_line;
+  }
   FloatKernels kf_;
   // An online choice between two kernels that compute the same bits. div_: 0 the
   // reciprocal route, 1 the IEEE division; adv_: 0 gathers, 1 scalar loads.
@@ -677,7 +779,8 @@ class CpuSolver final : public Solver<T> {
                     (div_.open ? " (chosen online)" : "") + ", " +
                     (adv_.current == 0 && kf_.advect_gather ? "gather" : "scalar") + " advection" +
                     (adv_.open ? " (chosen online)" : "") + ", " + std::to_string(nstrips_) + "x" +
-                    std::to_string(ncols_) + " blocks, wavefront groups of " + std::to_string(group_);
+                    std::to_string(ncols_) + " blocks, wavefront groups of " + std::to_string(group_) +
+                    (aligned_ && kf_.sweep_window ? ", aligned window" : "");
     return k;
   }
 
@@ -999,6 +1102,13 @@ class CpuSolver final : public Solver<T> {
       const int i_lo = (xa - par + 1) >> 1, i_hi = (xb - par) >> 1;  // global pairs, x = 2i + par
       if (i_hi < i_lo) return;
       const T* mid = plane(s, 1 - c) - base;
+      if constexpr (sizeof(T) == 4) {
+        if (aligned_ && kf_.sweep_window) {
+          kf_.sweep_window(plane(s, c) - base, mid, par, plane(prev(s), 1 - c) - base, plane(next(s), 1 - c) - base,
+                           plane(s, 2 + c) - base, i_lo, i_hi, a, A.dv);
+          return;
+        }
+      }
       sweep(plane(s, c) - base, mid + par - 1, mid + par, plane(prev(s), 1 - c) - base, plane(next(s), 1 - c) - base,
             plane(s, 2 + c) - base, i_lo, i_hi, a, A.dv);
     };
@@ -1094,7 +1204,7 @@ class CpuSolver final : public Solver<T> {
         const int s = item / nc, cb = item % nc;
         const int c0 = cb == 0 ? 0 : cut(cb, nc, k) & ~1, c1 = cb == nc - 1 ? w : cut(cb + 1, nc, k) & ~1;
         partial_[static_cast<std::size_t>(item)] = pass_block(A, cut(s, ns, k), cut(s + 1, ns, k), c0, c1,
-                                                              windows_[static_cast<std::size_t>(omp_get_thread_num())].data());
+                                                              window(omp_get_thread_num()));
       }
       src = dst;
     }
