@@ -702,6 +702,9 @@ class CpuSolver final : public Solver<T> {
   // NUMPIPE_FLUID_CPU_GROUP=g: steps of the wavefront swept together (pass_block).
   int group_ = std::clamp(env_int("NUMPIPE_FLUID_CPU_GROUP", 4), 1, kMaxGroup);
   bool balance_ = env_int("NUMPIPE_FLUID_CPU_BALANCE", 1) != 0;
+  // NUMPIPE_FLUID_CPU_CHUNK=C: each iteration of a wavefront group sweeps its
+  // rows in chunks of C columns (0: whole rows).
+  int chunk_ = env_int("NUMPIPE_FLUID_CPU_CHUNK", 0) > 0 ? std::max(16, env_int("NUMPIPE_FLUID_CPU_CHUNK", 0)) : 0;
   // NUMPIPE_FLUID_CPU_ALIGNED=0: the half-sweeps by unaligned loads (as before the window kernel).
   bool aligned_ = env_int("NUMPIPE_FLUID_CPU_ALIGNED", 1) != 0;
   int slots() const { return 2 * kmax_ + 1 + group_; }  // window rows: 2k + 1 behind a group of g
@@ -1137,6 +1140,7 @@ class CpuSolver final : public Solver<T> {
     // iteration kk needs iteration kk - 1 of steps t and t - 1 and iteration kk of
     // steps t - 1 and t - 2 only.
     const int g = group_, t_last = hi - 1 + 2 * k;
+    const int chunks = chunk_ > 0 ? std::max(1, (cols + chunk_ - 1) / chunk_) : 1;
     load(lo);
     int s0 = lo % ns;  // slot of row t0
     for (int t0 = lo; t0 <= t_last; t0 += g) {
@@ -1149,24 +1153,35 @@ class CpuSolver final : public Solver<T> {
         for (int j = 0; j < g; ++j) prefetch(te + 2 + (prefetch_rows_ - 1) * g + j, kk);  // rows loaded prefetch_rows_ groups on
         const Range& R = red[kk];
         const Range& B = black[kk];
-        for (int t = t0; t <= te; ++t) {
-          const int yr = t - 2 * kk, s = sr[t - t0];
-          if (yr >= R.y0 && yr <= R.y1) sweep_c(0, yr, s, R.x0, R.x1);
-          const int yb = yr - 1, sb = prev(s);
-          if (yb >= B.y0 && yb <= B.y1) {
-            sweep_c(1, yb, sb, B.x0, B.x1);
-            // set_bnd after the iteration: x[0,y], x[n+1,y] from the row's interior,
-            // and rows 0 and n+1 from rows 1 and n
-            if (lo_x == 0 && B.x0 <= 1) cell(0, yb, sb) = neg_u ? -cell(1, yb, sb) : cell(1, yb, sb);
-            if (hi_x == w && B.x1 >= n) cell(n + 1, yb, sb) = neg_u ? -cell(n, yb, sb) : cell(n, yb, sb);
-            if (yb == 1 || yb == n) {
-              const int to = yb == 1 ? 0 : n + 1, st_to = yb == 1 ? prev(sb) : next(sb);
-              for (int x = B.x0; x <= B.x1; ++x)
-                cell(x, to, st_to) = neg_v ? -cell(x, yb, sb) : cell(x, yb, sb);
+        // Column chunks (chunk_ > 0) so that the group's rows of one chunk stay in
+        // L1: chunk q's red half-sweeps cover [X_q, X_q+1), its black ones and its
+        // copies to rows 0 and n+1 [X_q - 1, X_q+1 - 1). Every cell a chunk reads
+        // is then as the order by whole rows leaves it: a red cell's black
+        // neighbours to the left are not yet updated, a black cell's red ones to
+        // the right are, and row 0 (n+1) is read in a cell's own column only.
+        for (int q = 0; q < chunks; ++q) {
+          const bool first = q == 0, last = q == chunks - 1;
+          const int cx0 = lo_x + q * chunk_, cx1 = lo_x + (q + 1) * chunk_;
+          const int rx0 = first ? R.x0 : std::max(R.x0, cx0), rx1 = last ? R.x1 : std::min(R.x1, cx1 - 1);
+          const int bx0 = first ? B.x0 : std::max(B.x0, cx0 - 1), bx1 = last ? B.x1 : std::min(B.x1, cx1 - 2);
+          for (int t = t0; t <= te; ++t) {
+            const int yr = t - 2 * kk, s = sr[t - t0];
+            if (yr >= R.y0 && yr <= R.y1 && rx0 <= rx1) sweep_c(0, yr, s, rx0, rx1);
+            const int yb = yr - 1, sb = prev(s);
+            if (yb >= B.y0 && yb <= B.y1) {
+              if (bx0 <= bx1) sweep_c(1, yb, sb, bx0, bx1);
+              // set_bnd after the iteration: x[0,y], x[n+1,y] from the row's interior,
+              // and rows 0 and n+1 from rows 1 and n
+              if (first && lo_x == 0 && B.x0 <= 1) cell(0, yb, sb) = neg_u ? -cell(1, yb, sb) : cell(1, yb, sb);
+              if (last && hi_x == w && B.x1 >= n) cell(n + 1, yb, sb) = neg_u ? -cell(n, yb, sb) : cell(n, yb, sb);
+              if (yb == 1 || yb == n) {
+                const int to = yb == 1 ? 0 : n + 1, st_to = yb == 1 ? prev(sb) : next(sb);
+                for (int x = bx0; x <= bx1; ++x) cell(x, to, st_to) = neg_v ? -cell(x, yb, sb) : cell(x, yb, sb);
+              }
             }
           }
-          sr[t - t0] = s >= 2 ? s - 2 : s - 2 + ns;
         }
+        for (int t = t0; t <= te; ++t) sr[t - t0] = sr[t - t0] >= 2 ? sr[t - t0] - 2 : sr[t - t0] - 2 + ns;
       }
       for (int t = t0; t <= te; ++t) {
         const int ys = t - 2 * k;

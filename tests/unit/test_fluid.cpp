@@ -200,7 +200,7 @@ TEST_CASE("fluid: blocks of columns (a small window) give the same bits") {
   check_same(blocked64, run_ref(p77, random_state<double>(77, 2), 2));
 }
 
-TEST_CASE("fluid: the wavefront's traversal knobs (step groups, block cuts, trapezoids, prefetch) keep the bits") {
+TEST_CASE("fluid: the wavefront's traversal knobs (step groups, column chunks, block cuts, trapezoids, prefetch, aligned kernel) keep the bits") {
   // Only the order of traversal changes with these; every cell must be computed by
   // the same operations, so each setting equals the reference.
   Params p = seed_params(203);
@@ -213,7 +213,9 @@ TEST_CASE("fluid: the wavefront's traversal knobs (step groups, block cuts, trap
   setenv("NUMPIPE_FLUID_CPU_WINDOW", "16384", 1);  // several column blocks at N=203
   for (Knob k : {Knob{"NUMPIPE_FLUID_CPU_GROUP", "1"}, Knob{"NUMPIPE_FLUID_CPU_GROUP", "3"},
                  Knob{"NUMPIPE_FLUID_CPU_GROUP", "8"}, Knob{"NUMPIPE_FLUID_CPU_BALANCE", "0"},
-                 Knob{"NUMPIPE_FLUID_CPU_TRAPEZOID", "0"}, Knob{"NUMPIPE_FLUID_CPU_PREFETCH", "0"}}) {
+                 Knob{"NUMPIPE_FLUID_CPU_TRAPEZOID", "0"}, Knob{"NUMPIPE_FLUID_CPU_PREFETCH", "0"},
+                 Knob{"NUMPIPE_FLUID_CPU_CHUNK", "16"}, Knob{"NUMPIPE_FLUID_CPU_CHUNK", "37"},
+                 Knob{"NUMPIPE_FLUID_CPU_ALIGNED", "0"}}) {
     CAPTURE(k.name);
     CAPTURE(k.value);
     setenv(k.name, k.value, 1);
@@ -221,6 +223,15 @@ TEST_CASE("fluid: the wavefront's traversal knobs (step groups, block cuts, trap
     unsetenv(k.name);
   }
   unsetenv("NUMPIPE_FLUID_CPU_WINDOW");
+  // chunks across whole rows: the edge columns and the copies to rows 0 and n+1
+  // in the first and last chunk of a window, on one thread and on several
+  for (const char* chunk : {"16", "50", "64"}) {
+    CAPTURE(chunk);
+    setenv("NUMPIPE_FLUID_CPU_CHUNK", chunk, 1);
+    check_same(run_cpu(p, init, 3, 1), want);
+    check_same(run_cpu(p, init, 3, 2), want);
+    unsetenv("NUMPIPE_FLUID_CPU_CHUNK");
+  }
 }
 
 TEST_CASE("fluid: a run split in two equals one run") {
