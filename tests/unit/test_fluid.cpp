@@ -215,7 +215,7 @@ TEST_CASE("fluid: the wavefront's traversal knobs (step groups, column chunks, b
                  Knob{"NUMPIPE_FLUID_CPU_GROUP", "8"}, Knob{"NUMPIPE_FLUID_CPU_BALANCE", "0"},
                  Knob{"NUMPIPE_FLUID_CPU_TRAPEZOID", "0"}, Knob{"NUMPIPE_FLUID_CPU_PREFETCH", "0"},
                  Knob{"NUMPIPE_FLUID_CPU_CHUNK", "16"}, Knob{"NUMPIPE_FLUID_CPU_CHUNK", "37"},
-                 Knob{"NUMPIPE_FLUID_CPU_ALIGNED", "0"}}) {
+                 Knob{"NUMPIPE_FLUID_CPU_ALIGNED", "0"}, Knob{"NUMPIPE_FLUID_CPU_PAIRED", "0"}}) {
     CAPTURE(k.name);
     CAPTURE(k.value);
     setenv(k.name, k.value, 1);
