@@ -57,18 +57,6 @@ constexpr int kMaxTemporal = 32;  // red-black iterations fused per pass over me
 constexpr int kMaxGroup = 8;      // wavefront steps swept together, at most
 constexpr std::size_t kWindowBytes = 384 * 1024;  // a thread's rolling window, to stay in L2
 
-// The planes of a red row y and the black row y - 1 for the paired half-sweep.
-struct PairPlanes {
-  float* out_r;
-  const float* mid_r;
-  float* out_b;  // also the red row's D
-  const float* U_r;
-  const float* X0_r;
-  const float* mid_b;
-  const float* D_b;
-  const float* X0_b;
-};
-
 // ---- one half-sweep of one row of colour planes ------------------------------------------
 // out[i] = (X0[i] + a*(((L[i] + R[i]) + D[i]) + U[i])) / c, i in [lo, hi], the
 // division as the Divisor says (model.hpp); every version rounds alike.
@@ -109,8 +97,8 @@ __attribute__((target("avx512f"))) inline __m512 div_avx512(__m512 num, __m512 c
 }
 
 template <DivMode M>
-__attribute__((target("avx512f"))) inline __m512 cell16(float* out, __mmask16 m, __m512 l, __m512 r, __m512 d, __m512 u,
-                                                        __m512 x0, __m512 va, __m512 vc, __m512 vr) {
+__attribute__((target("avx512f"))) inline void cell16(float* out, __mmask16 m, __m512 l, __m512 r, __m512 d, __m512 u,
+                                                      __m512 x0, __m512 va, __m512 vc, __m512 vr) {
   const __m512 num = _mm512_add_ps(x0, _mm512_mul_ps(va, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l, r), d), u)));
   __m512 q;
   if constexpr (M == DivMode::multiply) q = _mm512_mul_ps(num, vr);
@@ -120,7 +108,6 @@ __attribute__((target("avx512f"))) inline __m512 cell16(float* out, __mmask16 m,
   // and a load may not be served from a masked store still in flight.
   if (m == static_cast<__mmask16>(0xffff)) _mm512_storeu_ps(out, q);
   else _mm512_mask_storeu_ps(out, m, q);
-  return q;
 }
 
 template <DivMode M>
@@ -157,31 +144,24 @@ __attribute__((target("avx512f"))) void sweep_row_avx512(float* __restrict out, 
 // host the unaligned version's L and R loads split cache lines and straddle the
 // stores of the half-sweep before, which store forwarding cannot serve. Reads
 // mid over [lo - 31, hi + 31] and D, U, X0 over [lo - 15, hi + 15].
-// L and R of the 16 cells at i (i on a line of mid) from mid's line at i and the
-// one after (Par 1: L = mid[i..], R = mid[i + 1..]) or before (Par 0: L = mid[i -
-// 1..], R = mid[i..]); `carry` holds the line loaded last.
-template <int Par>
-__attribute__((target("avx512f"))) inline void window_neighbours(const float* mid, int i, __m512i& carry, __m512& l,
-                                                                 __m512& r) {
-  if constexpr (Par == 1) {
-    const __m512i next = _mm512_castps_si512(_mm512_loadu_ps(mid + i + 16));
-    l = _mm512_castsi512_ps(carry);
-    r = _mm512_castsi512_ps(_mm512_alignr_epi32(next, carry, 1));
-    carry = next;
-  } else {
-    const __m512i here = _mm512_castps_si512(_mm512_loadu_ps(mid + i));
-    l = _mm512_castsi512_ps(_mm512_alignr_epi32(here, carry, 15));
-    r = _mm512_castsi512_ps(here);
-    carry = here;
-  }
-}
-
+// One block of 16 cells at i (i - lo a multiple of 16 in the caller), mid's
+// block before (Par 0) or at (Par 1) i carried in `carry`.
 template <DivMode M, int Par>
 __attribute__((target("avx512f"))) inline void window_block16(float* out, const float* mid, const float* D,
                                                               const float* U, const float* X0, int i, __mmask16 m,
                                                               __m512i& carry, __m512 va, __m512 vc, __m512 vr) {
   __m512 l, r;
-  window_neighbours<Par>(mid, i, carry, l, r);
+  if constexpr (Par == 1) {  // L = mid[i..], R = mid[i + 1..]
+    const __m512i next = _mm512_castps_si512(_mm512_loadu_ps(mid + i + 16));
+    l = _mm512_castsi512_ps(carry);
+    r = _mm512_castsi512_ps(_mm512_alignr_epi32(next, carry, 1));
+    carry = next;
+  } else {  // L = mid[i - 1..], R = mid[i..]
+    const __m512i here = _mm512_castps_si512(_mm512_loadu_ps(mid + i));
+    l = _mm512_castsi512_ps(_mm512_alignr_epi32(here, carry, 15));
+    r = _mm512_castsi512_ps(here);
+    carry = here;
+  }
   cell16<M>(out + i, m, l, r, _mm512_loadu_ps(D + i), _mm512_loadu_ps(U + i), _mm512_loadu_ps(X0 + i), va, vc, vr);
 }
 
@@ -223,66 +203,6 @@ void sweep_window_avx512(float* out, const float* mid, int par, const float* D, 
                          int hi, float a, const Divisor<float>& dv) {
   if (par) sweep_window_avx512_par<1>(out, mid, D, U, X0, lo, hi, a, dv);
   else sweep_window_avx512_par<0>(out, mid, D, U, X0, lo, hi, a, dv);
-}
-
-// Lanes [lo - i, hi - i] of the 16 at i (none where the range misses them).
-inline __mmask16 lanes_in(int i, int lo, int hi) {
-  const int from = lo - i, to = hi - i;
-  const unsigned low = from <= 0 ? 0xffffu : from >= 16 ? 0u : 0xffffu << from;
-  const unsigned high = to >= 15 ? 0xffffu : to < 0 ? 0u : (1u << (to + 1)) - 1;
-  return static_cast<__mmask16>(low & high);
-}
-
-// The red half-sweep of row y and the black one of row y - 1 in one pass over
-// the pair index (the red cells of row y sit above the black ones of row y - 1,
-// so both have the same pairs): block i of the black row needs block i of the
-// red row only, which it takes from the register (U_b = out_r), and block i + 1
-// of the red row reads the black row's block i + 1 (D_r = out_b) before it is
-// written. Both as sweep_window_avx512; [lo_b, hi_b] must lie within [lo_r, hi_r].
-
-template <DivMode M, int Par>
-__attribute__((target("avx512f"), always_inline)) inline void pair_block16(const PairPlanes& P, int i, __mmask16 mr,
-                                                                           __mmask16 mb, __m512i& carry_r,
-                                                                           __m512i& carry_b, __m512 va, __m512 vc,
-                                                                           __m512 vr) {
-  __m512 l, r;
-  window_neighbours<Par>(P.mid_r, i, carry_r, l, r);
-  const __m512 red = cell16<M>(P.out_r + i, mr, l, r, _mm512_loadu_ps(P.out_b + i), _mm512_loadu_ps(P.U_r + i),
-                               _mm512_loadu_ps(P.X0_r + i), va, vc, vr);
-  window_neighbours<Par>(P.mid_b, i, carry_b, l, r);
-  cell16<M>(P.out_b + i, mb, l, r, _mm512_loadu_ps(P.D_b + i), red, _mm512_loadu_ps(P.X0_b + i), va, vc, vr);
-}
-
-template <DivMode M, int Par>
-__attribute__((target("avx512f"))) inline void sweep_pair_avx512_mode(const PairPlanes& P, int lo_r, int hi_r,
-                                                                      int lo_b, int hi_b, float a,
-                                                                      const Divisor<float>& dv) {
-  const __m512 va = _mm512_set1_ps(a), vc = _mm512_set1_ps(dv.c), vr = _mm512_set1_ps(dv.r);
-  const int first = lo_r - static_cast<int>((reinterpret_cast<std::uintptr_t>(P.out_r + lo_r) >> 2) & 15);
-  __m512i carry_r = _mm512_castps_si512(_mm512_loadu_ps(P.mid_r + first - (Par == 1 ? 0 : 16)));
-  __m512i carry_b = _mm512_castps_si512(_mm512_loadu_ps(P.mid_b + first - (Par == 1 ? 0 : 16)));
-  int i = first;
-  for (; i <= hi_r && (i < lo_b || i + 15 > hi_b); i += 16)  // blocks up to the first whole black one
-    pair_block16<M, Par>(P, i, lanes_in(i, lo_r, hi_r), lanes_in(i, lo_b, hi_b), carry_r, carry_b, va, vc, vr);
-  const __mmask16 all = static_cast<__mmask16>(0xffff);
-  for (; i + 15 <= hi_b; i += 16) pair_block16<M, Par>(P, i, all, all, carry_r, carry_b, va, vc, vr);
-  for (; i <= hi_r; i += 16)
-    pair_block16<M, Par>(P, i, lanes_in(i, lo_r, hi_r), lanes_in(i, lo_b, hi_b), carry_r, carry_b, va, vc, vr);
-}
-
-template <int Par>
-__attribute__((target("avx512f"))) void sweep_pair_avx512_par(const PairPlanes& P, int lo_r, int hi_r, int lo_b,
-                                                              int hi_b, float a, const Divisor<float>& dv) {
-  if (dv.mode == DivMode::multiply) sweep_pair_avx512_mode<DivMode::multiply, Par>(P, lo_r, hi_r, lo_b, hi_b, a, dv);
-  else if (dv.mode == DivMode::reciprocal)
-    sweep_pair_avx512_mode<DivMode::reciprocal, Par>(P, lo_r, hi_r, lo_b, hi_b, a, dv);
-  else sweep_pair_avx512_mode<DivMode::divide, Par>(P, lo_r, hi_r, lo_b, hi_b, a, dv);
-}
-
-void sweep_pair_avx512(const PairPlanes& P, int par, int lo_r, int hi_r, int lo_b, int hi_b, float a,
-                       const Divisor<float>& dv) {
-  if (par) sweep_pair_avx512_par<1>(P, lo_r, hi_r, lo_b, hi_b, a, dv);
-  else sweep_pair_avx512_par<0>(P, lo_r, hi_r, lo_b, hi_b, a, dv);
 }
 
 __attribute__((target("avx2,fma"))) inline __m256 div_avx2(__m256 num, __m256 c, __m256 r) {
@@ -535,7 +455,6 @@ using SweepF = void (*)(float*, const float*, const float*, const float*, const 
                         const Divisor<float>&);
 using SweepWindowF = void (*)(float*, const float*, int, const float*, const float*, const float*, int, int, float,
                               const Divisor<float>&);
-using SweepPairF = void (*)(const PairPlanes&, int, int, int, int, int, float, const Divisor<float>&);
 using SplitF = void (*)(const float*, float*, float*, int, bool, float);
 using MergeF = void (*)(const float*, const float*, float*, int, int);
 using AdvectF = void (*)(const float*, const float*, const AdvectRow&, int, int, float, int, int);
@@ -546,7 +465,6 @@ struct FloatKernels {
   GradientF gradient = gradient_row_generic;
   SweepF sweep = sweep_row_generic<float>;
   SweepWindowF sweep_window = nullptr;  // the aligned window version, where there is one
-  SweepPairF sweep_pair = nullptr;      // a red and a black row in one pass, where there is one
   SplitF split = split_generic<float>;
   MergeF merge = merge_generic<float>;
   AdvectF advect = advect_row_generic;
@@ -569,7 +487,6 @@ FloatKernels pick_kernels(const char* forced = nullptr) {
   if ((isa.empty() || isa == "avx512") && has512) {
     k.sweep = sweep_row_avx512;
     k.sweep_window = sweep_window_avx512;
-    k.sweep_pair = sweep_pair_avx512;
     k.split = split_avx512;
     k.merge = merge_avx512;
     k.divergence = divergence_row_avx512;
@@ -785,13 +702,8 @@ class CpuSolver final : public Solver<T> {
   // NUMPIPE_FLUID_CPU_GROUP=g: steps of the wavefront swept together (pass_block).
   int group_ = std::clamp(env_int("NUMPIPE_FLUID_CPU_GROUP", 4), 1, kMaxGroup);
   bool balance_ = env_int("NUMPIPE_FLUID_CPU_BALANCE", 1) != 0;
-  // NUMPIPE_FLUID_CPU_CHUNK=C: each iteration of a wavefront group sweeps its
-  // rows in chunks of C columns (0: whole rows).
-  int chunk_ = env_int("NUMPIPE_FLUID_CPU_CHUNK", 0) > 0 ? std::max(16, env_int("NUMPIPE_FLUID_CPU_CHUNK", 0)) : 0;
   // NUMPIPE_FLUID_CPU_ALIGNED=0: the half-sweeps by unaligned loads (as before the window kernel).
   bool aligned_ = env_int("NUMPIPE_FLUID_CPU_ALIGNED", 1) != 0;
-  // NUMPIPE_FLUID_CPU_PAIRED=0: a red row and the black row below it by two calls.
-  bool paired_ = env_int("NUMPIPE_FLUID_CPU_PAIRED", 1) != 0;
   int slots() const { return 2 * kmax_ + 1 + group_; }  // window rows: 2k + 1 behind a group of g
   // The window's planes start on 64-byte lines (the aligned half-sweep reads and
   // writes whole lines), with kWindowPad elements readable before and after.
@@ -868,8 +780,7 @@ class CpuSolver final : public Solver<T> {
                     (adv_.current == 0 && kf_.advect_gather ? "gather" : "scalar") + " advection" +
                     (adv_.open ? " (chosen online)" : "") + ", " + std::to_string(nstrips_) + "x" +
                     std::to_string(ncols_) + " blocks, wavefront groups of " + std::to_string(group_) +
-                    (aligned_ && kf_.sweep_window ? ", aligned window" : "") +
-                    (aligned_ && paired_ && kf_.sweep_pair ? ", paired rows" : "");
+                    (aligned_ && kf_.sweep_window ? ", aligned window" : "");
     return k;
   }
 
@@ -1201,24 +1112,6 @@ class CpuSolver final : public Solver<T> {
       sweep(plane(s, c) - base, mid + par - 1, mid + par, plane(prev(s), 1 - c) - base, plane(next(s), 1 - c) - base,
             plane(s, 2 + c) - base, i_lo, i_hi, a, A.dv);
     };
-    // The red half-sweep of row yr (slot s) and the black one of row yr - 1 in one
-    // pass, where the kernel exists and the black columns lie within the red
-    // ones; false: not done.
-    auto sweep_pair_c = [&](int yr, int s, int rxa, int rxb, int bxa, int bxb) {
-      if constexpr (sizeof(T) == 4) {
-        if (!paired_ || !aligned_ || !kf_.sweep_pair || bxa < rxa || bxb > rxb) return false;
-        const int par = yr & 1, sb = prev(s);
-        const int r_lo = (rxa - par + 1) >> 1, r_hi = (rxb - par) >> 1;
-        const int b_lo = (bxa - par + 1) >> 1, b_hi = (bxb - par) >> 1;
-        if (r_hi < r_lo || b_hi < b_lo) return false;
-        const PairPlanes P{plane(s, 0) - base,  plane(s, 1) - base,  plane(sb, 1) - base,       plane(next(s), 1) - base,
-                           plane(s, 2) - base,  plane(sb, 0) - base, plane(prev(sb), 0) - base, plane(sb, 3) - base};
-        kf_.sweep_pair(P, par, r_lo, r_hi, b_lo, b_hi, a, A.dv);
-        return true;
-      } else {
-        return false;
-      }
-    };
     auto cell = [&](int x, int y, int s) -> T& { return plane(s, (x + y) & 1)[(x - lo_x) / 2]; };
     // The rows ahead are fetched while the sweeps run (the hardware prefetcher
     // restarts at every short row of a block): the rows of the next group, spread
@@ -1244,7 +1137,6 @@ class CpuSolver final : public Solver<T> {
     // iteration kk needs iteration kk - 1 of steps t and t - 1 and iteration kk of
     // steps t - 1 and t - 2 only.
     const int g = group_, t_last = hi - 1 + 2 * k;
-    const int chunks = chunk_ > 0 ? std::max(1, (cols + chunk_ - 1) / chunk_) : 1;
     load(lo);
     int s0 = lo % ns;  // slot of row t0
     for (int t0 = lo; t0 <= t_last; t0 += g) {
@@ -1257,38 +1149,24 @@ class CpuSolver final : public Solver<T> {
         for (int j = 0; j < g; ++j) prefetch(te + 2 + (prefetch_rows_ - 1) * g + j, kk);  // rows loaded prefetch_rows_ groups on
         const Range& R = red[kk];
         const Range& B = black[kk];
-        // Column chunks (chunk_ > 0) so that the group's rows of one chunk stay in
-        // L1: chunk q's red half-sweeps cover [X_q, X_q+1), its black ones and its
-        // copies to rows 0 and n+1 [X_q - 1, X_q+1 - 1). Every cell a chunk reads
-        // is then as the order by whole rows leaves it: a red cell's black
-        // neighbours to the left are not yet updated, a black cell's red ones to
-        // the right are, and row 0 (n+1) is read in a cell's own column only.
-        for (int q = 0; q < chunks; ++q) {
-          const bool first = q == 0, last = q == chunks - 1;
-          const int cx0 = lo_x + q * chunk_, cx1 = lo_x + (q + 1) * chunk_;
-          const int rx0 = first ? R.x0 : std::max(R.x0, cx0), rx1 = last ? R.x1 : std::min(R.x1, cx1 - 1);
-          const int bx0 = first ? B.x0 : std::max(B.x0, cx0 - 1), bx1 = last ? B.x1 : std::min(B.x1, cx1 - 2);
-          for (int t = t0; t <= te; ++t) {
-            const int yr = t - 2 * kk, s = sr[t - t0];
-            const int yb = yr - 1, sb = prev(s);
-            const bool do_r = yr >= R.y0 && yr <= R.y1 && rx0 <= rx1, do_b = yb >= B.y0 && yb <= B.y1 && bx0 <= bx1;
-            if (!(do_r && do_b && sweep_pair_c(yr, s, rx0, rx1, bx0, bx1))) {
-              if (do_r) sweep_c(0, yr, s, rx0, rx1);
-              if (do_b) sweep_c(1, yb, sb, bx0, bx1);
-            }
-            if (yb >= B.y0 && yb <= B.y1) {
-              // set_bnd after the iteration: x[0,y], x[n+1,y] from the row's interior,
-              // and rows 0 and n+1 from rows 1 and n
-              if (first && lo_x == 0 && B.x0 <= 1) cell(0, yb, sb) = neg_u ? -cell(1, yb, sb) : cell(1, yb, sb);
-              if (last && hi_x == w && B.x1 >= n) cell(n + 1, yb, sb) = neg_u ? -cell(n, yb, sb) : cell(n, yb, sb);
-              if (yb == 1 || yb == n) {
-                const int to = yb == 1 ? 0 : n + 1, st_to = yb == 1 ? prev(sb) : next(sb);
-                for (int x = bx0; x <= bx1; ++x) cell(x, to, st_to) = neg_v ? -cell(x, yb, sb) : cell(x, yb, sb);
-              }
+        for (int t = t0; t <= te; ++t) {
+          const int yr = t - 2 * kk, s = sr[t - t0];
+          if (yr >= R.y0 && yr <= R.y1) sweep_c(0, yr, s, R.x0, R.x1);
+          const int yb = yr - 1, sb = prev(s);
+          if (yb >= B.y0 && yb <= B.y1) {
+            sweep_c(1, yb, sb, B.x0, B.x1);
+            // set_bnd after the iteration: x[0,y], x[n+1,y] from the row's interior,
+            // and rows 0 and n+1 from rows 1 and n
+            if (lo_x == 0 && B.x0 <= 1) cell(0, yb, sb) = neg_u ? -cell(1, yb, sb) : cell(1, yb, sb);
+            if (hi_x == w && B.x1 >= n) cell(n + 1, yb, sb) = neg_u ? -cell(n, yb, sb) : cell(n, yb, sb);
+            if (yb == 1 || yb == n) {
+              const int to = yb == 1 ? 0 : n + 1, st_to = yb == 1 ? prev(sb) : next(sb);
+              for (int x = B.x0; x <= B.x1; ++x)
+                cell(x, to, st_to) = neg_v ? -cell(x, yb, sb) : cell(x, yb, sb);
             }
           }
+          sr[t - t0] = s >= 2 ? s - 2 : s - 2 + ns;
         }
-        for (int t = t0; t <= te; ++t) sr[t - t0] = sr[t - t0] >= 2 ? sr[t - t0] - 2 : sr[t - t0] - 2 + ns;
       }
       for (int t = t0; t <= te; ++t) {
         const int ys = t - 2 * k;
@@ -1408,6 +1286,13 @@ bool sweep_row_float(const char* isa, float* out, const float* L, const float* R
   const Divisor<float> dv = make_divisor(c, k.fma);
   k.sweep(out, L, R, D, U, X0, 0, count - 1, a, dv);
   return dv.mode == DivMode::reciprocal;
+}
+bool sweep_window_float(float* out, const float* mid, int par, const float* D, const float* U, const float* X0, int lo,
+                        int hi, float a, float c, bool reciprocal) {
+  const FloatKernels k = pick_kernels("avx512");
+  if (!k.sweep_window) return false;
+  k.sweep_window(out, mid, par, D, U, X0, lo, hi, a, make_divisor(c, reciprocal && k.fma));
+  return true;
 }
 }  // namespace testing
 

@@ -70,6 +70,12 @@ namespace testing {
 // reciprocal route (model.hpp's Divisor) rather than the division.
 bool sweep_row_float(const char* isa, float* out, const float* L, const float* R, const float* D, const float* U,
                      const float* X0, int count, float a, float c);
+// The window's aligned half-sweep (L = mid + par - 1, R = mid + par) over [lo, hi]
+// (reads mid over [lo - 31, hi + 31], the others over [lo - 15, hi + 15]), the
+// division by c as make_divisor says with the reciprocal route allowed or not;
+// false where the machine has no such kernel.
+bool sweep_window_float(float* out, const float* mid, int par, const float* D, const float* U, const float* X0, int lo,
+                        int hi, float a, float c, bool reciprocal);
 }  // namespace testing
 
 // Diagnostics of a state, computed on the host in double in a fixed order.
