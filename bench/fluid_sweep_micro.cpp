@@ -4,8 +4,11 @@
 // the same arithmetic (multiply route) and the same aligned loads (valignd for
 // the horizontal neighbours), inlined into the wavefront traversal of one pass
 // of k iterations over a ring of 2k + 2 row slots of four planes (x red, x
-// black, x0 red, x0 black), W pairs per plane. Prints ns and cycles-at-1-GHz
-// per cell update for each W, so that the working set's level can be read off.
+// black, x0 red, x0 black), W pairs per plane, for each way of dividing by c
+// (multiply: c a power of two; divide: vdivps; reciprocal: cpu.cpp's FMA route;
+// double: the product in double; mixed: divide and reciprocal on alternate
+// lines). Prints ns per cell update for each W, so that the working set's
+// level and the division's cost can be read off.
 //
 //   g++ -O3 -march=native -fopenmp bench/fluid_sweep_micro.cpp -o /tmp/micro
 //   /tmp/micro [threads]
@@ -25,9 +28,49 @@ constexpr int kIters = 20;                // k: iterations of the pass
 constexpr int kSlots = 2 * kIters + 2;    // ring of row slots
 
 // out[i] = (x0[i] + a*((L + R) + D + U)) * r over i in [0, pairs), lines aligned.
-template <int Par, bool Divide>
+enum Route { kMultiply, kDivide, kReciprocal, kDouble, kMixed, kRoutes };
+const char* const kRouteNames[kRoutes] = {"multiply", "divide", "reciprocal", "double", "mixed"};
+
+// The reciprocal route of kernels/fluid/cpu.cpp (div_avx512): q = num*r, two
+// corrections by FMA, the sign of num, the IEEE division where |num| is outside
+// the route's exact range.
+__attribute__((always_inline)) inline __m512 div_reciprocal(__m512 num, __m512 c, __m512 r) {
+  __m512 q = _mm512_mul_ps(num, r);
+  __m512 e = _mm512_fnmadd_ps(c, q, num);
+  q = _mm512_fmadd_ps(e, r, q);
+  e = _mm512_fnmadd_ps(c, q, num);
+  q = _mm512_fmadd_ps(e, r, q);
+  const __m512i bits = _mm512_castps_si512(num);
+  const __m512i sign = _mm512_set1_epi32(static_cast<int>(0x80000000u));
+  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
+  q = _mm512_castsi512_ps(_mm512_or_si512(_mm512_and_si512(abs_mask, _mm512_castps_si512(q)), _mm512_and_si512(sign, bits)));
+  const __m512i mag = _mm512_and_si512(abs_mask, bits);
+  const __mmask16 ok = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(mag, _mm512_set1_epi32(40 << 23)),
+                                               _mm512_set1_epi32(180 << 23)) |
+                       _mm512_cmpeq_epi32_mask(mag, _mm512_setzero_si512());
+  if (static_cast<__mmask16>(~ok)) q = _mm512_mask_div_ps(q, static_cast<__mmask16>(~ok), num, c);
+  return q;
+}
+
+// num/c by the double product num * RN(1/c) rounded to float (exact where
+// |num| is in [2^-100, 2^100) and c in [1, 2^24]), the IEEE division elsewhere.
+__attribute__((always_inline)) inline __m512 div_double(__m512 num, __m512 c, __m512d rd) {
+  const __m512d lo = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(num)), rd);
+  const __m512d hi = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(num, 1)), rd);
+  __m512 q = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+  const __m512i mag = _mm512_and_si512(_mm512_set1_epi32(0x7fffffff), _mm512_castps_si512(num));
+  const __mmask16 ok = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(mag, _mm512_set1_epi32(27 << 23)),
+                                               _mm512_set1_epi32(200 << 23)) |
+                       _mm512_cmpeq_epi32_mask(mag, _mm512_setzero_si512());
+  if (static_cast<__mmask16>(~ok)) q = _mm512_mask_div_ps(q, static_cast<__mmask16>(~ok), num, c);
+  return q;
+}
+
+template <int Par, int R>
 __attribute__((always_inline)) inline void sweep(float* out, const float* mid, const float* D, const float* U,
                                                  const float* X0, int pairs, __m512 va, __m512 vr) {
+  const __m512 vc = _mm512_set1_ps(5.0f);
+  const __m512d rd = _mm512_set1_pd(1.0 / 5.0);
   __m512i carry = _mm512_castps_si512(_mm512_loadu_ps(mid - (Par ? 0 : 16)));
   for (int i = 0; i < pairs; i += 16) {
     __m512 l, r;
@@ -44,7 +87,13 @@ __attribute__((always_inline)) inline void sweep(float* out, const float* mid, c
     }
     const __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l, r), _mm512_loadu_ps(D + i)), _mm512_loadu_ps(U + i));
     const __m512 num = _mm512_add_ps(_mm512_loadu_ps(X0 + i), _mm512_mul_ps(va, s));
-    _mm512_storeu_ps(out + i, Divide ? _mm512_div_ps(num, vr) : _mm512_mul_ps(num, vr));
+    __m512 q;
+    if constexpr (R == kMultiply) q = _mm512_mul_ps(num, vr);
+    else if constexpr (R == kDivide) q = _mm512_div_ps(num, vc);
+    else if constexpr (R == kReciprocal) q = div_reciprocal(num, vc, vr);
+    else if constexpr (R == kDouble) q = div_double(num, vc, rd);
+    else q = (i & 16) ? div_reciprocal(num, vc, vr) : _mm512_div_ps(num, vc);
+    _mm512_storeu_ps(out + i, q);
   }
 }
 
@@ -63,7 +112,7 @@ int plane_pitch(int pairs) {
   return 16 * m;
 }
 
-template <bool Divide>
+template <int R>
 double run_pass(float* win, int pairs, int rows) {
   const int pitch = plane_pitch(pairs);
   auto plane = [&](int slot, int c) { return win + (static_cast<std::size_t>(slot) * 4 + c) * pitch; };
@@ -72,47 +121,56 @@ double run_pass(float* win, int pairs, int rows) {
   for (int t = 2 * kSlots; t < rows + 2 * kSlots; ++t)
     for (int kk = 0; kk < kIters; ++kk) {
       const int y = t - 2 * kk, s = y % kSlots, sp = (y - 1) % kSlots, spp = (y - 2) % kSlots, sn = (y + 1) % kSlots;
-      if (y & 1) sweep<1, Divide>(plane(s, 0), plane(s, 1), plane(sp, 1), plane(sn, 1), plane(s, 2), pairs, va, vr);
-      else sweep<0, Divide>(plane(s, 0), plane(s, 1), plane(sp, 1), plane(sn, 1), plane(s, 2), pairs, va, vr);
-      if (y & 1) sweep<1, Divide>(plane(sp, 1), plane(sp, 0), plane(spp, 0), plane(s, 0), plane(sp, 3), pairs, va, vr);
-      else sweep<0, Divide>(plane(sp, 1), plane(sp, 0), plane(spp, 0), plane(s, 0), plane(sp, 3), pairs, va, vr);
+      if (y & 1) sweep<1, R>(plane(s, 0), plane(s, 1), plane(sp, 1), plane(sn, 1), plane(s, 2), pairs, va, vr);
+      else sweep<0, R>(plane(s, 0), plane(s, 1), plane(sp, 1), plane(sn, 1), plane(s, 2), pairs, va, vr);
+      if (y & 1) sweep<1, R>(plane(sp, 1), plane(sp, 0), plane(spp, 0), plane(s, 0), plane(sp, 3), pairs, va, vr);
+      else sweep<0, R>(plane(sp, 1), plane(sp, 0), plane(spp, 0), plane(s, 0), plane(sp, 3), pairs, va, vr);
     }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
 
+template <int R>
+void measure(int threads, int pairs) {
+  const std::size_t floats = static_cast<std::size_t>(kSlots) * 4 * plane_pitch(pairs) + 256;
+  const long long updates_per_row = 2LL * kIters * pairs;
+  const int rows = std::max(64, static_cast<int>(40'000'000 / updates_per_row));
+  std::vector<double> per(threads);
+#pragma omp parallel num_threads(threads)
+  {
+    void* raw = nullptr;
+    if (posix_memalign(&raw, 64, floats * sizeof(float)) != 0) std::abort();
+    float* win = static_cast<float*>(raw);
+    for (std::size_t i = 0; i < floats; ++i) win[i] = 1.0f + static_cast<float>(i % 7) * 0.125f;
+    double best = 1e30;
+    for (int rep = 0; rep < 5; ++rep) {
+#pragma omp barrier
+      best = std::min(best, run_pass<R>(win + 128, pairs, rows));
+    }
+    per[omp_get_thread_num()] = best / (static_cast<double>(rows) * updates_per_row) * 1e9;
+    std::free(raw);
+  }
+  const auto [lo, hi] = std::minmax_element(per.begin(), per.end());
+  double mean = 0;
+  for (double v : per) mean += v / threads;
+  std::printf("   %7.4f (%.4f..%.4f)", mean, *lo, *hi);
+}
+
 int main(int argc, char** argv) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : 1;
   std::printf("threads %d, k = %d, %d row slots x 4 planes; ns per cell update (mean over threads, min..max)\n",
               threads, kIters, kSlots);
-  std::printf("%8s %12s %24s %24s\n", "pairs", "window KiB", "multiply", "divide");
+  std::printf("%8s %12s", "pairs", "window KiB");
+  for (const char* name : kRouteNames) std::printf(" %24s", name);
+  std::printf("\n");
   for (int pairs : {16, 32, 64, 128, 256, 512, 1024, 2048}) {
-    const std::size_t floats = static_cast<std::size_t>(kSlots) * 4 * plane_pitch(pairs) + 256;
-    const long long updates_per_row = 2LL * kIters * pairs;
-    const int rows = std::max(64, static_cast<int>(40'000'000 / updates_per_row));
-    std::printf("%8d %12.1f", pairs, (floats - 256) * 4.0 / 1024);
-    for (bool divide : {false, true}) {
-      std::vector<double> per(threads);
-#pragma omp parallel num_threads(threads)
-      {
-        void* raw = nullptr;
-        if (posix_memalign(&raw, 64, floats * sizeof(float)) != 0) std::abort();
-        float* win = static_cast<float*>(raw);
-        for (std::size_t i = 0; i < floats; ++i) win[i] = 1.0f + static_cast<float>(i % 7) * 0.125f;
-        double best = 1e30;
-        for (int rep = 0; rep < 5; ++rep) {
-#pragma omp barrier
-          best = std::min(best, divide ? run_pass<true>(win + 128, pairs, rows) : run_pass<false>(win + 128, pairs, rows));
-        }
-        per[omp_get_thread_num()] = best / (static_cast<double>(rows) * updates_per_row) * 1e9;
-        std::free(raw);
-      }
-      const auto [lo, hi] = std::minmax_element(per.begin(), per.end());
-      double mean = 0;
-      for (double v : per) mean += v / threads;
-      std::printf("   %7.4f (%.4f..%.4f)", mean, *lo, *hi);
-    }
+    std::printf("%8d %12.1f", pairs, static_cast<double>(kSlots) * 4 * plane_pitch(pairs) * 4.0 / 1024);
+    measure<kMultiply>(threads, pairs);
+    measure<kDivide>(threads, pairs);
+    measure<kReciprocal>(threads, pairs);
+    measure<kDouble>(threads, pairs);
+    measure<kMixed>(threads, pairs);
     std::printf("\n");
   }
   return 0;

@@ -611,7 +611,8 @@ class CpuSolver final : public Solver<T> {
         window_bytes / (static_cast<std::size_t>(2 * k0 + 2) * 4 * sizeof(T)), 1u << 28));
     const int cb = std::max(64, 2 * per_row - 4 * k0);  // columns per block
     ncols_ = std::max(1, (w_ + cb - 1) / cb);
-    nstrips_ = std::clamp((threads_ + ncols_ - 1) / ncols_, 1, std::max(1, w_ / 32));
+    const int blocks = threads_ * std::clamp(env_int("NUMPIPE_FLUID_CPU_BLOCKS", 1), 1, 16);  // per pass, at least
+    nstrips_ = std::clamp((blocks + ncols_ - 1) / ncols_, 1, std::max(1, w_ / 32));
     const int block_w = (w_ + ncols_ - 1) / ncols_, block_h = w_ / nstrips_;
     kmax_ = std::clamp(std::min(block_w, block_h) / 12, 1, k0);
     wpw_ = window_pitch((block_w + 1) / 2 + 2 * kmax_ + 2 + (kmax_ + 3) / 2);  // (cut: edge blocks up to k + 2 wider)
@@ -631,6 +632,12 @@ class CpuSolver final : public Solver<T> {
     for (double t : phase_) total += t;
     std::fprintf(stderr, "fluid-step cpu phases (%lld steps, %.3f s):", static_cast<long long>(c_.steps), total);
     for (int k = 0; k < 6; ++k) std::fprintf(stderr, " %s %.1f%%", names[k], total > 0 ? 100 * phase_[k] / total : 0.0);
+    // the solves' blocks: how long the slowest block of a pass took against the mean block
+    if (block_mean_ > 0)
+      std::fprintf(stderr, "; solve blocks: mean %.3f s, slowest %.3f s (%.2fx), by thread", block_mean_, block_max_,
+                   block_max_ / block_mean_);
+    if (block_mean_ > 0)
+      for (double t : thread_busy_) std::fprintf(stderr, " %.2f", t);
     std::fprintf(stderr, "; %s\n", huge_pages_report().c_str());
   }
 
@@ -787,6 +794,10 @@ class CpuSolver final : public Solver<T> {
  private:
   bool phases_on_ = std::getenv("NUMPIPE_FLUID_CPU_PHASES") != nullptr;
   double phase_[6] = {0, 0, 0, 0, 0, 0};
+  // Per pass: the mean and the largest of its blocks' times, summed over passes;
+  // per thread: its time in blocks (NUMPIPE_FLUID_CPU_PHASES).
+  double block_mean_ = 0, block_max_ = 0;
+  std::vector<double> block_time_, thread_busy_;
   std::chrono::steady_clock::time_point mark_;
   void phase(int k) {  // charges the time since the last mark to phase k
     if (!phases_on_) return;
@@ -1199,12 +1210,33 @@ class CpuSolver final : public Solver<T> {
       const int k = p_.iters / passes + (q < p_.iters % passes ? 1 : 0);
       const PassArgs A{src, dst, &S, dv, k, S.max != 0 && q == passes - 1};
       const int ns = nstrips_, nc = ncols_, w = w_;
-#pragma omp parallel for schedule(static, 1)
+      if (phases_on_) {
+        block_time_.assign(static_cast<std::size_t>(ns * nc), 0.0);
+        thread_busy_.resize(static_cast<std::size_t>(threads_), 0.0);
+      }
+      // Blocks go to threads as they come free: a core that runs slower (a busy
+      // neighbour on a shared host) takes fewer when there are more blocks than
+      // threads (NUMPIPE_FLUID_CPU_BLOCKS=b: b blocks per thread at least).
+#pragma omp parallel for schedule(dynamic, 1)
       for (int item = 0; item < ns * nc; ++item) {
         const int s = item / nc, cb = item % nc;
         const int c0 = cb == 0 ? 0 : cut(cb, nc, k) & ~1, c1 = cb == nc - 1 ? w : cut(cb + 1, nc, k) & ~1;
+        const double t0 = phases_on_ ? now_s() : 0;
         partial_[static_cast<std::size_t>(item)] = pass_block(A, cut(s, ns, k), cut(s + 1, ns, k), c0, c1,
                                                               window(omp_get_thread_num()));
+        if (phases_on_) {
+          block_time_[static_cast<std::size_t>(item)] = now_s() - t0;
+          thread_busy_[static_cast<std::size_t>(omp_get_thread_num())] += now_s() - t0;
+        }
+      }
+      if (phases_on_) {
+        double sum = 0, mx = 0;
+        for (double t : block_time_) {
+          sum += t;
+          mx = std::max(mx, t);
+        }
+        block_mean_ += sum / static_cast<double>(block_time_.size());
+        block_max_ += mx;
       }
       src = dst;
     }

@@ -246,7 +246,7 @@ TEST_CASE("fluid: blocks of columns (a small window) give the same bits") {
   check_same(blocked64, run_ref(p77, random_state<double>(77, 2), 2));
 }
 
-TEST_CASE("fluid: the wavefront's traversal knobs (step groups, block cuts, trapezoids, prefetch, unaligned kernel) keep the bits") {
+TEST_CASE("fluid: the wavefront's traversal knobs (step groups, block cuts and counts, trapezoids, prefetch, unaligned kernel) keep the bits") {
   // Only the order of traversal changes with these; every cell must be computed by
   // the same operations, so each setting equals the reference.
   Params p = seed_params(203);
@@ -260,7 +260,7 @@ TEST_CASE("fluid: the wavefront's traversal knobs (step groups, block cuts, trap
   for (Knob k : {Knob{"NUMPIPE_FLUID_CPU_GROUP", "1"}, Knob{"NUMPIPE_FLUID_CPU_GROUP", "3"},
                  Knob{"NUMPIPE_FLUID_CPU_GROUP", "8"}, Knob{"NUMPIPE_FLUID_CPU_BALANCE", "0"},
                  Knob{"NUMPIPE_FLUID_CPU_TRAPEZOID", "0"}, Knob{"NUMPIPE_FLUID_CPU_PREFETCH", "0"},
-                 Knob{"NUMPIPE_FLUID_CPU_ALIGNED", "0"}}) {
+                 Knob{"NUMPIPE_FLUID_CPU_ALIGNED", "0"}, Knob{"NUMPIPE_FLUID_CPU_BLOCKS", "3"}}) {
     CAPTURE(k.name);
     CAPTURE(k.value);
     setenv(k.name, k.value, 1);
