@@ -36,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <utility>
@@ -56,6 +57,10 @@ namespace {
 constexpr int kMaxTemporal = 32;  // red-black iterations fused per pass over memory, at most
 constexpr int kMaxGroup = 8;      // wavefront steps swept together, at most
 constexpr std::size_t kWindowBytes = 384 * 1024;  // a thread's rolling window, to stay in L2
+// Rows per chunk of the row loops, dealt to threads as they come free: on a
+// shared host some cores run slower than others (measured up to 1.4x on the
+// 16-core Xeon host), and a fixed share would make every thread wait for them.
+constexpr int kRowChunk = 16;
 
 // ---- one half-sweep of one row of colour planes ------------------------------------------
 // out[i] = (X0[i] + a*(((L[i] + R[i]) + D[i]) + U[i])) / c, i in [lo, hi], the
@@ -611,14 +616,19 @@ class CpuSolver final : public Solver<T> {
         window_bytes / (static_cast<std::size_t>(2 * k0 + 2) * 4 * sizeof(T)), 1u << 28));
     const int cb = std::max(64, 2 * per_row - 4 * k0);  // columns per block
     ncols_ = std::max(1, (w_ + cb - 1) / cb);
-    const int blocks = threads_ * std::clamp(env_int("NUMPIPE_FLUID_CPU_BLOCKS", 1), 1, 16);  // per pass, at least
+    // More blocks than threads (NUMPIPE_FLUID_CPU_BLOCKS=b per thread): near-square
+    // blocks, the least halo for their number.
+    const int per_thread = std::clamp(env_int("NUMPIPE_FLUID_CPU_BLOCKS", 1), 1, 16);
+    const int blocks = threads_ * per_thread;
+    if (per_thread > 1)
+      ncols_ = std::clamp(static_cast<int>(std::sqrt(static_cast<double>(blocks))), ncols_, std::max(ncols_, w_ / 64));
     nstrips_ = std::clamp((blocks + ncols_ - 1) / ncols_, 1, std::max(1, w_ / 32));
     const int block_w = (w_ + ncols_ - 1) / ncols_, block_h = w_ / nstrips_;
     kmax_ = std::clamp(std::min(block_w, block_h) / 12, 1, k0);
     wpw_ = window_pitch((block_w + 1) / 2 + 2 * kmax_ + 2 + (kmax_ + 3) / 2);  // (cut: edge blocks up to k + 2 wider)
     windows_.resize(static_cast<std::size_t>(threads_));
     for (auto& win : windows_) win.assign(static_cast<std::size_t>(slots()) * 4 * wpw_ + 2 * kWindowPad + 64 / sizeof(T), T(0));
-    partial_.assign(static_cast<std::size_t>(nstrips_ * ncols_), T(0));
+    partial_.assign(static_cast<std::size_t>(3 * nstrips_ * ncols_), T(0));
     if ((p_.iters + kmax_ - 1) / kmax_ > 1) adopt(scratch_, std::vector<T>(f_.cells(), T(0)));
     if (pin_) pin_threads();
     initial_maxima();
@@ -634,10 +644,8 @@ class CpuSolver final : public Solver<T> {
     for (int k = 0; k < 6; ++k) std::fprintf(stderr, " %s %.1f%%", names[k], total > 0 ? 100 * phase_[k] / total : 0.0);
     // the solves' blocks: how long the slowest block of a pass took against the mean block
     if (block_mean_ > 0)
-      std::fprintf(stderr, "; solve blocks: mean %.3f s, slowest %.3f s (%.2fx), by thread", block_mean_, block_max_,
+      std::fprintf(stderr, "; solve blocks: mean %.3f s, slowest %.3f s (%.2fx)", block_mean_, block_max_,
                    block_max_ / block_mean_);
-    if (block_mean_ > 0)
-      for (double t : thread_busy_) std::fprintf(stderr, " %.2f", t);
     std::fprintf(stderr, "; %s\n", huge_pages_report().c_str());
   }
 
@@ -655,7 +663,7 @@ class CpuSolver final : public Solver<T> {
   Fields<T> f_;
   std::vector<T> scratch_;               // the other buffer of a solve's passes (more than one pass)
   std::vector<std::vector<T>> windows_;  // rolling windows, one per thread
-  std::vector<T> partial_;               // per block maxima of a pass
+  std::vector<T> partial_;               // per block maxima of a pass, for up to 3 solves
   int threads_ = 1, nstrips_ = 1, ncols_ = 1, kmax_ = 1, wpw_ = 1;  // blocks, fused iterations, window pairs
   // Knobs for the bench (the same bits either way): NUMPIPE_FLUID_CPU_TRAPEZOID=0
   // updates the whole window at every half-step (as before the trapezoid);
@@ -794,10 +802,10 @@ class CpuSolver final : public Solver<T> {
  private:
   bool phases_on_ = std::getenv("NUMPIPE_FLUID_CPU_PHASES") != nullptr;
   double phase_[6] = {0, 0, 0, 0, 0, 0};
-  // Per pass: the mean and the largest of its blocks' times, summed over passes;
-  // per thread: its time in blocks (NUMPIPE_FLUID_CPU_PHASES).
+  // Per pass: the mean and the largest of its blocks' times, summed over passes
+  // (NUMPIPE_FLUID_CPU_PHASES).
   double block_mean_ = 0, block_max_ = 0;
-  std::vector<double> block_time_, thread_busy_;
+  std::vector<double> block_time_;
   std::chrono::steady_clock::time_point mark_;
   void phase(int k) {  // charges the time since the last mark to phase k
     if (!phases_on_) return;
@@ -896,13 +904,31 @@ class CpuSolver final : public Solver<T> {
     }
   }
 
-  void diffuse(int b, std::vector<T>& x, const std::vector<T>& x0, int field, double k, bool max_out) {
-    const T a = diffuse_a(T(p_.dt), T(k), n_);
-    const int opt = div_option(field);
-    const double t0 = now_s();
-    lin_solve(Solve{b, x.data(), x0.data(), a, T(1) + T(4) * a, field, field, max_out ? 1 : 0, opt});
-    if (max_out) md_ = finish_max(x.data(), nullptr);
-    if (field != kFieldD) record(div_, opt, now_s() - t0);
+  // diffuse(b, x, x0, k) of up to three fields at once (they are independent):
+  // their blocks share one pass over the threads, so that a slow core holds up
+  // one barrier instead of three and the blocks of all three balance the load.
+  struct Diffusion {
+    int b;
+    std::vector<T>* x;
+    const std::vector<T>* x0;
+    int field;
+    double k;
+    bool max_out;
+  };
+  void diffuse(std::initializer_list<Diffusion> fields) {
+    Solve S[3];
+    int count = 0;
+    for (const Diffusion& d : fields) {
+      const T a = diffuse_a(T(p_.dt), T(d.k), n_);
+      S[count++] = Solve{d.b, d.x->data(), d.x0->data(), a, T(1) + T(4) * a, d.field, d.field, d.max_out ? 1 : 0,
+                         div_option(d.field)};
+    }
+    double busy[3] = {0, 0, 0};
+    lin_solve(S, count, busy);
+    for (int i = 0; i < count; ++i) {
+      if (S[i].max) md_ = finish_max(i, S[i].x, nullptr);
+      if (S[i].gen != kFieldD) record(div_, S[i].div_opt, busy[i]);
+    }
   }
 
   // project(u, v, p, div): div and its set_bnd, the solve from a generated zero
@@ -914,7 +940,7 @@ class CpuSolver final : public Solver<T> {
     T* pr = pvec.data();
     T* div = dvec.data();
     const Divisor<T> dn = make_divisor(T(n), kf_.fma && div_.current == 0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, kRowChunk)
     for (int j = 1; j <= n; ++j) {
       const T* uj = u + ix(0, j, w);
       const T* vd = v + ix(0, j - 1, w);
@@ -929,10 +955,11 @@ class CpuSolver final : public Solver<T> {
     }
     set_bnd(kScalar, div);
     phase(1);
-    lin_solve(Solve{kScalar, pr, div, T(1), T(4), -1, -1, max_out ? 2 : 0, div_.current});
-    if (max_out) mv_ = finish_max(pr, div);
+    const Solve pressure{kScalar, pr, div, T(1), T(4), -1, -1, max_out ? 2 : 0, div_.current};
+    lin_solve(&pressure, 1, nullptr);
+    if (max_out) mv_ = finish_max(0, pr, div);
     phase(2);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, kRowChunk)
     for (int j = 1; j <= n; ++j) {
       const T* pj = pr + ix(0, j, w);
       const T* pd = pr + ix(0, j - 1, w);
@@ -970,15 +997,14 @@ class CpuSolver final : public Solver<T> {
         f.q[k] = job[k].second;
       }
       const AdvectF row = adv_option() == 0 && kf_.advect_gather ? kf_.advect_gather : kf_.advect;
-      // Each thread's rows (as schedule(static) would deal them) in tiles of
-      // adv_tile_ columns: the rows that the back-traces gather from, a few
-      // dozen around the row at hand, then stay in L2 across the tile's rows.
+      // Chunks of rows as threads come free, each in tiles of adv_tile_ columns:
+      // the rows that the back-traces gather from, a few dozen around the row at
+      // hand, then stay in L2 across the chunk's rows.
       const int tile = adv_tile_ > 0 ? std::min(adv_tile_, n) : n;
-      const int tiles = (n + tile - 1) / tile;
-#pragma omp parallel
-      {
-        const std::int64_t nt = omp_get_num_threads(), me = omp_get_thread_num();
-        const int ja = 1 + static_cast<int>(n * me / nt), jb = static_cast<int>(n * (me + 1) / nt);
+      const int tiles = (n + tile - 1) / tile, chunk = adv_tile_ > 0 ? 4 * kRowChunk : kRowChunk;
+#pragma omp parallel for schedule(dynamic, 1)
+      for (int ja = 1; ja <= n; ja += chunk) {
+        const int jb = std::min(n, ja + chunk - 1);
         for (int b = 0; b < tiles; ++b) {
           const int i_lo = 1 + b * tile, i_hi = std::min(n, i_lo + tile - 1);
           for (int j = ja; j <= jb; ++j) row(U, V, f, j, n, dt0, i_lo, i_hi);
@@ -986,7 +1012,7 @@ class CpuSolver final : public Solver<T> {
       }
       return;
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, kRowChunk)
     for (int j = 1; j <= n; ++j)
       for (int i = 1; i <= n; ++i) {
         const std::int64_t c = ix(i, j, w);
@@ -1199,54 +1225,64 @@ class CpuSolver final : public Solver<T> {
     return static_cast<int>(static_cast<std::int64_t>(w_ - 2 * k) * j / parts) + k;
   }
 
-  // lin_solve(b, x, x0, a, c) from the generated initial guess: passes of up to
-  // kmax_ iterations; the last one writes x, the others alternate with scratch_.
-  void lin_solve(const Solve& S) {
+  // lin_solve(b, x, x0, a, c) from the generated initial guess for `count`
+  // independent solves (at most 3) at once: passes of up to kmax_ iterations;
+  // the last one writes x, the others alternate with scratch_ (one solve at a
+  // time then). busy[i], where given: the time solve i's blocks took, summed.
+  // Solve i's block maxima go to partial_'s part first + i (finish_max).
+  void lin_solve(const Solve* S, int count, double* busy, int first = 0) {
     const int passes = (p_.iters + kmax_ - 1) / kmax_;
-    const Divisor<T> dv = make_divisor(S.c, kf_.fma && S.div_opt == 0);
-    const T* src = nullptr;
+    if (passes > 1 && count > 1) {  // one scratch buffer: one solve after the other
+      for (int i = 0; i < count; ++i) lin_solve(S + i, 1, busy ? busy + i : nullptr, first + i);
+      return;
+    }
+    Divisor<T> dv[3];
+    const T* src[3] = {nullptr, nullptr, nullptr};
+    for (int i = 0; i < count; ++i) dv[i] = make_divisor(S[i].c, kf_.fma && S[i].div_opt == 0);
+    const int ns = nstrips_, nc = ncols_, w = w_, nb = ns * nc;
+    const bool timed = busy || phases_on_;
     for (int q = 0; q < passes; ++q) {
-      T* dst = (passes - 1 - q) % 2 == 0 ? S.x : scratch_.data();
       const int k = p_.iters / passes + (q < p_.iters % passes ? 1 : 0);
-      const PassArgs A{src, dst, &S, dv, k, S.max != 0 && q == passes - 1};
-      const int ns = nstrips_, nc = ncols_, w = w_;
-      if (phases_on_) {
-        block_time_.assign(static_cast<std::size_t>(ns * nc), 0.0);
-        thread_busy_.resize(static_cast<std::size_t>(threads_), 0.0);
+      PassArgs A[3];
+      for (int i = 0; i < count; ++i) {
+        T* dst = (passes - 1 - q) % 2 == 0 ? S[i].x : scratch_.data();
+        A[i] = PassArgs{src[i], dst, S + i, dv[i], k, S[i].max != 0 && q == passes - 1};
+        src[i] = dst;
       }
-      // Blocks go to threads as they come free: a core that runs slower (a busy
-      // neighbour on a shared host) takes fewer when there are more blocks than
-      // threads (NUMPIPE_FLUID_CPU_BLOCKS=b: b blocks per thread at least).
+      if (timed) block_time_.assign(static_cast<std::size_t>(count * nb), 0.0);
+      // Blocks go to threads as they come free, so that a core that runs slower
+      // (a busy neighbour on a shared host) takes fewer of them: those of all the
+      // solves at hand, and NUMPIPE_FLUID_CPU_BLOCKS=b blocks per thread at least.
 #pragma omp parallel for schedule(dynamic, 1)
-      for (int item = 0; item < ns * nc; ++item) {
-        const int s = item / nc, cb = item % nc;
+      for (int item = 0; item < count * nb; ++item) {
+        const int i = item / nb, s = item % nb / nc, cb = item % nc;
         const int c0 = cb == 0 ? 0 : cut(cb, nc, k) & ~1, c1 = cb == nc - 1 ? w : cut(cb + 1, nc, k) & ~1;
-        const double t0 = phases_on_ ? now_s() : 0;
-        partial_[static_cast<std::size_t>(item)] = pass_block(A, cut(s, ns, k), cut(s + 1, ns, k), c0, c1,
+        const double t0 = timed ? now_s() : 0;
+        partial_[static_cast<std::size_t>(first * nb + item)] = pass_block(A[i], cut(s, ns, k), cut(s + 1, ns, k), c0, c1,
                                                               window(omp_get_thread_num()));
-        if (phases_on_) {
-          block_time_[static_cast<std::size_t>(item)] = now_s() - t0;
-          thread_busy_[static_cast<std::size_t>(omp_get_thread_num())] += now_s() - t0;
-        }
+        if (timed) block_time_[static_cast<std::size_t>(item)] = now_s() - t0;
       }
-      if (phases_on_) {
+      if (timed) {
         double sum = 0, mx = 0;
-        for (double t : block_time_) {
+        for (int item = 0; item < count * nb; ++item) {
+          const double t = block_time_[static_cast<std::size_t>(item)];
+          if (busy) busy[item / nb] += t;
           sum += t;
           mx = std::max(mx, t);
         }
-        block_mean_ += sum / static_cast<double>(block_time_.size());
+        block_mean_ += sum / static_cast<double>(count * nb);
         block_max_ += mx;
       }
-      src = dst;
     }
-    set_corners(S.x);
+    for (int i = 0; i < count; ++i) set_corners(S[i].x);
   }
 
-  // The maximum of the last pass's blocks and the corners (of x, or of x^2 + x0^2).
-  T finish_max(const T* x, const T* x0) const {
+  // The maximum of the last pass's blocks of solve i and the corners (of x, or
+  // of x^2 + x0^2).
+  T finish_max(int i, const T* x, const T* x0) const {
     T m = -std::numeric_limits<T>::infinity();
-    for (T b : partial_) m = max_of(m, b);
+    const std::size_t nb = static_cast<std::size_t>(nstrips_ * ncols_);
+    for (std::size_t b = 0; b < nb; ++b) m = max_of(m, partial_[static_cast<std::size_t>(i) * nb + b]);
     for (int k = 0; k < 4; ++k) {
       const T p = x[corner_index(k)];
       m = max_of(m, x0 ? p * p + x0[corner_index(k)] * x0[corner_index(k)] : p);
@@ -1266,9 +1302,9 @@ class CpuSolver final : public Solver<T> {
       add_zero_source_boundary(F.d.data());  // d's boundary layer survives the step
       phase(5);
       const int oa = adv_option();
-      diffuse(kScalar, F.d0, F.d, kFieldD, p_.diff, true);
-      diffuse(kU, F.u0, F.u, kFieldU, p_.visc, false);
-      diffuse(kV, F.v0, F.v, kFieldV, p_.visc, false);
+      diffuse({{kScalar, &F.d0, &F.d, kFieldD, p_.diff, true},
+               {kU, &F.u0, &F.u, kFieldU, p_.visc, false},
+               {kV, &F.v0, &F.v, kFieldV, p_.visc, false}});
       phase(0);
       project(F.u0, F.v0, F.u, F.v, false);
       const double t0 = now_s();
@@ -1280,8 +1316,7 @@ class CpuSolver final : public Solver<T> {
       project(F.u, F.v, F.u0, F.v0, true);
     } else {
       const int oa = adv_option();
-      diffuse(kU, F.u0, F.u, kFieldU, p_.visc, false);
-      diffuse(kV, F.v0, F.v, kFieldV, p_.visc, false);
+      diffuse({{kU, &F.u0, &F.u, kFieldU, p_.visc, false}, {kV, &F.v0, &F.v, kFieldV, p_.visc, false}});
       project(F.u0, F.v0, F.u, F.v, false);
       double t0 = now_s();
       advect(F.u0.data(), F.v0.data(), {{F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
@@ -1289,7 +1324,7 @@ class CpuSolver final : public Solver<T> {
       set_bnd(kU, F.u.data());
       set_bnd(kV, F.v.data());
       project(F.u, F.v, F.u0, F.v0, true);
-      diffuse(kScalar, F.d0, F.d, kFieldD, p_.diff, true);
+      diffuse({{kScalar, &F.d0, &F.d, kFieldD, p_.diff, true}});
       t0 = now_s();
       advect(F.u.data(), F.v.data(), {{F.d.data(), F.d0.data()}});
       ta += now_s() - t0;
