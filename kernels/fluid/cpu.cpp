@@ -1,19 +1,20 @@
 // The OpenMP backend of fluid-step (spec/fluid.md).
 //
-// Everything but lin_solve works on the natural layout, one row per OpenMP
-// iteration (every cell independent: the same bits for any thread count).
-// lin_solve is where the time goes (5 solves of 20 red-black iterations a
-// step): each pass over memory reads x and x0 row by row into a small rolling
-// window of rows that stays in cache, split into red and black planes (so that
-// each half-sweep is a unit-stride, vectorizable loop), runs up to all the
-// solve's iterations there as a skewed wavefront over rows, and writes x back.
-// Each thread owns a block of rows and columns and recomputes a halo of 2 cells
-// per fused iteration from the pass's input, so blocks never wait for each
-// other; half-step h of a pass updates only the cells within 2k-1-h of the block
-// (a trapezoid, half the halo's work), and the wavefront sweeps a group of
-// consecutive steps per iteration so that the rows it reads are still in L1
-// (on the 16-core Xeon host the window's L2 traffic, not the arithmetic, bounds
-// the half-sweeps). Red-black Gauss-Seidel is independent of the order of the
+// Everything but lin_solve works on the natural layout, rows dealt to threads
+// in chunks as they come free (every cell independent: the same bits for any
+// thread count). lin_solve is where the time goes (5 solves of 20 red-black
+// iterations a step): each pass over memory reads x and x0 row by row into a
+// small rolling window of rows that stays in cache, split into red and black
+// planes on 64-byte lines (so that each half-sweep is an aligned, unit-stride
+// vector loop), runs up to all the solve's iterations there as a skewed
+// wavefront over rows, and writes x back. The grid is cut into blocks of rows
+// and columns, each recomputing a halo of 2 cells per fused iteration from the
+// pass's input, so blocks never wait for each other; threads take blocks as
+// they come free, those of a step's three independent diffusions together.
+// Half-step h of a pass updates only the cells within 2k-1-h of the block (a
+// trapezoid, half the halo's work), and the wavefront sweeps a group of
+// consecutive steps per iteration so that the rows it reads are still in L1.
+// Red-black Gauss-Seidel is independent of the order of the
 // cells within a colour, so every schedule that keeps the dependencies (red k
 // after black k-1 of rows y-1..y+1, black k after red k of rows y-1..y+1, the
 // edges after black) computes the same bits.
