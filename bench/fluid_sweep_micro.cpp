@@ -1,8 +1,8 @@
 // bench/fluid_sweep_micro: how fast the red-black half-sweep of fluid-step's
 // CPU backend runs when its rolling window sits in L1, L2 or L3, on one core
-// and on every core at once. Not the production kernel (kernels/fluid/cpu.cpp):
-// the same arithmetic (multiply route) and the same aligned loads (valignd for
-// the horizontal neighbours), inlined into the wavefront traversal of one pass
+// and on every core at once. The production's line of 16 cells and division
+// routes (kernels/fluid/simd_avx512.hpp) and the same aligned loads (valignd
+// for the horizontal neighbours), inlined into the wavefront traversal of one pass
 // of k iterations over a ring of 2k + 2 row slots of four planes (x red, x
 // black, x0 red, x0 black), W pairs per plane, for each way of dividing by c
 // (multiply: c a power of two; divide: vdivps; reciprocal: cpu.cpp's FMA route;
@@ -10,7 +10,7 @@
 // lines). Prints ns per cell update for each W, so that the working set's
 // level and the division's cost can be read off.
 //
-//   g++ -O3 -march=native -fopenmp bench/fluid_sweep_micro.cpp -o /tmp/micro
+//   g++ -O3 -march=native -fopenmp -I. bench/fluid_sweep_micro.cpp -o /tmp/micro   (in the repository)
 //   /tmp/micro [threads]
 #include <immintrin.h>
 #include <omp.h>
@@ -22,6 +22,8 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/fluid/simd_avx512.hpp"
+
 namespace {
 
 constexpr int kIters = 20;                // k: iterations of the pass
@@ -30,27 +32,6 @@ constexpr int kSlots = 2 * kIters + 2;    // ring of row slots
 // out[i] = (x0[i] + a*((L + R) + D + U)) * r over i in [0, pairs), lines aligned.
 enum Route { kMultiply, kDivide, kReciprocal, kDouble, kMixed, kRoutes };
 const char* const kRouteNames[kRoutes] = {"multiply", "divide", "reciprocal", "double", "mixed"};
-
-// The reciprocal route of kernels/fluid/cpu.cpp (div_avx512): q = num*r, two
-// corrections by FMA, the sign of num, the IEEE division where |num| is outside
-// the route's exact range.
-__attribute__((always_inline)) inline __m512 div_reciprocal(__m512 num, __m512 c, __m512 r) {
-  __m512 q = _mm512_mul_ps(num, r);
-  __m512 e = _mm512_fnmadd_ps(c, q, num);
-  q = _mm512_fmadd_ps(e, r, q);
-  e = _mm512_fnmadd_ps(c, q, num);
-  q = _mm512_fmadd_ps(e, r, q);
-  const __m512i bits = _mm512_castps_si512(num);
-  const __m512i sign = _mm512_set1_epi32(static_cast<int>(0x80000000u));
-  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
-  q = _mm512_castsi512_ps(_mm512_or_si512(_mm512_and_si512(abs_mask, _mm512_castps_si512(q)), _mm512_and_si512(sign, bits)));
-  const __m512i mag = _mm512_and_si512(abs_mask, bits);
-  const __mmask16 ok = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(mag, _mm512_set1_epi32(40 << 23)),
-                                               _mm512_set1_epi32(180 << 23)) |
-                       _mm512_cmpeq_epi32_mask(mag, _mm512_setzero_si512());
-  if (static_cast<__mmask16>(~ok)) q = _mm512_mask_div_ps(q, static_cast<__mmask16>(~ok), num, c);
-  return q;
-}
 
 // num/c by the double product num * RN(1/c) rounded to float (exact where
 // |num| is in [2^-100, 2^100) and c in [1, 2^24]), the IEEE division elsewhere.
@@ -69,7 +50,7 @@ __attribute__((always_inline)) inline __m512 div_double(__m512 num, __m512 c, __
 template <int Par, int R>
 __attribute__((always_inline)) inline void sweep(float* out, const float* mid, const float* D, const float* U,
                                                  const float* X0, int pairs, __m512 va, __m512 vr) {
-  const __m512 vc = _mm512_set1_ps(5.0f);
+  const __m512 vc = _mm512_set1_ps(5.0f);  // vr: 1/5 rounded (reciprocal route), 0.2 (multiply)
   const __m512d rd = _mm512_set1_pd(1.0 / 5.0);
   __m512i carry = _mm512_castps_si512(_mm512_loadu_ps(mid - (Par ? 0 : 16)));
   for (int i = 0; i < pairs; i += 16) {
@@ -85,15 +66,17 @@ __attribute__((always_inline)) inline void sweep(float* out, const float* mid, c
       r = _mm512_castsi512_ps(here);
       carry = here;
     }
-    const __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l, r), _mm512_loadu_ps(D + i)), _mm512_loadu_ps(U + i));
-    const __m512 num = _mm512_add_ps(_mm512_loadu_ps(X0 + i), _mm512_mul_ps(va, s));
-    __m512 q;
-    if constexpr (R == kMultiply) q = _mm512_mul_ps(num, vr);
-    else if constexpr (R == kDivide) q = _mm512_div_ps(num, vc);
-    else if constexpr (R == kReciprocal) q = div_reciprocal(num, vc, vr);
-    else if constexpr (R == kDouble) q = div_double(num, vc, rd);
-    else q = (i & 16) ? div_reciprocal(num, vc, vr) : _mm512_div_ps(num, vc);
-    _mm512_storeu_ps(out + i, q);
+    const __m512 d = _mm512_loadu_ps(D + i), u = _mm512_loadu_ps(U + i), x0 = _mm512_loadu_ps(X0 + i);
+    const __mmask16 all = 0xffff;
+    using numpipe::fluid::DivMode;
+    if constexpr (R == kMultiply) numpipe::fluid::cell16<DivMode::multiply>(out + i, all, l, r, d, u, x0, va, vc, vr);
+    else if constexpr (R == kDivide) numpipe::fluid::cell16<DivMode::divide>(out + i, all, l, r, d, u, x0, va, vc, vr);
+    else if constexpr (R == kReciprocal)
+      numpipe::fluid::cell16<DivMode::reciprocal>(out + i, all, l, r, d, u, x0, va, vc, vr);
+    else if constexpr (R == kDouble)  // the numerator as cell16 forms it
+      _mm512_storeu_ps(out + i, div_double(_mm512_add_ps(x0, _mm512_mul_ps(va, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l, r), d), u))), vc, rd));
+    else if (i & 16) numpipe::fluid::cell16<DivMode::reciprocal>(out + i, all, l, r, d, u, x0, va, vc, vr);
+    else numpipe::fluid::cell16<DivMode::divide>(out + i, all, l, r, d, u, x0, va, vc, vr);
   }
 }
 
