@@ -15,4 +15,6 @@ if(TARGET numpipe_kernels_fluid AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64
   target_include_directories(fluid_sweep_micro PRIVATE ${PROJECT_SOURCE_DIR})
   target_compile_options(fluid_sweep_micro PRIVATE -mavx512f -mavx512dq -Wno-maybe-uninitialized)
   target_link_libraries(fluid_sweep_micro PRIVATE OpenMP::OpenMP_CXX)
+  # not a tool: outside bin/, where every program must be one (foundation-docs)
+  set_target_properties(fluid_sweep_micro PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
 endif()
