@@ -73,8 +73,10 @@ __attribute__((always_inline)) inline void sweep(float* out, const float* mid, c
     else if constexpr (R == kDivide) numpipe::fluid::cell16<DivMode::divide>(out + i, all, l, r, d, u, x0, va, vc, vr);
     else if constexpr (R == kReciprocal)
       numpipe::fluid::cell16<DivMode::reciprocal>(out + i, all, l, r, d, u, x0, va, vc, vr);
-    else if constexpr (R == kDouble)  // the numerator as cell16 forms it
-      _mm512_storeu_ps(out + i, div_double(_mm512_add_ps(x0, _mm512_mul_ps(va, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l, r), d), u))), vc, rd));
+    else if constexpr (R == kDouble) {  // the numerator as cell16 forms it
+      const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l, r), d), u);
+      _mm512_storeu_ps(out + i, div_double(_mm512_add_ps(x0, _mm512_mul_ps(va, sum)), vc, rd));
+    }
     else if (i & 16) numpipe::fluid::cell16<DivMode::reciprocal>(out + i, all, l, r, d, u, x0, va, vc, vr);
     else numpipe::fluid::cell16<DivMode::divide>(out + i, all, l, r, d, u, x0, va, vc, vr);
   }

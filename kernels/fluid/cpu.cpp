@@ -594,7 +594,8 @@ class CpuSolver final : public Solver<T> {
     kmax_ = std::clamp(std::min(block_w, block_h) / 12, 1, k0);
     wpw_ = window_pitch((block_w + 1) / 2 + 2 * kmax_ + 2 + (kmax_ + 3) / 2);  // (cut: edge blocks up to k + 2 wider)
     windows_.resize(static_cast<std::size_t>(threads_));
-    for (auto& win : windows_) win.assign(static_cast<std::size_t>(slots()) * 4 * wpw_ + 2 * kWindowPad + 64 / sizeof(T), T(0));
+    const std::size_t window_size = static_cast<std::size_t>(slots()) * 4 * wpw_ + 2 * kWindowPad + 64 / sizeof(T);
+    for (auto& win : windows_) win.assign(window_size, T(0));
     partial_.assign(static_cast<std::size_t>(3 * nstrips_ * ncols_), T(0));
     if ((p_.iters + kmax_ - 1) / kmax_ > 1) adopt(scratch_, std::vector<T>(f_.cells(), T(0)));
     if (pin_) pin_threads();
@@ -1225,8 +1226,8 @@ class CpuSolver final : public Solver<T> {
         const int i = item / nb, s = item % nb / nc, cb = item % nc;
         const int c0 = cb == 0 ? 0 : cut(cb, nc, k) & ~1, c1 = cb == nc - 1 ? w : cut(cb + 1, nc, k) & ~1;
         const double t0 = timed ? now_s() : 0;
-        partial_[static_cast<std::size_t>(first * nb + item)] = pass_block(A[i], cut(s, ns, k), cut(s + 1, ns, k), c0, c1,
-                                                              window(omp_get_thread_num()));
+        partial_[static_cast<std::size_t>(first * nb + item)] =
+            pass_block(A[i], cut(s, ns, k), cut(s + 1, ns, k), c0, c1, window(omp_get_thread_num()));
         if (timed) block_time_[static_cast<std::size_t>(item)] = now_s() - t0;
       }
       if (timed) {
