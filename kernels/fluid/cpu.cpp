@@ -109,15 +109,8 @@ __attribute__((target("avx512f"))) void sweep_row_avx512(float* __restrict out, 
   else sweep_avx512_mode<DivMode::divide>(out, L, R, D, U, X0, lo, hi, a, dv);
 }
 
-// The window's half-sweep: L[i] = mid[i + par - 1], R[i] = mid[i + par]. Every
-// load and the store are whole 64-byte blocks (out, mid, D, U and X0 must share
-// their address modulo 64, as the window's planes do): L or R is formed from two
-// blocks of mid by valignd, the ends of [lo, hi] by masks. On the 16-core Xeon
-// host the unaligned version's L and R loads split cache lines and straddle the
-// stores of the half-sweep before, which store forwarding cannot serve. Reads
-// mid over [lo - 31, hi + 31] and D, U, X0 over [lo - 15, hi + 15].
-// One block of 16 cells at i (i - lo a multiple of 16 in the caller), mid's
-// block before (Par 0) or at (Par 1) i carried in `carry`.
+// One line of 16 cells at i (on a 64-byte line), mid's line before (Par 0) or
+// at (Par 1) i carried in `carry`.
 template <DivMode M, int Par>
 __attribute__((target("avx512f"))) inline void window_block16(float* out, const float* mid, const float* D,
                                                               const float* U, const float* X0, int i, __mmask16 m,
@@ -137,6 +130,13 @@ __attribute__((target("avx512f"))) inline void window_block16(float* out, const 
   cell16<M>(out + i, m, l, r, _mm512_loadu_ps(D + i), _mm512_loadu_ps(U + i), _mm512_loadu_ps(X0 + i), va, vc, vr);
 }
 
+// The window's half-sweep: L[i] = mid[i + par - 1], R[i] = mid[i + par]. Every
+// load and the store are whole 64-byte lines (out, mid, D, U and X0 must share
+// their address modulo 64, as the window's planes do): L or R is formed from two
+// lines of mid by valignd, the ends of [lo, hi] by masks. On the 16-core Xeon
+// host the unaligned version's L and R loads split cache lines and straddle the
+// stores of the half-sweep before, which store forwarding cannot serve. Reads
+// mid over [lo - 31, hi + 31] and D, U, X0 over [lo - 15, hi + 15].
 template <DivMode M, int Par>
 __attribute__((target("avx512f"))) inline void sweep_window_avx512_mode(float* __restrict out,
                                                                         const float* __restrict mid,
@@ -891,11 +891,12 @@ class CpuSolver final : public Solver<T> {
       S[count++] = Solve{d.b, d.x->data(), d.x0->data(), a, T(1) + T(4) * a, d.field, d.field, d.max_out ? 1 : 0,
                          div_option(d.field)};
     }
-    double busy[3] = {0, 0, 0};
-    lin_solve(S, count, busy);
+    double busy[3] = {0, 0, 0};  // the solves' block times, for the division's trial steps only
+    const bool trial = div_.open && trial_step() != 0;
+    lin_solve(S, count, trial ? busy : nullptr);
     for (int i = 0; i < count; ++i) {
       if (S[i].max) md_ = finish_max(i, S[i].x, nullptr);
-      if (S[i].gen != kFieldD) record(div_, S[i].div_opt, busy[i]);
+      if (trial && S[i].gen != kFieldD) record(div_, S[i].div_opt, busy[i]);
     }
   }
 
