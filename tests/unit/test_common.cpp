@@ -8,6 +8,7 @@
 #include <random>
 
 #include "common/cli.hpp"
+#include "common/labels.hpp"
 #include "common/profile.hpp"
 #include "common/random.hpp"
 
@@ -168,4 +169,26 @@ TEST_CASE("profile records round-trip through an appended file") {
   CHECK(v[2] == 2e9);
   CHECK(v[3] >= 0);
   std::remove(path);
+}
+
+TEST_CASE("labels records carry text rows through a stream and back") {
+  const std::vector<std::string> dates = {"2024-01-02", "2024-01-03", "", "2024-01-05 (\xc3\xa9t\xc3\xa9)"};
+  Record r = make_labels("date", dates, "series rows", "Date");
+  CHECK(is_labels(r));
+  CHECK(r.shape == Shape{4, static_cast<std::int64_t>(dates[3].size())});
+  MemorySink sink;
+  {
+    StreamWriter w(sink);
+    w.write(r);
+    w.finish();
+  }
+  MemorySource src(sink.bytes.data(), sink.bytes.size());
+  auto back = StreamReader(src).read_all();
+  REQUIRE(back.size() == 1);
+  CHECK(read_labels(back[0]) == dates);
+  CHECK(back[0].attrs["column"] == "Date");
+  CHECK_THROWS(make_labels("x", {std::string("a\0b", 3)}, "rows", "c"));
+  Record plain = Record::make("x", DType::u1, {2, 3});
+  CHECK_FALSE(is_labels(plain));
+  CHECK_THROWS(read_labels(plain));
 }
