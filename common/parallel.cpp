@@ -130,14 +130,15 @@ void Group::broadcast(std::vector<Record>& records) {
     MemorySource source(bytes.data(), bytes.size(), "rank 0's broadcast");
     ReadLimits limits;
     limits.max_bytes = UINT64_MAX;  // rank 0 applied the user's limit already
+    limits.max_total_bytes = UINT64_MAX;
     StreamReader reader(source, limits);
     records = reader.read_all();
   }
 }
 
-std::vector<Record> Group::read_input(const Cli& cli) {
+std::vector<Record> Group::read_input(const Cli& cli, const RecordFilter& keep) {
   std::vector<Record> records;
-  if (is_root()) records = read_input_stream(cli);
+  if (is_root()) records = read_input_stream(cli, keep);
   broadcast(records);
   return records;
 }

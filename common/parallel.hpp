@@ -43,8 +43,9 @@ class Group {
   int local_size() const { return local_size_; }
   bool distributed() const { return size_ > 1; }
 
-  // Rank 0 reads the tool's input stream; every rank gets the same records.
-  std::vector<Record> read_input(const Cli& cli);
+  // Rank 0 reads the tool's input stream (the records `keep` keeps: every record
+  // without a filter); every rank gets the same records.
+  std::vector<Record> read_input(const Cli& cli, const RecordFilter& keep = {});
   // Every rank gets rank 0's records (serialised as a stream).
   void broadcast(std::vector<Record>& records);
   void broadcast(std::string& bytes);

@@ -118,6 +118,12 @@ InputFile::InputFile(const std::string& path) {
     if (!file_) fail_input("cannot open input '" + path + "': " + std::strerror(errno));
     owned_ = true;
     label_ = path;
+    struct stat st;
+    if (fstat(fileno(file_), &st) == 0 && S_ISDIR(st.st_mode)) {
+      std::fclose(file_);
+      file_ = nullptr;
+      fail_input("input '" + path + "' is a folder, not a stream");
+    }
   }
 }
 
@@ -133,8 +139,13 @@ std::size_t InputFile::read(void* dst, std::size_t n) {
 
 OutputFile::OutputFile(const std::string& path, bool binary) : path_(path) {
   if (path.empty() || path == "-") {
-    if (binary && isatty(STDOUT_FILENO))
-      fail_input("refusing to write a binary stream to a terminal: redirect stdout, pipe it into a tool, or use -o FILE");
+    if (binary && isatty(STDOUT_FILENO)) {
+      // Open MPI gives each rank a pseudo-terminal as stdout, even when mpirun's own output is redirected.
+      const bool mpi = std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
+      fail_input(mpi ? "refusing to write a binary stream to a terminal: under mpirun each rank's stdout is a "
+                       "pseudo-terminal (Open MPI gives ranks one, even when mpirun's output is redirected): use -o FILE"
+                     : "refusing to write a binary stream to a terminal: redirect stdout, pipe it into a tool, or use -o FILE");
+    }
     file_ = stdout;
     is_stdout_ = true;
     label_ = "stdout";
@@ -173,6 +184,7 @@ OutputFile::OutputFile(const std::string& path, bool binary) : path_(path) {
   if (access(dir.c_str(), W_OK | X_OK) != 0)
     fail_input("cannot create output '" + path + "' (folder '" + dir + "'): " + std::strerror(errno));
   temp_template_ = (dir == "/" ? "" : dir) + "/." + base + ".tmp-XXXXXX";
+  report_stale_temp_files(dir, base);
 }
 
 void OutputFile::open_temp() {
@@ -268,6 +280,8 @@ std::string human_bytes(std::uint64_t b) {
 // Headers are untrusted: deep nesting would overflow the stack of code that
 // walks the JSON recursively (dump(), comparisons), so it is refused up front.
 constexpr int kMaxHeaderDepth = 64;
+// No array needs more dimensions (NumPy 1.x allows 32); the Python reader refuses the same.
+constexpr int kMaxDims = 32;
 
 bool json_depth_exceeds(const std::string& text, int limit) {
   int depth = 0;
@@ -430,7 +444,15 @@ struct StreamReader::Impl {
 
   std::string where() const { return "record " + std::to_string(record_index); }
 
-  bool next(Record& out) {
+  // The record whose header was read and whose payload was not yet (next_header).
+  bool payload_pending = false;
+  std::uint64_t pending_bytes = 0;
+  std::string pending_label;
+
+  // Reads up to the next record's header; false at the end of the input. The
+  // payload is then read by read_payload() or passed over by skip_payload().
+  bool next_header(RecordHeader& out) {
+    if (payload_pending) skip_payload();
     if (!in_stream) {
       if (streams_done > 0 && at_end_of_input()) return false;
       read_magic();
@@ -481,6 +503,9 @@ struct StreamReader::Impl {
       if (!dtype) bad("unknown dtype \"" + dt->get<std::string>() + "\" in " + label + " (known: f8 f4 i8 i4 u8 u1)");
       auto sh = header.find("shape");
       if (sh == header.end() || !sh->is_array()) bad("the header of " + label + " has no \"shape\" array");
+      if (sh->size() > static_cast<std::size_t>(kMaxDims))
+        bad("the shape of " + label + " has " + std::to_string(sh->size()) + " dimensions, more than " +
+            std::to_string(kMaxDims));
       Shape shape;
       for (const auto& d : *sh) {
         if (!d.is_number_integer()) bad("the shape of " + label + " holds a non-integer: " + short_dump(*sh));
@@ -504,38 +529,109 @@ struct StreamReader::Impl {
         if (!a->is_object()) bad("the \"attrs\" of " + label + " is not a JSON object");
         attrs = std::move(*a);
       }
-      Record r;
-      r.name = std::move(rec_name);
-      r.dtype = *dtype;
-      r.shape = std::move(shape);
-      r.attrs = std::move(attrs);
-      r.payload = HostArray<std::byte>(static_cast<std::size_t>(bytes));
-      std::size_t have = read_bytes(r.payload.data(), r.payload.bytes());
-      if (have < bytes)
-        bad("truncated payload in " + label + ": expected " + human_bytes(bytes) + ", got " + human_bytes(have));
-      settle_frame();
-      ++records_in_stream;
-      ++record_index;
-      out = std::move(r);
+      out.name = std::move(rec_name);
+      out.dtype = *dtype;
+      out.shape = std::move(shape);
+      out.attrs = std::move(attrs);
+      out.bytes = bytes;
+      out.index = record_index;
+      payload_pending = true;
+      pending_bytes = bytes;
+      pending_label = std::move(label);
       return true;
     }
   }
+
+  void finish_record() {
+    settle_frame();
+    payload_pending = false;
+    ++records_in_stream;
+    ++record_index;
+  }
+
+  void read_payload(RecordHeader&& h, Record& out) {
+    if (!payload_pending) fail_internal("StreamReader::read_payload without a pending record header");
+    out.payload = HostArray<std::byte>();  // the previous payload goes before the next one is allocated
+    HostArray<std::byte> payload(static_cast<std::size_t>(pending_bytes));
+    std::size_t have = read_bytes(payload.data(), payload.bytes());
+    if (have < pending_bytes)
+      bad("truncated payload in " + pending_label + ": expected " + human_bytes(pending_bytes) + ", got " +
+          human_bytes(have));
+    finish_record();
+    out.name = std::move(h.name);
+    out.dtype = h.dtype;
+    out.shape = std::move(h.shape);
+    out.attrs = std::move(h.attrs);
+    out.payload = std::move(payload);
+  }
+
+  // Decompresses the pending payload through the staging buffer (so that its
+  // frames' checksums are verified) without keeping it.
+  void skip_payload() {
+    if (!payload_pending) fail_internal("StreamReader::skip_payload without a pending record header");
+    std::uint64_t left = pending_bytes;
+    while (left > 0) {
+      if (out_pos == out_end) {
+        std::size_t got = decompress_some(out_buf.data(), out_buf.size());
+        out_pos = 0;
+        out_end = got;
+        if (got == 0)
+          bad("truncated payload in " + pending_label + ": expected " + human_bytes(pending_bytes) + ", got " +
+              human_bytes(pending_bytes - left));
+      }
+      std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(left, out_end - out_pos));
+      out_pos += take;
+      left -= take;
+    }
+    finish_record();
+  }
+
+  bool next(Record& out) {
+    RecordHeader h;
+    if (!next_header(h)) return false;
+    read_payload(std::move(h), out);
+    return true;
+  }
 };
+
+std::string RecordHeader::label() const { return "record " + std::to_string(index) + " '" + name + "'"; }
 
 StreamReader::StreamReader(ByteSource& in, ReadLimits limits) : impl_(std::make_unique<Impl>(in, limits)) {}
 StreamReader::~StreamReader() = default;
 bool StreamReader::next(Record& out) { return impl_->next(out); }
-std::vector<Record> StreamReader::read_all() {
-  std::vector<Record> all;
-  Record r;
-  while (next(r)) all.push_back(std::move(r));
-  return all;
+bool StreamReader::next_header(RecordHeader& out) { return impl_->next_header(out); }
+void StreamReader::read_payload(RecordHeader&& header, Record& out) { impl_->read_payload(std::move(header), out); }
+void StreamReader::skip_payload() { impl_->skip_payload(); }
+const std::string& StreamReader::label() const { return impl_->in.label(); }
+
+std::vector<Record> StreamReader::read_all() { return read_records({}); }
+
+std::vector<Record> StreamReader::read_records(const RecordFilter& keep) {
+  std::uint64_t total = impl_->limits.max_total_bytes ? impl_->limits.max_total_bytes : impl_->limits.max_bytes;
+  std::vector<Record> kept;
+  std::uint64_t held = 0;
+  RecordHeader h;
+  while (next_header(h)) {
+    if (keep && !keep(h)) {
+      skip_payload();
+      continue;
+    }
+    if (h.bytes > total - held)
+      impl_->bad("the records kept so far (" + std::to_string(kept.size()) + ", " + human_bytes(held) + ") and " +
+                 h.label() + " (" + human_bytes(h.bytes) + ") are over the --max-bytes limit of " + human_bytes(total) +
+                 " on what a tool holds; raise --max-bytes if this is intended");
+    held += h.bytes;
+    kept.emplace_back();
+    read_payload(std::move(h), kept.back());
+    h = RecordHeader();
+  }
+  return kept;
 }
 
-std::vector<Record> read_stream(const std::string& path, ReadLimits limits) {
+std::vector<Record> read_stream(const std::string& path, ReadLimits limits, const RecordFilter& keep) {
   InputFile in(path);
   StreamReader reader(in, limits);
-  return reader.read_all();
+  return reader.read_records(keep);
 }
 
 // ---- writing ---------------------------------------------------------------------------
