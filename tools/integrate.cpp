@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/finite.hpp"
+#include "common/memory.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
 #include "kernels/integrate/integrate.hpp"
@@ -17,6 +19,9 @@ using numpipe::json;
 using numpipe::Record;
 
 namespace {
+
+// Measured peak resident memory per policy (docs/integrate.md "Memory").
+constexpr double kBytesPerPolicy = 2048;
 
 struct Group {
   const Record* policies = nullptr;
@@ -150,7 +155,7 @@ int main(int argc, char** argv) {
                       "  gen-input integrate --g 10 --r 65 --x 35 --steps 10,2,10 | integrate | inspect\n"
                       "  gen-input integrate --portfolio 1000 --seed 1 | integrate --backend cuda -o reserve.nps"},
                      numpipe::kInput | numpipe::kOutput | numpipe::kCompute | numpipe::kProfile |
-                         numpipe::kMultiDevice);
+                         numpipe::kMultiDevice | numpipe::kMpi);
     cli.add("Integrate")("align-breaks",
                          "Put step boundaries at every break of the integrands (s = k, eta = 120 - k, "
                          "tau = r, r + g, 15, whole years): 4th-order convergence instead of 1st")(
@@ -170,7 +175,19 @@ int main(int argc, char** argv) {
                                                        numpipe::cuda_device_count())};
     std::unique_ptr<numpipe::OutputFile> out;
     if (world.is_root()) out = std::make_unique<numpipe::OutputFile>(cli.output());  // refuse a terminal first
-    auto records = world.read_input(cli);
+    // The groups' records only (the reserves of an earlier run are passed over unread);
+    // the memory is checked from each 'policies' header (docs/integrate.md "Memory":
+    // per policy its records, the reserve at every year and the solver's plan).
+    double policies_seen = 0;
+    auto records = world.read_input(cli, [&](const numpipe::RecordHeader& h) {
+      if (h.name != "policies" && h.name != "steps" && h.name != "curve") return false;
+      if (h.name == "policies" && !h.shape.empty()) {
+        policies_seen += static_cast<double>(h.shape[0]);
+        numpipe::require_host_memory(
+            {std::to_string(static_cast<long long>(policies_seen)) + " policies", policies_seen, kBytesPerPolicy, "policy"});
+      }
+      return true;
+    });
     auto groups = group_records(records);
     std::vector<ig::Problem> problems;
     for (const Group& g : groups) problems.push_back(make_problem(g, align));
@@ -241,6 +258,15 @@ int main(int argc, char** argv) {
         const Record& c = *groups[gi].curve;
         writer.write(c.name, c.dtype, c.shape, c.payload.data(), c.attrs);
       }
+      // NaN marks the years a policy's grid does not reach (documented); anything else
+      // non-finite, and a NaN at t = 0 (always on the grid), is a bug.
+      for (std::size_t i = 0; i < n; ++i)
+        for (int t = 0; t < ig::kYears; ++t) {
+          const double v = res.reserve[i * ig::kYears + t];
+          if (std::isinf(v) || (t == 0 && std::isnan(v)))
+            numpipe::fail_internal("reserve[" + std::to_string(i) + ", " + std::to_string(t) + "] is " +
+                                   numpipe::value_text(v) + ": a reserve came out non-finite (please report the input)");
+        }
       json a_res = stamped;
       a_res["layout"] = "[policy, year]: reserve at t = 0..120 years from now; NaN past 120 - x";
       writer.write<double>("reserve", {static_cast<std::int64_t>(n), ig::kYears}, res.reserve.data(), a_res);
@@ -250,7 +276,6 @@ int main(int argc, char** argv) {
     }
     if (!world.is_root()) return 0;
     writer.finish();
-    out->commit();
 
     numpipe::DeviceInfo dev = backend == numpipe::Backend::cuda ? numpipe::query_cuda_device(devices.front())
                                                                 : numpipe::query_host_cpu();
@@ -263,7 +288,8 @@ int main(int argc, char** argv) {
                    {"inner_steps", inner_steps},
                    {"inner_steps_unshared", unshared},
                    {"flops_per_inner_step", ig::kFlopsPerInnerStep}};
-    numpipe::write_profile_if_requested(cli, backend, dev, params, log);
+    numpipe::write_profile_if_requested(cli, backend, dev, params, log);  // before the commit: a failure leaves no output
+    out->commit();
     return 0;
   });
 }

@@ -1,11 +1,14 @@
 // mle-fit: rolling grid maximum-likelihood fits of the asymmetric exponential
 // power distribution (kernels/mle; spec ../shared/spec/mle-fit.md).
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/finite.hpp"
+#include "common/memory.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
 #include "kernels/mle/mle.hpp"
@@ -27,6 +30,50 @@ std::vector<double> parse_levels(const std::string& text) {
   return levels;
 }
 
+// The working set (docs/mle.md "Memory"), checked from the header of x before its
+// payload is read: per point the record and its copy in double; per window the
+// grid fits (44 bytes), the estimates and the output (56 bytes and 8 per level).
+void require_mle_memory(const RecordHeader& x, const mle::Params& params, std::size_t levels) {
+  if (x.shape.empty() || x.shape.size() > 2) return;  // refused after the read, with the shape
+  const double length = static_cast<double>(x.shape.back());
+  const double series = x.shape.size() == 2 ? static_cast<double>(x.shape[0]) : 1.0;
+  const double windows = length >= static_cast<double>(params.window)
+                             ? series * (std::floor((length - double(params.window)) / double(params.step)) + 1)
+                             : 0;
+  const double per_window = 44 + 56 + 8.0 * static_cast<double>(levels);
+  MemoryEstimate e{std::to_string(static_cast<long long>(windows)) + " windows of " + std::to_string(params.window) +
+                       " points",
+                   windows, per_window, "window"};
+  e.fixed = series * length * (static_cast<double>(dtype_size(x.dtype)) + 8);
+  require_host_memory(e);
+}
+
+// A window whose fit is not finite is refused, but for the documented case of a
+// window whose points are all equal (loglik +inf, scales 0, skew NaN).
+void require_finite_fits(const mle::Series& s, const mle::Params& params, std::int64_t windows, const mle::Estimates& est,
+                         std::size_t levels) {
+  const std::pair<const char*, const std::vector<double>*> outputs[] = {
+      {"theta", &est.theta}, {"p", &est.p}, {"s_l", &est.s_l}, {"s_r", &est.s_r}, {"loglik", &est.loglik},
+      {"skew", &est.skew}};
+  const Shape shape{s.series, windows};
+  for (std::int64_t w = 0; w < s.series * windows; ++w) {
+    const std::size_t i = static_cast<std::size_t>(w);
+    bool finite = true;
+    for (const auto& o : outputs) finite = finite && std::isfinite((*o.second)[i]);
+    for (std::size_t q = 0; q < levels; ++q) finite = finite && std::isfinite(est.quantiles[i * levels + q]);
+    if (finite) continue;
+    const double* xw = s.x + (w / windows) * s.length + (w % windows) * params.step;
+    bool all_equal = true;
+    for (std::int64_t k = 1; k < params.window && all_equal; ++k) all_equal = xw[k] == xw[0];
+    if (all_equal) continue;
+    for (const auto& o : outputs)
+      if (!std::isfinite((*o.second)[i]))
+        fail_input(std::string(o.first) + index_in(shape, i) + " is " + value_text((*o.second)[i]) +
+                   ": the window's fit is not finite (its values are too far apart for doubles)");
+    fail_input("quantiles" + index_in(shape, i) + " are not finite: the window's values are too far apart for doubles");
+  }
+}
+
 std::string level_name(double q) {
   std::ostringstream s;
   s << q;
@@ -40,7 +87,7 @@ int run(int argc, char** argv) {
            "  gen-input mle --length 100000 --p 1.5 --sl 1 --sr 2 --seed 7 \\\n"
            "    | mle-fit --window 500 --step 1 --alpha-grid 0.5:4.45:80 --quantiles 0.01,0.05 | inspect\n"
            "  gen-input mle --from-text prices.csv --columns close --returns log | mle-fit --window 250 --quantiles 0.01"},
-          kInput | kOutput | kCompute | kMultiDevice | kProfile);
+          kInput | kOutput | kCompute | kMultiDevice | kProfile | kMpi);
   cli.add("Fit")("window", "Points per window (n >= 3)", cxxopts::value<std::int64_t>()->default_value("500"), "N")(
       "step", "A window starts every K points", cxxopts::value<std::int64_t>()->default_value("1"), "K")(
       "alpha-grid", "Shape grid: START:STOP:COUNT (evenly spaced, ends included) or a list a,b,c",
@@ -74,15 +121,16 @@ int run(int argc, char** argv) {
   if (world.is_root()) out = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
   PhaseLog log;
   HostTimer t_read;
-  std::vector<Record> records = world.read_input(cli);
+  // x only (one record of that name); the memory is checked from its header.
+  const RecordFilter series_record = keep_names_once({"x"});
+  std::vector<Record> records = world.read_input(cli, [&](const RecordHeader& h) {
+    if (!series_record(h)) return false;
+    require_mle_memory(h, params, levels.size());
+    return true;
+  });
   log.add("read", t_read.seconds());
 
-  const Record* xr = nullptr;
-  for (const Record& r : records)
-    if (r.name == "x") {
-      xr = &r;
-      break;
-    }
+  const Record* xr = records.empty() ? nullptr : &records.front();
   if (!xr) fail_input("the input holds no array 'x' (make one with: gen-input mle)");
   if (xr->shape.size() != 1 && xr->shape.size() != 2)
     fail_input("x: expected shape [length] or [series, length], got " + shape_string(xr->shape));
@@ -92,6 +140,21 @@ int run(int argc, char** argv) {
   s.series = xr->shape.size() == 2 ? xr->shape[0] : 1;
   s.length = xr->shape.back();
   mle::validate(s, params);
+  // A series so large or small that |x - theta|^p would overflow or underflow
+  // (1e150 with p up to 4.45) is fitted scaled by a power of two (exact): theta,
+  // the scales and the quantiles are scaled back, loglik shifted by -n log(2^e).
+  // Other series (|log2 max|x|| * max p <= 900) are fitted as they are (same bits).
+  double max_shape = 1;
+  for (double a : params.grid.alpha) max_shape = std::max(max_shape, a);
+  std::vector<int> exponent(static_cast<std::size_t>(s.series), 0);
+  for (std::int64_t k = 0; k < s.series; ++k) {
+    double* xs = x.data() + k * s.length;
+    double big = 0;
+    for (std::int64_t i = 0; i < s.length; ++i) big = std::max(big, std::fabs(xs[i]));
+    if (big == 0 || std::fabs(std::log2(big)) * max_shape <= 900) continue;
+    std::frexp(big, &exponent[static_cast<std::size_t>(k)]);
+    for (std::int64_t i = 0; i < s.length; ++i) xs[i] = std::ldexp(xs[i], -exponent[static_cast<std::size_t>(k)]);
+  }
 
   const std::int64_t W = mle::window_count(s, params);
   const mle::Work work = mle::work_estimate(s, params);
@@ -140,6 +203,20 @@ int run(int argc, char** argv) {
       *v = world.gather_concat(*v);
     if (!world.is_root()) return 0;
   }
+  for (std::int64_t k = 0; k < s.series; ++k) {  // scaled series back to the data's units
+    const int e = exponent[static_cast<std::size_t>(k)];
+    if (e == 0) continue;
+    for (std::int64_t w = k * W; w < (k + 1) * W; ++w) {
+      const std::size_t i = static_cast<std::size_t>(w);
+      for (auto* v : {&est.theta, &est.s_l, &est.s_r}) (*v)[i] = std::ldexp((*v)[i], e);
+      est.loglik[i] -= static_cast<double>(params.window) * e * std::log(2.0);
+      for (std::size_t q = 0; q < levels.size(); ++q)
+        est.quantiles[i * levels.size() + q] = std::ldexp(est.quantiles[i * levels.size() + q], e);
+    }
+    double* xs = x.data() + k * s.length;
+    for (std::int64_t i = 0; i < s.length; ++i) xs[i] = std::ldexp(xs[i], e);
+  }
+  require_finite_fits(s, params, W, est, levels.size());
 
   json grid_json = params.grid.alpha;
   json attrs = {{"kind", "mle.fit"},
@@ -185,12 +262,12 @@ int run(int argc, char** argv) {
     writer.write("quantiles", Shape{s.series, W, static_cast<std::int64_t>(levels.size())}, est.quantiles.data(), a);
   }
   writer.finish();
-  out->commit();
   log.add("write", t_write.seconds());
   json prof = {{"window", params.window}, {"step", params.step}, {"series", s.series}, {"length", s.length},
                {"shapes", params.grid.alpha.size()}, {"windows", W}, {"exact", params.exact},
                {"refresh", params.refresh}, {"terms", work.terms}, {"ranks", world.size()}};
-  write_profile_if_requested(cli, backend, device, prof, log);
+  write_profile_if_requested(cli, backend, device, prof, log);  // before the commit: a failure leaves no output
+  out->commit();
   return 0;
 }
 

@@ -8,6 +8,8 @@
 #include <memory>
 
 #include "common/cli.hpp"
+#include "common/finite.hpp"
+#include "common/memory.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
 #include "kernels/ns/ns.hpp"
@@ -33,8 +35,8 @@ void attr_triple(const json& attrs, const char* key, const std::string& rec, dou
 
 ns::Problem read_state(std::vector<Record>& records, json& input_attrs) {
   ns::Problem pr;
-  const Record* rec[ns::kVars] = {nullptr, nullptr, nullptr, nullptr};
-  for (const Record& r : records)
+  Record* rec[ns::kVars] = {nullptr, nullptr, nullptr, nullptr};
+  for (Record& r : records)
     for (int v = 0; v < ns::kVars; ++v)
       if (r.name == ns::kVarNames[v]) {
         if (rec[v]) fail_input("input holds more than one record '" + r.name + "' (one state per stream)");
@@ -70,8 +72,36 @@ ns::Problem read_state(std::vector<Record>& records, json& input_attrs) {
   }
   pr.t0 = r0.attrs.contains("t") && r0.attrs["t"].is_number() ? r0.attrs["t"].get<double>() : 0.0;
   pr.step0 = r0.attrs.contains("step") && r0.attrs["step"].is_number_integer() ? r0.attrs["step"].get<long long>() : 0;
-  for (int v = 0; v < ns::kVars; ++v) pr.fields[v] = rec[v]->to_vector<double>();
+  for (int v = 0; v < ns::kVars; ++v) {
+    pr.fields[v] = rec[v]->to_vector<double>();
+    rec[v]->payload = HostArray<std::byte>();  // converted: the record's payload goes now
+  }
   return pr;
+}
+
+// The working set (docs/ns.md "Memory"), checked from the header of record rho
+// before any payload is read. CPU: the problem's fields (4 values of 8 bytes per
+// point) and the solver's three register sets (4 variables each, with two ghost
+// layers per side); the result replaces two of them. Under MPI rank 0 also
+// gathers the whole state. CUDA: the host holds the problem's and the result's
+// fields and one pinned staging field, the device the three register sets.
+void require_ns_memory(const RecordHeader& rho, Backend backend, bool fp32, int device) {
+  if (rho.shape.size() != 3) return;  // read_state refuses it
+  const double s = fp32 ? 4 : 8, points = static_cast<double>(element_count(rho.shape));
+  double padded = 1;
+  for (std::int64_t n : rho.shape) padded *= static_cast<double>(n + 2 * ns::kGhost);
+  const double ghosts = points > 0 ? padded / points : 1;
+  const std::string what = "a state of " + shape_string(rho.shape) + " points";
+  const par::Group& world = par::world();
+  if (backend == Backend::cuda) {
+    require_host_memory({what, points, 64 + s * ghosts, "point"});
+    require_device_memory(device, {what, points / world.size(), 12 * s * ghosts, "point", 64.0 * 1048576});
+  } else if (world.distributed()) {
+    require_host_memory({what + " on " + std::to_string(world.size()) + " ranks", points,
+                         64 + 4 * s + 12 * s * ghosts / world.size(), "point"});
+  } else {
+    require_host_memory({what, points, 32 + 12 * s * ghosts, "point"});
+  }
 }
 
 double median(std::vector<double> v) {
@@ -85,7 +115,7 @@ int run(int argc, char** argv) {
   Cli cli({"ns-step", "Advance a 3-D Navier-Stokes state (weakly compressible, RK3, 4th-order stencils)", "",
            "  gen-input ns --n 64 --init taylor-green-3d --re 1600 | ns-step --steps 200 --cfl 0.5 --diag-every 20 -o s.nps\n"
            "  inspect s.nps --array diagnostics"},
-          kInput | kOutput | kCompute | kProfile);
+          kInput | kOutput | kCompute | kProfile | kMpi);
   cli.add("Solver")("steps", "Number of RK3 steps", cxxopts::value<int>()->default_value("10"), "K")(
       "dt", "Fixed time step (default: from --cfl)", cxxopts::value<double>(), "DT")(
       "cfl", "Time step = CFL * min(h) / (max|v| + c), capped by the viscous limit", cxxopts::value<double>()->default_value("0.5"), "C")(
@@ -136,10 +166,26 @@ int run(int argc, char** argv) {
 
   std::unique_ptr<OutputFile> out_file;
   if (world.is_root()) out_file = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
-  auto records = world.read_input(cli);
+  // The state's four fields only, one of each name; the memory the run needs is
+  // checked from rho's header before any payload is read.
+  const RecordFilter state_records = keep_names_once({"rho", "vx", "vy", "vz"});
+  auto records = world.read_input(cli, [&](const RecordHeader& h) {
+    if (!state_records(h)) return false;
+    if (h.name == "rho") require_ns_memory(h, backend, o.fp32, o.device);
+    return true;
+  });
   json input_attrs;
   ns::Problem pr = read_state(records, input_attrs);
+  std::vector<Record>().swap(records);
   ns::validate(pr, o);
+  {  // the model divides by rho: a state with rho <= 0 (or NaN) is not one it can run
+    const std::vector<double>& rho = pr.fields[0];
+    std::size_t at = 0;
+    while (at < rho.size() && rho[at] > 0) ++at;
+    if (at < rho.size())
+      fail_input("rho" + index_in(Shape{pr.params.n[0], pr.params.n[1], pr.params.n[2]}, at) + " is " +
+                 value_text(rho[at]) + ": the density must be positive everywhere");
+  }
 
   if (o.dt > 0) {  // an explicit dt above the stability estimate: warn, or refuse with --strict
     const ns::Geometry g = ns::make_geometry(pr.params);
@@ -175,11 +221,11 @@ int run(int argc, char** argv) {
   }
   if (!world.is_root()) return 0;  // rank 0 holds the gathered state and writes the stream
   OutputFile& out = *out_file;
+  const Shape state_shape{pr.params.n[0], pr.params.n[1], pr.params.n[2]};
   for (int v = 0; v < ns::kVars; ++v)
-    for (double x : res.fields[v])
-      if (!std::isfinite(x))
-        fail_input(std::string("the run blew up (") + ns::kVarNames[v] +
-                   " is not finite after the last step): lower --dt or --cfl, or raise the resolution");
+    require_finite(ExitCode::bad_input, ns::kVarNames[v], state_shape, res.fields[v].data(),
+                   "the run blew up after step " + std::to_string(res.step) +
+                       ": lower --dt or --cfl, or raise the resolution");
 
   // Output: the state (same attrs, new t and step, history) and the diagnostics.
   json attrs = input_attrs;
@@ -211,10 +257,11 @@ int run(int argc, char** argv) {
                  {"backend", backend_name(backend)},
                  {"re", p.re},
                  {"c", p.c}};
-  w.write<double>("diagnostics", Shape{static_cast<std::int64_t>(res.diag.size()), ns::kDiagColumns}, diag.data(),
-                  cli.stamp(dattrs, input_attrs));
+  const Shape diag_shape{static_cast<std::int64_t>(res.diag.size()), ns::kDiagColumns};
+  require_finite(ExitCode::bad_input, "diagnostics", diag_shape, diag.data(),
+                 "a diagnostic overflowed: lower --dt or --cfl, or raise the resolution");
+  w.write<double>("diagnostics", diag_shape, diag.data(), cli.stamp(dattrs, input_attrs));
   w.finish();
-  out.commit();
 
   // Timing and profile.
   const double points = double(p.n[0]) * double(p.n[1]) * double(p.n[2]);
@@ -262,7 +309,8 @@ int run(int argc, char** argv) {
     params["halo_path"] = res.halo_path;
     if (!res.exchange_seconds.empty()) params["halo_exchange_median_seconds_per_step"] = median(res.exchange_seconds);
   }
-  write_profile_if_requested(cli, backend, dev, params, log);
+  write_profile_if_requested(cli, backend, dev, params, log);  // before the commit: a failure leaves no output
+  out.commit();
   return 0;
 }
 

@@ -4,7 +4,11 @@
 #include <cmath>
 #include <memory>
 
+#include <omp.h>
+
 #include "common/cli.hpp"
+#include "common/finite.hpp"
+#include "common/memory.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
 #include "kernels/price/price.hpp"
@@ -16,7 +20,7 @@ int main(int argc, char** argv) {
              "  gen-input price --dataset large | price | verify --text-ref share/ref/finpar-locvolcalib/large.output.data "
              "--array price --range 0:128 --rtol 1e-4\n"
              "  gen-input price --dataset xl | price --backend cuda --devices all --profile run.prof | inspect"},
-            kInput | kOutput | kCompute | kProfile | kMultiDevice);
+            kInput | kOutput | kCompute | kProfile | kMultiDevice | kMpi);
     cli.add("Price")("precision", "Arithmetic: fp64 (the reference) or fp32",
                      cxxopts::value<std::string>()->default_value("fp64"), "P")(
         "method", "adjoint (one backward pass of the transposed steps prices every strike; the default) or "
@@ -52,12 +56,37 @@ int main(int argc, char** argv) {
 
     std::unique_ptr<OutputFile> out;
     if (world.is_root()) out = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
-    std::vector<Record> records = world.read_input(cli);
+    // Every record must be a problem: one that is not is refused from its header,
+    // before its payload is read.
+    std::vector<Record> records = world.read_input(cli, [](const RecordHeader& h) {
+      const std::string kind = h.attrs.contains("kind") && h.attrs["kind"].is_string() ? h.attrs["kind"].get<std::string>()
+                                                                                    : std::string("(none)");
+      if (kind != price::kInputKind)
+        fail_input(h.label() + " has kind '" + kind + "', expected '" + price::kInputKind +
+                   "' (make one with gen-input price)");
+      return true;
+    });
     std::vector<price::Params> problems;
     std::vector<const Record*> sources;
     for (const Record& r : records) {
       problems.push_back(price::params_from_record(r));  // bad input names the record
       sources.push_back(&r);
+      // The working set (docs/price.md "Memory"): per grid point 5 values for each thread
+      // rolling a strike back (forward) or once (adjoint), the pivot table (forward, at
+      // most 1 GiB), the per-step y tables, 16 bytes per strike.
+      const price::Params& p = problems.back();
+      const double value = precision == price::Precision::fp64 ? 8 : 4, points = double(p.num_x) * double(p.num_y);
+      const bool forward = method == price::Method::forward;
+      const double rollers = forward && backend == Backend::cpu
+                                 ? double(std::min<std::int64_t>(omp_get_max_threads(), p.outer)) : 1.0;
+      MemoryEstimate e{"numX*numY = " + std::to_string(p.num_x) + "*" + std::to_string(p.num_y) + " grid points" +
+                           (rollers > 1 ? " on " + std::to_string(int(rollers)) + " threads" : std::string()),
+                       points * rollers, 5 * value, "grid point" + std::string(rollers > 1 ? " and thread" : "")};
+      e.fixed = (forward && backend == Backend::cpu ? std::min(double(p.num_t) * points * value, 1073741824.0) : 0.0) +
+                3 * double(p.num_t) * double(p.num_y) * value + 16 * double(p.outer) +
+                8 * (4 * double(p.num_x) + 4 * double(p.num_y) + 3 * double(p.num_t));
+      require_host_memory(e);
+      if (backend == Backend::cuda && !forward) require_device_memory(devices.front(), e);
     }
     if (problems.empty()) fail_input("the input holds no price.input record (make one with gen-input price)");
 
@@ -114,8 +143,8 @@ int main(int argc, char** argv) {
         fail_resource("this build has no CUDA backend");
 #endif
       }
-      for (double v : prices)
-        if (!std::isfinite(v)) fail_internal("a price came out non-finite; please report the input");
+      require_finite(ExitCode::internal, "price", Shape{static_cast<std::int64_t>(prices.size())}, prices.data(),
+                     "a price came out non-finite (please report the input)");
       if (world.distributed()) {
         prices = world.gather_concat(prices);  // rank 0: every strike, in order
         if (!world.is_root()) continue;
@@ -137,10 +166,11 @@ int main(int argc, char** argv) {
     StreamWriter writer(*out);
     for (const Record& r : results) writer.write(r);
     writer.finish();
-    out->commit();
+    // The profile before the commit: a failure to append it leaves no output behind.
     write_profile_if_requested(
         cli, backend, info,
         {{"problems", params}, {"precision", price::precision_name(precision)}, {"ranks", world.size()}}, log);
+    out->commit();
     return 0;
   });
 }

@@ -216,13 +216,16 @@ int run(int argc, char** argv) {
   std::optional<OutputFile> single;  // refuses a terminal before the reading
   if (!frames) single.emplace(out_path);
 
-  const auto records = read_input(cli);
-  std::vector<const Record*> us, vs;
+  // The drawn records only (the others' names are kept for the message).
   std::string names;
+  const auto records = read_input(cli, [&](const RecordHeader& h) {
+    if (names.find(" " + h.name + ",") == std::string::npos) names += " " + h.name + ",";
+    return h.name == name_u || (speed && h.name == name_v);
+  });
+  std::vector<const Record*> us, vs;
   for (const auto& r : records) {
     if (r.name == name_u) us.push_back(&r);
     if (speed && r.name == name_v) vs.push_back(&r);
-    if (names.find(" " + r.name + ",") == std::string::npos) names += " " + r.name + ",";
   }
   if (!names.empty()) names.pop_back();
   if (us.empty()) fail_input("no record named '" + name_u + "' (records:" + names + ")");

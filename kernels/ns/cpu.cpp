@@ -97,6 +97,12 @@ Result run(const Problem& pr, const RunOptions& o) {
     cpu::substep<T>(g, cf, o.order, stage, dt, kol.data(), in, out, qq);
   };
   advance<T>(g, p, o, cur, nxt, q, max_speed, r, substep, [](double v) { return v; }, [&] { diagnose(max_speed); });
+  // The other register sets go before the result is allocated (the peak stays at
+  // three sets, docs/ns.md "Memory").
+  for (int v = 0; v < kVars; ++v) {
+    std::vector<T>().swap(nxt->v[v]);
+    std::vector<T>().swap(q.v[v]);
+  }
   for (int v = 0; v < kVars; ++v) {
     r.fields[v].resize(static_cast<std::size_t>(g.points()));
     const T* src = cur->v[v].data();

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/finite.hpp"
 #include "common/random.hpp"
 #include "generator.hpp"
 
@@ -201,6 +202,7 @@ int run_mle(int argc, char** argv) {
   }
   attrs["series"] = S;
   attrs["length"] = L;
+  require_finite(ExitCode::bad_input, "x", Shape{S, L}, x.data(), "the scales or the data give values beyond the range of doubles");
   StreamWriter w(out);
   w.write("x", Shape{S, L}, x.data(), cli.stamp(attrs));
   w.finish();

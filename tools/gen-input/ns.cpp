@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/finite.hpp"
 #include "common/random.hpp"
 #include "generator.hpp"
 #include "kernels/ns/ns.hpp"
@@ -186,8 +187,15 @@ int run_ns(int argc, char** argv) {
                 {"seed", seed},
                 {"shift", {sh[0], sh[1], sh[2]}}};
   attrs = cli.stamp(attrs);
-  StreamWriter w(out);
   const Shape shape = {p.n[0], p.n[1], p.n[2]};
+  for (int v = 0; v < ns::kVars; ++v)  // never a state ns-step refuses, or non-finite values
+    require_finite(ExitCode::bad_input, ns::kVarNames[v], shape, pr.fields[v].data(),
+                   "--amplitude " + value_text(amp) + " gives values beyond the range of doubles");
+  for (std::size_t i = 0; i < pr.fields[0].size(); ++i)
+    if (!(pr.fields[0][i] > 0))
+      fail_input("rho" + index_in(shape, i) + " is " + value_text(pr.fields[0][i]) + ": --amplitude " + value_text(amp) +
+                 " makes the density zero or negative");
+  StreamWriter w(out);
   for (int v = 0; v < ns::kVars; ++v) w.write<double>(ns::kVarNames[v], shape, pr.fields[v].data(), attrs);
   w.finish();
   out.commit();
