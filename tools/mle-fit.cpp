@@ -69,8 +69,9 @@ void require_finite_fits(const mle::Series& s, const mle::Params& params, std::i
     for (const auto& o : outputs)
       if (!std::isfinite((*o.second)[i]))
         fail_input(std::string(o.first) + index_in(shape, i) + " is " + value_text((*o.second)[i]) +
-                   ": the window's fit is not finite (its values are too far apart for doubles)");
-    fail_input("quantiles" + index_in(shape, i) + " are not finite: the window's values are too far apart for doubles");
+                   ": the window's fit is not finite (its values, or the --alpha-grid shapes, are beyond the range of doubles)");
+    fail_input("quantiles" + index_in(shape, i) +
+               " are not finite (the window's values, or the --alpha-grid shapes, are beyond the range of doubles)");
   }
 }
 
