@@ -4,3 +4,4 @@
 # (label mpi) and the fuzz target's corpus replay (tests/fuzz, label fuzz) go with
 # them; tests/stress/hostile is run by hand (not by ctest).
 numpipe_cli_tests(hardening)
+numpipe_unit_test(unit_hardening SOURCES unit/test_hardening.cpp)
