@@ -6,6 +6,7 @@
 
 #include "common/cli.hpp"
 #include "common/finite.hpp"
+#include "common/memory.hpp"
 #include "common/random.hpp"
 #include "generator.hpp"
 
@@ -83,8 +84,10 @@ int run_array(int argc, char** argv) {
                " cannot hold: use --fill uniform with --lo and --hi, or a signed --dtype");
   json attrs = {{"kind", cli.get<std::string>("kind")}, {"fill", how}, {"seed", seed}, {"lo", lo}, {"hi", hi}};
   OutputFile out(cli.output());  // refuse a terminal before doing the work
-  Record r = Record::make(cli.get<std::string>("name"), *dtype, parse_shape(cli.get<std::string>("shape")),
-                          cli.stamp(attrs));
+  const Shape shape = parse_shape(cli.get<std::string>("shape"));
+  require_host_memory({"shape " + shape_string(shape), double(element_count(shape)), double(dtype_size(*dtype)),
+                       "element"});
+  Record r = Record::make(cli.get<std::string>("name"), *dtype, shape, cli.stamp(attrs));
   switch (*dtype) {
     case DType::f8: fill<double>(r, how, seed, lo, hi); break;
     case DType::f4: fill<float>(r, how, seed, lo, hi); break;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/cli.hpp"
+#include "common/memory.hpp"
 #include "common/random.hpp"
 #include "generator.hpp"
 #include "kernels/fluid/state_io.hpp"
@@ -100,6 +101,9 @@ int run_fluid(int argc, char** argv) {
                 {"layout", "[y][x], (n+2) x (n+2), boundary layer included"},
                 {"forcing", {{"type", scene == "react" ? "react" : "none"}, {"force", force}, {"source", source}}}};
   OutputFile out(cli.output());
+  const double cells = double(n + 2) * double(n + 2);  // the six fields, made before they are written
+  require_host_memory({"n = " + std::to_string(n) + " (" + std::to_string(static_cast<long long>(cells)) + " cells)", cells,
+                       6.0 * (precision == "fp32" ? 4 : 8), "cell"});
   StreamWriter writer(out);
   if (precision == "fp32") fluid::write_fields(writer, make_scene<float>(scene, n, seed), cli.stamp(attrs), "", true);
   else fluid::write_fields(writer, make_scene<double>(scene, n, seed), cli.stamp(attrs), "", true);

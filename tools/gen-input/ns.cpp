@@ -6,6 +6,7 @@
 
 #include "common/cli.hpp"
 #include "common/finite.hpp"
+#include "common/memory.hpp"
 #include "common/random.hpp"
 #include "generator.hpp"
 #include "kernels/ns/ns.hpp"
@@ -111,6 +112,9 @@ int run_ns(int argc, char** argv) {
   if (!(std::isfinite(width) && width > 0)) fail_input("--width must be positive and finite, got " + std::to_string(width));
 
   OutputFile out(cli.output());  // refuse a terminal before the work
+  // the four fields, and one more while --shift rolls them
+  require_host_memory({"a state of " + std::to_string(p.n[0]) + "x" + std::to_string(p.n[1]) + "x" + std::to_string(p.n[2]) +
+                           " points", double(count), 40, "point"});
   const ns::Geometry g = ns::make_geometry(p);
   for (auto& f : pr.fields) f.assign(count, 0.0);
   const double kx = 2 * M_PI / p.box[0], ky = 2 * M_PI / p.box[1], kz = 2 * M_PI / p.box[2];
