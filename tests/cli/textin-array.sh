@@ -9,6 +9,7 @@ printf '\xEF\xBB\xBFdate,close,"volume, shares"\r\n# a comment line\r\n2020-01-0
 gen-input array --from-text prices.csv -o table.nps
 gen-input array --from-text prices.csv --layout columns --name ignored -o cols.nps
 gen-input array --from-text prices.csv --columns 3,close --labels date --name px --dtype f4 -o f4.nps
+gen-input array --from-text prices.csv --columns close -o close.nps
 printf '1 2.5 3\n4 5 6   # trailing comment\n\n7 8 9\n' | gen-input array --from-text - --columns 3,1 -o ws.nps
 
 "$PY" - <<'PY' || fail "--from-text: the records differ from the table"
@@ -28,6 +29,9 @@ cols = list(numpipe.records("cols.nps"))
 assert [r[0] for r in cols] == ["close", "volume, shares", "row_label"], [r[0] for r in cols]
 assert cols[0][1].tolist() == [100.5, 0.1, -7.25e-3] and cols[0][2]["dims"] == ["row"]
 assert cols[1][1].tolist() == [1200.0, 1000.0, 3.0] and cols[1][2]["column"] == "volume, shares"
+
+close = list(numpipe.records("close.nps"))
+assert [r[0] for r in close] == ["x", "row_label"] and close[1][2]["column"] == "date", "--columns keeps the date labels"
 
 px = numpipe.read("f4.nps")
 assert px["px"].dtype == np.float32 and px["px"].tolist() == np.array([[1200, 100.5], [1000, 0.1], [3, -7.25e-3]], np.float32).tolist()

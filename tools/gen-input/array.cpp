@@ -2,6 +2,7 @@
 // normal random numbers) for tests, examples and users' own experiments, or a
 // user's own text table (--from-text: CSV or whitespace columns, named columns,
 // a label column such as dates kept as a labels record).
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <sstream>
@@ -71,12 +72,14 @@ void write_from_text(const Cli& cli, OutputFile& out) {
   const TextTable table = read_text_table(path, options);
 
   // The label column: --labels, else the first column that is not all numbers
-  // when --columns does not name it.
+  // and not taken by --columns.
   std::optional<std::size_t> label_column;
   if (cli.has("labels")) label_column = table.column(cli.get<std::string>("labels"), "--labels");
   std::vector<std::size_t> picked;
   if (cli.has("columns")) {
     picked = table.columns_of(cli.get<std::string>("columns"), "--columns");
+    for (std::size_t c = 0; c < table.columns() && !cli.has("labels") && !label_column; ++c)
+      if (std::find(picked.begin(), picked.end(), c) == picked.end() && !table.is_numeric(c)) label_column = c;
   } else {
     for (std::size_t c = 0; c < table.columns(); ++c) {
       if (label_column == c) continue;
@@ -148,7 +151,7 @@ int run_array(int argc, char** argv) {
                         cxxopts::value<std::string>(), "FILE")(
       "columns", "The columns to take, by header name or 1-based number (default: every numeric column)",
       cxxopts::value<std::string>(), "C,...")(
-      "labels", "The label column (dates, names), kept as the labels record row_label (default: the first text column)",
+      "labels", "The label column (dates, names), kept as the labels record row_label (default: the first text column not taken by --columns)",
       cxxopts::value<std::string>(), "C")(
       "layout", "table: one [rows, columns] record named --name; columns: one 1-D record per column, named by its header",
       cxxopts::value<std::string>()->default_value("table"), "L")(
