@@ -3,3 +3,6 @@
 # plots. profile-report's own tests are in profile.cmake.
 numpipe_unit_test(unit_text_table SOURCES unit/test_text_table.cpp)
 numpipe_cli_tests(textin)
+if(TARGET nps-export)
+  numpipe_cli_tests(export)
+endif()
