@@ -285,11 +285,15 @@ Dataset build_dataset(const std::vector<Record>& records) {
     a.labels_name = clash ? a.name + "_label" : column;
   }
 
-  // Global attributes and history: the first data record's that carries a
-  // history (snapshots written during a run may not), else the first's.
+  // Global attributes and history: those of the first data record with the
+  // longest history (snapshots written during a run may carry less of it).
   const Variable* source = nullptr;
+  auto history_length = [](const Variable* v) {
+    auto it = v->attrs.find("history");
+    return it != v->attrs.end() && it->is_array() ? it->size() : 0;
+  };
   for (const auto& v : ds.variables)
-    if (!v.coordinate && v.attrs.contains("history") && (!source || !source->attrs.contains("history"))) source = &v;
+    if (!v.coordinate && (!source || history_length(&v) > history_length(source))) source = &v;
   for (const auto& v : ds.variables) {
     if (v.coordinate || (source && &v != source)) continue;
     ds.global_attrs = v.attrs;

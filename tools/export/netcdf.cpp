@@ -27,13 +27,12 @@ nc_type nc_type_of(DType t) {
   return NC_DOUBLE;
 }
 
-// NetCDF names: no '/', no control characters, no leading '_' (reserved), not empty.
+// Names as CF recommends them: letters, digits and '_' ('.', '-', '+' kept
+// inside a name), starting with a letter ("row name" -> row_name, "0.01" -> v0.01).
 std::string nc_name(const std::string& s) {
   std::string out;
-  for (unsigned char c : s) out += (c == '/' || c < 0x20 || c == 0x7f) ? '_' : static_cast<char>(c);
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  if (out.empty() || !(std::isalnum(static_cast<unsigned char>(out[0])) || static_cast<unsigned char>(out[0]) >= 0x80))
-    out = "v" + out;
+  for (unsigned char c : s) out += (std::isalnum(c) || c == '_' || c == '.' || c == '-' || c == '+') ? static_cast<char>(c) : '_';
+  if (out.empty() || !std::isalpha(static_cast<unsigned char>(out[0]))) out = "v" + out;
   return out;
 }
 
@@ -196,7 +195,7 @@ void write_netcdf(const Dataset& ds, const std::string& path, int deflate, const
       if (!coords.empty()) put_text(ncid, varid, "coordinates", coords);
       for (const auto& [k, value] : attrs.items()) {
         if (k == "units" || k == "long_name" || k == "description") continue;
-        if (ds.global_attrs.contains(k) && ds.global_attrs[k] == value) continue;
+        if (ds.global_attrs.contains(k) && ds.global_attrs[k] == value && k != "kind") continue;
         put_attr(ncid, varid, k, value);
       }
     };
@@ -235,8 +234,11 @@ void write_netcdf(const Dataset& ds, const std::string& path, int deflate, const
     if (h.is_object()) history += h.value("command", h.value("tool", std::string("?"))) + "\n";
   history += export_command;
   put_text(ncid, NC_GLOBAL, "history", history);
+  // The stream's attrs, less those that describe one variable (they stay on it).
   for (const auto& [k, value] : ds.global_attrs.items())
-    if (k != "Conventions" && k != "title" && k != "source" && k != "history") put_attr(ncid, NC_GLOBAL, k, value);
+    if (k != "Conventions" && k != "title" && k != "source" && k != "history" && k != "units" && k != "description" &&
+        k != "long_name" && k != "dims" && k != "columns" && k != "level_names" && k != "levels")
+      put_attr(ncid, NC_GLOBAL, k, value);
   check(nc_enddef(ncid), "end of definitions");
 
   // Values.
