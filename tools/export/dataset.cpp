@@ -128,7 +128,7 @@ const Variable* Dataset::variable(const std::string& name) const {
   return nullptr;
 }
 
-Dataset build_dataset(const std::vector<Record>& records) {
+Dataset build_dataset(const std::vector<Record>& records, bool strict) {
   Dataset ds;
   std::vector<const Record*> labels;
   std::vector<std::string> order;
@@ -184,6 +184,12 @@ Dataset build_dataset(const std::vector<Record>& records) {
       }
     }
     std::vector<std::string> names = axis_names(first, v.is_table());
+    if (!strict)  // a clash gets the axis a new name
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        const std::string base = names[i];
+        for (int k = 2; ds.axis(names[i]) && ds.axis(names[i])->size != first.shape[i]; ++k)
+          names[i] = base + std::to_string(k);
+      }
     if (v.is_table()) {
       names.pop_back();
       if (!v.levels.empty()) {

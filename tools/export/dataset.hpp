@@ -70,8 +70,9 @@ struct Dataset {
 };
 
 // Builds the dataset; bad input (exit 2) when records of one name differ in
-// shape or dtype, or when two records give one axis different sizes.
-Dataset build_dataset(const std::vector<Record>& records);
+// shape or dtype, or (strict) when two records give one axis different sizes;
+// not strict, the later record's axis takes a new name (y2, y3, ...).
+Dataset build_dataset(const std::vector<Record>& records, bool strict = true);
 
 // Shortest text that reads back as the same value of the record's dtype
 // (std::to_chars): "0.1", "1e-300", "nan", "inf", "-inf"; integers as integers.
