@@ -140,8 +140,8 @@ std::vector<Field> make_fields(const Dataset& ds, const FieldRequest& rq) {
       for (int k = 0; k < 3; ++k)
         if (names[static_cast<std::size_t>(k)] == rq.slice_axis || rq.slice_axis == std::to_string(k)) fixed = k;
       if (fixed < 0)
-        fail_input("--slice " + rq.slice_axis + ":...: '" + first.name + "' has axes 0, 1, 2 (" + names[0] + ", " +
-                   names[1] + ", " + names[2] + ")");
+        fail_input("--slice " + rq.slice_axis + ":" + std::to_string(rq.slice_index) + ": '" + first.name +
+                   "' has axes 0, 1, 2 (" + names[0] + ", " + names[1] + ", " + names[2] + ")");
     }
     index = rq.slice_index < 0 ? geom.n[fixed] / 2 : rq.slice_index;
     if (index >= geom.n[fixed])
