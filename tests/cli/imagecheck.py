@@ -6,7 +6,8 @@ import zlib
 
 
 def read_png(path):
-    """Returns (width, height, rows) with rows[y][x] an (r, g, b) tuple, and the palette indices when paletted."""
+    """Returns (width, height, rows, indices): rows[y][x] an (r, g, b) tuple (alpha dropped), indices the palette
+    indices of a paletted image (else None)."""
     data = open(path, "rb").read()
     assert data[:8] == b"\x89PNG\r\n\x1a\n", path + ": not a PNG"
     pos, idat, palette = 8, b"", None
@@ -16,13 +17,13 @@ def read_png(path):
         assert zlib.crc32(kind + body) == struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0], "bad CRC"
         if kind == b"IHDR":
             width, height, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
-            assert depth == 8 and ctype in (2, 3) and interlace == 0, (depth, ctype, interlace)
+            assert depth == 8 and ctype in (2, 3, 6) and interlace == 0, (depth, ctype, interlace)
         elif kind == b"PLTE":
             palette = [tuple(body[i:i + 3]) for i in range(0, len(body), 3)]
         elif kind == b"IDAT":
             idat += body
         pos += 12 + length
-    bpp = 3 if ctype == 2 else 1
+    bpp = {2: 3, 3: 1, 6: 4}[ctype]
     raw = zlib.decompress(idat)
     stride = width * bpp
     prev = bytearray(stride)
@@ -46,7 +47,7 @@ def read_png(path):
     if ctype == 3:
         rows = [[palette[v] for v in line] for line in indices]
         return width, height, rows, [list(line) for line in indices]
-    rows = [[tuple(line[3 * x:3 * x + 3]) for x in range(width)] for line in indices]
+    rows = [[tuple(line[bpp * x:bpp * x + 3]) for x in range(width)] for line in indices]
     return width, height, rows, None
 
 
