@@ -113,8 +113,10 @@ Canvas compose(const Field& f, const Style& st) {
   int bar_label_w = 0;
   const std::string bar_name = f.name + (f.units.empty() ? "" : " [" + f.units + "]");
   if (st.colorbar) {
-    bar_ticks.push_back({st.lo, short_number(st.lo)});
-    bar_ticks.push_back({st.hi, short_number(st.hi)});
+    // The ends' values; one within a billionth of the range of zero is 0 (not 3.5e-15).
+    auto end_text = [&](double v) { return std::fabs(v) < 1e-9 * (st.hi - st.lo) ? std::string("0") : short_number(v); };
+    bar_ticks.push_back({st.lo, end_text(st.lo)});
+    bar_ticks.push_back({st.hi, end_text(st.hi)});
     const double min_gap = (st.hi - st.lo) * 1.6 * th / std::max(H, 1);
     const auto inner = nice_ticks(st.lo, st.hi, std::max(2, H / (3 * th)));
     const double step = inner.size() > 1 ? inner[1] - inner[0] : 1;

@@ -60,6 +60,10 @@ std::vector<std::string> axis_names(const Record& r, bool table) {
   const std::string kind = kind_of(r), &name = r.name;
   if (starts_with(kind, "fluid.") && ndim == 2 && !table) return {"y", "x"};
   if (starts_with(kind, "ns.") && ndim == 3) return {"x", "y", "z"};
+  if (kind == "mle.series" && name == "x") {
+    if (ndim == 2) return {"series", "point"};
+    if (ndim == 1) return {"point"};
+  }
   if (kind == "mle.fit") {
     if (name == "start" && ndim == 1) return {"window"};
     if (ndim == 2) return {"series", "window"};
@@ -280,10 +284,18 @@ Dataset build_dataset(const std::vector<Record>& records, bool strict) {
   // Labels: on the axis `labels_of` names, or on the first axis of the record it names.
   for (const Record* l : labels) {
     const std::string of = l->attrs.value("labels_of", std::string());
+    std::vector<std::string> text = read_labels(*l);
     std::string target = of;
     if (!ds.axis(target))
-      if (const Variable* v = ds.variable(of); v && !v->dims.empty()) target = v->dims[v->records.size() > 1 ? 1 : 0];
-    std::vector<std::string> text = read_labels(*l);
+      if (const Variable* v = ds.variable(of); v && !v->dims.empty()) {
+        // The record's axis the labels fit (the last of that length: a series' points, not its series).
+        target = v->dims[v->records.size() > 1 ? 1 : 0];
+        for (std::size_t i = v->dims.size(); i-- > (v->records.size() > 1 ? 1u : 0u);)
+          if (v->shape[i] == static_cast<std::int64_t>(text.size())) {
+            target = v->dims[i];
+            break;
+          }
+      }
     Axis& a = use_axis(target.empty() ? l->name : target, static_cast<std::int64_t>(text.size()), l->name);
     a.labels = std::move(text);
     std::string column = l->attrs.value("column", std::string());
