@@ -1,11 +1,14 @@
 # nps-export: CSV, NetCDF-4 (when libnetcdf is found: Debian libnetcdf-dev) and
 # VTK image data. The program is not called `export`: shells run their builtin.
-find_path(NETCDF_INCLUDE_DIR netcdf.h)
-find_library(NETCDF_LIBRARY NAMES netcdf)
+option(NUMPIPE_NETCDF "nps-export --to netcdf when libnetcdf is found" ON)
+if(NUMPIPE_NETCDF)
+  find_path(NETCDF_INCLUDE_DIR netcdf.h)
+  find_library(NETCDF_LIBRARY NAMES netcdf)
+endif()
 add_library(numpipe_export STATIC export/dataset.cpp export/csv.cpp export/vtk.cpp)
 target_include_directories(numpipe_export PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(numpipe_export PUBLIC numpipe_common PRIVATE numpipe_warnings)
-if(NETCDF_INCLUDE_DIR AND NETCDF_LIBRARY)
+if(NUMPIPE_NETCDF AND NETCDF_INCLUDE_DIR AND NETCDF_LIBRARY)
   target_sources(numpipe_export PRIVATE export/netcdf.cpp)
   target_include_directories(numpipe_export PRIVATE ${NETCDF_INCLUDE_DIR})
   target_link_libraries(numpipe_export PUBLIC ${NETCDF_LIBRARY})

@@ -4,6 +4,7 @@
 # quotes and line breaks), f4 and i8 values, nan and inf; the table choice and
 # --records; bad usage refused.
 require_python
+for t in mle-fit integrate ns-step; do require_tool $t; done
 export PYTHONPATH="$SRC/share/python${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
 
 # ---- tools' own outputs ----------------------------------------------------------

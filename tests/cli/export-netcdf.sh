@@ -4,6 +4,7 @@
 # dimension, units and long names, global attributes and history, zlib
 # compression, values bit for bit. Skips when the build or Python lacks NetCDF.
 require_python
+require_tool mle-fit
 "$PY" -c 'import netCDF4' 2>/dev/null || { echo "SKIP: python3-netcdf4 not installed"; exit 77; }
 export PYTHONPATH="$SRC/share/python${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
 gen-input array --shape 2 -o tiny.nps

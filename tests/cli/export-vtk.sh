@@ -4,6 +4,7 @@
 # fastest, the velocity vector, one file per snapshot plus the .pvd collection
 # with its times; a failed export leaves no files behind.
 require_python
+require_tool fluid-step
 export PYTHONPATH="$SRC/share/python${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
 
 cat > vti.py <<'PY'

@@ -5,6 +5,7 @@
 # exit-2 message without it; derived fields checked on flows with known vorticity.
 command -v render > /dev/null || { echo "SKIP: render not built (no libpng)"; exit 77; }
 require_python
+require_tool fluid-step
 export PYTHONPATH="$SRC/tests/cli:$SRC/share/python${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
 
 gen-input fluid --n 30 | fluid-step --steps 12 --snapshot-every 3 -o run.nps   # 4 snapshots

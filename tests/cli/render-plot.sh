@@ -5,6 +5,7 @@
 # the x axis from a labels record, a logarithmic y axis; bad input refused.
 command -v render > /dev/null || { echo "SKIP: render not built (no libpng)"; exit 77; }
 require_python
+for t in ns-step integrate; do require_tool $t; done
 export PYTHONPATH="$SRC/tests/cli:$SRC/share/python${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
 
 gen-input ns --n 12 --init taylor-green-3d | ns-step --steps 12 --diag-every 2 -o ns.nps
