@@ -109,3 +109,31 @@ TEST_CASE("the dataset: axes from attrs and kinds, coordinates, labels, series")
   Dataset lenient = build_dataset(clash, false);
   CHECK(lenient.variable("b")->dims == std::vector<std::string>{"k2"});
 }
+
+TEST_CASE("CSV headers: a table's columns keep their names unless one collides; two labels named alike") {
+  const json fit = {{"kind", "mle.fit"}, {"windows", 2}};
+  std::vector<Record> rs;
+  rs.push_back(doubles("theta", {1, 2}, {1, 2}, fit));
+  json se = fit;
+  se["columns"] = {"theta", "p"};
+  rs.push_back(doubles("stderr", {1, 2, 2}, {0.1, 0.2, 0.3, 0.4}, se));
+  json bt = fit;
+  bt["columns"] = {"n", "kupiec_lr"};
+  rs.push_back(doubles("backtest", {1, 3, 2}, {1, 2, 3, 4, 5, 6}, bt));  // [series, level, column]: not by window
+  rs.push_back(make_labels("window_label", {"d0", "d1"}, "window", "date"));
+  json ex = fit;
+  ex["dims"] = {"series", "time"};
+  rs.push_back(doubles("exceedances", {1, 3}, {0, 1, 0}, ex));
+  rs.push_back(make_labels("exceedance_label", {"e0", "e1", "e2"}, "exceedances", "date"));
+  Dataset ds = build_dataset(rs);
+  CHECK(ds.axis("window")->labels_name == "date");
+  CHECK(ds.axis("time")->labels_name == "time_date");
+  CHECK(ds.variable("backtest")->dims == std::vector<std::string>{"series", "backtest_row"});
+  MemorySink out;
+  write_csv(ds, choose_table(ds, {}), out);
+  CHECK(out.bytes.substr(0, out.bytes.find('\n')) == "series,window,date,theta,stderr_theta,stderr_p");
+  CHECK(out.bytes.find("0,1,d1,2,0.3,0.4\n") != std::string::npos);
+  MemorySink b;
+  write_csv(ds, choose_table(ds, {"backtest"}), b);
+  CHECK(b.bytes.substr(0, b.bytes.find('\n')) == "series,backtest_row,n,kupiec_lr");
+}

@@ -120,6 +120,22 @@ void write_csv(const Dataset& ds, const TableChoice& table, ByteSink& out) {
     if (!a->labels.empty()) header.push_back(unique(a->labels_name, a->name));
     steps_of.push_back(steps ? a->coordinate_attrs["steps"].get<std::vector<double>>() : std::vector<double>());
   }
+  // A table record's columns keep their names unless one of them is also the
+  // name of another column here (stderr's "theta" beside the estimate theta):
+  // then all of that record's columns are prefixed with its name.
+  std::set<std::string> others = used;
+  for (const Variable* v : table.variables)
+    if (!v->is_table()) others.insert(v->name);
+  std::set<const Variable*> prefixed;
+  for (const Variable* v : table.variables) {
+    if (!v->is_table()) continue;
+    for (const auto& c : v->columns) {
+      bool clash = others.count(c) > 0;
+      for (const Variable* w : table.variables)
+        if (w != v && w->is_table()) clash = clash || std::find(w->columns.begin(), w->columns.end(), c) != w->columns.end();
+      if (clash) prefixed.insert(v);
+    }
+  }
   // Each variable's row index from the table's multi-index.
   std::vector<std::vector<std::size_t>> position;  // per variable: the table axis of each of its dims
   for (const Variable* v : table.variables) {
@@ -128,7 +144,7 @@ void write_csv(const Dataset& ds, const TableChoice& table, ByteSink& out) {
       pos.push_back(static_cast<std::size_t>(std::find(table.dims.begin(), table.dims.end(), d) - table.dims.begin()));
     position.push_back(pos);
     if (v->is_table())
-      for (const auto& c : v->columns) header.push_back(unique(c, v->name));
+      for (const auto& c : v->columns) header.push_back(unique(prefixed.count(v) ? v->name + "_" + c : c, v->name));
     else
       header.push_back(unique(v->name, "value"));
   }

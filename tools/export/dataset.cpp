@@ -65,9 +65,12 @@ std::vector<std::string> axis_names(const Record& r, bool table) {
     if (ndim == 1) return {"point"};
   }
   if (kind == "mle.fit") {
+    // [series, window, ...] where the second axis has the fit's window count (attrs "windows").
+    const bool by_window = ndim >= 2 && r.attrs.is_object() && r.attrs.value("windows", std::int64_t{-1}) == r.shape[1];
     if (name == "start" && ndim == 1) return {"window"};
-    if (ndim == 2) return {"series", "window"};
-    if (ndim == 3) return {"series", "window", "level"};
+    if (ndim == 2 && by_window) return {"series", "window"};
+    if (ndim == 3 && by_window) return {"series", "window", table ? "column" : "level"};
+    if (ndim == 3 && table) return {"series", name + "_row", "column"};  // backtest: [series, level, column]
   }
   if (starts_with(kind, "integrate.")) {
     if (name == "reserve" && ndim == 2) return {"policy", "year"};
@@ -299,8 +302,12 @@ Dataset build_dataset(const std::vector<Record>& records, bool strict) {
     Axis& a = use_axis(target.empty() ? l->name : target, static_cast<std::int64_t>(text.size()), l->name);
     a.labels = std::move(text);
     std::string column = l->attrs.value("column", std::string());
-    bool clash = column.empty() || ds.axis(column) || (ds.variable(column) && !ds.variable(column)->coordinate);
-    a.labels_name = clash ? a.name + "_label" : column;
+    bool taken = false;  // another axis's labels already carry this name (two "date" columns)
+    for (const auto& other : ds.axes) taken = taken || (&other != &a && other.labels_name == column);
+    if (column.empty()) a.labels_name = a.name + "_label";
+    else if (ds.axis(column) || (ds.variable(column) && !ds.variable(column)->coordinate) || taken)
+      a.labels_name = a.name + "_" + column;
+    else a.labels_name = column;
   }
 
   // Global attributes and history: those of the first data record with the
