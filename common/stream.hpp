@@ -242,11 +242,30 @@ class StreamReader {
 std::vector<Record> read_stream(const std::string& path, ReadLimits limits = {}, const RecordFilter& keep = {});
 
 // ---- writing ------------------------------------------------------------------------
+// Output compression: a zstd level (-7 to 22), or none: frames of stored (raw) zstd
+// blocks, which every zstd reader reads, written and read at memory speed.
+inline constexpr int kCompressionNone = 0;
+// The writer's default: --compress (set_output_compression), else NUMPIPE_ZSTD_LEVEL,
+// else 1 (floating-point payloads barely compress: speed matters more than ratio).
+inline constexpr int kCompressionDefault = -1000;
+// "none" (0), "fast" (zstd's --fast=5, level -5) or a level 1 to 19 (--compress);
+// bad input (exit 2) naming `what` otherwise.
+int parse_compression(const std::string& spec, const std::string& what);
+// Sets the level that writers made with kCompressionDefault use (the common --compress option).
+void set_output_compression(int level);
+// The level kCompressionDefault stands for now.
+int default_compression();
+
+// Payload bytes per zstd frame of a large record: a record whose payload is larger
+// is written as a frame holding its header, then frames of this many payload bytes
+// (the last one shorter), compressed in parallel and decompressed in parallel. The
+// frames depend only on the data and the level, never on the thread count.
+inline constexpr std::size_t kFramePayloadBytes = std::size_t(1) << 20;
+
 class StreamWriter {
  public:
-  // level: zstd compression level; 0 means NUMPIPE_ZSTD_LEVEL from the environment, else 1
-  // (floating-point payloads barely compress: speed matters more than ratio).
-  explicit StreamWriter(ByteSink& out, int level = 0);
+  // level: a zstd level, kCompressionNone, or kCompressionDefault.
+  explicit StreamWriter(ByteSink& out, int level = kCompressionDefault);
   ~StreamWriter();
   StreamWriter(const StreamWriter&) = delete;
   StreamWriter& operator=(const StreamWriter&) = delete;
