@@ -20,6 +20,8 @@
 #include "memory.hpp"
 #include "parallel.hpp"
 #include "signals.hpp"
+#include "timeline.hpp"
+#include "workers.hpp"
 
 namespace numpipe {
 
@@ -152,8 +154,11 @@ Cli::Cli(ToolSpec spec, unsigned common)
     g("max-bytes", "Refuse input arrays larger than this many bytes (default: half of RAM)",
       cxxopts::value<std::uint64_t>(), "N");
   }
-  if (common_ & kOutput)
+  if (common_ & kOutput) {
     g("o,output", "Write the output stream to FILE, atomically ('-': stdout)", cxxopts::value<std::string>()->default_value("-"), "FILE");
+    g("compress", "Output compression: none (fastest: for local pipes and scratch files), fast, or a zstd level "
+      "1 to 19 (default: 1, or NUMPIPE_ZSTD_LEVEL)", cxxopts::value<std::string>(), "C");
+  }
   if (common_ & kCompute) {
     g("backend", "Backend: auto (CUDA if a device is present), cpu or cuda", cxxopts::value<std::string>()->default_value("auto"), "B");
     g("device", "CUDA device index", cxxopts::value<int>()->default_value("0"), "N");
@@ -238,6 +243,22 @@ const cxxopts::ParseResult& Cli::parse(int argc, char** argv) {
   }
   if ((common_ & kMultiDevice) && has("devices")) parse_device_list(get<std::string>("devices"));
   if ((common_ & kProfile) && has("profile")) check_profile_path(get<std::string>("profile"));
+  if ((common_ & kOutput) && has("compress")) set_output_compression(parse_compression(get<std::string>("compress"), "--compress"));
+  if (common_ & (kInput | kOutput)) {  // the stream's knobs, checked before any work
+    WorkerPool::default_size();
+    if (!has("compress") && (common_ & kOutput)) default_compression();
+  }
+  // The CUDA context is made while the input is read (device.hpp, start_cuda_early).
+  // Under MPI the rank picks its GPU later: nothing is started early there.
+  if ((common_ & kCompute) && get<std::string>("backend") != "cpu" && launched_ranks() <= 1) {
+    std::vector<int> early = {get<int>("device")};
+    if ((common_ & kMultiDevice) && has("devices")) {
+      early = parse_device_list(get<std::string>("devices"));
+      if (early.empty()) early = {-1};  // all
+    }
+    start_cuda_early(early);
+  }
+  timeline::mark_started();
   return result_;
 }
 
@@ -303,6 +324,9 @@ int failed(const std::string& name, int code, const std::string& message) {
 
 int run_tool(const std::string& name, const std::function<int()>& body) {
   set_tool_name(name);
+  struct EndEarlyStart {
+    ~EndEarlyStart() { end_cuda_early(); }
+  } end_early_start;  // however the body ends
   try {
     const int code = body();
     flush_stdout();  // what the tool printed must have reached its reader

@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 
 #include "cli.hpp"
+#include "timeline.hpp"
 
 namespace numpipe {
 
@@ -28,9 +30,38 @@ std::string host_name() {
 }
 }  // namespace
 
+std::vector<Phase> whole_process_phases(const PhaseLog& log, json* process_names, double* wall_seconds) {
+  // The process's phases around the tool's: start-up, reading, waiting for the
+  // CUDA context before them; writing after; what none of them covers last.
+  static const char* const kBefore[] = {"start-up", "read input", "cuda start-up"};
+  const std::vector<timeline::Entry> process = timeline::phases();
+  const double wall = timeline::now();
+  std::vector<Phase> out;
+  json names = json::array();
+  auto take = [&](const timeline::Entry& e) {
+    out.push_back({e.name, e.seconds, e.bytes, 0});
+    names.push_back(e.name);
+  };
+  for (const char* name : kBefore)
+    for (const auto& e : process)
+      if (e.name == name) take(e);
+  for (const auto& p : log.phases()) out.push_back(p);
+  for (const auto& e : process)
+    if (std::find(std::begin(kBefore), std::end(kBefore), e.name) == std::end(kBefore)) take(e);
+  double covered = 0;
+  for (const auto& p : out) covered += p.seconds;
+  out.push_back({"other (host)", std::max(0.0, wall - covered), 0, 0});
+  names.push_back("other (host)");
+  if (process_names) *process_names = names;
+  if (wall_seconds) *wall_seconds = wall;
+  return out;
+}
+
 Record make_profile_record(const Cli& cli, Backend backend, const DeviceInfo& device, const json& params,
                            const PhaseLog& log) {
-  const auto& phases = log.phases();
+  json process_names;
+  double wall = 0;
+  const std::vector<Phase> phases = whole_process_phases(log, &process_names, &wall);
   json names = json::array();
   for (const auto& p : phases) names.push_back(p.name);
   json attrs = {{"kind", "profile"},
@@ -44,7 +75,13 @@ Record make_profile_record(const Cli& cli, Backend backend, const DeviceInfo& de
                 {"phases", names},
                 {"columns", {"seconds", "bytes", "flops"}},
                 {"date", utc_now_iso()},
-                {"host", host_name()}};
+                {"host", host_name()},
+                {"process_phases", process_names},
+                {"wall_seconds", wall},
+                {"solve_seconds", log.total_seconds()}};
+  const CudaStartup cuda = cuda_startup();
+  if (cuda.started)
+    attrs["cuda_startup"] = {{"driver_seconds", cuda.driver_seconds}, {"context_seconds", cuda.context_seconds}};
   Record r = Record::make("profile", DType::f8, {static_cast<std::int64_t>(phases.size()), 3}, attrs);
   double* v = r.data<double>();
   for (std::size_t i = 0; i < phases.size(); ++i) {

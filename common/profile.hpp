@@ -57,9 +57,17 @@ class HostTimer {
 // The current UTC time as ISO 8601 ("2026-11-22T18:05:26Z"), for records and reports.
 std::string utc_now_iso();
 
+// The phases of the whole process: the process's own (timeline.hpp: start-up, read
+// input, cuda start-up; write output), the tool's `log` between them, and "other
+// (host)", the wall time none of them covers; they add up to the seconds from the
+// process's start to now. process_names gets the names that are not the tool's.
+std::vector<Phase> whole_process_phases(const PhaseLog& log, json* process_names = nullptr, double* wall_seconds = nullptr);
+
 // The profile record of one run: name "profile", f8 [phases, 3] with columns
-// (seconds, bytes, flops); attrs: kind "profile", tool, version, commit, command,
-// backend, device{...}, params{...}, phases[names], columns, date, host.
+// (seconds, bytes, flops), the phases of whole_process_phases(); attrs: kind
+// "profile", tool, version, commit, command, backend, device{...}, params{...},
+// phases[names], columns, date, host, process_phases[names], wall_seconds (process
+// start to this record), solve_seconds (the tool's phases), cuda_startup{...}.
 Record make_profile_record(const Cli& cli, Backend backend, const DeviceInfo& device, const json& params,
                            const PhaseLog& log);
 // Appends `records` as one complete stream to `path` (one write, O_APPEND).
