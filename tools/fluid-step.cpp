@@ -76,7 +76,10 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
   // whose state is written (every run computes the same bits); the median counts.
   std::vector<double> times;
   for (int r = 1; r < repeat; ++r) times.push_back(make_solver<T>(backend, cli, p, fields)->advance(steps));
-  std::unique_ptr<Solver<T>> solver = make_solver<T>(backend, cli, p, fields);
+  PhaseLog log;
+  std::unique_ptr<Solver<T>> solver;
+  const double state_bytes = 6.0 * static_cast<double>(fields.cells()) * sizeof(T);
+  log.time(backend == Backend::cuda ? "upload" : "set-up", state_bytes, 0, [&] { solver = make_solver<T>(backend, cli, p, fields); });
 
   const std::int64_t step0 = in.attrs.contains("step") && in.attrs["step"].is_number_integer()
                                  ? in.attrs["step"].get<std::int64_t>()
@@ -91,7 +94,6 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
   json forcing = {{"type", p.forcing == Forcing::react ? "react" : "none"}, {"force", p.force}, {"source", p.source}};
 
   StreamWriter writer(out);
-  PhaseLog log;
   Progress progress("fluid-step", static_cast<std::uint64_t>(steps), cli.quiet());
   double seconds = 0;
   for (int done = 0; done < steps;) {
@@ -115,7 +117,7 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
   log.add("steps", seconds, bytes_per_cell_step(p, sizeof(T), backend == Backend::cuda) * cells * steps,
           800.0 * cells * steps);
 
-  solver->fetch(fields);
+  log.time(backend == Backend::cuda ? "download" : "fetch", state_bytes, 0, [&] { solver->fetch(fields); });
   require_finite_fields(fields, "", true, step0 + steps);
   const Counters c = solver->counters();
   const Diagnostics g = diagnose(fields);
@@ -202,6 +204,7 @@ int run(int argc, char** argv) {
     if (forcing_opt != "react" && forcing_opt != "none") fail_input("--forcing must be react or none, got '" + forcing_opt + "'");
   }
   const Backend backend = cli.backend();  // refuse --backend cuda without a device before reading
+  request_staging_early();  // pinned buffers for the upload, made with the context while the input is read
 
   OutputFile out(cli.output());
   // The six fields only (snapshots and diagnostics of a previous run are passed

@@ -120,8 +120,7 @@ int run(int argc, char** argv) {
   auto& world = par::world();
   std::unique_ptr<OutputFile> out;
   if (world.is_root()) out = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
-  PhaseLog log;
-  HostTimer t_read;
+  PhaseLog log;  // the tool's phases; reading and writing are the process's (common/timeline.hpp)
   // x only (one record of that name); the memory is checked from its header.
   const RecordFilter series_record = keep_names_once({"x"});
   std::vector<Record> records = world.read_input(cli, [&](const RecordHeader& h) {
@@ -129,7 +128,6 @@ int run(int argc, char** argv) {
     require_mle_memory(h, params, levels.size());
     return true;
   });
-  log.add("read", t_read.seconds());
 
   const Record* xr = records.empty() ? nullptr : &records.front();
   if (!xr) fail_input("the input holds no array 'x' (make one with: gen-input mle)");
@@ -243,7 +241,6 @@ int run(int argc, char** argv) {
   if (world.distributed()) attrs["ranks"] = world.size();
   attrs = cli.stamp(attrs, xr->attrs);
   const Shape shape{s.series, W};
-  HostTimer t_write;
   std::vector<std::int64_t> start(static_cast<std::size_t>(W));
   for (std::int64_t w = 0; w < W; ++w) start[static_cast<std::size_t>(w)] = w * params.step;
   StreamWriter writer(*out);
@@ -271,7 +268,6 @@ int run(int argc, char** argv) {
     writer.write("quantiles", Shape{s.series, W, static_cast<std::int64_t>(levels.size())}, est.quantiles.data(), a);
   }
   writer.finish();
-  log.add("write", t_write.seconds());
   json prof = {{"window", params.window}, {"step", params.step}, {"series", s.series}, {"length", s.length},
                {"shapes", params.grid.alpha.size()}, {"windows", W}, {"exact", params.exact},
                {"refresh", params.refresh}, {"terms", work.terms}, {"ranks", world.size()}};

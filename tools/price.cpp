@@ -11,6 +11,7 @@
 #include "common/memory.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
+#include "common/timeline.hpp"
 #include "kernels/price/price.hpp"
 
 int main(int argc, char** argv) {
@@ -91,10 +92,10 @@ int main(int argc, char** argv) {
     if (problems.empty()) fail_input("the input holds no price.input record (make one with gen-input price)");
 
     PhaseLog log;
-    if (backend == Backend::cuda)  // the CUDA context, once per process: not inside the first solve
-      log.time("device init", 0, 0, [&] {
-        for (int d : devices) init_cuda_context(d);
-      });
+    if (backend == Backend::cuda) {  // the CUDA contexts, once per process: not inside the first solve
+      timeline::Scope phase("cuda start-up");  // with the early start's wait (common/device.hpp)
+      for (int d : devices) init_cuda_context(d);
+    }
     DeviceInfo info = backend == Backend::cuda ? query_cuda_device(devices.front()) : query_host_cpu();
     std::vector<Record> results;
     json params = json::array();
