@@ -1,0 +1,67 @@
+# The stream's frames through the tools: the bytes a tool writes do not depend on
+# the I/O thread count (NUMPIPE_IO_THREADS), --compress none|fast|LEVEL and
+# NUMPIPE_ZSTD_LEVEL=0 give the same arrays (read by the C++ tools, the Python
+# reader and, where installed, the zstd program), split records flow through
+# pipes, bad values are refused before any work.
+
+# 3.2 million doubles (25.6 MB): a header frame and 25 payload frames.
+gen-input array --name x --shape 3200000 --fill normal --seed 11 -o ref.nps
+for t in 1 3 8; do
+  NUMPIPE_IO_THREADS=$t gen-input array --name x --shape 3200000 --fill normal --seed 11 -o t$t.nps
+  cmp ref.nps t$t.nps || fail "gen-input's bytes differ with NUMPIPE_IO_THREADS=$t"
+done
+for c in none fast 1 9; do
+  NUMPIPE_IO_THREADS=2 gen-input array --name x --shape 3200000 --fill normal --seed 11 --compress $c -o c$c.nps
+  NUMPIPE_IO_THREADS=7 gen-input array --name x --shape 3200000 --fill normal --seed 11 --compress $c -o d$c.nps
+  cmp c$c.nps d$c.nps || fail "--compress $c: the bytes depend on the thread count"
+  verify ref.nps c$c.nps --rtol 0 --atol 0 > v.txt || { cat v.txt; fail "--compress $c changed the array"; }
+done
+cmp c1.nps ref.nps || fail "--compress 1 is not the default"
+NUMPIPE_ZSTD_LEVEL=0 gen-input array --name x --shape 3200000 --fill normal --seed 11 -o env0.nps
+cmp env0.nps cnone.nps || fail "NUMPIPE_ZSTD_LEVEL=0 is not --compress none"
+NUMPIPE_ZSTD_LEVEL=5 gen-input array --name x --shape 3200000 --fill normal --seed 11 --compress none -o over.nps
+cmp over.nps cnone.nps || fail "--compress does not override NUMPIPE_ZSTD_LEVEL"
+# stored frames hold the data as it is: the stream is the array plus a little
+raw=$((3200000 * 8))
+size=$(stat -c %s cnone.nps)
+[ "$size" -gt "$raw" ] && [ "$size" -lt $((raw + raw / 1000 + 4096)) ] || fail "--compress none wrote $size bytes for $raw of data"
+# a level compresses smooth data better than none (the option reaches the writer)
+gen-input array --name y --shape 2000000 --fill linspace --compress 9 -o lin9.nps
+gen-input array --name y --shape 2000000 --fill linspace --compress none -o lin0.nps
+[ "$(stat -c %s lin9.nps)" -lt "$(stat -c %s lin0.nps)" ] || fail "--compress 9 is not smaller than none on a linspace"
+
+# pipes: split records, stored or compressed, through a chain of tools
+gen-input array --name x --shape 3200000 --fill normal --seed 11 --compress none | inspect --json > p.json
+inspect ref.nps --json > r.json
+cmp p.json r.json || fail "inspect reads a stored stream from a pipe differently"
+NUMPIPE_IO_THREADS=1 inspect -i cnone.nps --json | cmp - r.json || fail "one I/O thread reads differently"
+cat ref.nps cnone.nps | inspect > cat.txt || fail "concatenated streams of both kinds are refused"
+[ "$(grep -c "^x " cat.txt || grep -c "x" cat.txt)" -ge 2 ] || { cat cat.txt; fail "inspect lists fewer than 2 records of the concatenation"; }
+
+# the zstd program reads both (it checks every frame's checksum)
+if command -v zstd > /dev/null; then
+  zstd -q -t cnone.nps || fail "zstd -t refuses a stored stream"
+  zstd -q -t ref.nps || fail "zstd -t refuses a split stream"
+  [ "$(zstd -q -d -c cnone.nps | cmp - <(zstd -q -d -c ref.nps) && echo same)" = same ] ||
+    fail "the decompressed bytes of --compress none and the default differ"
+fi
+
+# the Python reader reads split and stored streams
+if [ -n "${PY:-}" ] && "$PY" -c 'import numpy' 2>/dev/null; then
+  export PYTHONPATH="$SRC/share/python${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
+  "$PY" - ref.nps cnone.nps cfast.nps <<'PY' || fail "the Python reader reads the split or stored streams differently"
+import sys, numpy, numpipe
+arrays = [numpipe.read(p)["x"] for p in sys.argv[1:]]
+assert arrays[0].shape == (3200000,), arrays[0].shape
+for a in arrays[1:]:
+    assert a.tobytes() == arrays[0].tobytes()
+PY
+fi
+
+# refusals, before any output
+expect_exit 2 "--compress must be none, fast or a zstd level from 1 to 19, got '0'" -- gen-input array --shape 3 --compress 0 -o bad.nps
+expect_exit 2 "--compress must be none, fast or a zstd level from 1 to 19, got 'gzip'" -- gen-input array --shape 3 --compress gzip -o bad.nps
+NUMPIPE_ZSTD_LEVEL=x expect_exit 2 "NUMPIPE_ZSTD_LEVEL must be an integer in [-7, 22] (0: no compression), got 'x'" -- gen-input array --shape 3 -o bad.nps
+NUMPIPE_IO_THREADS=0 expect_exit 2 "NUMPIPE_IO_THREADS must be an integer in [1, 1024], got '0'" -- gen-input array --shape 3000000 -o bad.nps
+[ ! -e bad.nps ] || fail "a refused run left bad.nps"
+no_leftovers .
