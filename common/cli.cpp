@@ -156,7 +156,8 @@ Cli::Cli(ToolSpec spec, unsigned common)
   }
   if (common_ & kOutput) {
     g("o,output", "Write the output stream to FILE, atomically ('-': stdout)", cxxopts::value<std::string>()->default_value("-"), "FILE");
-    g("compress", "Output compression: none (fastest: for local pipes and scratch files), fast, or a zstd level "
+    if (!(common_ & kNotStream))
+      g("compress", "Output compression: none (fastest: for local pipes and scratch files), fast, or a zstd level "
       "1 to 19 (default: 1, or NUMPIPE_ZSTD_LEVEL)", cxxopts::value<std::string>(), "C");
   }
   if (common_ & kCompute) {
@@ -243,14 +244,16 @@ const cxxopts::ParseResult& Cli::parse(int argc, char** argv) {
   }
   if ((common_ & kMultiDevice) && has("devices")) parse_device_list(get<std::string>("devices"));
   if ((common_ & kProfile) && has("profile")) check_profile_path(get<std::string>("profile"));
-  if ((common_ & kOutput) && has("compress")) set_output_compression(parse_compression(get<std::string>("compress"), "--compress"));
+  const bool stream_out = (common_ & kOutput) && !(common_ & kNotStream);
+  if (stream_out && has("compress")) set_output_compression(parse_compression(get<std::string>("compress"), "--compress"));
   if (common_ & (kInput | kOutput)) {  // the stream's knobs, checked before any work
     WorkerPool::default_size();
-    if (!has("compress") && (common_ & kOutput)) default_compression();
+    if (stream_out && !has("compress")) default_compression();
   }
   // The CUDA context is made while the input is read (device.hpp, start_cuda_early).
-  // Under MPI the rank picks its GPU later: nothing is started early there.
-  if ((common_ & kCompute) && get<std::string>("backend") != "cpu" && launched_ranks() <= 1) {
+  // Under MPI the rank picks its GPU later: nothing is started early there. Only the
+  // solvers (kProfile): profile-report's --backend is for its rare --calibrate.
+  if ((common_ & kCompute) && (common_ & kProfile) && get<std::string>("backend") != "cpu" && launched_ranks() <= 1) {
     std::vector<int> early = {get<int>("device")};
     if ((common_ & kMultiDevice) && has("devices")) {
       early = parse_device_list(get<std::string>("devices"));

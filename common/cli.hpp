@@ -21,6 +21,7 @@ enum CommonOptions : unsigned {
   kProfile = 1u << 3,  // --profile FILE
   kMultiDevice = 1u << 4,  // --devices LIST|all
   kMpi = 1u << 5,      // runs under mpirun/srun as one job (others refuse to run on several ranks)
+  kNotStream = 1u << 6,  // with kOutput: the output is not a numpipe stream (a picture, a table): no --compress
 };
 
 const char* numpipe_version();  // "0.1.0"

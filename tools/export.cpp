@@ -77,7 +77,7 @@ int run(int argc, char** argv) {
            "  gen-input mle --length 2000 --seed 3 | mle-fit --window 500 --step 250 --quantiles 0.01 | nps-export -o fits.csv\n"
            "  gen-input fluid --n 64 | fluid-step --steps 20 | nps-export -o state.nc\n"
            "  gen-input fluid --n 64 | fluid-step --steps 20 | nps-export -o state.vti"},
-          kInput | kOutput);
+          kInput | kOutput | kNotStream);
   cli.add("Export")("to", "csv, netcdf or vtk (default: from the suffix of -o: .csv, .nc, .vti or .pvd)",
                     cxxopts::value<std::string>(), "FORMAT")(
       "records", "The records to export, by name (CSV: the columns of the table; default: every record that fits "

@@ -74,7 +74,7 @@ int run(int argc, char** argv) {
            "  profile-report run.prof                       # tables and a CPU-vs-GPU comparison\n"
            "  profile-report --html -o report.html run.prof # one self-contained page with a roofline\n"
            "  profile-report --calibrate                    # measure this machine's peaks once"},
-          kInput | kOutput | kCompute);
+          kInput | kOutput | kCompute | kNotStream);
   cli.add("Report")("format", "text, markdown, json or html", cxxopts::value<std::string>()->default_value("text"), "F")(
       "html", "Same as --format html: one self-contained page with SVG charts")(
       "precision", "fp64 or fp32: the peak the % of compute uses (default: each run's params, else fp64)",

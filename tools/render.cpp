@@ -199,7 +199,7 @@ int run(int argc, char** argv) {
            "  gen-input fluid --n 64 | fluid-step --steps 40 --snapshot-every 4 | render --interior -o run.gif\n"
            "  gen-input ns --n 16 --init taylor-green-3d | ns-step --steps 4 | render --derive vorticity_magnitude --slice z:8 --axes -o w.png\n"
            "  gen-input ns --n 16 --init taylor-green-3d | ns-step --steps 20 --diag-every 2 | render --plot kinetic_energy --x t -o ke.svg"},
-          kInput | kOutput);
+          kInput | kOutput | kNotStream);
   cli.add("Field")("array", "Record to draw (the last of that name; every snapshot for an animation)",
                    cxxopts::value<std::string>()->default_value("d"), "NAME")(
       "derive", "Draw a field derived from the velocity (u, v or vx, vy, vz): speed, vorticity (2-D) or "
