@@ -41,6 +41,7 @@ struct EarlyStart {
   std::thread thread;
   std::mutex join_m;
   std::atomic<bool> staging{false};
+  std::vector<std::function<void()>> deferred;  // defer_until_cuda_ready
   ~EarlyStart() { join(); }
   void join() {
     if (thread.joinable()) thread.join();
@@ -114,7 +115,28 @@ void start_cuda_early(const std::vector<int>& devices) {
 #endif
 }
 
-void wait_cuda_ready() { wait_early(true); }
+bool defer_until_cuda_ready(std::function<void()> check) {
+  EarlyStart& e = early();
+  std::lock_guard<std::mutex> lock(e.m);
+  if (!e.started || e.done) return false;
+  e.deferred.push_back(std::move(check));
+  return true;
+}
+
+void wait_cuda_ready() {
+  if (!wait_early(true)) return;
+  for (;;) {  // the checks deferred while the context was being made (they may refuse the run)
+    std::function<void()> check;
+    {
+      EarlyStart& e = early();
+      std::lock_guard<std::mutex> lock(e.m);
+      if (e.deferred.empty()) return;
+      check = std::move(e.deferred.front());
+      e.deferred.erase(e.deferred.begin());
+    }
+    check();
+  }
+}
 
 void request_staging_early() { early().staging.store(true); }
 

@@ -2,6 +2,7 @@
 // go (peaks from `profile-report --calibrate` when measured, else the datasheet).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,13 @@ void init_cuda_context(int index);
 // when never started, both do nothing.
 void start_cuda_early(const std::vector<int>& devices);
 void wait_cuda_ready();
+// A check that needs the device (its free memory) asked for while the early start is
+// still making the context: run it when the context is ready (wait_cuda_ready runs the
+// deferred checks, in order, on the thread that waits), so that reading the input goes
+// on meanwhile. Returns false when the check should run now (no early start under
+// way). The checks still come before any device allocation: every GPU path waits
+// first (query_cuda_device, init_cuda_context).
+bool defer_until_cuda_ready(std::function<void()> check);
 // A tool that copies large arrays between host and device (staging.hpp) asks for
 // the pinned buffers to be allocated by the early start too (after the contexts).
 void request_staging_early();

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "device.hpp"
 #include "device_array.hpp"
 #include "error.hpp"
 #include "host_array.hpp"
@@ -191,6 +192,9 @@ std::string out_of_memory_message() {
 void require_device_memory(int, const MemoryEstimate&) {}
 #else
 void require_device_memory(int device, const MemoryEstimate& e) {
+  // While the CUDA context is being made on its thread (device.hpp), the check waits
+  // for it without holding up the reading of the input; it runs before any device work.
+  if (defer_until_cuda_ready([device, e] { require_device_memory(device, e); })) return;
   int previous = 0;
   if (cudaGetDevice(&previous) != cudaSuccess) {
     cudaGetLastError();
