@@ -622,6 +622,9 @@ class CudaRun {
       const bool last = s + 1 == o_.steps;
       if (last || (o_.diag_every > 0 && (s + 1) % o_.diag_every == 0)) diagnose();
     }
+    // The result's host memory (page faults, zeroing) while the last steps run on the GPU.
+    if (!d_)
+      for (int v = 0; v < kVars; ++v) r.fields[v].resize(static_cast<std::size_t>(g_.points()));
     NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
     for (int s = 0; s < o_.steps; ++s) {
       float ms = 0;
@@ -704,7 +707,7 @@ class CudaRun {
   void download_staged(Ptrs<T> f, Result& r) {
     const std::size_t n = static_cast<std::size_t>(g_.points());
     for (int v = 0; v < kVars; ++v) {
-      r.fields[v].resize(n);
+      r.fields[v].resize(n);  // done during the steps (run()): no work here
       const T* src = f.v[v];
       stream_from_device(r.fields[v].data(), n * sizeof(double), sizeof(double), main(),
                          [&](void* piece, std::size_t offset, std::size_t length) {
