@@ -6,11 +6,12 @@ BUILD=${NUMPIPE_BUILD_DIR:-$ROOT/build}
 
 # Debian packages numpipe builds and tests with.
 PACKAGES=(g++ cmake ninja-build pkg-config libzstd-dev libcxxopts-dev doctest-dev nlohmann-json3-dev
-          libpng-dev python3-numpy bsdutils libopenmpi-dev openmpi-bin)
+          libpng-dev libgif-dev libnetcdf-dev libeigen3-dev python3-numpy bsdutils libopenmpi-dev openmpi-bin)
 
-# Only the tests need these: chromium renders profile-report's HTML headless; clang
-# and its libFuzzer (libclang-rt-dev) build the stream reader's fuzz target.
-TEST_PACKAGES=(chromium clang libclang-rt-dev)
+# Only the tests need these: chromium renders profile-report's HTML headless; ffmpeg
+# makes render's MP4s; clang and its libFuzzer (libclang-rt-dev) build the stream
+# reader's fuzz target.
+TEST_PACKAGES=(chromium ffmpeg clang libclang-rt-dev)
 
 install_missing() {
   local missing=() wanted=("${PACKAGES[@]}")
