@@ -68,8 +68,9 @@ fuzz_stream_reader() {
     echo "numpipe: fuzzing skipped: clang with libFuzzer not found (Debian: apt-get install clang libclang-rt-dev)" >&2
     return 0
   fi
+  mkdir -p "$fuzz"
   CC=clang CXX=clang++ cmake -S "$ROOT" -B "$fuzz" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNUMPIPE_FUZZ=ON -DNUMPIPE_CUDA=OFF \
-    -DNUMPIPE_WORKLOADS= > "$fuzz.configure.log" 2>&1 || { cat "$fuzz.configure.log" >&2; exit 1; }
+    -DNUMPIPE_WORKLOADS= > "$fuzz/configure.log" 2>&1 || { cat "$fuzz/configure.log" >&2; exit 1; }
   cmake --build "$fuzz" --target fuzz_stream_reader -j "$(nproc)"
   local corpus
   corpus=$(mktemp -d)
