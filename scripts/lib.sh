@@ -9,7 +9,7 @@ PACKAGES=(g++ cmake ninja-build pkg-config libzstd-dev libcxxopts-dev doctest-de
           libpng-dev libgif-dev libnetcdf-dev libeigen3-dev python3-numpy bsdutils libopenmpi-dev openmpi-bin)
 
 # Only the tests need these: chromium renders profile-report's HTML headless; ffmpeg
-# checks render's MP4s; clang and its libFuzzer (libclang-rt-dev) build the stream
+# makes render's MP4s; clang and its libFuzzer (libclang-rt-dev) build the stream
 # reader's fuzz target.
 TEST_PACKAGES=(chromium ffmpeg clang libclang-rt-dev)
 
@@ -68,8 +68,9 @@ fuzz_stream_reader() {
     echo "numpipe: fuzzing skipped: clang with libFuzzer not found (Debian: apt-get install clang libclang-rt-dev)" >&2
     return 0
   fi
+  mkdir -p "$fuzz"
   CC=clang CXX=clang++ cmake -S "$ROOT" -B "$fuzz" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNUMPIPE_FUZZ=ON -DNUMPIPE_CUDA=OFF \
-    -DNUMPIPE_WORKLOADS= > "$fuzz.configure.log" 2>&1 || { cat "$fuzz.configure.log" >&2; exit 1; }
+    -DNUMPIPE_WORKLOADS= > "$fuzz/configure.log" 2>&1 || { cat "$fuzz/configure.log" >&2; exit 1; }
   cmake --build "$fuzz" --target fuzz_stream_reader -j "$(nproc)"
   local corpus
   corpus=$(mktemp -d)

@@ -170,6 +170,7 @@ int run_array(int argc, char** argv) {
       cxxopts::value<std::string>()->default_value("auto"), "H")(
       "allow-nonfinite", "Accept nan and inf in the table (refused by default)");
   cli.parse(argc, argv);
+  if (cli.get<std::string>("name").empty()) fail_input("--name must not be empty");
   if (cli.has("from-text")) {
     OutputFile out(cli.output());  // refuse a terminal before reading
     write_from_text(cli, out);
@@ -184,7 +185,6 @@ int run_array(int argc, char** argv) {
   double lo = cli.get<double>("lo"), hi = cli.get<double>("hi");
   if (!std::isfinite(lo) || !std::isfinite(hi)) fail_input("--lo and --hi must be finite");
   if (lo > hi) fail_input("--lo must not exceed --hi, got --lo " + std::to_string(lo) + " --hi " + std::to_string(hi));
-  if (cli.get<std::string>("name").empty()) fail_input("--name must not be empty");
   if (how == "normal" && (*dtype == DType::u1 || *dtype == DType::u8))
     fail_input(std::string("--fill normal gives negative values, which dtype ") + dtype_name(*dtype) +
                " cannot hold: use --fill uniform with --lo and --hi, or a signed --dtype");
