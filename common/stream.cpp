@@ -747,7 +747,8 @@ struct StreamReader::Impl {
   // there is one), others into their own buffer. False when none was queued.
   bool schedule(unsigned char* dst, std::size_t n, std::size_t done) {
     WorkerPool& pool = WorkerPool::io();
-    const std::size_t ahead = 2 * static_cast<std::size_t>(pool.size()) + 2;
+    // Each worker busy and two frames waiting: at most (workers + 2) x 2 MiB held.
+    const std::size_t ahead = static_cast<std::size_t>(pool.size()) + 2;
     std::size_t at = done;
     bool queued = false;
     while (chunks.size() < ahead && at < n) {
@@ -1156,7 +1157,7 @@ struct StreamWriter::Impl {
   void write_payload_frames(const unsigned char* payload, std::size_t bytes) {
     WorkerPool& pool = WorkerPool::io();
     const std::size_t frames = (bytes + kFramePayloadBytes - 1) / kFramePayloadBytes;
-    const std::size_t window = std::min<std::size_t>(frames, 2 * static_cast<std::size_t>(pool.size()) + 2);
+    const std::size_t window = std::min<std::size_t>(frames, static_cast<std::size_t>(pool.size()) + 2);
     std::vector<ByteBuf> bufs(window);
     std::vector<Job> jobs(window);
     JobGroup group(pool);  // after bufs: destroyed first, it waits for every job still writing into them
