@@ -356,6 +356,13 @@ constexpr std::uint64_t kMinParallelFrame = std::uint64_t(64) << 10;
 constexpr std::uint64_t kMaxParallelFrame = std::uint64_t(64) << 20;
 
 std::uint64_t load_le(const unsigned char* p, int bytes) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (bytes == 8) {  // one load (the hash's inner loop)
+    std::uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+#endif
   std::uint64_t v = 0;
   for (int i = bytes - 1; i >= 0; --i) v = v << 8 | p[i];
   return v;
