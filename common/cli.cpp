@@ -151,7 +151,7 @@ Cli::Cli(ToolSpec spec, unsigned common)
   auto g = options_.add_options("Common");
   if (common_ & kInput) {
     g("i,input", "Read the input stream from FILE ('-': stdin)", cxxopts::value<std::string>()->default_value("-"), "FILE");
-    g("max-bytes", "Refuse input arrays larger than this many bytes (default: half of RAM)",
+    g("max-bytes", "Refuse an input array larger than this many bytes, and arrays kept beyond it in total (default: half of RAM)",
       cxxopts::value<std::uint64_t>(), "N");
   }
   if (common_ & kOutput) {

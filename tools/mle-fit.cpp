@@ -181,6 +181,11 @@ int run(int argc, char** argv) {
     if (world.distributed() && !cli.has("devices"))
       devices = {par::default_device_for_rank(cli.device(), cli.args().count("device") > 0, cuda_device_count())};
     device = query_cuda_device(devices.front());
+    {  // per window on a device: 12 bytes per shape (the best sums) and 44 of fits (docs/mle.md "Memory")
+      const double per_device = double(s.series * W) / double(world.size() * devices.size());
+      require_device_memory(devices.front(), {std::to_string(s.series * W) + " windows", per_device,
+                                              12.0 * double(params.grid.alpha.size()) + 44, "window", 64.0 * 1048576});
+    }
     mle::CudaTiming timing;
     HostTimer t;
     if (world.distributed()) {

@@ -72,9 +72,10 @@ int main(int argc, char** argv) {
     for (const Record& r : records) {
       problems.push_back(price::params_from_record(r));  // bad input names the record
       sources.push_back(&r);
-      // The working set (docs/price.md "Memory"): per grid point 5 values for each thread
-      // rolling a strike back (forward) or once (adjoint), the pivot table (forward, at
-      // most 1 GiB), the per-step y tables, 16 bytes per strike.
+      // The working set (docs/price.md "Memory", measured): per grid point 4 values for
+      // each thread rolling a strike back (forward) or 5 once (adjoint), the pivot table
+      // (forward: numT-1 values per grid point, at most 1 GiB), the per-step y tables,
+      // 16 bytes per strike.
       const price::Params& p = problems.back();
       const double value = precision == price::Precision::fp64 ? 8 : 4, points = double(p.num_x) * double(p.num_y);
       const bool forward = method == price::Method::forward;
@@ -82,7 +83,8 @@ int main(int argc, char** argv) {
                                  ? double(std::min<std::int64_t>(omp_get_max_threads(), p.outer)) : 1.0;
       MemoryEstimate e{"numX*numY = " + std::to_string(p.num_x) + "*" + std::to_string(p.num_y) + " grid points" +
                            (rollers > 1 ? " on " + std::to_string(int(rollers)) + " threads" : std::string()),
-                       points * rollers, 5 * value, "grid point" + std::string(rollers > 1 ? " and thread" : "")};
+                       points * rollers, (forward ? 4 : 5) * value,
+                       "grid point" + std::string(rollers > 1 ? " and thread" : "")};
       e.fixed = (forward && backend == Backend::cpu ? std::min(double(p.num_t) * points * value, 1073741824.0) : 0.0) +
                 3 * double(p.num_t) * double(p.num_y) * value + 16 * double(p.outer) +
                 8 * (4 * double(p.num_x) + 4 * double(p.num_y) + 3 * double(p.num_t));

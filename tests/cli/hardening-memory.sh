@@ -51,6 +51,8 @@ fi
 if command -v integrate > /dev/null; then
   gen-input integrate --portfolio 1000 --seed 1 -o i.nps
   expect_exit 3 "not enough memory for 1000 policies" -- env NUMPIPE_MEMORY_LIMIT=100k integrate --backend cpu -i i.nps -o out.nps
+  # past the headers, the plan's memory (36 bytes per outer RK4 point of each policy)
+  expect_exit 3 "bytes per policy (on average at these steps)" -- env NUMPIPE_MEMORY_LIMIT=10M integrate --backend cpu -i i.nps -o out.nps
 fi
 
 # Records a tool does not use are passed over without being held: mle-fit reads x
