@@ -350,10 +350,11 @@ namespace {
 constexpr std::uint32_t kZstdMagic = 0xFD2FB528u;
 constexpr std::size_t kZstdBlockMax = std::size_t(128) << 10;
 // Frames decoded on the worker threads: those that say how much they hold, from
-// 64 KiB (below, a job costs more than it saves) to 64 MiB (a buffer the reader
-// may allocate from a frame header before checking its data).
+// 64 KiB (below, a job costs more than it saves) to 8 MiB (a buffer the reader may
+// allocate from a frame header before checking its data: with workers + 2 frames in
+// flight, a hostile stream of a few bytes can make it hold at most 18 x 8 MiB).
 constexpr std::uint64_t kMinParallelFrame = std::uint64_t(64) << 10;
-constexpr std::uint64_t kMaxParallelFrame = std::uint64_t(64) << 20;
+constexpr std::uint64_t kMaxParallelFrame = std::uint64_t(8) << 20;
 
 std::uint64_t load_le(const unsigned char* p, int bytes) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
