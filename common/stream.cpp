@@ -755,7 +755,8 @@ struct StreamReader::Impl {
   // there is one), others into their own buffer. False when none was queued.
   bool schedule(unsigned char* dst, std::size_t n, std::size_t done) {
     WorkerPool& pool = WorkerPool::io();
-    // Each worker busy and two frames waiting: at most (workers + 2) x 2 MiB held.
+    // Each worker busy and two frames waiting: at most workers + 2 frames held (about
+    // 2 MiB each for the writer's frames, at most 8 MiB out + its input for any frame).
     const std::size_t ahead = static_cast<std::size_t>(pool.size()) + 2;
     std::size_t at = done;
     bool queued = false;
