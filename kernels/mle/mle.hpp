@@ -133,6 +133,10 @@ Estimates finish(const Series& s, const Params& p, const WindowFits& fits, bool 
 Estimates finish(const Series& s, const Params& p, const WindowFits& fits, bool refine,
                  const std::vector<double>& levels, std::int64_t begin, std::int64_t end);
 
+// The searches of windows [begin, end) as inference.hpp's WindowTask: the grid's
+// location and shapes and their grid neighbours.
+std::vector<WindowTask> make_tasks(const Series& s, const Params& p, const WindowFits& fits, bool refine, bool inform,
+                                   std::int64_t begin, std::int64_t end);
 // inference.hpp's estimate_window for windows [begin, end) of the fits, on the
 // CPU (OpenMP over windows; the same bits for any thread count).
 std::vector<WindowEstimate> estimate_cpu(const Series& s, const Params& p, const WindowFits& fits, bool refine,
