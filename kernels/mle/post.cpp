@@ -147,6 +147,10 @@ double aepd_cdf(double x, double theta, double p1, double p2, double s_l, double
 // values do not apply (docs/mle.md).
 void gof_statistics(const double* x, std::int64_t n, double theta, double p1, double p2, double s_l, double s_r,
                     double* ks, double* ad) {
+  if (!(s_l > 0 && s_r > 0 && std::isfinite(s_l) && std::isfinite(s_r))) {  // no fitted distribution
+    *ks = *ad = NAN;
+    return;
+  }
   std::vector<double> v(x, x + n);
   std::sort(v.begin(), v.end());
   const double nd = static_cast<double>(n), lo = 1e-300, hi = 1.0 - std::ldexp(1.0, -53);

@@ -128,6 +128,7 @@ int run_mle(int argc, char** argv) {
       "dist", "Distribution: aepd", cxxopts::value<std::string>()->default_value("aepd"), "D")(
       "theta", "Location", cxxopts::value<double>()->default_value("0"), "T")(
       "p,shape", "Shape p (> 0); also spelled --p", cxxopts::value<double>()->default_value("2"), "P")(
+      "p2", "Shape right of theta when it differs from the left one (default: --p)", cxxopts::value<double>(), "P2")(
       "sl", "Left scale (> 0)", cxxopts::value<double>()->default_value("1"), "SL")(
       "sr", "Right scale (> 0)", cxxopts::value<double>()->default_value("1"), "SR")(
       "seed", "Random seed", cxxopts::value<std::uint64_t>()->default_value("1"), "N")(
@@ -180,24 +181,32 @@ int run_mle(int argc, char** argv) {
     L = cli.get<std::int64_t>("length");
     const double theta = cli.get<double>("theta"), p = cli.get<double>("shape"), sl = cli.get<double>("sl"),
                  sr = cli.get<double>("sr");
+    const double p2 = cli.has("p2") ? cli.get<double>("p2") : p;
     const std::uint64_t seed = cli.get<std::uint64_t>("seed");
     if (S < 1) fail_input("--series must be >= 1, got " + std::to_string(S));
     if (L < 1) fail_input("--length must be >= 1, got " + std::to_string(L));
     if (!std::isfinite(theta)) fail_input("--theta must be finite");
     if (!(p > 0) || !std::isfinite(p)) fail_input("--p must be finite and > 0, got " + std::to_string(p));
+    if (!(p2 > 0) || !std::isfinite(p2)) fail_input("--p2 must be finite and > 0, got " + std::to_string(p2));
     if (!(sl > 0) || !std::isfinite(sl)) fail_input("--sl must be finite and > 0, got " + std::to_string(sl));
     if (!(sr > 0) || !std::isfinite(sr)) fail_input("--sr must be finite and > 0, got " + std::to_string(sr));
     element_count(Shape{S, L});
     x.resize(static_cast<std::size_t>(S * L));
     Rng rng(seed);
-    const double wl = sl / (sl + sr), a = 1.0 / p;
+    // the left branch's mass: s_l/(s_l+s_r) with one shape; with two,
+    // s_l Gamma(1+1/p) / (s_l Gamma(1+1/p) + s_r Gamma(1+1/p2)) (kernels/mle/inference.hpp)
+    const double gl = sl * std::tgamma(1.0 + 1.0 / p), gr = sr * std::tgamma(1.0 + 1.0 / p2);
+    const double wl = p2 == p ? sl / (sl + sr) : gl / (gl + gr);
     for (double& v : x) {
       const bool left = rng.uniform() < wl;
-      const double g = std::pow(rng.gamma(a), 1.0 / p);
+      const double q = left ? p : p2;
+      const double g = std::pow(rng.gamma(1.0 / q), 1.0 / q);
       v = left ? theta - sl * g : theta + sr * g;
     }
     attrs.update({{"dist", dist}, {"theta", theta}, {"p", p}, {"s_l", sl}, {"s_r", sr}, {"seed", seed},
-                  {"generator", "mt19937_64; uniform < s_l/(s_l+s_r) picks the left branch, then Gamma(1/p) (Marsaglia-Tsang)"}});
+                  {"generator", "mt19937_64; a uniform below the left mass picks the left branch, then Gamma(1/p) "
+                                "(Marsaglia-Tsang)"}});
+    if (cli.has("p2")) attrs["p2"] = p2;
   }
   attrs["series"] = S;
   attrs["length"] = L;
