@@ -522,7 +522,8 @@ NUMPIPE_HD_INLINE double profile_step_out(const double* x, std::int64_t n, doubl
 // the shape moves off the grid, the best theta can pass the data points next
 // to theta0); the shapes move between their grid neighbours (kept >= 1 here). With p <= 1 the
 // maximum over theta is at a data point (spec): theta stays at theta0 and only
-// the shapes move. Both by newton_maximise on the profile (scales closed-form).
+// the shapes move; where they end above 1, the smooth search follows. Both by
+// newton_maximise on the profile (scales closed-form).
 //
 // inform: the observed information -H at the estimate, H the Hessian of the full
 // log-likelihood in (theta, p, s_l, s_r) (two shapes: (theta, p1, p2, s_l, s_r)),
@@ -560,11 +561,15 @@ NUMPIPE_HD_INLINE WindowEstimate estimate_window(const double* x, std::int64_t n
   detail::State st = detail::profile_state(x, n, scale, t0, task.p1, task.p2, true);
   const double tlo = st.sums.below, thi = st.sums.above;  // may be -inf / +inf
   const bool smooth_grid = task.p1 > 1 && task.p2 > 1;
-  if (task.refine && finite(st.ll)) {
+  // With p <= 1 on the grid, theta stays at its data point while the shapes
+  // move; if they end above 1, a second, smooth pass frees theta.
+  for (int pass = 0; pass < 2 && task.refine && finite(st.ll); ++pass) {
+    const bool smooth_pass = pass == 0 ? smooth_grid : (!smooth_grid && st.p1 > 1 && st.p2 > 1);
+    if (pass == 1 && !smooth_pass) break;
     detail::Free fr;
     fr.m = 0;
     double lo[3], hi[3];
-    if (smooth_grid) {
+    if (smooth_pass) {
       double g[kParams], H[kParams][kParams];
       loglik_derivatives(st.sums, st.p1, st.p2, st.s_l, st.s_r, nd, g, H);
       const double nb = g[kTheta] > 0 ? thi : tlo;
@@ -578,8 +583,8 @@ NUMPIPE_HD_INLINE WindowEstimate estimate_window(const double* x, std::int64_t n
       hi[fr.m] = xmax * scale;
       ++fr.m;
     }
-    const double p1lo = smooth_grid ? fmax(task.p1_lo, 1.0) : task.p1_lo;
-    const double p2lo = smooth_grid ? fmax(task.p2_lo, 1.0) : task.p2_lo;
+    const double p1lo = smooth_pass ? fmax(task.p1_lo, 1.0) : task.p1_lo;
+    const double p2lo = smooth_pass ? fmax(task.p2_lo, 1.0) : task.p2_lo;
     if (task.p1_hi > p1lo) {
       fr.idx[fr.m] = kP1;
       lo[fr.m] = p1lo;
