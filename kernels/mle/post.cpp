@@ -318,6 +318,8 @@ WindowTask make_task(const Series& s, const Params& p, const WindowFits& fits, s
   WindowTask t;
   t.theta0 = s.x[si * s.length + fits.index[u]];
   box(fits.shape[u], t.p1, t.p1_lo, t.p1_hi);
+  t.p_min = *std::min_element(alpha.begin(), alpha.end());
+  t.p_max = *std::max_element(alpha.begin(), alpha.end());
   t.two_shapes = p.shapes == 2;
   if (t.two_shapes) box(fits.shape2[u], t.p2, t.p2_lo, t.p2_hi);
   else {
