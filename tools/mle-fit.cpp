@@ -9,6 +9,7 @@
 #include "common/labels.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
+#include "common/progress.hpp"
 #include "kernels/mle/mle.hpp"
 
 namespace numpipe {
@@ -186,7 +187,25 @@ int run(int argc, char** argv) {
   }
 #endif
   mle::Estimates est;
-  log.time("finish", 0, 0, [&] { est = mle::finish(s, params, fits, fo, win0, win1, have_refined ? &refined : nullptr); });
+  {
+    // a progress line for the CPU's slow finishing work: the refine and the
+    // information (without a GPU), the goodness of fit, the t fits
+    const bool slow = (refine && !have_refined) || fo.gof || fo.student;
+    std::unique_ptr<Progress> progress;
+    std::int64_t base = 0, last = 0;
+    if (slow && world.is_root()) {
+      const int passes = ((refine && !have_refined) ? 1 : 0) + ((fo.gof || fo.student) ? 1 : 0);
+      progress = std::make_unique<Progress>("mle-fit: finishing windows",
+                                            static_cast<std::uint64_t>((win1 - win0) * passes), cli.quiet());
+      fo.progress = [&, passes](std::int64_t done) {
+        if (done < last) base += last;  // the second loop starts again from 1
+        last = done;
+        progress->update(static_cast<std::uint64_t>(std::min<std::int64_t>(base + done, (win1 - win0) * passes)));
+      };
+    }
+    log.time("finish", 0, 0, [&] { est = mle::finish(s, params, fits, fo, win0, win1, have_refined ? &refined : nullptr); });
+    if (progress) progress->finish();
+  }
   if (world.distributed()) {  // rank 0: every window, in [series][windows] order
     for (auto* v : {&est.theta, &est.p, &est.p2, &est.s_l, &est.s_r, &est.loglik, &est.skew, &est.quantiles,
                     &est.stderr_, &est.theta_ci, &est.ks, &est.ad, &est.normal, &est.student})

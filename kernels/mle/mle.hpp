@@ -4,6 +4,7 @@
 // the reported estimates (theta, p, s_l, s_r, loglik, skew, quantiles).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,9 @@ struct FinishOptions {
   std::vector<double> levels;   // quantiles of the fitted distribution
   bool gof = false;             // Kolmogorov-Smirnov and Anderson-Darling statistics
   bool normal = false, student = false;  // the same windows fitted by a normal / Student-t
+  // Called now and then from the calling thread with the windows finished so far
+  // (for a progress line); may be empty.
+  std::function<void(std::int64_t)> progress;
 };
 
 // The reported estimates, [series][windows] each (p2 = p with one shape).
@@ -140,7 +144,8 @@ std::vector<WindowTask> make_tasks(const Series& s, const Params& p, const Windo
 // inference.hpp's estimate_window for windows [begin, end) of the fits, on the
 // CPU (OpenMP over windows; the same bits for any thread count).
 std::vector<WindowEstimate> estimate_cpu(const Series& s, const Params& p, const WindowFits& fits, bool refine,
-                                         bool inform, std::int64_t begin, std::int64_t end);
+                                         bool inform, std::int64_t begin, std::int64_t end,
+                                         const std::function<void(std::int64_t)>& progress = {});
 #ifdef NUMPIPE_HAVE_CUDA
 // The same on one CUDA device, one thread per window (the same source; the
 // results agree with the CPU's to rounding: exp and log differ in the last bit).

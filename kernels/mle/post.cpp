@@ -1,7 +1,10 @@
 // mle-fit, after the grid search (host, both backends): estimates from the
 // grid fits, --refine's bounded 1-D searches, and quantiles (Value-at-Risk)
 // from the regularised incomplete gamma function.
+#include <omp.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -340,16 +343,31 @@ std::vector<WindowTask> make_tasks(const Series& s, const Params& p, const Windo
   return tasks;
 }
 
+namespace {
+// Progress from an OpenMP loop: every thread counts, the master reports.
+struct LoopProgress {
+  const std::function<void(std::int64_t)>& report;
+  std::atomic<std::int64_t> done{0};
+  void step() {
+    const std::int64_t d = ++done;
+    if (report && omp_get_thread_num() == 0) report(d);
+  }
+};
+}  // namespace
+
 std::vector<WindowEstimate> estimate_cpu(const Series& s, const Params& p, const WindowFits& fits, bool refine,
-                                         bool inform, std::int64_t begin, std::int64_t end) {
+                                         bool inform, std::int64_t begin, std::int64_t end,
+                                         const std::function<void(std::int64_t)>& progress) {
   const std::int64_t W = window_count(s, p);
   std::vector<WindowEstimate> out(static_cast<std::size_t>(end - begin));
+  LoopProgress lp{progress};
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::int64_t i = 0; i < end - begin; ++i) {
     const std::size_t u = static_cast<std::size_t>(i);
     const std::int64_t si = (begin + i) / W, w = (begin + i) % W;
     const WindowTask t = make_task(s, p, fits, u, begin, refine, inform);
     out[u] = estimate_window(s.x + si * s.length + w * p.step, p.window, t);
+    lp.step();
   }
   return out;
 }
@@ -376,7 +394,7 @@ Estimates finish(const Series& s, const Params& p, const WindowFits& fits, const
   const bool two = p.shapes == 2, search = o.refine || o.inform;
   std::vector<WindowEstimate> own;
   if (search && !refined) {
-    own = estimate_cpu(s, p, fits, o.refine, o.inform, begin, end);
+    own = estimate_cpu(s, p, fits, o.refine, o.inform, begin, end, o.progress);
     refined = &own;
   }
   if (search && refined->size() != count) fail_internal("mle finish: refined estimates do not match the windows");
@@ -397,8 +415,12 @@ Estimates finish(const Series& s, const Params& p, const WindowFits& fits, const
   if (o.normal) e.normal.resize(count * 3);
   if (o.student) e.student.resize(count * 4);
   const auto& alpha = p.grid.alpha;
+  // the second loop reports progress only where it does the slow work
+  const std::function<void(std::int64_t)> none;
+  LoopProgress lp{o.gof || o.student ? o.progress : none};
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(count); ++i) {
+    lp.step();
     const std::size_t u = static_cast<std::size_t>(i);
     const std::int64_t si = (begin + i) / W, w = (begin + i) % W;
     const double* x = s.x + si * s.length;
