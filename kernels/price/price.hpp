@@ -2,7 +2,9 @@
 //   Params (model.hpp) -> validate -> make_setup (the grid and the strike-independent
 //   tables, built once on the host) -> solve_cpu / solve_cuda -> one price per strike.
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,10 +24,21 @@ void validate(const Params& p);
 inline constexpr std::int64_t kMaxGridPoints = std::int64_t(1) << 28;  // numX*numY
 inline constexpr std::int64_t kMaxSide = std::int64_t(1) << 20;        // numX, numY, numT, OUTER
 
+// The time grid. One maturity (FinPar): Time[i] = t*i/(numT-1). Several maturities
+// T_1 < ... < T_M = t: every T_m is a time level; the numT-1 steps are dealt to the
+// segments [T_{m-1}, T_m] (T_0 = 0) in proportion to their lengths, at least one
+// each (one step each first, the rest by the largest-remainder rule, ties to the
+// earlier segment), uniform within a segment. levels[m]: the level of T_m.
+// Bad input when a maturity is not finite and > 0, the list is not strictly
+// ascending, its last value is not t, or numT - 1 < M.
+std::vector<double> time_grid(const Params& p, const std::vector<double>& maturities, std::vector<std::int64_t>* levels);
+
 // The grid and the strike-independent tables of one problem (double precision).
 struct Setup {
   Params p;
   std::int64_t ind_x = 0, ind_y = 0;
+  std::vector<double> maturities;       // [M] ascending, the last = t
+  std::vector<std::int64_t> levels;     // [M] time level of each maturity; the last = numT-1
   std::vector<double> time;   // [numT]
   std::vector<double> x, y;   // [numX], [numY]
   std::vector<double> px;     // [numX]  exp(2*beta*log X[i])
@@ -34,8 +47,13 @@ struct Setup {
   std::vector<double> dxx;    // [numX][3]
   std::vector<double> dyy;    // [numY][3]
   std::vector<double> dt_inv; // [numT-1]  1/(Time[g+1]-Time[g])
+  // the mixed term (used when rho != 0; model.hpp "correlated SABR")
+  std::vector<double> sx;     // [numX]    sqrt(px[i]) = X^beta
+  std::vector<double> dx1;    // [numX][3] central first-derivative weights, zero rows at the ends
+  std::vector<double> dy1;    // [numY][3]
 };
-Setup make_setup(const Params& p);  // validates first
+// Validates first. maturities: empty means {t}.
+Setup make_setup(const Params& p, const std::vector<double>& maturities = {});
 
 // The y direction's implicit systems do not depend on the strike nor on the row i
 // (VarY = nu^2 is constant): their explicit weights gy = 0.5*VarY*Dyy[j][k], and per
@@ -72,6 +90,33 @@ YTables<Real> make_y_tables(const Setup& s) {
     }
   }
   return t;
+}
+
+// The mixed term's tables (rho != 0), in Real: sx [numX], sq [numT-1][numY] =
+// sqrt(py[j]*pt[g]) (computed in double), dx1, dy1; the step g view is step(g).
+template <class Real>
+struct MixedTables {
+  Real rho_nu = 0;
+  std::int64_t nx = 0, ny = 0;
+  std::vector<Real> sx, sq, dx1, dy1;
+  MixedStep<Real> step(std::int64_t g) const {
+    return {sx.data(), sq.data() + g * ny, dx1.data(), dy1.data(), rho_nu, nx, ny};
+  }
+};
+template <class Real>
+MixedTables<Real> make_mixed_tables(const Setup& s) {
+  MixedTables<Real> m;
+  m.rho_nu = Real(s.p.rho * s.p.nu);
+  m.nx = s.p.num_x;
+  m.ny = s.p.num_y;
+  m.sx.assign(s.sx.begin(), s.sx.end());
+  m.dx1.assign(s.dx1.begin(), s.dx1.end());
+  m.dy1.assign(s.dy1.begin(), s.dy1.end());
+  const std::int64_t steps = s.p.num_t - 1;
+  m.sq.resize(steps * m.ny);
+  for (std::int64_t g = 0; g < steps; ++g)
+    for (std::int64_t j = 0; j < m.ny; ++j) m.sq[g * m.ny + j] = Real(std::sqrt(s.py[j] * s.pt[g]));
+  return m;
 }
 
 // CPU backend (OpenMP; the reference): prices of strikes [0, OUTER). Same bits for
@@ -114,6 +159,46 @@ std::vector<double> prices_from_weights(const Setup& s, Precision precision, con
                                         StrikeRange range);
 std::vector<double> solve_cpu_adjoint(const Setup& s, Precision precision, StrikeRange range);
 
+// ---- contracts, functionals, several maturities ---------------------------------------
+// A contract: a call or put of strike K expiring at maturity index m (Setup::maturities).
+struct Contract {
+  std::int64_t maturity = 0;
+  double strike = 0;
+  bool put = false;
+};
+// A linear functional of the time-0 grid, sum_k coef[k] * R[i[k]][j[k]]: the price is
+// R[indX][indY]; the Greeks are difference quotients of the neighbours (below).
+struct Functional {
+  std::string name;
+  std::vector<std::int64_t> i, j;
+  std::vector<double> coef;
+};
+// The price, and with greeks: delta = dR/dX and gamma = d2R/dX2 at (indX, indY) by the
+// grid's central weights (spec "Operators"), vega = dR/dalpha = (dR/dY)/alpha (Y starts
+// at log alpha; the model depends on alpha only there). Bad input when the spot's
+// point has no neighbour (indX or indY on the grid's edge).
+std::vector<Functional> functionals_of(const Setup& s, bool greeks);
+
+// The adjoint pass for several functionals and every maturity: W[f][m][i] (flattened,
+// f-major) = sum_j of the weights of functional f after levels[m] transposed steps,
+// so that f(payoff placed at maturity m) = sum_i W[f][m][i] * payoff(X[i]). With rho
+// != 0 the transposed modified Craig-Sneyd step (docs/price.md). For one functional
+// (the price) and one maturity it is adjoint_weights_cpu(s, precision), bit for bit.
+// progress: called with the number of steps done (may be null).
+std::vector<double> adjoint_weights_cpu(const Setup& s, Precision precision, const std::vector<Functional>& fs,
+                                        const std::function<void(std::int64_t)>& progress = {});
+// value = sum_i W[i] * Real(payoff(X[i])) in double, i ascending (prices_from_weights's
+// arithmetic; a FinPar strike gives the same bits).
+double contract_value(const Setup& s, Precision precision, const double* weights, double strike, bool put);
+
+// The forward method for contracts: each contract's payoff rolled back from its
+// maturity's level, then every functional read from the time-0 grid: out[f][c].
+// Any rho (with rho != 0 a plain implementation of the modified Craig-Sneyd step:
+// the reference the adjoint is tested against). progress: contracts done.
+std::vector<double> solve_cpu_contracts(const Setup& s, Precision precision, const std::vector<Contract>& contracts,
+                                        const std::vector<Functional>& fs,
+                                        const std::function<void(std::int64_t)>& progress = {});
+
 #ifdef NUMPIPE_HAVE_CUDA
 struct CudaRun {
   double seconds = 0;          // device time of the solve (CUDA events), slowest device
@@ -136,6 +221,19 @@ std::vector<double> solve_cuda(const Setup& s, Precision precision, StrikeRange 
 // The adjoint weights W (see above) on device `device`; run->seconds: device time
 // of the whole pass (CUDA events), run->kernel "adjoint".
 std::vector<double> adjoint_weights_cuda(const Setup& s, Precision precision, int device, CudaRun* run = nullptr);
+// The adjoint pass of several lanes at once, each lane a setup (all with the same
+// numX, numY and time grid; any model parameters) and a functional: W[lane][m][i].
+// The lanes run in the same kernels (a grid dimension), so a batch of a few costs
+// about what one does: the Greeks' functionals, calibration's finite differences.
+struct Lane {
+  const Setup* setup = nullptr;
+  const Functional* functional = nullptr;
+};
+std::vector<double> adjoint_weights_cuda(const std::vector<Lane>& lanes, Precision precision, int device,
+                                         CudaRun* run = nullptr);
+// Forward method for contracts (rho = 0 only): out[f][c] like solve_cpu_contracts.
+std::vector<double> solve_cuda_contracts(const Setup& s, Precision precision, const std::vector<Contract>& contracts,
+                                         const std::vector<Functional>& fs, int device, CudaRun* run = nullptr);
 #endif
 
 // ---- streams ---------------------------------------------------------------------------
