@@ -1,4 +1,5 @@
 // gen-input price: LocVolCalib problems (FinPar data sets, custom sizes, sweeps).
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -54,7 +55,8 @@ void set_field(price::Params& p, const std::string& key, const std::string& valu
   else if (key == "alpha") p.alpha = parse_number(key, value, where);
   else if (key == "nu") p.nu = parse_number(key, value, where);
   else if (key == "beta") p.beta = parse_number(key, value, where);
-  else fail_input(where + "unknown key '" + key + "' (keys: dataset outer num_x num_y num_t s0 t alpha nu beta)");
+  else if (key == "rho") p.rho = parse_number(key, value, where);
+  else fail_input(where + "unknown key '" + key + "' (keys: dataset outer num_x num_y num_t s0 t alpha nu beta rho)");
 }
 
 // --sweep FILE: one problem per line, "key=value" pairs applied on top of the
@@ -88,6 +90,29 @@ std::vector<price::Params> read_sweep(const std::string& path, const price::Para
   return out;
 }
 
+// A comma list of numbers, or A:B:N for N evenly spaced values from A to B.
+std::vector<double> parse_list(const std::string& option, const std::string& text) {
+  std::vector<double> out;
+  const std::string where = "--";
+  if (std::count(text.begin(), text.end(), ':') == 2 && text.find(',') == std::string::npos) {
+    const auto c1 = text.find(':'), c2 = text.find(':', c1 + 1);
+    const double a = parse_number(option, text.substr(0, c1), where), b = parse_number(option, text.substr(c1 + 1, c2 - c1 - 1), where);
+    const std::int64_t n = parse_size(option, text.substr(c2 + 1), where);
+    if (n < 1 || n > price::kMaxSide) fail_input("--" + option + " A:B:N needs 1 <= N <= " + std::to_string(price::kMaxSide) + ", got " + std::to_string(n));
+    if (n == 1 && a != b) fail_input("--" + option + " A:B:1 needs A = B, got '" + text + "'");
+    for (std::int64_t k = 0; k < n; ++k)
+      out.push_back(k == n - 1 ? b : a + (b - a) * static_cast<double>(k) / static_cast<double>(n - 1));
+    return out;
+  }
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.empty()) fail_input("--" + option + ": empty item in '" + text + "'");
+    out.push_back(parse_number(option, item, where));
+  }
+  if (out.empty()) fail_input("--" + option + ": no values in '" + text + "'");
+  return out;
+}
+
 int run_price(int argc, char** argv) {
   Cli cli({"gen-input price", "Write LocVolCalib problems (kind price.input)", "",
            "  gen-input price --dataset large | price | verify --text-ref share/ref/finpar-locvolcalib/large.output.data "
@@ -102,21 +127,73 @@ int run_price(int argc, char** argv) {
       "s0", "Spot", cxxopts::value<std::string>(), "X")("t,maturity", "Maturity t (years)", cxxopts::value<std::string>(), "X")(
       "alpha", "alpha", cxxopts::value<std::string>(), "X")("nu", "nu (volatility of Y)", cxxopts::value<std::string>(), "X")(
       "beta", "beta (local-volatility exponent)", cxxopts::value<std::string>(), "X")(
+      "rho", "Correlation of the spot's and the volatility's Brownian motions, in (-1, 1) (default 0)",
+      cxxopts::value<std::string>(), "R")(
       "sweep", "Many problems: one line of key=value pairs per problem, on top of the options above",
       cxxopts::value<std::string>(), "FILE");
+  cli.add("Contracts")("strikes", "Strikes: a comma list, or A:B:N for N evenly spaced from A to B (default: "
+                       "FinPar's 0.001*o for o < OUTER)", cxxopts::value<std::string>(), "LIST")(
+      "option", "call or put (default call)", cxxopts::value<std::string>(), "TYPE")(
+      "maturities", "Maturities in years, ascending comma list or A:B:N; the grid's time axis reaches the "
+      "longest (replaces -t)", cxxopts::value<std::string>(), "LIST")(
+      "steps-per-year", "Time steps per year over the longest maturity (replaces --num-t)",
+      cxxopts::value<std::string>(), "N");
   cli.parse(argc, argv);
   price::Params base = dataset(cli.get<std::string>("dataset"));
   bool custom = false;
-  for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta"})
+  for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta", "rho",
+                          "strikes", "option", "maturities", "steps-per-year"})
     custom = custom || cli.has(key);
-  for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta"})
+  for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta", "rho"})
     if (cli.has(key))
       set_field(base, std::string(key) == "maturity" ? "t" : key, cli.get<std::string>(key), std::string("--"));
-  std::vector<price::Params> problems;
-  if (cli.has("sweep")) problems = read_sweep(cli.get<std::string>("sweep"), base);
-  else {
-    price::validate(base);
-    problems.push_back(base);
+  price::Problem shape;  // the contracts every problem gets
+  if (cli.has("strikes")) {
+    if (cli.has("outer")) fail_input("give --strikes or --outer, not both (--strikes sets the count)");
+    shape.strikes = parse_list("strikes", cli.get<std::string>("strikes"));
+    shape.user_strikes = true;
+  }
+  if (cli.has("option")) {
+    const std::string o = cli.get<std::string>("option");
+    if (o != "call" && o != "put") fail_input("--option must be call or put, got '" + o + "'");
+    shape.put = o == "put";
+  }
+  if (cli.has("maturities")) {
+    if (cli.has("maturity")) fail_input("give --maturities or -t/--maturity, not both");
+    shape.maturities = parse_list("maturities", cli.get<std::string>("maturities"));
+  }
+  double steps_per_year = 0;
+  if (cli.has("steps-per-year")) {
+    if (cli.has("num-t")) fail_input("give --steps-per-year or --num-t, not both");
+    steps_per_year = parse_number("steps-per-year", cli.get<std::string>("steps-per-year"), "--");
+    if (!(steps_per_year > 0 && steps_per_year <= 1e6))
+      fail_input("--steps-per-year must be in (0, 1e6], got " + cli.get<std::string>("steps-per-year"));
+  }
+  // the contracts on one problem's parameters
+  auto shaped = [&](price::Params p, const std::string& where) {
+    price::Problem pr = shape;
+    if (pr.user_strikes) p.outer = static_cast<std::int64_t>(pr.strikes.size());
+    if (!pr.maturities.empty()) p.t = pr.maturities.back();
+    if (steps_per_year > 0) p.num_t = static_cast<std::int64_t>(std::ceil(steps_per_year * p.t - 1e-9)) + 1;
+    if (pr.maturities.size() == 1) pr.maturities.clear();  // one maturity: t itself
+    pr.p = p;
+    try {
+      price::validate(p);
+      std::vector<std::int64_t> levels;
+      price::time_grid(p, pr.maturities, &levels);
+      price::check_contracts(pr, [](std::size_t) { return std::string(); });
+    } catch (const Error& e) {
+      fail_input(where + e.what());
+    }
+    return pr;
+  };
+  std::vector<price::Problem> problems;
+  if (cli.has("sweep")) {
+    int n = 0;
+    for (const price::Params& p : read_sweep(cli.get<std::string>("sweep"), base))
+      problems.push_back(shaped(p, "--sweep " + cli.get<std::string>("sweep") + ": parameter set " + std::to_string(++n) + ": "));
+  } else {
+    problems.push_back(shaped(base, ""));
   }
   OutputFile out(cli.output());
   StreamWriter writer(out);
@@ -125,7 +202,7 @@ int run_price(int argc, char** argv) {
     const std::string name = cli.get<std::string>("dataset");
     json attrs = {{"dataset", cli.has("sweep") ? "sweep from " + name : custom ? "custom from " + name : name},
                   {"index", k}};
-    writer.write(price::make_problem_record(problems[k], cli.stamp(attrs)));
+    for (const Record& r : price::problem_records(problems[k], cli.stamp(attrs))) writer.write(r);
   }
   writer.finish();
   out.commit();
