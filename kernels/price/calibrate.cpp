@@ -101,7 +101,7 @@ class Residuals {
       Problem trial = pr_;
       trial.p = params_at(points[k]);
       try {
-        check_contracts(trial, [](std::size_t) { return std::string(); });  // strikes inside the trial grid
+        check_contracts(trial, [](std::size_t) { return std::string(); }, false);  // strikes inside the trial grid
         setups.push_back(make_setup(trial.p, pr_.maturities));
         which.push_back(k);
       } catch (const Error& e) {
@@ -237,6 +237,7 @@ CalibrationResult calibrate(const Problem& pr, const CalibrationOptions& options
   if (pr.quotes.size() < n)
     fail_input("--calibrate: " + std::to_string(pr.quotes.size()) + " quotes cannot determine " + std::to_string(n) +
                " parameters");
+  make_setup(pr.p, pr.maturities);  // the start must give a valid grid (bad input says why)
   Residuals res(pr, options.fit, engine, progress);
   CalibrationResult out;
   out.names = options.fit;

@@ -313,8 +313,9 @@ std::vector<Record> problem_records(const Problem& pr, json attrs);
 // >= 0, inside [intrinsic, upper), non-increasing (calls) / non-decreasing (puts) in
 // the strike and convex in it at each maturity, non-decreasing in the maturity at
 // each strike; implied vols finite and > 0; weights finite and >= 0. where(k) names
-// row k in messages ("quotes.txt:7: ", "quotes row 7: ").
-void check_contracts(const Problem& pr, const std::function<std::string(std::size_t)>& where);
+// row k in messages ("quotes.txt:7: ", "quotes row 7: "). quotes = false: the strikes
+// and maturities only.
+void check_contracts(const Problem& pr, const std::function<std::string(std::size_t)>& where, bool quotes = true);
 
 // Work counted from the algorithm (for profile records and the benchmark):
 // fp64/fp32 operations and the bytes a two-pass-per-step design moves.

@@ -64,7 +64,7 @@ std::vector<Contract> Problem::contracts() const {
   return out;
 }
 
-void check_contracts(const Problem& pr, const std::function<std::string(std::size_t)>& where) {
+void check_contracts(const Problem& pr, const std::function<std::string(std::size_t)>& where, bool quotes) {
   const Params& p = pr.p;
   const double x_last = x_point(x_step(p), static_cast<std::int64_t>(std::floor(p.s0 / x_step(p))), p.s0, p.num_x - 1);
   auto check_strike = [&](double k, const std::string& at) {
@@ -91,7 +91,7 @@ void check_contracts(const Problem& pr, const std::function<std::string(std::siz
     if (std::find(ms.begin(), ms.end(), q.maturity) == ms.end())
       fail_input(at + "maturity " + num(q.maturity) + " is not one of the problem's maturities");
     if (!std::isfinite(q.weight) || q.weight < 0) fail_input(at + "weight must be finite and >= 0, got " + num(q.weight));
-    if (pr.quote_kind == QuoteKind::none) continue;
+    if (pr.quote_kind == QuoteKind::none || !quotes) continue;
     if (!std::isfinite(q.quote)) fail_input(at + "the quote is missing or not finite: " + num(q.quote));
     if (pr.quote_kind == QuoteKind::implied_vol) {
       if (q.quote <= 0) fail_input(at + "implied_vol must be > 0, got " + num(q.quote));
@@ -109,7 +109,7 @@ void check_contracts(const Problem& pr, const std::function<std::string(std::siz
                  (q.put ? "put (its strike)" : "call (the spot)") + " can be worth (arbitrage)");
     price[r] = q.quote;
   }
-  if (pr.quote_kind == QuoteKind::none) return;
+  if (pr.quote_kind == QuoteKind::none || !quotes) return;
   // static arbitrage between quotes: per (maturity, type) along the strike, per
   // (strike, type) along the maturity; a small slack for quotes rounded to print
   const double slack = 1e-10 * p.s0;
