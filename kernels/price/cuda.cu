@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <thread>
@@ -853,6 +854,27 @@ std::vector<double> solve(const Setup& s, StrikeRange range, const std::vector<i
   return out;
 }
 
+// A CUDA stream and a graph (RAII).
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { NUMPIPE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s; }
+};
+struct Graph {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  Graph() = default;
+  ~Graph() {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+  }
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+};
+
 // The lanes' tables on the device (lane-major), built on the host in Real exactly as
 // the CPU backend builds them.
 template <class Real>
@@ -982,49 +1004,69 @@ std::vector<double> adjoint_on_device(const std::vector<Lane>& lanes, int dev, C
     run->kernel = mixed ? "adjoint, mixed term" : "adjoint";
     run->device_bytes = state_bytes + xinv_lane * n_lanes * sizeof(Real);
   }
-  CudaEventTimer timer;
-  timer.start();
+  // The pass's launches (2 or 4 kernels per step, hundreds of steps) are captured into
+  // a CUDA graph and launched as one: the kernels are short (latency-bound lines), so
+  // the gaps between launches matter. NUMPIPE_PRICE_GRAPH=0 launches them one by one
+  // (tuning; the same kernels, the same bits).
+  const char* graph_env = std::getenv("NUMPIPE_PRICE_GRAPH");
+  const bool use_graph = !(graph_env && std::string(graph_env) == "0");
+  Stream stream;
   const int fb = std::min(128, ((ny + kWarp - 1) / kWarp) * kWarp);
   const dim3 y_grid((nx + y_warps - 1) / y_warps, n_lanes), x_grid((ny + x_warps - 1) / x_warps, n_lanes);
-  int next = 0;  // the next maturity level to record
-  for (int g = 0; g < steps; ++g) {
-    const int slot = g % batch;
-    if (slot == 0) {
-      const int count = std::min(batch, steps - g);
-      x_factor_lanes_kernel<Real><<<dim3((ny + fb - 1) / fb, count, n_lanes), fb>>>(d_xinv.data(), xinv_lane, t, g, count);
+  auto launch_pass = [&](cudaStream_t st) {
+    int next = 0;  // the next maturity level to record
+    for (int g = 0; g < steps; ++g) {
+      const int slot = g % batch;
+      if (slot == 0) {
+        const int count = std::min(batch, steps - g);
+        x_factor_lanes_kernel<Real><<<dim3((ny + fb - 1) / fb, count, n_lanes), fb, 0, st>>>(d_xinv.data(), xinv_lane,
+                                                                                            t, g, count);
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+      }
+      const Real* xinv = d_xinv.data() + std::size_t(slot) * grid;
+      if (g == 0)
+        adjoint_y_kernel<Real, kFromStart><<<y_grid, y_warps * kWarp, y_smem, st>>>(t, g, mixed, d_w0.data(), d_y.data(),
+                                                                                   d_p.data(), d_r.data(), d_z.data());
+      else
+        adjoint_y_kernel<Real, kFromExplicit><<<y_grid, y_warps * kWarp, y_smem, st>>>(
+            t, g, mixed, d_w0.data(), d_y.data(), d_p.data(), d_r.data(), d_z.data());
       NUMPIPE_CUDA_CHECK_LAUNCH();
+      adjoint_x_kernel<Real, false><<<x_grid, x_warps * kWarp, x_smem, st>>>(t, g, d_z.data(), xinv, xinv_lane,
+                                                                            d_y.data(), d_p.data(), d_r.data());
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+      if (mixed) {
+        adjoint_y_kernel<Real, kFromHalfMixed><<<y_grid, y_warps * kWarp, y_smem, st>>>(
+            t, g, mixed, d_w0.data(), d_y.data(), d_p.data(), d_r.data(), d_c.data());
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+        adjoint_x_kernel<Real, true><<<x_grid, x_warps * kWarp, x_smem, st>>>(t, g, d_c.data(), xinv, xinv_lane,
+                                                                             d_y.data(), d_p.data(), d_r.data());
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+      }
+      if (next < m_count && g + 1 == s.levels[next]) {
+        adjoint_sum_kernel<Real><<<dim3((nx + 3) / 4, n_lanes), 4 * kWarp, 0, st>>>(
+            t, g, mixed, d_y.data(), d_p.data(), d_r.data(), d_weights.data() + std::size_t(next) * nx, w_lane);
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+        ++next;
+      }
     }
-    const Real* xinv = d_xinv.data() + std::size_t(slot) * grid;
-    if (g == 0)
-      adjoint_y_kernel<Real, kFromStart><<<y_grid, y_warps * kWarp, y_smem>>>(t, g, mixed, d_w0.data(), d_y.data(),
-                                                                             d_p.data(), d_r.data(), d_z.data());
-    else
-      adjoint_y_kernel<Real, kFromExplicit><<<y_grid, y_warps * kWarp, y_smem>>>(t, g, mixed, d_w0.data(), d_y.data(),
-                                                                                d_p.data(), d_r.data(), d_z.data());
-    NUMPIPE_CUDA_CHECK_LAUNCH();
-    adjoint_x_kernel<Real, false><<<x_grid, x_warps * kWarp, x_smem>>>(t, g, d_z.data(), xinv, xinv_lane, d_y.data(),
-                                                                      d_p.data(), d_r.data());
-    NUMPIPE_CUDA_CHECK_LAUNCH();
-    if (mixed) {
-      adjoint_y_kernel<Real, kFromHalfMixed><<<y_grid, y_warps * kWarp, y_smem>>>(
-          t, g, mixed, d_w0.data(), d_y.data(), d_p.data(), d_r.data(), d_c.data());
-      NUMPIPE_CUDA_CHECK_LAUNCH();
-      adjoint_x_kernel<Real, true><<<x_grid, x_warps * kWarp, x_smem>>>(t, g, d_c.data(), xinv, xinv_lane, d_y.data(),
-                                                                       d_p.data(), d_r.data());
-      NUMPIPE_CUDA_CHECK_LAUNCH();
-    }
-    if (next < m_count && g + 1 == s.levels[next]) {
-      adjoint_sum_kernel<Real><<<dim3((nx + 3) / 4, n_lanes), 4 * kWarp>>>(
-          t, g, mixed, d_y.data(), d_p.data(), d_r.data(), d_weights.data() + std::size_t(next) * nx, w_lane);
-      NUMPIPE_CUDA_CHECK_LAUNCH();
-      ++next;
-    }
+  };
+  Graph graph;
+  if (use_graph) {
+    NUMPIPE_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+    launch_pass(stream.get());
+    NUMPIPE_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph.graph));
+    NUMPIPE_CUDA_CHECK(cudaGraphInstantiate(&graph.exec, graph.graph, 0));
   }
-  timer.stop();
+  CudaEventTimer timer;
+  timer.start(stream.get());
+  if (use_graph) NUMPIPE_CUDA_CHECK(cudaGraphLaunch(graph.exec, stream.get()));
+  else launch_pass(stream.get());
+  timer.stop(stream.get());
+  if (run) run->seconds = timer.seconds();  // waits for the pass
+  NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   std::vector<double> weights(static_cast<std::size_t>(w_lane * n_lanes));
   d_weights.copy_to_host(weights.data(), weights.size());
   NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
-  if (run) run->seconds = timer.seconds();
   return weights;
 }
 

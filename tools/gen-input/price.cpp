@@ -90,6 +90,121 @@ std::vector<price::Params> read_sweep(const std::string& path, const price::Para
   return out;
 }
 
+// ---- --from-text FILE: a quote table -------------------------------------------------
+// A header line naming the columns (any order, case-insensitive): strike, maturity,
+// type (call/put, c/p, or +1/-1), optionally a quote (price, or implied_vol/vol) and
+// weight; fields separated by commas or blanks; '#' starts a comment.
+// TODO(text-table): read with common/text_table's reader once it takes headers.
+struct QuoteTable {
+  std::vector<std::string> names;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<int> lines;
+};
+
+QuoteTable read_quote_table(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail_input("--from-text: cannot open '" + path + "'");
+  QuoteTable t;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (auto h = line.find('#'); h != std::string::npos) line.erase(h);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    for (char& c : line)
+      if (c == ',' || c == ';' || c == '\t') c = ' ';
+    std::istringstream ss(line);
+    std::vector<std::string> fields;
+    for (std::string f; ss >> f;) fields.push_back(f);
+    if (fields.empty()) continue;
+    if (t.names.empty()) {
+      for (std::string f : fields) {
+        std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return std::tolower(c); });
+        t.names.push_back(f);
+      }
+      continue;
+    }
+    if (fields.size() != t.names.size())
+      fail_input(path + ":" + std::to_string(n) + ": expected " + std::to_string(t.names.size()) + " fields (" +
+                 std::to_string(t.names.size()) + " columns in the header), got " + std::to_string(fields.size()));
+    t.rows.push_back(fields);
+    t.lines.push_back(n);
+  }
+  if (t.names.empty()) fail_input(path + ": no header line (strike maturity type [price|implied_vol] [weight])");
+  if (t.rows.empty()) fail_input(path + ": no data rows");
+  return t;
+}
+
+// The quotes of the table on the base problem's parameters: maturities from the
+// table (the grid's t = the longest), one contract per row.
+price::Problem quotes_problem(const std::string& path, price::Params p, bool t_given, double steps_per_year) {
+  const QuoteTable t = read_quote_table(path);
+  auto column = [&](std::initializer_list<const char*> keys, bool required) -> long {
+    for (const char* key : keys)
+      for (std::size_t c = 0; c < t.names.size(); ++c)
+        if (t.names[c] == key) return static_cast<long>(c);
+    if (required) {
+      std::string have;
+      for (const auto& n : t.names) have += (have.empty() ? "" : ", ") + n;
+      fail_input(path + ": no column '" + *keys.begin() + "' (columns: " + have + "; want strike, maturity, type and "
+                 "optionally price or implied_vol, and weight)");
+    }
+    return -1;
+  };
+  const long c_strike = column({"strike", "k"}, true), c_maturity = column({"maturity", "t", "expiry"}, true);
+  const long c_type = column({"type", "option"}, true);
+  const long c_price = column({"price", "quote"}, false), c_vol = column({"implied_vol", "vol", "iv"}, false);
+  const long c_weight = column({"weight"}, false);
+  if (c_price >= 0 && c_vol >= 0) fail_input(path + ": both a price and an implied_vol column: keep one");
+  price::Problem pr;
+  pr.quote_kind = c_price >= 0 ? price::QuoteKind::price : c_vol >= 0 ? price::QuoteKind::implied_vol
+                                                                      : price::QuoteKind::none;
+  const long c_quote = c_price >= 0 ? c_price : c_vol;
+  auto where = [&](std::size_t r) { return path + ":" + std::to_string(t.lines[r]) + ": "; };
+  auto number = [&](std::size_t r, long c) {
+    double v = 0;
+    try {
+      std::size_t used = 0;
+      v = std::stod(t.rows[r][c], &used);
+      if (used != t.rows[r][c].size()) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      fail_input(where(r) + "column '" + t.names[c] + "': not a number: '" + t.rows[r][c] + "'");
+    }
+    return v;
+  };
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    price::Quote q;
+    q.strike = number(r, c_strike);
+    q.maturity = number(r, c_maturity);
+    std::string type = t.rows[r][c_type];
+    std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (type == "call" || type == "c" || type == "1" || type == "+1") q.put = false;
+    else if (type == "put" || type == "p" || type == "-1") q.put = true;
+    else fail_input(where(r) + "type must be call or put, got '" + t.rows[r][c_type] + "'");
+    q.quote = c_quote >= 0 ? number(r, c_quote) : std::nan("");
+    q.weight = c_weight >= 0 ? number(r, c_weight) : 1.0;
+    if (!std::isfinite(q.maturity) || q.maturity <= 0)
+      fail_input(where(r) + "maturity must be finite and > 0, got " + t.rows[r][c_maturity]);
+    if (t_given && q.maturity > p.t)
+      fail_input(where(r) + "maturity " + t.rows[r][c_maturity] + " lies beyond the grid's time axis, which ends at t = " +
+                 std::to_string(p.t) + " (-t/--maturity)");
+    pr.quotes.push_back(q);
+  }
+  std::vector<double> ms;
+  for (const price::Quote& q : pr.quotes) ms.push_back(q.maturity);
+  std::sort(ms.begin(), ms.end());
+  ms.erase(std::unique(ms.begin(), ms.end()), ms.end());
+  if (!t_given) p.t = ms.back();
+  if (ms.back() != p.t) ms.push_back(p.t);  // the grid reaches t
+  pr.maturities = ms.size() > 1 ? ms : std::vector<double>{};
+  p.outer = static_cast<std::int64_t>(pr.quotes.size());
+  if (steps_per_year > 0) p.num_t = static_cast<std::int64_t>(std::ceil(steps_per_year * p.t - 1e-9)) + 1;
+  pr.p = p;
+  price::validate(p);
+  std::vector<std::int64_t> levels;
+  price::time_grid(p, pr.maturities, &levels);
+  price::check_contracts(pr, where);
+  return pr;
+}
+
 // A comma list of numbers, or A:B:N for N evenly spaced values from A to B.
 std::vector<double> parse_list(const std::string& option, const std::string& text) {
   std::vector<double> out;
@@ -137,12 +252,15 @@ int run_price(int argc, char** argv) {
       "maturities", "Maturities in years, ascending comma list or A:B:N; the grid's time axis reaches the "
       "longest (replaces -t)", cxxopts::value<std::string>(), "LIST")(
       "steps-per-year", "Time steps per year over the longest maturity (replaces --num-t)",
-      cxxopts::value<std::string>(), "N");
+      cxxopts::value<std::string>(), "N")(
+      "from-text", "A quote table: a header naming the columns strike, maturity, type (call or put) and optionally "
+      "price or implied_vol, and weight; one quote a line (replaces --strikes, --option, --maturities)",
+      cxxopts::value<std::string>(), "FILE");
   cli.parse(argc, argv);
   price::Params base = dataset(cli.get<std::string>("dataset"));
   bool custom = false;
   for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta", "rho",
-                          "strikes", "option", "maturities", "steps-per-year"})
+                          "strikes", "option", "maturities", "steps-per-year", "from-text"})
     custom = custom || cli.has(key);
   for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta", "rho"})
     if (cli.has(key))
@@ -188,7 +306,11 @@ int run_price(int argc, char** argv) {
     return pr;
   };
   std::vector<price::Problem> problems;
-  if (cli.has("sweep")) {
+  if (cli.has("from-text")) {
+    for (const char* key : {"strikes", "option", "maturities", "outer", "sweep"})
+      if (cli.has(key)) fail_input(std::string("--from-text gives the contracts: drop --") + key);
+    problems.push_back(quotes_problem(cli.get<std::string>("from-text"), base, cli.has("maturity"), steps_per_year));
+  } else if (cli.has("sweep")) {
     int n = 0;
     for (const price::Params& p : read_sweep(cli.get<std::string>("sweep"), base))
       problems.push_back(shaped(p, "--sweep " + cli.get<std::string>("sweep") + ": parameter set " + std::to_string(++n) + ": "));
