@@ -31,7 +31,7 @@ expect_exit 2 "bad.txt:2: expected 4 fields" -- gen-input price $MODEL --from-te
 q 'strike maturity type price\n1 1 call 0.1\n1.1 1 straddle 0.05\n'
 expect_exit 2 "bad.txt:3: type must be call or put, got 'straddle'" -- gen-input price $MODEL --from-text bad.txt
 q 'strike maturity type price\n1 1 call abc\n'
-expect_exit 2 "bad.txt:2: column 'price': not a number: 'abc'" -- gen-input price $MODEL --from-text bad.txt
+expect_exit 2 "bad.txt:2: column 'price': not a finite number: 'abc'" -- gen-input price $MODEL --from-text bad.txt
 q '# a comment\nstrike maturity type price\n1 1 call 0.1\n0.9 1 put -0.02\n'
 expect_exit 2 "bad.txt:4: negative price -0.02" -- gen-input price $MODEL --from-text bad.txt
 q 'strike maturity type price\n0.8 1 call 0.1\n'

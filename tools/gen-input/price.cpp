@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/text_table.hpp"
 #include "generator.hpp"
 #include "kernels/price/price.hpp"
 
@@ -91,61 +92,28 @@ std::vector<price::Params> read_sweep(const std::string& path, const price::Para
 }
 
 // ---- --from-text FILE: a quote table -------------------------------------------------
-// A header line naming the columns (any order, case-insensitive): strike, maturity,
-// type (call/put, c/p, or +1/-1), optionally a quote (price, or implied_vol/vol) and
-// weight; fields separated by commas or blanks; '#' starts a comment.
-// TODO(text-table): read with common/text_table's reader once it takes headers.
-struct QuoteTable {
-  std::vector<std::string> names;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<int> lines;
-};
-
-QuoteTable read_quote_table(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail_input("--from-text: cannot open '" + path + "'");
-  QuoteTable t;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (auto h = line.find('#'); h != std::string::npos) line.erase(h);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    for (char& c : line)
-      if (c == ',' || c == ';' || c == '\t') c = ' ';
-    std::istringstream ss(line);
-    std::vector<std::string> fields;
-    for (std::string f; ss >> f;) fields.push_back(f);
-    if (fields.empty()) continue;
-    if (t.names.empty()) {
-      for (std::string f : fields) {
-        std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return std::tolower(c); });
-        t.names.push_back(f);
-      }
-      continue;
-    }
-    if (fields.size() != t.names.size())
-      fail_input(path + ":" + std::to_string(n) + ": expected " + std::to_string(t.names.size()) + " fields (" +
-                 std::to_string(t.names.size()) + " columns in the header), got " + std::to_string(fields.size()));
-    t.rows.push_back(fields);
-    t.lines.push_back(n);
-  }
-  if (t.names.empty()) fail_input(path + ": no header line (strike maturity type [price|implied_vol] [weight])");
-  if (t.rows.empty()) fail_input(path + ": no data rows");
-  return t;
-}
+// Read by the common text-table reader (CSV or blank-separated, '#' comments; a
+// header is required): columns named strike, maturity, type (call/put, c/p, or
+// +1/-1), optionally a quote (price, or implied_vol/vol) and weight, in any order,
+// names case-insensitive.
 
 // The quotes of the table on the base problem's parameters: maturities from the
 // table (the grid's t = the longest), one contract per row.
 price::Problem quotes_problem(const std::string& path, price::Params p, bool t_given, double steps_per_year) {
-  const QuoteTable t = read_quote_table(path);
+  TextTableOptions options;
+  options.header = TextTableOptions::Header::present;
+  const TextTable t = read_text_table(path, options);
+  std::vector<std::string> lower = t.names;
+  for (std::string& n : lower) std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
   auto column = [&](std::initializer_list<const char*> keys, bool required) -> long {
     for (const char* key : keys)
-      for (std::size_t c = 0; c < t.names.size(); ++c)
-        if (t.names[c] == key) return static_cast<long>(c);
+      for (std::size_t c = 0; c < lower.size(); ++c)
+        if (lower[c] == key) return static_cast<long>(c);
     if (required) {
       std::string have;
       for (const auto& n : t.names) have += (have.empty() ? "" : ", ") + n;
-      fail_input(path + ": no column '" + *keys.begin() + "' (columns: " + have + "; want strike, maturity, type and "
-                 "optionally price or implied_vol, and weight)");
+      fail_input(t.source + ": no column '" + *keys.begin() + "' (columns: " + have + "; want strike, maturity, type "
+                 "and optionally price or implied_vol, and weight)");
     }
     return -1;
   };
@@ -153,36 +121,28 @@ price::Problem quotes_problem(const std::string& path, price::Params p, bool t_g
   const long c_type = column({"type", "option"}, true);
   const long c_price = column({"price", "quote"}, false), c_vol = column({"implied_vol", "vol", "iv"}, false);
   const long c_weight = column({"weight"}, false);
-  if (c_price >= 0 && c_vol >= 0) fail_input(path + ": both a price and an implied_vol column: keep one");
+  if (c_price >= 0 && c_vol >= 0) fail_input(t.source + ": both a price and an implied_vol column: keep one");
   price::Problem pr;
   pr.quote_kind = c_price >= 0 ? price::QuoteKind::price : c_vol >= 0 ? price::QuoteKind::implied_vol
                                                                       : price::QuoteKind::none;
   const long c_quote = c_price >= 0 ? c_price : c_vol;
-  auto where = [&](std::size_t r) { return path + ":" + std::to_string(t.lines[r]) + ": "; };
-  auto number = [&](std::size_t r, long c) {
-    double v = 0;
-    try {
-      std::size_t used = 0;
-      v = std::stod(t.rows[r][c], &used);
-      if (used != t.rows[r][c].size()) throw std::invalid_argument("trailing");
-    } catch (const std::exception&) {
-      fail_input(where(r) + "column '" + t.names[c] + "': not a number: '" + t.rows[r][c] + "'");
-    }
-    return v;
-  };
-  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+  auto where = [&](std::size_t r) { return t.where(r); };
+  const std::vector<double> strikes = t.numbers(c_strike), maturities = t.numbers(c_maturity);
+  const std::vector<double> quotes = c_quote >= 0 ? t.numbers(c_quote) : std::vector<double>(t.size(), std::nan(""));
+  const std::vector<double> weights = c_weight >= 0 ? t.numbers(c_weight) : std::vector<double>(t.size(), 1.0);
+  const std::vector<std::string> types = t.strings(c_type);
+  for (std::size_t r = 0; r < t.size(); ++r) {
     price::Quote q;
-    q.strike = number(r, c_strike);
-    q.maturity = number(r, c_maturity);
-    std::string type = t.rows[r][c_type];
+    q.strike = strikes[r];
+    q.maturity = maturities[r];
+    std::string type = types[r];
     std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
     if (type == "call" || type == "c" || type == "1" || type == "+1") q.put = false;
     else if (type == "put" || type == "p" || type == "-1") q.put = true;
-    else fail_input(where(r) + "type must be call or put, got '" + t.rows[r][c_type] + "'");
-    q.quote = c_quote >= 0 ? number(r, c_quote) : std::nan("");
-    q.weight = c_weight >= 0 ? number(r, c_weight) : 1.0;
-    if (!std::isfinite(q.maturity) || q.maturity <= 0)
-      fail_input(where(r) + "maturity must be finite and > 0, got " + t.rows[r][c_maturity]);
+    else fail_input(where(r) + "type must be call or put, got '" + types[r] + "'");
+    q.quote = quotes[r];
+    q.weight = weights[r];
+    if (q.maturity <= 0) fail_input(where(r) + "maturity must be > 0, got " + t.rows[r][c_maturity]);
     if (t_given && q.maturity > p.t)
       fail_input(where(r) + "maturity " + t.rows[r][c_maturity] + " lies beyond the grid's time axis, which ends at t = " +
                  std::to_string(p.t) + " (-t/--maturity)");
