@@ -121,7 +121,8 @@ class Residuals {
       const std::int64_t nx = pr_.p.num_x, per = static_cast<std::int64_t>(setups[0].levels.size()) * nx;
       for (std::size_t k = 0; k < setups.size(); ++k)
         for (const Contract& c : contracts_)
-          values[k].push_back(contract_value(setups[k], engine_.precision, w.data() + k * per + c.maturity * nx, c.strike, c.put));
+          values[k].push_back(contract_value(setups[k], engine_.precision, w.data() + k * per + c.maturity * nx, c.strike,
+                                             c.put, c.smooth));
       evaluations_ += static_cast<int>(setups.size());
       if (progress_) progress_(evaluations_);
     } else

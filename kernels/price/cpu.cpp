@@ -24,7 +24,7 @@ namespace {
 template <class Real>
 struct Tables {
   std::int64_t nx, ny, steps, ind_x, ind_y;
-  std::vector<double> x;
+  std::vector<double> x, half_cell;
   std::vector<Real> px, dxx, dt_inv, qy;  // qy: [steps][ny] = py[j]*pt[g]
   YTables<Real> yt;
   // The x systems' pivots of every step, [steps][nx][ny] (they do not depend on the
@@ -64,6 +64,7 @@ Tables<Real> make_tables(const Setup& s, std::uint64_t table_limit) {
   t.ind_x = s.ind_x;
   t.ind_y = s.ind_y;
   t.x = s.x;
+  t.half_cell = s.half_cell;
   t.px.assign(s.px.begin(), s.px.end());
   t.dxx.assign(s.dxx.begin(), s.dxx.end());
   t.dt_inv.assign(s.dt_inv.begin(), s.dt_inv.end());
@@ -206,9 +207,10 @@ void y_phase(const Tables<Real>& t, std::int64_t g, std::int64_t i0, std::int64_
 }
 
 template <class Real>
-void payoff(const Tables<Real>& t, double strike, bool put, Work<Real>& w, std::int64_t i0, std::int64_t i1) {
+void payoff(const Tables<Real>& t, double strike, bool put, bool smooth, Work<Real>& w, std::int64_t i0,
+            std::int64_t i1) {
   for (std::int64_t i = i0; i < i1; ++i) {
-    const Real v = Real(payoff_value(t.x[i], strike, put));
+    const Real v = Real(payoff_cell(t.x[i], smooth ? t.half_cell[i] : 0.0, strike, put));
     std::fill(w.r.begin() + i * t.ny, w.r.begin() + (i + 1) * t.ny, v);
   }
 }
@@ -223,11 +225,11 @@ std::pair<std::int64_t, std::int64_t> split(std::int64_t n, int parts, int k, st
 // thread (team = 1) or by a team of threads inside a parallel region; the time-0
 // grid is left in w.r.
 template <class Real>
-void run_strike(const Tables<Real>& t, double strike, bool put, std::int64_t level, Work<Real>& w, int team,
-                int rank) {
+void run_strike(const Tables<Real>& t, double strike, bool put, bool smooth, std::int64_t level, Work<Real>& w,
+                int team, int rank) {
   auto [r0, r1] = split(t.nx, team, rank, 1);
   auto [c0, c1] = split(t.ny, team, rank, 8);
-  payoff(t, strike, put, w, r0, r1);
+  payoff(t, strike, put, smooth, w, r0, r1);
   if (team > 1) {
 #pragma omp barrier
   }
@@ -245,7 +247,7 @@ void run_strike(const Tables<Real>& t, double strike, bool put, std::int64_t lev
 
 template <class Real>
 double run_strike(const Tables<Real>& t, std::int64_t o, Work<Real>& w, int team, int rank) {
-  run_strike(t, strike_of(o), false, t.steps, w, team, rank);
+  run_strike(t, strike_of(o), false, false, t.steps, w, team, rank);
   return static_cast<double>(w.r[t.ind_x * t.ny + t.ind_y]);
 }
 
@@ -305,7 +307,7 @@ std::vector<double> solve_contracts(const Setup& s, const std::vector<Contract>&
       Work<Real> w(t.nx, t.ny, !t.xinv.empty());
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t k = 0; k < count; ++k) {
-        run_strike(t, cs[k].strike, cs[k].put, s.levels[cs[k].maturity], w, 1, 0);
+        run_strike(t, cs[k].strike, cs[k].put, cs[k].smooth, s.levels[cs[k].maturity], w, 1, 0);
         finish(k, w);
         if (progress) {
 #pragma omp critical(price_progress)
@@ -317,7 +319,7 @@ std::vector<double> solve_contracts(const Setup& s, const std::vector<Contract>&
     Work<Real> w(t.nx, t.ny, !t.xinv.empty());
     for (std::int64_t k = 0; k < count; ++k) {
 #pragma omp parallel
-      run_strike(t, cs[k].strike, cs[k].put, s.levels[cs[k].maturity], w, omp_get_num_threads(),
+      run_strike(t, cs[k].strike, cs[k].put, cs[k].smooth, s.levels[cs[k].maturity], w, omp_get_num_threads(),
                  omp_get_thread_num());
       finish(k, w);
       if (progress) progress(k + 1);
@@ -606,7 +608,8 @@ std::vector<double> solve_contracts_mixed(const Setup& s, const std::vector<Cont
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t k = 0; k < count; ++k) {
       for (std::int64_t i = 0; i < t.nx; ++i)
-        std::fill(r.begin() + i * t.ny, r.begin() + (i + 1) * t.ny, Real(payoff_value(t.x[i], cs[k].strike, cs[k].put)));
+        std::fill(r.begin() + i * t.ny, r.begin() + (i + 1) * t.ny,
+                  Real(payoff_cell(t.x[i], cs[k].smooth ? t.half_cell[i] : 0.0, cs[k].strike, cs[k].put)));
       for (std::int64_t g = s.levels[cs[k].maturity] - 1; g >= 0; --g) mcs_step(t, mixed, g, r, v, u, y, dif, invs);
       for (std::int64_t f = 0; f < nf; ++f) out[f * count + k] = read_functional(r, t.ny, fs[f]);
       if (progress) {

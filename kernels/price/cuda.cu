@@ -49,14 +49,14 @@ constexpr int kUnroll = 8;  // rows of x_step whose loads are issued together
 // strikes: the strikes of the group (null: FinPar's 0.001*o from first_strike)
 template <class Real>
 __global__ void payoff_kernel(Real* __restrict__ r, const double* __restrict__ x, std::int64_t first_strike, int nx,
-                              int ny, const double* __restrict__ strikes, bool put) {
+                              int ny, const double* __restrict__ strikes, bool put, const double* __restrict__ half_cell) {
   const std::int64_t s = blockIdx.y;
   const double strike = strikes ? strikes[first_strike + s] : strike_of(first_strike + s);
   Real* rs = r + s * nx * ny;
   for (std::int64_t k = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; k < std::int64_t(nx) * ny;
        k += std::int64_t(gridDim.x) * blockDim.x) {
     const int i = static_cast<int>(k / ny);
-    rs[k] = Real(payoff_value(x[i], strike, put));
+    rs[k] = Real(payoff_cell(x[i], half_cell ? half_cell[i] : 0.0, strike, put));
   }
 }
 
@@ -705,6 +705,7 @@ struct DeviceResult {
 struct ForwardJob {
   const std::vector<double>* strikes = nullptr;
   bool put = false;
+  bool smooth = false;  // the payoff cell-averaged (Setup::half_cell)
   int level = -1;  // -1: numT - 1
   const std::vector<std::int64_t>* points = nullptr;
 };
@@ -775,6 +776,8 @@ DeviceResult solve_on_device(const Setup& s, int dev, std::int64_t first, std::i
   DeviceArray<double> d_out(static_cast<std::size_t>(count * points));
   DeviceArray<double> d_strikes(job.strikes ? job.strikes->size() : 1);
   if (job.strikes) d_strikes.copy_from_host(job.strikes->data(), job.strikes->size());
+  DeviceArray<double> d_cells(static_cast<std::size_t>(nx));
+  if (job.smooth) d_cells.copy_from_host(s.half_cell.data(), s.half_cell.size());
   DeviceArray<std::int64_t> d_points(static_cast<std::size_t>(points));
   if (job.points) d_points.copy_from_host(job.points->data(), job.points->size());
   const int level = job.level < 0 ? steps : job.level;
@@ -798,7 +801,8 @@ DeviceResult solve_on_device(const Setup& s, int dev, std::int64_t first, std::i
     const int gs = static_cast<int>(std::min<std::int64_t>(g_size, count - g0));
     const std::int64_t rows = std::int64_t(gs) * nx;
     payoff_kernel<Real><<<dim3(static_cast<unsigned>(std::min<std::uint64_t>((grid + 255) / 256, 1024)), gs), 256>>>(
-        d_r.data(), d_x.data(), first + g0, nx, ny, job.strikes ? d_strikes.data() : nullptr, job.put);
+        d_r.data(), d_x.data(), first + g0, nx, ny, job.strikes ? d_strikes.data() : nullptr, job.put,
+        job.smooth ? d_cells.data() : nullptr);
     NUMPIPE_CUDA_CHECK_LAUNCH();
     for (int g = level - 1; g >= 0; --g) {
       if (chunked) {
@@ -1209,7 +1213,8 @@ std::vector<double> solve_cuda_contracts(const Setup& s, Precision precision, co
     std::vector<std::size_t> members;
     std::vector<double> strikes;
     for (std::size_t c = c0; c < count; ++c)
-      if (!done[c] && contracts[c].maturity == contracts[c0].maturity && contracts[c].put == contracts[c0].put) {
+      if (!done[c] && contracts[c].maturity == contracts[c0].maturity && contracts[c].put == contracts[c0].put &&
+          contracts[c].smooth == contracts[c0].smooth) {
         members.push_back(c);
         strikes.push_back(contracts[c].strike);
         done[c] = true;
@@ -1217,6 +1222,7 @@ std::vector<double> solve_cuda_contracts(const Setup& s, Precision precision, co
     ForwardJob job;
     job.strikes = &strikes;
     job.put = contracts[c0].put;
+    job.smooth = contracts[c0].smooth;
     job.level = static_cast<int>(s.levels[contracts[c0].maturity]);
     job.points = &points;
     std::vector<double> values(strikes.size() * np);

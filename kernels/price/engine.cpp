@@ -44,7 +44,7 @@ std::vector<double> evaluate(const Setup& s, const std::vector<Contract>& contra
   for (std::int64_t f = 0; f < nf; ++f)
     for (std::int64_t c = 0; c < count; ++c)
       out[f * count + c] = contract_value(s, engine.precision, weights.data() + (f * m_count + contracts[c].maturity) * nx,
-                                          contracts[c].strike, contracts[c].put);
+                                          contracts[c].strike, contracts[c].put, contracts[c].smooth);
   return out;
 }
 

@@ -80,6 +80,24 @@ NUMPIPE_HD_INLINE double payoff_value(double x, double strike, bool put) {
   return put ? fmax(strike - x, 0.0) : fmax(x - strike, 0.0);
 }
 
+// The payoff averaged over [X - c, X + c] (c = 0: the value at X). A node's cell
+// symmetric about it keeps linear functions exact (so put-call parity holds exactly)
+// and makes a price a smooth function of the strike's position between two nodes
+// instead of the piecewise-linear one of point values (cell averaging of the
+// payoff's kink: Pooley, Vetzal and Forsyth, J. Comput. Finance 6(4), 2003).
+NUMPIPE_HD_INLINE double payoff_cell(double x, double c, double strike, bool put) {
+  if (c <= 0) return payoff_value(x, strike, put);
+  const double lo = x - c, hi = x + c;
+  if (put) {
+    if (strike >= hi) return strike - x;
+    if (strike <= lo) return 0.0;
+    return (strike - lo) * (strike - lo) / (4.0 * c);
+  }
+  if (strike <= lo) return x - strike;
+  if (strike >= hi) return 0.0;
+  return (hi - strike) * (hi - strike) / (4.0 * c);
+}
+
 // VarX[j][i] = exp(2*(beta*log(X[i]) + Y[j] - 0.5*nu^2*Time[g])) (spec "Time loop"),
 // evaluated in separable form: px[i] = exp(2*beta*log X[i]), py[j] = exp(2*Y[j]),
 // pt[g] = exp(-nu^2*Time[g]); VarX = px[i] * (py[j]*pt[g]). The same value up to

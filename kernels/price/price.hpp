@@ -50,6 +50,7 @@ struct Setup {
   // the mixed term (used when rho != 0; model.hpp "correlated SABR")
   std::vector<double> sx;     // [numX]    sqrt(px[i]) = X^beta
   std::vector<double> dx1;    // [numX][3] central first-derivative weights, zero rows at the ends
+  std::vector<double> half_cell;  // [numX] half the smaller gap to a neighbour (0 at the ends)
   std::vector<double> dy1;    // [numY][3]
 };
 // Validates first. maturities: empty means {t}.
@@ -161,10 +162,14 @@ std::vector<double> solve_cpu_adjoint(const Setup& s, Precision precision, Strik
 
 // ---- contracts, functionals, several maturities ---------------------------------------
 // A contract: a call or put of strike K expiring at maturity index m (Setup::maturities).
+// smooth: the payoff cell-averaged over each node's symmetric cell (Setup::half_cell;
+// model.hpp payoff_cell), as the user's contracts are priced; false: the spec's point
+// values, as FinPar's strikes are.
 struct Contract {
   std::int64_t maturity = 0;
   double strike = 0;
   bool put = false;
+  bool smooth = false;
 };
 // A linear functional of the time-0 grid, sum_k coef[k] * R[i[k]][j[k]]: the price is
 // R[indX][indY]; the Greeks are difference quotients of the neighbours (below).
@@ -189,7 +194,8 @@ std::vector<double> adjoint_weights_cpu(const Setup& s, Precision precision, con
                                         const std::function<void(std::int64_t)>& progress = {});
 // value = sum_i W[i] * Real(payoff(X[i])) in double, i ascending (prices_from_weights's
 // arithmetic; a FinPar strike gives the same bits).
-double contract_value(const Setup& s, Precision precision, const double* weights, double strike, bool put);
+double contract_value(const Setup& s, Precision precision, const double* weights, double strike, bool put,
+                      bool smooth = false);
 
 // The forward method for contracts: each contract's payoff rolled back from its
 // maturity's level, then every functional read from the time-0 grid: out[f][c].

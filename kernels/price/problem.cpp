@@ -54,13 +54,13 @@ std::vector<Contract> Problem::contracts() const {
     const std::vector<double> ms = maturities.empty() ? std::vector<double>{p.t} : maturities;
     for (const Quote& q : quotes) {
       const auto it = std::find(ms.begin(), ms.end(), q.maturity);
-      out.push_back({static_cast<std::int64_t>(it - ms.begin()), q.strike, q.put});
+      out.push_back({static_cast<std::int64_t>(it - ms.begin()), q.strike, q.put, true});
     }
     return out;
   }
   const std::int64_t m_count = maturities.empty() ? 1 : static_cast<std::int64_t>(maturities.size());
   for (std::int64_t m = 0; m < m_count; ++m)
-    for (std::int64_t k = 0; k < p.outer; ++k) out.push_back({m, strike(k), put});
+    for (std::int64_t k = 0; k < p.outer; ++k) out.push_back({m, strike(k), put, user_strikes});
   return out;
 }
 

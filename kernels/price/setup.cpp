@@ -152,6 +152,8 @@ Setup make_setup(const Params& p, const std::vector<double>& maturities) {
   for (std::int64_t i = 0; i < nx; ++i) dd_weights(s.x.data(), nx, i, &s.dxx[3 * i]);
   s.dyy.resize(3 * ny);
   for (std::int64_t j = 0; j < ny; ++j) dd_weights(s.y.data(), ny, j, &s.dyy[3 * j]);
+  s.half_cell.assign(nx, 0.0);
+  for (std::int64_t i = 1; i + 1 < nx; ++i) s.half_cell[i] = 0.5 * std::min(s.x[i] - s.x[i - 1], s.x[i + 1] - s.x[i]);
   s.sx.resize(nx);
   s.dx1.resize(3 * nx);
   for (std::int64_t i = 0; i < nx; ++i) {
@@ -192,10 +194,10 @@ const char* method_name(Method m) { return m == Method::forward ? "forward" : "a
 
 namespace {
 template <class Real>
-double weighted_payoff(const Setup& s, const double* weights, double strike, bool put) {
+double weighted_payoff(const Setup& s, const double* weights, double strike, bool put, bool smooth) {
   double sum = 0;
   for (std::int64_t i = 0; i < s.p.num_x; ++i)
-    sum += weights[i] * static_cast<double>(Real(payoff_value(s.x[i], strike, put)));
+    sum += weights[i] * static_cast<double>(Real(payoff_cell(s.x[i], smooth ? s.half_cell[i] : 0.0, strike, put)));
   return sum;
 }
 
@@ -223,9 +225,10 @@ std::vector<double> prices_from_weights(const Setup& s, Precision precision, con
                                       : weighted_payoffs<float>(s, weights, range);
 }
 
-double contract_value(const Setup& s, Precision precision, const double* weights, double strike, bool put) {
-  return precision == Precision::fp64 ? weighted_payoff<double>(s, weights, strike, put)
-                                      : weighted_payoff<float>(s, weights, strike, put);
+double contract_value(const Setup& s, Precision precision, const double* weights, double strike, bool put,
+                      bool smooth) {
+  return precision == Precision::fp64 ? weighted_payoff<double>(s, weights, strike, put, smooth)
+                                      : weighted_payoff<float>(s, weights, strike, put, smooth);
 }
 
 json params_json(const Params& p) {
