@@ -202,7 +202,8 @@ std::vector<Record> calibrate_problem(const Cli& cli, const price::Problem& pr, 
 int main(int argc, char** argv) {
   using namespace numpipe;
   return run_tool("price", [&]() -> int {
-    Cli cli({"price", "Price options by LocVolCalib (local volatility, Crank-Nicolson ADI), one price per strike", "",
+    Cli cli({"price", "Price options under SABR-type stochastic volatility by Crank-Nicolson ADI (FinPar's LocVolCalib "
+             "by default): prices, Greeks, implied volatilities, calibration to quotes", "",
              "  gen-input price --dataset large | price | verify --text-ref share/ref/finpar-locvolcalib/large.output.data "
              "--array price --range 0:128 --rtol 1e-4\n"
              "  gen-input price --dataset xl | price --backend cuda --devices all --profile run.prof | inspect"},

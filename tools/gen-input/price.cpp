@@ -189,7 +189,8 @@ std::vector<double> parse_list(const std::string& option, const std::string& tex
 }
 
 int run_price(int argc, char** argv) {
-  Cli cli({"gen-input price", "Write LocVolCalib problems (kind price.input)", "",
+  Cli cli({"gen-input price", "Write option-pricing problems (kind price.input): FinPar's LocVolCalib data sets, "
+           "or the user's strikes, maturities and quote tables", "",
            "  gen-input price --dataset large | price | verify --text-ref share/ref/finpar-locvolcalib/large.output.data "
            "--array price --range 0:128 --rtol 1e-4"},
           kOutput);
@@ -291,7 +292,7 @@ int run_price(int argc, char** argv) {
   return 0;
 }
 
-const RegisterGenerator reg{{"price", "LocVolCalib (FinPar) option-pricing problems", run_price}};
+const RegisterGenerator reg{{"price", "option-pricing problems (FinPar's LocVolCalib, the user's contracts, quote tables)", run_price}};
 
 }  // namespace
 }  // namespace numpipe
