@@ -83,12 +83,25 @@ std::vector<Record> price_contracts(const Cli& cli, const price::Problem& pr, co
     const double flops = static_cast<double>(fs.size()) * (engine.method == price::Method::adjoint
                                                                ? price::adjoint_flops_of(pr.p)
                                                                : price::flops_of(pr.p));
+    // Bytes by the traffic model of FinPar's path (docs/profile.md): the adjoint one
+    // grid's pass per functional (two solves of each kind a step with the mixed term),
+    // plus a weight and a payoff per contract and x point; forward, every contract's grid
+    price::Params one_grid = pr.p;
+    one_grid.outer = 1;
+    price::Params all = pr.p;
+    all.outer = static_cast<std::int64_t>(contracts.size());
+    const double bytes =
+        engine.method == price::Method::adjoint
+            ? static_cast<double>(fs.size()) * (pr.p.rho != 0 ? 2.0 : 1.0) *
+                      price::cuda_bytes_of(one_grid, engine.precision, "sweep") +
+                  16.0 * static_cast<double>(contracts.size() * fs.size()) * static_cast<double>(pr.p.num_x)
+            : static_cast<double>(fs.size() > 0) * price::cuda_bytes_of(all, engine.precision, "sweep");
     if (engine.cuda) {
       log.add("upload", timing.upload_seconds);
-      log.add("solve", timing.solve_seconds, 0.0, flops);
+      log.add("solve", timing.solve_seconds, bytes, flops);
       log.add("device setup and copies", std::max(0.0, wall - timing.upload_seconds - timing.solve_seconds));
     } else {
-      log.add("solve", wall, 0.0, flops);
+      log.add("solve", wall, bytes, flops);
     }
   }
   const std::size_t count = contracts.size();
