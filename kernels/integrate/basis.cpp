@@ -2,9 +2,12 @@
 // assumptions), the products' payments, and their checks.
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <sstream>
+#include <thread>
 
 #include "common/error.hpp"
+#include "common/profile.hpp"
 #include "integrate.hpp"
 
 namespace numpipe::integrate {
@@ -239,43 +242,64 @@ ProductSpec product_spec(const Policy& p) {
 
 namespace numpipe::integrate {
 
-Result solve_split(const Problem& pb, const PartSolver& spouse, const PartSolver& products) {
+Result solve_split(const Problem& pb, const PartSolver& spouse, const PartSolver& products, bool concurrent) {
   const std::size_t n = pb.policies.size();
   std::vector<std::int64_t> which[2];  // policy indices: spouse pensions, products
   for (std::size_t i = 0; i < n; ++i) which[pb.policies[i].product == kSpousePension ? 0 : 1].push_back(static_cast<std::int64_t>(i));
-  if (which[1].empty()) return spouse(pb);
+  if (which[1].empty()) return spouse(pb, nullptr);
   if (which[0].empty()) {
-    Result r = products(pb);
+    Result r = products(pb, nullptr);
     r.products = n;
     return r;
   }
   Result res;
+  HostTimer pages;
+  // Not touched here: the parts' parallel writes take the page faults.
   res.reserve.resize(n * kYears);
+  advise_huge_pages(res.reserve.data(), res.reserve.size() * sizeof(double));
   res.premium.assign(n, 0.0);
+  res.log.add("result pages", pages.seconds());
+  Problem sub[2];
+  RowSink sink[2];
   for (int part = 0; part < 2; ++part) {
-    Problem sub = pb;
-    sub.policies.clear();
-    for (std::int64_t i : which[part]) sub.policies.push_back(pb.policies[static_cast<std::size_t>(i)]);
-    Result r = part == 0 ? spouse(sub) : products(sub);
-    const std::int64_t m = static_cast<std::int64_t>(which[part].size());
-    const std::int64_t* idx = which[part].data();
-#pragma omp parallel for schedule(static) if (m > 4096)
-    for (std::int64_t k = 0; k < m; ++k) {
-      std::copy(r.reserve.begin() + k * kYears, r.reserve.begin() + (k + 1) * kYears, res.reserve.begin() + idx[k] * kYears);
-      res.premium[static_cast<std::size_t>(idx[k])] = r.premium.empty() ? 0.0 : r.premium[static_cast<std::size_t>(k)];
-    }
-    for (const auto& ph : r.log.phases()) res.log.add(ph.name, ph.seconds, ph.bytes, ph.flops);
-    if (part == 0) {
-      res.inner_steps = r.inner_steps;
-      res.inner_steps_unshared = r.inner_steps_unshared;
-      res.columns = r.columns;
-      res.requests = r.requests;
-      res.table = r.table;
-      res.middle_values = r.middle_values;
-    } else {
-      res.product_steps = r.product_steps;
-    }
+    sub[part].rate = pb.rate;
+    sub[part].curve = pb.curve;
+    sub[part].align_breaks = pb.align_breaks;
+    sub[part].laws = pb.laws;
+    sub[part].spouse = pb.spouse;
+    sub[part].policies.resize(which[part].size());
+    for (std::size_t k = 0; k < which[part].size(); ++k)
+      sub[part].policies[k] = pb.policies[static_cast<std::size_t>(which[part][k])];
+    sink[part] = RowSink{res.reserve.data(), res.premium.data(), which[part].data()};
   }
+  Result r[2];
+  std::exception_ptr error[2];
+  auto run = [&](int part) {
+    try {
+      r[part] = part == 0 ? spouse(sub[0], &sink[0]) : products(sub[1], &sink[1]);
+    } catch (...) {
+      error[part] = std::current_exception();
+    }
+  };
+  if (concurrent) {
+    std::thread other(run, 1);
+    run(0);
+    other.join();
+  } else {
+    run(0);
+    run(1);
+  }
+  for (auto& e : error)
+    if (e) std::rethrow_exception(e);
+  for (int part = 0; part < 2; ++part)
+    for (const auto& ph : r[part].log.phases()) res.log.add(ph.name, ph.seconds, ph.bytes, ph.flops);
+  res.inner_steps = r[0].inner_steps;
+  res.inner_steps_unshared = r[0].inner_steps_unshared;
+  res.columns = r[0].columns;
+  res.requests = r[0].requests;
+  res.table = r[0].table;
+  res.middle_values = r[0].middle_values;
+  res.product_steps = r[1].product_steps;
   res.products = which[1].size();
   return res;
 }

@@ -28,8 +28,9 @@ double middle_sum(const Plan& plan, const SpouseView& sv, std::int32_t column, d
   return V;
 }
 
-// The spouse pensions of a problem (every policy one).
-Result solve_spouse_cpu(const Problem& problem, const ProgressFn& progress) {
+// The spouse pensions of a problem (every policy one): rows into the sink, or
+// into the result's reserve without one.
+Result solve_spouse_cpu(const Problem& problem, const RowSink* sink, const ProgressFn& progress) {
   Result res;
   HostTimer plan_timer;
   Plan plan = make_plan(problem, 0, problem.policies.size());
@@ -70,17 +71,21 @@ Result solve_spouse_cpu(const Problem& problem, const ProgressFn& progress) {
   });
 
   // 3. The outer recurrences.
-  res.reserve.assign(plan.policies * kYears, 0.0);
-  res.premium.assign(plan.policies, 0.0);
+  if (!sink) {
+    res.reserve.assign(plan.policies * kYears, 0.0);
+    res.premium.assign(plan.policies, 0.0);
+  }
   const std::int64_t np = static_cast<std::int64_t>(plan.policies);
   res.log.time("outer", 0, 0, [&] {
 #pragma omp parallel for schedule(static)
     for (std::int64_t p = 0; p < np; ++p) {
       std::int64_t o = plan.outer_offset[p], n = plan.outer_offset[p + 1] - o;
       const Policy& pol = problem.policies[p];
-      res.premium[p] = spouse_outer(pol, rv, bv.laws[static_cast<std::size_t>(pol.insured)], plan.align,
-                                    plan.outer_t.data() + o, plan.outer_h.data() + (o - p) / 2,
-                                    plan.outer_year.data() + o, n, middle.data() + o, res.reserve.data() + p * kYears);
+      double* row = sink ? sink->row(p) : res.reserve.data() + p * kYears;
+      double prem = spouse_outer(pol, rv, bv.laws[static_cast<std::size_t>(pol.insured)], plan.align,
+                                 plan.outer_t.data() + o, plan.outer_h.data() + (o - p) / 2, plan.outer_year.data() + o,
+                                 n, middle.data() + o, row);
+      (sink ? sink->premium[sink->index[p]] : res.premium[p]) = prem;
       if (progress) progress(1);
     }
   });
@@ -88,7 +93,7 @@ Result solve_spouse_cpu(const Problem& problem, const ProgressFn& progress) {
 }
 
 // The single-life products of a problem (no spouse pension among them).
-Result solve_products_cpu(const Problem& problem, const ProgressFn& progress) {
+Result solve_products_cpu(const Problem& problem, const RowSink* sink, const ProgressFn& progress) {
   Result res;
   RateTable rate = make_rate_table(problem);
   RateView rv = rate.view();
@@ -98,15 +103,18 @@ Result solve_products_cpu(const Problem& problem, const ProgressFn& progress) {
   std::vector<ProductSpec> specs(static_cast<std::size_t>(np));
   for (std::int64_t i = 0; i < np; ++i) specs[i] = product_spec(problem.policies[i]);
   res.log.add("plan", plan_timer.seconds());
-  res.reserve.resize(static_cast<std::size_t>(np) * kYears);
-  res.premium.assign(static_cast<std::size_t>(np), 0.0);
+  if (!sink) {
+    res.reserve.resize(static_cast<std::size_t>(np) * kYears);
+    res.premium.assign(static_cast<std::size_t>(np), 0.0);
+  }
   double steps = 0;
   res.log.time("products", 0, 0, [&] {
 #pragma omp parallel for schedule(dynamic, 64) reduction(+ : steps)
     for (std::int64_t i = 0; i < np; ++i) {
       const ProductSpec& s = specs[i];
       const MortalityView& m = bv.laws[static_cast<std::size_t>(s.insured)];
-      res.premium[i] = product_reserve(s, rv, m, problem.align_breaks, res.reserve.data() + i * kYears);
+      double* row = sink ? sink->row(i) : res.reserve.data() + i * kYears;
+      (sink ? sink->premium[sink->index[i]] : res.premium[i]) = product_reserve(s, rv, m, problem.align_breaks, row);
       steps += product_steps(s, m.table != 0, problem.align_breaks) * (s.equivalence ? 3.0 : 1.0);
       if (progress) progress(1);
     }
@@ -120,8 +128,8 @@ Result solve_products_cpu(const Problem& problem, const ProgressFn& progress) {
 Result solve_cpu(const Problem& problem, int threads, const ProgressFn& progress) {
   if (threads > 0) omp_set_num_threads(threads);
   return solve_split(
-      problem, [&](const Problem& pb) { return solve_spouse_cpu(pb, progress); },
-      [&](const Problem& pb) { return solve_products_cpu(pb, progress); });
+      problem, [&](const Problem& pb, const RowSink* sink) { return solve_spouse_cpu(pb, sink, progress); },
+      [&](const Problem& pb, const RowSink* sink) { return solve_products_cpu(pb, sink, progress); });
 }
 
 std::vector<double> reference_reserve(const Problem& problem, const Policy& p) {

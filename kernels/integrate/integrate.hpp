@@ -275,12 +275,30 @@ struct Result {
   double product_steps = 0;        // RK4 steps of their chains (equivalence: three chains)
 };
 
+// Where a part of a problem writes its rows and premiums: policy i of the part is
+// policy index[i] of the whole.
+struct RowSink {
+  double* rows = nullptr;            // the whole problem's reserve, kYears per policy
+  double* premium = nullptr;         // the whole problem's premiums
+  const std::int64_t* index = nullptr;
+  double* row(std::int64_t i) const { return rows + index[i] * kYears; }
+};
 // Solves a problem by two solvers: `spouse` for its spouse pensions, `products` for
-// its single-life products, each given a problem of those policies alone (or the
-// problem itself when it holds one kind only), then puts the rows and premiums
-// back in the policies' order and joins the phase logs.
-using PartSolver = std::function<Result(const Problem&)>;
-Result solve_split(const Problem& problem, const PartSolver& spouse, const PartSolver& products);
+// its single-life products. A problem of one kind goes to its solver whole (sink
+// null: the solver returns the rows in Result::reserve); otherwise each solver gets
+// a problem of its policies alone and a sink into the whole result, and the phase
+// logs are joined.
+// concurrent: the two parts solved at once (two host threads: the CUDA backend,
+// whose parts wait for their devices).
+using PartSolver = std::function<Result(const Problem&, const RowSink*)>;
+Result solve_split(const Problem& problem, const PartSolver& spouse, const PartSolver& products,
+                   bool concurrent = false);
+// Asks Linux for huge pages on the 2 MiB-aligned interior of [p, p + bytes) (where
+// transparent huge pages are "madvise"): one fault per 2 MiB instead of 512.
+void advise_huge_pages(void* p, std::size_t bytes);
+// Writes every page of p[0, n) once from OpenMP's threads (huge pages asked for
+// first): a fresh result's page faults taken in parallel.
+void first_touch(double* p, std::size_t n);
 
 // Flops of one Inner RK4 step as counted for the rate reports (docs/integrate.md):
 // the fp64 instructions of the step loop in inner_kernel's SASS (sm_90, nvcc 13):
