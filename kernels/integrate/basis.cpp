@@ -117,10 +117,15 @@ void validate_law(MortalityLaw& m) {
       if (!std::isfinite(v) || v < 0) fail_input(row + ": mu_x must be finite and >= 0: " + num(v));
       m.force[i] = v;
     }
-    if (m.force[i] > 1e6) fail_input(row + ": " + what + " gives a force of mortality above 1e6: " + num(v));
+    if (age < kMaxAge && m.force[i] > 1e6) fail_input(row + ": " + what + " gives a force of mortality above 1e6: " + num(v));
   }
+  // Rows from age 120 on are not used (every life ends there; age 120 itself takes
+  // the force of the year before it).
+  std::size_t used = 0;
+  while (used < m.ages.size() && m.ages[used] < kMaxAge) ++used;
+  m.force.resize(used);
   // The last row's force holds through age 120.
-  if (m.ages.back() < kMaxAge - 1)
+  if (m.ages.back() < kMaxAge - 1 || m.force.empty())
     fail_input(at + ": ends at age " + num(m.ages.back()) +
                "; the integrals reach age 120 (the last row must be for age 119 or later)");
 }

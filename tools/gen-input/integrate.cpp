@@ -51,7 +51,6 @@ std::vector<int> parse_steps(const std::string& text) {
 }
 
 // Product names (--product, a policies table's product column).
-const char* const kProductKeys[ig::kProductKinds] = {"spouse", "annuity", "term", "pure-endowment", "endowment"};
 int product_code(const std::string& name, const std::string& where) {
   const std::string n = lower(name);
   static const std::map<std::string, int> names = {
@@ -242,10 +241,17 @@ std::vector<ig::Policy> read_policies(const std::string& path, const ig::Policy&
     col[it->second] = c;
   }
   if (!col.count("x")) fail_input(path + ": no column 'x' (the insured's age now)");
+  // Numbers by column; an empty field keeps the options' value.
   auto numbers = [&](const char* k, double ig::Policy::*field) {
     if (!col.count(k)) return;
-    auto v = t.numbers(col[k]);
-    for (std::size_t i = 0; i < t.size(); ++i) out[i].*field = v[i];
+    auto v = t.strings(col[k]);
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (v[i].empty()) continue;
+      double x = 0;
+      if (!parse_number(v[i], x) || !std::isfinite(x))
+        fail_input(t.where(i) + "column '" + t.names[col[k]] + "': not a finite number: '" + v[i] + "'");
+      out[i].*field = x;
+    }
   };
   numbers("g", &ig::Policy::g);
   numbers("r", &ig::Policy::r);
@@ -270,10 +276,10 @@ std::vector<ig::Policy> read_policies(const std::string& path, const ig::Policy&
   };
   for (std::size_t i = 0; i < t.size(); ++i) {
     ig::Policy& p = out[i];
-    if (!products.empty()) p.product = product_code(products[i], t.where(i));
-    if (!premiums.empty()) parse_premium(premiums[i], t.where(i), p);
-    if (!insured.empty()) p.insured = law_of(insured[i], i);
-    if (!spouse.empty()) p.spouse = law_of(spouse[i], i);
+    if (!products.empty() && !products[i].empty()) p.product = product_code(products[i], t.where(i));
+    if (!premiums.empty() && !premiums[i].empty()) parse_premium(premiums[i], t.where(i), p);
+    if (!insured.empty() && !insured[i].empty()) p.insured = law_of(insured[i], i);
+    if (!spouse.empty() && !spouse[i].empty()) p.spouse = law_of(spouse[i], i);
   }
   if (col.count("policy")) labels = t.strings(col["policy"]);
   return out;
