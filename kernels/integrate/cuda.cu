@@ -588,6 +588,9 @@ struct HeldDevice {
 };
 // Leaves `device` current.
 char* held_device(std::size_t slot, int use, int device, std::size_t bytes) {
+  // The spouse pensions and the products of a mixed problem are solved at once.
+  static std::mutex held_mutex;
+  std::lock_guard<std::mutex> lock(held_mutex);
   static std::vector<std::array<HeldDevice, 3>> held;  // uses 0, 1: the table plan; 2: the products
   if (held.size() <= slot) held.resize(slot + 1);
   HeldDevice& h = held[slot][use];
@@ -606,6 +609,8 @@ char* held_device(std::size_t slot, int use, int device, std::size_t bytes) {
 }
 enum HostUse { kHostUpload1 = 0, kHostUpload2 = 1, kHostRows = 2, kHostPremium = 3, kHostProducts = 4, kHostProductsUp = 5 };
 char* held_host(HostUse use, std::size_t bytes) {
+  static std::mutex held_mutex;
+  std::lock_guard<std::mutex> lock(held_mutex);
   static std::array<std::pair<char*, std::size_t>, 6> held{};
   auto& h = held[use];
   if (h.first && h.second >= bytes) return h.first;
@@ -626,6 +631,8 @@ char* held_host(HostUse use, std::size_t bytes) {
 // copies (the profiles' rows, device result path) go device to device instead of
 // through the host.
 void prepare_devices(const std::vector<int>& devices) {
+  static std::mutex prepare_mutex;
+  std::lock_guard<std::mutex> lock(prepare_mutex);
   static std::vector<int> loaded;
   static std::vector<std::pair<int, int>> peered;
   for (int d : devices) {
