@@ -291,7 +291,7 @@ int main(int argc, char** argv) {
                       "",
                       "  gen-input integrate --g 10 --r 65 --x 35 --steps 10,2,10 | integrate | inspect\n"
                       "  gen-input integrate --portfolio 1000 --seed 1 | integrate --backend cuda -o reserve.nps\n"
-                      "  gen-input integrate --portfolio 1000 --product mixed --premium equivalence | integrate -o mixed.nps"},
+                      "  gen-input integrate --portfolio 1000 --product mixed --premium equivalence --steps 2,2,2 | integrate -o mixed.nps"},
                      numpipe::kInput | numpipe::kOutput | numpipe::kCompute | numpipe::kProfile |
                          numpipe::kMultiDevice);
     cli.add("Integrate")("align-breaks",
