@@ -243,15 +243,37 @@ ProductSpec product_spec(const Policy& p) {
   return s;
 }
 
+std::vector<ProductSpec> product_specs(const Problem& pb, double& steps) {
+  const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
+  std::vector<ProductSpec> specs(static_cast<std::size_t>(n));
+  double total = 0;  // whole numbers: the same sum in any order
+#pragma omp parallel for schedule(static) reduction(+ : total) if (n > 20000)
+  for (std::int64_t i = 0; i < n; ++i) {
+    specs[i] = product_spec(pb.policies[i]);
+    const bool table = pb.laws[static_cast<std::size_t>(specs[i].insured)].table;
+    total += product_steps(specs[i], table, pb.align_breaks) * (specs[i].equivalence ? 3.0 : 1.0);
+  }
+  steps = total;
+  return specs;
+}
+
 }  // namespace numpipe::integrate
 
 namespace numpipe::integrate {
 
 Result solve_split(const Problem& pb, const PartSolver& spouse, const PartSolver& products, bool concurrent) {
   const std::size_t n = pb.policies.size();
+  const std::int64_t ns = static_cast<std::int64_t>(n);
+  // Counted first, by OpenMP's threads: a batch of one kind (the spec's portfolio)
+  // goes to its solver without a pass that builds index lists.
+  std::int64_t singles = 0;
+#pragma omp parallel for schedule(static) reduction(+ : singles) if (ns > 20000)
+  for (std::int64_t i = 0; i < ns; ++i) singles += pb.policies[static_cast<std::size_t>(i)].product != kSpousePension;
+  if (singles == 0) return spouse(pb, nullptr);
   std::vector<std::int64_t> which[2];  // policy indices: spouse pensions, products
+  which[0].reserve(n - static_cast<std::size_t>(singles));
+  which[1].reserve(static_cast<std::size_t>(singles));
   for (std::size_t i = 0; i < n; ++i) which[pb.policies[i].product == kSpousePension ? 0 : 1].push_back(static_cast<std::int64_t>(i));
-  if (which[1].empty()) return spouse(pb, nullptr);
   if (which[0].empty()) {
     Result r = products(pb, nullptr);
     r.products = n;

@@ -100,22 +100,20 @@ Result solve_products_cpu(const Problem& problem, const RowSink* sink, const Pro
   const BasisViews bv = basis_views(problem);
   const std::int64_t np = static_cast<std::int64_t>(problem.policies.size());
   HostTimer plan_timer;
-  std::vector<ProductSpec> specs(static_cast<std::size_t>(np));
-  for (std::int64_t i = 0; i < np; ++i) specs[i] = product_spec(problem.policies[i]);
+  double steps = 0;
+  std::vector<ProductSpec> specs = product_specs(problem, steps);
   res.log.add("plan", plan_timer.seconds());
   if (!sink) {
     res.reserve.resize(static_cast<std::size_t>(np) * kYears);
     res.premium.assign(static_cast<std::size_t>(np), 0.0);
   }
-  double steps = 0;
   res.log.time("products", 0, 0, [&] {
-#pragma omp parallel for schedule(dynamic, 64) reduction(+ : steps)
+#pragma omp parallel for schedule(dynamic, 64)
     for (std::int64_t i = 0; i < np; ++i) {
       const ProductSpec& s = specs[i];
       const MortalityView& m = bv.laws[static_cast<std::size_t>(s.insured)];
       double* row = sink ? sink->row(i) : res.reserve.data() + i * kYears;
       (sink ? sink->premium[sink->index[i]] : res.premium[i]) = product_reserve(s, rv, m, problem.align_breaks, row);
-      steps += product_steps(s, m.table != 0, problem.align_breaks) * (s.equivalence ? 3.0 : 1.0);
       if (progress) progress(1);
     }
   });

@@ -1147,13 +1147,8 @@ Result solve_products(const Problem& pb, const std::vector<int>& devices, const 
   const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
   const std::size_t nd = std::max<std::size_t>(1, std::min<std::size_t>(devices.size(), static_cast<std::size_t>(n)));
   HostTimer plan_timer;
-  std::vector<ProductSpec> specs(static_cast<std::size_t>(n));
   double steps = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    specs[i] = product_spec(pb.policies[i]);
-    const bool table = pb.laws[static_cast<std::size_t>(specs[i].insured)].table;
-    steps += product_steps(specs[i], table, pb.align_breaks) * (specs[i].equivalence ? 3.0 : 1.0);
-  }
+  std::vector<ProductSpec> specs = product_specs(pb, steps);
   RateTable rate_table = make_rate_table(pb);
   Blob blob;
   BasisBlob basis;
@@ -1267,15 +1262,26 @@ Result solve_products(const Problem& pb, const std::vector<int>& devices, const 
   return res;
 }
 
+// A mixed problem's two parts (NUMPIPE_INTEGRATE_SPLIT, for benchmarks): solved at
+// once from two host threads (concurrent, the default), or one after the other
+// (sequential: the parts' OpenMP regions do not compete for the cores).
+bool split_concurrent() {
+  const char* e = std::getenv("NUMPIPE_INTEGRATE_SPLIT");
+  if (!e || !*e || std::strcmp(e, "concurrent") == 0) return true;
+  if (std::strcmp(e, "sequential") == 0) return false;
+  fail_input(std::string("NUMPIPE_INTEGRATE_SPLIT must be 'concurrent' or 'sequential', not '") + e + "'");
+}
+
 }  // namespace
 
 Result solve_cuda(const Problem& pb, const std::vector<int>& devices) {
   if (devices.empty()) fail_input("integrate: no CUDA device given");
+  const bool concurrent = split_concurrent();
   return solve_split(
       pb,
       [&](const Problem& sub, const RowSink* sink) {
         return table_plan_applies(sub) ? solve_table(sub, devices, sink) : solve_columns(sub, devices, sink);
       },
-      [&](const Problem& sub, const RowSink* sink) { return solve_products(sub, devices, sink); }, true);
+      [&](const Problem& sub, const RowSink* sink) { return solve_products(sub, devices, sink); }, concurrent);
 }
 }  // namespace numpipe::integrate

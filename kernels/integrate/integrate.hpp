@@ -151,6 +151,9 @@ struct BasisViews {
 BasisViews basis_views(const Problem& problem);
 // A single-life policy as its chain integrates it (products.hpp).
 ProductSpec product_spec(const Policy& p);
+// Every policy's (all single-life), by OpenMP's threads; steps: the RK4 steps of
+// their chains (three chains with an equivalence premium).
+std::vector<ProductSpec> product_specs(const Problem& problem, double& steps);
 
 // The spouse pension's outer recurrence for one policy from its Middle values at
 // the stage points t (steps h, whole years `year`): writes 121 years (NaN past

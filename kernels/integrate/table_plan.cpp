@@ -94,13 +94,19 @@ bool table_plan_applies(const Problem& pb) {
   if (!pb.curve.empty() || pb.align_breaks) return false;
   // kmax <= max g (up to one rounding of r + g - tau): keep the table's cuts per row,
   // about 2 kmax h3, and its tail steps, about (kmax h3)^2, bounded.
-  for (const Policy& p : pb.policies) {
-    if (p.g * p.h3 > kTableMaxCut - 1 || p.h2 > kTableMaxH2) return false;
-    if (p.product != kSpousePension) return false;
-    // One law per life for the whole batch: the table's rows and the class points' muF.
-    if (p.insured != pb.policies.front().insured || p.spouse != pb.policies.front().spouse) return false;
+  // One law per life for the whole batch (the table's rows and the class points'
+  // muF). A pass over every policy, by OpenMP's threads for a large batch.
+  const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
+  if (n == 0) return true;
+  const int insured = pb.policies.front().insured, spouse = pb.policies.front().spouse;
+  std::int64_t misfits = 0;
+#pragma omp parallel for schedule(static) reduction(+ : misfits) if (n > 20000)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const Policy& p = pb.policies[static_cast<std::size_t>(i)];
+    misfits += p.g * p.h3 > kTableMaxCut - 1 || p.h2 > kTableMaxH2 || p.product != kSpousePension ||
+               p.insured != insured || p.spouse != spouse;
   }
-  return true;
+  return misfits == 0;
 }
 
 void table_row_host(const RateView& rv, const MortalityView& spouse, const TableRow& r, double* table) {
@@ -268,9 +274,11 @@ void scatter_rows(const RowSink& sink, const double* rows, const double* prem, s
 
 void plan_table_families(const Problem& pb, TablePlan& tp) {
   // The payments enter the profiles' keys only where some policy has any.
-  bool general = false;
-  for (const Policy& p : pb.policies) general = general || !plain_spouse_pension(p);
-  if (general) plan_table_families_keyed<8>(pb, tp);
+  const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
+  std::int64_t general = 0;
+#pragma omp parallel for schedule(static) reduction(+ : general) if (n > 20000)
+  for (std::int64_t i = 0; i < n; ++i) general += !plain_spouse_pension(pb.policies[static_cast<std::size_t>(i)]);
+  if (general > 0) plan_table_families_keyed<8>(pb, tp);
   else plan_table_families_keyed<4>(pb, tp);
 }
 

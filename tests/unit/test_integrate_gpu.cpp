@@ -167,6 +167,30 @@ TEST_CASE("integrate gpu: a bad NUMPIPE_INTEGRATE_RESULT is a bad-input error") 
 
 namespace {
 
+// The largest |a - b| / max(|b|, s / 10), s the largest |b| of b's row (121 years):
+// a reserve that is zero up to rounding (at inception under the equivalence
+// premium) is compared at its row's scale, where a relative difference means
+// nothing. NaN must stand in both places, else 1.
+template <class A, class B>
+double max_rel_row(const A& a, const B& b) {
+  double m = 0;
+  for (std::size_t r = 0; r * ig::kYears < b.size(); ++r) {
+    double scale = 0;
+    for (int y = 0; y < ig::kYears; ++y)
+      if (!std::isnan(b[r * ig::kYears + y])) scale = std::max(scale, std::fabs(b[r * ig::kYears + y]));
+    for (int y = 0; y < ig::kYears; ++y) {
+      const std::size_t i = r * ig::kYears + y;
+      if (std::isnan(a[i]) || std::isnan(b[i])) {
+        if (std::isnan(a[i]) != std::isnan(b[i])) return 1;
+        continue;
+      }
+      const double d = std::fabs(a[i] - b[i]);
+      if (d > 0) m = std::max(m, d / std::max(std::fabs(b[i]), scale / 10));
+    }
+  }
+  return m;
+}
+
 // A basis of tables (q_x for both lives), a marriage table and a younger, more
 // spread spouse.
 void table_basis(ig::Problem& pb) {
@@ -221,7 +245,7 @@ TEST_CASE("integrate gpu: the user's basis and spouse pensions with payments, bo
     auto gpu = ig::solve_cuda(pb, {0});
     CAPTURE(align);
     CHECK(gpu.table == !align);
-    CHECK(max_rel(gpu.reserve, cpu.reserve) < 1e-13);
+    CHECK(max_rel_row(gpu.reserve, cpu.reserve) < 1e-13);
     REQUIRE(gpu.premium.size() == pb.policies.size());
     CHECK(max_rel(gpu.premium, cpu.premium) < 1e-13);
     CHECK(same_bits(ig::solve_cuda(pb, {0}).reserve, gpu.reserve));
@@ -246,7 +270,7 @@ TEST_CASE("integrate gpu: mixed products and bases in one batch against the CPU,
     auto gpu = ig::solve_cuda(pb, {0});
     CAPTURE(align);
     CHECK(gpu.products == cpu.products);
-    CHECK(max_rel(gpu.reserve, cpu.reserve) < 1e-13);
+    CHECK(max_rel_row(gpu.reserve, cpu.reserve) < 1e-13);
     CHECK(max_rel(gpu.premium, cpu.premium) < 1e-13);
     CHECK(same_bits(ig::solve_cuda(pb, {0}).reserve, gpu.reserve));
     for (const auto& list : device_lists()) {
@@ -264,7 +288,7 @@ TEST_CASE("integrate gpu: mixed products and bases in one batch against the CPU,
     only.curve.maturity = {0, 10, 30};
     only.curve.rate = {0.02, 0.03, 0.035};
     auto oc = ig::solve_cpu(only), og = ig::solve_cuda(only, {0});
-    CHECK(max_rel(og.reserve, oc.reserve) < 1e-13);
+    CHECK(max_rel_row(og.reserve, oc.reserve) < 1e-13);
     CHECK(same_bits(ig::solve_cuda(only, {0, 0}).reserve, og.reserve));
   }
 }

@@ -344,3 +344,99 @@ TEST_CASE("integrate: bad tables and unknown products exit 2 naming the row, age
   b.spouse.sd = 0;
   CHECK(message(b).find("spread") != std::string::npos);
 }
+
+namespace earlier {
+// The arithmetic of the version before the basis and products, copied as it was
+// (its literal Danish laws mu_female and mu_male, gp and h of spec/integrate.md):
+// the default basis must reproduce it bit for bit on any machine.
+double coefficient_then(const ig::RateView& rv, double eta, double t, double s) {
+  return ig::forward_rate(rv, t + s) + ig::mu_male(eta + s);
+}
+double segment_then(const ig::RateView& rv, const ig::Segment& seg, double V, double eta, double t, double k,
+                     int pension) {
+  auto ind = [&](double s) { return pension < 0 ? (s >= k ? 1.0 : 0.0) : static_cast<double>(pension); };
+  double s0 = seg.start(0);
+  double c0 = coefficient_then(rv, eta, t, s0), p0 = ind(s0);
+  if (seg.partial) {
+    double sa = seg.a, sm = seg.a + seg.hp / 2;
+    V = ig::rk4_linear_step(V, seg.hp, coefficient_then(rv, eta, t, sa), ind(sa), coefficient_then(rv, eta, t, sm),
+                            ind(sm), c0, p0);
+  }
+  for (int i = 0; i < seg.full; ++i) {
+    double sm = s0 + seg.h / 2, s1 = seg.start(i + 1);
+    double cm = coefficient_then(rv, eta, t, sm), c1 = coefficient_then(rv, eta, t, s1);
+    double pm = ind(sm), p1 = ind(s1);
+    V = ig::rk4_linear_step(V, seg.h, c0, p0, cm, pm, c1, p1);
+    s0 = s1;
+    c0 = c1;
+    p0 = p1;
+  }
+  return V;
+}
+double inner_then(const ig::RateView& rv, double eta, double k, double t, int steps, bool align) {
+  double a = ig::kMaxAge - eta;
+  if (a <= 0.0) return 0.0;
+  if (!align) return segment_then(rv, ig::make_segment(a, 0.0, steps), 0.0, eta, t, k, -1);
+  if (k >= a) return 0.0;
+  if (k <= 0.0) return segment_then(rv, ig::make_segment(a, 0.0, steps), 0.0, eta, t, k, 1);
+  double V = segment_then(rv, ig::make_segment(a, k, steps), 0.0, eta, t, k, 1);
+  return segment_then(rv, ig::make_segment(k, 0.0, steps), V, eta, t, k, 0);
+}
+std::vector<double> reserve(const ig::Problem& pb, const ig::Policy& p) {
+  ig::RateTable rate = ig::make_rate_table(pb);
+  ig::RateView rv = rate.view();
+  const bool align = pb.align_breaks;
+  ig::Grid og = ig::outer_grid(p, align);
+  std::vector<double> middle(og.pts.size());
+  for (std::size_t i = 0; i < og.pts.size(); ++i) {
+    double t = og.pts[i], tau = p.x + t, k = ig::pension_delay(tau, p.g, p.r);
+    ig::Grid mg = ig::middle_grid(p.h2, k, align);
+    auto F = [&](std::size_t e) { return ig::middle_weight(mg.pts[e], tau) * inner_then(rv, mg.pts[e], k, t, p.h3, align); };
+    double V = 0;
+    for (std::size_t j = 0; j < mg.h.size(); ++j) V = V + ig::middle_increment(mg.h[j], F(2 * j), F(2 * j + 1), F(2 * j + 2));
+    middle[i] = V;
+  }
+  std::vector<double> out(ig::kYears, std::numeric_limits<double>::quiet_NaN());
+  double V = 0;
+  if (og.year[0] >= 0) out[og.year[0]] = V;
+  for (std::size_t j = 0; 2 * j + 2 < og.pts.size(); ++j) {
+    double t0 = og.pts[2 * j], tm = og.pts[2 * j + 1], t1 = og.pts[2 * j + 2], hj = og.h[j];
+    double r0 = ig::forward_rate(rv, t0), rm = ig::forward_rate(rv, tm), r1 = ig::forward_rate(rv, t1);
+    double m0 = ig::mu_female(p.x + t0), mm = ig::mu_female(p.x + tm), m1 = ig::mu_female(p.x + t1);
+    double k1 = hj * ig::outer_derivative(r0, m0, middle[2 * j], V);
+    double k2 = hj * ig::outer_derivative(rm, mm, middle[2 * j + 1], V + k1 / 2);
+    double k3 = hj * ig::outer_derivative(rm, mm, middle[2 * j + 1], V + k2 / 2);
+    double k4 = hj * ig::outer_derivative(r1, m1, middle[2 * j + 2], V + k3);
+    V = V + (k1 + 2 * (k2 + k3) + k4) * ig::kSixth;
+    if (og.year[2 * j + 2] >= 0) out[og.year[2 * j + 2]] = V;
+  }
+  return out;
+}
+}  // namespace earlier
+
+TEST_CASE("integrate: the default basis reproduces the earlier version's arithmetic bit for bit") {
+  ig::Problem pb;
+  // The naive nested scheme (Inner afresh for every Middle point): few, short policies.
+  pb.policies = {integrate_test::policy(10, 65, 55, 1, 1, 1), integrate_test::policy(5, 62.5, 60.25, 1, 1, 2),
+                 integrate_test::policy(0, 60, 70, 2, 1, 1), integrate_test::policy(7.5, 64.7, 75.3, 1, 2, 1)};
+  for (int variant = 0; variant < 3; ++variant) {
+    pb.align_breaks = variant == 1;
+    if (variant == 2) {
+      pb.curve.maturity = {0, 10, 30};
+      pb.curve.rate = {0.02, 0.03, 0.035};
+    }
+    auto res = ig::solve_cpu(pb);
+    for (std::size_t i = 0; i < pb.policies.size(); ++i) {
+      CAPTURE(variant);
+      CAPTURE(i);
+      auto want = earlier::reserve(pb, pb.policies[i]);
+      CHECK(same_bits(std::vector<double>(res.reserve.begin() + i * ig::kYears, res.reserve.begin() + (i + 1) * ig::kYears),
+                      want));
+    }
+  }
+  // The check can fail: another spread of the spouse's age changes the bits.
+  pb.spouse.sd = 3.0000001;
+  auto other = ig::solve_cpu(pb);
+  CHECK_FALSE(same_bits(std::vector<double>(other.reserve.begin(), other.reserve.begin() + ig::kYears),
+                        earlier::reserve(pb, pb.policies[0])));
+}
