@@ -402,8 +402,7 @@ int main(int argc, char** argv) {
       for (const Record* r : groups[gi].carried) writer.write(r->name, r->dtype, r->shape, r->payload.data(), r->attrs);
       json a_res = stamped;
       a_res["layout"] = "[policy, year]: reserve at t = 0..120 years from now; NaN past 120 - x";
-      a_res["dims"] = {"policy", "year"};
-      a_res["grid"] = {{"dims", {"policy", "year"}}, {"origin", {0, 0}}, {"spacing", {1, 1}}};
+      a_res["dims"] = {"policy", "year"};  // a table (policy, year), not a field on a grid: nps-export's rows
       writer.write<double>("reserve", {static_cast<std::int64_t>(n), ig::kYears}, res.reserve.data(), a_res);
       json a0 = stamped;
       a0["layout"] = "[policy]: reserve at t = 0";

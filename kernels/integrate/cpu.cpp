@@ -109,7 +109,7 @@ Result solve_products_cpu(const Problem& problem, const RowSink* sink, const Pro
     res.reserve.resize(static_cast<std::size_t>(np) * kYears);
     res.premium.assign(static_cast<std::size_t>(np), 0.0);
   }
-  res.log.time("products", 0, 0, [&] {
+  res.log.time("products", 8.0 * static_cast<double>(np) * kYears, 0, [&] {  // bytes: the rows written
 #pragma omp parallel for schedule(dynamic, 64)
     for (std::int64_t i = 0; i < np; ++i) {
       const ProductSpec& s = specs[i];

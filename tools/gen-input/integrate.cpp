@@ -545,7 +545,7 @@ int run_integrate(int argc, char** argv) {
                     {{"kind", "integrate.input"}, {"law", "normal"}, {"columns", {"mean", "sd"}},
                      {"meaning", "the spouse's age minus the insured's: normal"}});
   }
-  if (!labels.empty()) w.write(make_labels("policy_label", labels, "policy", "policy"));
+  if (!labels.empty()) w.write(make_labels("policy_label", labels, "policy", "name"));
   w.finish();
   out.commit();
   return 0;
