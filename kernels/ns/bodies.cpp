@@ -168,9 +168,12 @@ void validate_bodies(const Params& p, const Bodies& b) {
     extent(body, lo, hi);
     for (int a = 0; a < 3; ++a) {
       const double h = spacing(p.bc[a], p.n[a], p.box[a]);
-      if (p.bc[a] == Bc::periodic && std::isfinite(lo[a]) && !(lo[a] > 0 && hi[a] < p.box[a] - h))
+      // along a periodic axis a body lies between the faces, or spans the whole axis
+      // (then no grid line along it meets its surface)
+      const bool between = lo[a] > 0 && hi[a] < p.box[a] - h, spans = lo[a] <= 0 && hi[a] >= p.box[a] - h;
+      if (p.bc[a] == Bc::periodic && std::isfinite(lo[a]) && !between && !spans)
         fail_input("body '" + body.spec + "' crosses the periodic faces of " + axis[a] + " (it must lie within " + axis[a] +
-                   " in (0, " + std::to_string(p.box[a] - h) + "))");
+                   " in (0, " + std::to_string(p.box[a] - h) + ") or span the whole axis)");
       if (std::isfinite(lo[a]) && p.n[a] > 1 && hi[a] - lo[a] < 2 * h)
         fail_input("body '" + body.spec + "' is smaller than two grid cells along " + axis[a] + " (h = " +
                    std::to_string(h) + "): refine the grid");
