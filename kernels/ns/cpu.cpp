@@ -218,15 +218,29 @@ class CpuRun {
       speed = diagnose_distributed(r);
     }
     if (pr_.bodies.any()) {
-      if (d_) fill(f.data());
+      if (d_ && !lines_whole(*d_)) fill(f.data());  // (with whole lines the diagnostics filled them)
       forces(r, f.data());
     }
     r.diag_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return speed;
   }
 
-  // Rank 0 computes the row on the whole grid (gathered) with the one-process code.
+  // Every rank computes its lines' terms (halos exchanged), rank 0 sums them in the
+  // one-process order; with z split (lines across blocks, --dims only), rank 0
+  // computes the row on the whole grid (gathered) with the one-process code.
   double diagnose_distributed(Result& r) {
+    if (lines_whole(*d_)) {
+      auto f = cur_->ptr();
+      fill(f.data());
+      LineTerms mine;
+      cpu::line_terms<T>(g_, o_.order, f.data(), mine.sums, mine.mdiv, mine.msp);
+      LineTerms all = gather_lines(p_, *d_, mine);
+      if (!par::world().is_root()) return 0;
+      r.diag.push_back(finish_diagnostics(d_->whole, p_, r.step, r.t, all.sums, all.mdiv, all.msp));
+      double m = 0;
+      for (double x : all.msp) m = std::max(m, x);
+      return m;
+    }
     std::vector<T> mine(static_cast<std::size_t>(g_.points()) * kVars);
     std::size_t at = 0;
     for (int v = 0; v < kVars; ++v)

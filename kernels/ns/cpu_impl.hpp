@@ -214,11 +214,14 @@ double max_speed(const Geometry& g, const T* const* f) {
   return m;
 }
 
-// The diagnostics row of the current state (ghosts filled); max |v| through *speed.
+// The per-line terms of the diagnostics of block g (ghosts filled), lines i major.
 template <class T>
-DiagRow diagnostics(const Geometry& g, const Params& p, int order, const T* const* f, long long step, double t, double* speed) {
+void line_terms(const Geometry& g, int order, const T* const* f, std::vector<double>& sums, std::vector<double>& mdiv,
+                std::vector<double>& msp) {
   const std::size_t lines = static_cast<std::size_t>(g.n[0]) * g.n[1];
-  std::vector<double> sums(lines * kDiagSums), mdiv(lines), msp(lines);
+  sums.assign(lines * kDiagSums, 0.0);
+  mdiv.assign(lines, 0.0);
+  msp.assign(lines, 0.0);
   double d1s[3];
   for (int a = 0; a < 3; ++a) d1s[a] = order == 4 ? 1.0 / (12.0 * g.h[a]) : 1.0 / (2.0 * g.h[a]);
 #pragma omp parallel for collapse(2) schedule(static)
@@ -228,6 +231,13 @@ DiagRow diagnostics(const Geometry& g, const Params& p, int order, const T* cons
       if (order == 4) diag_line<4>(g, f, i, j, d1s, &sums[l * kDiagSums], mdiv[l], msp[l]);
       else diag_line<2>(g, f, i, j, d1s, &sums[l * kDiagSums], mdiv[l], msp[l]);
     }
+}
+
+// The diagnostics row of the current state (ghosts filled); max |v| through *speed.
+template <class T>
+DiagRow diagnostics(const Geometry& g, const Params& p, int order, const T* const* f, long long step, double t, double* speed) {
+  std::vector<double> sums, mdiv, msp;
+  line_terms(g, order, f, sums, mdiv, msp);
   DiagRow r = finish_diagnostics(g, p, step, t, sums, mdiv, msp);
   if (speed) {
     double m = 0;

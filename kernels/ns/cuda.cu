@@ -720,7 +720,8 @@ class CudaRun {
         r.diag.push_back(device_diagnostics<T>(g_, p_, o_.order, cur, diag_, main(), r.step, r.t, &max_speed_now));
       }
       if (pr_.bodies.any()) {
-        if (d_) substep_distributed(0, T(0), cur, nxt, false);  // the halos of cur (F1, F2 may lie there)
+        // the halos of cur (F1, F2 may lie there; the diagnostics exchanged them with whole lines)
+        if (d_ && !lines_whole(*d_)) substep_distributed(0, T(0), cur, nxt, false);
         forces(cur, r);
       }
       r.diag_seconds += t0.seconds();
@@ -1175,7 +1176,48 @@ class CudaRun {
   // Rank 0 computes the row on the whole grid (gathered) with the one-process
   // kernels, so the diagnostics are the same bits for any rank count; returns
   // rank 0's max |v| (0 elsewhere).
+  // With whole lines (z not split) every rank computes its lines' terms on the device
+  // and rank 0 reduces them per plane and finishes the row in the one-process order
+  // (device_diagnostics and diag_planes_kernel), so no state is gathered; else (--dims
+  // splitting z) rank 0 computes the row on the gathered state.
   double diagnose_distributed(Ptrs<T> cur, Result& r) {
+    if (lines_whole(*d_)) {
+      substep_distributed(0, T(0), cur, cur, false);  // ghosts and halos of cur
+      const int threads = 128;
+      const unsigned blocks = (unsigned)((diag_.lines + threads - 1) / threads);
+      if (diag_.lines > 0) {
+        if (o_.order == 4) diag_kernel<T, 4><<<blocks, threads, 0, main()>>>(g_, cur, diag_.sums.data(), diag_.mdiv.data(), diag_.msp.data());
+        else diag_kernel<T, 2><<<blocks, threads, 0, main()>>>(g_, cur, diag_.sums.data(), diag_.mdiv.data(), diag_.msp.data());
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+      }
+      LineTerms mine;
+      mine.resize(diag_.lines);
+      diag_.sums.copy_to_host(mine.sums.data(), mine.sums.size(), main());
+      diag_.mdiv.copy_to_host(mine.mdiv.data(), mine.mdiv.size(), main());
+      diag_.msp.copy_to_host(mine.msp.data(), mine.msp.size(), main());
+      NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(main()));
+      LineTerms all = gather_lines(p_, *d_, mine);
+      if (!par::world().is_root()) return 0;
+      // diag_planes_kernel's order, on the host
+      const std::size_t n0 = static_cast<std::size_t>(p_.n[0]), n1 = static_cast<std::size_t>(p_.n[1]);
+      std::vector<double> ps(n0 * kDiagSums, 0.0), pd(n0, 0.0), pm(n0, 0.0);
+      for (std::size_t i = 0; i < n0; ++i) {
+        double sm[kDiagSums] = {0, 0, 0}, md = 0, ms = 0;
+        for (std::size_t j = 0; j < n1; ++j) {
+          const std::size_t l = i * n1 + j;
+          for (int d = 0; d < kDiagSums; ++d) sm[d] += all.sums[l * kDiagSums + d];
+          if (all.mdiv[l] > md || all.mdiv[l] != all.mdiv[l]) md = all.mdiv[l];
+          if (all.msp[l] > ms || all.msp[l] != all.msp[l]) ms = all.msp[l];
+        }
+        for (int d = 0; d < kDiagSums; ++d) ps[i * kDiagSums + d] = sm[d];
+        pd[i] = md;
+        pm[i] = ms;
+      }
+      r.diag.push_back(finish_diagnostics(d_->whole, p_, r.step, r.t, ps, pd, pm));
+      double m = 0;
+      for (double x : pm) m = std::max(m, x);
+      return m;
+    }
     std::array<std::vector<T>, kVars> all = gather_blocks<T>(p_, *d_, download_interior(cur));
     if (!par::world().is_root()) return 0;
     const Geometry& w = d_->whole;
