@@ -348,15 +348,18 @@ int default_level() {
 struct StreamOut::Impl {
   ByteSink* sink = nullptr;
   ZSTD_CCtx* cctx = nullptr;
+  int level = 1;
   bool magic_written = false;
   std::string frame;  // scratch for one compressed frame
 
-  Impl(ByteSink* s, int level) : sink(s) {
+  Impl(ByteSink* s, int lvl) : sink(s), level(lvl == 0 ? default_level() : lvl) {
     cctx = ZSTD_createCCtx();
     if (!cctx) fail_resource("out of memory creating a zstd encoder");
-    check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level == 0 ? default_level() : level));
+    check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level));
     check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1));
   }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
   ~Impl() { ZSTD_freeCCtx(cctx); }
   static void check(std::size_t ret) {
     if (ZSTD_isError(ret)) fail_internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(ret));
@@ -508,12 +511,34 @@ void StreamOut::write_blocks(const std::string& name, DType dtype, const Shape& 
     fail_internal("StreamOut::write_blocks: a block that is not the whole array without MPI");
 #endif
   }
-  // this rank's frames
+  // this rank's frames, compressed by its threads (each frame on its own: the bytes do
+  // not depend on which thread makes them)
+  const std::int64_t nf = (q1 - q0 + per_frame - 1) / per_frame;
+  std::vector<std::string> pieces(static_cast<std::size_t>(nf));
+  std::string error;
+#pragma omp parallel
+  {
+    Impl local(nullptr, impl_->level);
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t f = 0; f < nf; ++f) {
+      const std::int64_t p = q0 + f * per_frame, pe = std::min(q1, p + per_frame);
+      try {
+        local.compress(planes + static_cast<std::size_t>(p - q0) * plane, static_cast<std::size_t>(pe - p) * plane, nullptr, 0,
+                       pieces[static_cast<std::size_t>(f)]);
+      } catch (const std::exception& e) {
+#pragma omp critical(numpipe_stream_out)
+        error = e.what();
+      }
+    }
+  }
+  if (!error.empty()) fail_internal(error);
   std::string part;
-  for (std::int64_t p = q0; p < q1; p += per_frame) {
-    const std::int64_t pe = std::min(q1, p + per_frame);
-    impl_->compress(planes + static_cast<std::size_t>(p - q0) * plane, static_cast<std::size_t>(pe - p) * plane, nullptr, 0,
-                    part);
+  std::size_t total = 0;
+  for (const std::string& x : pieces) total += x.size();
+  part.reserve(total);
+  for (std::string& x : pieces) {
+    part += x;
+    std::string().swap(x);
   }
   std::vector<char>().swap(mine);
   // rank 0: the header, its frames, then every other rank's as they arrive

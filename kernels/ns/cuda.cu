@@ -47,14 +47,14 @@ struct DevTables {
   const int* row_start;
   const IbEntry* entries;
   const IbPoint<T>* points;
+  T* qsite;  // Q of the IB points (ib_kernel's own: the sub-step kernels overwrite theirs)
 };
 
-// The IB ghost values of a point's stencils, out of line: the IB points are few, and
-// inlined the code would hold registers the sub-step kernels need for every point.
-template <class T>
-__device__ __noinline__ void apply_ib_out_of_line(PointStencil<T>* p, const IbPoint<T>* ib) {
-  apply_ib(*p, *ib);
-}
+// A solid node or IB point of the block, for ib_kernel.
+struct IbSite {
+  int i, j, k;
+  int point;  // the IB point's index, or -1 for a solid node
+};
 
 
 // One face ghost point of AXIS: with the axis a compile-time constant every index into
@@ -125,26 +125,20 @@ __device__ __forceinline__ void write_ghosts(const Geometry& g, T* f, long long 
 }
 
 // The update of one point from its stencils (shared by the sub-step kernels): Q and
-// Phi written at c, and with `fuse` Phi's ghost copies too. With bodies, a solid point
-// keeps its values and an IB point's stencils get their ghost values first; with a
-// free stream, the sponge's relaxation joins the right-hand side (the CPU's
-// cpu::point_step, the same operations).
-template <class T, int ORDER, bool FIRST>
-__device__ __forceinline__ void update_point(const Geometry& g, const Coefs<T>& cf, T a, T b, T dt, T kj, PointStencil<T>& p,
+// Phi written at c, and with `fuse` Phi's ghost copies too. With a free stream
+// (SPONGE) the sponge's relaxation joins the right-hand side (the CPU's
+// cpu::point_step, the same operations). Bodies cost the sub-step kernels nothing:
+// they update solid nodes and IB points like any other (values nobody reads), and
+// ib_kernel then writes those points' right values. (Skipping them here, or their
+// ghost-value code inlined here, held registers that every point needs: the fp64 ring
+// kernel spilled and ran up to 2.7 times slower.)
+template <class T, int ORDER, bool FIRST, bool SPONGE>
+__device__ __forceinline__ void update_point(const Geometry& g, const Coefs<T>& cf, T a, T b, T dt, T kj, const PointStencil<T>& p,
                                              const T* qv, int i, int j, int k, long long c, Ptrs<T> q, Ptrs<T> out, bool fuse,
                                              const DevTables<T>& tb) {
-  int what = kIbFluid;
-  if (tb.row_start) {
-    what = ib_lookup(tb.row_start, tb.entries, i * g.n[1] + j, k);
-    if (what >= 0) {
-      PointStencil<T> tmp = p;
-      apply_ib_out_of_line(&tmp, tb.points + what);
-      p = tmp;
-    }
-  }
   T l[kVars];
   rhs<ORDER>(p, cf, kj, l);
-  if (cf.sponge) add_sponge(p, cf, T(tb.sigma[0][i] + tb.sigma[1][j] + tb.sigma[2][k]), l);
+  if constexpr (SPONGE) add_sponge(p, cf, T(tb.sigma[0][i] + tb.sigma[1][j] + tb.sigma[2][k]), l);
   const int idx[3] = {i, j, k};
   // within 3 points of a face (a ghost source); one test for the four variables
   fuse = fuse && (min(min(i, j), k) < 3 || i >= g.n[0] - 3 || j >= g.n[1] - 3 || k >= g.n[2] - 3);
@@ -154,7 +148,6 @@ __device__ __forceinline__ void update_point(const Geometry& g, const Coefs<T>& 
     if constexpr (FIRST) qn = dt * l[v];
     else qn = a * qv[v] + dt * l[v];
     T on = p.s[0][v][2] + b * qn;
-    if (what == kIbSolid) qn = T(0), on = p.s[0][v][2];
     if (pinned_point(g, i, j, k, v)) qn = on = T(0);
     q.v[v][c] = qn;
     out.v[v][c] = on;
@@ -162,7 +155,7 @@ __device__ __forceinline__ void update_point(const Geometry& g, const Coefs<T>& 
   }
 }
 
-template <class T, int ORDER, bool FIRST, int kTJ, int MINB, bool LDG, bool QASYNC = false>
+template <class T, int ORDER, bool FIRST, int kTJ, int MINB, bool LDG, bool QASYNC = false, bool SPONGE = false>
 __global__ void __launch_bounds__(kTK* kTJ, MINB)
     substep_kernel(Geometry g, Box box, Coefs<T> cf, T a, T b, T dt, const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out,
                    Ptrs<T> q, int chunk, bool fuse, DevTables<T> tb) {
@@ -262,7 +255,7 @@ __global__ void __launch_bounds__(kTK* kTJ, MINB)
           p.s[1][v][o] = s[v][ty + o][tx + 2];
           p.s[2][v][o] = s[v][ty + 2][tx + o];
         }
-      update_point<T, ORDER, FIRST>(g, cf, a, b, dt, kj, p, qv, i, j, k, c, q, out, fuse, tb);
+      update_point<T, ORDER, FIRST, SPONGE>(g, cf, a, b, dt, kj, p, qv, i, j, k, c, q, out, fuse, tb);
     }
 #pragma unroll
     for (int v = 0; v < kVars; ++v) {
@@ -299,7 +292,7 @@ __device__ __forceinline__ void copy_async(void* dst, const void* src) {
   }
 }
 
-template <class T, int ORDER, bool FIRST, int kTJ, int MINB, int P, bool VEC>
+template <class T, int ORDER, bool FIRST, int kTJ, int MINB, int P, bool VEC, bool SPONGE>
 __global__ void __launch_bounds__(kTK* kTJ, MINB)
     substep_ring_kernel(Geometry g, Box box, Coefs<T> cf, T a, T b, T dt, const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out,
                         Ptrs<T> q, int chunk, bool fuse, DevTables<T> tb) {
@@ -395,7 +388,7 @@ __global__ void __launch_bounds__(kTK* kTJ, MINB)
           pt.s[2][v][o] = s[v][ty + 2][tx + o];
         }
       }
-      update_point<T, ORDER, FIRST>(g, cf, a, b, dt, kj, pt, qv, i, j, k, col + (long long)i * si, q, out, fuse, tb);
+      update_point<T, ORDER, FIRST, SPONGE>(g, cf, a, b, dt, kj, pt, qv, i, j, k, col + (long long)i * si, q, out, fuse, tb);
 #pragma unroll
       for (int v = 0; v < kVars; ++v)
 #pragma unroll
@@ -410,7 +403,7 @@ __global__ void __launch_bounds__(kTK* kTJ, MINB)
 // Variant 8: one thread per point of the box (k fastest), every stencil value read
 // through the caches. For 2-D problems (one z point, no z ghosts), whose rows the
 // tiled kernels would cover with one lane in 32; the ghost kernel runs before it.
-template <class T, int ORDER, bool FIRST>
+template <class T, int ORDER, bool FIRST, bool SPONGE>
 __global__ void __launch_bounds__(256) substep_flat_kernel(Geometry g, Box box, Coefs<T> cf, T a, T b, T dt,
                                                            const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out, Ptrs<T> q,
                                                            DevTables<T> tb) {
@@ -430,7 +423,51 @@ __global__ void __launch_bounds__(256) substep_flat_kernel(Geometry g, Box box, 
   T qv[kVars];
 #pragma unroll
   for (int v = 0; v < kVars; ++v) qv[v] = FIRST ? T(0) : q.v[v][c];
-  update_point<T, ORDER, FIRST>(g, cf, a, b, dt, kol[j], p, qv, i, j, k, c, q, out, false, tb);
+  update_point<T, ORDER, FIRST, SPONGE>(g, cf, a, b, dt, kol[j], p, qv, i, j, k, c, q, out, false, tb);
+}
+
+// The solid nodes and IB points of the block, after the sub-step kernels: a solid node
+// keeps its values (Q = 0), an IB point's stencils get their ghost values (model.hpp
+// apply_ib) before the update. `in` is not written by the sub-step (its output goes to
+// the other buffer); the sub-step kernels overwrote Q at these points, so an IB point's
+// Q lives in tb.qsite between sub-steps.
+template <class T, int ORDER, bool FIRST>
+__global__ void ib_kernel(Geometry g, Coefs<T> cf, T a, T b, T dt, const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out,
+                          Ptrs<T> q, DevTables<T> tb, const IbSite* __restrict__ sites, long long count, bool fuse) {
+  const long long x = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= count) return;
+  const IbSite s = sites[x];
+  const long long c = g.at(s.i, s.j, s.k);
+  const int idx[3] = {s.i, s.j, s.k};
+  if (s.point < 0) {
+    for (int v = 0; v < kVars; ++v) {
+      const T on = pinned_point(g, s.i, s.j, s.k, v) ? T(0) : in.v[v][c];
+      q.v[v][c] = T(0);
+      out.v[v][c] = on;
+      if (fuse) write_ghosts(g, out.v[v], c, idx, v, on);
+    }
+    return;
+  }
+  const long long str[3] = {g.si(), g.sj(), g.flat_z() ? 0 : 1};
+  PointStencil<T> p;
+  for (int ax = 0; ax < 3; ++ax)
+    for (int v = 0; v < kVars; ++v)
+      for (int o = 0; o < 5; ++o) p.s[ax][v][o] = in.v[v][c + (o - 2) * str[ax]];
+  apply_ib(p, tb.points[s.point]);
+  T l[kVars];
+  rhs<ORDER>(p, cf, kol[s.j], l);
+  if (cf.sponge) add_sponge(p, cf, T(tb.sigma[0][s.i] + tb.sigma[1][s.j] + tb.sigma[2][s.k]), l);
+  for (int v = 0; v < kVars; ++v) {
+    T qn;
+    if constexpr (FIRST) qn = dt * l[v];
+    else qn = a * tb.qsite[x * kVars + v] + dt * l[v];
+    T on = p.s[0][v][2] + b * qn;
+    if (pinned_point(g, s.i, s.j, s.k, v)) qn = on = T(0);
+    tb.qsite[x * kVars + v] = qn;
+    q.v[v][c] = qn;
+    out.v[v][c] = on;
+    if (fuse) write_ghosts(g, out.v[v], c, idx, v, on);
+  }
 }
 
 // The forces' parts: one per surface crossing (model.hpp crossing_force), summed on the host.
@@ -462,7 +499,7 @@ __global__ void derived_kernel(Geometry g, Ptrs<T> f, DevTables<T> tb, DerivedOu
     for (int ax = 0; ax < 3; ++ax)
       for (int v = 0; v < kVars; ++v)
         for (int o = 0; o < 5; ++o) p.s[ax][v][o] = f.v[v][c + (o - 2) * str[ax]];
-    if (what >= 0) apply_ib_out_of_line(&p, tb.points + what);
+    if (what >= 0) apply_ib(p, tb.points[what]);
     double d1s[3];
     for (int a = 0; a < 3; ++a) d1s[a] = ORDER == 4 ? 1.0 / (12.0 * g.h[a]) : 1.0 / (2.0 * g.h[a]);
     derived_point<ORDER>(p, d1s, d);
@@ -666,6 +703,7 @@ class CudaRun {
     tb_.row_start = nullptr;
     tb_.entries = nullptr;
     tb_.points = nullptr;
+    tb_.qsite = nullptr;
     if (!pr_.bodies.any()) return;
     ib_ = build_ib_tables<T>(p_, pr_.bodies, g_);
     row_start_ = DeviceArray<int>(ib_.row_start.size());
@@ -677,6 +715,19 @@ class CudaRun {
     crossings_ = DeviceArray<Crossing>(std::max<std::size_t>(ib_.crossings.size(), 1));
     if (!ib_.crossings.empty()) crossings_.copy_from_host(ib_.crossings.data(), ib_.crossings.size());
     force_parts_ = DeviceArray<double>(std::max<std::size_t>(3 * ib_.crossings.size(), 1));
+    std::vector<IbSite> sites;
+    for (int i = 0; i < g_.n[0]; ++i)
+      for (int j = 0; j < g_.n[1]; ++j) {
+        const int r = i * g_.n[1] + j;
+        for (int e = ib_.row_start[r]; e < ib_.row_start[r + 1]; ++e)
+          for (int k = ib_.entries[e].k0; k < ib_.entries[e].k1; ++k) sites.push_back({i, j, k, ib_.entries[e].point});
+      }
+    site_count_ = static_cast<long long>(sites.size());
+    sites_ = DeviceArray<IbSite>(std::max<std::size_t>(sites.size(), 1));
+    if (!sites.empty()) sites_.copy_from_host(sites.data(), sites.size());
+    qsite_ = DeviceArray<T>(std::max<std::size_t>(kVars * sites.size(), 1));
+    NUMPIPE_CUDA_CHECK(cudaMemset(qsite_.data(), 0, qsite_.size() * sizeof(T)));
+    tb_.qsite = qsite_.data();
     tb_.row_start = row_start_.data();
     tb_.entries = entries_.data();
     tb_.points = points_.data();
@@ -748,6 +799,7 @@ class CudaRun {
         else {
           if (!fuse_) launch_fill_ghosts<T>(g_, cur, main());
           substep(whole_box_, stage, T(dt), cur, nxt, main());
+          ib_step(stage, T(dt), cur, nxt, main());
         }
         std::swap(cur, nxt);
       }
@@ -938,23 +990,28 @@ class CudaRun {
     return out;
   }
 
-  template <int ORDER, bool FIRST, int TJ, int MINB, bool LDG, bool QASYNC, int RING, bool VEC = false>
+  template <int ORDER, bool FIRST, int TJ, int MINB, bool LDG, bool QASYNC, int RING, bool VEC = false, int SPONGE = -1>
   void launch_one(const dim3& grid, const dim3& block, const Box& box, T a, T b, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
     const bool fuse = fuse_ && !d_;
-    if constexpr (RING > 0 && !VEC) {
+    if constexpr (SPONGE < 0) {
+      // the sponge's term compiled in only for runs with a free stream
+      if (cf_.sponge) return launch_one<ORDER, FIRST, TJ, MINB, LDG, QASYNC, RING, VEC, 1>(grid, block, box, a, b, dt, in, out, s);
+      return launch_one<ORDER, FIRST, TJ, MINB, LDG, QASYNC, RING, VEC, 0>(grid, block, box, a, b, dt, in, out, s);
+    }
+    if constexpr (RING > 0 && !VEC && SPONGE >= 0) {
       // 16-byte copies of the tile need rows and the box's first column aligned to them
       constexpr int w = int(16 / sizeof(T));
       if (g_.sj() % w == 0 && box.lo[2] % w == 0)
-        return launch_one<ORDER, FIRST, TJ, MINB, LDG, QASYNC, RING, true>(grid, block, box, a, b, dt, in, out, s);
+        return launch_one<ORDER, FIRST, TJ, MINB, LDG, QASYNC, RING, true, SPONGE>(grid, block, box, a, b, dt, in, out, s);
     }
     if constexpr (RING > 0) {
-      auto kernel = substep_ring_kernel<T, ORDER, FIRST, TJ, MINB, RING, VEC>;
+      auto kernel = substep_ring_kernel<T, ORDER, FIRST, TJ, MINB, RING, VEC, SPONGE == 1>;
       constexpr int smem = ring_smem_bytes<T, TJ, RING, FIRST>();
       static_assert(smem <= 227 * 1024, "the ring does not fit in shared memory");
       NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
       kernel<<<grid, block, smem, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_, fuse, tb_);
     } else {
-      auto kernel = substep_kernel<T, ORDER, FIRST, TJ, MINB, LDG, QASYNC>;
+      auto kernel = substep_kernel<T, ORDER, FIRST, TJ, MINB, LDG, QASYNC, SPONGE == 1>;
       const int smem = QASYNC && !FIRST ? int(2 * kVars * TJ * kTK * sizeof(T)) : 0;
       if (smem > 0) NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
       kernel<<<grid, block, smem, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_, fuse, tb_);
@@ -966,10 +1023,28 @@ class CudaRun {
   void launch_flat_one(const Box& box, T a, T b, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
     const long long count = (long long)(box.hi[0] - box.lo[0]) * (box.hi[1] - box.lo[1]) * (box.hi[2] - box.lo[2]);
     const int threads = 256;
-    substep_flat_kernel<T, ORDER, FIRST><<<(unsigned)((count + threads - 1) / threads), threads, 0, s>>>(
-        g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, tb_);
+    const unsigned blocks = (unsigned)((count + threads - 1) / threads);
+    if (cf_.sponge)
+      substep_flat_kernel<T, ORDER, FIRST, true><<<blocks, threads, 0, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, tb_);
+    else
+      substep_flat_kernel<T, ORDER, FIRST, false><<<blocks, threads, 0, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, tb_);
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
+  // The solid nodes and IB points (ib_kernel), after the sub-step kernels of the block.
+  void ib_step(int stage, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
+    if (site_count_ == 0) return;
+    const T a = T(kRkA[stage]), b = T(kRkB[stage]);
+    const bool fuse = fuse_ && !d_;
+    const int threads = 128;
+    const unsigned blocks = (unsigned)((site_count_ + threads - 1) / threads);
+    auto go = [&](auto kernel) {
+      kernel<<<blocks, threads, 0, s>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, tb_, sites_.data(), site_count_, fuse);
+    };
+    if (o_.order == 4) stage == 0 ? go(ib_kernel<T, 4, true>) : go(ib_kernel<T, 4, false>);
+    else stage == 0 ? go(ib_kernel<T, 2, true>) : go(ib_kernel<T, 2, false>);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+  }
+
   void launch_flat(const Box& box, int stage, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
     if (box.empty()) return;
     const T a = T(kRkA[stage]), b = T(kRkB[stage]);
@@ -1171,6 +1246,7 @@ class CudaRun {
     } else {
       substep(whole_box_, stage, dt, in, out, main());
     }
+    ib_step(stage, dt, in, out, main());
   }
 
   // Rank 0 computes the row on the whole grid (gathered) with the one-process
@@ -1286,6 +1362,9 @@ class CudaRun {
   DeviceArray<IbPoint<T>> points_;
   DeviceArray<Crossing> crossings_;
   DeviceArray<double> force_parts_;
+  DeviceArray<IbSite> sites_;
+  DeviceArray<T> qsite_;
+  long long site_count_ = 0;
   DevTables<T> tb_{};
 };
 
