@@ -152,7 +152,8 @@ int run(int argc, char** argv) {
       "chunk", "CUDA: x-planes per thread block (0: automatic)", cxxopts::value<int>()->default_value("0"), "P")(
       "kernel", "CUDA: sub-step kernel variant: 4 the default (fp64: 6, fp32: 5); 0 32x8 tile, 1 32x8 with read-only "
       "loads, 2 32x16, 3 32x8 without a register cap, 5 32x16 with Q prefetched by cp.async, 6 32x16 shared-memory "
-      "ring (planes and Q one plane ahead by cp.async, writes its own ghosts), 7 the ring with 32x8 tiles",
+      "ring (planes and Q one plane ahead by cp.async, writes its own ghosts), 7 the ring with 32x8 tiles, 8 one thread "
+      "per point (what 2-D problems take)",
       cxxopts::value<int>()->default_value("4"), "V")(
       "dims", "MPI: ranks per axis of the decomposition (default: MPI_Dims_create chooses)", cxxopts::value<std::string>(),
       "PX,PY,PZ")(
@@ -179,7 +180,7 @@ int run(int argc, char** argv) {
   o.diag_every = cli.get<int>("diag-every");
   o.chunk = cli.get<int>("chunk");
   o.kernel = cli.get<int>("kernel");
-  if (o.kernel < 0 || o.kernel > 7) fail_input("--kernel must be 0 to 7, got " + std::to_string(o.kernel));
+  if (o.kernel < 0 || o.kernel > 8) fail_input("--kernel must be 0 to 8, got " + std::to_string(o.kernel));
   if (o.chunk < 0) fail_input("--chunk must be >= 0, got " + std::to_string(o.chunk));
   o.device = cli.device();
   if (cli.threads() > 0) omp_set_num_threads(cli.threads());
