@@ -50,10 +50,16 @@ struct StepTables {
 };
 
 // The new Q and Phi of one point from its stencils (IB ghosts applied when it is an IB
-// point), the same operations on both backends (cuda.cu update_point).
+// point), the same operations on both backends (cuda.cu update_point). Out of line:
+// a second inlined copy of rhs() in substep_impl made GCC call rhs() from the vector
+// loop instead of inlining it there (25% slower steps).
 template <int ORDER, bool FIRST, bool SPONGE, class T>
-inline void point_step(const PointStencil<T>& p, const Coefs<T>& cf, T a, T b, T dt, T kj, T sig, const T qold[kVars],
-                       T qn[kVars], T on[kVars]) {
+__attribute__((noinline)) void point_step(const Geometry& g, const T* const* in, long long c, const IbPoint<T>& ib,
+                                          const Coefs<T>& cf, T a, T b, T dt, T kj, T sig, const T qold[kVars], T qn[kVars],
+                                          T on[kVars]) {
+  PointStencil<T> p;
+  gather(g, in, c, p);
+  apply_ib(p, ib);
   T l[kVars];
   rhs<ORDER>(p, cf, kj, l);
   if constexpr (SPONGE) add_sponge(p, cf, sig, l);
@@ -72,11 +78,14 @@ inline void point_step(const PointStencil<T>& p, const Coefs<T>& cf, T a, T b, T
 // not depend on the vector width or the thread count. A row's solid nodes and IB
 // points (its IB entries) are taken out of the vector loop: solid nodes keep their
 // values, IB points are updated one by one with their ghost values.
-template <int ORDER, bool FIRST, bool SPONGE, class T>
+template <int ORDER, bool FIRST, bool SPONGE, bool FLATZ, class T>
 void substep_impl(const Geometry& g, const Box& box, const Coefs<T>& cf, T a, T b, T dt, const StepTables<T>& tb,
                   const T* const* in, T* const* out, T* const* q) {
   const long long si = g.si(), sj = g.sj();
-  const long long str[3] = {si, sj, g.flat_z() ? 0 : 1};
+  // the z stride a compile-time constant, so that the vectoriser sees contiguous rows
+  // (a 2-D problem's z stencils read the point itself)
+  constexpr long long sk = FLATZ ? 0 : 1;
+  const long long str[3] = {si, sj, sk};
   const T* sgz = tb.sigma[2];
 #pragma omp parallel for collapse(2) schedule(static)
   for (int i = box.lo[0]; i < box.hi[0]; ++i)
@@ -96,8 +105,15 @@ void substep_impl(const Geometry& g, const Box& box, const Coefs<T>& cf, T a, T 
       T* o1 = out[1] + row;
       T* o2 = out[2] + row;
       T* o3 = out[3] + row;
-      // the fluid points [ka, kb): the vector loop
-      auto plain = [&](int ka, int kb) {
+      // the row in segments: fluid points [ka, kb) by the vector loop, then the IB entry
+      // that ends the segment (none for the last)
+      const int k0 = box.lo[2], k1 = box.hi[2];
+      const int r = i * g.n[1] + j;
+      int e = tb.row_start ? tb.row_start[r] : 0;
+      const int e1 = tb.row_start ? tb.row_start[r + 1] : 0;
+      for (int ka = k0; ka < k1;) {
+        while (e < e1 && tb.entries[e].k1 <= ka) ++e;  // entries before the segment (or the box)
+        const int kb = e < e1 ? std::min(std::max(tb.entries[e].k0, ka), k1) : k1;
         for (int k = ka; k < kb; ++k) {
           PointStencil<T> p;
 #pragma GCC unroll 3
@@ -128,40 +144,29 @@ void substep_impl(const Geometry& g, const Box& box, const Coefs<T>& cf, T a, T 
           o2[k] = p.s[0][2][2] + b * qn2;
           o3[k] = p.s[0][3][2] + b * qn3;
         }
-      };
-      const int k0 = box.lo[2], k1 = box.hi[2];
-      int next = k0;
-      if (tb.row_start) {
-        const int r = i * g.n[1] + j;
-        for (int e = tb.row_start[r]; e < tb.row_start[r + 1]; ++e) {
-          const IbEntry x = tb.entries[e];
-          const int ea = std::max(x.k0, k0), eb = std::min(x.k1, k1);
-          if (ea >= eb) continue;
-          plain(next, ea);
-          next = eb;
-          for (int k = ea; k < eb; ++k) {
-            const long long c = row + k;
-            if (x.point < 0) {  // solid: values held
-              for (int v = 0; v < kVars; ++v) {
-                q[v][c] = T(0);
-                out[v][c] = in[v][c];
-              }
-              continue;
-            }
-            PointStencil<T> p;
-            gather(g, in, c, p);
-            apply_ib(p, tb.points[x.point]);
-            T qold[kVars], qn[kVars], on[kVars];
-            for (int v = 0; v < kVars; ++v) qold[v] = FIRST ? T(0) : q[v][c];
-            point_step<ORDER, FIRST, SPONGE>(p, cf, a, b, dt, kj, T(sij + sgz[k]), qold, qn, on);
+        if (kb >= k1) break;
+        // the entry at kb: solid nodes keep their values, IB points get their ghost values
+        const IbEntry x = tb.entries[e++];
+        const int eb = std::min(x.k1, k1);
+        for (int k = kb; k < eb; ++k) {
+          const long long c = row + k;
+          if (x.point < 0) {
             for (int v = 0; v < kVars; ++v) {
-              q[v][c] = qn[v];
-              out[v][c] = on[v];
+              q[v][c] = T(0);
+              out[v][c] = in[v][c];
             }
+            continue;
+          }
+          T qold[kVars], qn[kVars], on[kVars];
+          for (int v = 0; v < kVars; ++v) qold[v] = FIRST ? T(0) : q[v][c];
+          point_step<ORDER, FIRST, SPONGE>(g, in, c, tb.points[x.point], cf, a, b, dt, kj, T(sij + sgz[k]), qold, qn, on);
+          for (int v = 0; v < kVars; ++v) {
+            q[v][c] = qn[v];
+            out[v][c] = on[v];
           }
         }
+        ka = eb;
       }
-      plain(next, k1);
       // values held at zero on walls where they are odd
       const int nz = g.n[2];
       for (int v = 0; v < kVars; ++v) {
@@ -183,8 +188,10 @@ void substep(const Geometry& g, const Coefs<T>& cf, int order, int stage, T dt, 
   const Box bx = box ? *box : whole_box(g);
   if (bx.empty()) return;
   auto go = [&](auto order_tag, auto first_tag, auto sponge_tag) {
-    substep_impl<decltype(order_tag)::value, decltype(first_tag)::value, decltype(sponge_tag)::value>(g, bx, cf, a, b, dt, tb,
-                                                                                                         in, out, q);
+    constexpr int O = decltype(order_tag)::value;
+    constexpr bool F = decltype(first_tag)::value, S = decltype(sponge_tag)::value;
+    if (g.flat_z()) substep_impl<O, F, S, true>(g, bx, cf, a, b, dt, tb, in, out, q);
+    else substep_impl<O, F, S, false>(g, bx, cf, a, b, dt, tb, in, out, q);
   };
   using O4 = std::integral_constant<int, 4>;
   using O2 = std::integral_constant<int, 2>;
