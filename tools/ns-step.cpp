@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
-
 #include <sstream>
 
 #include "common/cli.hpp"
