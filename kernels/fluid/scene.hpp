@@ -102,10 +102,24 @@ std::unique_ptr<SceneSolver<T>> make_scene_cuda_solver(const Params& p, const Sc
 template <class T>
 void validate_scene(const Scene& s, const SceneFields<T>& f);
 
+// set_bnd(b, x) by the scene's sides: each side's ghost cells from the adjacent
+// interior cells by its rule (scene_model.hpp), periodic sides from the opposite
+// interior; corners the mean of their two edge neighbours (Stam's), or wrapped
+// copies where an axis is periodic. `scalar_inflow`: a scalar's value at inflow
+// sides (density 0, temperature the ambient one). Where every side is closed
+// this is Stam's set_bnd, bit for bit.
+template <class T>
+void scene_set_bnd(const Scene& s, int b, T* x, T scalar_inflow = T(0));
+
 // The per-cell codes of an obstacle (scene_model.hpp: which neighbours are
 // solid, wrapping across periodic sides); a fluid cell whose four neighbours are
 // all solid counts as solid (no fluid can reach it).
 std::vector<std::uint8_t> cell_codes(const Scene& s, const std::vector<std::uint8_t>& solid);
+
+// An obstacle from a PNG image: dark (grey < 128), opaque (alpha >= 128) pixels
+// are solid; the image is scaled to nx x ny by the nearest pixel to each cell's
+// centre, its top row at the top of the box. Exit 2 when it cannot be read.
+std::vector<std::uint8_t> read_png_mask(const std::string& path, int nx, int ny);
 
 // Diagnostics of a scene state (host, double, fixed order): total density over
 // the fluid cells, maximum speed, maximum |div| with the obstacle's zero-flux

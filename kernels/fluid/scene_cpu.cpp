@@ -40,11 +40,6 @@ class SceneCpuSolver final : public SceneSolver<T> {
     dt0_ = dt_ * inv_h_;
     per_x_ = s.periodic_x();
     per_y_ = s.periodic_y();
-    for (int b = 0; b < 5; ++b)
-      for (int side = 0; side < 4; ++side) {
-        mode_[b][side] = ghost_mode(b, side, static_cast<int>(s.side[side]));
-        const_[b][side] = ghost_const(b, side, static_cast<T>(s.inflow[side]));
-      }
     const std::size_t cells = f_.cells();
     if (!f_.solid.empty()) build_obstacle_lists(cell_codes(s, f_.solid));
     vort_ = s.vorticity != 0;
@@ -86,8 +81,6 @@ class SceneCpuSolver final : public SceneSolver<T> {
   int nx_, ny_, w_;
   T inv_h_, dt_, dt0_;
   bool per_x_ = false, per_y_ = false, vort_ = false, buoy_ = false;
-  int mode_[5][4];
-  T const_[5][4];
   std::vector<T> t0_, fu_, fv_, wabs_;
   Counters c_;
   // The obstacle: per row, the fluid cells beside it (column, code); the solid
@@ -147,49 +140,8 @@ class SceneCpuSolver final : public SceneSolver<T> {
   bool solid_at(std::int64_t c) const { return has_solid() && (code_[static_cast<std::size_t>(c)] & kSolidSelf); }
 
   // ---- boundaries ------------------------------------------------------------------------
-  // set_bnd: each side's ghost cells from the adjacent interior cells by the
-  // side's rule (scene_model.hpp), periodic sides from the opposite interior;
-  // corners the mean of their two edge neighbours (Stam's), or wrapped copies.
-  // `scalar_inflow`: the value a scalar takes at inflow sides (d: 0, T: ambient).
-  void set_bnd(int b, T* x, T scalar_inflow = T(0)) const {
-    const int nx = nx_, ny = ny_, w = w_;
-    const bool scalar = b == kSceneScalar;
-    auto cst = [&](int side) { return scalar ? scalar_inflow : const_[b][side]; };
-    for (int j = 1; j <= ny; ++j) {
-      if (per_x_) {
-        x[ix(0, j, w)] = x[ix(nx, j, w)];
-        x[ix(nx + 1, j, w)] = x[ix(1, j, w)];
-      } else {
-        x[ix(0, j, w)] = ghost_value(mode_[b][kLeft], x[ix(1, j, w)], cst(kLeft));
-        x[ix(nx + 1, j, w)] = ghost_value(mode_[b][kRight], x[ix(nx, j, w)], cst(kRight));
-      }
-    }
-    for (int i = 1; i <= nx; ++i) {
-      if (per_y_) {
-        x[ix(i, 0, w)] = x[ix(i, ny, w)];
-        x[ix(i, ny + 1, w)] = x[ix(i, 1, w)];
-      } else {
-        x[ix(i, 0, w)] = ghost_value(mode_[b][kBottom], x[ix(i, 1, w)], cst(kBottom));
-        x[ix(i, ny + 1, w)] = ghost_value(mode_[b][kTop], x[ix(i, ny, w)], cst(kTop));
-      }
-    }
-    if (per_x_) {
-      x[ix(0, 0, w)] = x[ix(nx, 0, w)];
-      x[ix(nx + 1, 0, w)] = x[ix(1, 0, w)];
-      x[ix(0, ny + 1, w)] = x[ix(nx, ny + 1, w)];
-      x[ix(nx + 1, ny + 1, w)] = x[ix(1, ny + 1, w)];
-    } else if (per_y_) {
-      x[ix(0, 0, w)] = x[ix(0, ny, w)];
-      x[ix(nx + 1, 0, w)] = x[ix(nx + 1, ny, w)];
-      x[ix(0, ny + 1, w)] = x[ix(0, 1, w)];
-      x[ix(nx + 1, ny + 1, w)] = x[ix(nx + 1, 1, w)];
-    } else {
-      x[ix(0, 0, w)] = corner(x[ix(1, 0, w)], x[ix(0, 1, w)]);
-      x[ix(nx + 1, 0, w)] = corner(x[ix(nx, 0, w)], x[ix(nx + 1, 1, w)]);
-      x[ix(0, ny + 1, w)] = corner(x[ix(1, ny + 1, w)], x[ix(0, ny, w)]);
-      x[ix(nx + 1, ny + 1, w)] = corner(x[ix(nx, ny + 1, w)], x[ix(nx + 1, ny, w)]);
-    }
-  }
+  // set_bnd by the scene's side rules (scene.cpp).
+  void set_bnd(int b, T* x, T scalar_inflow = T(0)) const { scene_set_bnd(s_, b, x, scalar_inflow); }
   // The periodic sides' ghost cells as copies of the opposite interior (inside a
   // solve, after every half-sweep: a cell beside a periodic side then reads its
   // neighbour across the side as it stands, like any other neighbour).
