@@ -356,6 +356,9 @@ class SceneCpuSolver final : public SceneSolver<T> {
   void forces() {
     const int nx = nx_, ny = ny_, w = w_;
     const T inv_h = inv_h_;
+    // the ghost cells by the sides' rules first (an input state's may be stale)
+    set_bnd(kSceneU, f_.u.data());
+    set_bnd(kSceneV, f_.v.data());
     const T* u = f_.u.data();
     const T* v = f_.v.data();
     T* fu = fu_.data();
