@@ -128,6 +128,43 @@ std::vector<std::uint8_t> cell_codes(const Scene& s, const std::vector<std::uint
   return code;
 }
 
+ObstacleLists obstacle_lists(const Scene& s, const std::vector<std::uint8_t>& solid) {
+  ObstacleLists L;
+  const int nx = s.nx, ny = s.ny, w = nx + 2;
+  L.code = cell_codes(s, solid);
+  auto neighbour = [&](int i, int j) -> std::int64_t {  // wrapped across periodic sides; -1 outside
+    if (i < 1 || i > nx) {
+      if (!s.periodic_x()) return -1;
+      i = i < 1 ? nx : 1;
+    }
+    if (j < 1 || j > ny) {
+      if (!s.periodic_y()) return -1;
+      j = j < 1 ? ny : 1;
+    }
+    return ix(i, j, w);
+  };
+  L.row_begin.assign(static_cast<std::size_t>(ny + 3), 0);
+  for (int j = 1; j <= ny; ++j) {
+    L.row_begin[static_cast<std::size_t>(j)] = static_cast<int>(L.fix.size());
+    for (int i = 1; i <= nx; ++i) {
+      const std::int64_t c = ix(i, j, w);
+      const int code = L.code[static_cast<std::size_t>(c)];
+      if (code & kSolidSelf) {
+        L.solid.push_back(c);
+        if (i == 1 || i == nx || j == 1 || j == ny) L.touches_side = true;
+        ObstacleLists::Border b{c, {neighbour(i - 1, j), neighbour(i + 1, j), neighbour(i, j - 1), neighbour(i, j + 1)}, 0};
+        for (int k = 0; k < 4; ++k)
+          if (b.nb[k] >= 0 && !(L.code[static_cast<std::size_t>(b.nb[k])] & kSolidSelf)) b.fluid |= 1 << k;
+        if (b.fluid) L.border.push_back(b);
+      } else if (code) {
+        L.fix.push_back(ObstacleLists::Fix{i, code});
+      }
+    }
+  }
+  for (int j = ny + 1; j <= ny + 2; ++j) L.row_begin[static_cast<std::size_t>(j)] = static_cast<int>(L.fix.size());
+  return L;
+}
+
 template <class T>
 void validate_scene(const Scene& s, const SceneFields<T>& f) {
   const int nx = s.nx, ny = s.ny;

@@ -116,6 +116,31 @@ void scene_set_bnd(const Scene& s, int b, T* x, T scalar_inflow = T(0));
 // all solid counts as solid (no fluid can reach it).
 std::vector<std::uint8_t> cell_codes(const Scene& s, const std::vector<std::uint8_t>& solid);
 
+// What the solvers keep of an obstacle: the cell codes; per row, the fluid
+// cells beside it (column and code; rows [row_begin[j], row_begin[j + 1]));
+// the solid cells (flat indices, set to zero after each operation); the solid
+// cells beside fluid, with their four neighbours (wrapped where periodic, -1
+// outside the box) and which of them are fluid (bit k), for the scalars'
+// extrapolation; whether a solid cell touches a side of the box.
+struct ObstacleLists {
+  struct Fix {
+    int i;
+    int code;
+  };
+  struct Border {
+    std::int64_t c;
+    std::int64_t nb[4];
+    int fluid;
+  };
+  std::vector<std::uint8_t> code;
+  std::vector<Fix> fix;
+  std::vector<int> row_begin;
+  std::vector<std::int64_t> solid;
+  std::vector<Border> border;
+  bool touches_side = false;
+};
+ObstacleLists obstacle_lists(const Scene& s, const std::vector<std::uint8_t>& solid);
+
 // An obstacle from a PNG image: dark (grey < 128), opaque (alpha >= 128) pixels
 // are solid; the image is scaled to nx x ny by the nearest pixel to each cell's
 // centre, its top row at the top of the box. Exit 2 when it cannot be read.

@@ -41,7 +41,7 @@ class SceneCpuSolver final : public SceneSolver<T> {
     per_x_ = s.periodic_x();
     per_y_ = s.periodic_y();
     const std::size_t cells = f_.cells();
-    if (!f_.solid.empty()) build_obstacle_lists(cell_codes(s, f_.solid));
+    if (!f_.solid.empty()) ob_ = obstacle_lists(s, f_.solid);
     vort_ = s.vorticity != 0;
     buoy_ = s.buoyancy_a != 0 || s.buoyancy_b != 0;
     if (vort_ || buoy_) {
@@ -71,7 +71,7 @@ class SceneCpuSolver final : public SceneSolver<T> {
   Counters counters() const override { return c_; }
   std::string kernels() const override {
     return std::string("scene path, rows (") + (sizeof(T) == 4 ? "fp32" : "fp64") + "), " +
-           std::to_string(fix_.size()) + " cells beside obstacles";
+           std::to_string(ob_.fix.size()) + " cells beside obstacles";
   }
 
  private:
@@ -83,61 +83,10 @@ class SceneCpuSolver final : public SceneSolver<T> {
   bool per_x_ = false, per_y_ = false, vort_ = false, buoy_ = false;
   std::vector<T> t0_, fu_, fv_, wabs_;
   Counters c_;
-  // The obstacle: per row, the fluid cells beside it (column, code); the solid
-  // cells; the solid cells beside fluid (for the scalars' extrapolation).
-  struct Fix {
-    int i;
-    int code;
-  };
-  std::vector<Fix> fix_;
-  std::vector<int> fix_begin_;  // row j's entries: [fix_begin_[j], fix_begin_[j + 1])
-  std::vector<std::uint8_t> code_;
-  std::vector<std::int64_t> solid_;
-  struct Border {
-    std::int64_t c;
-    std::int64_t nb[4];  // left, right, lower, upper neighbour (wrapped where periodic)
-    int fluid;           // bit k: neighbour k is a fluid cell
-  };
-  std::vector<Border> border_;
-  bool solid_touches_side_ = false;
+  ObstacleLists ob_;  // the obstacle (scene.hpp), empty without one
 
-  bool has_solid() const { return !code_.empty(); }
-
-  void build_obstacle_lists(std::vector<std::uint8_t> codes) {
-    code_ = std::move(codes);
-    fix_begin_.assign(static_cast<std::size_t>(ny_ + 3), 0);
-    for (int j = 1; j <= ny_; ++j) {
-      fix_begin_[static_cast<std::size_t>(j)] = static_cast<int>(fix_.size());
-      for (int i = 1; i <= nx_; ++i) {
-        const std::int64_t c = ix(i, j, w_);
-        const int code = code_[static_cast<std::size_t>(c)];
-        if (code & kSolidSelf) {
-          solid_.push_back(c);
-          if (i == 1 || i == nx_ || j == 1 || j == ny_) solid_touches_side_ = true;
-          Border b{c, {neighbour(i - 1, j), neighbour(i + 1, j), neighbour(i, j - 1), neighbour(i, j + 1)}, 0};
-          for (int k = 0; k < 4; ++k)
-            if (b.nb[k] >= 0 && !(code_[static_cast<std::size_t>(b.nb[k])] & kSolidSelf)) b.fluid |= 1 << k;
-          if (b.fluid) border_.push_back(b);
-        } else if (code) {
-          fix_.push_back(Fix{i, code});
-        }
-      }
-    }
-    for (int j = ny_ + 1; j <= ny_ + 2; ++j) fix_begin_[static_cast<std::size_t>(j)] = static_cast<int>(fix_.size());
-  }
-  // Flat index of interior cell (i, j) with i, j wrapped across periodic sides; -1 outside the box.
-  std::int64_t neighbour(int i, int j) const {
-    if (i < 1 || i > nx_) {
-      if (!per_x_) return -1;
-      i = i < 1 ? nx_ : 1;
-    }
-    if (j < 1 || j > ny_) {
-      if (!per_y_) return -1;
-      j = j < 1 ? ny_ : 1;
-    }
-    return ix(i, j, w_);
-  }
-  bool solid_at(std::int64_t c) const { return has_solid() && (code_[static_cast<std::size_t>(c)] & kSolidSelf); }
+  bool has_solid() const { return !ob_.code.empty(); }
+  bool solid_at(std::int64_t c) const { return has_solid() && (ob_.code[static_cast<std::size_t>(c)] & kSolidSelf); }
 
   // ---- boundaries ------------------------------------------------------------------------
   // set_bnd by the scene's side rules (scene.cpp).
@@ -161,8 +110,8 @@ class SceneCpuSolver final : public SceneSolver<T> {
   // Solid cells to zero (and the ghosts beside them again, where they touch a side).
   void zero_solid(int b, T* x, T scalar_inflow = T(0)) const {
     if (!has_solid()) return;
-    for (std::int64_t c : solid_) x[c] = T(0);
-    if (solid_touches_side_) set_bnd(b, x, scalar_inflow);
+    for (std::int64_t c : ob_.solid) x[c] = T(0);
+    if (ob_.touches_side) set_bnd(b, x, scalar_inflow);
   }
 
   // ---- lin_solve -----------------------------------------------------------------------
@@ -182,12 +131,11 @@ class SceneCpuSolver final : public SceneSolver<T> {
           const T* x0r = x0 + ix(0, j, w);
           for (int i = i0; i <= nx; i += 2) xr[i] = gs_cell(x0r[i], xr[i - 1], xr[i + 1], xd[i], xu[i], a, c);
           if (has_solid()) {
-            const int e = fix_begin_[static_cast<std::size_t>(j) + 1];
-            for (int q = fix_begin_[static_cast<std::size_t>(j)]; q < e; ++q) {
-              const int i = fix_[static_cast<std::size_t>(q)].i;
-              if (((i + j) & 1) != colour) continue;
-              xr[i] = gs_cell_solid(x0r[i], xr[i - 1], xr[i + 1], xd[i], xu[i], fix_[static_cast<std::size_t>(q)].code,
-                                    a, c, sigma);
+            const int e = ob_.row_begin[static_cast<std::size_t>(j) + 1];
+            for (int q = ob_.row_begin[static_cast<std::size_t>(j)]; q < e; ++q) {
+              const ObstacleLists::Fix& fx = ob_.fix[static_cast<std::size_t>(q)];
+              if (((fx.i + j) & 1) != colour) continue;
+              xr[fx.i] = gs_cell_solid(x0r[fx.i], xr[fx.i - 1], xr[fx.i + 1], xd[fx.i], xu[fx.i], fx.code, a, c, sigma);
             }
           }
         }
@@ -210,7 +158,7 @@ class SceneCpuSolver final : public SceneSolver<T> {
     for (int j = 1; j <= ny; ++j)
       for (int i = 1; i <= nx; ++i) {
         const std::int64_t c = ix(i, j, w);
-        const int code = has_solid() ? code_[static_cast<std::size_t>(c)] : 0;
+        const int code = has_solid() ? ob_.code[static_cast<std::size_t>(c)] : 0;
         if (code == 0) div[c] = divergence_h(u[c - 1], u[c + 1], v[c - w], v[c + w], inv_h);
         else if (code & kSolidSelf) div[c] = T(0);
         else div[c] = divergence_solid(u[c], v[c], u[c - 1], u[c + 1], v[c - w], v[c + w], code, inv_h);
@@ -223,7 +171,7 @@ class SceneCpuSolver final : public SceneSolver<T> {
     for (int j = 1; j <= ny; ++j)
       for (int i = 1; i <= nx; ++i) {
         const std::int64_t c = ix(i, j, w);
-        const int code = has_solid() ? code_[static_cast<std::size_t>(c)] : 0;
+        const int code = has_solid() ? ob_.code[static_cast<std::size_t>(c)] : 0;
         if (code == 0) {
           u[c] = gradient_sub_h(u[c], pr[c - 1], pr[c + 1], inv_h);
           v[c] = gradient_sub_h(v[c], pr[c - w], pr[c + w], inv_h);
@@ -264,7 +212,7 @@ class SceneCpuSolver final : public SceneSolver<T> {
   // for the interpolation (so that the fluid beside an obstacle does not mix in
   // zeros), and go back to 0 after it.
   void fill_border(T* q) const {
-    for (const Border& b : border_) {
+    for (const ObstacleLists::Border& b : ob_.border) {
       T sum = T(0);
       int n = 0;
       for (int k = 0; k < 4; ++k)
@@ -276,7 +224,7 @@ class SceneCpuSolver final : public SceneSolver<T> {
     }
   }
   void clear_border(T* q) const {
-    for (const Border& b : border_) q[b.c] = T(0);
+    for (const ObstacleLists::Border& b : ob_.border) q[b.c] = T(0);
   }
   void advect_scalar(T* out, T* q, int b, T scalar_inflow) {
     fill_border(q);
@@ -377,7 +325,7 @@ class SceneCpuSolver final : public SceneSolver<T> {
       for (int j = 1; j <= ny; ++j)
         for (int i = 1; i <= nx; ++i) {
           const std::int64_t c = ix(i, j, w);
-          const int code = has_solid() ? code_[static_cast<std::size_t>(c)] : 0;
+          const int code = has_solid() ? ob_.code[static_cast<std::size_t>(c)] : 0;
           if (code & kSolidSelf) {
             fu[c] = fv[c] = T(0);
             continue;

@@ -164,4 +164,21 @@ NUMPIPE_HD_INLINE T buoyancy_force(T d, T temp, T a, T b, T ambient) {
   return -(a * d) + b * (temp - ambient);
 }
 
+// What react leaves in source buffer `field` at cell (x, y) of an nx x ny box:
+// model.hpp's react_source with each axis's own size (the lattice below nx and
+// ny, the centre at (nx/2, ny/2), u scaled by ny and v by nx); the same where nx = ny.
+template <class T>
+NUMPIPE_HD_INLINE T scene_react_source(int field, int x, int y, int nx, int ny, bool velocity, bool density, T force,
+                                       T source) {
+  if (field == kFieldD ? !density : !velocity) return T(0);
+  const bool lattice = x % kReactLattice == 0 && y % kReactLattice == 0 && x >= kReactLattice && x < nx &&
+                       y >= kReactLattice && y < ny;
+  if (lattice) {
+    if (field == kFieldD) return react_lattice_density(source);
+    return field == kFieldU ? react_lattice_velocity(force, ny, y) : react_lattice_velocity(force, nx, x);
+  }
+  if (x == nx / 2 && y == ny / 2) return react_centre(field == kFieldD ? source : force);
+  return T(0);
+}
+
 }  // namespace numpipe::fluid
