@@ -263,7 +263,7 @@ void check_sides(const Scene& s) {
   for (int k = 0; k < 4; ++k)
     if (s.side[k] == SideKind::inflow && !(std::isfinite(s.inflow[k]) && s.inflow[k] > 0))
       fail_input(std::string("inflow speed of the ") + side_name(k) + " side must be finite and > 0, got " + number(s.inflow[k]));
-  if (!(std::isfinite(s.length) && s.length > 0)) fail_input("the domain length must be finite and > 0, got " + number(s.length));
+  if (!(std::isfinite(s.length) && s.length > 0)) fail_input("the domain length (--length) must be finite and > 0, got " + number(s.length));
 }
 
 json scene_attrs(const Scene& s) {
