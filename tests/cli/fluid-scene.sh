@@ -10,7 +10,8 @@ gen-input fluid --n 72 -o plain.nps
 fluid-step --scheme stam --steps 5 $P -i plain.nps -o fused.nps
 NUMPIPE_FLUID_SCENE=1 fluid-step --scheme stam --vorticity 0 --steps 5 $P -i plain.nps -o general.nps
 verify fused.nps general.nps --rtol 0 --ignore diagnostics > /dev/null || fail "the scene path differs from the fused stam step"
-inspect --json general.nps | grep -q '"kernels": "scene path' || fail "NUMPIPE_FLUID_SCENE=1 did not run the scene path"
+inspect --json general.nps > general.json
+grep -q '"kernels": "scene path' general.json || fail "NUMPIPE_FLUID_SCENE=1 did not run the scene path"
 
 # A scene with every feature: a wind tunnel 96 x 48 (length 2) with a cylinder,
 # smoke and heat emitters, buoyancy, confinement, open top.
@@ -19,7 +20,8 @@ gen-input fluid --n 96,48 --length 2 --inflow left:0.5 --bc top=open --obstacle 
 inspect scene.nps > scene.txt
 grep -q 'd  f4 \[50, 98\]' scene.txt || fail "gen-input --n 96,48 did not write [50, 98] arrays"
 for r in solid source_d source_T T; do grep -q "^record [0-9]*: $r " scene.txt || fail "gen-input wrote no record $r"; done
-inspect --json scene.nps | grep -q '"left": "inflow"' || fail "the box's sides are not in the attrs"
+inspect --json scene.nps > scene.json
+grep -q '"left": "inflow"' scene.json || fail "the box's sides are not in the attrs"
 S="--buoyancy 0.1,1 --vorticity 0.2 $P"
 # the default scheme for a scene is stam; --scheme seed is refused
 expect_exit 2 "--scheme seed runs a plain square box only, and this run has a 96 x 48 grid" -- fluid-step --scheme seed -i scene.nps -o x.nps
@@ -67,7 +69,8 @@ png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 48, 32, 8, 0
 open("mask.png", "wb").write(png)
 PYEOF
 cat base.nps mask.nps | fluid-step --steps 2 -o py.nps
-inspect py.nps | grep -q '^record [0-9]*: solid ' || fail "the Python mask did not travel"
+inspect py.nps > py.txt
+grep -q '^record [0-9]*: solid ' py.txt || fail "the Python mask did not travel"
 if inspect --version > /dev/null && gen-input fluid --n 48,32 --inflow left:1 --obstacle png:mask.png -o png.nps 2> png.err; then
   PYTHONPATH="$SRC/share/python" "${PY:-python3}" - <<'PYEOF' || fail "the PNG mask is not the drawn box"
 import numpy as np, numpipe
