@@ -47,55 +47,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 }  // namespace
 
-// ---- boundaries ----------------------------------------------------------------------------
-template <class T>
-void scene_set_bnd(const Scene& s, int b, T* x, T scalar_inflow) {
-  const int nx = s.nx, ny = s.ny, w = nx + 2;
-  int mode[4];
-  T cst[4];
-  for (int k = 0; k < 4; ++k) {
-    mode[k] = ghost_mode(b, k, static_cast<int>(s.side[k]));
-    cst[k] = b == kSceneScalar ? scalar_inflow : ghost_const(b, k, static_cast<T>(s.inflow[k]));
-  }
-  const bool px = s.periodic_x(), py = s.periodic_y();
-  for (int j = 1; j <= ny; ++j) {
-    if (px) {
-      x[ix(0, j, w)] = x[ix(nx, j, w)];
-      x[ix(nx + 1, j, w)] = x[ix(1, j, w)];
-    } else {
-      x[ix(0, j, w)] = ghost_value(mode[kLeft], x[ix(1, j, w)], cst[kLeft]);
-      x[ix(nx + 1, j, w)] = ghost_value(mode[kRight], x[ix(nx, j, w)], cst[kRight]);
-    }
-  }
-  for (int i = 1; i <= nx; ++i) {
-    if (py) {
-      x[ix(i, 0, w)] = x[ix(i, ny, w)];
-      x[ix(i, ny + 1, w)] = x[ix(i, 1, w)];
-    } else {
-      x[ix(i, 0, w)] = ghost_value(mode[kBottom], x[ix(i, 1, w)], cst[kBottom]);
-      x[ix(i, ny + 1, w)] = ghost_value(mode[kTop], x[ix(i, ny, w)], cst[kTop]);
-    }
-  }
-  if (px) {
-    x[ix(0, 0, w)] = x[ix(nx, 0, w)];
-    x[ix(nx + 1, 0, w)] = x[ix(1, 0, w)];
-    x[ix(0, ny + 1, w)] = x[ix(nx, ny + 1, w)];
-    x[ix(nx + 1, ny + 1, w)] = x[ix(1, ny + 1, w)];
-  } else if (py) {
-    x[ix(0, 0, w)] = x[ix(0, ny, w)];
-    x[ix(nx + 1, 0, w)] = x[ix(nx + 1, ny, w)];
-    x[ix(0, ny + 1, w)] = x[ix(0, 1, w)];
-    x[ix(nx + 1, ny + 1, w)] = x[ix(nx + 1, 1, w)];
-  } else {
-    x[ix(0, 0, w)] = corner(x[ix(1, 0, w)], x[ix(0, 1, w)]);
-    x[ix(nx + 1, 0, w)] = corner(x[ix(nx, 0, w)], x[ix(nx + 1, 1, w)]);
-    x[ix(0, ny + 1, w)] = corner(x[ix(1, ny + 1, w)], x[ix(0, ny, w)]);
-    x[ix(nx + 1, ny + 1, w)] = corner(x[ix(nx, ny + 1, w)], x[ix(nx + 1, ny, w)]);
-  }
-}
-template void scene_set_bnd(const Scene&, int, float*, float);
-template void scene_set_bnd(const Scene&, int, double*, double);
-
 // ---- obstacle ------------------------------------------------------------------------------
 std::vector<std::uint8_t> cell_codes(const Scene& s, const std::vector<std::uint8_t>& solid) {
   const int nx = s.nx, ny = s.ny, w = nx + 2;

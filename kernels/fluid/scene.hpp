@@ -108,8 +108,57 @@ void validate_scene(const Scene& s, const SceneFields<T>& f);
 // copies where an axis is periodic. `scalar_inflow`: a scalar's value at inflow
 // sides (density 0, temperature the ambient one). Where every side is closed
 // this is Stam's set_bnd, bit for bit.
+// `at(i, j)` is the cell's T& in whatever layout the caller keeps.
+template <class T, class At>
+void scene_set_bnd_at(const Scene& s, int b, At&& at, T scalar_inflow) {
+  const int nx = s.nx, ny = s.ny;
+  int mode[4];
+  T cst[4];
+  for (int k = 0; k < 4; ++k) {
+    mode[k] = ghost_mode(b, k, static_cast<int>(s.side[k]));
+    cst[k] = b == kSceneScalar ? scalar_inflow : ghost_const(b, k, static_cast<T>(s.inflow[k]));
+  }
+  const bool px = s.periodic_x(), py = s.periodic_y();
+  for (int j = 1; j <= ny; ++j) {
+    if (px) {
+      at(0, j) = at(nx, j);
+      at(nx + 1, j) = at(1, j);
+    } else {
+      at(0, j) = ghost_value(mode[kLeft], at(1, j), cst[kLeft]);
+      at(nx + 1, j) = ghost_value(mode[kRight], at(nx, j), cst[kRight]);
+    }
+  }
+  for (int i = 1; i <= nx; ++i) {
+    if (py) {
+      at(i, 0) = at(i, ny);
+      at(i, ny + 1) = at(i, 1);
+    } else {
+      at(i, 0) = ghost_value(mode[kBottom], at(i, 1), cst[kBottom]);
+      at(i, ny + 1) = ghost_value(mode[kTop], at(i, ny), cst[kTop]);
+    }
+  }
+  if (px) {
+    at(0, 0) = at(nx, 0);
+    at(nx + 1, 0) = at(1, 0);
+    at(0, ny + 1) = at(nx, ny + 1);
+    at(nx + 1, ny + 1) = at(1, ny + 1);
+  } else if (py) {
+    at(0, 0) = at(0, ny);
+    at(nx + 1, 0) = at(nx + 1, ny);
+    at(0, ny + 1) = at(0, 1);
+    at(nx + 1, ny + 1) = at(nx + 1, 1);
+  } else {
+    at(0, 0) = corner(at(1, 0), at(0, 1));
+    at(nx + 1, 0) = corner(at(nx, 0), at(nx + 1, 1));
+    at(0, ny + 1) = corner(at(1, ny + 1), at(0, ny));
+    at(nx + 1, ny + 1) = corner(at(nx, ny + 1), at(nx + 1, ny));
+  }
+}
 template <class T>
-void scene_set_bnd(const Scene& s, int b, T* x, T scalar_inflow = T(0));
+void scene_set_bnd(const Scene& s, int b, T* x, T scalar_inflow = T(0)) {
+  const int w = s.nx + 2;
+  scene_set_bnd_at<T>(s, b, [&](int i, int j) -> T& { return x[ix(i, j, w)]; }, scalar_inflow);
+}
 
 // The per-cell codes of an obstacle (scene_model.hpp: which neighbours are
 // solid, wrapping across periodic sides); a fluid cell whose four neighbours are

@@ -50,6 +50,11 @@ class SceneCpuSolver final : public SceneSolver<T> {
     }
     if (vort_) wabs_.assign(cells, T(0));
     if (f_.temperature()) t0_.assign(cells, T(0));
+    hw_ = (nx_ + 2) / 2 + 2;
+    for (int c = 0; c < 2; ++c) {
+      plane_[c].assign(static_cast<std::size_t>(ny_ + 2) * hw_, T(0));
+      plane0_[c].assign(static_cast<std::size_t>(ny_ + 2) * hw_, T(0));
+    }
   }
 
   double advance(int steps) override {
@@ -91,22 +96,6 @@ class SceneCpuSolver final : public SceneSolver<T> {
   // ---- boundaries ------------------------------------------------------------------------
   // set_bnd by the scene's side rules (scene.cpp).
   void set_bnd(int b, T* x, T scalar_inflow = T(0)) const { scene_set_bnd(s_, b, x, scalar_inflow); }
-  // The periodic sides' ghost cells as copies of the opposite interior (inside a
-  // solve, after every half-sweep: a cell beside a periodic side then reads its
-  // neighbour across the side as it stands, like any other neighbour).
-  void wrap_ghosts(T* x) const {
-    const int nx = nx_, ny = ny_, w = w_;
-    if (per_x_)
-      for (int j = 1; j <= ny; ++j) {
-        x[ix(0, j, w)] = x[ix(nx, j, w)];
-        x[ix(nx + 1, j, w)] = x[ix(1, j, w)];
-      }
-    if (per_y_)
-      for (int i = 1; i <= nx; ++i) {
-        x[ix(i, 0, w)] = x[ix(i, ny, w)];
-        x[ix(i, ny + 1, w)] = x[ix(i, 1, w)];
-      }
-  }
   // Solid cells to zero (and the ghosts beside them again, where they touch a side).
   void zero_solid(int b, T* x, T scalar_inflow = T(0)) const {
     if (!has_solid()) return;
@@ -114,35 +103,98 @@ class SceneCpuSolver final : public SceneSolver<T> {
     if (ob_.touches_side) set_bnd(b, x, scalar_inflow);
   }
 
-  // ---- lin_solve -----------------------------------------------------------------------
+  // ---- lin_solve on colour planes ------------------------------------------------------------
+  // Plane c holds the cells with (i + j) % 2 == c, cell (i, j) at row j, index
+  // i / 2, so that a half-sweep reads and writes unit-stride rows: for the
+  // cells of row j in plane c (x = 2k + p, p = (c + j) % 2) the left and right
+  // neighbours are k - 1 + p and k + p of the other plane's row j, the lower and
+  // upper ones k of its rows j - 1 and j + 1. The order of the updates within a
+  // colour does not matter (they read the other colour only), so the bits are
+  // those of the natural layout's loops.
+  int hw_ = 0;                  // plane row width
+  std::vector<T> plane_[2], plane0_[2];
+  T& at(int i, int j) { return plane_[(i + j) & 1][static_cast<std::size_t>(j) * hw_ + (i >> 1)]; }
+  void split(const T* x, std::vector<T>* planes, bool interior) {
+    const int nx = nx_, ny = ny_, w = w_, hw = hw_;
+    const int j0 = interior ? 1 : 0, j1 = interior ? ny : ny + 1, i0 = interior ? 1 : 0, i1 = interior ? nx : nx + 1;
+#pragma omp parallel for schedule(dynamic, kRowChunk)
+    for (int j = j0; j <= j1; ++j) {
+      const T* row = x + ix(0, j, w);
+      T* p0 = planes[0].data() + static_cast<std::size_t>(j) * hw;
+      T* p1 = planes[1].data() + static_cast<std::size_t>(j) * hw;
+      for (int i = i0; i <= i1; ++i) (((i + j) & 1) ? p1 : p0)[i >> 1] = row[i];
+    }
+  }
+  void merge(T* x) {
+    const int nx = nx_, ny = ny_, w = w_, hw = hw_;
+#pragma omp parallel for schedule(dynamic, kRowChunk)
+    for (int j = 0; j <= ny + 1; ++j) {
+      T* row = x + ix(0, j, w);
+      const T* p0 = plane_[0].data() + static_cast<std::size_t>(j) * hw;
+      const T* p1 = plane_[1].data() + static_cast<std::size_t>(j) * hw;
+      for (int i = 0; i <= nx + 1; ++i) row[i] = (((i + j) & 1) ? p1 : p0)[i >> 1];
+    }
+  }
+  // The periodic sides' ghost cells as copies of the opposite interior (after
+  // every half-sweep: a cell beside a periodic side then reads its neighbour
+  // across the side as it stands, like any other neighbour).
+  void wrap_ghosts() {
+    const int nx = nx_, ny = ny_;
+    if (per_x_)
+      for (int j = 1; j <= ny; ++j) {
+        at(0, j) = at(nx, j);
+        at(nx + 1, j) = at(1, j);
+      }
+    if (per_y_)
+      for (int i = 1; i <= nx; ++i) {
+        at(i, 0) = at(i, ny);
+        at(i, ny + 1) = at(i, 1);
+      }
+  }
+  static void sweep_row(T* __restrict out, const T* __restrict x0, const T* __restrict o, const T* __restrict od,
+                        const T* __restrict ou, int p, int k0, int k1, T a, T c) {
+    const T* __restrict ol = o + p - 1;
+    const T* __restrict orr = o + p;
+#pragma omp simd
+    for (int k = k0; k <= k1; ++k) out[k] = gs_cell(x0[k], ol[k], orr[k], od[k], ou[k], a, c);
+  }
+
   void lin_solve(int b, T* x, const T* x0, T a, T c, T scalar_inflow = T(0)) {
-    const int nx = nx_, ny = ny_, w = w_;
+    const int nx = nx_, ny = ny_, hw = hw_;
     const T sigma = b == kSceneU || b == kSceneV ? T(-1) : T(1);
     const bool periodic = per_x_ || per_y_;
-    if (periodic) wrap_ghosts(x);
+    split(x, plane_, false);
+    split(x0, plane0_, true);
+    if (periodic) wrap_ghosts();
+    auto at_ref = [this](int i, int j) -> T& { return at(i, j); };
     for (int k = 0; k < p_.iters; ++k) {
       for (int colour = 0; colour < 2; ++colour) {
+        T* out_plane = plane_[colour].data();
+        const T* in_plane = plane_[1 - colour].data();
+        const T* x0_plane = plane0_[colour].data();
 #pragma omp parallel for schedule(dynamic, kRowChunk)
         for (int j = 1; j <= ny; ++j) {
-          const int i0 = ((1 + j) & 1) == colour ? 1 : 2;
-          T* xr = x + ix(0, j, w);
-          const T* xd = xr - w;
-          const T* xu = xr + w;
-          const T* x0r = x0 + ix(0, j, w);
-          for (int i = i0; i <= nx; i += 2) xr[i] = gs_cell(x0r[i], xr[i - 1], xr[i + 1], xd[i], xu[i], a, c);
+          const int p = (colour + j) & 1;
+          const std::size_t r = static_cast<std::size_t>(j) * hw;
+          sweep_row(out_plane + r, x0_plane + r, in_plane + r, in_plane + r - hw, in_plane + r + hw, p, p ? 0 : 1,
+                    (nx - p) >> 1, a, c);
           if (has_solid()) {
             const int e = ob_.row_begin[static_cast<std::size_t>(j) + 1];
             for (int q = ob_.row_begin[static_cast<std::size_t>(j)]; q < e; ++q) {
               const ObstacleLists::Fix& fx = ob_.fix[static_cast<std::size_t>(q)];
               if (((fx.i + j) & 1) != colour) continue;
-              xr[fx.i] = gs_cell_solid(x0r[fx.i], xr[fx.i - 1], xr[fx.i + 1], xd[fx.i], xu[fx.i], fx.code, a, c, sigma);
+              const int i = fx.i;
+              out_plane[r + static_cast<std::size_t>(i >> 1)] =
+                  gs_cell_solid(x0_plane[r + static_cast<std::size_t>(i >> 1)], at(i - 1, j), at(i + 1, j),
+                                at(i, j - 1), at(i, j + 1), fx.code, a, c, sigma);
             }
           }
         }
-        if (periodic) wrap_ghosts(x);
+        if (periodic) wrap_ghosts();
       }
-      set_bnd(b, x, scalar_inflow);
+      scene_set_bnd_at<T>(s_, b, at_ref, scalar_inflow);
     }
+    merge(x);
     zero_solid(b, x, scalar_inflow);
   }
   void diffuse(int b, T* x, const T* x0, double k, T scalar_inflow = T(0)) {

@@ -4,9 +4,9 @@
 // so that the two backends give the same bits. The state stays on the device;
 // one step is captured once as a CUDA Graph and replayed.
 //
-// A half-sweep is one thread per cell of its colour; a cell beside a periodic
-// side reads its neighbour across the side directly (the CPU reads the ghost
-// copy it refreshes after every half-sweep: the same value). Cells beside an
+// A solve runs on colour planes (as the CPU's: unit-stride half-sweeps), one
+// thread per cell of the half-sweep's colour; the periodic sides' ghost cells
+// are refreshed after every half-sweep, as on the CPU. Cells beside an
 // obstacle take scene_model.hpp's gs_cell_solid; solid cells are skipped (the
 // CPU computes them and throws the values away: nothing reads them) and set to
 // zero after each solve. react's two maxima are per-block maxima reduced by one
@@ -48,39 +48,56 @@ __device__ __forceinline__ T max_of(T m, T s) {
 }
 
 // ---- set_bnd -------------------------------------------------------------------------------
-// Ghost values from interior cells only (scene.cpp's scene_set_bnd, in which
-// the corners read the edges: here each corner recomputes its edges).
+// A cell by (i, j): the natural layout, or lin_solve's colour planes.
 template <class T>
-__device__ __forceinline__ T edge_left(const Geo& g, const Bnd<T>& b, const T* x, int j) {
-  return g.px ? x[ix(g.nx, j, g.w)] : ghost_value(b.mode[kLeft], x[ix(1, j, g.w)], b.cst[kLeft]);
+struct FlatAt {
+  T* x;
+  int w;
+  __device__ __forceinline__ T& operator()(int i, int j) const { return x[ix(i, j, w)]; }
+};
+template <class T>
+struct PlaneAt {
+  T* p0;
+  T* p1;
+  int hw;
+  __device__ __forceinline__ T& operator()(int i, int j) const {
+    return ((i + j) & 1 ? p1 : p0)[static_cast<std::int64_t>(j) * hw + (i >> 1)];
+  }
+};
+
+// Ghost values from interior cells only (scene.hpp's scene_set_bnd_at, in
+// which the corners read the edges: here each corner recomputes its edges).
+template <class T, class At>
+__device__ __forceinline__ T edge_left(const Geo& g, const Bnd<T>& b, const At& x, int j) {
+  return g.px ? x(g.nx, j) : ghost_value(b.mode[kLeft], x(1, j), b.cst[kLeft]);
 }
-template <class T>
-__device__ __forceinline__ T edge_right(const Geo& g, const Bnd<T>& b, const T* x, int j) {
-  return g.px ? x[ix(1, j, g.w)] : ghost_value(b.mode[kRight], x[ix(g.nx, j, g.w)], b.cst[kRight]);
+template <class T, class At>
+__device__ __forceinline__ T edge_right(const Geo& g, const Bnd<T>& b, const At& x, int j) {
+  return g.px ? x(1, j) : ghost_value(b.mode[kRight], x(g.nx, j), b.cst[kRight]);
 }
-template <class T>
-__device__ __forceinline__ T edge_bottom(const Geo& g, const Bnd<T>& b, const T* x, int i) {
-  return g.py ? x[ix(i, g.ny, g.w)] : ghost_value(b.mode[kBottom], x[ix(i, 1, g.w)], b.cst[kBottom]);
+template <class T, class At>
+__device__ __forceinline__ T edge_bottom(const Geo& g, const Bnd<T>& b, const At& x, int i) {
+  return g.py ? x(i, g.ny) : ghost_value(b.mode[kBottom], x(i, 1), b.cst[kBottom]);
 }
-template <class T>
-__device__ __forceinline__ T edge_top(const Geo& g, const Bnd<T>& b, const T* x, int i) {
-  return g.py ? x[ix(i, 1, g.w)] : ghost_value(b.mode[kTop], x[ix(i, g.ny, g.w)], b.cst[kTop]);
+template <class T, class At>
+__device__ __forceinline__ T edge_top(const Geo& g, const Bnd<T>& b, const At& x, int i) {
+  return g.py ? x(i, 1) : ghost_value(b.mode[kTop], x(i, g.ny), b.cst[kTop]);
 }
 
-template <class T>
-__global__ void set_bnd_kernel(T* x, Geo g, Bnd<T> b) {
+template <class T, class At>
+__global__ void set_bnd_kernel(At x, Geo g, Bnd<T> b) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  const int nx = g.nx, ny = g.ny, w = g.w;
+  const int nx = g.nx, ny = g.ny;
   if (t < ny) {
     const int j = t + 1;
     const T l = edge_left(g, b, x, j), r = edge_right(g, b, x, j);
-    x[ix(0, j, w)] = l;
-    x[ix(nx + 1, j, w)] = r;
+    x(0, j) = l;
+    x(nx + 1, j) = r;
   } else if (t < ny + nx) {
     const int i = t - ny + 1;
     const T lo = edge_bottom(g, b, x, i), hi = edge_top(g, b, x, i);
-    x[ix(i, 0, w)] = lo;
-    x[ix(i, ny + 1, w)] = hi;
+    x(i, 0) = lo;
+    x(i, ny + 1) = hi;
   } else if (t < ny + nx + 4) {
     const int k = t - ny - nx;  // 0 (0,0), 1 (nx+1,0), 2 (0,ny+1), 3 (nx+1,ny+1)
     T value;
@@ -96,31 +113,61 @@ __global__ void set_bnd_kernel(T* x, Geo g, Bnd<T> b) {
               : k == 2 ? corner(edge_top(g, b, x, 1), edge_left(g, b, x, ny))
                        : corner(edge_top(g, b, x, nx), edge_right(g, b, x, ny));
     }
-    x[ix(k & 1 ? nx + 1 : 0, k & 2 ? ny + 1 : 0, w)] = value;
+    x(k & 1 ? nx + 1 : 0, k & 2 ? ny + 1 : 0) = value;
+  }
+}
+// The periodic sides' ghost cells as copies of the opposite interior (after
+// every half-sweep, as the CPU does).
+template <class T>
+__global__ void wrap_kernel(PlaneAt<T> x, Geo g) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g.px && t < g.ny) {
+    const int j = t + 1;
+    x(0, j) = x(g.nx, j);
+    x(g.nx + 1, j) = x(1, j);
+  } else if (g.py && t >= g.ny && t < g.ny + g.nx) {
+    const int i = t - g.ny + 1;
+    x(i, 0) = x(i, g.ny);
+    x(i, g.ny + 1) = x(i, 1);
   }
 }
 
-// ---- lin_solve's half-sweep ------------------------------------------------------------------
+// ---- lin_solve's half-sweep, on colour planes (scene_cpu.cpp) ------------------------------
+// Plane c: the cells with (i + j) % 2 == c, cell (i, j) at row j, index i / 2.
+template <class T>
+__global__ void split_kernel(const T* x, T* p0, T* p1, Geo g, int hw, int interior) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x + interior, j = blockIdx.y * blockDim.y + threadIdx.y + interior;
+  if (i > g.nx + 1 - interior || j > g.ny + 1 - interior) return;
+  ((i + j) & 1 ? p1 : p0)[static_cast<std::int64_t>(j) * hw + (i >> 1)] = x[ix(i, j, g.w)];
+}
+template <class T>
+__global__ void merge_kernel(T* x, const T* p0, const T* p1, Geo g, int hw) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i > g.nx + 1 || j > g.ny + 1) return;
+  x[ix(i, j, g.w)] = ((i + j) & 1 ? p1 : p0)[static_cast<std::int64_t>(j) * hw + (i >> 1)];
+}
+// Cells x = 2k + p of row j (p = (colour + j) % 2): left and right neighbours
+// k - 1 + p and k + p of the other plane's row j, lower and upper k of its rows
+// j - 1 and j + 1.
 template <class T, bool MASK>
-__global__ void half_sweep_kernel(T* x, const T* x0, const std::uint8_t* code, Geo g, T a, T c, T sigma, int colour) {
+__global__ void half_sweep_kernel(T* out, const T* in, const T* x0, const std::uint8_t* code, Geo g, int hw, T a, T c,
+                                  T sigma, int colour) {
   const int j = blockIdx.y * blockDim.y + threadIdx.y + 1;
   if (j > g.ny) return;
-  const int i = (((1 + j) & 1) == colour ? 1 : 2) + 2 * static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i > g.nx) return;
-  const std::int64_t w = g.w, cc = ix(i, j, g.w);
-  const std::int64_t il = g.px && i == 1 ? cc + (g.nx - 1) : cc - 1;
-  const std::int64_t ir = g.px && i == g.nx ? cc - (g.nx - 1) : cc + 1;
-  const std::int64_t id = g.py && j == 1 ? cc + static_cast<std::int64_t>(g.ny - 1) * w : cc - w;
-  const std::int64_t iu = g.py && j == g.ny ? cc - static_cast<std::int64_t>(g.ny - 1) * w : cc + w;
+  const int p = (colour + j) & 1;
+  const int k = (p ? 0 : 1) + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (k > (g.nx - p) >> 1) return;
+  const std::int64_t r = static_cast<std::int64_t>(j) * hw + k;
+  const T left = in[r - 1 + p], right = in[r + p], down = in[r - hw], up = in[r + hw];
   if constexpr (MASK) {
-    const int cd = code[cc];
+    const int cd = code[ix(2 * k + p, j, g.w)];
     if (cd & kSolidSelf) return;
     if (cd) {
-      x[cc] = gs_cell_solid(x0[cc], x[il], x[ir], x[id], x[iu], cd, a, c, sigma);
+      out[r] = gs_cell_solid(x0[r], left, right, down, up, cd, a, c, sigma);
       return;
     }
   }
-  x[cc] = gs_cell(x0[cc], x[il], x[ir], x[id], x[iu], a, c);
+  out[r] = gs_cell(x0[r], left, right, down, up, a, c);
 }
 
 template <class T>
@@ -373,6 +420,12 @@ class SceneCudaSolver final : public SceneSolver<T> {
       touches_ = ob.touches_side;
       fix_count_ = static_cast<int>(ob.fix.size());
     }
+    hw_ = (nx_ + 2) / 2 + 2;
+    for (int c = 0; c < 2; ++c) {
+      plane_[c] = DeviceArray<T>(static_cast<std::size_t>(ny_ + 2) * hw_);
+      plane0_[c] = DeviceArray<T>(static_cast<std::size_t>(ny_ + 2) * hw_);
+      NUMPIPE_CUDA_CHECK(cudaMemsetAsync(plane0_[c].data(), 0, plane0_[c].bytes(), stream_));
+    }
     part_v_ = DeviceArray<T>(kReduceBlocks);
     part_d_ = DeviceArray<T>(kReduceBlocks);
     flags_ = DeviceArray<int>(2);
@@ -453,6 +506,8 @@ class SceneCudaSolver final : public SceneSolver<T> {
   DeviceArray<ObstacleLists::Border> border_;
   int solid_count_ = 0, border_count_ = 0, fix_count_ = 0;
   DeviceArray<T> part_v_, part_d_;
+  int hw_ = 0;  // colour planes' row width
+  DeviceArray<T> plane_[2], plane0_[2];
   DeviceArray<int> flags_;
   DeviceArray<long long> counters_;
 
@@ -479,9 +534,11 @@ class SceneCudaSolver final : public SceneSolver<T> {
   }
   void set_bnd(int b, T* x, T scalar_inflow = T(0)) {
     const int threads = nx_ + ny_ + 4;
-    set_bnd_kernel<T><<<(threads + kThreads - 1) / kThreads, kThreads, 0, stream_>>>(x, geo_, rules(b, scalar_inflow));
+    set_bnd_kernel<T><<<(threads + kThreads - 1) / kThreads, kThreads, 0, stream_>>>(FlatAt<T>{x, geo_.w}, geo_,
+                                                                                      rules(b, scalar_inflow));
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
+  PlaneAt<T> planes() { return PlaneAt<T>{plane_[0].data(), plane_[1].data(), hw_}; }
   void zero_solid(int b, T* x, T scalar_inflow = T(0)) {
     if (!mask() || solid_count_ == 0) return;
     zero_list_kernel<T><<<(solid_count_ + kThreads - 1) / kThreads, kThreads, 0, stream_>>>(x, solid_.data(), solid_count_);
@@ -491,17 +548,37 @@ class SceneCudaSolver final : public SceneSolver<T> {
 
   void lin_solve(int b, T* x, const T* x0, T a, T c, T scalar_inflow = T(0)) {
     const T sigma = b == kSceneU || b == kSceneV ? T(-1) : T(1);
-    const dim3 grid = grid2((nx_ + 1) / 2, ny_, block_);
+    const bool periodic = geo_.px || geo_.py;
+    const int edge_threads = nx_ + ny_ + 4;
+    const unsigned edge_blocks = static_cast<unsigned>((edge_threads + kThreads - 1) / kThreads);
+    split_kernel<T><<<grid2(nx_ + 2, ny_ + 2, block_), block_, 0, stream_>>>(x, plane_[0].data(), plane_[1].data(), geo_, hw_, 0);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    split_kernel<T><<<interior(), block_, 0, stream_>>>(x0, plane0_[0].data(), plane0_[1].data(), geo_, hw_, 1);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    auto wrap = [&] {
+      wrap_kernel<T><<<edge_blocks, kThreads, 0, stream_>>>(planes(), geo_);
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+    };
+    if (periodic) wrap();
+    const dim3 grid = grid2((nx_ + 2) / 2, ny_, block_);
+    const Bnd<T> rule = rules(b, scalar_inflow);
     for (int k = 0; k < p_.iters; ++k) {
       for (int colour = 0; colour < 2; ++colour) {
+        T* out = plane_[colour].data();
+        const T* in = plane_[1 - colour].data();
+        const T* z = plane0_[colour].data();
         if (mask())
-          half_sweep_kernel<T, true><<<grid, block_, 0, stream_>>>(x, x0, code_.data(), geo_, a, c, sigma, colour);
+          half_sweep_kernel<T, true><<<grid, block_, 0, stream_>>>(out, in, z, code_.data(), geo_, hw_, a, c, sigma, colour);
         else
-          half_sweep_kernel<T, false><<<grid, block_, 0, stream_>>>(x, x0, nullptr, geo_, a, c, sigma, colour);
+          half_sweep_kernel<T, false><<<grid, block_, 0, stream_>>>(out, in, z, nullptr, geo_, hw_, a, c, sigma, colour);
         NUMPIPE_CUDA_CHECK_LAUNCH();
+        if (periodic) wrap();
       }
-      set_bnd(b, x, scalar_inflow);
+      set_bnd_kernel<T><<<edge_blocks, kThreads, 0, stream_>>>(planes(), geo_, rule);
+      NUMPIPE_CUDA_CHECK_LAUNCH();
     }
+    merge_kernel<T><<<grid2(nx_ + 2, ny_ + 2, block_), block_, 0, stream_>>>(x, plane_[0].data(), plane_[1].data(), geo_, hw_);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
     zero_solid(b, x, scalar_inflow);
   }
   void diffuse(int b, T* x, const T* x0, double k, T scalar_inflow = T(0)) {
