@@ -1,4 +1,5 @@
 # Bad scenes are refused with exit 2, the record, the cell and the value named, and no output.
+require_python
 gen-input fluid --n 24 --scene empty -o ok.nps
 arr() { gen-input array "$@"; }
 with() { cat ok.nps "$@" > bad.nps; }
@@ -11,7 +12,7 @@ with <(arr --name solid --shape 26,26 --dtype u1 --fill ones)
 expect_exit 2 "'solid' must be 0 on the boundary layer (the sides are chosen by --bc), got 1 at [0, 0]" -- fluid-step -i bad.nps -o out.nps
 gen-input fluid --n 24 --obstacle box:0,0,1,1 -o covered.nps 2> cov.err && fail "gen-input accepted an obstacle covering the box"
 grep -q "'solid' covers every interior cell (24 x 24): no fluid is left" cov.err || fail "covering obstacle: $(cat cov.err)"
-PYTHONPATH="$SRC/share/python" "${PY:-python3}" - <<'PYEOF'
+PYTHONPATH="$SRC/share/python" "$PY" - <<'PYEOF'
 import numpy as np, numpipe
 s = np.zeros((26, 26), np.uint8); s[3, 4] = 7
 numpipe.write("seven.nps", {"solid": s})

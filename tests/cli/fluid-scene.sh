@@ -1,6 +1,7 @@
 # fluid-step on scenes (obstacles, emitters, sides, NX x NY, forces) through the
 # real tools: the plain scene path against the fused stam solver, thread counts,
 # chaining, snapshots, masks from Python and from a PNG, the d0 explanation.
+require_python
 P="--diff 0.0001 --visc 0.0001"
 
 # The scene path on a plain state (NUMPIPE_FLUID_SCENE=1) computes the fused
@@ -30,7 +31,7 @@ verify t1.nps t3.nps --rtol 0 > /dev/null || fail "the scene's bits depend on th
 fluid-step --steps 3 $S -i scene.nps | fluid-step --steps 3 $S -o split.nps
 verify split.nps t1.nps --rtol 0 --ignore diagnostics > /dev/null || fail "3+3 steps of a scene differ from 6"
 # the obstacle's cells hold no flow and no smoke; the emitter added smoke
-PYTHONPATH="$SRC/share/python" "${PY:-python3}" - t1.nps <<'PYEOF' || fail "scene state check failed"
+PYTHONPATH="$SRC/share/python" "$PY" - t1.nps <<'PYEOF' || fail "scene state check failed"
 import sys, numpy as np, numpipe
 d = numpipe.read(sys.argv[1])
 s = d["solid"].astype(bool)
@@ -53,7 +54,7 @@ grep -q '"spacing": \[' snaps.json || fail "snapshots lack the grid"
 
 # A mask from Python, put beside a state (streams concatenate), and from a PNG.
 gen-input fluid --n 48,32 --scene empty --inflow left:1 -o base.nps
-PYTHONPATH="$SRC/share/python" "${PY:-python3}" - <<'PYEOF' || fail "python mask"
+PYTHONPATH="$SRC/share/python" "$PY" - <<'PYEOF' || fail "python mask"
 import numpy as np, numpipe, zlib, struct
 solid = np.zeros((34, 50), np.uint8)
 solid[12:20, 15:22] = 1
@@ -72,7 +73,7 @@ cat base.nps mask.nps | fluid-step --steps 2 -o py.nps
 inspect py.nps > py.txt
 grep -q '^record [0-9]*: solid ' py.txt || fail "the Python mask did not travel"
 if inspect --version > /dev/null && gen-input fluid --n 48,32 --inflow left:1 --obstacle png:mask.png -o png.nps 2> png.err; then
-  PYTHONPATH="$SRC/share/python" "${PY:-python3}" - <<'PYEOF' || fail "the PNG mask is not the drawn box"
+  PYTHONPATH="$SRC/share/python" "$PY" - <<'PYEOF' || fail "the PNG mask is not the drawn box"
 import numpy as np, numpipe
 s = numpipe.read("png.nps")["solid"]
 want = np.zeros((34, 50), np.uint8); want[13:21, 15:22] = 1
@@ -84,7 +85,7 @@ fi
 
 # A density put in d0 with --forcing none is discarded (d0 is a work buffer):
 # refused with the way to an emitter, which is injected.
-PYTHONPATH="$SRC/share/python" "${PY:-python3}" - <<'PYEOF' || fail "python d0 state"
+PYTHONPATH="$SRC/share/python" "$PY" - <<'PYEOF' || fail "python d0 state"
 import numpy as np, numpipe
 z = np.zeros((34, 34), np.float32)
 d0 = z.copy(); d0[10:14, 10:14] = 2.0
@@ -93,7 +94,7 @@ numpipe.write("emit.nps", {"d": z, "u": z, "v": z, "d0": z, "u0": z, "v0": z, "s
 PYEOF
 expect_exit 2 "'d0' holds 2 at [10, 10] in a state at step 0, but d0, u0 and v0 are the solver's work buffers" -- fluid-step --steps 3 -i d0.nps -o x.nps
 fluid-step --steps 3 -i emit.nps -o emitted.nps
-PYTHONPATH="$SRC/share/python" "${PY:-python3}" - <<'PYEOF' || fail "the emitter did not inject 3 * dt * 32"
+PYTHONPATH="$SRC/share/python" "$PY" - <<'PYEOF' || fail "the emitter did not inject 3 * dt * 32"
 import numpy as np, numpipe
 d = numpipe.read("emitted.nps")["d"]
 assert abs(d[1:-1, 1:-1].sum() - 3 * 0.1 * 32) < 1e-4, d.sum()
