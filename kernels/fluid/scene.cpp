@@ -95,11 +95,13 @@ ObstacleLists obstacle_lists(const Scene& s, const std::vector<std::uint8_t>& so
     return ix(i, j, w);
   };
   L.row_begin.assign(static_cast<std::size_t>(ny + 3), 0);
+  L.row_has.assign(static_cast<std::size_t>(ny + 2), 0);
   for (int j = 1; j <= ny; ++j) {
     L.row_begin[static_cast<std::size_t>(j)] = static_cast<int>(L.fix.size());
     for (int i = 1; i <= nx; ++i) {
       const std::int64_t c = ix(i, j, w);
       const int code = L.code[static_cast<std::size_t>(c)];
+      if (code) L.row_has[static_cast<std::size_t>(j)] = 1;
       if (code & kSolidSelf) {
         L.solid.push_back(c);
         if (i == 1 || i == nx || j == 1 || j == ny) L.touches_side = true;

@@ -182,6 +182,7 @@ struct ObstacleLists {
     int fluid;
   };
   std::vector<std::uint8_t> code;
+  std::vector<std::uint8_t> row_has;  // [ny + 2]: 1 where the row has a solid cell or a cell beside one
   std::vector<Fix> fix;
   std::vector<int> row_begin;
   std::vector<std::int64_t> solid;

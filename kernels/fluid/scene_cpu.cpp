@@ -210,7 +210,7 @@ class SceneCpuSolver final : public SceneSolver<T> {
     for (int j = 1; j <= ny; ++j)
       for (int i = 1; i <= nx; ++i) {
         const std::int64_t c = ix(i, j, w);
-        const int code = has_solid() ? ob_.code[static_cast<std::size_t>(c)] : 0;
+        const int code = has_solid() && ob_.row_has[static_cast<std::size_t>(j)] ? ob_.code[static_cast<std::size_t>(c)] : 0;
         if (code == 0) div[c] = divergence_h(u[c - 1], u[c + 1], v[c - w], v[c + w], inv_h);
         else if (code & kSolidSelf) div[c] = T(0);
         else div[c] = divergence_solid(u[c], v[c], u[c - 1], u[c + 1], v[c - w], v[c + w], code, inv_h);
@@ -223,7 +223,7 @@ class SceneCpuSolver final : public SceneSolver<T> {
     for (int j = 1; j <= ny; ++j)
       for (int i = 1; i <= nx; ++i) {
         const std::int64_t c = ix(i, j, w);
-        const int code = has_solid() ? ob_.code[static_cast<std::size_t>(c)] : 0;
+        const int code = has_solid() && ob_.row_has[static_cast<std::size_t>(j)] ? ob_.code[static_cast<std::size_t>(c)] : 0;
         if (code == 0) {
           u[c] = gradient_sub_h(u[c], pr[c - 1], pr[c + 1], inv_h);
           v[c] = gradient_sub_h(v[c], pr[c - w], pr[c + w], inv_h);
@@ -377,7 +377,7 @@ class SceneCpuSolver final : public SceneSolver<T> {
       for (int j = 1; j <= ny; ++j)
         for (int i = 1; i <= nx; ++i) {
           const std::int64_t c = ix(i, j, w);
-          const int code = has_solid() ? ob_.code[static_cast<std::size_t>(c)] : 0;
+          const int code = has_solid() && ob_.row_has[static_cast<std::size_t>(j)] ? ob_.code[static_cast<std::size_t>(c)] : 0;
           if (code & kSolidSelf) {
             fu[c] = fv[c] = T(0);
             continue;

@@ -150,8 +150,8 @@ __global__ void merge_kernel(T* x, const T* p0, const T* p1, Geo g, int hw) {
 // k - 1 + p and k + p of the other plane's row j, lower and upper k of its rows
 // j - 1 and j + 1.
 template <class T, bool MASK>
-__global__ void half_sweep_kernel(T* out, const T* in, const T* x0, const std::uint8_t* code, Geo g, int hw, T a, T c,
-                                  T sigma, int colour) {
+__global__ void half_sweep_kernel(T* out, const T* in, const T* x0, const std::uint8_t* code, const std::uint8_t* rows,
+                                  Geo g, int hw, T a, T c, T sigma, int colour) {
   const int j = blockIdx.y * blockDim.y + threadIdx.y + 1;
   if (j > g.ny) return;
   const int p = (colour + j) & 1;
@@ -159,7 +159,7 @@ __global__ void half_sweep_kernel(T* out, const T* in, const T* x0, const std::u
   if (k > (g.nx - p) >> 1) return;
   const std::int64_t r = static_cast<std::int64_t>(j) * hw + k;
   const T left = in[r - 1 + p], right = in[r + p], down = in[r - hw], up = in[r + hw];
-  if constexpr (MASK) {
+  if (MASK && rows[j]) {  // a row without obstacle cells reads no codes
     const int cd = code[ix(2 * k + p, j, g.w)];
     if (cd & kSolidSelf) return;
     if (cd) {
@@ -178,11 +178,12 @@ __global__ void zero_list_kernel(T* x, const std::int64_t* list, int count) {
 
 // ---- projection ------------------------------------------------------------------------------
 template <class T, bool MASK>
-__global__ void divergence_kernel(const T* u, const T* v, T* div, T* pr, const std::uint8_t* code, Geo g, T inv_h) {
+__global__ void divergence_kernel(const T* u, const T* v, T* div, T* pr, const std::uint8_t* code,
+                                  const std::uint8_t* rows, Geo g, T inv_h) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x + 1, j = blockIdx.y * blockDim.y + threadIdx.y + 1;
   if (i > g.nx || j > g.ny) return;
   const std::int64_t w = g.w, c = ix(i, j, g.w);
-  const int cd = MASK ? code[c] : 0;
+  const int cd = MASK && rows[j] ? code[c] : 0;
   if (cd == 0) div[c] = divergence_h(u[c - 1], u[c + 1], v[c - w], v[c + w], inv_h);
   else if (cd & kSolidSelf) div[c] = T(0);
   else div[c] = divergence_solid(u[c], v[c], u[c - 1], u[c + 1], v[c - w], v[c + w], cd, inv_h);
@@ -190,11 +191,12 @@ __global__ void divergence_kernel(const T* u, const T* v, T* div, T* pr, const s
 }
 
 template <class T, bool MASK>
-__global__ void gradient_kernel(T* u, T* v, const T* pr, const std::uint8_t* code, Geo g, T inv_h) {
+__global__ void gradient_kernel(T* u, T* v, const T* pr, const std::uint8_t* code, const std::uint8_t* rows, Geo g,
+                                T inv_h) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x + 1, j = blockIdx.y * blockDim.y + threadIdx.y + 1;
   if (i > g.nx || j > g.ny) return;
   const std::int64_t w = g.w, c = ix(i, j, g.w);
-  const int cd = MASK ? code[c] : 0;
+  const int cd = MASK && rows[j] ? code[c] : 0;
   if (cd == 0) {
     u[c] = gradient_sub_h(u[c], pr[c - 1], pr[c + 1], inv_h);
     v[c] = gradient_sub_h(v[c], pr[c - w], pr[c + w], inv_h);
@@ -211,11 +213,11 @@ __global__ void gradient_kernel(T* u, T* v, const T* pr, const std::uint8_t* cod
 // ---- advection -------------------------------------------------------------------------------
 template <class T, bool MASK>
 __global__ void advect_kernel(const T* U, const T* V, T* out0, const T* q0, T* out1, const T* q1,
-                              const std::uint8_t* code, Geo g, T dt0) {
+                              const std::uint8_t* code, const std::uint8_t* rows, Geo g, T dt0) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x + 1, j = blockIdx.y * blockDim.y + threadIdx.y + 1;
   if (i > g.nx || j > g.ny) return;
   const std::int64_t c = ix(i, j, g.w);
-  if (MASK && (code[c] & kSolidSelf)) {
+  if (MASK && rows[j] && (code[c] & kSolidSelf)) {
     out0[c] = T(0);
     if (out1) out1[c] = T(0);
     return;
@@ -333,20 +335,22 @@ __global__ void add_interior_kernel(T* x, const T* src, const T* f, Geo g, T dt)
   x[c] = value;
 }
 template <class T, bool MASK>
-__global__ void vorticity_abs_kernel(const T* u, const T* v, T* wa, const std::uint8_t* code, Geo g, T inv_h) {
+__global__ void vorticity_abs_kernel(const T* u, const T* v, T* wa, const std::uint8_t* code, const std::uint8_t* rows,
+                                     Geo g, T inv_h) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x + 1, j = blockIdx.y * blockDim.y + threadIdx.y + 1;
   if (i > g.nx || j > g.ny) return;
   const std::int64_t w = g.w, c = ix(i, j, g.w);
-  wa[c] = MASK && (code[c] & kSolidSelf) ? T(0) : std::fabs(vorticity_cell(u[c - w], u[c + w], v[c - 1], v[c + 1], inv_h));
+  wa[c] = MASK && rows[j] && (code[c] & kSolidSelf) ? T(0) : std::fabs(vorticity_cell(u[c - w], u[c + w], v[c - 1], v[c + 1], inv_h));
 }
 template <class T, bool MASK>
 __global__ void forces_kernel(const T* u, const T* v, const T* wa, const T* d, const T* temp, T* fu, T* fv,
-                              const std::uint8_t* code, Geo g, T inv_h, T eps_h, int vort, int buoy, T ba, T bb,
+                              const std::uint8_t* code, const std::uint8_t* rows, Geo g, T inv_h, T eps_h, int vort,
+                              int buoy, T ba, T bb,
                               T ambient) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x + 1, j = blockIdx.y * blockDim.y + threadIdx.y + 1;
   if (i > g.nx || j > g.ny) return;
   const std::int64_t w = g.w, c = ix(i, j, g.w);
-  const int cd = MASK ? code[c] : 0;
+  const int cd = MASK && rows[j] ? code[c] : 0;
   if (cd & kSolidSelf) {
     fu[c] = T(0);
     fv[c] = T(0);
@@ -411,6 +415,8 @@ class SceneCudaSolver final : public SceneSolver<T> {
       const ObstacleLists ob = obstacle_lists(s, init.solid);
       code_ = DeviceArray<std::uint8_t>(cells_);
       code_.copy_from_host(ob.code.data(), cells_, stream_);
+      rows_ = DeviceArray<std::uint8_t>(ob.row_has.size());
+      rows_.copy_from_host(ob.row_has.data(), ob.row_has.size(), stream_);
       solid_count_ = static_cast<int>(ob.solid.size());
       solid_ = DeviceArray<std::int64_t>(std::max<std::size_t>(1, ob.solid.size()));
       if (solid_count_) solid_.copy_from_host(ob.solid.data(), ob.solid.size(), stream_);
@@ -501,7 +507,7 @@ class SceneCudaSolver final : public SceneSolver<T> {
   cudaGraphExec_t exec_ = nullptr;
   bool use_graph_ = true, temperature_ = false, vort_ = false, buoy_ = false, touches_ = false;
   DeviceArray<T> d_, u_, v_, d0_, u0_, v0_, t_, t0_, fu_, fv_, wabs_, src_[4];
-  DeviceArray<std::uint8_t> code_;
+  DeviceArray<std::uint8_t> code_, rows_;
   DeviceArray<std::int64_t> solid_;
   DeviceArray<ObstacleLists::Border> border_;
   int solid_count_ = 0, border_count_ = 0, fix_count_ = 0;
@@ -568,9 +574,9 @@ class SceneCudaSolver final : public SceneSolver<T> {
         const T* in = plane_[1 - colour].data();
         const T* z = plane0_[colour].data();
         if (mask())
-          half_sweep_kernel<T, true><<<grid, block_, 0, stream_>>>(out, in, z, code_.data(), geo_, hw_, a, c, sigma, colour);
+          half_sweep_kernel<T, true><<<grid, block_, 0, stream_>>>(out, in, z, code_.data(), rows_.data(), geo_, hw_, a, c, sigma, colour);
         else
-          half_sweep_kernel<T, false><<<grid, block_, 0, stream_>>>(out, in, z, nullptr, geo_, hw_, a, c, sigma, colour);
+          half_sweep_kernel<T, false><<<grid, block_, 0, stream_>>>(out, in, z, nullptr, nullptr, geo_, hw_, a, c, sigma, colour);
         NUMPIPE_CUDA_CHECK_LAUNCH();
         if (periodic) wrap();
       }
@@ -586,23 +592,23 @@ class SceneCudaSolver final : public SceneSolver<T> {
     lin_solve(b, x, x0, a, T(1) + T(4) * a, scalar_inflow);
   }
   void project(T* u, T* v, T* pr, T* div) {
-    if (mask()) divergence_kernel<T, true><<<interior(), block_, 0, stream_>>>(u, v, div, pr, code_.data(), geo_, inv_h_);
-    else divergence_kernel<T, false><<<interior(), block_, 0, stream_>>>(u, v, div, pr, nullptr, geo_, inv_h_);
+    if (mask()) divergence_kernel<T, true><<<interior(), block_, 0, stream_>>>(u, v, div, pr, code_.data(), rows_.data(), geo_, inv_h_);
+    else divergence_kernel<T, false><<<interior(), block_, 0, stream_>>>(u, v, div, pr, nullptr, nullptr, geo_, inv_h_);
     NUMPIPE_CUDA_CHECK_LAUNCH();
     set_bnd(kSceneScalar, div);
     set_bnd(kScenePressure, pr);
     lin_solve(kScenePressure, pr, div, T(1), T(4));
-    if (mask()) gradient_kernel<T, true><<<interior(), block_, 0, stream_>>>(u, v, pr, code_.data(), geo_, inv_h_);
-    else gradient_kernel<T, false><<<interior(), block_, 0, stream_>>>(u, v, pr, nullptr, geo_, inv_h_);
+    if (mask()) gradient_kernel<T, true><<<interior(), block_, 0, stream_>>>(u, v, pr, code_.data(), rows_.data(), geo_, inv_h_);
+    else gradient_kernel<T, false><<<interior(), block_, 0, stream_>>>(u, v, pr, nullptr, nullptr, geo_, inv_h_);
     NUMPIPE_CUDA_CHECK_LAUNCH();
     set_bnd(kSceneU, u);
     set_bnd(kSceneV, v);
   }
   void advect(const T* U, const T* V, T* out0, const T* q0, T* out1, const T* q1) {
     if (mask())
-      advect_kernel<T, true><<<interior(), block_, 0, stream_>>>(U, V, out0, q0, out1, q1, code_.data(), geo_, dt0_);
+      advect_kernel<T, true><<<interior(), block_, 0, stream_>>>(U, V, out0, q0, out1, q1, code_.data(), rows_.data(), geo_, dt0_);
     else
-      advect_kernel<T, false><<<interior(), block_, 0, stream_>>>(U, V, out0, q0, out1, q1, nullptr, geo_, dt0_);
+      advect_kernel<T, false><<<interior(), block_, 0, stream_>>>(U, V, out0, q0, out1, q1, nullptr, nullptr, geo_, dt0_);
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
   void advect_scalar(T* out, T* q, T scalar_inflow) {
@@ -641,9 +647,10 @@ class SceneCudaSolver final : public SceneSolver<T> {
     set_bnd(kSceneU, u_.data());
     set_bnd(kSceneV, v_.data());
     const std::uint8_t* code = mask() ? code_.data() : nullptr;
+    const std::uint8_t* rows = mask() ? rows_.data() : nullptr;
     if (vort_) {
-      if (mask()) vorticity_abs_kernel<T, true><<<interior(), block_, 0, stream_>>>(u_.data(), v_.data(), wabs_.data(), code, geo_, inv_h_);
-      else vorticity_abs_kernel<T, false><<<interior(), block_, 0, stream_>>>(u_.data(), v_.data(), wabs_.data(), code, geo_, inv_h_);
+      if (mask()) vorticity_abs_kernel<T, true><<<interior(), block_, 0, stream_>>>(u_.data(), v_.data(), wabs_.data(), code, rows, geo_, inv_h_);
+      else vorticity_abs_kernel<T, false><<<interior(), block_, 0, stream_>>>(u_.data(), v_.data(), wabs_.data(), code, rows, geo_, inv_h_);
       NUMPIPE_CUDA_CHECK_LAUNCH();
       set_bnd(kSceneCopy, wabs_.data());
     }
@@ -652,11 +659,11 @@ class SceneCudaSolver final : public SceneSolver<T> {
     const T* temp = temperature_ ? t_.data() : nullptr;
     if (mask())
       forces_kernel<T, true><<<interior(), block_, 0, stream_>>>(u_.data(), v_.data(), ptr(wabs_), d_.data(), temp,
-                                                                   fu_.data(), fv_.data(), code, geo_, inv_h_, eps_h,
+                                                                   fu_.data(), fv_.data(), code, rows, geo_, inv_h_, eps_h,
                                                                    vort_, buoy_, ba, bb, amb);
     else
       forces_kernel<T, false><<<interior(), block_, 0, stream_>>>(u_.data(), v_.data(), ptr(wabs_), d_.data(), temp,
-                                                                    fu_.data(), fv_.data(), code, geo_, inv_h_, eps_h,
+                                                                    fu_.data(), fv_.data(), code, rows, geo_, inv_h_, eps_h,
                                                                     vort_, buoy_, ba, bb, amb);
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
