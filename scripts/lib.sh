@@ -6,10 +6,10 @@ BUILD=${NUMPIPE_BUILD_DIR:-$ROOT/build}
 
 # Debian packages numpipe builds and tests with.
 PACKAGES=(g++ cmake ninja-build pkg-config libzstd-dev libcxxopts-dev doctest-dev nlohmann-json3-dev
-          libpng-dev python3-numpy bsdutils libopenmpi-dev openmpi-bin)
+          libpng-dev libgif-dev libnetcdf-dev libeigen3-dev python3-numpy bsdutils libopenmpi-dev openmpi-bin)
 
 # Only the tests need these: chromium renders profile-report's HTML headless.
-TEST_PACKAGES=(chromium)
+TEST_PACKAGES=(chromium ffmpeg)
 
 install_missing() {
   local missing=() wanted=("${PACKAGES[@]}")

@@ -95,6 +95,13 @@ int run(int argc, char** argv) {
 
   const std::int64_t W = mle::window_count(s, params);
   const mle::Work work = mle::work_estimate(s, params);
+  // The grid's traffic and flop model (docs/profile.md, "Traffic models"): memory
+  // moves the series once and each window's fit (shape, candidate, X-, X+, S,
+  // loglik: 44 bytes); the sums stay in cache (CPU) or registers (GPU). Flops: 5 a
+  // power term (a ladder multiply, a compensated add), 58 a pair and shape group
+  // (two exp at 29).
+  const double grid_bytes = 8.0 * static_cast<double>(s.series * s.length) + 44.0 * static_cast<double>(s.series * W);
+  const double grid_flops = 5.0 * work.terms + 58.0 * work.pairs;
   mle::WindowFits fits;
   DeviceInfo device;
   // This rank's tasks and windows (all of them in one process).
@@ -121,16 +128,17 @@ int run(int argc, char** argv) {
       mle::solve_cuda(s, params, devices, fits, &timing);
     }
     const double total = t.seconds();
-    log.add("grid kernels", timing.kernel_seconds);  // power terms: params.terms
+    log.add("grid kernels", timing.kernel_seconds, grid_bytes, grid_flops);
     log.add("copies and launch", std::max(0.0, total - timing.kernel_seconds));
 #endif
   } else {
     device = query_host_cpu();
     if (world.distributed()) {
       share(mle::cpu_plan(s, params));
-      log.time("grid", 0, 0, [&] { mle::solve_cpu(s, params, task0, task1, fits); });
+      const double mine = static_cast<double>(win1 - win0) / static_cast<double>(std::max<std::int64_t>(1, s.series * W));
+      log.time("grid", grid_bytes * mine, grid_flops * mine, [&] { mle::solve_cpu(s, params, task0, task1, fits); });
     } else {
-      log.time("grid", 0, 0, [&] { mle::solve_cpu(s, params, fits); });
+      log.time("grid", grid_bytes, grid_flops, [&] { mle::solve_cpu(s, params, fits); });
     }
   }
   mle::Estimates est;
