@@ -142,15 +142,15 @@ void validate_scene(const Scene& s, const SceneFields<T>& f) {
     const std::vector<T>& a = *src[k];
     for (std::size_t i = 0; i < a.size(); ++i) {
       const double x = static_cast<double>(a[i]);
-      const std::string where = " at " + cell_name(i, nx);
-      if (!std::isfinite(x)) fail_input(std::string("non-finite value in '") + kSourceNames[k] + "'" + where + ": " + number(x));
       if (x == 0) continue;
+      const auto where = [&] { return " at " + cell_name(i, nx); };  // built only for a message
+      if (!std::isfinite(x)) fail_input(std::string("non-finite value in '") + kSourceNames[k] + "'" + where() + ": " + number(x));
       if ((k == 0 || k == 3) && x < 0)
-        fail_input(std::string("'") + kSourceNames[k] + "' must be >= 0 (a rate per unit time), got " + number(x) + where);
+        fail_input(std::string("'") + kSourceNames[k] + "' must be >= 0 (a rate per unit time), got " + number(x) + where());
       if (on_boundary_layer(i, nx, ny))
-        fail_input(std::string("'") + kSourceNames[k] + "' must be 0 on the boundary layer, got " + number(x) + where);
+        fail_input(std::string("'") + kSourceNames[k] + "' must be 0 on the boundary layer, got " + number(x) + where());
       if (!f.solid.empty() && f.solid[i])
-        fail_input(std::string("'") + kSourceNames[k] + "' must be 0 inside the obstacle, got " + number(x) + where);
+        fail_input(std::string("'") + kSourceNames[k] + "' must be 0 inside the obstacle, got " + number(x) + where());
     }
   }
   for (std::size_t i = 0; i < f.t.size(); ++i)

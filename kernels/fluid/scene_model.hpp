@@ -5,7 +5,7 @@
 //
 // Sources: J. Stam, "Real-Time Fluid Dynamics for Games", GDC 2003 (the step);
 // R. Fedkiw, J. Stam, H. W. Jensen, "Visual Simulation of Smoke", SIGGRAPH 2001
-// (buoyancy, eq. 8; vorticity confinement, eqs. 9-11). Where the scene has no
+// (buoyancy; vorticity confinement). Where the scene has no
 // feature (square, length 1, closed sides, nothing else), every formula here
 // evaluates Stam's in the same order (1/h is then exactly N), so the scene path
 // computes the bits of reference.hpp's stam step (a unit test holds it to them).
@@ -143,7 +143,7 @@ template <class T>
 NUMPIPE_HD_INLINE T vorticity_cell(T u_down, T u_up, T v_left, T v_right, T inv_h) {
   return static_cast<T>(0.5) * inv_h * ((v_right - v_left) - (u_up - u_down));
 }
-// Vorticity confinement (Fedkiw, Stam and Jensen 2001, eqs. 9-11): eta = grad |w|,
+// Vorticity confinement (Fedkiw, Stam and Jensen 2001): eta = grad |w|,
 // N = eta/|eta|, f = eps h (N x w): in 2-D f = eps h (N_y w, -N_x w). Zero where
 // |eta| = 0. `wl`..`wu` are |w| at the four neighbours.
 template <class T>
@@ -158,7 +158,7 @@ NUMPIPE_HD_INLINE void confinement_force(T w, T wl, T wr, T wd, T wu, T inv_h, T
   fx = eps_h * ((ey / len) * w);
   fy = -(eps_h * ((ex / len) * w));
 }
-// Buoyancy (Fedkiw, Stam and Jensen 2001, eq. 8): f = -A d + B (T - T_amb), upward (+y).
+// Buoyancy (Fedkiw, Stam and Jensen 2001): f = -A d + B (T - T_amb), upward (+y).
 template <class T>
 NUMPIPE_HD_INLINE T buoyancy_force(T d, T temp, T a, T b, T ambient) {
   return -(a * d) + b * (temp - ambient);
