@@ -21,6 +21,11 @@ gen-input fluid --n 64,48 --scene random --seed 3 --bc all=periodic --obstacle c
 fluid-step --steps 5 --vorticity 0.3 $P --backend cpu -i per.nps -o perc.nps
 fluid-step --steps 5 --vorticity 0.3 $P --backend cuda -i per.nps -o perg.nps
 verify perg.nps perc.nps --rtol 0 --ignore diagnostics || fail "CPU and CUDA differ: periodic, fp64"
+# odd periodic sides (a neighbour of the same colour across the side)
+gen-input fluid --n 63,47 --scene random --seed 5 --bc all=periodic --obstacle circle:0,0.4,0.1 -o odd.nps
+fluid-step --steps 4 --vorticity 0.3 $P --backend cpu -i odd.nps -o oddc.nps
+fluid-step --steps 4 --vorticity 0.3 $P --backend cuda -i odd.nps -o oddg.nps
+verify oddg.nps oddc.nps --rtol 0 --ignore diagnostics || fail "CPU and CUDA differ: odd periodic sides"
 # the react forcing on the scene path (NX x NY lattice), and the plain state
 gen-input fluid --n 200,140 --scene react --bc x=open -o react.nps
 fluid-step --steps 6 $P --backend cpu -i react.nps -o rc.nps
