@@ -367,7 +367,7 @@ NUMPIPE_HD_INLINE State newton_maximise(const double* x, std::int64_t n, double 
   for (int it = 0; it < 100; ++it) {
     ++*iterations;
     if (!finite(st.ll) || fr.m == 0) break;
-    double gf[3], Hf[kParams][kParams];
+    double gf[3] = {}, Hf[kParams][kParams] = {};
     profile_derivatives(st, nd, two, fr, gf, Hf);
     double L[kParams][kParams] = {}, step[3] = {0, 0, 0};
     for (int i = 0; i < fr.m; ++i)
