@@ -1198,6 +1198,35 @@ struct StreamWriter::Impl {
   }
 };
 
+void append_zstd_frame(std::string& out, int level, const void* a, std::size_t na, const void* b, std::size_t nb) {
+  if (level == kCompressionDefault) level = default_compression();
+  const auto* pa = static_cast<const unsigned char*>(a);
+  const auto* pb = static_cast<const unsigned char*>(b);
+  if (level == kCompressionNone) {
+    thread_local ByteBuf frame;
+    write_stored_frame(frame, {{pa, na}, {pb, nb}});
+    out.append(reinterpret_cast<const char*>(frame.data.get()), frame.size);
+    return;
+  }
+  auto check = [](std::size_t ret) {
+    if (ZSTD_isError(ret)) fail_internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(ret));
+  };
+  ZSTD_CCtx* cctx = thread_cctx(level);
+  check(ZSTD_CCtx_setPledgedSrcSize(cctx, na + nb));  // the frame states its size
+  const std::size_t old = out.size();
+  out.resize(old + ZSTD_compressBound(na + nb));
+  ZSTD_outBuffer zout{out.data() + old, out.size() - old, 0};
+  ZSTD_inBuffer za{a, na, 0}, zb{b, nb, 0};
+  check(ZSTD_compressStream2(cctx, &zout, &za, ZSTD_e_continue));
+  for (;;) {
+    const std::size_t left = ZSTD_compressStream2(cctx, &zout, &zb, ZSTD_e_end);
+    check(left);
+    if (left == 0) break;
+    if (zout.pos == zout.size) fail_internal("zstd frame larger than its bound");
+  }
+  out.resize(old + zout.pos);
+}
+
 StreamWriter::StreamWriter(ByteSink& out, int level) : impl_(std::make_unique<Impl>(out, level)) {}
 StreamWriter::~StreamWriter() = default;
 

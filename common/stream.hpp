@@ -262,6 +262,14 @@ int default_compression();
 // frames depend only on the data and the level, never on the thread count.
 inline constexpr std::size_t kFramePayloadBytes = std::size_t(1) << 20;
 
+// Appends one complete zstd frame holding [a, a + na) then [b, b + nb) to `out`, with
+// its content size stated (readers decode such frames on their worker threads) and
+// the checksum on; level as StreamWriter's (kCompressionDefault, kCompressionNone for
+// stored blocks). The bytes depend only on the data and the level. For writers that
+// frame a stream themselves (par::StreamOut); safe on any thread.
+void append_zstd_frame(std::string& out, int level, const void* a, std::size_t na, const void* b = nullptr,
+                       std::size_t nb = 0);
+
 class StreamWriter {
  public:
   // level: a zstd level, kCompressionNone, or kCompressionDefault.

@@ -459,9 +459,8 @@ int run(int argc, char** argv) {
   log.add("upload", res.upload_seconds, 4 * points * (o.fp32 ? 4 : 8));
   log.add("steps", total_steps, bytes_step * o.steps, flops_pt * 3 * points * o.steps);
   log.add("diagnostics", res.diag_seconds);
-
   log.add("download", res.download_seconds, 4 * points * (o.fp32 ? 4 : 8));
-  log.add("write", write_seconds, written_bytes);
+  // writing the output is the process phase "write output" (par::StreamOut)
   json params = {{"n", {p.n[0], p.n[1], p.n[2]}}, {"order", o.order}, {"precision", prec}, {"steps", o.steps},
                  {"dt_last", res.dt_last}, {"bc", ns::bc_spec(p.bc)}, {"median_step_seconds", med},
                  {"ps_per_point_substep", points > 0 ? med / (3 * points) * 1e12 : 0}};

@@ -38,6 +38,46 @@ gen-input array --name y --shape 2000000 --fill linspace --compress 9 -o lin9.np
 gen-input array --name y --shape 2000000 --fill linspace --compress none -o lin0.nps
 [ "$(stat -c %s lin9.nps)" -lt "$(stat -c %s lin0.nps)" ] || fail "--compress 9 is not smaller than none on a linspace"
 
+# ns-step frames its output itself (par::StreamOut, the same bytes for any rank count):
+# --compress and NUMPIPE_ZSTD_LEVEL=0 reach it, and every frame states its size (the
+# readers decode such frames on their threads)
+gen-input ns --n 40 --init taylor-green-3d -o ns.nps
+ns-step -i ns.nps --steps 1 -o nsd.nps
+ns-step -i ns.nps --steps 1 --compress none -o nsn.nps
+NUMPIPE_ZSTD_LEVEL=0 ns-step -i ns.nps --steps 1 -o nse.nps
+ns-step -i ns.nps --steps 1 --compress 9 -o ns9.nps
+for f in nsn nse ns9; do
+  verify nsd.nps $f.nps --rtol 0 --atol 0 > v.txt || { cat v.txt; fail "ns-step: $f.nps holds other arrays than the default"; }
+done
+ns_raw=$((4 * 40 * 40 * 40 * 8))
+for f in nsn nse; do  # the fields as they are, with the records' headers (attrs) beside them
+  size=$(stat -c %s $f.nps)
+  [ "$size" -gt "$ns_raw" ] && [ "$size" -lt $((ns_raw + 65536)) ] || fail "ns-step ($f.nps) wrote $size bytes for $ns_raw of fields"
+done
+[ "$(stat -c %s ns9.nps)" -lt "$(stat -c %s nsd.nps)" ] || fail "ns-step --compress 9 is not smaller than level 1"
+frames_state_sizes() {  # FILE: every zstd frame's header states its content size (RFC 8878)
+  "${PY:-python3}" - "$1" <<'PY'
+import sys
+b = open(sys.argv[1], "rb").read()
+at = frames = 0
+while at < len(b):
+    assert b[at:at + 4] == b"\x28\xb5\x2f\xfd", "not a zstd frame at %d" % at
+    fhd = b[at + 4]
+    fcs_flag, single, checksum = fhd >> 6, fhd & 0x20, fhd & 0x04
+    assert fcs_flag or single, "frame %d (at byte %d) does not state its size" % (frames, at)
+    at += 5 + (0 if single else 1) + (fhd & 3 and [0, 1, 2, 4][fhd & 3]) + [1 if single else 0, 2, 4, 8][fcs_flag]
+    while True:
+        h = int.from_bytes(b[at:at + 3], "little")
+        at += 3 + (1 if (h >> 1) & 3 == 1 else h >> 3)
+        if h & 1:
+            break
+    at += 4 if checksum else 0
+    frames += 1
+assert frames >= 4, frames
+PY
+}
+for f in nsd nsn ns9; do frames_state_sizes $f.nps || fail "ns-step ($f.nps): a frame does not state its size"; done
+
 # pipes: split records, stored or compressed, through a chain of tools
 nocmd() { grep -v '"command"'; }   # the producing command is in the attrs
 gen-input array --name x --shape 3200000 --fill normal --seed 11 --compress none | inspect --json | nocmd > p.json
