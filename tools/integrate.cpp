@@ -329,7 +329,7 @@ int main(int argc, char** argv) {
     auto records = world.read_input(cli, [&](const numpipe::RecordHeader& h) {
       static const char* const kGroupNames[] = {"policies", "steps",    "curve",      "products",
                                                  "lives",    "marriage", "spouse_age", "mortality"};
-      const bool labels = h.dtype == numpipe::DType::u1 && h.shape.size() == 2 && h.attrs.value("kind", "") == "labels";
+      const bool labels = numpipe::is_labels(h);
       if (!labels && std::find(std::begin(kGroupNames), std::end(kGroupNames), h.name) == std::end(kGroupNames))
         return false;  // as group_records: other tools' records pass by
       if (h.name == "policies" && !h.shape.empty()) {

@@ -217,8 +217,7 @@ int run(int argc, char** argv) {
   // checked from x's header, before its payload is read.
   const RecordFilter series_record = keep_names_once({"x"});
   std::vector<Record> records = world.read_input(cli, [&](const RecordHeader& h) {
-    if (h.dtype == DType::u1 && h.shape.size() == 2 && h.attrs.value("kind", "") == "labels")
-      return h.attrs.value("labels_of", "") == "x";
+    if (is_labels(h)) return labels_of(h.attrs) == "x";
     if (!series_record(h)) return false;
     require_mle_memory(h, params, levels.size());
     return true;
@@ -358,7 +357,7 @@ int run(int argc, char** argv) {
   // dates: a labels record of x's time axis, carried to every window (its last point)
   const Record* xlabels = nullptr;
   for (const Record& r : records)
-    if (is_labels(r) && r.attrs.value("labels_of", std::string()) == "x") {
+    if (is_labels(r) && labels_of(r.attrs) == "x") {
       xlabels = &r;
       break;
     }

@@ -11,6 +11,7 @@
 
 #include "common/cli.hpp"
 #include "common/finite.hpp"
+#include "common/labels.hpp"
 #include "common/memory.hpp"
 #include "common/stream.hpp"
 
@@ -155,6 +156,32 @@ TEST_CASE("shapes of more than 32 dimensions are refused") {
   auto [code, message] = outcome([&] { reader.read_all(); });
   CHECK(code == ExitCode::bad_input);
   CHECK(message == "test: the shape of record 0 'x' has 33 dimensions, more than 32");
+}
+
+TEST_CASE("labels records recognised from their headers; attrs of another type are not labels") {
+  RecordHeader h;
+  h.dtype = DType::u1;
+  h.shape = {3, 4};
+  h.attrs = {{"kind", "labels"}, {"labels_of", "x"}};
+  CHECK(is_labels(h));
+  CHECK(labels_of(h.attrs) == "x");
+  // a hostile stream's attrs: numbers where text is expected pass as "not labels" (a
+  // filter that threw here would end the tool with exit 4, an internal error)
+  h.attrs = {{"kind", 5}, {"labels_of", "x"}};
+  CHECK_FALSE(is_labels(h));
+  h.attrs = {{"kind", "labels"}, {"labels_of", 7}};
+  CHECK(is_labels(h));
+  CHECK(labels_of(h.attrs).empty());
+  h.attrs = {{"kind", "labels"}};
+  h.shape = {3};
+  CHECK_FALSE(is_labels(h));
+  h.shape = {3, 4};
+  h.dtype = DType::f8;
+  CHECK_FALSE(is_labels(h));
+  std::vector<std::uint8_t> bytes(12, 0);
+  Record r = Record::from<std::uint8_t>("x_label", {3, 4}, bytes.data(), {{"kind", true}});
+  CHECK_FALSE(is_labels(r));  // json's value() would have thrown
+  CHECK(is_labels(make_labels("x_label", {"a", "b"}, "x", "date")));
 }
 
 TEST_CASE("memory budget: NUMPIPE_MEMORY_LIMIT, the refusal's message") {
