@@ -10,6 +10,7 @@
 #include "common/cli.hpp"
 #include "common/labels.hpp"
 #include "common/profile.hpp"
+#include "common/progress.hpp"
 #include "common/random.hpp"
 
 using namespace numpipe;
@@ -191,4 +192,27 @@ TEST_CASE("labels records carry text rows through a stream and back") {
   Record plain = Record::make("x", DType::u1, {2, 3});
   CHECK_FALSE(is_labels(plain));
   CHECK_THROWS(read_labels(plain));
+}
+
+TEST_CASE("Progress: the line says done/total in the tool's unit, percent, rate and time left") {
+  Progress p("integrate", "policies", 100000, true);
+  CHECK_FALSE(p.enabled());  // -q: nothing at all
+  CHECK(p.line(41250, 10.0) == "integrate: 41250/100000 policies (41%), 4125 policies/s, 0:14 left");
+  CHECK(p.line(0, 0.5) == "integrate: 0/100000 policies (0%)");
+  CHECK(p.summary(100000, 43.3) == "integrate: 100000 policies in 43 s, 2309 policies/s");
+  CHECK(p.summary(50, 2.0) == "integrate: 50 policies in 2.0 s, 25.0 policies/s, stopped at 50/100000");
+  Progress steps("fluid-step", 4000, true);
+  CHECK(steps.line(1000, 4000.0) == "fluid-step: 1000/4000 steps (25%), 0.25 steps/s, 3:20:00 left");
+  CHECK(steps.summary(4000, 75.0) == "fluid-step: 4000 steps in 75 s (1:15), 53.3 steps/s");
+  CHECK(format_rate(1.25e6) == "1.25M");
+  CHECK(format_rate(45200) == "45.2k");
+  CHECK(format_duration(59.6) == "1:00");
+  // Not a terminal (ctest captures stderr): disabled, and the count stays untouched.
+  if (!isatty(STDERR_FILENO)) {
+    Progress off("t", "items", 10, false);
+    CHECK_FALSE(off.enabled());
+    off.advance(3);
+    off.finish();
+    CHECK(off.done() == 0);
+  }
 }
