@@ -216,3 +216,42 @@ TEST_CASE("Progress: the line says done/total in the tool's unit, percent, rate 
     CHECK(off.done() == 0);
   }
 }
+
+TEST_CASE("Cli: tuning options only under --help-all; exit codes as the tool has them") {
+  Cli cli({"tooltest", "a test tool", "", "  tooltest | inspect", "the fits (a stream)"}, kInput | kOutput | kCompute);
+  cli.add("Own")("count", "a number", cxxopts::value<int>()->default_value("3"));
+  cli.tuning()("chunk", "rows per chunk", cxxopts::value<int>()->default_value("0"));
+  cli.tuning_env("NUMPIPE_TOOLTEST_BLOCKS", "blocks per thread");
+  Argv args({"tooltest", "--chunk", "16"});
+  cli.parse(args.argc(), args.argv());
+  CHECK(cli.get<int>("chunk") == 16);  // parsed like any option
+  const std::string h = cli.help(), all = cli.help(true);
+  CHECK(h.find("--count") != std::string::npos);
+  CHECK(h.find("--chunk") == std::string::npos);
+  CHECK(h.find("NUMPIPE_TOOLTEST_BLOCKS") == std::string::npos);
+  CHECK(h.find("--help-all") != std::string::npos);
+  CHECK(all.find("--chunk") != std::string::npos);
+  CHECK(all.find("NUMPIPE_TOOLTEST_BLOCKS") != std::string::npos);
+  CHECK(h.find("Write the fits (a stream) to FILE") != std::string::npos);
+  CHECK(h.find("verification failed") == std::string::npos);  // only verify returns 1
+  CHECK(h.find("Exit codes: 0 success, 2 bad usage or bad input, 3 resource failure") != std::string::npos);
+
+  Cli verify({"verify", "", "", "", "", "Print only what fails"}, kInput);
+  verify.exit_code(1, "the streams differ beyond tolerance");
+  CHECK(verify.help().find("0 success, 1 the streams differ beyond tolerance, 2 bad usage") != std::string::npos);
+  CHECK(verify.help().find("Print only what fails") != std::string::npos);
+  CHECK(verify.help().find("--help-all") == std::string::npos);  // no tuning options: no --help-all
+}
+
+TEST_CASE("Cli: the recorded command is a shell command that re-runs the step") {
+  Cli gen({"gen-input mle", "", "", ""}, kOutput);
+  gen.add()("from-text", "", cxxopts::value<std::string>())("columns", "", cxxopts::value<std::string>());
+  Argv args({"/opt/my tools/gen-input mle", "--from-text", "my prices.csv", "--columns", "it's"});
+  gen.parse(args.argc(), args.argv());
+  CHECK(gen.command_line() == "'/opt/my tools/gen-input' mle --from-text 'my prices.csv' --columns 'it'\\''s'");
+  CHECK(gen.help().find("See man gen-input(1).") != std::string::npos);
+  Cli plain({"gen-input mle", "", "", ""}, kOutput);
+  Argv simple({"gen-input mle", "-o", "x.nps"});
+  plain.parse(simple.argc(), simple.argv());
+  CHECK(plain.command_line() == "gen-input mle -o x.nps");
+}
