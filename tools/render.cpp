@@ -145,14 +145,19 @@ int run(int argc, char** argv) {
       "speed", "Draw |(U, V)| of two records of the same shape instead", cxxopts::value<std::string>(), "U,V")(
       "slice", "For 3-D arrays: AXIS:INDEX (default 0:middle)", cxxopts::value<std::string>(), "A:I")(
       "cmap", "viridis, inferno or gray", cxxopts::value<std::string>()->default_value("viridis"), "MAP")(
-      "range", "Values mapped to the ends of the colour map (default: min:max over the image(s))",
+      "limits", "Values mapped to the ends of the colour map (default: min:max over the image(s))",
       cxxopts::value<std::string>(), "LO:HI")(
       "frames", "Draw every record of the name, numbered from 0; -o is a printf pattern such as f-%03d.png")(
       "interior", "Leave out the outermost cell layer (the boundary layer of fluid-step's arrays)")(
       "origin", "lower (first index upward, as a y axis) or upper (row 0 at the top)",
       cxxopts::value<std::string>()->default_value("lower"), "O")(
       "scale", "Integer magnification (nearest neighbour), 1..64", cxxopts::value<int>()->default_value("1"), "K");
+  cli.add("Removed")("range", "", cxxopts::value<std::string>(), "LO:HI");
   cli.parse(argc, argv);
+  // One meaning per option name across the tools: --range is element indices (verify).
+  if (cli.has("range"))
+    fail_input("--range is now --limits LO:HI (the values at the ends of the colour map): --range " +
+               cli.get<std::string>("range") + " -> --limits " + cli.get<std::string>("range"));
 
   const std::string cmap_name = cli.get<std::string>("cmap");
   Colormap cm{kViridis, 10};
@@ -174,8 +179,8 @@ int run(int argc, char** argv) {
   }
   bool fixed_range = false;
   double lo = 0, hi = 1;
-  if (cli.has("range")) {
-    const std::string r = cli.get<std::string>("range");
+  if (cli.has("limits")) {
+    const std::string r = cli.get<std::string>("limits");
     const auto colon = r.find(':');
     try {
       if (colon == std::string::npos) throw std::invalid_argument(r);
@@ -184,9 +189,9 @@ int run(int argc, char** argv) {
       hi = std::stod(r.substr(colon + 1), &u2);
       if (u1 != colon || u2 != r.size() - colon - 1) throw std::invalid_argument(r);
     } catch (const std::exception&) {
-      fail_input("--range must be LO:HI, got '" + r + "'");
+      fail_input("--limits must be LO:HI, got '" + r + "'");
     }
-    if (!std::isfinite(lo) || !std::isfinite(hi) || !(hi > lo)) fail_input("--range needs finite LO < HI, got '" + r + "'");
+    if (!std::isfinite(lo) || !std::isfinite(hi) || !(hi > lo)) fail_input("--limits needs finite LO < HI, got '" + r + "'");
     fixed_range = true;
   }
   Slice slice;

@@ -19,8 +19,8 @@ cmp -s d.png speed.png && fail "density and speed images are the same"
 render -i s.nps -o d-again.png
 cmp d.png d-again.png || fail "render is not reproducible"
 # A fixed range that saturates everything gives a one-colour image: far smaller.
-render -i s.nps --range 1e30:2e30 -o flat.png
-[ "$(stat -c %s flat.png)" -lt "$(stat -c %s d.png)" ] || fail "--range had no effect"
+render -i s.nps --limits 1e30:2e30 -o flat.png
+[ "$(stat -c %s flat.png)" -lt "$(stat -c %s d.png)" ] || fail "--limits had no effect"
 # Frames: one PNG per snapshot.
 render -i s.nps --array snap_d --frames -o f-%02d.png
 for k in 00 01 02; do is_png f-$k.png; done
@@ -35,7 +35,8 @@ render -i q.nps --array q -o qmid.png
 expect_exit 2 "no record named 'zz' (records: snap_d, snap_u, snap_v, d, u, v" -- render -i s.nps --array zz -o x.png
 expect_exit 2 "--slice 0:9 is outside 'q' of shape [4, 5, 6]" -- render -i q.nps --array q --slice 0:9 -o x.png
 expect_exit 2 "--slice applies to 3-D arrays" -- render -i s.nps --slice 0:1 -o x.png
-expect_exit 2 "--range must be LO:HI, got '3'" -- render -i s.nps --range 3 -o x.png
+expect_exit 2 "--limits must be LO:HI, got '3'" -- render -i s.nps --limits 3 -o x.png
+expect_exit 2 "--range is now --limits LO:HI" -- render -i s.nps --range 0:1 -o x.png
 expect_exit 2 "--cmap must be viridis, inferno or gray, got 'jet'" -- render -i s.nps --cmap jet -o x.png
 expect_exit 2 "--frames needs one integer conversion in -o" -- render -i s.nps --frames -o x.png
 gen-input array --name line --shape 7 -o line.nps
