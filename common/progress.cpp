@@ -36,6 +36,18 @@ std::int64_t ns_since(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
+namespace {
+std::atomic<Progress*> g_active{nullptr};
+}
+
+Progress* active_progress() { return g_active.load(std::memory_order_relaxed); }
+
+ActiveProgress::ActiveProgress(Progress& p) : previous_(g_active.load()) {
+  g_active.store(p.enabled() ? &p : nullptr);
+}
+
+ActiveProgress::~ActiveProgress() { g_active.store(previous_); }
+
 std::string format_duration(double seconds) {
   if (!(seconds >= 0) || !std::isfinite(seconds)) return "?";
   auto s = static_cast<long long>(std::llround(seconds));

@@ -71,6 +71,25 @@ class Progress {
   std::mutex print_;
 };
 
+// The running tool's progress line, for the loops of its kernels, which are not
+// handed one (their interfaces stay as they are): the tool makes its Progress
+// active for the solve,
+//   ActiveProgress active(progress);
+// and a kernel's loop reports through active_progress(), null when there is none
+// or when the line is disabled (not a terminal, -q): one load and a branch.
+//   if (auto* p = active_progress()) p->advance(1);
+Progress* active_progress();
+class ActiveProgress {
+ public:
+  explicit ActiveProgress(Progress& p);
+  ~ActiveProgress();
+  ActiveProgress(const ActiveProgress&) = delete;
+  ActiveProgress& operator=(const ActiveProgress&) = delete;
+
+ private:
+  Progress* previous_;
+};
+
 // "1:02:03" or "2:03" for a number of seconds.
 std::string format_duration(double seconds);
 // 3 significant digits with k/M/G: "2310", "45.2k", "1.25M".

@@ -24,7 +24,7 @@ template <class T>
 std::unique_ptr<Solver<T>> make_solver(Backend backend, const Cli& cli, const Params& p, const Fields<T>& fields) {
   if (backend == Backend::cuda) {
 #ifdef NUMPIPE_FLUID_CUDA
-    return make_cuda_solver<T>(p, fields, cli.device());
+    return make_cuda_solver<T>(p, fields, cli.devices().front());
 #else
     (void)cli;
     fail_resource("this build has no CUDA backend for fluid-step (use --backend cpu)");
@@ -37,7 +37,7 @@ template <class T>
 int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int steps, int every, int repeat) {
   const Backend backend = cli.backend();
   Fields<T> fields = load_fields<T>(in);
-  const DeviceInfo device = backend == Backend::cuda ? query_cuda_device(cli.device()) : query_host_cpu();
+  const DeviceInfo device = backend == Backend::cuda ? query_cuda_device(cli.devices().front()) : query_host_cpu();
   // --repeat R: R-1 timed runs of all steps from the input state before the one
   // whose state is written (every run computes the same bits); the median counts.
   std::vector<double> times;
@@ -52,17 +52,23 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int step
                  {"diff", p.diff},
                  {"visc", p.visc},
                  {"iters", p.iters},
-                 {"scheme", p.scheme == Scheme::seed ? "seed" : "stam"},
+                 {"scheme", p.scheme == Scheme::seed ? "fused" : "stam"},
                  {"precision", sizeof(T) == 4 ? "fp32" : "fp64"}};
   json forcing = {{"type", p.forcing == Forcing::react ? "react" : "none"}, {"force", p.force}, {"source", p.source}};
 
   StreamWriter writer(out);
   PhaseLog log;
-  Progress progress("fluid-step", static_cast<std::uint64_t>(steps), cli.quiet());
+  Progress progress("fluid-step", "steps", static_cast<std::uint64_t>(steps), cli.quiet());
   double seconds = 0;
+  // With a progress line the steps run in chunks of about a quarter second (the
+  // first of one step); without one (pipes, benchmarks), in one call as before.
+  int chunk_steps = 1;
   for (int done = 0; done < steps;) {
-    const int chunk = every > 0 ? std::min(every, steps - done) : steps - done;
-    seconds += solver->advance(chunk);
+    int chunk = every > 0 ? std::min(every - done % every, steps - done) : steps - done;  // up to the next snapshot
+    if (progress.enabled()) chunk = std::min(chunk, chunk_steps);
+    const double s = solver->advance(chunk);
+    seconds += s;
+    if (progress.enabled()) chunk_steps = s > 0 ? std::max(1, static_cast<int>(chunk * 0.25 / s)) : 2 * chunk;
     done += chunk;
     progress.update(static_cast<std::uint64_t>(done));
     if (every > 0 && done % every == 0) {
@@ -115,13 +121,15 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int step
 }
 
 int run(int argc, char** argv) {
-  Cli cli({"fluid-step", "Advance a 2-D stable-fluids state (Stam's solver as seed 003 runs it)", "",
-           "  gen-input fluid --n 1024 | fluid-step --steps 100 --diff 0.0001 --visc 0.0001 | render -o d.png\n"
-           "  gen-input fluid --n 256 | fluid-step --steps 10 | fluid-step --steps 10   # = --steps 20, bit for bit"},
-          kInput | kOutput | kCompute | kProfile);
+  Cli cli({"fluid-step", "Advance a 2-D stable-fluids state (Jos Stam's stable fluids)", "",
+           "  gen-input fluid --n 1024 | fluid-step --steps 100 --diff 0.0001 --visc 0.0001 | render --interior -o d.png\n"
+           "  gen-input fluid --n 256 | fluid-step --steps 10 | fluid-step --steps 10 -o s20.nps   # = --steps 20, bit for bit",
+           "the state after the steps (and the snapshots, the diagnostics)"},
+          kInput | kOutput | kCompute | kProfile | kMultiDevice);
   cli.add("Fluid")("steps", "Steps to run", cxxopts::value<int>()->default_value("1"), "K")(
-      "scheme", "seed (the seed's step and buffers) or stam (Stam's vel_step + dens_step)",
-      cxxopts::value<std::string>()->default_value("seed"), "S")(
+      "scheme", "fused (one step: density and velocity advected together by the projected velocity) or stam "
+      "(Stam's vel_step, then dens_step)",
+      cxxopts::value<std::string>()->default_value("fused"), "S")(
       "dt", "Time step", cxxopts::value<double>()->default_value("0.1"), "DT")(
       "diff", "Density diffusion", cxxopts::value<double>()->default_value("0"), "K")(
       "visc", "Viscosity", cxxopts::value<double>()->default_value("0"), "K")(
@@ -132,8 +140,14 @@ int run(int argc, char** argv) {
       "snapshot-every", "Write d, u, v as snap_d, snap_u, snap_v every M steps (0: never)",
       cxxopts::value<int>()->default_value("0"), "M")(
       "precision", "fp32 or fp64 (default: the input's dtype)", cxxopts::value<std::string>(), "P")(
-      "repeat", "Benchmarking: run the steps R times from the input, report the median time",
+      "repeat", "Benchmark: run the steps R times from the input, report the median time on stderr",
       cxxopts::value<int>()->default_value("1"), "R");
+  cli.tuning_env("NUMPIPE_FLUID_TILE", "CUDA tile of the solves: r7x8 (default), r10x8, r7x8a, r5x8, r7x16, r10x16, r7x4, s5x10, s10x16");
+  cli.tuning_env("NUMPIPE_FLUID_NO_GRAPH", "launch each step's kernels one by one (no CUDA Graph)");
+  cli.tuning_env("NUMPIPE_FLUID_CPU_ISA, _DIV, _ADVECT", "force the CPU row kernels: avx512|avx2|generic, reciprocal|divide, gather|scalar");
+  cli.tuning_env("NUMPIPE_FLUID_CPU_WINDOW, _BLOCKS, _GROUP, _ALIGNED, _TRAPEZOID, _PREFETCH, _PIN, _HUGE, _BALANCE, _ADVECT_TILE",
+                 "the CPU schedule (docs/DEVELOPING.md, Tuning)");
+  cli.tuning_env("NUMPIPE_FLUID_CPU_PHASES", "print where the CPU backend's time went");
   cli.parse(argc, argv);
 
   const int steps = cli.get<int>("steps");
@@ -144,8 +158,10 @@ int run(int argc, char** argv) {
   const int repeat = cli.get<int>("repeat");
   if (repeat < 1 || repeat > 1000) fail_input("--repeat must be in [1, 1000], got " + std::to_string(repeat));
   if (every < 0) fail_input("--snapshot-every must be >= 0, got " + std::to_string(every));
+  // "seed" is the fused scheme's first name, still accepted.
   const std::string scheme = cli.get<std::string>("scheme");
-  if (scheme != "seed" && scheme != "stam") fail_input("--scheme must be seed or stam, got '" + scheme + "'");
+  if (scheme != "fused" && scheme != "seed" && scheme != "stam")
+    fail_input("--scheme must be fused or stam, got '" + scheme + "'");
   const double dt = cli.get<double>("dt"), diff = cli.get<double>("diff"), visc = cli.get<double>("visc");
   if (!std::isfinite(dt) || dt < 0) fail_input("--dt must be finite and >= 0, got " + std::to_string(dt));
   if (!std::isfinite(diff) || diff < 0) fail_input("--diff must be finite and >= 0, got " + std::to_string(diff));
@@ -160,6 +176,9 @@ int run(int argc, char** argv) {
     forcing_opt = cli.get<std::string>("forcing");
     if (forcing_opt != "react" && forcing_opt != "none") fail_input("--forcing must be react or none, got '" + forcing_opt + "'");
   }
+  if (cli.has("devices") && cli.devices().size() > 1)
+    fail_input("fluid-step drives one GPU per process: give one device (--device N), and run one process per GPU "
+               "for several states");
   cli.backend();  // refuse --backend cuda without a device before reading
 
   OutputFile out(cli.output());
@@ -172,7 +191,7 @@ int run(int argc, char** argv) {
   p.diff = diff;
   p.visc = visc;
   p.iters = iters;
-  p.scheme = scheme == "seed" ? Scheme::seed : Scheme::stam;
+  p.scheme = scheme == "stam" ? Scheme::stam : Scheme::seed;
   p.force = cli.has("force") ? cli.get<double>("force") : attr_number(in.attrs, "forcing", "force", 5.0);
   p.source = cli.has("source") ? cli.get<double>("source") : attr_number(in.attrs, "forcing", "source", 100.0);
   if (!std::isfinite(p.force) || !std::isfinite(p.source)) fail_input("--force and --source must be finite");

@@ -9,6 +9,7 @@
 #include "common/cli.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
+#include "common/progress.hpp"
 #include "kernels/integrate/integrate.hpp"
 
 namespace ig = numpipe::integrate;
@@ -148,14 +149,17 @@ int main(int argc, char** argv) {
                       "Collective spouse pension reserve (GF820) by nested RK4, per policy and whole year",
                       "",
                       "  gen-input integrate --g 10 --r 65 --x 35 --steps 10,2,10 | integrate | inspect\n"
-                      "  gen-input integrate --portfolio 1000 --seed 1 | integrate --backend cuda -o reserve.nps"},
+                      "  gen-input integrate --portfolio 1000 --seed 1 | integrate --backend cuda -o reserve.nps",
+                      "the policies with their reserves (reserve, reserve0)"},
                      numpipe::kInput | numpipe::kOutput | numpipe::kCompute | numpipe::kProfile |
                          numpipe::kMultiDevice);
     cli.add("Integrate")("align-breaks",
                          "Put step boundaries at every break of the integrands (s = k, eta = 120 - k, "
                          "tau = r, r + g, 15, whole years): 4th-order convergence instead of 1st")(
-        "repeat", "Benchmark: after the run (the warm-up), solve N more times; print the median phase times and rates on stderr",
+        "repeat", "Benchmark: after the run (the warm-up), solve N more times; median phase times and rates on stderr",
         cxxopts::value<int>()->default_value("1"), "N");
+    cli.tuning_env("NUMPIPE_INTEGRATE_RESULT=host|device",
+                   "CUDA table plan: how the result reaches the host (docs/integrate.md); the same bits");
     cli.parse(argc, argv);
     bool align = cli.has("align-breaks");
     int repeat = cli.get<int>("repeat");
@@ -175,6 +179,11 @@ int main(int argc, char** argv) {
     std::vector<ig::Problem> problems;
     for (const Group& g : groups) problems.push_back(make_problem(g, align));
 
+    std::uint64_t my_policies = 0;  // this rank's, for the progress line
+    for (const auto& pb : problems)
+      my_policies += numpipe::par::split_evenly(pb.policies.size(), world.size(), world.rank()).size();
+    numpipe::Progress progress("integrate", "policies", my_policies, cli.quiet());
+    std::uint64_t policies_done = 0;
     numpipe::MemorySink discard;  // ranks other than 0 write nothing
     numpipe::StreamWriter writer(out ? static_cast<numpipe::ByteSink&>(*out) : discard);
     numpipe::PhaseLog log;
@@ -195,7 +204,12 @@ int main(int argc, char** argv) {
         return ig::solve_cpu(pb, cli.threads());
       };
       ig::Result res;
-      if (!pb.policies.empty()) res = solve();
+      if (!pb.policies.empty()) {
+        numpipe::ActiveProgress active(progress);  // the CPU plan reports its share of the work
+        res = solve();
+      }
+      policies_done += pb.policies.size();
+      progress.update(policies_done);
       if (cli.has("repeat") && !pb.policies.empty()) report_repeats(pb, res, repeat, solve);
       if (world.distributed()) {
         std::vector<double> all = world.gather_concat(std::vector<double>(res.reserve.begin(), res.reserve.end()));
@@ -231,7 +245,7 @@ int main(int argc, char** argv) {
         attrs["middle_values"] = res.middle_values;
       } else {
         attrs["plan"] = "columns";
-        attrs["columns"] = res.columns;
+        attrs["inner_columns"] = res.columns;  // a count; "columns" is a table's list of column names
       }
       json stamped = cli.stamp(attrs, pol.attrs);
       writer.write(pol.name, pol.dtype, pol.shape, pol.payload.data(), pol.attrs);
@@ -248,6 +262,7 @@ int main(int argc, char** argv) {
       a0["layout"] = "[policy]: reserve at t = 0";
       writer.write<double>("reserve0", {static_cast<std::int64_t>(n)}, year0.data(), a0);
     }
+    progress.finish();
     if (!world.is_root()) return 0;
     writer.finish();
     out->commit();

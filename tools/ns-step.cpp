@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "common/cli.hpp"
+#include "common/progress.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
 #include "kernels/ns/ns.hpp"
@@ -84,8 +85,9 @@ double median(std::vector<double> v) {
 int run(int argc, char** argv) {
   Cli cli({"ns-step", "Advance a 3-D Navier-Stokes state (weakly compressible, RK3, 4th-order stencils)", "",
            "  gen-input ns --n 64 --init taylor-green-3d --re 1600 | ns-step --steps 200 --cfl 0.5 --diag-every 20 -o s.nps\n"
-           "  inspect s.nps --array diagnostics"},
-          kInput | kOutput | kCompute | kProfile);
+           "  inspect s.nps --array diagnostics --values 8",
+           "the state after the steps and the diagnostics table"},
+          kInput | kOutput | kCompute | kProfile | kMultiDevice);
   cli.add("Solver")("steps", "Number of RK3 steps", cxxopts::value<int>()->default_value("10"), "K")(
       "dt", "Fixed time step (default: from --cfl)", cxxopts::value<double>(), "DT")(
       "cfl", "Time step = CFL * min(h) / (max|v| + c), capped by the viscous limit", cxxopts::value<double>()->default_value("0.5"), "C")(
@@ -94,17 +96,28 @@ int run(int argc, char** argv) {
       "precision", "fp64 or fp32 (state written as f8 or f4)", cxxopts::value<std::string>()->default_value("fp64"), "P")(
       "diag-every", "Diagnostics every M steps (always at the start and the end)", cxxopts::value<int>()->default_value("0"), "M")(
       "strict", "Refuse a --dt above the explicit stability estimate (else: a warning)")(
-      "timing", "Print the median step time, ps per point per sub-step and GB/s on stderr")(
-      "chunk", "CUDA: x-planes per thread block (0: automatic)", cxxopts::value<int>()->default_value("0"), "P")(
-      "kernel", "CUDA: sub-step kernel variant: 4 the default (fp64: 6, fp32: 5); 0 32x8 tile, 1 32x8 with read-only "
-      "loads, 2 32x16, 3 32x8 without a register cap, 5 32x16 with Q prefetched by cp.async, 6 32x16 shared-memory "
-      "ring (planes and Q one plane ahead by cp.async, writes its own ghosts), 7 the ring with 32x8 tiles",
-      cxxopts::value<int>()->default_value("4"), "V")(
+      "repeat", "Benchmark: run the steps N times from the input state (N > 1: the first is a warm-up) and "
+      "print the median step time, ps per point per sub-step and GB/s on stderr",
+      cxxopts::value<int>()->default_value("0"), "N")(
       "dims", "MPI: ranks per axis of the decomposition (default: MPI_Dims_create chooses)", cxxopts::value<std::string>(),
       "PX,PY,PZ")(
       "no-overlap", "MPI: exchange the halos first, then update the whole block (default: the block's inner part is "
       "updated while the halos travel)");
+  cli.tuning()("chunk", "CUDA: x-planes per thread block (0: automatic)", cxxopts::value<int>()->default_value("0"), "P")(
+      "kernel", "CUDA: sub-step kernel variant: 4 the default (fp64: 6, fp32: 5); 0 32x8 tile, 1 32x8 with read-only "
+      "loads, 2 32x16, 3 32x8 without a register cap, 5 32x16 with Q prefetched by cp.async, 6 32x16 shared-memory "
+      "ring (planes and Q one plane ahead by cp.async, writes its own ghosts), 7 the ring with 32x8 tiles",
+      cxxopts::value<int>()->default_value("4"), "V");
+  cli.tuning_env("NUMPIPE_MPI_IPC=0", "under MPI on CUDA: no CUDA IPC between the ranks of a node");
+  cli.tuning_env("NUMPIPE_MPI_GPU_AWARE=0", "under MPI on CUDA: no CUDA-aware MPI (halos through pinned host buffers)");
+  cli.add("Removed")("timing", "");  // the former name of --repeat 1, kept for scripts
   cli.parse(argc, argv);
+  const int repeat = cli.has("timing") && !cli.has("repeat") ? 1 : cli.get<int>("repeat");
+  if (repeat < 0 || repeat > 1000) fail_input("--repeat must be in [0, 1000], got " + std::to_string(repeat));
+  // One GPU per process: several GPUs take one MPI rank each.
+  if (cli.has("devices") && cli.devices().size() > 1)
+    fail_input("ns-step drives one GPU per process: for several GPUs run it under mpirun, one rank per GPU "
+               "(mpirun -np 4 ns-step --backend cuda ...), or give one device with --device N");
 
   ns::RunOptions o;
   o.steps = cli.get<int>("steps");
@@ -122,7 +135,7 @@ int run(int argc, char** argv) {
   o.kernel = cli.get<int>("kernel");
   if (o.kernel < 0 || o.kernel > 7) fail_input("--kernel must be 0 to 7, got " + std::to_string(o.kernel));
   if (o.chunk < 0) fail_input("--chunk must be >= 0, got " + std::to_string(o.chunk));
-  o.device = cli.device();
+  o.device = cli.has("devices") ? cli.devices().front() : cli.device();
   if (cli.threads() > 0) omp_set_num_threads(cli.threads());
   if (cli.has("dims")) {
     const std::string spec = cli.get<std::string>("dims");
@@ -158,20 +171,39 @@ int run(int argc, char** argv) {
     }
   }
 
+  // The progress line counts the steps of the first run; --repeat's runs after it
+  // add their step times to the median.
+  Progress progress("ns-step", "steps", static_cast<std::uint64_t>(o.steps), cli.quiet());
+  auto solve_repeated = [&](auto&& solve) {
+    ns::Result first;
+    {
+      ActiveProgress active(progress);
+      first = solve();
+    }
+    progress.finish();
+    std::vector<double> times;
+    for (int r = 1; r < repeat; ++r) {
+      ns::Result again = solve();
+      times.insert(times.end(), again.step_seconds.begin(), again.step_seconds.end());
+    }
+    if (!times.empty()) first.step_seconds = std::move(times);  // the warm-up's are left out
+    return first;
+  };
   ns::Result res;
   DeviceInfo dev;
   if (backend == Backend::cuda) {
 #ifdef NUMPIPE_HAVE_CUDA
     // under MPI, one GPU per rank from the node-local rank unless --device names one
-    o.device = par::default_device_for_rank(o.device, cli.args().count("device") > 0, cuda_device_count());
+    o.device = par::default_device_for_rank(o.device, cli.args().count("device") > 0 || cli.has("devices"),
+                                            cuda_device_count());
     dev = query_cuda_device(o.device);
-    res = ns::solve_cuda(pr, o);
+    res = solve_repeated([&] { return ns::solve_cuda(pr, o); });
 #else
     fail_resource("this build has no CUDA backend");
 #endif
   } else {
     dev = query_host_cpu();
-    res = ns::solve_cpu(pr, o);
+    res = solve_repeated([&] { return ns::solve_cpu(pr, o); });
   }
   if (!world.is_root()) return 0;  // rank 0 holds the gathered state and writes the stream
   OutputFile& out = *out_file;
@@ -222,7 +254,7 @@ int run(int argc, char** argv) {
   std::vector<double> steady = res.step_seconds;
   if (steady.size() > 1) steady.erase(steady.begin());  // the first step is the warm-up
   const double med = median(steady);
-  if (cli.has("timing") && med > 0) {
+  if (repeat > 0 && med > 0) {
     std::fprintf(stderr,
                  "ns-step: timing: %s %s order %d n=%lldx%lldx%lld steps=%d median %.4f ms/step, %.2f ps/point/substep, "
                  "%.1f GB/s (model: 128 B/point in fp64, 64 in fp32), %.3f Gpoint-steps/s\n",

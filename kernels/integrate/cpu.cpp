@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/progress.hpp"
 #include "integrate.hpp"
 
 namespace numpipe::integrate {
@@ -62,6 +63,11 @@ Result solve_cpu(const Problem& problem, int threads) {
   res.columns = plan.columns();
   res.requests = plan.requests();
 
+  // The progress line (integrate counts policies): the work of this solve is one
+  // unit per Inner value, Middle value and outer recurrence, in proportion.
+  Progress* progress = active_progress();
+  if (progress) progress->set_work(plan.inner_values() + plan.requests() + plan.policies);
+
   // 1. Inner for every (column, eta point); longest integrations first for balance.
   std::vector<double> inner(plan.inner_values());
   const std::int64_t ncol = static_cast<std::int64_t>(plan.columns());
@@ -74,6 +80,7 @@ Result solve_cpu(const Problem& problem, int threads) {
       double* out = inner.data() + plan.column_offset[c];
       for (std::int64_t e = 0; e < n; ++e)
         out[e] = inner_value(rv, eta[e], plan.column_k[c], plan.column_t[c], plan.column_h3[c], plan.align);
+      if (progress) progress->add_work(static_cast<std::uint64_t>(n));
     }
   });
 
@@ -85,6 +92,7 @@ Result solve_cpu(const Problem& problem, int threads) {
     for (std::int64_t q = 0; q < nreq; ++q) {
       std::int32_t c = plan.request_column[q];
       middle[q] = middle_sum(plan, c, plan.request_tau[q], inner.data() + plan.column_offset[c]);
+      if (progress && (q & 1023) == 1023) progress->add_work(1024);
     }
   });
 
@@ -97,6 +105,7 @@ Result solve_cpu(const Problem& problem, int threads) {
       std::int64_t o = plan.outer_offset[p], n = plan.outer_offset[p + 1] - o;
       outer_recurrence(problem.policies[p], rv, plan.outer_t.data() + o, plan.outer_h.data() + (o - p) / 2,
                        plan.outer_year.data() + o, n, middle.data() + o, res.reserve.data() + p * kYears);
+      if (progress) progress->add_work(1);
     }
   });
   return res;

@@ -10,6 +10,7 @@
 #include <limits>
 #include <sstream>
 
+#include "common/progress.hpp"
 #include "common/error.hpp"
 #include "mle.hpp"
 #include "model.hpp"
@@ -326,6 +327,7 @@ void solve_cpu(const Series& s, const Params& p, std::int64_t first_task, std::i
           for (std::int64_t tl = t0 - K; tl < t0; ++tl) slide(x, tl, p, st);
         }
         evaluate(x, t0, p, st, static_cast<std::size_t>(si * W + w - base), out, inner);
+        if (auto* progress = active_progress()) progress->advance(1);
       }
     }
   }

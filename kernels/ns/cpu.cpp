@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "common/progress.hpp"
 #include "common/parallel.hpp"
 #include "cpu_impl.hpp"
 #include "decomp.hpp"
@@ -45,6 +46,7 @@ void advance(const Geometry& g, const Params& p, const RunOptions& o, Fields<T>*
     r.dt_last = dt;
     r.max_dt = std::max(r.max_dt, dt);
     r.step_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (auto* progress = active_progress()) progress->update(static_cast<std::uint64_t>(s + 1));
     const bool last = s + 1 == o.steps;
     if (last || (o.diag_every > 0 && (s + 1) % o.diag_every == 0)) diagnose();
   }

@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/progress.hpp"
 #include "common/cuda_check.hpp"
 #include "common/device_array.hpp"
 #include "common/host_array.hpp"
@@ -570,6 +571,7 @@ class CudaRun {
     std::vector<double> host_step;  // MPI: the host waits on every exchange, so a step's wall time is the measure
     // the ring kernels write the ghosts of their output: those of the input state once here
     if (fuse_) launch_fill_ghosts<T>(g_, cur, main());
+    int reported = 0;  // steps known finished, for the progress line
     for (int s = 0; s < o_.steps; ++s) {
       if (o_.dt <= 0 && s > 0) {
         max_speed_now = max_speed(cur);
@@ -599,8 +601,14 @@ class CudaRun {
       r.max_dt = std::max(r.max_dt, dt);
       const bool last = s + 1 == o_.steps;
       if (last || (o_.diag_every > 0 && (s + 1) % o_.diag_every == 0)) diagnose();
+      // Progress: the steps whose end event has passed (cudaEventQuery does not wait).
+      if (auto* progress = active_progress()) {
+        while (reported < s + 1 && cudaEventQuery(eve[static_cast<std::size_t>(reported)]) == cudaSuccess) ++reported;
+        progress->update(static_cast<std::uint64_t>(reported));
+      }
     }
     NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+    if (auto* progress = active_progress()) progress->update(static_cast<std::uint64_t>(o_.steps));
     for (int s = 0; s < o_.steps; ++s) {
       float ms = 0;
       NUMPIPE_CUDA_CHECK(cudaEventElapsedTime(&ms, evs[s], eve[s]));
