@@ -1,6 +1,7 @@
 #include "text_table.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -16,13 +17,28 @@ std::vector<std::vector<double>> parse_number_rows(const std::string& text, cons
   std::vector<std::vector<double>> rows;
   std::istringstream in(text);
   std::string line;
+  bool first_row = true;
   for (int lineno = 1; std::getline(in, line); ++lineno) {
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    // Columns are separated by white space or commas (a CSV as spreadsheets write it).
+    for (char& c : line)
+      if (c == ',' || c == '\r') c = ' ';
     std::istringstream words(line);
     std::vector<std::string> fields;
     for (std::string f; words >> f;) fields.push_back(f);
     if (fields.empty()) continue;
     const std::string where = label + ":" + std::to_string(lineno) + ": ";
+    // A header: the first row, with as many fields as columns and no number among them.
+    if (first_row) {
+      first_row = false;
+      bool any_number = false;
+      for (const auto& f : fields) {
+        char* end = nullptr;
+        std::strtod(f.c_str(), &end);
+        any_number = any_number || (end != f.c_str());
+      }
+      if (!any_number && fields.size() == columns) continue;
+    }
     if (fields.size() != columns)
       fail_input(where + "want " + count + " numbers (" + column_names + "), got '" + line + "'");
     std::vector<double> row(columns);

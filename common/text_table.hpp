@@ -1,5 +1,6 @@
-// Tables of numbers in plain text, as users write them: whitespace-separated
-// columns, '#' starts a comment, blank lines are skipped.
+// Tables of numbers in plain text, as users write them: columns separated by
+// white space or commas, an optional header line (the first row, when none of
+// its fields is a number: "g,r,x"), '#' starts a comment, blank lines are skipped.
 #pragma once
 #include <string>
 #include <vector>

@@ -49,7 +49,8 @@ std::vector<ig::Policy> parse_policies(const std::string& text, const std::strin
 int run_integrate(int argc, char** argv) {
   Cli cli({"gen-input integrate", "Write policies (g, r, x) and RK4 step settings for integrate", "",
            "  gen-input integrate --g 10 --r 65 --x 35 --steps 10,2,10 | integrate | inspect\n"
-           "  gen-input integrate --portfolio 1000 --seed 7 --steps 2,2,2 | integrate -o reserve.nps"},
+           "  gen-input integrate --portfolio 1000 --seed 7 --steps 2,2,2 | integrate -o reserve.nps",
+           "the policies and step settings for integrate"},
           kOutput);
   cli.add("Policies")("g,guarantee", "Guarantee years of the spouse pension (--g G also works)",
                       cxxopts::value<double>()->default_value("10"), "G")(
@@ -60,7 +61,9 @@ int run_integrate(int argc, char** argv) {
       "portfolio", "N random policies: x whole in [20, 70], r whole in [60, 70], g whole in [0, 15]",
       cxxopts::value<std::int64_t>(), "N")("seed", "Random seed for --portfolio",
                                             cxxopts::value<std::uint64_t>()->default_value("1"), "S")(
-      "from-text", "Policies from a text file: three columns g r x, '#' comments", cxxopts::value<std::string>(),
+      "from-text",
+      "Policies from a text or CSV file: three columns g r x (a header line such as g,r,x is skipped), '#' comments",
+      cxxopts::value<std::string>(),
       "FILE")("curve", "Yield curve table: two columns maturity (years) and zero rate (fraction)",
               cxxopts::value<std::string>(), "FILE")(
       "rate", "Constant interest rate when there is no curve", cxxopts::value<double>()->default_value("0.05"), "R");
