@@ -24,7 +24,7 @@ state 18 18 > ok.nps
 gen-input array --name d --shape 18,16 --dtype f4 > rect2.nps
 cat rect2.nps >> rect.nps
 expect_exit 2 "must be a square 2-D array [n+2, n+2], got shape [18, 16]" -- bash -c "cat ok.nps rect2.nps | fluid-step -o out.nps"
-expect_exit 2 "--scheme must be seed or stam, got 'euler'" -- fluid-step --scheme euler -i ok.nps -o out.nps
+expect_exit 2 "--scheme must be fused or stam, got 'euler'" -- fluid-step --scheme euler -i ok.nps -o out.nps
 expect_exit 2 '--steps must be >= 0, got -1' -- fluid-step --steps -1 -i ok.nps -o out.nps
 expect_exit 2 '--iters must be in [1, 100000], got 0' -- fluid-step --iters 0 -i ok.nps -o out.nps
 expect_exit 2 '--dt must be finite and >= 0, got -1' -- fluid-step --dt -1 -i ok.nps -o out.nps

@@ -9,7 +9,9 @@
 The convention (docs/DEVELOPING.md, "Examples in the documentation are tested"):
 examples run with the tools on PATH, in a scratch folder where `share` and `man`
 link to the repository's; the examples of one document run in order in one
-folder, so that a walkthrough builds on its earlier steps. An example that is too
+folder, so that a walkthrough builds on its earlier steps. A shell example runs
+as in a user's terminal (through `script`): stdout and stderr are a terminal, so
+a stream written there is refused, and stdin is at its end. An example that is too
 heavy for a 2-core machine, or needs a GPU, declares on the line just before it
 how the test shrinks it:
 
@@ -47,6 +49,21 @@ TIMEOUT = int(os.environ.get("NUMPIPE_DOCS_TIMEOUT", "600"))
 
 class Failure(Exception):
     pass
+
+
+# User-facing text speaks of the user's problem, not of how the project was run.
+INTERNALS = re.compile(r"\bseed 0\d\d\b|\bseed's\b|\bthe seed\b|\bissues?\b|\bsessions?\b|\blent\b", re.I)
+
+
+def internals(text, label, first_line=1):
+    """Lines of user-facing text that name the project's internals."""
+    out = []
+    for k, line in enumerate(text.split("\n")):
+        m = INTERNALS.search(line)
+        if m:
+            out.append("%s:%d: user-facing text speaks of the project's internals ('%s'): %s"
+                       % (label, first_line + k, m.group(0), line.strip()[:100]))
+    return out
 
 
 class Annotation:
@@ -194,6 +211,22 @@ def untested_commands(body, label, first_line, tool_names, what):
             out.append("%s:%d: a command in %s, which the docs test cannot run: put it in a ```sh block "
                        "(or a ```text block if it is not meant to be run as written)" % (label, first_line + k, what))
             break
+    return out
+
+
+def dangling_references(text, label, folder, src):
+    """Links to files that do not exist, and paths a user of a clone does not have."""
+    out = []
+    for k, line in enumerate(text.split("\n"), 1):
+        if "../shared" in line:
+            out.append("%s:%d: '../shared' is not part of numpipe: %s" % (label, k, line.strip()[:100]))
+        if re.search(r"\bDESIGN\.md\b", line):
+            out.append("%s:%d: there is no DESIGN.md in numpipe: %s" % (label, k, line.strip()[:100]))
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", line):
+            if re.match(r"^[a-z]+:", target):
+                continue  # a URL
+            if not os.path.exists(os.path.join(folder, target)):
+                out.append("%s:%d: the link target %s does not exist" % (label, k, target))
     return out
 
 
@@ -371,6 +404,12 @@ def run_example(ex, work, env, bin_tools, all_tools, py, log):
         if not py:
             print("skip  %s: no python3 with NumPy" % ex.where, flush=True)
             return "unbuilt"
+        # Optional modules an example needs (Debian: python3-xarray, python3-netcdf4).
+        for module, marks in (("xarray", ("to_xarray", "import xarray")), ("netCDF4", ("to_netcdf",))):
+            if any(m in code for m in marks) and subprocess.run([py, "-c", "import " + module],
+                                                                 stderr=subprocess.DEVNULL).returncode != 0:
+                print("skip  %s: needs the Python module %s" % (ex.where, module), flush=True)
+                return "unbuilt"
         script = os.path.join(work, ".example.py")
         with open(script, "w") as f:
             f.write(code)
@@ -382,15 +421,20 @@ def run_example(ex, work, env, bin_tools, all_tools, py, log):
         with open(script, "w") as f:
             f.write("set -eo pipefail\n" + code)
         argv = ["bash", script]
+        # As in a user's terminal: stdout and stderr are a terminal (a tool that would
+        # write binary there refuses, so an example must say where its stream goes),
+        # stdin is at its end (an example that would wait for typed input fails).
+        if shutil.which("script"):
+            argv = ["script", "-qec", "bash " + shlex.quote(script), "/dev/null"]
     shrunk = ex.annotation.describe() if ex.annotation is not None else ""
     print("run   %s%s" % (ex.where, "  [" + shrunk + "]" if shrunk else ""), flush=True)
     t0 = time.time()
     try:
-        p = subprocess.run(argv, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=TIMEOUT)
+        p = subprocess.run(argv, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         raise Failure("%s: still running after %d s:\n%s" % (ex.where, TIMEOUT, indent(code)))
-    output = p.stdout.decode("utf-8", "replace")
+    output = p.stdout.decode("utf-8", "replace").replace("\r\n", "\n")
     if p.returncode != 0:
         raise Failure("%s: exit %d%s\n--- example%s:\n%s--- output (last 40 lines):\n%s"
                       % (ex.where, p.returncode, "", " (as run)" if shrunk else "", indent(code),
@@ -452,11 +496,15 @@ def main():
     if a.doc:
         path = os.path.join(src, a.doc)
         examples, problems = markdown_examples(path, a.doc, all_tools)
-        needs = set()
+        text = open(path, encoding="utf-8").read()
+        if os.path.basename(a.doc) != "DEVELOPING.md":  # the contributors' page may speak of the project
+            problems += internals(text, a.doc)
+        problems += dangling_references(text, a.doc, os.path.dirname(path), src)
     else:
         path = os.path.join(src, a.man)
         tool = os.path.basename(a.man)[:-2]
         examples, problems = man_examples(path, a.man)
+        problems += internals(open(path, encoding="utf-8").read(), a.man)
         if tool not in bin_tools:
             print("SKIP: %s is not built here" % tool)
             return 77
@@ -476,9 +524,7 @@ def main():
                 if normalise(c) not in in_page:
                     problems.append("%s --help's example is not in %s's EXAMPLES, where it would be run:\n%s"
                                     % (name, a.man, indent(c)))
-            if re.search(r"\bseed \d{3}\b|\bissue\b|\bsession\b|\blent\b", text):
-                problems.append("%s --help speaks of the project's internals (seed NNN, issue, session, lent)"
-                                % name)
+            problems += internals(text, name + " --help")
 
     if a.list:
         for ex in examples:

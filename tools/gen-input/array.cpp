@@ -48,7 +48,8 @@ void fill(Record& r, const std::string& how, std::uint64_t seed, double lo, doub
 
 int run_array(int argc, char** argv) {
   Cli cli({"gen-input array", "Write one named array", "",
-           "  gen-input array --name x --shape 3,4 --fill uniform --seed 1 | inspect"},
+           "  gen-input array --name x --shape 3,4 --fill uniform --seed 1 | inspect",
+           "the array (a stream of one record)"},
           kOutput);
   cli.add("Array")("name", "Array name", cxxopts::value<std::string>()->default_value("x"), "NAME")(
       "shape", "Shape, e.g. 1000 or 64,64", cxxopts::value<std::string>()->default_value("16"), "N[,M...]")(

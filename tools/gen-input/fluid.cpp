@@ -70,11 +70,12 @@ Fields<T> make_scene(const std::string& scene, int n, std::uint64_t seed) {
 
 int run_fluid(int argc, char** argv) {
   Cli cli({"gen-input fluid", "Write an initial state for fluid-step", "",
-           "  gen-input fluid --n 512 --scene react | fluid-step --steps 100 | render -o d.png"},
+           "  gen-input fluid --n 512 --scene react | fluid-step --steps 100 | render -o d.png",
+           "the initial state for fluid-step"},
           kOutput);
   cli.add("Fluid")("n,size", "Interior cells per side (arrays are (n+2) x (n+2)), n >= 16; --n N works too",
                    cxxopts::value<int>()->default_value("256"), "N")(
-      "scene", "react (zeros, the seed's forcing), vortex, plume or random",
+      "scene", "react (zeros, and the react forcing), vortex, plume or random",
       cxxopts::value<std::string>()->default_value("react"), "NAME")(
       "seed", "Random seed (scene random)", cxxopts::value<std::uint64_t>()->default_value("1"), "S")(
       "force", "react forcing: velocity scale", cxxopts::value<double>()->default_value("5"), "F")(

@@ -121,7 +121,8 @@ Table read_text(const std::string& path, const std::string& column_spec) {
 int run_mle(int argc, char** argv) {
   Cli cli({"gen-input mle", "Series for mle-fit: AEPD draws or a user's own columns", "",
            "  gen-input mle --length 100000 --series 4 --p 1.5 --sl 1 --sr 2 --seed 7 | mle-fit --window 500 | inspect\n"
-           "  gen-input mle --from-text prices.csv --columns close --returns log | mle-fit --window 250 --quantiles 0.01"},
+           "  gen-input mle --from-text share/ref/mle-prices.csv --columns close --returns log | mle-fit --window 250 --quantiles 0.01 -o var.nps",
+           "the series for mle-fit"},
           kOutput);
   cli.add("Series")("length", "Points per series", cxxopts::value<std::int64_t>()->default_value("10000"), "L")(
       "series", "Number of series", cxxopts::value<std::int64_t>()->default_value("1"), "S")(
