@@ -1,14 +1,271 @@
 #include "text_table.hpp"
 
 #include <cerrno>
-#include <cstdlib>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "error.hpp"
 
 namespace numpipe {
+
+bool parse_number(const std::string& field, double& value) {
+  const char* first = field.data();
+  const char* last = field.data() + field.size();
+  if (first != last && *first == '+') {
+    ++first;
+    if (first != last && (*first == '+' || *first == '-')) return false;
+  }
+  if (first == last) return false;
+  // std::from_chars: exact (correctly rounded), and never reads the C locale's decimal point.
+  auto [end, ec] = std::from_chars(first, last, value);
+  if (end != last) return false;
+  if (ec == std::errc::result_out_of_range) {
+    // from_chars leaves value untouched on overflow/underflow; strtod gives ±inf or 0.
+    value = std::strtod(std::string(first, last).c_str(), nullptr);
+    return true;
+  }
+  return ec == std::errc();
+}
+
+namespace {
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+struct RawRow {
+  std::vector<std::string> fields;
+  int line = 0;
+};
+
+// Splits the text into rows of fields with the line each row starts on.
+class Splitter {
+ public:
+  Splitter(const std::string& text, const std::string& source) : text_(text), source_(source) {
+    if (text_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos_ = 3;  // UTF-8 byte-order mark
+  }
+
+  // The next row that is not blank or a comment; false at the end.
+  bool next(RawRow& row) {
+    while (pos_ < text_.size()) {
+      row.fields.clear();
+      row.line = line_;
+      if (!separator_) choose_separator();
+      split_row(row.fields);
+      if (!row.fields.empty()) return true;
+    }
+    return false;
+  }
+
+  char separator() const { return separator_ ? separator_ : ' '; }
+
+ private:
+  std::string where(int line) const { return source_ + ":" + std::to_string(line) + ": "; }
+
+  // Looks at the row starting at pos_ (outside quotes, before any comment).
+  void choose_separator() {
+    bool quoted = false, comma = false, semicolon = false, tab = false, content = false;
+    for (std::size_t i = pos_; i < text_.size(); ++i) {
+      const char c = text_[i];
+      if (c == '"') quoted = !quoted;
+      if (quoted) continue;
+      if (c == '\n' || c == '#') break;
+      comma |= c == ',';
+      semicolon |= c == ';';
+      tab |= c == '\t';
+      content |= !is_blank(c);
+    }
+    if (!content) return;  // a blank or comment line: decide on a later one
+    separator_ = comma ? ',' : semicolon ? ';' : tab ? '\t' : ' ';
+  }
+
+  // Reads one physical row (more than one line when a quoted field holds line
+  // breaks) from pos_ into fields; leaves fields empty for a blank or comment line.
+  void split_row(std::vector<std::string>& fields) {
+    const char sep = separator();
+    const int start_line = line_;
+    std::string field;
+    bool field_started = false, any_content = false;
+    auto end_field = [&] {
+      if (sep != ' ') {
+        while (!field.empty() && is_blank(field.back()) && !quoted_tail_) field.pop_back();
+        fields.push_back(field);
+      } else if (field_started) {
+        fields.push_back(field);
+      }
+      field.clear();
+      field_started = false;
+      quoted_tail_ = false;
+    };
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_];
+      if (c == '\n') {
+        ++pos_;
+        ++line_;
+        break;
+      }
+      if (c == '#') {  // a comment: skip to the end of the line
+        while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+        continue;
+      }
+      if (c == '\r' && (pos_ + 1 == text_.size() || text_[pos_ + 1] == '\n')) {
+        ++pos_;
+        continue;
+      }
+      if (sep == ' ' ? is_blank(c) : c == sep) {
+        if (sep != ' ') any_content = true;
+        if (sep != ' ' || field_started) end_field();
+        ++pos_;
+        continue;
+      }
+      if (is_blank(c) && (!field_started || quoted_tail_)) {  // blanks around a delimited field
+        ++pos_;
+        continue;
+      }
+      if (quoted_tail_)
+        fail_input(where(line_) + "text after a closing quote: '" + field + "' then '" + std::string(1, c) + "'");
+      any_content = true;
+      if (c == '"' && !field_started) {
+        read_quoted(field, start_line);
+        field_started = true;
+        quoted_tail_ = true;
+        continue;
+      }
+      field.push_back(c);
+      field_started = true;
+      ++pos_;
+    }
+    if (any_content) end_field();
+    quoted_tail_ = false;
+  }
+
+  // pos_ at an opening quote: appends the field's content, leaves pos_ after the closing quote.
+  void read_quoted(std::string& field, int start_line) {
+    ++pos_;
+    while (true) {
+      if (pos_ >= text_.size()) fail_input(where(start_line) + "a quoted field is not closed");
+      const char c = text_[pos_];
+      if (c == '"') {
+        if (pos_ + 1 < text_.size() && text_[pos_ + 1] == '"') {
+          field.push_back('"');
+          pos_ += 2;
+          continue;
+        }
+        ++pos_;
+        return;
+      }
+      if (c == '\n') ++line_;
+      if (!(c == '\r' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '\n')) field.push_back(c);
+      ++pos_;
+    }
+  }
+
+  const std::string& text_;
+  const std::string& source_;
+  std::size_t pos_ = 0;
+  int line_ = 1;
+  char separator_ = 0;
+  bool quoted_tail_ = false;  // the current field was quoted: only blanks and a separator may follow
+};
+
+bool all_text(const std::vector<std::string>& fields) {
+  double v;
+  for (const auto& f : fields)
+    if (parse_number(f, v)) return false;
+  return true;
+}
+
+}  // namespace
+
+TextTable parse_text_table(const std::string& text, const std::string& source, const TextTableOptions& options) {
+  TextTable t;
+  t.source = source;
+  Splitter split(text, source);
+  std::vector<RawRow> raw;
+  for (RawRow row; split.next(row);) raw.push_back(row);
+  t.separator = split.separator();
+  if (raw.empty()) fail_input(source + ": no data rows");
+
+  const std::size_t width = raw[0].fields.size();
+  using H = TextTableOptions::Header;
+  bool header = options.header == H::present;
+  if (options.header == H::detect) {
+    if (raw.size() == 1) {
+      header = all_text(raw[0].fields);
+    } else {
+      double v;
+      for (std::size_t c = 0; c < width && c < raw[1].fields.size(); ++c)
+        header |= !parse_number(raw[0].fields[c], v) && parse_number(raw[1].fields[c], v);
+    }
+  }
+  t.has_header = header;
+  if (header) {
+    t.names = raw[0].fields;
+  } else {
+    for (std::size_t c = 0; c < width; ++c) t.names.push_back("column" + std::to_string(c + 1));
+  }
+  for (std::size_t r = header ? 1 : 0; r < raw.size(); ++r) {
+    if (raw[r].fields.size() != width)
+      fail_input(source + ":" + std::to_string(raw[r].line) + ": expected " + std::to_string(width) + " fields, got " +
+                 std::to_string(raw[r].fields.size()));
+    t.rows.push_back(std::move(raw[r].fields));
+    t.lines.push_back(raw[r].line);
+  }
+  if (t.rows.empty()) fail_input(source + ": no data rows (only the header line)");
+  return t;
+}
+
+TextTable read_text_table(const std::string& path, const TextTableOptions& options) {
+  return parse_text_table(read_text_file(path), path == "-" ? "stdin" : path, options);
+}
+
+std::string TextTable::where(std::size_t row) const { return source + ":" + std::to_string(lines.at(row)) + ": "; }
+
+std::size_t TextTable::column(const std::string& key, const std::string& option) const {
+  for (std::size_t c = 0; c < names.size(); ++c)
+    if (names[c] == key) return c;
+  double number;
+  if (parse_number(key, number) && number >= 1 && number <= static_cast<double>(names.size()) &&
+      number == std::floor(number))
+    return static_cast<std::size_t>(number) - 1;
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  fail_input(option + ": no column '" + key + "' in " + source + " (columns: " + list + ")");
+}
+
+std::vector<std::size_t> TextTable::columns_of(const std::string& keys, const std::string& option) const {
+  std::vector<std::size_t> out;
+  std::stringstream ss(keys);
+  for (std::string key; std::getline(ss, key, ',');) out.push_back(column(key, option));
+  if (out.empty()) fail_input(option + ": no columns named");
+  return out;
+}
+
+bool TextTable::is_numeric(std::size_t c) const {
+  double v;
+  for (const auto& row : rows)
+    if (!parse_number(row.at(c), v)) return false;
+  return true;
+}
+
+std::vector<double> TextTable::numbers(std::size_t c, bool allow_nonfinite) const {
+  std::vector<double> out(rows.size());
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const std::string& f = rows[r].at(c);
+    if (!parse_number(f, out[r]) || (!allow_nonfinite && !std::isfinite(out[r])))
+      fail_input(where(r) + "column '" + names[c] + "': not a " + (allow_nonfinite ? "" : "finite ") + "number: '" + f +
+                 "'");
+  }
+  return out;
+}
+
+std::vector<std::string> TextTable::strings(std::size_t c) const {
+  std::vector<std::string> out(rows.size());
+  for (std::size_t r = 0; r < rows.size(); ++r) out[r] = rows[r].at(c);
+  return out;
+}
 
 std::vector<std::vector<double>> parse_number_rows(const std::string& text, const std::string& label,
                                                    std::size_t columns, const std::string& column_names) {
@@ -20,7 +277,7 @@ std::vector<std::vector<double>> parse_number_rows(const std::string& text, cons
   bool first_row = true;
   for (int lineno = 1; std::getline(in, line); ++lineno) {
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    // Columns are separated by white space or commas (a CSV as spreadsheets write it).
+    // Commas separate columns as white space does (a CSV as spreadsheets write it).
     for (char& c : line)
       if (c == ',' || c == '\r') c = ' ';
     std::istringstream words(line);
@@ -28,14 +285,13 @@ std::vector<std::vector<double>> parse_number_rows(const std::string& text, cons
     for (std::string f; words >> f;) fields.push_back(f);
     if (fields.empty()) continue;
     const std::string where = label + ":" + std::to_string(lineno) + ": ";
-    // A header: the first row, with as many fields as columns and no number among them.
+    // A header: the first row, one name per column and no number among them ("g,r,x").
     if (first_row) {
       first_row = false;
       bool any_number = false;
       for (const auto& f : fields) {
-        char* end = nullptr;
-        std::strtod(f.c_str(), &end);
-        any_number = any_number || (end != f.c_str());
+        double v = 0;
+        any_number = any_number || parse_number(f, v);
       }
       if (!any_number && fields.size() == columns) continue;
     }
@@ -57,10 +313,16 @@ std::vector<std::vector<double>> parse_number_rows(const std::string& text, cons
 }
 
 std::string read_text_file(const std::string& path) {
+  std::stringstream ss;
+  if (path == "-") {
+    ss << std::cin.rdbuf();
+    if (std::cin.bad()) fail_input("cannot read standard input");
+    return ss.str();
+  }
   std::ifstream in(path);
   if (!in) fail_input("cannot open '" + path + "': " + std::strerror(errno));
-  std::stringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) fail_input("cannot read '" + path + "': " + std::strerror(errno));
   return ss.str();
 }
 

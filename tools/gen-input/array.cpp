@@ -1,10 +1,16 @@
 // gen-input array: a generic named array (zeros, ones, linspace, uniform or
-// normal random numbers) for tests, examples and users' own experiments.
+// normal random numbers) for tests, examples and users' own experiments, or a
+// user's own text table (--from-text: CSV or whitespace columns, named columns,
+// a label column such as dates kept as a labels record).
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/labels.hpp"
 #include "common/random.hpp"
+#include "common/text_table.hpp"
 #include "generator.hpp"
 
 namespace numpipe {
@@ -46,10 +52,91 @@ void fill(Record& r, const std::string& how, std::uint64_t seed, double lo, doub
   }
 }
 
+// --from-text: the chosen numeric columns as one table [rows, columns] (attrs
+// `columns`) or one 1-D record per column (--layout columns), and the label
+// column as the labels record `row_label` (labels_of "row").
+void write_from_text(const Cli& cli, OutputFile& out) {
+  for (const char* generated : {"shape", "fill", "lo", "hi", "seed"})
+    if (cli.has(generated)) fail_input(std::string("--") + generated + " makes numbers; with --from-text the file gives them");
+  const std::string path = cli.get<std::string>("from-text"), layout = cli.get<std::string>("layout"),
+                    header = cli.get<std::string>("header"), name = cli.get<std::string>("name");
+  auto dtype = parse_dtype(cli.get<std::string>("dtype"));
+  if (dtype != DType::f8 && dtype != DType::f4)
+    fail_input("--dtype with --from-text must be f8 or f4 (numbers from text are not rounded to integers), got '" +
+               cli.get<std::string>("dtype") + "'");
+  if (layout != "table" && layout != "columns") fail_input("--layout must be table or columns, got '" + layout + "'");
+  TextTableOptions options;
+  if (header == "yes") options.header = TextTableOptions::Header::present;
+  else if (header == "no") options.header = TextTableOptions::Header::absent;
+  else if (header != "auto") fail_input("--header must be auto, yes or no, got '" + header + "'");
+  const TextTable table = read_text_table(path, options);
+
+  // The label column: --labels, else the first column that is not all numbers
+  // and not taken by --columns.
+  std::optional<std::size_t> label_column;
+  if (cli.has("labels")) label_column = table.column(cli.get<std::string>("labels"), "--labels");
+  std::vector<std::size_t> picked;
+  if (cli.has("columns")) {
+    picked = table.columns_of(cli.get<std::string>("columns"), "--columns");
+    for (std::size_t c = 0; c < table.columns() && !cli.has("labels") && !label_column; ++c)
+      if (std::find(picked.begin(), picked.end(), c) == picked.end() && !table.is_numeric(c)) label_column = c;
+  } else {
+    for (std::size_t c = 0; c < table.columns(); ++c) {
+      if (label_column == c) continue;
+      if (table.is_numeric(c)) picked.push_back(c);
+      else if (!label_column && !cli.has("labels")) label_column = c;
+      else picked.push_back(c);  // numbers() below names the offending field
+    }
+  }
+  if (picked.empty()) fail_input("--from-text " + path + ": no numeric columns to take (columns: " + std::to_string(table.columns()) + ")");
+  for (std::size_t c : picked)
+    if (label_column == c) fail_input("--columns and --labels both take column '" + table.names[c] + "'");
+
+  const std::size_t rows = table.size(), k = picked.size();
+  std::vector<std::string> names;
+  std::vector<std::vector<double>> values;
+  for (std::size_t c : picked) {
+    names.push_back(table.names[c]);
+    values.push_back(table.numbers(c, cli.has("allow-nonfinite")));
+  }
+  json attrs = {{"kind", cli.get<std::string>("kind")}, {"source", path == "-" ? "stdin" : path}};
+  if (label_column) attrs["labels"] = table.names[*label_column];
+  StreamWriter writer(out);
+  auto emit = [&](const std::string& record_name, const Shape& shape, const std::vector<double>& v, json a) {
+    Record r = Record::make(record_name, *dtype, shape, cli.stamp(std::move(a)));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (*dtype == DType::f8) r.data<double>()[i] = v[i];
+      else r.data<float>()[i] = static_cast<float>(v[i]);
+    }
+    writer.write(r);
+  };
+  if (layout == "table") {
+    std::vector<double> flat(rows * k);
+    for (std::size_t j = 0; j < k; ++j)
+      for (std::size_t i = 0; i < rows; ++i) flat[i * k + j] = values[j][i];
+    json a = attrs;
+    a["columns"] = names;
+    a["dims"] = {"row", "column"};
+    emit(name, Shape{static_cast<std::int64_t>(rows), static_cast<std::int64_t>(k)}, flat, a);
+  } else {
+    for (std::size_t j = 0; j < k; ++j) {
+      if (names[j].empty()) fail_input("--layout columns: column " + std::to_string(picked[j] + 1) + " of " + path + " has no name");
+      json a = attrs;
+      a["dims"] = {"row"};
+      a["column"] = names[j];
+      emit(names[j], Shape{static_cast<std::int64_t>(rows)}, values[j], a);
+    }
+  }
+  if (label_column) writer.write(make_labels("row_label", table.strings(*label_column), "row", table.names[*label_column]));
+  writer.finish();
+  out.commit();
+}
+
 int run_array(int argc, char** argv) {
-  Cli cli({"gen-input array", "Write one named array", "",
-           "  gen-input array --name x --shape 3,4 --fill uniform --seed 1 | inspect",
-           "the array (a stream of one record)"},
+  Cli cli({"gen-input array", "Write one named array, or a text table's columns", "",
+           "  gen-input array --name x --shape 3,4 --fill uniform --seed 1 | inspect\n"
+           "  gen-input array --from-text share/ref/mle-prices.csv --columns close | inspect",
+           "the array, or the table's columns (a stream)"},
           kOutput);
   cli.add("Array")("name", "Array name", cxxopts::value<std::string>()->default_value("x"), "NAME")(
       "shape", "Shape, e.g. 1000 or 64,64", cxxopts::value<std::string>()->default_value("16"), "N[,M...]")(
@@ -60,7 +147,26 @@ int run_array(int argc, char** argv) {
       "hi", "High end for linspace and uniform", cxxopts::value<double>()->default_value("1"), "X")(
       "seed", "Random seed", cxxopts::value<std::uint64_t>()->default_value("1"), "S")(
       "kind", "The attrs' kind", cxxopts::value<std::string>()->default_value("array"), "KIND");
+  cli.add("Text table")("from-text",
+                        "Read numbers from a text table (CSV with a header line, or whitespace columns; - for stdin)",
+                        cxxopts::value<std::string>(), "FILE")(
+      "columns", "The columns to take, by header name or 1-based number (default: every numeric column)",
+      cxxopts::value<std::string>(), "C,...")(
+      "labels", "The label column (dates, names), kept as the labels record row_label (default: the first text column not taken by --columns)",
+      cxxopts::value<std::string>(), "C")(
+      "layout", "table: one [rows, columns] record named --name; columns: one 1-D record per column, named by its header",
+      cxxopts::value<std::string>()->default_value("table"), "L")(
+      "header", "Whether the first line names the columns: auto, yes or no",
+      cxxopts::value<std::string>()->default_value("auto"), "H")(
+      "allow-nonfinite", "Accept nan and inf in the table (refused by default)");
   cli.parse(argc, argv);
+  if (cli.has("from-text")) {
+    OutputFile out(cli.output());  // refuse a terminal before reading
+    write_from_text(cli, out);
+    return 0;
+  }
+  for (const char* text_only : {"columns", "labels", "allow-nonfinite"})
+    if (cli.has(text_only)) fail_input(std::string("--") + text_only + " needs --from-text");
   auto dtype = parse_dtype(cli.get<std::string>("dtype"));
   if (!dtype) fail_input("--dtype must be one of f8 f4 i8 i4 u8 u1, got '" + cli.get<std::string>("dtype") + "'");
   std::string how = cli.get<std::string>("fill");

@@ -1,0 +1,157 @@
+// Units for common/text_table: users' text tables (CSV with a header,
+// whitespace columns, quoting, comments, labels) and their line-numbered errors.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "common/error.hpp"
+#include "common/text_table.hpp"
+
+using namespace numpipe;
+
+namespace {
+// The message of the bad-input error `f` throws ("" when it does not throw).
+template <class F>
+std::string input_error(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::bad_input);
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("text table: CSV with a header and a date column") {
+  const std::string text =
+      "# daily closes\n"
+      "date,close,volume\n"
+      "2020-01-02, 100.5 ,1200\n"
+      "\n"
+      "2020-01-03,101.25,1300   # a comment\n"
+      "2020-01-06,99,1e3\n";
+  TextTable t = parse_text_table(text, "prices.csv");
+  CHECK(t.has_header);
+  CHECK(t.separator == ',');
+  CHECK(t.names == std::vector<std::string>{"date", "close", "volume"});
+  REQUIRE(t.size() == 3);
+  CHECK(t.lines == std::vector<int>{3, 5, 6});
+  CHECK(t.column("close", "--columns") == 1);
+  CHECK(t.column("3", "--columns") == 2);
+  CHECK(t.columns_of("volume,1", "--columns") == std::vector<std::size_t>{2, 0});
+  CHECK_FALSE(t.is_numeric(0));
+  CHECK(t.is_numeric(1));
+  CHECK(t.numbers(1) == std::vector<double>{100.5, 101.25, 99});
+  CHECK(t.numbers(2) == std::vector<double>{1200, 1300, 1000});
+  CHECK(t.strings(0) == std::vector<std::string>{"2020-01-02", "2020-01-03", "2020-01-06"});
+  CHECK(input_error([&] { t.numbers(0); }) == "prices.csv:3: column 'date': not a finite number: '2020-01-02'");
+  CHECK(input_error([&] { t.column("open", "--columns"); }) ==
+        "--columns: no column 'open' in prices.csv (columns: date, close, volume)");
+  CHECK(input_error([&] { t.column("4", "--columns"); }).find("no column '4'") != std::string::npos);
+  CHECK(input_error([&] { t.column("0", "--columns"); }).find("no column '0'") != std::string::npos);
+  CHECK(t.where(2) == "prices.csv:6: ");
+}
+
+TEST_CASE("text table: whitespace columns without a header") {
+  TextTable t = parse_text_table("  10 65 35\n\t5\t60   40  # second policy\n# end\n", "pol.txt");
+  CHECK_FALSE(t.has_header);
+  CHECK(t.separator == ' ');
+  CHECK(t.names == std::vector<std::string>{"column1", "column2", "column3"});
+  CHECK(t.numbers(0) == std::vector<double>{10, 5});
+  CHECK(t.numbers(2) == std::vector<double>{35, 40});
+  CHECK(t.lines == std::vector<int>{1, 2});
+  // A whitespace table with a header line.
+  TextTable h = parse_text_table("g r x\n10 65 35\n", "pol.txt");
+  CHECK(h.has_header);
+  CHECK(h.column("x", "--columns") == 2);
+}
+
+TEST_CASE("text table: label columns do not make a header") {
+  // Text in the first row's date column, but text below it too: data, not a header.
+  TextTable t = parse_text_table("2020-01-02;2\n2020-01-03;1,5\n", "semi.csv");
+  CHECK(t.separator == ';');
+  CHECK_FALSE(t.has_header);
+  CHECK(t.strings(0) == std::vector<std::string>{"2020-01-02", "2020-01-03"});
+  // "1,5" is not a number (no locale decimal commas): the error names it.
+  CHECK(input_error([&] { t.numbers(1); }) == "semi.csv:2: column 'column2': not a finite number: '1,5'");
+  // Forced readings.
+  TextTableOptions present;
+  present.header = TextTableOptions::Header::present;
+  TextTable p = parse_text_table("1 2\n3 4\n", "n.txt", present);
+  CHECK(p.names == std::vector<std::string>{"1", "2"});
+  CHECK(p.numbers(0) == std::vector<double>{3});
+  TextTableOptions absent;
+  absent.header = TextTableOptions::Header::absent;
+  TextTable a = parse_text_table("a,b\n3,4\n", "n.csv", absent);
+  CHECK(a.size() == 2);
+  CHECK(a.strings(0) == std::vector<std::string>{"a", "3"});
+  // A one-row file of text is a header without data.
+  CHECK(input_error([] { parse_text_table("date,close\n", "h.csv"); }) == "h.csv: no data rows (only the header line)");
+}
+
+TEST_CASE("text table: RFC 4180 quoting, tabs, BOM and CR LF") {
+  const std::string text =
+      "\xEF\xBB\xBF\"name\",\"value\"\r\n"
+      "\"Smith, John\",1.5\r\n"
+      "\"say \"\"hi\"\" # not a comment\",2\r\n"
+      "\"two\nlines\" ,3\r\n"
+      "plain,4\r\n";
+  TextTable t = parse_text_table(text, "q.csv");
+  CHECK(t.has_header);
+  CHECK(t.names == std::vector<std::string>{"name", "value"});
+  CHECK(t.strings(0) == std::vector<std::string>{"Smith, John", "say \"hi\" # not a comment", "two\nlines", "plain"});
+  CHECK(t.numbers(1) == std::vector<double>{1.5, 2, 3, 4});
+  CHECK(t.lines == std::vector<int>{2, 3, 4, 6});  // the quoted line break counts
+  TextTable tabs = parse_text_table("a\tb\tc\n1\t\t3\n", "t.tsv");
+  CHECK(tabs.separator == '\t');
+  CHECK(tabs.strings(1) == std::vector<std::string>{""});
+  CHECK(input_error([&] { tabs.numbers(1); }) == "t.tsv:2: column 'b': not a finite number: ''");
+  // Empty trailing field in CSV.
+  TextTable e = parse_text_table("x,y,\n1,2,\n", "e.csv");
+  CHECK(e.columns() == 3);
+  CHECK(e.names[2] == "");
+}
+
+TEST_CASE("text table: bad input names the line") {
+  CHECK(input_error([] { parse_text_table("a,b\n1,2\n3\n", "r.csv"); }) == "r.csv:3: expected 2 fields, got 1");
+  CHECK(input_error([] { parse_text_table("1 2\n\n3 4 5\n", "r.txt"); }) == "r.txt:3: expected 2 fields, got 3");
+  CHECK(input_error([] { parse_text_table("a,b\n\"open,2\n", "u.csv"); }) == "u.csv:2: a quoted field is not closed");
+  CHECK(input_error([] { parse_text_table("a,b\n\"x\"y,2\n", "t.csv"); }).rfind("t.csv:2: text after a closing quote", 0) == 0);
+  CHECK(input_error([] { parse_text_table("# nothing\n\n", "c.txt"); }) == "c.txt: no data rows");
+  CHECK(input_error([] { parse_text_table("", "empty.txt"); }) == "empty.txt: no data rows");
+  CHECK(input_error([] { read_text_table("/nonexistent/x.csv"); }).rfind("cannot open '/nonexistent/x.csv'", 0) == 0);
+  TextTable t = parse_text_table("v\n1\nnan\ninf\n", "n.csv");
+  CHECK(input_error([&] { t.numbers(0); }) == "n.csv:3: column 'v': not a finite number: 'nan'");
+  auto all = t.numbers(0, true);
+  CHECK(all[0] == 1);
+  CHECK(std::isnan(all[1]));
+  CHECK(std::isinf(all[2]));
+}
+
+TEST_CASE("parse_number: whole fields, exact, locale-free") {
+  double v = 0;
+  CHECK(parse_number("0.1", v));
+  CHECK(v == 0.1);
+  CHECK(parse_number("+2.5e-3", v));
+  CHECK(v == 2.5e-3);
+  CHECK(parse_number("-7", v));
+  CHECK(v == -7);
+  CHECK(parse_number("1e400", v));
+  CHECK(std::isinf(v));
+  CHECK(parse_number("4.9406564584124654e-324", v));
+  CHECK(v > 0);
+  for (const char* bad : {"", "+", "++1", "+-1", "1.5x", "0x10", " 1", "1 ", "1,5", "--1", "e5"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_number(bad, v));
+  }
+}
+
+TEST_CASE("parse_number_rows keeps its form and messages") {
+  auto rows = parse_number_rows("10 65 35 # one\n\n5 60 40\n", "pol.txt", 3, "g r x");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[1] == std::vector<double>{5, 60, 40});
+  CHECK(input_error([] { parse_number_rows("1 2\n", "pol.txt", 3, "g r x"); }) ==
+        "pol.txt:1: want three numbers (g r x), got '1 2'");
+}
