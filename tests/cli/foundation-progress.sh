@@ -60,4 +60,7 @@ fi
 if command -v gen-input > /dev/null && gen-input list | grep -q '^ns '; then
   check gen-input MB 4 gen-input ns --n 50 --init random -o big.nps
 fi
+if command -v gen-input > /dev/null && gen-input list | grep -q '^mle '; then
+  check gen-input points 200000 gen-input mle --length 100000 --series 2 -o series.nps
+fi
 echo "progress lines checked"

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/progress.hpp"
 #include "common/random.hpp"
 #include "generator.hpp"
 
@@ -192,11 +193,17 @@ int run_mle(int argc, char** argv) {
     x.resize(static_cast<std::size_t>(S * L));
     Rng rng(seed);
     const double wl = sl / (sl + sr), a = 1.0 / p;
+    // Long series take seconds (about 10 million points a second): a progress line in points.
+    Progress progress("gen-input", "points", x.size(), cli.quiet());
+    std::size_t done = 0;
     for (double& v : x) {
       const bool left = rng.uniform() < wl;
       const double g = std::pow(rng.gamma(a), 1.0 / p);
       v = left ? theta - sl * g : theta + sr * g;
+      if ((++done & 0xffff) == 0) progress.update(done);
     }
+    progress.update(done);
+    progress.finish();
     attrs.update({{"dist", dist}, {"theta", theta}, {"p", p}, {"s_l", sl}, {"s_r", sr}, {"seed", seed},
                   {"generator", "mt19937_64; uniform < s_l/(s_l+s_r) picks the left branch, then Gamma(1/p) (Marsaglia-Tsang)"}});
   }
