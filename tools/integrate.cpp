@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -205,7 +206,10 @@ int main(int argc, char** argv) {
       };
       ig::Result res;
       if (!pb.policies.empty()) {
-        numpipe::ActiveProgress active(progress);  // the CPU plan reports its share of the work
+        // The CPU plan reports its work as a share of the whole line: with one group only
+        // (several groups move the line group by group).
+        std::optional<numpipe::ActiveProgress> active;
+        if (groups.size() == 1) active.emplace(progress);
         res = solve();
       }
       policies_done += pb.policies.size();
