@@ -141,7 +141,8 @@ int run(int argc, char** argv) {
            "  gen-input fluid --n 512 | fluid-step --steps 50 | render --array d -o density.png\n"
            "  gen-input fluid --n 256 --scene vortex -o s.nps\n"
            "  fluid-step --steps 100 --snapshot-every 10 -i s.nps | render --speed snap_u,snap_v --frames -o f-%03d.png",
-           "the PNG image (with --frames, a pattern such as f-%03d.png for the numbered images)"},
+           "the PNG image (with --frames, a pattern such as f-%03d.png for the numbered images)",
+           "Accepted for symmetry with the other tools (render shows no progress line)"},
           kInput | kOutput);
   cli.add("Render")("array", "Record name to draw (the last record of that name)", cxxopts::value<std::string>()->default_value("d"), "NAME")(
       "speed", "Draw |(U, V)| of two records of the same shape instead", cxxopts::value<std::string>(), "U,V")(

@@ -71,7 +71,8 @@ Fields<T> make_scene(const std::string& scene, int n, std::uint64_t seed) {
 int run_fluid(int argc, char** argv) {
   Cli cli({"gen-input fluid", "Write an initial state for fluid-step", "",
            "  gen-input fluid --n 512 --scene react | fluid-step --steps 100 | render -o d.png",
-           "the initial state for fluid-step"},
+           "the initial state for fluid-step",
+           "Accepted for symmetry with the other tools (gen-input fluid shows no progress line)"},
           kOutput);
   cli.add("Fluid")("n,size", "Interior cells per side (arrays are (n+2) x (n+2)), n >= 16; --n N works too",
                    cxxopts::value<int>()->default_value("256"), "N")(

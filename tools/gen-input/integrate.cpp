@@ -50,7 +50,8 @@ int run_integrate(int argc, char** argv) {
   Cli cli({"gen-input integrate", "Write policies (g, r, x) and RK4 step settings for integrate", "",
            "  gen-input integrate --g 10 --r 65 --x 35 --steps 10,2,10 | integrate | inspect\n"
            "  gen-input integrate --portfolio 1000 --seed 7 --steps 2,2,2 | integrate -o reserve.nps",
-           "the policies and step settings for integrate"},
+           "the policies and step settings for integrate",
+           "Accepted for symmetry with the other tools (gen-input integrate shows no progress line)"},
           kOutput);
   cli.add("Policies")("g,guarantee", "Guarantee years of the spouse pension (--g G also works)",
                       cxxopts::value<double>()->default_value("10"), "G")(
