@@ -75,7 +75,8 @@ int run(int argc, char** argv) {
            "  profile-report run.prof                       # tables and a CPU-vs-GPU comparison\n"
            "  profile-report --html -o report.html run.prof # one self-contained page with a roofline\n"
            "  profile-report --calibrate                    # measure this machine's peaks once",
-           "the report (text, Markdown, JSON, or with --html a self-contained page)"},
+           "the report (text, Markdown, JSON, or with --html a self-contained page)",
+           "Accepted for symmetry with the other tools (profile-report shows no progress line)"},
           kInput | kOutput | kCompute);
   cli.add("Report")("format", "text, markdown, json or html", cxxopts::value<std::string>()->default_value("text"), "F")(
       "html", "Same as --format html: one self-contained page with SVG charts")(
