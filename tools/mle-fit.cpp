@@ -106,6 +106,13 @@ int run(int argc, char** argv) {
 
   const std::int64_t W = mle::window_count(s, params);
   const mle::Work work = mle::work_estimate(s, params);
+  // The grid's traffic and flop model (docs/profile.md, "Traffic models"): memory
+  // moves the series once and each window's fit (shape, candidate, X-, X+, S,
+  // loglik: 44 bytes); the sums stay in cache (CPU) or registers (GPU). Flops: 5 a
+  // power term (a ladder multiply, a compensated add), 58 a pair and shape group
+  // (two exp at 29).
+  const double grid_bytes = 8.0 * static_cast<double>(s.series * s.length) + 44.0 * static_cast<double>(s.series * W);
+  const double grid_flops = 5.0 * work.terms + 58.0 * work.pairs;
   mle::WindowFits fits;
   DeviceInfo device;
   // This rank's tasks and windows (all of them in one process).
@@ -146,7 +153,7 @@ int run(int argc, char** argv) {
       solve(again, &tm);
       repeat_seconds.push_back(tm.kernel_seconds);
     }
-    log.add("grid kernels", timing.kernel_seconds);  // power terms: params.terms
+    log.add("grid kernels", timing.kernel_seconds, grid_bytes, grid_flops);
     log.add("copies and launch", std::max(0.0, total - timing.kernel_seconds));
 #endif
   } else {
@@ -159,7 +166,11 @@ int run(int argc, char** argv) {
       else
         mle::solve_cpu(s, params, f);
     };
-    log.time("grid", 0, 0, [&] {
+    // Under MPI the bytes and flops of this rank's share.
+    const double mine = world.distributed()
+                            ? static_cast<double>(win1 - win0) / static_cast<double>(std::max<std::int64_t>(1, s.series * W))
+                            : 1.0;
+    log.time("grid", grid_bytes * mine, grid_flops * mine, [&] {
       ActiveProgress active(*progress);  // the CPU loop counts windows as they finish
       solve(fits);
     });

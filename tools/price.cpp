@@ -87,6 +87,14 @@ int main(int argc, char** argv) {
       std::vector<double> prices;
       json extra = json::object();
       const double flops = method == price::Method::forward ? price::flops_of(p) : price::adjoint_flops_of(p);
+      // Bytes (docs/profile.md, "Traffic models"): forward, the two-pass-per-step model
+      // (7 accesses per strike, grid point and step); adjoint, one grid's backward pass
+      // by the same model plus a weight and a payoff per strike and x point.
+      price::Params one_grid = p;
+      one_grid.outer = 1;
+      const double bytes = method == price::Method::forward
+                               ? price::cuda_bytes_of(p, precision, "sweep")
+                               : price::cuda_bytes_of(one_grid, precision, "sweep") + 16.0 * p.outer * p.num_x;
       const par::Range mine = par::split_evenly(static_cast<std::size_t>(p.outer), world.size(), world.rank());
       const price::StrikeRange range{static_cast<std::int64_t>(mine.begin), static_cast<std::int64_t>(mine.end)};
       const std::uint64_t strikes_before = progress.done();
@@ -96,7 +104,7 @@ int main(int argc, char** argv) {
           return method == price::Method::forward ? price::solve_cpu(setup, precision, range)
                                                   : price::solve_cpu_adjoint(setup, precision, range);
         };
-        log.time("solve", 0, flops, [&] {
+        log.time("solve", bytes, flops, [&] {
           ActiveProgress active(progress);  // the forward method counts strikes as they finish
           prices = solve();
         });
@@ -123,7 +131,7 @@ int main(int argc, char** argv) {
           repeat_seconds.push_back(again.seconds);
         }
         log.add("upload", run.upload_seconds);
-        log.add("solve", run.seconds, forward ? price::cuda_bytes_of(p, precision, run.kernel) : 0.0, flops);
+        log.add("solve", run.seconds, forward ? price::cuda_bytes_of(p, precision, run.kernel) : bytes, flops);
         // Phases must not overlap (profile-report sums them): the rest of the wall time
         // is allocation, table set-up on the device, launches and the copy back.
         log.add("device setup and copies", std::max(0.0, wall - run.upload_seconds - run.seconds));

@@ -71,7 +71,9 @@ Result solve_cpu(const Problem& problem, int threads) {
   // 1. Inner for every (column, eta point); longest integrations first for balance.
   std::vector<double> inner(plan.inner_values());
   const std::int64_t ncol = static_cast<std::int64_t>(plan.columns());
-  res.log.time("inner", 0, plan.inner_steps * kFlopsPerInnerStep, [&] {
+  // Bytes: the CUDA column plan's traffic model (cuda.cu; docs/profile.md, "Traffic models").
+  const double items = static_cast<double>(plan.inner_values()), requests = static_cast<double>(plan.requests());
+  res.log.time("inner", 8.0 * items, plan.inner_steps * kFlopsPerInnerStep, [&] {
 #pragma omp parallel for schedule(dynamic, 1)
     for (std::int64_t c = 0; c < ncol; ++c) {
       std::int32_t g = plan.column_grid[c];
@@ -87,7 +89,7 @@ Result solve_cpu(const Problem& problem, int threads) {
   // 2. Middle for every outer stage point of every policy.
   std::vector<double> middle(plan.requests());
   const std::int64_t nreq = static_cast<std::int64_t>(plan.requests());
-  res.log.time("middle", 0, 0, [&] {
+  res.log.time("middle", 8.0 * (3 * items + 2 * requests), 0, [&] {
 #pragma omp parallel for schedule(static)
     for (std::int64_t q = 0; q < nreq; ++q) {
       std::int32_t c = plan.request_column[q];
@@ -99,7 +101,7 @@ Result solve_cpu(const Problem& problem, int threads) {
   // 3. The outer recurrences.
   res.reserve.assign(plan.policies * kYears, 0.0);
   const std::int64_t np = static_cast<std::int64_t>(plan.policies);
-  res.log.time("outer", 0, 0, [&] {
+  res.log.time("outer", 8.0 * (3 * requests + static_cast<double>(plan.policies) * kYears), 0, [&] {
 #pragma omp parallel for schedule(static)
     for (std::int64_t p = 0; p < np; ++p) {
       std::int64_t o = plan.outer_offset[p], n = plan.outer_offset[p + 1] - o;

@@ -60,11 +60,11 @@ if command -v ns-step > /dev/null; then
   expect_exit 2 "ns-step drives one GPU per process: for several GPUs run it under mpirun" -- ns-step --devices 0,1 -i ns.nps -o x.nps
 fi
 
-# --range is element indices (verify); render's colour range is --limits.
+# --range is element indices (verify); render's colour range is --value-range.
 if command -v render > /dev/null; then
   gen-input array --name d --shape 8,8 --fill linspace -o d.nps
-  expect_exit 2 "--range is now --limits LO:HI" -- render --range 0:1 -i d.nps -o d.png
-  render --limits 0:1 -i d.nps -o d.png
+  expect_exit 2 "--range is now --value-range LO:HI" -- render --range 0:1 -i d.nps -o d.png
+  render --value-range 0:1 -i d.nps -o d.png
 fi
 
 # The history command is a shell command that re-runs the step: paste it, get the same stream.

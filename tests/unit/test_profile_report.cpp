@@ -152,24 +152,33 @@ TEST_CASE("unknown peaks and zero times leave the percentages and rates out") {
   CHECK(empty.total.share == 0);
 }
 
-TEST_CASE("the comparison: speed-ups relative to a baseline") {
-  std::vector<Run> runs = {derived(cpu_record()), derived(gpu_record())};
+TEST_CASE("the comparison: speed-ups only within one tool's problem") {
+  // cpu_record and gpu_record run one problem (n=1000; precision is how it ran) of
+  // different tools: first as one tool, then as two.
+  Record cpu = cpu_record(), gpu = gpu_record();
+  gpu.attrs["tool"] = "cpu-tool";
+  std::vector<Run> runs = {derived(cpu), derived(gpu)};
   runs[0].number = 1;
   runs[1].number = 2;
   compare(runs, 1);
+  CHECK(runs[0].problem == 1);
+  CHECK(runs[1].problem == 1);
   CHECK(runs[0].speedup == doctest::Approx(1.0));
+  CHECK(runs[0].baseline_run == 1);
   CHECK(runs[1].speedup == doctest::Approx(6.0));
+  CHECK(runs[1].baseline_run == 1);
   compare(runs, 2);
   CHECK(runs[0].speedup == doctest::Approx(1.0 / 6.0));
+  CHECK(runs[0].baseline_run == 2);
   CHECK_THROWS_AS(compare(runs, 3), Error);
   CHECK_THROWS_AS(compare(runs, 0), Error);
 
   std::string text = render_text(runs, 2);
   CHECK(contains(text, "Run 1: cpu-tool (cpu, Test CPU)"));
-  CHECK(contains(text, "Run 2: gpu-tool (cuda, Test GPU)"));
-  CHECK(contains(text, "relative to run 2"));
-  CHECK(contains(text, "0.17x"));
-  CHECK(contains(text, "1.00x"));
+  CHECK(contains(text, "Run 2: cpu-tool (cuda, Test GPU)"));
+  CHECK(contains(text, "only runs of one tool on one problem"));
+  CHECK(contains(text, "0.17x vs r2"));
+  CHECK(contains(text, "1.00x (base)"));
   CHECK(contains(text, "n=1000 precision=fp32"));
 
   std::string md = render_markdown(runs, 2);
@@ -177,13 +186,34 @@ TEST_CASE("the comparison: speed-ups relative to a baseline") {
   CHECK(contains(md, "| compute | 2.000 s | 66.7% | 25.00 | 50.00 | 25.0% | 25.0% | 2 |"));
   CHECK(contains(md, "| compute | 200.000 ms | 40.0% | 250.00 | 500.00 | 12.5% | 2.5% | 2 |"));
   CHECK(contains(md, "| total | 3.000 s | 100.0% | 20.00 | 33.33 | 20.0% | 16.7% | 1.667 |"));
-  CHECK(contains(md, "| 2 | gpu-tool | cuda | Test GPU | fp32 | n=1000 precision=fp32 | abc123 |"));
+  CHECK(contains(md, "| 2 | cpu-tool | cuda | Test GPU | fp32 | P1 | n=1000 precision=fp32 | abc123 |"));
 
   json j = render_json(runs, 1);
   CHECK(j["baseline"] == 1);
   CHECK(j["runs"][1]["phases"][1]["gb_per_s"].get<double>() == doctest::Approx(250.0));
   CHECK(j["runs"][0]["phases"][0]["gb_per_s"].is_null());
   CHECK(j["runs"][0]["total"]["intensity_flop_per_byte"].get<double>() == doctest::Approx(100.0 / 60.0));
+
+  // Two tools: nothing to compare. Another problem size of one tool: its own group.
+  std::vector<Run> apart = {derived(cpu_record()), derived(gpu_record())};
+  apart[0].number = 1;
+  apart[1].number = 2;
+  compare(apart, 1);
+  CHECK(apart[0].speedup == 0);
+  CHECK(apart[1].speedup == 0);
+  CHECK(apart[1].problem == 2);
+  CHECK(contains(render_text(apart, 1), "  -\n"));
+  Record bigger = cpu_record();
+  bigger.attrs["params"]["n"] = 2000;
+  std::vector<Run> sizes = {derived(cpu_record()), derived(bigger), derived(cpu_record())};
+  for (std::size_t i = 0; i < sizes.size(); ++i) sizes[i].number = i + 1;
+  compare(sizes, 2);  // run 2 is its own problem's base; runs 1 and 3 compare with run 1
+  CHECK(sizes[1].speedup == 0);
+  CHECK(sizes[2].baseline_run == 1);
+  CHECK(sizes[2].speedup == doctest::Approx(1.0));
+  CHECK(problem_key_of("t", {{"n", 1}, {"backend", "cuda"}, {"devices", {0, 1}}, {"threads", 4}}) ==
+        problem_key_of("t", {{"n", 1}}));
+  CHECK(problem_key_of("t", {{"n", 1}}) != problem_key_of("u", {{"n", 1}}));
 }
 
 TEST_CASE("formatting of times and values") {
@@ -214,7 +244,9 @@ TEST_CASE("the roofline SVG has both roofs and one point per phase with flops an
   };
   CHECK(count("class=\"roof-bandwidth\"") == 2);  // one per device
   CHECK(count("class=\"roof-compute\"") == 2);    // cpu fp64, gpu fp32
-  CHECK(count("<circle class=\"point\"") == 2);   // the two compute phases
+  CHECK(count("class=\"point\"") == 2);   // the two compute phases (a cpu circle, a cuda square)
+  CHECK(count("<circle class=\"point\"") == 1);
+  CHECK(count("<rect class=\"point\"") == 1);
   CHECK(contains(svg, "r2 compute"));
   CHECK(contains(svg, "arithmetic intensity"));
   std::string html = render_html(runs, 1);
@@ -283,7 +315,10 @@ TEST_CASE("load reads concatenated streams from several files, in order") {
   CHECK(runs[3].number == 4);
   CHECK(runs[3].file == b);
   CHECK(runs[3].record == 1);
-  CHECK(runs[0].speedup == doctest::Approx(1.0 / 6.0));
+  CHECK(runs[0].baseline_run == 1);  // cpu-tool (runs 1 and 4): run 2 is not its run, so its first run is the base
+  CHECK(runs[3].baseline_run == 1);
+  CHECK(runs[2].speedup == doctest::Approx(1.0));  // gpu-tool's second run against run 2 (the baseline)
+  CHECK(runs[2].baseline_run == 2);
   opt.baseline = 5;
   CHECK_THROWS_AS(load({a}, opt), Error);
   opt.baseline = 1;
@@ -321,4 +356,70 @@ TEST_CASE("the calibration file: merged by device name, read back by apply_calib
   }
   CHECK_THROWS_AS(calibrate::store(path, "Device C", calibrate::entry(r, "cpu", "x")), Error);
   REQUIRE(std::system(cmd.c_str()) == 0);
+}
+
+TEST_CASE("roofline and bar labels never overlap and stay inside their pictures, for any number of runs") {
+  const char* tools[] = {"price", "integrate", "mle-fit", "fluid-step", "ns-step", "a-long-tool-name"};
+  for (int count : {1, 2, 7, 30, 96}) {
+    std::vector<Run> runs;
+    for (int k = 0; k < count; ++k) {
+      const bool gpu = (k / 6) % 2;
+      json d = device_json(gpu ? "NVIDIA H100 80GB HBM3" : "Intel(R) Xeon(R) Processor", gpu ? 2810 : 160,
+                           gpu ? 33400 : 1200, gpu ? 51000 : 2400);
+      const double n = std::pow(10.0, 5 + (k / 12) % 4) * (1 + 0.013 * k);
+      Record r = profile({{"setup and a long phase name that goes on", 1e-3, 8 * n, 0},
+                          {"solve", 1e-8 * n * (1 + k % 6), 8 * n * (1 + k % 3), n * std::pow(3.0, k % 6 - 2)},
+                          {"write", 2e-4, 8 * n / 3, n / 7}},
+                         d, {{"n", n}}, tools[k % 6], gpu ? "cuda" : "cpu");
+      runs.push_back(derived(r));
+      runs.back().number = static_cast<std::size_t>(k + 1);
+    }
+    compare(runs, 1);
+    const RooflineLayout L = roofline_layout(runs);
+    INFO("runs: " << count);
+    REQUIRE(!L.texts.empty());
+    for (const auto& b : L.texts) {
+      INFO(b.text);
+      CHECK(b.x0 >= 0);
+      CHECK(b.y0 >= 0);
+      CHECK(b.x1 <= L.width);
+      CHECK(b.y1 <= L.height);
+    }
+    for (std::size_t i = 0; i < L.texts.size(); ++i)
+      for (std::size_t j = i + 1; j < L.texts.size(); ++j) {
+        const TextBox &a = L.texts[i], &b = L.texts[j];
+        const bool apart = a.x1 <= b.x0 || b.x1 <= a.x0 || a.y1 <= b.y0 || b.y1 <= a.y0;
+        INFO(a.text << " | " << b.text);
+        CHECK(apart);
+      }
+    // Every run has a point; every point a label or a mention under the chart.
+    for (const auto& r : runs) CHECK(contains(L.svg, "<title>r" + std::to_string(r.number) + " solve ("));
+    std::size_t labelled = 0;
+    for (const auto& b : L.texts) labelled += contains(b.text, " solve") || contains(b.text, " write");
+    CHECK(labelled + L.unlabelled.size() > 0);
+    // The bars: names and values inside the picture, apart.
+    double width = 0;
+    const auto bars = phase_bars_texts(runs.back(), &width);
+    for (const auto& b : bars) {
+      CHECK(b.x0 >= 0);
+      CHECK(b.x1 <= width);
+    }
+    CHECK(bars[1].x0 > bars[0].x1);  // the first phase's value after its name
+  }
+  // Tools get distinct colours, backends distinct markers.
+  std::vector<Run> two = {derived(cpu_record()), derived(gpu_record())};
+  two[0].number = 1;
+  two[1].number = 2;
+  compare(two, 1);
+  const std::string svg = roofline_svg(two);
+  CHECK(contains(svg, "<circle class=\"point\" cx="));
+  CHECK(contains(svg, "<rect class=\"point\" x="));
+  CHECK(contains(svg, "fill=\"#1f77b4\""));
+  CHECK(contains(svg, "fill=\"#d62728\""));
+}
+
+TEST_CASE("text widths are estimated generously") {
+  CHECK(text_width_px("r12 solve", 11) > 9 * 0.55 * 11);
+  CHECK(text_width_px("MW", 10) >= 20);
+  CHECK(text_width_px("", 12) == 0);
 }

@@ -17,6 +17,7 @@
 //           download 0.2 s   5e9 B     0            -> 25 GB/s
 //         total 0.5 s: speed-up 6x over the cpu run
 //   nopeaks: like cpu but the device's peaks are unknown (0) and no precision in params.
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <string>
@@ -29,7 +30,7 @@ using namespace numpipe;
 namespace {
 
 Record good(const std::string& which) {
-  std::string tool = which == "gpu" ? "fake-gpu-tool" : "fake-tool";
+  std::string tool = which == "other" ? "other-tool" : "fake-tool";
   Cli cli({tool, "test", "", ""}, kCompute | kProfile);
   std::string a0 = tool, a1 = "--threads", a2 = "1";
   char* argv[] = {a0.data(), a1.data(), a2.data()};
@@ -87,7 +88,43 @@ int main(int argc, char** argv) {
   }
   std::string c = argv[1], path = argv[2];
   try {
-    if (c == "cpu" || c == "gpu" || c == "nopeaks") {
+    if (c == "many") {  // a benchmark suite's worth: 6 tools, both backends, repeats, several problems
+      const char* tools[] = {"price", "integrate", "mle-fit", "fluid-step", "ns-step", "profile-tool"};
+      const char* phases[][3] = {{"setup", "solve", "device setup and copies"}, {"inner", "middle", "outer"},
+                                 {"read", "grid kernels", "finish"},           {"steps", "upload", "download"},
+                                 {"upload", "steps", "diagnostics"},            {"a", "b", "c"}};
+      std::vector<Record> all;
+      for (int k = 0; k < 96; ++k) {
+        const int t = k % 6, size = k / 24;  // 4 problem sizes per tool, repeated runs on both backends
+        const bool gpu = (k / 6) % 2 == 1;
+        Cli cli({tools[t], "test", "", ""}, kCompute | kProfile);
+        std::string a0 = tools[t];
+        char* argv[] = {a0.data()};
+        cli.parse(1, argv);
+        DeviceInfo dev;
+        dev.kind = gpu ? "cuda" : "cpu";
+        dev.name = gpu ? "Test GPU" : "Test CPU";
+        dev.peak_bandwidth_gbs = gpu ? 3000 : 150;
+        dev.peak_fp64_gflops = gpu ? 50000 : 1500;
+        dev.peak_fp32_gflops = gpu ? 60000 : 3000;
+        dev.peak_source = "measured";
+        PhaseLog log;
+        const double n = std::pow(10.0, 6 + size) * (1 + 0.01 * (k % 5));
+        const double speed = gpu ? 40.0 : 1.0;
+        log.add(phases[t][0], 1e-3 * (1 + t), 8 * n, 0);
+        log.add(phases[t][1], 1e-7 * n * (1 + t) / speed, 8 * n * (1 + t), n * std::pow(4.0, t - 2));
+        log.add(phases[t][2], 2e-4, 8 * n / 3, n / 7);
+        all.push_back(make_profile_record(cli, gpu ? Backend::cuda : Backend::cpu, dev,
+                                          {{"n", std::pow(10, 6 + size)}, {"precision", k % 4 == 3 ? "fp32" : "fp64"}}, log));
+      }
+      for (auto& r : all) {  // one stream per run, as --profile appends them
+        std::vector<Record> one;
+        one.push_back(std::move(r));
+        append_stream(path, one);
+      }
+      return 0;
+    }
+    if (c == "cpu" || c == "gpu" || c == "nopeaks" || c == "other") {
       std::vector<Record> one;
       one.push_back(good(c));
       append_stream(path, one);

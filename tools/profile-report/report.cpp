@@ -176,17 +176,25 @@ std::string peaks_line(const Run& run) {
          run.precision + " (" + run.precision_from + ")";
 }
 
-std::string speedup_string(const Run& r) { return r.speedup > 0 ? fmt("%.2fx", r.speedup) : "-"; }
+std::string speedup_string(const Run& r) {
+  if (r.speedup <= 0) return "-";
+  return r.baseline_run == r.number ? std::string("1.00x (base)") : fmt("%.2fx vs r%zu", r.speedup, r.baseline_run);
+}
 
 Table comparison_table(const std::vector<Run>& runs) {
   Table t;
-  t.header = {"run", "tool", "backend", "device", "precision", "params", "commit", "date", "total", "speed-up"};
-  t.left = {false, true, true, true, true, true, true, true, false, false};
+  t.header = {"run", "tool", "backend", "device", "precision", "problem", "params", "commit", "date", "total", "speed-up"};
+  t.left = {false, true, true, true, true, false, true, true, true, false, false};
   for (const auto& r : runs)
-    t.rows.push_back({std::to_string(r.number), r.tool, r.backend, r.device.name, r.precision, params_summary(r.params),
-                      r.commit, r.date, format_seconds(r.total.seconds), speedup_string(r)});
+    t.rows.push_back({std::to_string(r.number), r.tool, r.backend, r.device.name, r.precision, "P" + std::to_string(r.problem),
+                      params_summary(r.params), r.commit, r.date, format_seconds(r.total.seconds), speedup_string(r)});
   return t;
 }
+
+const char* const kComparisonNote =
+    "Speed-up: the total time of the problem's baseline run (its first run, or --baseline N where N runs that "
+    "problem) over each run's; only runs of one tool on one problem (P1, P2, ...: the same params, whatever the "
+    "backend, devices, threads, ranks, precision, method or kernel) are compared.";
 
 std::string run_title(const Run& r) {
   return "Run " + std::to_string(r.number) + ": " + r.tool + " (" + r.backend + ", " + r.device.name + ")";
@@ -198,11 +206,37 @@ std::string run_meta(const Run& r) {
 }
 
 // ---- SVG helpers -----------------------------------------------------------------
-const char* const kRunColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
-                                  "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
-const char* run_color(std::size_t i) { return kRunColors[i % (sizeof kRunColors / sizeof kRunColors[0])]; }
+// Runs are told apart by group: a colour per tool, a marker per backend (cuda
+// squares, cpu circles, others diamonds; hollow markers once the ten colours are
+// used), and each point's run number in its label.
+const char* const kToolColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
+                                   "#8c564b", "#e377c2", "#17becf", "#7f7f00", "#333333"};
+constexpr std::size_t kToolColorCount = sizeof kToolColors / sizeof kToolColors[0];
 const char* const kRoofColors[] = {"#333333", "#7a5c00", "#005f5f", "#5f005f"};
 const char* roof_color(std::size_t i) { return kRoofColors[i % (sizeof kRoofColors / sizeof kRoofColors[0])]; }
+
+struct Style {
+  std::string color;
+  std::string shape;  // circle, square, diamond
+  bool hollow = false;
+};
+
+// Tools in order of first appearance.
+std::vector<std::string> tool_order(const std::vector<Run>& runs) {
+  std::vector<std::string> tools;
+  for (const auto& r : runs)
+    if (std::find(tools.begin(), tools.end(), r.tool) == tools.end()) tools.push_back(r.tool);
+  return tools;
+}
+
+Style style_of(const Run& r, const std::vector<std::string>& tools) {
+  const auto t = static_cast<std::size_t>(std::find(tools.begin(), tools.end(), r.tool) - tools.begin());
+  Style st;
+  st.color = kToolColors[t % kToolColorCount];
+  st.hollow = t >= kToolColorCount;
+  st.shape = r.backend == "cuda" ? "square" : r.backend == "cpu" ? "circle" : "diamond";
+  return st;
+}
 
 std::string num(double v) { return fmt("%.2f", v); }
 
@@ -214,7 +248,84 @@ std::string tick_label(int k) {
   return fmt("1e%d", k);
 }
 
+// A marker of radius r at (x, y); `title` is its tooltip.
+std::string marker(const Style& st, double x, double y, double r, const std::string& cls, const std::string& title) {
+  const std::string paint = st.hollow ? "fill=\"#ffffff\" stroke=\"" + st.color + "\" stroke-width=\"2\""
+                                      : "fill=\"" + st.color + "\" stroke=\"#ffffff\" stroke-width=\"0.8\"";
+  const std::string cls_attr = cls.empty() ? "" : " class=\"" + cls + "\"";
+  const std::string tip = title.empty() ? "/>" : "><title>" + xml_escape(title) + "</title>";
+  if (st.shape == "circle")
+    return "<circle" + cls_attr + " cx=\"" + num(x) + "\" cy=\"" + num(y) + "\" r=\"" + num(r) + "\" " + paint + tip +
+           (title.empty() ? "" : "</circle>") + "\n";
+  if (st.shape == "square")
+    return "<rect" + cls_attr + " x=\"" + num(x - r * 0.9) + "\" y=\"" + num(y - r * 0.9) + "\" width=\"" + num(1.8 * r) +
+           "\" height=\"" + num(1.8 * r) + "\" " + paint + tip + (title.empty() ? "" : "</rect>") + "\n";
+  return "<polygon" + cls_attr + " points=\"" + num(x) + "," + num(y - r * 1.2) + " " + num(x + r * 1.2) + "," + num(y) + " " +
+         num(x) + "," + num(y + r * 1.2) + " " + num(x - r * 1.2) + "," + num(y) + "\" " + paint + tip +
+         (title.empty() ? "" : "</polygon>") + "\n";
+}
+
+// "r3", "r3, r7", "r3-r5, r9", "r3 ... r90 (12 runs)".
+std::string run_list(std::vector<std::size_t> numbers) {
+  std::sort(numbers.begin(), numbers.end());
+  numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < numbers.size();) {
+    std::size_t j = i;
+    while (j + 1 < numbers.size() && numbers[j + 1] == numbers[j] + 1) ++j;
+    parts.push_back(j > i ? fmt("r%zu-r%zu", numbers[i], numbers[j]) : fmt("r%zu", numbers[i]));
+    i = j + 1;
+  }
+  if (parts.size() > 3) return fmt("r%zu ... r%zu (%zu runs)", numbers.front(), numbers.back(), numbers.size());
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+bool overlaps(const TextBox& a, const TextBox& b, double margin = 1.0) {
+  return a.x0 < b.x1 + margin && b.x0 < a.x1 + margin && a.y0 < b.y1 + margin && b.y0 < a.y1 + margin;
+}
+
+// An SVG text whose box is `b`: start-anchored at b.x0, baseline near the box's bottom.
+std::string text_at(const TextBox& b, double font_px, const std::string& cls, const std::string& fill = "#222222") {
+  return "<text" + (cls.empty() ? std::string() : " class=\"" + cls + "\"") + " x=\"" + num(b.x0) + "\" y=\"" +
+         num(b.y1 - 0.25 * font_px) + "\" font-size=\"" + num(font_px) + "\" fill=\"" + fill + "\">" + xml_escape(b.text) +
+         "</text>\n";
+}
+
+TextBox box_at(double x0, double y0, const std::string& text, double font_px) {
+  return {x0, y0, x0 + text_width_px(text, font_px), y0 + 1.25 * font_px, text};
+}
+
+// Shortens `s` with "..." to at most `width` pixels at font_px.
+std::string fit_text(std::string s, double width, double font_px) {
+  if (text_width_px(s, font_px) <= width) return s;
+  while (!s.empty() && text_width_px(s + "...", font_px) > width) {
+    s.pop_back();
+    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();
+  }
+  return s + "...";
+}
+
 }  // namespace
+
+double text_width_px(const std::string& s, double font_px) {
+  // Wide enough for DejaVu Sans and Liberation Sans, the usual sans-serif fonts
+  // of Linux browsers: 0.72 em for capitals, wide letters and digits, 0.6 em else.
+  double w = 0;
+  for (unsigned char c : s) {
+    if ((c & 0xC0) == 0x80) continue;
+    if (c == ' ' || c == '.' || c == ',' || c == ':' || c == 'i' || c == 'l' || c == '(' || c == ')' || c == '|' || c == '\'')
+      w += 0.38;
+    else if (std::isupper(c) || c == 'm' || c == 'w' || c == '%' || c == '@' || c >= 0x80)
+      w += 1.0;
+    else if (std::isdigit(c))
+      w += 0.66;
+    else
+      w += 0.64;
+  }
+  return w * font_px;
+}
 
 // ---- formatting -------------------------------------------------------------------
 std::string format_seconds(double s) {
@@ -355,11 +466,37 @@ void derive(Run& run, const std::string& precision_override) {
   run.total = total;
 }
 
+std::string problem_key_of(const std::string& tool, const json& params) {
+  // Keys that say how a run ran, not what it computed.
+  static const char* const kHow[] = {"backend", "device", "devices", "threads", "ranks", "precision", "method",
+                                     "kernel", "kernels", "gpu_kernel", "gpu_group", "device_bytes", "variant", "chunk"};
+  json p = params.is_object() ? params : json::object();
+  for (const char* k : kHow) p.erase(k);
+  return tool + " " + p.dump();
+}
+
 void compare(std::vector<Run>& runs, std::size_t baseline) {
   if (baseline < 1 || baseline > runs.size())
     fail_input("--baseline " + std::to_string(baseline) + ": the runs are numbered 1 to " + std::to_string(runs.size()));
-  double base = runs[baseline - 1].total.seconds;
-  for (auto& r : runs) r.speedup = (base > 0 && r.total.seconds > 0) ? base / r.total.seconds : 0;
+  std::map<std::string, std::size_t> problem;  // key -> problem number
+  std::map<std::size_t, std::vector<Run*>> members;
+  for (auto& r : runs) {
+    r.problem_key = problem_key_of(r.tool, r.params);
+    auto it = problem.find(r.problem_key);
+    if (it == problem.end()) it = problem.emplace(r.problem_key, problem.size() + 1).first;
+    r.problem = it->second;
+    members[r.problem].push_back(&r);
+  }
+  for (auto& [number, group] : members) {
+    Run* base = group.front();
+    for (Run* r : group)
+      if (r->number == baseline) base = r;
+    for (Run* r : group) {
+      const bool defined = group.size() > 1 && base->total.seconds > 0 && r->total.seconds > 0;
+      r->speedup = defined ? base->total.seconds / r->total.seconds : 0;
+      r->baseline_run = defined ? base->number : 0;
+    }
+  }
 }
 
 std::vector<Run> load(const std::vector<std::string>& files, const Options& opt) {
@@ -411,7 +548,8 @@ std::string render_text(const std::vector<Run>& runs, std::size_t baseline) {
     if (!r.command.empty()) out += "  command: " + r.command + "\n";
     out += "\n" + table_text(phase_table(r), "  ") + "\n";
   }
-  out += "Comparison (speed-up relative to run " + std::to_string(baseline) + ")\n\n";
+  (void)baseline;
+  out += "Comparison\n  " + std::string(kComparisonNote) + "\n\n";
   out += table_text(comparison_table(runs), "  ");
   return out;
 }
@@ -426,7 +564,8 @@ std::string render_markdown(const std::vector<Run>& runs, std::size_t baseline) 
     out += "params: `" + params_summary(r.params, 200) + "`\n\n";
     out += table_markdown(phase_table(r)) + "\n";
   }
-  out += "#### Comparison (speed-up relative to run " + std::to_string(baseline) + ")\n\n";
+  (void)baseline;
+  out += "#### Comparison\n\n" + std::string(kComparisonNote) + "\n\n";
   out += table_markdown(comparison_table(runs));
   return out;
 }
@@ -473,41 +612,81 @@ json render_json(const std::vector<Run>& runs, std::size_t baseline) {
                     {"peak_compute_gflops", r.peak_compute_gflops()},
                     {"phases", phases},
                     {"total", row(r.total)},
+                    {"problem", r.problem},
+                    {"speedup_baseline", r.baseline_run > 0 ? json(r.baseline_run) : json(nullptr)},
                     {"speedup", r.speedup > 0 ? json(r.speedup) : json(nullptr)}});
   }
   return {{"baseline", baseline}, {"runs", list}};
 }
 
-std::string phase_bars_svg(const Run& run) {
-  const double label_w = 170, bar_w = 420, row_h = 22, top = 10;
-  const double width = label_w + bar_w + 170;
-  const double height = top * 2 + row_h * static_cast<double>(std::max<std::size_t>(run.phases.size(), 1));
+// Phase bars: names right-aligned before the bars (as wide as the longest
+// name needs), each bar's time and share after it; the picture is as wide as
+// the longest bar plus its label, so nothing is clipped.
+namespace {
+struct BarsLayout {
+  double width = 0, height = 0;
+  std::vector<TextBox> texts;
+  std::string svg;
+};
+
+BarsLayout bars_layout(const Run& run, const std::vector<std::string>& tools) {
+  constexpr double font = 12, row_h = 22, top = 8, bar_w = 420, name_max = 260;
+  BarsLayout L;
+  double name_w = 40, value_w = 0;
+  std::vector<std::string> names, values;
+  for (const auto& p : run.phases) {
+    names.push_back(fit_text(p.name, name_max, font));
+    values.push_back(format_seconds(p.seconds) + " (" + fmt("%.1f%%", 100 * p.share) + ")");
+    name_w = std::max(name_w, text_width_px(names.back(), font));
+    value_w = std::max(value_w, text_width_px(values.back(), font));
+  }
+  const double x_bar = 8 + name_w + 8;
+  L.width = x_bar + bar_w + 8 + value_w + 8;
+  L.height = top * 2 + row_h * static_cast<double>(std::max<std::size_t>(run.phases.size(), 1));
   double max_s = 0;
   for (const auto& p : run.phases) max_s = std::max(max_s, p.seconds);
-  std::string s = fmt("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"bars\" width=\"%.0f\" height=\"%.0f\" "
-                      "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n",
-                      width, height, width, height);
+  const std::string color = style_of(run, tools).color;
+  std::string& s = L.svg;
+  s = fmt("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"bars\" width=\"%.0f\" height=\"%.0f\" "
+          "viewBox=\"0 0 %.0f %.0f\" font-size=\"%.0f\" role=\"img\">\n",
+          std::ceil(L.width), L.height, std::ceil(L.width), L.height, font);
   s += "<title>" + xml_escape("Phase times of run " + std::to_string(run.number)) + "</title>\n";
   double y = top;
-  for (const auto& p : run.phases) {
-    double w = max_s > 0 ? bar_w * p.seconds / max_s : 0;
-    s += "<text x=\"" + num(label_w - 6) + "\" y=\"" + num(y + row_h * 0.68) + "\" text-anchor=\"end\">" +
-         xml_escape(p.name) + "</text>\n";
-    s += "<rect class=\"bar\" x=\"" + num(label_w) + "\" y=\"" + num(y + 3) + "\" width=\"" + num(std::max(w, 0.5)) +
-         "\" height=\"" + num(row_h - 6) + "\" fill=\"" + run_color(run.number - 1) + "\"><title>" +
+  for (std::size_t i = 0; i < run.phases.size(); ++i) {
+    const auto& p = run.phases[i];
+    const double w = max_s > 0 ? bar_w * p.seconds / max_s : 0;
+    const double text_y = y + (row_h - 1.25 * font) / 2;
+    TextBox name = box_at(x_bar - 8 - text_width_px(names[i], font), text_y, names[i], font);
+    TextBox value = box_at(x_bar + w + 8, text_y, values[i], font);
+    s += text_at(name, font, "phase-name");
+    s += "<rect class=\"bar\" x=\"" + num(x_bar) + "\" y=\"" + num(y + 3) + "\" width=\"" + num(std::max(w, 0.5)) +
+         "\" height=\"" + num(row_h - 6) + "\" fill=\"" + color + "\"><title>" +
          xml_escape(p.name + ": " + format_seconds(p.seconds)) + "</title></rect>\n";
-    s += "<text x=\"" + num(label_w + w + 6) + "\" y=\"" + num(y + row_h * 0.68) + "\">" +
-         xml_escape(format_seconds(p.seconds) + " (" + fmt("%.1f%%", 100 * p.share) + ")") + "</text>\n";
+    s += text_at(value, font, "bar-value");
+    L.texts.push_back(name);
+    L.texts.push_back(value);
     y += row_h;
   }
-  return s + "</svg>\n";
+  s += "</svg>\n";
+  return L;
+}
+}  // namespace
+
+std::vector<TextBox> phase_bars_texts(const Run& run, double* width) {
+  BarsLayout L = bars_layout(run, {run.tool});
+  if (width) *width = L.width;
+  return L.texts;
 }
 
-std::string roofline_svg(const std::vector<Run>& runs) {
+std::string phase_bars_svg(const Run& run) { return bars_layout(run, {run.tool}).svg; }
+
+RooflineLayout roofline_layout(const std::vector<Run>& runs) {
+  RooflineLayout L;
+  const std::vector<std::string> tools = tool_order(runs);
   struct Point {
-    double x, y;
-    std::size_t run;
-    std::string label;
+    double x, y;  // intensity, GFLOP/s
+    const Run* run;
+    std::string phase;
   };
   struct Roof {
     std::string device;
@@ -526,8 +705,7 @@ std::string roofline_svg(const std::vector<Run>& runs) {
     Roof& roof = roof_of(r.device);
     if (r.peak_compute_gflops() > 0) roof.peaks[r.precision] = r.peak_compute_gflops();
     for (const auto& p : r.phases)
-      if (p.intensity && *p.intensity > 0 && p.gflops && *p.gflops > 0)
-        points.push_back({*p.intensity, *p.gflops, r.number - 1, "r" + std::to_string(r.number) + " " + p.name});
+      if (p.intensity && *p.intensity > 0 && p.gflops && *p.gflops > 0) points.push_back({*p.intensity, *p.gflops, &r, p.name});
   }
   // Ranges in decades covering the points, the ridge points and the peaks.
   double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
@@ -546,44 +724,73 @@ std::string roofline_svg(const std::vector<Run>& runs) {
   if (ly1 - ly0 < 4) ly0 = ly1 - 4;
   if (lx1 - lx0 < 4) lx0 = lx1 - 4;
 
-  const double ml = 70, mr = 20, mt = 20, plot_w = 640, plot_h = 400, axis_h = 50, legend_row = 18;
-  std::size_t legend_rows = runs.size() + roofs.size();
-  const double width = ml + plot_w + mr;
-  const double height = mt + plot_h + axis_h + legend_row * static_cast<double>(legend_rows) + 10;
+  constexpr double ml = 74, mr = 16, mt = 16, plot_w = 820, plot_h = 470, axis_h = 50, font = 11, legend_font = 12;
+  const double px0 = ml, px1 = ml + plot_w, py0 = mt, py1 = mt + plot_h;
   auto px = [&](double lx) { return ml + (lx - lx0) / (lx1 - lx0) * plot_w; };
   auto py = [&](double ly) { return mt + plot_h - (ly - ly0) / (ly1 - ly0) * plot_h; };
+  L.width = ml + plot_w + mr;
 
-  std::string s = fmt("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"roofline\" width=\"%.0f\" height=\"%.0f\" "
-                      "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n",
-                      width, height, width, height);
+  std::string s;  // the body; the header goes on last, when the height is known
   s += "<title>Roofline: arithmetic intensity against achieved GFLOP/s</title>\n";
   s += "<rect x=\"" + num(ml) + "\" y=\"" + num(mt) + "\" width=\"" + num(plot_w) + "\" height=\"" + num(plot_h) +
        "\" fill=\"#ffffff\" stroke=\"#999999\"/>\n";
-  // Decade grid and tick labels.
   s += "<g class=\"grid\" stroke=\"#e4e4e4\">\n";
   for (int k = lx0 + 1; k < lx1; ++k)
-    s += "<line x1=\"" + num(px(k)) + "\" y1=\"" + num(mt) + "\" x2=\"" + num(px(k)) + "\" y2=\"" + num(mt + plot_h) + "\"/>\n";
+    s += "<line x1=\"" + num(px(k)) + "\" y1=\"" + num(py0) + "\" x2=\"" + num(px(k)) + "\" y2=\"" + num(py1) + "\"/>\n";
   for (int k = ly0 + 1; k < ly1; ++k)
-    s += "<line x1=\"" + num(ml) + "\" y1=\"" + num(py(k)) + "\" x2=\"" + num(ml + plot_w) + "\" y2=\"" + num(py(k)) + "\"/>\n";
-  s += "</g>\n<g class=\"ticks\" font-size=\"11\">\n";
-  for (int k = lx0; k <= lx1; ++k)
-    s += "<text x=\"" + num(px(k)) + "\" y=\"" + num(mt + plot_h + 16) + "\" text-anchor=\"middle\">" + tick_label(k) + "</text>\n";
-  for (int k = ly0; k <= ly1; ++k)
-    s += "<text x=\"" + num(ml - 6) + "\" y=\"" + num(py(k) + 4) + "\" text-anchor=\"end\">" + tick_label(k) + "</text>\n";
+    s += "<line x1=\"" + num(px0) + "\" y1=\"" + num(py(k)) + "\" x2=\"" + num(px1) + "\" y2=\"" + num(py(k)) + "\"/>\n";
+  s += "</g>\n<g class=\"ticks\">\n";
+  for (int k = lx0; k <= lx1; ++k) {
+    const std::string t = tick_label(k);
+    TextBox b = box_at(px(k) - text_width_px(t, font) / 2, py1 + 4, t, font);
+    if (k == lx1) b = box_at(px1 - text_width_px(t, font), py1 + 4, t, font);  // the last tick stays inside
+    s += text_at(b, font, "tick");
+    L.texts.push_back(b);
+  }
+  for (int k = ly0; k <= ly1; ++k) {
+    const std::string t = tick_label(k);
+    TextBox b = box_at(ml - 6 - text_width_px(t, font), py(k) - 0.62 * font, t, font);
+    if (k == ly1) b = box_at(b.x0, py0 - 2, t, font);
+    if (k == ly0) b = box_at(b.x0, py1 - 1.25 * font + 2, t, font);
+    s += text_at(b, font, "tick");
+    L.texts.push_back(b);
+  }
   s += "</g>\n";
-  s += "<text x=\"" + num(ml + plot_w / 2) + "\" y=\"" + num(mt + plot_h + 36) +
-       "\" text-anchor=\"middle\" font-size=\"13\">arithmetic intensity (flop/byte)</text>\n";
-  s += "<text x=\"16\" y=\"" + num(mt + plot_h / 2) + "\" text-anchor=\"middle\" font-size=\"13\" transform=\"rotate(-90 16 " +
-       num(mt + plot_h / 2) + ")\">GFLOP/s</text>\n";
+  {
+    const std::string t = "arithmetic intensity (flop/byte)";
+    TextBox b = box_at(ml + plot_w / 2 - text_width_px(t, 13) / 2, py1 + 22, t, 13);
+    s += text_at(b, 13, "axis-label", "#000000");
+    L.texts.push_back(b);
+    // The vertical label: its box as the rotated text occupies it.
+    const double w = text_width_px("GFLOP/s", 13);
+    s += "<text class=\"axis-label\" x=\"0\" y=\"0\" font-size=\"13\" text-anchor=\"middle\" transform=\"translate(20 " +
+         num(mt + plot_h / 2) + ") rotate(-90)\">GFLOP/s</text>\n";
+    L.texts.push_back({20 - 13 * 0.95, mt + plot_h / 2 - w / 2, 20 + 13 * 0.3, mt + plot_h / 2 + w / 2, "GFLOP/s"});
+  }
 
-  // Roofs: the bandwidth roof y = bw * x up to the highest ridge, then each compute roof.
+  // Roofs and their labels: each label placed inside the axes where it meets nothing placed before.
+  std::vector<TextBox> taken;  // labels and markers placed so far (inside the axes)
+  auto inside = [&](const TextBox& b) { return b.x0 >= px0 + 2 && b.x1 <= px1 - 2 && b.y0 >= py0 + 2 && b.y1 <= py1 - 2; };
+  auto is_free = [&](const TextBox& b) {
+    if (!inside(b)) return false;
+    for (const auto& t : taken)
+      if (overlaps(b, t)) return false;
+    return true;
+  };
   auto line = [&](const char* cls, double ax, double ay, double bx, double by, const char* color, const char* dash,
                   const std::string& title) {
     std::string l = "<line class=\"" + std::string(cls) + "\" x1=\"" + num(px(ax)) + "\" y1=\"" + num(py(ay)) +
-                    "\" x2=\"" + num(px(bx)) + "\" y2=\"" + num(py(by)) + "\" stroke=\"" + color +
-                    "\" stroke-width=\"2\"";
+                    "\" x2=\"" + num(px(bx)) + "\" y2=\"" + num(py(by)) + "\" stroke=\"" + color + "\" stroke-width=\"2\"";
     if (*dash) l += std::string(" stroke-dasharray=\"") + dash + "\"";
     return l + "><title>" + xml_escape(title) + "</title></line>\n";
+  };
+  std::string roof_labels;
+  auto place_roof_label = [&](TextBox b, const char* color, double step) {
+    for (int tries = 0; tries < 40 && !is_free(b); ++tries) b.y0 += step, b.y1 += step;
+    if (!is_free(b)) return;  // no room: the legend names every roof anyway
+    taken.push_back(b);
+    L.texts.push_back(b);
+    roof_labels += text_at(b, font, "roof-label", color);
   };
   s += "<g class=\"roofs\">\n";
   for (std::size_t i = 0; i < roofs.size(); ++i) {
@@ -592,58 +799,129 @@ std::string roofline_svg(const std::vector<Run>& runs) {
     double ridge_max = -INFINITY;
     for (const auto& [prec, peak] : r.peaks) ridge_max = std::max(ridge_max, std::log10(peak));
     if (r.bw > 0) {
-      double lb = std::log10(r.bw);
-      // y = lb + x, from the left edge (or where it enters the plot) to the highest ridge (or the right edge).
+      const double lb = std::log10(r.bw);
       double xa = std::max<double>(lx0, ly0 - lb);
       double xb = std::min<double>(lx1, ly1 - lb);
       if (ridge_max > -INFINITY) xb = std::min(xb, ridge_max - lb);
       if (xa < xb)
-        s += line("roof-bandwidth", xa, xa + lb, xb, xb + lb, color, "",
-                  r.device + ": bandwidth roof " + fmt("%.1f GB/s", r.bw));
-      s += "<text class=\"roof-label\" font-size=\"11\" fill=\"" + std::string(color) + "\" x=\"" + num(px(xa) + 4) +
-           "\" y=\"" + num(py(xa + lb) - 6) + "\">" + xml_escape(fmt("%.0f GB/s", r.bw)) + "</text>\n";
+        s += line("roof-bandwidth", xa, xa + lb, xb, xb + lb, color, "", r.device + ": bandwidth roof " + fmt("%.1f GB/s", r.bw));
+      const std::string t = fmt("%.0f GB/s", r.bw);
+      place_roof_label(box_at(px(xa) + 6, py(xa + lb) + 4, t, font), color, font * 1.3);
     }
     for (const auto& [prec, peak] : r.peaks) {
-      double lp = std::log10(peak);
-      double xa = r.bw > 0 ? std::max<double>(lx0, lp - std::log10(r.bw)) : lx0;
+      const double lp = std::log10(peak);
+      const double xa = r.bw > 0 ? std::max<double>(lx0, lp - std::log10(r.bw)) : lx0;
       s += line("roof-compute", xa, lp, lx1, lp, color, prec == "fp32" ? "6 4" : "",
                 r.device + ": " + prec + " compute roof " + fmt("%.1f GFLOP/s", peak));
-      s += "<text class=\"roof-label\" font-size=\"11\" fill=\"" + std::string(color) + "\" x=\"" +
-           num(ml + plot_w - 4) + "\" y=\"" + num(py(lp) - 5) + "\" text-anchor=\"end\">" +
-           xml_escape(prec + " " + fmt("%.0f GFLOP/s", peak)) + "</text>\n";
+      const std::string t = prec + " " + fmt("%.0f GFLOP/s", peak);
+      place_roof_label(box_at(px1 - 6 - text_width_px(t, font), py(lp) - 1.25 * font - 2, t, font), color, -font * 1.3);
     }
   }
-  s += "</g>\n<g class=\"points\" font-size=\"10\">\n";
+  s += "</g>\n";
+
+  // Points: markers first (labels keep clear of every marker), then one label per
+  // cluster of points of one tool, backend and phase that lie within 9 pixels.
+  struct Cluster {
+    double x, y;  // pixels of the first point
+    std::vector<std::size_t> runs;
+    std::string phase, tool, backend;
+  };
+  std::vector<Cluster> clusters;
+  std::string markers;
   for (const auto& p : points) {
-    double cx = px(std::log10(p.x)), cy = py(std::log10(p.y));
-    s += "<circle class=\"point\" cx=\"" + num(cx) + "\" cy=\"" + num(cy) + "\" r=\"4.5\" fill=\"" + run_color(p.run) +
-         "\"><title>" + xml_escape(p.label + ": " + fmt("%.4g flop/B, %.2f GFLOP/s", p.x, p.y)) + "</title></circle>\n";
-    s += "<text class=\"point-label\" x=\"" + num(cx + 7) + "\" y=\"" + num(cy - 5) + "\">" + xml_escape(p.label) + "</text>\n";
+    const double cx = px(std::log10(p.x)), cy = py(std::log10(p.y));
+    const Style st = style_of(*p.run, tools);
+    markers += marker(st, cx, cy, 4.5, "point",
+                      "r" + std::to_string(p.run->number) + " " + p.phase + " (" + p.run->tool + ", " + p.run->backend +
+                          "): " + fmt("%.4g flop/B, %.2f GFLOP/s", p.x, p.y));
+    taken.push_back({cx - 5, cy - 5, cx + 5, cy + 5, ""});
+    bool joined = false;
+    for (auto& c : clusters)
+      if (c.tool == p.run->tool && c.backend == p.run->backend && c.phase == p.phase && std::hypot(c.x - cx, c.y - cy) < 9) {
+        c.runs.push_back(p.run->number);
+        joined = true;
+        break;
+      }
+    if (!joined) clusters.push_back({cx, cy, {p.run->number}, p.phase, p.run->tool, p.run->backend});
   }
-  s += "</g>\n<g class=\"legend\" font-size=\"12\">\n";
-  double y = mt + plot_h + axis_h;
-  for (const auto& r : runs) {
-    s += "<circle cx=\"" + num(ml + 6) + "\" cy=\"" + num(y + 8) + "\" r=\"5\" fill=\"" + run_color(r.number - 1) + "\"/>";
-    s += "<text x=\"" + num(ml + 18) + "\" y=\"" + num(y + 12) + "\">" +
-         xml_escape("r" + std::to_string(r.number) + ": " + r.tool + ", " + r.backend + ", " + r.device.name + ", " +
-                    r.precision) +
-         "</text>\n";
-    y += legend_row;
+  std::string labels, leaders;
+  for (const auto& c : clusters) {
+    const std::string text = run_list(c.runs) + " " + c.phase;
+    const double w = text_width_px(text, font), h = 1.25 * font;
+    bool placed = false;
+    // Rings of candidate places around the point, nearest first; beyond the first, a leader line.
+    for (double r : {7.0, 16.0, 30.0, 48.0, 70.0}) {
+      const double offsets[8][2] = {{r, -h / 2},      {r, -h - r / 2}, {-w / 2, -h - r},     {-w - r, -h - r / 2},
+                                    {-w - r, -h / 2}, {-w - r, r / 2}, {-w / 2, r},          {r, r / 2}};
+      for (const auto& o : offsets) {
+        TextBox b = box_at(c.x + o[0], c.y + o[1], text, font);
+        if (!is_free(b)) continue;
+        taken.push_back(b);
+        L.texts.push_back(b);
+        labels += text_at(b, font, "point-label");
+        if (r > 7) {
+          const double lx = std::clamp(c.x, b.x0, b.x1), ly = std::clamp(c.y, b.y0, b.y1);
+          leaders += "<line class=\"leader\" x1=\"" + num(c.x) + "\" y1=\"" + num(c.y) + "\" x2=\"" + num(lx) + "\" y2=\"" +
+                     num(ly) + "\" stroke=\"#aaaaaa\" stroke-width=\"0.8\"/>\n";
+        }
+        placed = true;
+        break;
+      }
+      if (placed) break;
+    }
+    if (!placed) L.unlabelled.push_back(text + " (" + c.tool + ", " + c.backend + ")");
+  }
+  s += "<g class=\"points\">\n" + leaders + markers + "</g>\n<g class=\"labels\">\n" + labels + roof_labels + "</g>\n";
+
+  // Legend below the axes: one row per tool and backend, then one per device's roofs.
+  double y = py1 + axis_h;
+  s += "<g class=\"legend\">\n";
+  std::vector<std::pair<std::string, std::string>> groups;
+  for (const auto& r : runs)
+    if (std::find(groups.begin(), groups.end(), std::make_pair(r.tool, r.backend)) == groups.end())
+      groups.push_back({r.tool, r.backend});
+  const double legend_w = plot_w - 24;
+  for (const auto& [tool, backend] : groups) {
+    std::vector<std::size_t> numbers;
+    std::string device;
+    const Run* first = nullptr;
+    for (const auto& r : runs)
+      if (r.tool == tool && r.backend == backend) {
+        numbers.push_back(r.number);
+        if (!first) first = &r;
+        if (device.empty()) device = r.device.name;
+      }
+    s += marker(style_of(*first, tools), ml + 7, y + 8, 5, "", "");
+    const std::string t = fit_text(tool + ", " + backend + " (" + device + "): " + run_list(numbers), legend_w, legend_font);
+    TextBox b = box_at(ml + 18, y + 1, t, legend_font);
+    s += text_at(b, legend_font, "legend");
+    L.texts.push_back(b);
+    y += 19;
   }
   for (std::size_t i = 0; i < roofs.size(); ++i) {
     s += "<line x1=\"" + num(ml) + "\" y1=\"" + num(y + 8) + "\" x2=\"" + num(ml + 14) + "\" y2=\"" + num(y + 8) +
-         "\" stroke=\"" + roof_color(i) + "\" stroke-width=\"2\"/>";
+         "\" stroke=\"" + roof_color(i) + "\" stroke-width=\"2\"/>\n";
     std::string peaks;
     for (const auto& [prec, peak] : roofs[i].peaks) peaks += ", " + prec + " " + fmt("%.0f GFLOP/s", peak);
-    s += "<text x=\"" + num(ml + 18) + "\" y=\"" + num(y + 12) + "\">" +
-         xml_escape("roofs of " + roofs[i].device + ": " +
-                    (roofs[i].bw > 0 ? fmt("%.0f GB/s", roofs[i].bw) : std::string("bandwidth unknown")) + peaks +
-                    " (fp32 dashed)") +
-         "</text>\n";
-    y += legend_row;
+    const std::string t = fit_text("roofs of " + roofs[i].device + ": " +
+                                       (roofs[i].bw > 0 ? fmt("%.0f GB/s", roofs[i].bw) : std::string("bandwidth unknown")) +
+                                       peaks + " (fp32 dashed)",
+                                   legend_w, legend_font);
+    TextBox b = box_at(ml + 18, y + 1, t, legend_font);
+    s += text_at(b, legend_font, "legend");
+    L.texts.push_back(b);
+    y += 19;
   }
-  return s + "</g>\n</svg>\n";
+  s += "</g>\n";
+  L.height = y + 8;
+  L.svg = fmt("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"roofline\" width=\"%.0f\" height=\"%.0f\" "
+              "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" role=\"img\">\n",
+              L.width, L.height, L.width, L.height) +
+          s + "</svg>\n";
+  return L;
 }
+
+std::string roofline_svg(const std::vector<Run>& runs) { return roofline_layout(runs).svg; }
 
 std::string render_html(const std::vector<Run>& runs, std::size_t baseline) {
   std::string h =
@@ -663,7 +941,13 @@ std::string render_html(const std::vector<Run>& runs, std::size_t baseline) {
   h += "<p>" + std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") +
        ". Rates are bytes moved and flops counted by each tool from its algorithm, over the phase's time; percentages "
        "are of the device's peak recorded with the run.</p>\n";
-  h += "<h2>Roofline</h2>\n" + roofline_svg(runs);
+  const RooflineLayout roof = roofline_layout(runs);
+  h += "<h2>Roofline</h2>\n" + roof.svg;
+  if (!roof.unlabelled.empty()) {
+    std::string list;
+    for (const auto& u : roof.unlabelled) list += (list.empty() ? "" : "; ") + u;
+    h += "<p class=\"meta\">Points drawn without a label (no room beside them): " + xml_escape(list) + ".</p>\n";
+  }
   std::string off;
   for (const auto& r : runs)
     for (const auto& p : r.phases)
@@ -671,8 +955,10 @@ std::string render_html(const std::vector<Run>& runs, std::size_t baseline) {
         off += (off.empty() ? "" : ", ") + ("r" + std::to_string(r.number) + " " + p.name);
   if (!off.empty())
     h += "<p class=\"meta\">Not on the roofline (no bytes or no flops counted): " + xml_escape(off) + ".</p>\n";
-  h += "<h2>Comparison</h2>\n<p class=\"meta\">Speed-up: total time of run " + std::to_string(baseline) +
-       " over each run's total time.</p>\n" + html_table(comparison_table(runs), "comparison");
+  (void)baseline;
+  h += "<h2>Comparison</h2>\n<p class=\"meta\">" + xml_escape(kComparisonNote) + "</p>\n" +
+       html_table(comparison_table(runs), "comparison");
+  const std::vector<std::string> tools = tool_order(runs);
   for (const auto& r : runs) {
     h += "<h2>" + xml_escape(run_title(r)) + "</h2>\n";
     h += "<p class=\"meta\">" + xml_escape(run_meta(r)) + "</p>\n";
@@ -681,7 +967,7 @@ std::string render_html(const std::vector<Run>& runs, std::size_t baseline) {
     h += "<p class=\"meta\">params: <code>" + xml_escape(params_summary(r.params, 400)) + "</code></p>\n";
     if (!r.command.empty()) h += "<p class=\"meta\">command: <code>" + xml_escape(r.command) + "</code></p>\n";
     h += html_table(phase_table(r), "phases");
-    h += phase_bars_svg(r);
+    h += bars_layout(r, tools).svg;
   }
   h += "</body>\n</html>\n";
   return h;

@@ -44,7 +44,13 @@ struct Run {
   std::string precision_from; // "params", "option" or "default"
   std::vector<PhaseRow> phases;
   PhaseRow total;            // sums over phases (share 1); rates from the sums
-  double speedup = 0;        // baseline total / this total (0 when undefined)
+  // Speed-ups compare runs of one tool on one problem only (problem_key: the
+  // tool and its params less how it ran: backend, devices, threads, ranks,
+  // precision, method, kernel variant).
+  std::string problem_key;
+  std::size_t problem = 0;       // 1-based number of the problem, in order of first appearance
+  std::size_t baseline_run = 0;  // the run of the same problem the speed-up divides (0: none)
+  double speedup = 0;            // baseline total / this total (0 when undefined)
 
   double peak_compute_gflops() const {
     return precision == "fp32" ? device.peak_fp32_gflops : device.peak_fp64_gflops;
@@ -67,8 +73,12 @@ void derive(Run& run, const std::string& precision_override);
 // profile record; derives the numbers and the speed-ups. Exit 2 on bad files,
 // on no runs at all, and on a baseline outside 1..runs.
 std::vector<Run> load(const std::vector<std::string>& files, const Options& opt);
-// Speed-ups relative to run `baseline` (1-based).
+// Speed-ups within each problem (same tool, same problem): relative to run
+// `baseline` (1-based) where it is a run of that problem, else to the problem's
+// first run. Exit 2 when `baseline` is outside the runs. A problem run once has no speed-up.
 void compare(std::vector<Run>& runs, std::size_t baseline);
+// The problem key of a run's tool and params (see Run::problem_key).
+std::string problem_key_of(const std::string& tool, const json& params);
 
 // Short "key=value ..." summary of a run's params (for the comparison table).
 std::string params_summary(const json& params, std::size_t max_chars = 60);
@@ -80,7 +90,25 @@ json render_json(const std::vector<Run>& runs, std::size_t baseline);
 std::string render_html(const std::vector<Run>& runs, std::size_t baseline);
 
 // Pieces of the HTML, exposed for tests.
+// The roofline's layout: every text's box (as the SVG draws it, in the SVG's
+// pixels, with a generous font-width estimate) so that tests can check that no
+// two overlap and none leaves the picture; points whose label found no room.
+struct TextBox {
+  double x0, y0, x1, y1;
+  std::string text;
+};
+struct RooflineLayout {
+  double width = 0, height = 0;
+  std::vector<TextBox> texts;
+  std::vector<std::string> unlabelled;  // "r12 solve" of points drawn without a label
+  std::string svg;
+};
+RooflineLayout roofline_layout(const std::vector<Run>& runs);
 std::string roofline_svg(const std::vector<Run>& runs);
+// The phase bars' text boxes likewise.
+std::vector<TextBox> phase_bars_texts(const Run& run, double* width = nullptr);
+// Estimated width in pixels of `s` in sans-serif at `font_px` (an upper bound for common fonts).
+double text_width_px(const std::string& s, double font_px);
 std::string phase_bars_svg(const Run& run);
 std::string xml_escape(const std::string& s);
 
