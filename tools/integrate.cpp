@@ -1,16 +1,19 @@
 // integrate: the collective spouse pension reserve (GF820) of every policy in a
 // stream, by three nested RK4 integrations (kernels/integrate).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <optional>
+#include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/labels.hpp"
+#include "common/progress.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
-#include "common/progress.hpp"
 #include "kernels/integrate/integrate.hpp"
 
 namespace ig = numpipe::integrate;
@@ -20,27 +23,102 @@ using numpipe::Record;
 
 namespace {
 
+std::string num(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+
 struct Group {
   const Record* policies = nullptr;
   const Record* steps = nullptr;
   const Record* curve = nullptr;
+  const Record* products = nullptr;
+  const Record* lives = nullptr;
+  const Record* marriage = nullptr;
+  const Record* spouse_age = nullptr;
+  std::vector<const Record*> mortality;  // one per law, in order
+  std::vector<const Record*> carried;    // the group's records, in order (written to the output unchanged)
 };
 
-// Groups: each "policies" record starts one; "steps" and "curve" belong to the last.
+// Groups: each "policies" record starts one; the others belong to the last.
 std::vector<Group> group_records(const std::vector<Record>& records) {
   std::vector<Group> groups;
   for (const Record& r : records) {
     if (r.name == "policies") {
-      groups.push_back({&r, nullptr, nullptr});
-    } else if (r.name == "steps" || r.name == "curve") {
-      if (groups.empty()) fail_input("record '" + r.name + "' comes before any 'policies' record");
-      const Record*& slot = r.name == "steps" ? groups.back().steps : groups.back().curve;
-      if (slot) fail_input("two '" + r.name + "' records in one group");
-      slot = &r;
+      groups.push_back({});
+      groups.back().policies = &r;
+      groups.back().carried.push_back(&r);
+      continue;
     }
+    const Record** slot = nullptr;
+    bool known = true;
+    if (r.name == "steps") slot = groups.empty() ? nullptr : &groups.back().steps;
+    else if (r.name == "curve") slot = groups.empty() ? nullptr : &groups.back().curve;
+    else if (r.name == "products") slot = groups.empty() ? nullptr : &groups.back().products;
+    else if (r.name == "lives") slot = groups.empty() ? nullptr : &groups.back().lives;
+    else if (r.name == "marriage") slot = groups.empty() ? nullptr : &groups.back().marriage;
+    else if (r.name == "spouse_age") slot = groups.empty() ? nullptr : &groups.back().spouse_age;
+    else if (r.name != "mortality" && !numpipe::is_labels(r)) known = false;
+    if (!known) continue;  // not integrate's (other tools' records pass by)
+    if (groups.empty()) fail_input("record '" + r.name + "' comes before any 'policies' record");
+    if (r.name == "mortality") groups.back().mortality.push_back(&r);
+    if (slot) {
+      if (*slot) fail_input("two '" + r.name + "' records in one group");
+      *slot = &r;
+    }
+    groups.back().carried.push_back(&r);
   }
   if (groups.empty()) fail_input("the input holds no 'policies' record (make one with gen-input integrate)");
   return groups;
+}
+
+// A record of shape [rows, cols] (cols > 0) or [cols] (rows < 0: 1-D); its values as doubles.
+std::vector<double> table_values(const Record& r, std::int64_t rows, std::int64_t cols, const std::string& what) {
+  bool ok = rows < 0 ? (r.shape.size() == 1 && r.shape[0] == cols)
+                     : (r.shape.size() == 2 && r.shape[1] == cols && (rows == 0 ? r.shape[0] >= 1 : r.shape[0] == rows));
+  if (!ok)
+    fail_input("'" + r.name + "' must have shape " +
+               (rows < 0 ? "[" + std::to_string(cols) + "]"
+                         : "[" + (rows == 0 ? std::string("M") : std::to_string(rows)) + ", " + std::to_string(cols) + "]") +
+               " (" + what + "), got " + numpipe::shape_string(r.shape));
+  std::vector<double> v = r.to_vector<double>();
+  return v;
+}
+
+std::string attr_string(const Record& r, const std::string& key) {
+  if (!r.attrs.contains(key) || !r.attrs[key].is_string()) return "";
+  return r.attrs[key].get<std::string>();
+}
+
+ig::MortalityLaw read_law(const Record& r, std::size_t index) {
+  const std::string law = attr_string(r, "law");
+  const std::string name = attr_string(r, "name").empty() ? "law " + std::to_string(index) : attr_string(r, "name");
+  if (law == "gompertz-makeham") {
+    auto c = table_values(r, -1, 3, "A, B, C");
+    return ig::gompertz_makeham(name, c[0], c[1], c[2]);
+  }
+  if (law == "table") {
+    auto v = table_values(r, 0, 2, "age, q or mu");
+    ig::MortalityLaw m;
+    m.name = name;
+    m.table = true;
+    m.source = attr_string(r, "source");
+    std::string kind;
+    if (r.attrs.contains("columns") && r.attrs["columns"].is_array() && r.attrs["columns"].size() == 2 &&
+        r.attrs["columns"][1].is_string())
+      kind = r.attrs["columns"][1].get<std::string>();
+    if (kind != "q" && kind != "mu")
+      fail_input("'mortality' record '" + name + "': attrs columns must be [\"age\", \"q\"] or [\"age\", \"mu\"]");
+    m.q = kind == "q";
+    for (std::size_t i = 0; i < v.size(); i += 2) {
+      m.ages.push_back(v[i]);
+      m.values.push_back(v[i + 1]);
+    }
+    return m;
+  }
+  fail_input("'mortality' record '" + name + "': attrs law must be \"gompertz-makeham\" or \"table\", got '" + law + "'");
 }
 
 ig::Problem make_problem(const Group& gr, bool align) {
@@ -48,6 +126,7 @@ ig::Problem make_problem(const Group& gr, bool align) {
   if (pol.shape.size() != 2 || pol.shape[1] != 3)
     fail_input("'policies' must have shape [N, 3] (g, r, x), got " + numpipe::shape_string(pol.shape));
   std::size_t n = static_cast<std::size_t>(pol.shape[0]);
+  const std::int64_t rows = pol.shape[0];
   if (!gr.steps) fail_input("no 'steps' record after 'policies'");
   const Record& st = *gr.steps;
   if (st.shape.size() != 2 || st.shape[0] != pol.shape[0] || st.shape[1] != 3)
@@ -72,6 +151,65 @@ ig::Problem make_problem(const Group& gr, bool align) {
         fail_input("policy " + std::to_string(i) + ": steps per year must be whole numbers in [1, " +
                    std::to_string(ig::kMaxStepsPerYear) + "]: " + std::to_string(v));
       *hs[j] = static_cast<int>(v);
+    }
+  }
+  if (gr.products) {
+    auto v = table_values(*gr.products, rows, 7, "product, term, deferment, premium_term, benefit, premium, equivalence");
+    for (std::size_t i = 0; i < n; ++i) {
+      ig::Policy& p = pb.policies[i];
+      const double* row = v.data() + 7 * i;
+      if (!(row[0] >= 0 && row[0] < ig::kProductKinds) || row[0] != std::floor(row[0]))
+        fail_input("'products' row " + std::to_string(i) + ": unknown product " + num(row[0]) +
+                   " (0 spouse pension, 1 life annuity, 2 term insurance, 3 pure endowment, 4 endowment insurance)");
+      if (row[6] != 0 && row[6] != 1)
+        fail_input("'products' row " + std::to_string(i) + ": equivalence must be 0 or 1: " + num(row[6]));
+      p.product = static_cast<int>(row[0]);
+      p.term = row[1];
+      p.deferment = row[2];
+      p.premium_term = row[3];
+      p.benefit = row[4];
+      p.premium = row[5];
+      p.equivalence = row[6] == 1;
+    }
+  }
+  if (!gr.mortality.empty()) {
+    pb.laws.clear();
+    for (std::size_t i = 0; i < gr.mortality.size(); ++i) pb.laws.push_back(read_law(*gr.mortality[i], i));
+    if (pb.laws.size() == 1) pb.laws.push_back(ig::default_laws()[1]);  // the spouse's by default
+  }
+  if (gr.lives) {
+    auto v = table_values(*gr.lives, rows, 2, "insured, spouse: indices of 'mortality' records");
+    for (std::size_t i = 0; i < n; ++i) {
+      for (int j = 0; j < 2; ++j)
+        if (v[2 * i + j] != std::floor(v[2 * i + j]) || !(v[2 * i + j] >= 0 && v[2 * i + j] < 1e6))
+          fail_input("'lives' row " + std::to_string(i) + ": law indices must be whole numbers >= 0: " + num(v[2 * i + j]));
+      pb.policies[i].insured = static_cast<int>(v[2 * i]);
+      pb.policies[i].spouse = static_cast<int>(v[2 * i + 1]);
+    }
+  }
+  if (gr.marriage) {
+    auto v = table_values(*gr.marriage, 0, 2, "age, probability");
+    pb.spouse.marriage_table = true;
+    for (std::size_t i = 0; i < v.size(); i += 2) {
+      pb.spouse.marriage_age.push_back(v[i]);
+      pb.spouse.marriage_prob.push_back(v[i + 1]);
+    }
+  }
+  if (gr.spouse_age) {
+    const std::string law = attr_string(*gr.spouse_age, "law");
+    if (law == "normal") {
+      auto v = table_values(*gr.spouse_age, -1, 2, "mean, sd");
+      pb.spouse.mean = v[0];
+      pb.spouse.sd = v[1];
+    } else if (law == "table") {
+      auto v = table_values(*gr.spouse_age, 0, 2, "difference, density");
+      pb.spouse.age_table = true;
+      for (std::size_t i = 0; i < v.size(); i += 2) {
+        pb.spouse.age_diff.push_back(v[i]);
+        pb.spouse.age_density.push_back(v[i + 1]);
+      }
+    } else {
+      fail_input("'spouse_age' record: attrs law must be \"normal\" or \"table\", got '" + law + "'");
     }
   }
   if (gr.curve) {
@@ -147,16 +285,20 @@ void report_repeats(const ig::Problem& pb, const ig::Result& first, int repeat, 
 int main(int argc, char** argv) {
   return numpipe::run_tool("integrate", [&] {
     numpipe::Cli cli({"integrate",
-                      "Collective spouse pension reserve (GF820) by nested RK4, per policy and whole year",
+                      "Reserves of pension and life insurance policies at every whole year: the collective spouse "
+                      "pension (GF820) by nested RK4, life annuities, term and endowment insurances by Thiele's "
+                      "equation",
                       "",
                       "  gen-input integrate --g 10 --r 65 --x 35 --steps 10,2,10 | integrate | inspect\n"
-                      "  gen-input integrate --portfolio 1000 --seed 1 | integrate --backend cuda -o reserve.nps",
+                      "  gen-input integrate --portfolio 1000 --seed 1 | integrate --backend cuda -o reserve.nps\n"
+                      "  gen-input integrate --portfolio 1000 --product mixed --premium equivalence --steps 2,2,2 | integrate -o mixed.nps",
                       "the policies with their reserves (reserve, reserve0)"},
                      numpipe::kInput | numpipe::kOutput | numpipe::kCompute | numpipe::kProfile |
                          numpipe::kMultiDevice);
     cli.add("Integrate")("align-breaks",
                          "Put step boundaries at every break of the integrands (s = k, eta = 120 - k, "
-                         "tau = r, r + g, 15, whole years): 4th-order convergence instead of 1st")(
+                         "tau = r, r + g, 15, whole years; a product's deferment and premium term; a table's "
+                         "whole ages): 4th-order convergence instead of 1st")(
         "repeat", "Benchmark: after the run (the warm-up), solve N more times; median phase times and rates on stderr",
         cxxopts::value<int>()->default_value("1"), "N");
     cli.tuning_env("NUMPIPE_INTEGRATE_RESULT=host|device",
@@ -180,11 +322,18 @@ int main(int argc, char** argv) {
     std::vector<ig::Problem> problems;
     for (const Group& g : groups) problems.push_back(make_problem(g, align));
 
-    std::uint64_t my_policies = 0;  // this rank's, for the progress line
-    for (const auto& pb : problems)
-      my_policies += numpipe::par::split_evenly(pb.policies.size(), world.size(), world.rank()).size();
-    numpipe::Progress progress("integrate", "policies", my_policies, cli.quiet());
-    std::uint64_t policies_done = 0;
+    std::uint64_t total_policies = 0;
+    for (const ig::Problem& p : problems)  // this rank's share (rank 0 shows the line)
+      total_policies += numpipe::par::split_evenly(p.policies.size(), world.size(), world.rank()).size();
+    // The progress line: policies done (the CPU backend reports them as it goes).
+    // (common/progress.hpp: on a terminal, without -q, on rank 0; advance() is safe from
+    // OpenMP's threads.) Without a line the kernel gets no callback, and counts nothing.
+    numpipe::Progress progress("integrate", "policies", total_policies, cli.quiet() || !world.is_root());
+    bool counting = true;  // --repeat's runs after the first are not counted
+    ig::ProgressFn advance;
+    if (progress.enabled()) advance = [&](std::uint64_t k) {
+      if (counting) progress.advance(k);
+    };
     numpipe::MemorySink discard;  // ranks other than 0 write nothing
     numpipe::StreamWriter writer(out ? static_cast<numpipe::ByteSink&>(*out) : discard);
     numpipe::PhaseLog log;
@@ -202,22 +351,19 @@ int main(int argc, char** argv) {
 #ifdef NUMPIPE_HAVE_CUDA
         if (backend == numpipe::Backend::cuda) return ig::solve_cuda(pb, devices);
 #endif
-        return ig::solve_cpu(pb, cli.threads());
+        return ig::solve_cpu(pb, cli.threads(), advance);
       };
       ig::Result res;
-      if (!pb.policies.empty()) {
-        // The CPU plan reports its work as a share of the whole line: with one group only
-        // (several groups move the line group by group).
-        std::optional<numpipe::ActiveProgress> active;
-        if (groups.size() == 1) active.emplace(progress);
-        res = solve();
-      }
-      policies_done += pb.policies.size();
-      progress.update(policies_done);
+      if (!pb.policies.empty()) res = solve();
+      if (backend == numpipe::Backend::cuda) progress.advance(pb.policies.size());  // the GPU: a group at a time
+      counting = false;
       if (cli.has("repeat") && !pb.policies.empty()) report_repeats(pb, res, repeat, solve);
+      counting = true;
+      if (res.premium.empty()) res.premium.assign(pb.policies.size(), 0.0);
       if (world.distributed()) {
         std::vector<double> all = world.gather_concat(std::vector<double>(res.reserve.begin(), res.reserve.end()));
         res.reserve.assign(all.begin(), all.end());
+        res.premium = world.gather_concat(res.premium);
         std::vector<double> counts = world.gather_concat(std::vector<double>{res.inner_steps, res.inner_steps_unshared});
         res.inner_steps = res.inner_steps_unshared = 0;
         for (std::size_t k = 0; k + 1 < counts.size(); k += 2) {
@@ -251,20 +397,29 @@ int main(int argc, char** argv) {
         attrs["plan"] = "columns";
         attrs["inner_columns"] = res.columns;  // a count; "columns" is a table's list of column names
       }
-      json stamped = cli.stamp(attrs, pol.attrs);
-      writer.write(pol.name, pol.dtype, pol.shape, pol.payload.data(), pol.attrs);
-      const Record& st = *groups[gi].steps;
-      writer.write(st.name, st.dtype, st.shape, st.payload.data(), st.attrs);
-      if (groups[gi].curve) {
-        const Record& c = *groups[gi].curve;
-        writer.write(c.name, c.dtype, c.shape, c.payload.data(), c.attrs);
+      if (groups[gi].products) {
+        std::size_t single = 0;
+        for (const ig::Policy& p : whole.policies) single += p.product != ig::kSpousePension;
+        attrs["single_life_policies"] = single;
+        attrs["units"] = "currency units, the benefits' unit";
       }
+      json stamped = cli.stamp(attrs, pol.attrs);
+      for (const Record* r : groups[gi].carried) writer.write(r->name, r->dtype, r->shape, r->payload.data(), r->attrs);
       json a_res = stamped;
       a_res["layout"] = "[policy, year]: reserve at t = 0..120 years from now; NaN past 120 - x";
+      a_res["dims"] = {"policy", "year"};  // a table (policy, year), not a field on a grid: nps-export's rows
       writer.write<double>("reserve", {static_cast<std::int64_t>(n), ig::kYears}, res.reserve.data(), a_res);
       json a0 = stamped;
       a0["layout"] = "[policy]: reserve at t = 0";
+      a0["dims"] = {"policy"};
       writer.write<double>("reserve0", {static_cast<std::int64_t>(n)}, year0.data(), a0);
+      if (groups[gi].products) {  // the level premium of each policy: as given, or solved for
+        json ap = stamped;
+        ap["layout"] = "[policy]: the level premium per year (as given, or the equivalence premium)";
+        ap["dims"] = {"policy"};
+        ap["units"] = "currency units per year";
+        writer.write<double>("premium", {static_cast<std::int64_t>(n)}, res.premium.data(), ap);
+      }
     }
     progress.finish();
     if (!world.is_root()) return 0;

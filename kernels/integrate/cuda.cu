@@ -58,6 +58,73 @@ namespace numpipe::integrate {
 
 namespace {
 
+// Host blobs: arrays packed at 256-byte offsets, uploaded in one copy.
+class Blob {
+ public:
+  template <class T>
+  std::size_t add(const std::vector<T>& v) {
+    std::size_t off = (bytes_.size() + 255) / 256 * 256;
+    bytes_.resize(off + v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(bytes_.data() + off, v.data(), v.size() * sizeof(T));
+    return off;
+  }
+  std::size_t reserve(std::size_t bytes) {  // space on the device only (not uploaded)
+    std::size_t off = (std::max(bytes_.size(), device_) + 255) / 256 * 256;
+    device_ = off + bytes;
+    return off;
+  }
+  std::size_t upload_bytes() const { return bytes_.size(); }
+  std::size_t device_bytes() const { return std::max(bytes_.size(), device_) + 256; }
+  const char* data() const { return bytes_.data(); }
+
+ private:
+  std::vector<char> bytes_;
+  std::size_t device_ = 0;
+};
+
+// The basis's arrays (tables' forces, the marriage and spouse-age tables) packed
+// in a blob; the views point into the blob's copy on a device.
+struct BasisBlob {
+  BasisViews host;
+  std::vector<std::size_t> law_off;
+  std::size_t marriage_age = 0, marriage_prob = 0, age_diff = 0, age_density = 0;
+  void pack(Blob& b, const Problem& pb) {
+    host = basis_views(pb);
+    for (const MortalityLaw& m : pb.laws) law_off.push_back(m.table ? b.add(m.force) : 0);
+    if (pb.spouse.marriage_table) {
+      marriage_age = b.add(pb.spouse.marriage_age);
+      marriage_prob = b.add(pb.spouse.marriage_prob);
+    }
+    if (pb.spouse.age_table) {
+      age_diff = b.add(pb.spouse.age_diff);
+      age_density = b.add(pb.spouse.age_density);
+    }
+  }
+  MortalityView law(std::size_t i, const char* base) const {
+    MortalityView v = host.laws[i];
+    if (v.table) v.mu = reinterpret_cast<const double*>(base + law_off[i]);
+    return v;
+  }
+  std::vector<MortalityView> laws(const char* base) const {
+    std::vector<MortalityView> v;
+    for (std::size_t i = 0; i < host.laws.size(); ++i) v.push_back(law(i, base));
+    return v;
+  }
+  SpouseView spouse(const char* base) const {
+    SpouseView v = host.spouse;
+    auto at = [&](std::size_t off) { return reinterpret_cast<const double*>(base + off); };
+    if (v.marriage_table) {
+      v.marriage_age = at(marriage_age);
+      v.marriage_prob = at(marriage_prob);
+    }
+    if (v.age_table) {
+      v.age_diff = at(age_diff);
+      v.age_density = at(age_density);
+    }
+    return v;
+  }
+};
+
 constexpr int kInnerBlock = 128;
 constexpr int kMiddleBlock = 256;  // 8 warps, one Middle call each
 constexpr int kOuterBlock = 128;
@@ -71,11 +138,12 @@ struct DevicePlan {
   const std::int64_t* grid_offset;
   const double* grid_eta;
   const double* grid_h;
+  const std::int32_t* column_law;
   std::int64_t columns;
   bool align;
 };
 
-__global__ void inner_kernel(DevicePlan p, RateView rv, std::int64_t items, double* inner) {
+__global__ void inner_kernel(DevicePlan p, RateView rv, const MortalityView* laws, std::int64_t items, double* inner) {
   std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (item >= items) return;
   // The column holding this item: the last c with column_offset[c] <= item.
@@ -90,10 +158,10 @@ __global__ void inner_kernel(DevicePlan p, RateView rv, std::int64_t items, doub
   // Longest integrations (small eta, last in the grid) first, for balance.
   std::int64_t e = n - 1 - (item - base);
   double eta = p.grid_eta[p.grid_offset[p.column_grid[c]] + e];
-  inner[base + e] = inner_value(rv, eta, p.column_k[c], p.column_t[c], p.column_h3[c], p.align);
+  inner[base + e] = inner_value(rv, laws[p.column_law[c]], eta, p.column_k[c], p.column_t[c], p.column_h3[c], p.align);
 }
 
-__global__ void middle_kernel(DevicePlan p, const double* request_tau, const std::int32_t* request_column,
+__global__ void middle_kernel(DevicePlan p, SpouseView sv, const double* request_tau, const std::int32_t* request_column,
                               std::int64_t requests, const double* inner, double* middle) {
   std::int64_t q = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   int lane = threadIdx.x & 31;
@@ -109,41 +177,34 @@ __global__ void middle_kernel(DevicePlan p, const double* request_tau, const std
   double tau = request_tau[q];
   double sum = 0;
   for (std::int64_t j = lane; j < nsteps; j += 32) {
-    double f0 = middle_weight(eta[2 * j], tau) * in[2 * j];
-    double fm = middle_weight(eta[2 * j + 1], tau) * in[2 * j + 1];
-    double f1 = middle_weight(eta[2 * j + 2], tau) * in[2 * j + 2];
+    double f0 = middle_weight(sv, eta[2 * j], tau) * in[2 * j];
+    double fm = middle_weight(sv, eta[2 * j + 1], tau) * in[2 * j + 1];
+    double f1 = middle_weight(sv, eta[2 * j + 2], tau) * in[2 * j + 2];
     sum += middle_increment(h[j], f0, fm, f1);
   }
   for (int off = 16; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off);
   if (lane == 0) middle[q] = sum;
 }
 
-__global__ void outer_kernel(const Policy* policies, std::int64_t npol, RateView rv, const std::int64_t* offset,
-                             const double* t, const double* hs, const int* year, const double* middle,
-                             double* reserve) {
+__global__ void outer_kernel(const Policy* policies, std::int64_t npol, RateView rv, const MortalityView* laws,
+                             bool align, const std::int64_t* offset, const double* t, const double* hs, const int* year,
+                             const double* middle, double* reserve, double* premium) {
   std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (p >= npol) return;
-  double* out = reserve + p * kYears;
-  for (int y = 0; y < kYears; ++y) out[y] = CUDART_NAN;
   std::int64_t o = offset[p], npts = offset[p + 1] - o;
-  const double* tp = t + o;
-  const double* h = hs + (o - p) / 2;
-  const int* yr = year + o;
-  const double* m = middle + o;
-  double x = policies[p].x;
-  double V = 0;
-  if (yr[0] >= 0) out[yr[0]] = V;
-  for (std::int64_t j = 0; 2 * j + 2 < npts; ++j) {
-    double t0 = tp[2 * j], tm = tp[2 * j + 1], t1 = tp[2 * j + 2], hj = h[j];
-    double r0 = forward_rate(rv, t0), rm = forward_rate(rv, tm), r1 = forward_rate(rv, t1);
-    double m0 = mu_female(x + t0), mm = mu_female(x + tm), m1 = mu_female(x + t1);
-    double k1 = hj * outer_derivative(r0, m0, m[2 * j], V);
-    double k2 = hj * outer_derivative(rm, mm, m[2 * j + 1], V + k1 / 2);
-    double k3 = hj * outer_derivative(rm, mm, m[2 * j + 1], V + k2 / 2);
-    double k4 = hj * outer_derivative(r1, m1, m[2 * j + 2], V + k3);
-    V = V + (k1 + 2 * (k2 + k3) + k4) * kSixth;
-    if (yr[2 * j + 2] >= 0) out[yr[2 * j + 2]] = V;
-  }
+  const Policy& pol = policies[p];
+  premium[p] = spouse_outer(pol, rv, laws[pol.insured], align, t + o, hs + (o - p) / 2, year + o, npts, middle + o,
+                            reserve + p * kYears);
+}
+
+// One thread per single-life policy: its Thiele chain(s) (products.hpp) into its row,
+// its premium (given, or solved for) into prem.
+__global__ void products_kernel(const ProductSpec* specs, std::int64_t n, RateView rv, const MortalityView* laws,
+                                bool align, double* rows, double* prem) {
+  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const ProductSpec sp = specs[i];
+  prem[i] = product_reserve(sp, rv, laws[sp.insured], align, rows + i * kYears);
 }
 
 template <class T>
@@ -161,7 +222,7 @@ unsigned blocks_for(std::int64_t threads, int block) {
 
 // Solves policies [first, last) on one device; writes their rows of `reserve`.
 void solve_range(const Problem& pb, std::size_t first, std::size_t last, int device, const std::string& dev,
-                 double* reserve, PhaseLog& log, Result& counts) {
+                 double* reserve, double* premium, PhaseLog& log, Result& counts) {
   NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
   HostTimer plan_timer;
   Plan plan = make_plan(pb, first, last);
@@ -199,45 +260,53 @@ void solve_range(const Problem& pb, std::size_t first, std::size_t last, int dev
   auto d_knots = upload(plan.rate.knots, s);
   auto d_alpha = upload(plan.rate.alpha, s);
   auto d_beta = upload(plan.rate.beta, s);
+  auto d_col_law = upload(plan.column_law, s);
+  Blob basis_blob;
+  BasisBlob basis;
+  basis.pack(basis_blob, pb);
+  DeviceArray<char> d_basis(basis_blob.upload_bytes() + 256);
+  if (basis_blob.upload_bytes() > 0) d_basis.copy_from_host(basis_blob.data(), basis_blob.upload_bytes(), s);
+  auto d_laws = upload(basis.laws(d_basis.data()), s);
+  const SpouseView sv = basis.spouse(d_basis.data());
   t_up.stop(s);
   RateView rv = plan.rate.view();
   rv.knots = d_knots.data();
   rv.alpha = d_alpha.data();
   rv.beta = d_beta.data();
 
-  DevicePlan dp{d_col_off.data(), d_col_k.data(),  d_col_t.data(),    d_col_h3.data(),
+  DevicePlan dp{d_col_off.data(),  d_col_k.data(),    d_col_t.data(),    d_col_h3.data(),
                 d_col_grid.data(), d_grid_off.data(), d_grid_eta.data(), d_grid_h.data(),
-                static_cast<std::int64_t>(plan.columns()), plan.align};
+                d_col_law.data(),  static_cast<std::int64_t>(plan.columns()), plan.align};
   std::int64_t items = static_cast<std::int64_t>(plan.inner_values());
   std::int64_t requests = static_cast<std::int64_t>(plan.requests());
   std::int64_t npol = static_cast<std::int64_t>(plan.policies);
   DeviceArray<double> d_inner(items > 0 ? items : 1), d_middle(requests > 0 ? requests : 1),
-      d_reserve(npol * kYears > 0 ? npol * kYears : 1);
+      d_reserve(npol * kYears > 0 ? npol * kYears : 1), d_premium(npol > 0 ? npol : 1);
 
   t_inner.start(s);
   if (items > 0) {
-    inner_kernel<<<blocks_for(items, kInnerBlock), kInnerBlock, 0, s>>>(dp, rv, items, d_inner.data());
+    inner_kernel<<<blocks_for(items, kInnerBlock), kInnerBlock, 0, s>>>(dp, rv, d_laws.data(), items, d_inner.data());
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
   t_inner.stop(s);
   t_middle.start(s);
   if (requests > 0) {
     middle_kernel<<<blocks_for(requests * 32, kMiddleBlock), kMiddleBlock, 0, s>>>(
-        dp, d_req_tau.data(), d_req_col.data(), requests, d_inner.data(), d_middle.data());
+        dp, sv, d_req_tau.data(), d_req_col.data(), requests, d_inner.data(), d_middle.data());
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
   t_middle.stop(s);
   t_outer.start(s);
   if (npol > 0) {
-    outer_kernel<<<blocks_for(npol, kOuterBlock), kOuterBlock, 0, s>>>(d_pol.data(), npol, rv, d_out_off.data(),
-                                                                        d_out_t.data(), d_out_h.data(),
-                                                                        d_out_year.data(), d_middle.data(),
-                                                                        d_reserve.data());
+    outer_kernel<<<blocks_for(npol, kOuterBlock), kOuterBlock, 0, s>>>(
+        d_pol.data(), npol, rv, d_laws.data(), plan.align, d_out_off.data(), d_out_t.data(), d_out_h.data(),
+        d_out_year.data(), d_middle.data(), d_reserve.data(), d_premium.data());
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
   t_outer.stop(s);
   t_down.start(s);
   if (npol > 0) d_reserve.copy_to_host(reserve, static_cast<std::size_t>(npol) * kYears, s);
+  if (npol > 0) d_premium.copy_to_host(premium, static_cast<std::size_t>(npol), s);
   t_down.stop(s);
   NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(s));
 
@@ -262,10 +331,11 @@ std::string device_suffix(const std::vector<int>& devices, std::size_t i) {
   return s;
 }
 
-Result solve_columns(const Problem& pb, const std::vector<int>& devices) {
+Result solve_columns(const Problem& pb, const std::vector<int>& devices, const RowSink* sink) {
   Result res;
   std::size_t n = pb.policies.size();
   res.reserve.assign(n * kYears, std::numeric_limits<double>::quiet_NaN());
+  res.premium.assign(n, 0.0);
   std::size_t nd = devices.size() < n ? devices.size() : (n > 0 ? n : 1);
   std::vector<PhaseLog> logs(nd);
   std::vector<Result> counts(nd);
@@ -274,7 +344,7 @@ Result solve_columns(const Problem& pb, const std::vector<int>& devices) {
     try {
       std::size_t first = n * i / nd, last = n * (i + 1) / nd;
       solve_range(pb, first, last, devices[i], device_suffix(std::vector<int>(devices.begin(), devices.begin() + nd), i),
-                  res.reserve.data() + first * kYears, logs[i], counts[i]);
+                  res.reserve.data() + first * kYears, res.premium.data() + first, logs[i], counts[i]);
     } catch (...) {
       errors[i] = std::current_exception();
     }
@@ -295,6 +365,14 @@ Result solve_columns(const Problem& pb, const std::vector<int>& devices) {
     res.columns += counts[i].columns;
     res.requests += counts[i].requests;
   }
+  if (sink) {  // a part of a mixed problem: its rows into the whole result
+    for (std::size_t i = 0; i < n; ++i) {
+      std::memcpy(sink->row(static_cast<std::int64_t>(i)), res.reserve.data() + i * kYears, sizeof(double) * kYears);
+      sink->premium[sink->index[i]] = res.premium[i];
+    }
+    res.reserve = ReserveArray();
+    res.premium.clear();
+  }
   return res;
 }
 
@@ -310,7 +388,8 @@ constexpr int kTableOuterBlock = 128;
 // states U_q before the steps of the cut region [q_lo, steps] and that region's
 // coefficients stay in shared memory; then every thread finishes cuts n (tails).
 // The arithmetic is table_row_host's, operation for operation.
-__global__ void table_kernel(RateView rv, const TableRow* rows, double* table, int tail_points, int tail_states) {
+__global__ void table_kernel(RateView rv, MortalityView spouse, const TableRow* rows, double* table, int tail_points,
+                             int tail_states) {
   extern __shared__ double sh[];
   double* cbuf = sh;                              // 2 kTableChunk + 1 coefficients
   double* ctail = cbuf + 2 * kTableChunk + 1;     // coefficients of points [2 q_lo, points)
@@ -321,7 +400,7 @@ __global__ void table_kernel(RateView rv, const TableRow* rows, double* table, i
     if (tid == 0) table[r.base] = 0.0;
     return;
   }
-  auto coef = [&](int l) { return inner_coefficient(rv, r.eta, 0.0, segment_point(r.seg, l)); };
+  auto coef = [&](int l) { return inner_coefficient(rv, spouse, r.eta, 0.0, segment_point(r.seg, l)); };
   const int steps = segment_steps(r.seg);
   const int q_lo = table_tail_start(r.n_lo);
   double V = 0;
@@ -356,8 +435,8 @@ __global__ void table_kernel(RateView rv, const TableRow* rows, double* table, i
 }
 
 // r(t), muF(x + t), tau = x + t and the whole year at every class stage point.
-__global__ void points_kernel(const TableClass* classes, int nclass, std::int64_t npoints, RateView rv, double* tau,
-                              double* rate, double* muf, int* year) {
+__global__ void points_kernel(const TableClass* classes, int nclass, std::int64_t npoints, RateView rv,
+                              MortalityView insured, double* tau, double* rate, double* muf, int* year) {
   std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= npoints) return;
   int lo = 0, hi = nclass;  // the last class with point <= i
@@ -371,7 +450,7 @@ __global__ void points_kernel(const TableClass* classes, int nclass, std::int64_
   double t = segment_point(c.seg, j);
   tau[i] = c.x + t;
   rate[i] = forward_rate(rv, t);
-  muf[i] = mu_female(c.x + t);
+  muf[i] = mortality(insured, c.x + t);
   year[i] = segment_year(c.seg, c.h1, j);
 }
 
@@ -383,7 +462,7 @@ __global__ void points_kernel(const TableClass* classes, int nclass, std::int64_
 // with Inner read at the family's cut, shuffle tree (fixed order).
 __global__ void table_middle_kernel(const TableClass* classes, int c0, int c1, int b0, int group, const TableType* types,
                                     const TableRow* rows, const std::int32_t* row_full, const double* table,
-                                    const double* tau, const TableFamily* fams, double* middle) {
+                                    SpouseView sv, const double* tau, const TableFamily* fams, double* middle) {
   extern __shared__ double W[];
   const MiddleBlock mb = table_middle_block(classes, c0, c1, b0 + static_cast<int>(blockIdx.x), group);
   const TableClass& c = classes[mb.cls];
@@ -395,7 +474,7 @@ __global__ void table_middle_kernel(const TableClass* classes, int c0, int c1, i
   const std::int32_t* tfull = row_full + ty.row0;
   for (int i = threadIdx.x; i < np * R; i += blockDim.x) {
     int pt = i / R, e = i - pt * R;
-    W[i] = middle_weight(trow[e].eta, tau[point0 + pt]);
+    W[i] = middle_weight(sv, trow[e].eta, tau[point0 + pt]);
   }
   __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, warps = blockDim.x / 32;
@@ -424,8 +503,26 @@ __global__ void table_outer_kernel(const TablePolicy* profiles, const TableClass
   std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const TablePolicy pr = profiles[q0 + i];
+  if (pr.general) return;  // table_outer_general_kernel
   const TableClass& c = classes[pr.cls];
   table_outer(c.seg, pr, rate + c.point, muf + c.point, year + c.point, middle, prow + (q0 + i) * kYears);
+}
+
+// One thread per profile with payments (premium, benefit) in [q0, q0 + n): Thiele's
+// chain (table_outer_general) into its row, its premium into prem.
+__global__ void table_outer_general_kernel(const TablePolicy* profiles, const TableClass* classes, const double* rate,
+                                           const double* muf, const int* year, const double* middle, std::int64_t q0,
+                                           std::int64_t n, double* prow, double* prem) {
+  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const TablePolicy pr = profiles[q0 + i];
+  if (!pr.general) {
+    prem[q0 + i] = 0.0;
+    return;
+  }
+  const TableClass& c = classes[pr.cls];
+  prem[q0 + i] =
+      table_outer_general(c.seg, pr, rate + c.point, muf + c.point, year + c.point, middle, prow + (q0 + i) * kYears);
 }
 
 // One warp per profile (few profiles): the lanes load 32 steps' inputs at once, then
@@ -438,6 +535,7 @@ __global__ void table_outer_warp_kernel(const TablePolicy* profiles, const Table
   const int lane = threadIdx.x & 31;
   if (i >= n) return;  // whole warps leave together
   const TablePolicy pr = profiles[q0 + i];
+  if (pr.general) return;  // the whole warp: table_outer_general_kernel
   const TableClass& c = classes[pr.cls];
   const double* rt = rate + c.point;
   const double* mf = muf + c.point;
@@ -478,30 +576,6 @@ __global__ void expand_kernel(const std::int32_t* profile_of, const double* prow
   for (int y = lane; y < kYears; y += 32) dst[y] = src[y];
 }
 
-// Host blobs: arrays packed at 256-byte offsets, uploaded in one copy.
-class Blob {
- public:
-  template <class T>
-  std::size_t add(const std::vector<T>& v) {
-    std::size_t off = (bytes_.size() + 255) / 256 * 256;
-    bytes_.resize(off + v.size() * sizeof(T));
-    if (!v.empty()) std::memcpy(bytes_.data() + off, v.data(), v.size() * sizeof(T));
-    return off;
-  }
-  std::size_t reserve(std::size_t bytes) {  // space on the device only (not uploaded)
-    std::size_t off = (std::max(bytes_.size(), device_) + 255) / 256 * 256;
-    device_ = off + bytes;
-    return off;
-  }
-  std::size_t upload_bytes() const { return bytes_.size(); }
-  std::size_t device_bytes() const { return std::max(bytes_.size(), device_) + 256; }
-  const char* data() const { return bytes_.data(); }
-
- private:
-  std::vector<char> bytes_;
-  std::size_t device_ = 0;
-};
-
 // Buffers kept for the process and reused by the next solve (--repeat, several
 // groups, the tests): per device slot, its two device buffers (plain cudaMalloc,
 // so that peer access covers them), and pinned host buffers for the uploads and
@@ -514,7 +588,10 @@ struct HeldDevice {
 };
 // Leaves `device` current.
 char* held_device(std::size_t slot, int use, int device, std::size_t bytes) {
-  static std::vector<std::array<HeldDevice, 2>> held;
+  // The spouse pensions and the products of a mixed problem are solved at once.
+  static std::mutex held_mutex;
+  std::lock_guard<std::mutex> lock(held_mutex);
+  static std::vector<std::array<HeldDevice, 3>> held;  // uses 0, 1: the table plan; 2: the products
   if (held.size() <= slot) held.resize(slot + 1);
   HeldDevice& h = held[slot][use];
   if (h.p && (h.device != device || h.bytes < bytes)) {
@@ -530,9 +607,11 @@ char* held_device(std::size_t slot, int use, int device, std::size_t bytes) {
   h.bytes = want;
   return h.p;
 }
-enum HostUse { kHostUpload1 = 0, kHostUpload2 = 1, kHostRows = 2 };
+enum HostUse { kHostUpload1 = 0, kHostUpload2 = 1, kHostRows = 2, kHostPremium = 3, kHostProducts = 4, kHostProductsUp = 5 };
 char* held_host(HostUse use, std::size_t bytes) {
-  static std::array<std::pair<char*, std::size_t>, 3> held{};
+  static std::mutex held_mutex;
+  std::lock_guard<std::mutex> lock(held_mutex);
+  static std::array<std::pair<char*, std::size_t>, 6> held{};
   auto& h = held[use];
   if (h.first && h.second >= bytes) return h.first;
   if (h.first) {
@@ -552,6 +631,8 @@ char* held_host(HostUse use, std::size_t bytes) {
 // copies (the profiles' rows, device result path) go device to device instead of
 // through the host.
 void prepare_devices(const std::vector<int>& devices) {
+  static std::mutex prepare_mutex;
+  std::lock_guard<std::mutex> lock(prepare_mutex);
   static std::vector<int> loaded;
   static std::vector<std::pair<int, int>> peered;
   for (int d : devices) {
@@ -563,6 +644,8 @@ void prepare_devices(const std::vector<int>& devices) {
     NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, table_middle_kernel));
     NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, table_outer_kernel));
     NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, table_outer_warp_kernel));
+    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, table_outer_general_kernel));
+    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, products_kernel));
     NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, expand_kernel));
     loaded.push_back(d);
   }
@@ -727,22 +810,24 @@ struct PinnedPieces {
 // batch so that every split of it runs the same kernel.
 constexpr std::int64_t kOuterWarpMaxProfiles = 4096;
 
-Result solve_table(const Problem& pb, const std::vector<int>& devices) {
+Result solve_table(const Problem& pb, const std::vector<int>& devices, const RowSink* sink) {
   static std::mutex solve_mutex;  // the held buffers serve one solve at a time
   std::lock_guard<std::mutex> lock(solve_mutex);
   Result res;
   const std::size_t nd = devices.size();
   const std::int64_t npol = static_cast<std::int64_t>(pb.policies.size());
   const std::size_t total = static_cast<std::size_t>(npol) * kYears;
-  const bool large = total >= (std::size_t{1} << 20);
-  const ResultPath path = result_path();
+  // A part of a mixed problem (sink) goes by the host path: its rows are scattered
+  // into the whole result, whose pages the caller has touched.
+  const bool large = !sink && total >= (std::size_t{1} << 20);
+  const ResultPath path = sink ? (result_path(), ResultPath::host) : result_path();
   HostTimer plan_timer;
   TablePlan tp;
   plan_table_rows(pb, tp);
   double plan_seconds = plan_timer.seconds();
   RateTable rate_table = make_rate_table(pb);
   RateView rv = rate_table.view();  // constant rate: no device arrays
-  res.reserve.resize(total);
+  if (!sink) res.reserve.resize(total);
 
   // Set up outside the timed phases: kernels loaded, peer access, every slot's
   // streams and events (a device's context starts here).
@@ -762,6 +847,10 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
   Blob b1;
   const std::size_t o_rows = b1.add(tp.rows);
   const std::size_t o_full = b1.add(tp.row_full);
+  BasisBlob basis;  // one law per life (table_plan_applies), the spouse assumptions
+  basis.pack(b1, pb);
+  const std::size_t insured_law = npol > 0 ? static_cast<std::size_t>(pb.policies.front().insured) : 0;
+  const std::size_t spouse_law = npol > 0 ? static_cast<std::size_t>(pb.policies.front().spouse) : 1;
   const std::size_t o_table = b1.reserve(static_cast<std::size_t>(tp.table_size) * sizeof(double));
   const std::int64_t nrows = static_cast<std::int64_t>(tp.rows.size());
   const int tail_points = std::max(tp.max_tail_points, 1), tail_states = std::max(tp.max_tail_states, 1);
@@ -778,8 +867,8 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
     sl.t_inner.start(sl.s.s);
     if (nrows > 0) {
       table_kernel<<<static_cast<unsigned>(nrows), kTableBlock, table_smem, sl.s.s>>>(
-          rv, reinterpret_cast<const TableRow*>(sl.d1 + o_rows), reinterpret_cast<double*>(sl.d1 + o_table),
-          tail_points, tail_states);
+          rv, basis.law(spouse_law, sl.d1), reinterpret_cast<const TableRow*>(sl.d1 + o_rows),
+          reinterpret_cast<double*>(sl.d1 + o_table), tail_points, tail_states);
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
     sl.t_inner.stop(sl.s.s);
@@ -812,6 +901,9 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
   const std::size_t o_middle = b2.reserve(static_cast<std::size_t>(tp.entries) * sizeof(double));
   const std::size_t row_bytes = kYears * sizeof(double);
   const std::size_t o_prow = b2.reserve(static_cast<std::size_t>(nprof) * row_bytes);
+  const bool general = tp.general_profiles > 0;  // premiums per profile
+  const std::size_t o_prem = general ? b2.reserve(static_cast<std::size_t>(nprof) * sizeof(double)) : 0;
+  char* prem_host = general ? held_host(kHostPremium, static_cast<std::size_t>(nprof) * sizeof(double)) : nullptr;
   std::int64_t max_pol = 0;
   for (std::size_t i = 0; i < nd; ++i) max_pol = std::max(max_pol, split(npol, nd, i).size());
   const std::size_t o_reserve = path == ResultPath::device ? b2.reserve(static_cast<std::size_t>(max_pol) * row_bytes) : 0;
@@ -846,7 +938,7 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
     sl.t_middle.start(sl.s.s);
     if (cp > 0) {
       points_kernel<<<blocks_for(static_cast<std::int64_t>(cp), kPointsBlock), kPointsBlock, 0, sl.s.s>>>(
-          classes, nclass, static_cast<std::int64_t>(cp), rv, tau, rate, muf, year);
+          classes, nclass, static_cast<std::int64_t>(cp), rv, basis.law(insured_law, sl.d1), tau, rate, muf, year);
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
     const int blk0 = class_block(sl.c0), blk1 = class_block(sl.c1);
@@ -854,8 +946,8 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
       table_middle_kernel<<<static_cast<unsigned>(blk1 - blk0), kTableMiddleBlock, weights_smem, sl.s.s>>>(
           classes, sl.c0, sl.c1, blk0, group, reinterpret_cast<const TableType*>(sl.d2 + o_types),
           reinterpret_cast<const TableRow*>(sl.d1 + o_rows), reinterpret_cast<const std::int32_t*>(sl.d1 + o_full),
-          reinterpret_cast<const double*>(sl.d1 + o_table), tau, reinterpret_cast<const TableFamily*>(sl.d2 + o_fams),
-          middle);
+          reinterpret_cast<const double*>(sl.d1 + o_table), basis.spouse(sl.d1), tau,
+          reinterpret_cast<const TableFamily*>(sl.d2 + o_fams), middle);
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
     sl.t_middle.stop(sl.s.s);
@@ -869,6 +961,16 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
         table_outer_kernel<<<blocks_for(sl.profiles.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
             profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow);
       NUMPIPE_CUDA_CHECK_LAUNCH();
+      if (general) {
+        auto* prem = reinterpret_cast<double*>(sl.d2 + o_prem);
+        table_outer_general_kernel<<<blocks_for(sl.profiles.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
+            profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow, prem);
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+        NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(prem_host + static_cast<std::size_t>(sl.profiles.begin) * sizeof(double),
+                                           prem + sl.profiles.begin,
+                                           static_cast<std::size_t>(sl.profiles.size()) * sizeof(double),
+                                           cudaMemcpyDeviceToHost, sl.s.s));
+      }
     }
     NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.chains_done.e, sl.s.s));
   }
@@ -969,10 +1071,18 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
     NUMPIPE_CUDA_CHECK(cudaSetDevice(slp->device));
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(slp->s.s));
   }
+  const double* prem_rows = reinterpret_cast<const double*>(prem_host);
   if (host_expand) {
     HostTimer expand_timer;
-    expand_rows(res.reserve.data(), reinterpret_cast<const double*>(rows_host), tp.profile_of.data(), npol);
+    if (sink)
+      expand_rows(*sink, reinterpret_cast<const double*>(rows_host), prem_rows, tp.profile_of.data(), npol);
+    else
+      expand_rows(res.reserve.data(), reinterpret_cast<const double*>(rows_host), tp.profile_of.data(), npol);
     expand_seconds = expand_timer.seconds();
+  }
+  if (general && !sink) {
+    res.premium.resize(static_cast<std::size_t>(npol));
+    for (std::int64_t i = 0; i < npol; ++i) res.premium[static_cast<std::size_t>(i)] = prem_rows[tp.profile_of[i]];
   }
   if (!pins.v.empty()) {
     HostTimer unpin_timer;
@@ -1025,11 +1135,153 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices) {
   return res;
 }
 
+
+// The single-life products: policies split into contiguous ranges over the devices
+// (a policy's bits do not depend on the split), one thread per policy, the rows
+// through a pinned buffer kept for the process into the result or the sink.
+constexpr int kProductsBlock = 128;
+Result solve_products(const Problem& pb, const std::vector<int>& devices, const RowSink* sink) {
+  static std::mutex solve_mutex;  // the held buffers serve one solve at a time
+  std::lock_guard<std::mutex> lock(solve_mutex);
+  Result res;
+  const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
+  const std::size_t nd = std::max<std::size_t>(1, std::min<std::size_t>(devices.size(), static_cast<std::size_t>(n)));
+  HostTimer plan_timer;
+  double steps = 0;
+  std::vector<ProductSpec> specs = product_specs(pb, steps);
+  RateTable rate_table = make_rate_table(pb);
+  Blob blob;
+  BasisBlob basis;
+  basis.pack(blob, pb);
+  const std::size_t o_specs = blob.add(specs);
+  const std::size_t o_knots = blob.add(rate_table.knots), o_alpha = blob.add(rate_table.alpha),
+                    o_beta = blob.add(rate_table.beta);
+  const std::size_t nlaws = pb.laws.size();
+  const std::size_t o_laws = blob.reserve(nlaws * sizeof(MortalityView));
+  const std::size_t row_bytes = kYears * sizeof(double);
+  std::int64_t max_range = 0;
+  for (std::size_t i = 0; i < nd; ++i) max_range = std::max(max_range, split(n, nd, i).size());
+  const std::size_t o_rows = blob.reserve(static_cast<std::size_t>(max_range) * row_bytes);
+  const std::size_t o_prem = blob.reserve(static_cast<std::size_t>(max_range) * sizeof(double));
+  res.log.add("plan", plan_timer.seconds());
+
+  prepare_devices(std::vector<int>(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(nd)));
+  // Uploaded: the blob's arrays, then the laws' views (written per device below).
+  const std::size_t up_bytes = o_laws + nlaws * sizeof(MortalityView);
+  char* up = held_host(kHostProductsUp, up_bytes);
+  std::memcpy(up, blob.data(), blob.upload_bytes());
+  char* down = held_host(kHostProducts, static_cast<std::size_t>(n) * (row_bytes + sizeof(double)));
+  double* rows_host = reinterpret_cast<double*>(down);
+  double* prem_host = rows_host + n * kYears;
+  struct Part {
+    int device = 0;
+    std::string suffix;
+    Stream s;
+    char* d = nullptr;
+    Range range;
+    CudaEventTimer t_up, t_run, t_down;
+  };
+  std::vector<std::unique_ptr<Part>> parts;
+  for (std::size_t i = 0; i < nd; ++i) {
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(devices[i]));
+    parts.push_back(std::make_unique<Part>());
+    parts.back()->device = devices[i];
+    parts.back()->suffix = device_suffix(std::vector<int>(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(nd)), i);
+  }
+  struct Drain {  // every stream drained before its buffers are released (also on an exception)
+    std::vector<std::unique_ptr<Part>>& v;
+    ~Drain() {
+      for (auto& p : v) {
+        cudaSetDevice(p->device);
+        cudaStreamSynchronize(p->s.s);
+      }
+    }
+  } drain{parts};
+  for (std::size_t i = 0; i < nd; ++i) {
+    Part& pt = *parts[i];
+    pt.range = split(n, nd, i);
+    pt.d = held_device(i, 2, pt.device, blob.device_bytes());  // the part's device current
+    // The laws' views point into this device's copy of the blob.
+    std::vector<MortalityView> laws = basis.laws(pt.d);
+    std::memcpy(up + o_laws, laws.data(), nlaws * sizeof(MortalityView));
+    pt.t_up.start(pt.s.s);
+    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(pt.d, up, up_bytes, cudaMemcpyHostToDevice, pt.s.s));
+    pt.t_up.stop(pt.s.s);
+    // The next part's views differ: wait until this upload has read the buffer.
+    NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(pt.s.s));
+    RateView rv = rate_table.view();
+    if (rv.n > 0) {
+      rv.knots = reinterpret_cast<const double*>(pt.d + o_knots);
+      rv.alpha = reinterpret_cast<const double*>(pt.d + o_alpha);
+      rv.beta = reinterpret_cast<const double*>(pt.d + o_beta);
+    }
+    auto* rows = reinterpret_cast<double*>(pt.d + o_rows);
+    auto* prem = reinterpret_cast<double*>(pt.d + o_prem);
+    pt.t_run.start(pt.s.s);
+    if (pt.range.size() > 0) {
+      products_kernel<<<blocks_for(pt.range.size(), kProductsBlock), kProductsBlock, 0, pt.s.s>>>(
+          reinterpret_cast<const ProductSpec*>(pt.d + o_specs) + pt.range.begin, pt.range.size(), rv,
+          reinterpret_cast<const MortalityView*>(pt.d + o_laws), pb.align_breaks, rows, prem);
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+    }
+    pt.t_run.stop(pt.s.s);
+    pt.t_down.start(pt.s.s);
+    if (pt.range.size() > 0) {
+      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(rows_host + pt.range.begin * kYears, rows,
+                                         static_cast<std::size_t>(pt.range.size()) * row_bytes, cudaMemcpyDeviceToHost,
+                                         pt.s.s));
+      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(prem_host + pt.range.begin, prem,
+                                         static_cast<std::size_t>(pt.range.size()) * sizeof(double),
+                                         cudaMemcpyDeviceToHost, pt.s.s));
+    }
+    pt.t_down.stop(pt.s.s);
+  }
+  for (auto& p : parts) {
+    NUMPIPE_CUDA_CHECK(cudaSetDevice(p->device));
+    NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(p->s.s));
+  }
+  HostTimer expand_timer;
+  if (sink) {
+    scatter_rows(*sink, rows_host, prem_host, n);
+  } else {
+    res.reserve.resize(static_cast<std::size_t>(n) * kYears);
+    RowSink whole{res.reserve.data(), nullptr, nullptr};
+    scatter_rows(whole, rows_host, nullptr, n);
+    res.premium.assign(prem_host, prem_host + n);
+  }
+  const double expand_seconds = expand_timer.seconds();
+  for (auto& p : parts) {
+    const double rows_b = static_cast<double>(p->range.size()) * (row_bytes + sizeof(double));
+    res.log.add("upload" + p->suffix, p->t_up.seconds(), static_cast<double>(up_bytes));
+    res.log.add("products" + p->suffix, p->t_run.seconds(), rows_b);
+    res.log.add("download" + p->suffix, p->t_down.seconds(), rows_b);
+  }
+  res.log.add("result expand", expand_seconds, static_cast<double>(n) * row_bytes);
+  res.product_steps = steps;
+  res.products = static_cast<std::size_t>(n);
+  return res;
+}
+
+// A mixed problem's two parts (NUMPIPE_INTEGRATE_SPLIT, for benchmarks): solved at
+// once from two host threads (concurrent, the default), or one after the other
+// (sequential: the parts' OpenMP regions do not compete for the cores).
+bool split_concurrent() {
+  const char* e = std::getenv("NUMPIPE_INTEGRATE_SPLIT");
+  if (!e || !*e || std::strcmp(e, "concurrent") == 0) return true;
+  if (std::strcmp(e, "sequential") == 0) return false;
+  fail_input(std::string("NUMPIPE_INTEGRATE_SPLIT must be 'concurrent' or 'sequential', not '") + e + "'");
+}
+
 }  // namespace
 
 Result solve_cuda(const Problem& pb, const std::vector<int>& devices) {
   if (devices.empty()) fail_input("integrate: no CUDA device given");
-  if (table_plan_applies(pb)) return solve_table(pb, devices);
-  return solve_columns(pb, devices);
+  const bool concurrent = split_concurrent();
+  return solve_split(
+      pb,
+      [&](const Problem& sub, const RowSink* sink) {
+        return table_plan_applies(sub) ? solve_table(sub, devices, sink) : solve_columns(sub, devices, sink);
+      },
+      [&](const Problem& sub, const RowSink* sink) { return solve_products(sub, devices, sink); }, concurrent);
 }
 }  // namespace numpipe::integrate

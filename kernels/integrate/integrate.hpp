@@ -12,6 +12,8 @@
 // calling Inner afresh for every Middle stage (tests check this).
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -20,13 +22,37 @@
 
 #include "common/profile.hpp"
 #include "model.hpp"
+#include "products.hpp"
 
 namespace numpipe::integrate {
 
 struct Policy {
   double g = 10, r = 65, x = 35;  // guarantee years, retirement age, age now
   int h1 = 10, h2 = 2, h3 = 10;   // steps per year: outer, middle, inner
+  int product = kSpousePension;   // ProductKind (products.hpp)
+  int insured = 0, spouse = 1;    // mortality laws (Problem::laws) of the insured and the spouse
+  double term = kMaxAge;          // years from now to the product's term (cut at 120 - x)
+  double deferment = 0;           // life annuity: years until its payments start
+  double premium_term = -1;       // years of premium payments; < 0: the product's default (premium_term_of)
+  double benefit = 1;             // the pension or annuity rate per year, or the sum insured
+  double premium = 0;             // the level premium per year (with equivalence: solved for)
+  bool equivalence = false;       // solve for the premium that makes the reserve at inception zero
 };
+
+// The premium term (years from now): as given, or by default until retirement
+// (spouse pension; 0 past it), until the annuity starts (life annuity; 0: a single
+// premium), else the term.
+NUMPIPE_HD_INLINE double premium_term_of(const Policy& p) {
+  if (p.premium_term >= 0) return p.premium_term;
+  if (p.product == kSpousePension) return p.r - p.x > 0 ? p.r - p.x : 0.0;
+  if (p.product == kLifeAnnuity) return p.deferment;
+  return p.term;
+}
+// Whether a policy is a spouse pension with the default payments (no premium, unit
+// benefit): the spec's arithmetic, bit for bit.
+NUMPIPE_HD_INLINE bool plain_spouse_pension(const Policy& p) {
+  return p.product == kSpousePension && p.premium == 0 && !p.equivalence && p.benefit == 1;
+}
 
 // Yield curve points (maturity in years, zero rate as a fraction); empty: constant rate.
 struct Curve {
@@ -34,11 +60,43 @@ struct Curve {
   bool empty() const { return maturity.empty(); }
 };
 
+// A life's mortality (model.hpp, MortalityView): a Gompertz-Makeham law, or a table
+// of q_x (one-year death probabilities) or mu_x (forces) by whole age, the force
+// constant within each year of age: mu = -ln(1 - q_x) on [x, x + 1).
+struct MortalityLaw {
+  std::string name;             // "insured", "spouse", or the user's name for it
+  bool table = false;
+  double A = 0.0005, B = 5.728 - 10.0, C = 0.038;  // Gompertz-Makeham
+  std::vector<double> ages, values;  // table, as given: whole consecutive ages, q_x or mu_x
+  bool q = true;                     // table values are q_x (else mu_x)
+  std::string source;                // where the table came from (a file's name)
+  std::vector<double> force;         // table: the force per year of age from ages[0] (made by validate)
+  MortalityView view() const;        // host pointers (force)
+};
+MortalityLaw gompertz_makeham(const std::string& name, double A, double B, double C);
+// The default laws: 0 "insured" (Danish women), 1 "spouse" (Danish men).
+std::vector<MortalityLaw> default_laws();
+
+// The spouse assumptions (model.hpp, SpouseView): marriage probability by age (the
+// spec's parabola, or a table), the spouse's age given the insured's (normal with
+// a mean difference and a spread, or a table of the density of the difference).
+struct SpouseBasis {
+  bool marriage_table = false;
+  std::vector<double> marriage_age, marriage_prob;
+  bool age_table = false;
+  double mean = 0, sd = 3;                  // spouse's age minus the insured's: normal
+  std::vector<double> age_diff, age_density;  // ... or a table of its density
+  bool is_default() const { return !marriage_table && !age_table && mean == 0 && sd == 3; }
+  SpouseView view() const;                    // host pointers
+};
+
 struct Problem {
   std::vector<Policy> policies;
   double rate = kDefaultRate;  // the constant rate when there is no curve
   Curve curve;
   bool align_breaks = false;   // step boundaries at every break of the integrands
+  std::vector<MortalityLaw> laws = default_laws();
+  SpouseBasis spouse;
 };
 
 // Limits of the accepted input (exit 2 outside them, naming the value).
@@ -48,8 +106,15 @@ inline constexpr int kMaxCurvePoints = 1000;
 // Throws a bad-input error (exit 2) naming the first policy or value out of range:
 // x in [0, 119], g in [0, 120], r in [0, 120], steps in [1, 1000], a curve with
 // increasing finite maturities >= 0 and finite rates in (-1, 1).
-void validate(const Problem& problem);
+// Also checks the basis (and fills each table's forces): tables with whole
+// consecutive ages, 0 <= q_x <= 1 (q_x < 1 below 120) or finite mu_x >= 0, covering
+// the ages the integrals reach (the insured's from x, the spouse's from 1, up to 120);
+// the marriage and spouse-age tables; each policy's product, laws and payments.
+void validate(Problem& problem);
 void validate_curve(const Curve& curve);
+void validate_law(MortalityLaw& law);
+void validate_spouse(const SpouseBasis& spouse);
+void validate_policy_payments(const Problem& problem, std::size_t policy);
 // Reads a curve table: two numbers a line (maturity rate), '#' comments, blank lines.
 Curve parse_curve_text(const std::string& text, const std::string& label);
 
@@ -71,6 +136,82 @@ struct Grid {
 // given pension delay k (k matters only with align_breaks).
 Grid outer_grid(const Policy& p, bool align);
 Grid middle_grid(int h2, double k, bool align);
+// The outer grid of a spouse pension under the problem's basis: with --align-breaks
+// also at the premium term (a premium), at the insured's whole ages (a table's
+// life) and at the marriage table's ages (its kinks) instead of tau = 15.
+Grid outer_grid(const Problem& problem, const Policy& p);
+
+// The basis in the form the kernels use: one view per law, the spouse assumptions
+// (host pointers into the problem; the CUDA backend copies the arrays and points
+// into its own).
+struct BasisViews {
+  std::vector<MortalityView> laws;
+  SpouseView spouse;
+};
+BasisViews basis_views(const Problem& problem);
+// A single-life policy as its chain integrates it (products.hpp).
+ProductSpec product_spec(const Policy& p);
+// Every policy's (all single-life), by OpenMP's threads; steps: the RK4 steps of
+// their chains (three chains with an equivalence premium).
+std::vector<ProductSpec> product_specs(const Problem& problem, double& steps);
+
+// The spouse pension's outer recurrence for one policy from its Middle values at
+// the stage points t (steps h, whole years `year`): writes 121 years (NaN past
+// 120 - x) and returns the premium. A plain policy (plain_spouse_pension) runs the
+// spec's arithmetic; otherwise Thiele's equation with S = benefit x Middle and the
+// premium while alive before the premium term (solved for with equivalence, as
+// product_reserve does).
+NUMPIPE_HD_INLINE double spouse_outer(const Policy& p, const RateView& rv, const MortalityView& insured, bool align,
+                                      const double* t, const double* h, const int* year, std::int64_t npts,
+                                      const double* middle, double* out) {
+  for (int y = 0; y < kYears; ++y) out[y] = std::numeric_limits<double>::quiet_NaN();
+  // The insured's force at a stage point; with --align-breaks a table's one-sided
+  // value from the step's midpoint (its steps never cross a whole age).
+  auto mu = [&](double tt, double tmid) {
+    return align ? mortality_within(insured, p.x + tt, p.x + tmid) : mortality(insured, p.x + tt);
+  };
+  if (plain_spouse_pension(p)) {
+    double V = 0;
+    if (year[0] >= 0) out[year[0]] = V;
+    for (std::int64_t j = 0; 2 * j + 2 < npts; ++j) {
+      double t0 = t[2 * j], tm = t[2 * j + 1], t1 = t[2 * j + 2], hj = h[j];
+      double r0 = forward_rate(rv, t0), rm = forward_rate(rv, tm), r1 = forward_rate(rv, t1);
+      double m0 = mu(t0, tm), mm = mu(tm, tm), m1 = mu(t1, tm);
+      double k1 = hj * outer_derivative(r0, m0, middle[2 * j], V);
+      double k2 = hj * outer_derivative(rm, mm, middle[2 * j + 1], V + k1 / 2);
+      double k3 = hj * outer_derivative(rm, mm, middle[2 * j + 1], V + k2 / 2);
+      double k4 = hj * outer_derivative(r1, m1, middle[2 * j + 2], V + k3);
+      V = V + (k1 + 2 * (k2 + k3) + k4) * kSixth;
+      if (year[2 * j + 2] >= 0) out[year[2 * j + 2]] = V;
+    }
+    return 0.0;
+  }
+  const double tp = premium_term_of(p), B = p.benefit;
+  auto point = [&](double tt, double tmid, double M, double premium, bool benefits) {
+    ThielePoint q;
+    q.r = forward_rate(rv, tt);
+    q.mu = mu(tt, tmid);
+    q.S = benefits ? (B == 1.0 ? M : B * M) : 0.0;
+    q.c = premium != 0.0 && (align ? tmid : tt) < tp ? premium : 0.0;
+    return q;
+  };
+  auto chain = [&](double premium, bool benefits, bool write) {
+    double V = 0;
+    if (write && year[0] >= 0) out[year[0]] = V;
+    for (std::int64_t j = 0; 2 * j + 2 < npts; ++j) {
+      double tm = t[2 * j + 1];
+      V = thiele_step(V, h[j], point(t[2 * j], tm, middle[2 * j], premium, benefits),
+                      point(tm, tm, middle[2 * j + 1], premium, benefits),
+                      point(t[2 * j + 2], tm, middle[2 * j + 2], premium, benefits));
+      if (write && year[2 * j + 2] >= 0) out[year[2 * j + 2]] = V;
+    }
+    return V;
+  };
+  double premium = p.premium;
+  if (p.equivalence) premium = -chain(0.0, true, false) / chain(1.0, false, false);
+  chain(premium, true, true);
+  return premium;
+}
 
 struct Plan {
   std::size_t policies = 0;
@@ -84,7 +225,7 @@ struct Plan {
   std::vector<std::int32_t> request_column;
   // Columns: distinct (k, t if a curve, h2, h3) with their middle grid.
   std::vector<double> column_k, column_t;
-  std::vector<std::int32_t> column_h3, column_grid;
+  std::vector<std::int32_t> column_h3, column_grid, column_law;  // column_law: the spouse's law
   std::vector<std::int64_t> column_offset;  // into the inner values, size columns+1
   // Middle grids: points [grid_offset[g], grid_offset[g+1]), steps from (grid_offset[g] - g) / 2.
   std::vector<std::int64_t> grid_offset;
@@ -127,12 +268,40 @@ using ReserveArray = std::vector<double, NoInitAllocator<double>>;
 
 struct Result {
   ReserveArray reserve;         // [policies, 121]: year 0..120, NaN past 120 - x
+  std::vector<double> premium;  // per policy: the level premium (given or solved), when any policy has one
   PhaseLog log;                 // phase timings, bytes and flops
   double inner_steps = 0, inner_steps_unshared = 0;
   std::size_t columns = 0, requests = 0;
   bool table = false;              // the CUDA table plan: columns counts table rows
   std::size_t middle_values = 0;   // Middle values computed (table plan; else requests)
+  std::size_t products = 0;        // single-life policies (the others are spouse pensions)
+  double product_steps = 0;        // RK4 steps of their chains (equivalence: three chains)
 };
+
+// Where a part of a problem writes its rows and premiums: policy i of the part is
+// policy index[i] of the whole.
+struct RowSink {
+  double* rows = nullptr;            // the whole problem's reserve, kYears per policy
+  double* premium = nullptr;         // the whole problem's premiums
+  const std::int64_t* index = nullptr;
+  double* row(std::int64_t i) const { return rows + index[i] * kYears; }
+};
+// Solves a problem by two solvers: `spouse` for its spouse pensions, `products` for
+// its single-life products. A problem of one kind goes to its solver whole (sink
+// null: the solver returns the rows in Result::reserve); otherwise each solver gets
+// a problem of its policies alone and a sink into the whole result, and the phase
+// logs are joined.
+// concurrent: the two parts solved at once (two host threads: the CUDA backend,
+// whose parts wait for their devices).
+using PartSolver = std::function<Result(const Problem&, const RowSink*)>;
+Result solve_split(const Problem& problem, const PartSolver& spouse, const PartSolver& products,
+                   bool concurrent = false);
+// Asks Linux for huge pages on the 2 MiB-aligned interior of [p, p + bytes) (where
+// transparent huge pages are "madvise"): one fault per 2 MiB instead of 512.
+void advise_huge_pages(void* p, std::size_t bytes);
+// Writes every page of p[0, n) once from OpenMP's threads (huge pages asked for
+// first): a fresh result's page faults taken in parallel.
+void first_touch(double* p, std::size_t n);
 
 // Flops of one Inner RK4 step as counted for the rate reports (docs/integrate.md):
 // the fp64 instructions of the step loop in inner_kernel's SASS (sm_90, nvcc 13):
@@ -140,7 +309,9 @@ struct Result {
 inline constexpr double kFlopsPerInnerStep = 45 * 2 + 12 + 6;
 
 // The CPU backend (OpenMP; threads 0 = OpenMP's default). Same bits for any thread count.
-Result solve_cpu(const Problem& problem, int threads = 0);
+// progress(n): n more policies done; called from any thread (OpenMP workers).
+using ProgressFn = std::function<void(std::uint64_t)>;
+Result solve_cpu(const Problem& problem, int threads = 0, const ProgressFn& progress = {});
 // The naive nested scheme for one policy (no sharing, no plan): the reference the
 // tests hold the planned backends to, bit for bit.
 std::vector<double> reference_reserve(const Problem& problem, const Policy& policy);

@@ -1,8 +1,9 @@
 // integrate: the collective spouse pension reserve (GF820) by three nested RK4
 // integrations, as defined in spec/integrate.md (Actulus project, ITU 2013;
-// J. W. Nielsen's note on "820"). The formulas live here once, in NUMPIPE_HD
-// functions, so that the CPU backend (g++) and the CUDA backend (nvcc) compute
-// the same model from the same source.
+// J. W. Nielsen's note on "820"), and the single-life products by Thiele's
+// differential equation (products.hpp) on the same step grids. The formulas live
+// here once, in NUMPIPE_HD functions, so that the CPU backend (g++) and the CUDA
+// backend (nvcc) compute the same model from the same source.
 //
 //   muF(a) = 0.0005 + 10^(5.728 - 10 + 0.038 a)   insured woman (Gompertz-Makeham)
 //   muM(a) = 0.0005 + 10^(5.880 - 10 + 0.038 a)   spouse, a man
@@ -12,6 +13,11 @@
 //   Inner(eta, k, t): V(120 - eta) = 0, dV/ds = (r(t + s) + muM(eta + s)) V - [s >= k]
 //   Middle(tau, t):   V(120) = 0,       dV/deta = -gp(tau) h(eta, tau) Inner(eta, k(tau), t)
 //   Outer:            V(120 - x) = 0,   dV/dt = r(t) V - muF(x + t) (Middle(x + t, t) - V)
+//
+// These are the default basis. The user's basis replaces them (MortalityView,
+// SpouseView below): each life's mortality a Gompertz-Makeham law with other
+// constants or a table, the marriage probability a table by age, the spouse's age
+// a normal law with another mean difference and spread or a table.
 //
 // Every level steps backwards with classical RK4 (h = -1/steps). Where a span
 // is not a whole number of steps a first partial step covers the remainder;
@@ -77,6 +83,91 @@ NUMPIPE_HD_INLINE double forward_rate(const RateView& rv, double t) {
   int piece = 0;  // number of knots <= t
   while (piece < rv.n && rv.knots[piece] <= t) ++piece;
   return rv.alpha[piece] + rv.beta[piece] * t;
+}
+
+// ---- the basis: each life's mortality, the marriage probability, the spouse's age ----
+// A life's force of mortality: a Gompertz-Makeham law mu(a) = A + 10^(B + C a),
+// computed as A + exp((B + C a) ln 10) (the same value up to rounding, and exp is
+// cheaper than pow on GPUs), or a table of one force per whole year of age,
+// constant within the year: mu[i] on [age0 + i, age0 + i + 1). A table's first
+// row also serves ages below it and its last row ages past it (the input is
+// checked to cover the ages the integrals reach: the last row's year reaches 120).
+struct MortalityView {
+  int table = 0;          // 0: Gompertz-Makeham (A, B, C); 1: the table mu
+  int age0 = 0, ages = 0; // table: the age of row 0, the number of rows
+  double A = 0.0005, B = 5.728 - 10.0, C = 0.038;
+  const double* mu = nullptr;
+};
+// The default basis: Danish women (the insured) and men (the spouse).
+NUMPIPE_HD_INLINE MortalityView danish_women() { return MortalityView{}; }
+NUMPIPE_HD_INLINE MortalityView danish_men() {
+  MortalityView m;
+  m.B = 5.880 - 10.0;
+  return m;
+}
+
+NUMPIPE_HD_INLINE int mortality_row(const MortalityView& m, double age) {
+  double i = floor(age) - static_cast<double>(m.age0);
+  if (!(i > 0.0)) return 0;
+  return i >= static_cast<double>(m.ages - 1) ? m.ages - 1 : static_cast<int>(i);
+}
+NUMPIPE_HD_INLINE double mortality(const MortalityView& m, double age) {
+  if (!m.table) return m.A + exp((m.B + m.C * age) * kLn10);
+  return m.mu[mortality_row(m, age)];
+}
+// The force at `age` within one step of --align-breaks, whose steps never cross a
+// whole age of a table's life: a table's row is that of `inside`, a point strictly
+// inside the step (its midpoint), so that a step that starts or ends on a whole
+// age takes the force of the year it covers (the one-sided value).
+NUMPIPE_HD_INLINE double mortality_within(const MortalityView& m, double age, double inside) {
+  if (!m.table) return m.A + exp((m.B + m.C * age) * kLn10);
+  return m.mu[mortality_row(m, inside)];
+}
+
+// y at v on the piecewise linear function through (x[i], y[i]), i < n (x increasing);
+// `below` and `above` outside [x[0], x[n-1]].
+NUMPIPE_HD_INLINE double interpolate(const double* x, const double* y, int n, double v, double below, double above) {
+  if (!(v >= x[0])) return below;
+  if (v > x[n - 1]) return above;
+  int lo = 0, hi = n - 1;  // x[lo] <= v <= x[hi]
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    if (x[mid] <= v) lo = mid;
+    else hi = mid;
+  }
+  if (hi == lo) return y[lo];
+  return y[lo] + (y[hi] - y[lo]) * ((v - x[lo]) / (x[hi] - x[lo]));
+}
+
+// The spouse assumptions. Marriage: the spec's parabola, or a table (age,
+// probability) linearly interpolated, flat beyond its ends. The spouse's age eta
+// given the insured's tau: normal with mean tau + mean and standard deviation sd
+// (norm = 1 / (sqrt(2 pi) sd), inv2s2 = 1 / (2 sd^2); the default 0 and 3), or a
+// table of the density of eta - tau, linearly interpolated, 0 beyond its ends.
+// Either way 0 unless 0 < eta < 120.
+struct SpouseView {
+  int marriage_table = 0, marriage_points = 0;
+  int age_table = 0, age_points = 0;
+  const double* marriage_age = nullptr;
+  const double* marriage_prob = nullptr;
+  double mean = 0.0, norm = 0.13298076013381091, inv2s2 = 1.0 / 18.0;
+  const double* age_diff = nullptr;
+  const double* age_density = nullptr;
+};
+
+NUMPIPE_HD_INLINE double married_probability(const SpouseView& sv, double tau) {
+  if (!sv.marriage_table) return married_probability(tau);
+  return interpolate(sv.marriage_age, sv.marriage_prob, sv.marriage_points, tau, sv.marriage_prob[0],
+                     sv.marriage_prob[sv.marriage_points - 1]);
+}
+NUMPIPE_HD_INLINE double spouse_density(const SpouseView& sv, double eta, double tau) {
+  if (eta <= 0.0 || eta >= kMaxAge) return 0.0;
+  if (!sv.age_table) {
+    double d = tau - eta;
+    if (sv.mean != 0.0) d = d + sv.mean;  // (eta - (tau + mean))^2; the default adds nothing
+    return sv.norm * exp(-d * d * sv.inv2s2);
+  }
+  return interpolate(sv.age_diff, sv.age_density, sv.age_points, eta - tau, 0.0, 0.0);
 }
 
 // ---- step grids ------------------------------------------------------------------
@@ -181,8 +272,12 @@ inline constexpr double kSixth = 1.0 / 6.0;
 
 // ---- the inner level ---------------------------------------------------------------
 // dV/ds = c(s) V - p(s), with c = r(t + s) + muM(eta + s), p = pension indicator.
+NUMPIPE_HD_INLINE double inner_coefficient(const RateView& rv, const MortalityView& spouse, double eta, double t,
+                                           double s) {
+  return forward_rate(rv, t + s) + mortality(spouse, eta + s);
+}
 NUMPIPE_HD_INLINE double inner_coefficient(const RateView& rv, double eta, double t, double s) {
-  return forward_rate(rv, t + s) + mu_male(eta + s);
+  return inner_coefficient(rv, danish_men(), eta, t, s);
 }
 
 // One RK4 step of dV/ds = c V - p given c and p at the step's start, middle and end.
@@ -196,24 +291,30 @@ NUMPIPE_HD_INLINE double rk4_linear_step(double V, double h, double c0, double p
 }
 
 // Integrates one inner segment from V at seg.a down to seg.b. pension < 0: the
-// faithful indicator [s >= k] at every stage point; otherwise the constant 0 or 1
-// (--align-breaks: the segment lies wholly on one side of s = k).
-NUMPIPE_HD_INLINE double inner_segment(const RateView& rv, const Segment& seg, double V, double eta, double t,
-                                       double k, int pension) {
+// faithful indicator [s >= k] and the force of mortality at every stage point;
+// otherwise (--align-breaks) the segment lies wholly on one side of s = k (the
+// constant pension 0 or 1) and, for a table's life, within one year of age (the
+// force of that year, from the segment's midpoint).
+NUMPIPE_HD_INLINE double inner_segment(const RateView& rv, const MortalityView& spouse, const Segment& seg, double V,
+                                       double eta, double t, double k, int pension) {
   auto ind = [&](double s) { return pension < 0 ? (s >= k ? 1.0 : 0.0) : static_cast<double>(pension); };
+  const bool one_year = pension >= 0 && spouse.table;
+  const double mu_year = one_year ? mortality_within(spouse, 0.0, eta + (seg.a + seg.b) / 2) : 0.0;
+  auto coef = [&](double s) {
+    return one_year ? forward_rate(rv, t + s) + mu_year : inner_coefficient(rv, spouse, eta, t, s);
+  };
   // The end stage of each step is evaluated at the start of the next one (the
   // same point up to one rounding) and carried over: two new coefficient
   // evaluations per step.
   double s0 = seg.start(0);
-  double c0 = inner_coefficient(rv, eta, t, s0), p0 = ind(s0);
+  double c0 = coef(s0), p0 = ind(s0);
   if (seg.partial) {
     double sa = seg.a, sm = seg.a + seg.hp / 2;
-    V = rk4_linear_step(V, seg.hp, inner_coefficient(rv, eta, t, sa), ind(sa), inner_coefficient(rv, eta, t, sm),
-                        ind(sm), c0, p0);
+    V = rk4_linear_step(V, seg.hp, coef(sa), ind(sa), coef(sm), ind(sm), c0, p0);
   }
   for (int i = 0; i < seg.full; ++i) {
     double sm = s0 + seg.h / 2, s1 = seg.start(i + 1);
-    double cm = inner_coefficient(rv, eta, t, sm), c1 = inner_coefficient(rv, eta, t, s1);
+    double cm = coef(sm), c1 = coef(s1);
     double pm = ind(sm), p1 = ind(s1);
     V = rk4_linear_step(V, seg.h, c0, p0, cm, pm, c1, p1);
     s0 = s1;
@@ -223,37 +324,71 @@ NUMPIPE_HD_INLINE double inner_segment(const RateView& rv, const Segment& seg, d
   return V;
 }
 
+// Breaks closer than this (years) are one break: as the planned grids (plan.cpp).
+inline constexpr double kBreakTolerance = 1e-9;
+
+// --align-breaks: the inner level's segments from s = 120 - eta down to 0, in
+// order: boundaries at s = k (the pension starts) and, for a table's spouse, at
+// every whole age eta + s. f(segment, pension) for each (pension 0 below k, 1 above).
+template <class F>
+NUMPIPE_HD_INLINE void inner_aligned_segments(const MortalityView& spouse, double eta, double k, int steps, F&& f) {
+  double a = kMaxAge - eta;
+  if (k >= a) return;  // the pension never starts: V stays exactly 0
+  if (!spouse.table) {
+    if (k <= 0.0) {
+      f(make_segment(a, 0.0, steps), 1);
+      return;
+    }
+    f(make_segment(a, k, steps), 1);
+    f(make_segment(k, 0.0, steps), 0);
+    return;
+  }
+  double hi = a;
+  while (hi > kBreakTolerance) {
+    // The largest break below hi: the last whole age below eta + hi, or k.
+    double lo = ceil(eta + hi - kBreakTolerance) - 1.0 - eta;
+    if (!(lo > kBreakTolerance)) lo = 0.0;
+    if (k < hi - kBreakTolerance && k > lo + kBreakTolerance) lo = k;
+    f(make_segment(hi, lo, steps), lo >= k ? 1 : 0);
+    hi = lo;
+  }
+}
+
 // Inner(eta, k, t) with `steps` steps per year: the value at time t of a unit
 // pension, starting k years later, to a spouse aged eta.
-// align: a step boundary at s = k, each side with its own one-sided indicator.
-NUMPIPE_HD_INLINE double inner_value(const RateView& rv, double eta, double k, double t, int steps, bool align) {
+// align: step boundaries at s = k, each side with its own one-sided indicator
+// (and at the spouse's whole ages for a table's life).
+NUMPIPE_HD_INLINE double inner_value(const RateView& rv, const MortalityView& spouse, double eta, double k, double t,
+                                     int steps, bool align) {
   double a = kMaxAge - eta;
   if (a <= 0.0) return 0.0;
-  if (!align) return inner_segment(rv, make_segment(a, 0.0, steps), 0.0, eta, t, k, -1);
-  if (k >= a) return 0.0;  // the pension never starts: V stays exactly 0
-  if (k <= 0.0) return inner_segment(rv, make_segment(a, 0.0, steps), 0.0, eta, t, k, 1);
-  double V = inner_segment(rv, make_segment(a, k, steps), 0.0, eta, t, k, 1);
-  return inner_segment(rv, make_segment(k, 0.0, steps), V, eta, t, k, 0);
+  if (!align) return inner_segment(rv, spouse, make_segment(a, 0.0, steps), 0.0, eta, t, k, -1);
+  double V = 0.0;
+  inner_aligned_segments(spouse, eta, k, steps,
+                         [&](const Segment& seg, int pension) { V = inner_segment(rv, spouse, seg, V, eta, t, k, pension); });
+  return V;
+}
+NUMPIPE_HD_INLINE double inner_value(const RateView& rv, double eta, double k, double t, int steps, bool align) {
+  return inner_value(rv, danish_men(), eta, k, t, steps, align);
 }
 
 // Number of RK4 steps Inner takes (for the operation counts of profiles).
-NUMPIPE_HD_INLINE int inner_steps(double eta, double k, int steps, bool align) {
+NUMPIPE_HD_INLINE int inner_steps(const MortalityView& spouse, double eta, double k, int steps, bool align) {
   double a = kMaxAge - eta;
   if (a <= 0.0) return 0;
-  auto count = [&](double hi, double lo) {
-    Segment s = make_segment(hi, lo, steps);
-    return s.full + (s.partial ? 1 : 0);
-  };
-  if (!align) return count(a, 0.0);
-  if (k >= a) return 0;
-  if (k <= 0.0) return count(a, 0.0);
-  return count(a, k) + count(k, 0.0);
+  if (!align) return segment_steps(make_segment(a, 0.0, steps));
+  int n = 0;
+  inner_aligned_segments(spouse, eta, k, steps, [&](const Segment& seg, int) { n += segment_steps(seg); });
+  return n;
 }
 
 // ---- the middle level ----------------------------------------------------------------
 // The middle integrand without Inner: dV/deta = -gp(tau) h(eta, tau) Inner.
 NUMPIPE_HD_INLINE double middle_weight(double eta, double tau) {
   return -married_probability(tau) * spouse_density(eta, tau);
+}
+NUMPIPE_HD_INLINE double middle_weight(const SpouseView& sv, double eta, double tau) {
+  return -married_probability(sv, tau) * spouse_density(sv, eta, tau);
 }
 
 // The RK4 increment of one middle step (the integrand does not depend on V, so
@@ -266,6 +401,27 @@ NUMPIPE_HD_INLINE double middle_increment(double h, double f0, double fm, double
 // ---- the outer level -----------------------------------------------------------------
 NUMPIPE_HD_INLINE double outer_derivative(double rate, double muf, double middle, double V) {
   return rate * V - muf * (middle - V);
+}
+
+// Thiele's differential equation for the reserve V(t) of a life aged x + t
+// (e.g. Norberg, "Reserves in life and pension insurance", Scand. Actuarial J. 1991):
+//   dV/dt = r(t) V - mu(x + t) (S(t) - V) + c(t),
+// S the sum paid on death, c the payments while alive (level premium in, annuity
+// benefit out: c = P pi(t) - b(t)). The spouse pension's outer level is the case
+// S = Middle, c = 0 (outer_derivative, whose arithmetic it keeps).
+struct ThielePoint {
+  double r, mu, S, c;
+};
+NUMPIPE_HD_INLINE double thiele_derivative(const ThielePoint& p, double V) {
+  return outer_derivative(p.r, p.mu, p.S, V) + p.c;
+}
+NUMPIPE_HD_INLINE double thiele_step(double V, double h, const ThielePoint& p0, const ThielePoint& pm,
+                                     const ThielePoint& p1) {
+  double k1 = h * thiele_derivative(p0, V);
+  double k2 = h * thiele_derivative(pm, V + k1 / 2);
+  double k3 = h * thiele_derivative(pm, V + k2 / 2);
+  double k4 = h * thiele_derivative(p1, V + k3);
+  return V + (k1 + 2 * (k2 + k3) + k4) * kSixth;
 }
 
 }  // namespace numpipe::integrate

@@ -37,7 +37,7 @@ void validate_curve(const Curve& c) {
   }
 }
 
-void validate(const Problem& pb) {
+void validate(Problem& pb) {
   if (!std::isfinite(pb.rate) || pb.rate <= -1 || pb.rate >= 1) fail_input("rate must be a finite fraction in (-1, 1): " + num(pb.rate));
   if (!pb.curve.empty()) validate_curve(pb.curve);
   for (std::size_t i = 0; i < pb.policies.size(); ++i) {
@@ -50,6 +50,10 @@ void validate(const Problem& pb) {
       if (s < 1 || s > kMaxStepsPerYear)
         fail_input(at + "steps per year must be in [1, " + std::to_string(kMaxStepsPerYear) + "]: " + std::to_string(s));
   }
+  if (pb.laws.empty()) fail_input("no mortality laws");
+  for (MortalityLaw& m : pb.laws) validate_law(m);
+  validate_spouse(pb.spouse);
+  for (std::size_t i = 0; i < pb.policies.size(); ++i) validate_policy_payments(pb, i);
 }
 
 Curve parse_curve_text(const std::string& text, const std::string& label) {
@@ -156,6 +160,26 @@ Grid outer_grid(const Policy& p, bool align) {
   return grid_through(span, 0.0, breaks, p.h1, true);
 }
 
+Grid outer_grid(const Problem& pb, const Policy& p) {
+  if (!pb.align_breaks) return outer_grid(p, false);
+  const MortalityLaw& insured = pb.laws[static_cast<std::size_t>(p.insured)];
+  if (!insured.table && !pb.spouse.marriage_table && plain_spouse_pension(p)) return outer_grid(p, true);
+  double span = kMaxAge - p.x;
+  std::vector<double> breaks;
+  for (int y = 1; y < span; ++y) breaks.push_back(y);
+  breaks.push_back(p.r - p.x);
+  breaks.push_back(p.r + p.g - p.x);
+  if (pb.spouse.marriage_table) {
+    for (double a : pb.spouse.marriage_age) breaks.push_back(a - p.x);  // kinks of the interpolated gp
+  } else {
+    breaks.push_back(15.0 - p.x);
+  }
+  if (insured.table)  // the force is constant within each year of age: a break at each whole age
+    for (double a = std::ceil(p.x); a < kMaxAge; a += 1) breaks.push_back(a - p.x);
+  if (!plain_spouse_pension(p)) breaks.push_back(premium_term_of(p));
+  return grid_through(span, 0.0, breaks, p.h1, true);
+}
+
 Grid middle_grid(int h2, double k, bool align) {
   std::vector<double> breaks;
   if (align) breaks.push_back(kMaxAge - k);  // Inner switches on at eta = 120 - k
@@ -166,13 +190,17 @@ namespace {
 struct ColumnKey {
   std::uint64_t k, t;
   std::int32_t h2, h3;
-  bool operator==(const ColumnKey& o) const { return k == o.k && t == o.t && h2 == o.h2 && h3 == o.h3; }
+  std::int32_t law = 0;  // the spouse's mortality law
+  bool operator==(const ColumnKey& o) const {
+    return k == o.k && t == o.t && h2 == o.h2 && h3 == o.h3 && law == o.law;
+  }
 };
 struct ColumnKeyHash {
   std::size_t operator()(const ColumnKey& c) const {
     std::uint64_t h = c.k * 0x9E3779B97F4A7C15ull;
     h ^= c.t + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
     h ^= (static_cast<std::uint64_t>(c.h2) << 32 | static_cast<std::uint32_t>(c.h3)) + (h << 6) + (h >> 2);
+    h ^= static_cast<std::uint64_t>(c.law) + (h << 6) + (h >> 2);
     return static_cast<std::size_t>(h);
   }
 };
@@ -206,17 +234,18 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
   plan.request_tau.reserve(total);
   plan.request_column.reserve(total);
   bool have_last = false;
-  ColumnKey last_key{0, 0, 0, 0};
+  ColumnKey last_key{0, 0, 0, 0, 0};
   std::int32_t last_col = -1;
   for (std::size_t ip = first; ip < last; ++ip) {
     const Policy& p = pb.policies[ip];
     Grid aligned;
     const Grid* ogp;
+    if (p.product != kSpousePension) fail_internal("integrate: the spouse pension's plan got another product");
     if (pb.align_breaks) {
-      aligned = outer_grid(p, true);
+      aligned = outer_grid(pb, p);
       ogp = &aligned;
     } else {
-      ColumnKey okey{bits(p.x), 0, p.h1, 0};
+      ColumnKey okey{bits(p.x), 0, p.h1, 0, 0};
       auto it = outer_cache.find(okey);
       if (it == outer_cache.end()) it = outer_cache.emplace(okey, outer_grid(p, false)).first;
       ogp = &it->second;
@@ -229,7 +258,7 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
     for (double t : og.pts) {
       double tau = p.x + t;
       double k = pension_delay(tau, p.g, p.r);
-      ColumnKey key{bits(k), curve ? bits(t) : 0, p.h2, p.h3};
+      ColumnKey key{bits(k), curve ? bits(t) : 0, p.h2, p.h3, p.spouse};
       std::int32_t col;
       if (have_last && key == last_key) {  // k is constant before r and after r + g
         col = last_col;
@@ -238,7 +267,7 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
         if (it == columns.end()) {
           col = static_cast<std::int32_t>(plan.column_k.size());
           columns.emplace(key, col);
-          ColumnKey gkey{pb.align_breaks ? bits(k) : 0, 0, p.h2, 0};
+          ColumnKey gkey{pb.align_breaks ? bits(k) : 0, 0, p.h2, 0, 0};
           auto gi = grids.find(gkey);
           std::int32_t grid;
           if (gi == grids.end()) {
@@ -255,6 +284,7 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
           plan.column_t.push_back(curve ? t : 0.0);
           plan.column_h3.push_back(p.h3);
           plan.column_grid.push_back(grid);
+          plan.column_law.push_back(p.spouse);
           std::int64_t n = plan.grid_offset[grid + 1] - plan.grid_offset[grid];
           plan.column_offset.push_back(plan.column_offset.back() + n);
         } else {
@@ -274,16 +304,17 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
   std::unordered_map<ColumnKey, double, ColumnKeyHash> faithful_counts;
   for (std::size_t c = 0; c < plan.columns(); ++c) {
     std::int32_t g = plan.column_grid[c];
+    const MortalityView spouse = pb.laws[static_cast<std::size_t>(plan.column_law[c])].view();
     auto count = [&] {
       double n = 0;
       for (std::int64_t e = plan.grid_offset[g]; e < plan.grid_offset[g + 1]; ++e)
-        n += inner_steps(plan.grid_eta[e], plan.column_k[c], plan.column_h3[c], plan.align);
+        n += inner_steps(spouse, plan.grid_eta[e], plan.column_k[c], plan.column_h3[c], plan.align);
       return n;
     };
     if (plan.align) {
       col_steps[c] = count();
     } else {
-      ColumnKey key{0, 0, g, plan.column_h3[c]};
+      ColumnKey key{0, 0, g, plan.column_h3[c], 0};
       auto it = faithful_counts.find(key);
       if (it == faithful_counts.end()) it = faithful_counts.emplace(key, count()).first;
       col_steps[c] = it->second;

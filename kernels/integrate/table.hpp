@@ -76,7 +76,12 @@ struct TableFamily {
 // else 0; the value is middle[off + j] with off of that family.
 struct TablePolicy {
   std::int64_t offG = 0, offS = 0, offZ = 0;
-  std::int32_t cls = 0, jG = 0, jS = 0, pad = 0;
+  std::int32_t cls = 0, jG = 0, jS = 0;
+  // 0: a plain spouse pension (the spec's chain, table_outer); 1: Thiele's chain
+  // with the payments below (table_outer_general).
+  std::int32_t general = 0;
+  double benefit = 1, premium = 0, premium_end = 0;
+  std::int32_t equivalence = 0, pad = 0;
 };
 
 // A (h2, h3) type: its middle grid and its table rows.
@@ -92,7 +97,7 @@ struct TableType {
 
 // The device reads these as uploaded from the host: one layout for both compilers.
 static_assert(sizeof(Segment) == 40 && sizeof(TableRow) == 72 && sizeof(TableClass) == 80 &&
-                  sizeof(TableFamily) == 32 && sizeof(TablePolicy) == 40 && sizeof(TableType) == 80,
+                  sizeof(TableFamily) == 32 && sizeof(TablePolicy) == 72 && sizeof(TableType) == 80,
               "table plan structs: unexpected layout");
 
 struct TablePlan {
@@ -115,9 +120,11 @@ struct TablePlan {
   double requests = 0;                           // Middle values the policies read (outer stage points)
   std::int32_t max_tail_points = 0, max_tail_states = 0;  // per row, for the table kernel's shared memory
   std::int32_t max_rows = 0;                     // rows of the largest type (the middle kernel's weights)
+  std::int64_t general_profiles = 0;             // profiles with payments (table_outer_general)
 };
 
-// Whether the table plan applies: constant rate, the faithful scheme, and a table
+// Whether the table plan applies: spouse pensions only, all with one insured's and
+// one spouse's mortality law, constant rate, the faithful scheme, and a table
 // of moderate size: g h3 <= kTableMaxCut for every policy (about 2 g h3 cuts per
 // row and (g h3)^2 tail steps) ...
 inline constexpr double kTableMaxCut = 600;
@@ -181,19 +188,20 @@ struct TableWork {
   }
 };
 
-// Asks Linux for huge pages on the 2 MiB-aligned interior of [p, p + bytes) (where
-// transparent huge pages are "madvise"): one fault per 2 MiB instead of 512.
-void advise_huge_pages(void* p, std::size_t bytes);
-// Writes every page of p[0, n) once from OpenMP's threads (huge pages asked for
-// first): a fresh result's page faults taken in parallel while the devices work.
-void first_touch(double* p, std::size_t n);
 // fn(i) for i in [0, n) on OpenMP's threads, one item at a time (dynamic schedule);
 // fn must not throw (the CUDA backend's pinning of the result in pieces).
 void parallel_items(std::int64_t n, void (*fn)(std::int64_t, void*), void* arg);
 // The result of n policies from their profiles' rows: row i of out = row
 // profile_of[i] of rows (kYears doubles each), copied bit for bit by OpenMP's
-// threads (streaming stores for a large result: it is not read again here).
+// threads (streaming stores for a large result: it is not read again here). With
+// a sink: into the sink's rows (row index[i] of the whole result), with premiums
+// from the profiles' (prem).
 void expand_rows(double* out, const double* rows, const std::int32_t* profile_of, std::int64_t n);
+void expand_rows(const RowSink& sink, const double* rows, const double* prem, const std::int32_t* profile_of,
+                 std::int64_t n);
+// Rows 0..n-1 (and premiums, where prem and sink.premium are given) into the sink;
+// a sink without an index takes them in order. OpenMP's threads.
+void scatter_rows(const RowSink& sink, const double* rows, const double* prem, std::int64_t n);
 
 // Inner(eta, k) of a row from the table, by counting its stage points >= k.
 NUMPIPE_HD_INLINE double table_inner(const TableRow& r, const double* table, double k) {
@@ -317,6 +325,40 @@ NUMPIPE_HD_INLINE OuterIn outer_in(const TablePolicy& p, const double* rate, con
                  middle[table_middle_index(p, j1)], year[j1]};
 }
 
+// Thiele's chain of a profile with payments (general): S = benefit x Middle, the
+// premium while alive before premium_end (faithful: at the stage points), solved
+// for with equivalence as spouse_outer does. Returns the premium.
+NUMPIPE_HD_INLINE double table_outer_general(const Segment& seg, const TablePolicy& p, const double* rate,
+                                             const double* muf, const int* year, const double* middle, double* out) {
+  for (int y = 0; y < kYears; ++y) out[y] = std::numeric_limits<double>::quiet_NaN();
+  const int steps = segment_steps(seg);
+  auto point = [&](int j, double premium, bool benefits) {
+    ThielePoint q;
+    q.r = rate[j];
+    q.mu = muf[j];
+    const double M = middle[table_middle_index(p, j)];
+    q.S = benefits ? (p.benefit == 1.0 ? M : p.benefit * M) : 0.0;
+    q.c = premium != 0.0 && segment_point(seg, j) < p.premium_end ? premium : 0.0;
+    return q;
+  };
+  auto chain = [&](double premium, bool benefits, bool write) {
+    double V = 0;
+    if (write && year[0] >= 0) out[year[0]] = V;
+    ThielePoint a = point(0, premium, benefits);
+    for (int q = 0; q < steps; ++q) {
+      const ThielePoint b = point(2 * q + 1, premium, benefits), c = point(2 * q + 2, premium, benefits);
+      V = thiele_step(V, segment_step_size(seg, q), a, b, c);
+      if (write && year[2 * q + 2] >= 0) out[year[2 * q + 2]] = V;
+      a = c;
+    }
+    return V;
+  };
+  double premium = p.premium;
+  if (p.equivalence) premium = -chain(0.0, true, false) / chain(1.0, false, false);
+  chain(premium, true, true);
+  return premium;
+}
+
 // The outer recurrence of one policy: rate, muf and year at its class's points
 // (r(t), muF(x + t), whole year or -1), Middle values looked up by family; writes
 // 121 years (NaN where none).
@@ -344,6 +386,9 @@ NUMPIPE_HD_INLINE void table_outer(const Segment& seg, const TablePolicy& p, con
 // One table row (all its depths) computed serially (host): the reference for the
 // CUDA table kernel, which runs the same steps with the trajectory in one thread
 // and the tails spread over the block.
-void table_row_host(const RateView& rv, const TableRow& r, double* table);
+void table_row_host(const RateView& rv, const MortalityView& spouse, const TableRow& r, double* table);
+inline void table_row_host(const RateView& rv, const TableRow& r, double* table) {
+  table_row_host(rv, danish_men(), r, table);
+}
 
 }  // namespace numpipe::integrate

@@ -94,17 +94,27 @@ bool table_plan_applies(const Problem& pb) {
   if (!pb.curve.empty() || pb.align_breaks) return false;
   // kmax <= max g (up to one rounding of r + g - tau): keep the table's cuts per row,
   // about 2 kmax h3, and its tail steps, about (kmax h3)^2, bounded.
-  for (const Policy& p : pb.policies)
-    if (p.g * p.h3 > kTableMaxCut - 1 || p.h2 > kTableMaxH2) return false;
-  return true;
+  // One law per life for the whole batch (the table's rows and the class points'
+  // muF). A pass over every policy, by OpenMP's threads for a large batch.
+  const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
+  if (n == 0) return true;
+  const int insured = pb.policies.front().insured, spouse = pb.policies.front().spouse;
+  std::int64_t misfits = 0;
+#pragma omp parallel for schedule(static) reduction(+ : misfits) if (n > 20000)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const Policy& p = pb.policies[static_cast<std::size_t>(i)];
+    misfits += p.g * p.h3 > kTableMaxCut - 1 || p.h2 > kTableMaxH2 || p.product != kSpousePension ||
+               p.insured != insured || p.spouse != spouse;
+  }
+  return misfits == 0;
 }
 
-void table_row_host(const RateView& rv, const TableRow& r, double* table) {
+void table_row_host(const RateView& rv, const MortalityView& spouse, const TableRow& r, double* table) {
   if (r.points == 0) {
     table[r.base] = 0.0;
     return;
   }
-  auto coef = [&](int l) { return inner_coefficient(rv, r.eta, 0.0, segment_point(r.seg, l)); };
+  auto coef = [&](int l) { return inner_coefficient(rv, spouse, r.eta, 0.0, segment_point(r.seg, l)); };
   int steps = segment_steps(r.seg);
   int q_lo = table_tail_start(r.n_lo);
   std::vector<double> U(static_cast<std::size_t>(steps - q_lo + 1));
@@ -226,7 +236,54 @@ void expand_rows(double* out, const double* rows, const std::int32_t* profile_of
   }
 }
 
+void expand_rows(const RowSink& sink, const double* rows, const double* prem, const std::int32_t* profile_of,
+                 std::int64_t n) {
+#pragma omp parallel for schedule(static) if (n * kYears >= (std::int64_t{1} << 16))
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::memcpy(sink.row(i), rows + static_cast<std::int64_t>(profile_of[i]) * kYears, sizeof(double) * kYears);
+    sink.premium[sink.index[i]] = prem ? prem[profile_of[i]] : 0.0;
+  }
+}
+
+// The profile key of a policy: (x, g, r, steps), and with W = 8 its payments
+// (benefit, premium, premium term, equivalence) too.
+template <int W>
+typename FlatIds<W>::Key profile_key(const Policy& p) {
+  std::uint64_t steps = static_cast<std::uint64_t>(p.h1) << 42 | static_cast<std::uint64_t>(p.h2) << 21 |
+                        static_cast<std::uint64_t>(p.h3);
+  if constexpr (W == 4) {
+    return {key_bits(p.x), key_bits(p.g), key_bits(p.r), steps};
+  } else {
+    return {key_bits(p.x),       key_bits(p.g),       key_bits(p.r),
+            steps,               key_bits(p.benefit), key_bits(p.premium),
+            key_bits(premium_term_of(p)), static_cast<std::uint64_t>(p.equivalence)};
+  }
+}
+
+template <int W>
+void plan_table_families_keyed(const Problem& pb, TablePlan& tp);
+
+void scatter_rows(const RowSink& sink, const double* rows, const double* prem, std::int64_t n) {
+#pragma omp parallel for schedule(static) if (n * kYears >= (std::int64_t{1} << 16))
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t to = sink.index ? sink.index[i] : i;
+    std::memcpy(sink.rows + to * kYears, rows + i * kYears, sizeof(double) * kYears);
+    if (prem && sink.premium) sink.premium[to] = prem[i];
+  }
+}
+
 void plan_table_families(const Problem& pb, TablePlan& tp) {
+  // The payments enter the profiles' keys only where some policy has any.
+  const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
+  std::int64_t general = 0;
+#pragma omp parallel for schedule(static) reduction(+ : general) if (n > 20000)
+  for (std::int64_t i = 0; i < n; ++i) general += !plain_spouse_pension(pb.policies[static_cast<std::size_t>(i)]);
+  if (general > 0) plan_table_families_keyed<8>(pb, tp);
+  else plan_table_families_keyed<4>(pb, tp);
+}
+
+template <int W>
+void plan_table_families_keyed(const Problem& pb, TablePlan& tp) {
   const std::size_t np = pb.policies.size();
   const std::int64_t nps = static_cast<std::int64_t>(np);
   auto type_of = [&](const Policy& p) {
@@ -235,20 +292,17 @@ void plan_table_families(const Problem& pb, TablePlan& tp) {
     return t;
   };
 
-  // Profiles: distinct (x, g, r, steps); a portfolio repeats them. The policies
-  // are spread over 64 buckets by hash and each bucket's distinct keys found by one
-  // thread in policy order, so that each profile is known by its first policy and
-  // the plan does not depend on the thread count.
-  using Key = FlatIds<4>::Key;
+  // Profiles: distinct (x, g, r, steps[, payments]); a portfolio repeats them. The
+  // policies are spread over 64 buckets by hash and each bucket's distinct keys
+  // found by one thread in policy order, so that each profile is known by its
+  // first policy and the plan does not depend on the thread count.
+  using Key = typename FlatIds<W>::Key;
   std::vector<Key> keys(np);
   std::vector<std::uint8_t> bucket(np);
 #pragma omp parallel for schedule(static) if (np > 20000)
   for (std::int64_t i = 0; i < nps; ++i) {
-    const Policy& p = pb.policies[i];
-    std::uint64_t steps = static_cast<std::uint64_t>(p.h1) << 42 | static_cast<std::uint64_t>(p.h2) << 21 |
-                          static_cast<std::uint64_t>(p.h3);
-    keys[i] = {key_bits(p.x), key_bits(p.g), key_bits(p.r), steps};
-    bucket[i] = static_cast<std::uint8_t>(FlatIds<4>::hash(keys[i]) >> 58);
+    keys[i] = profile_key<W>(pb.policies[i]);
+    bucket[i] = static_cast<std::uint8_t>(FlatIds<W>::hash(keys[i]) >> 58);
   }
   constexpr int kBuckets = 64;
   std::vector<std::int64_t> bstart(kBuckets + 1, 0);
@@ -264,7 +318,7 @@ void plan_table_families(const Problem& pb, TablePlan& tp) {
   std::vector<std::vector<double>> counts(kBuckets);        // per bucket: policies of each id
 #pragma omp parallel for schedule(dynamic, 1) if (np > 20000)
   for (int b = 0; b < kBuckets; ++b) {
-    FlatIds<4> ids(static_cast<std::size_t>(bstart[b + 1] - bstart[b]));
+    FlatIds<W> ids(static_cast<std::size_t>(bstart[b + 1] - bstart[b]));
     for (std::int64_t q = bstart[b]; q < bstart[b + 1]; ++q) {
       std::int32_t i = by_bucket[q];
       std::int32_t id = ids.id(keys[i]);
@@ -372,6 +426,13 @@ void plan_table_families(const Problem& pb, TablePlan& tp) {
       const Policy& p = pb.policies[first_policy[q]];
       TablePolicy& tpp = tp.profiles[q];
       tpp.cls = cls;
+      if (!plain_spouse_pension(p)) {
+        tpp.general = 1;
+        tpp.benefit = p.benefit;
+        tpp.premium = p.premium;
+        tpp.premium_end = premium_term_of(p);
+        tpp.equivalence = p.equivalence ? 1 : 0;
+      }
       if (p.g == 0) {  // k = 0 everywhere (pension_delay returns g = 0 or 0)
         tpp.jG = tpp.jS = c.points;
       } else {
@@ -416,6 +477,7 @@ void plan_table_families(const Problem& pb, TablePlan& tp) {
     if (fams[q].S >= 0) tpp.offS = f[fams[q].S].base - f[fams[q].S].j0;
     if (fams[q].Z >= 0) tpp.offZ = f[fams[q].Z].base;
     const double steps = segment_steps(c.seg);
+    tp.general_profiles += tpp.general;
     tp.outer_steps += multiplicity[q] * steps;
     tp.profile_steps += steps;
     tp.requests += multiplicity[q] * c.points;

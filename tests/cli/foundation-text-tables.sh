@@ -17,9 +17,10 @@ printf 'g,r,x\r\n10,65,35\r\n' > crlf.csv
 gen-input integrate --from-text crlf.csv -o c.nps
 # A header is the first row only, with one name per column; anything else is bad input.
 printf '10,65,35\ng,r,x\n' > late.csv
-expect_exit 2 "late.csv:2: not a number: 'g'" -- gen-input integrate --from-text late.csv
+expect_exit 2 "late.csv:2:" -- gen-input integrate --from-text late.csv
+grep -q "'g'" "$WORK/.stderr" || fail "the message does not name the field: $(cat "$WORK/.stderr")"
 printf 'g,r\n10,65,35\n' > short.csv
-expect_exit 2 "short.csv:1: want three numbers (g r x)" -- gen-input integrate --from-text short.csv
+expect_exit 2 "short.csv:2: expected 2 fields, got 3" -- gen-input integrate --from-text short.csv
 printf 'maturity,rate\n1,0.02\n10,0.03\n' > curve.csv
 gen-input integrate --curve curve.csv -o d.nps
 # The shipped portfolio and curve, as docs/integrate.md uses them.

@@ -191,7 +191,7 @@ TEST_CASE("integrate: a flat one-point curve gives the constant-rate bits; the f
 }
 
 TEST_CASE("integrate: validation names the bad value (exit 2)") {
-  auto code_of = [](const ig::Problem& pb) {
+  auto code_of = [](ig::Problem pb) {
     try {
       ig::validate(pb);
     } catch (const numpipe::Error& e) {

@@ -164,3 +164,131 @@ TEST_CASE("integrate gpu: a bad NUMPIPE_INTEGRATE_RESULT is a bad-input error") 
   ResultPath rp("sideways");
   CHECK_THROWS_WITH(ig::solve_cuda(pb, {0}), doctest::Contains("NUMPIPE_INTEGRATE_RESULT"));
 }
+
+namespace {
+
+// The largest |a - b| / max(|b|, s / 10), s the largest |b| of b's row (121 years):
+// a reserve that is zero up to rounding (at inception under the equivalence
+// premium) is compared at its row's scale, where a relative difference means
+// nothing. NaN must stand in both places, else 1.
+template <class A, class B>
+double max_rel_row(const A& a, const B& b) {
+  double m = 0;
+  for (std::size_t r = 0; r * ig::kYears < b.size(); ++r) {
+    double scale = 0;
+    for (int y = 0; y < ig::kYears; ++y)
+      if (!std::isnan(b[r * ig::kYears + y])) scale = std::max(scale, std::fabs(b[r * ig::kYears + y]));
+    for (int y = 0; y < ig::kYears; ++y) {
+      const std::size_t i = r * ig::kYears + y;
+      if (std::isnan(a[i]) || std::isnan(b[i])) {
+        if (std::isnan(a[i]) != std::isnan(b[i])) return 1;
+        continue;
+      }
+      const double d = std::fabs(a[i] - b[i]);
+      if (d > 0) m = std::max(m, d / std::max(std::fabs(b[i]), scale / 10));
+    }
+  }
+  return m;
+}
+
+// A basis of tables (q_x for both lives), a marriage table and a younger, more
+// spread spouse.
+void table_basis(ig::Problem& pb) {
+  for (int life = 0; life < 2; ++life) {
+    ig::MortalityLaw m;
+    m.name = life ? "spouse" : "insured";
+    m.table = true;
+    for (int a = 0; a <= 120; ++a) {
+      m.ages.push_back(a);
+      m.values.push_back(std::min(0.9, 0.0005 + std::pow(10.0, (life ? -4.1 : -4.3) + 0.039 * (a + 0.5))));
+    }
+    pb.laws[static_cast<std::size_t>(life)] = m;
+  }
+  pb.spouse.marriage_table = true;
+  pb.spouse.marriage_age = {18, 30, 60, 90};
+  pb.spouse.marriage_prob = {0.1, 0.6, 0.7, 0.3};
+  pb.spouse.mean = -2.5;
+  pb.spouse.sd = 4;
+}
+
+// A mixed portfolio: every product, premiums given and solved for.
+ig::Problem mixed(int n, int h1, unsigned seed) {
+  ig::Problem pb = portfolio(n, h1, 2, 2, seed);
+  std::mt19937_64 rng(seed + 1);
+  for (std::size_t i = 0; i < pb.policies.size(); ++i) {
+    ig::Policy& p = pb.policies[i];
+    p.product = static_cast<int>(i % ig::kProductKinds);
+    p.term = p.product == ig::kLifeAnnuity ? 120 : 5 + static_cast<double>(rng() % 26) + 0.25 * (i % 3);
+    p.deferment = p.product == ig::kLifeAnnuity ? (p.x < p.r ? p.r - p.x : 2.5) : 0;
+    p.equivalence = i % 2 == 0 && ig::premium_term_of(p) > 0;
+    p.premium = i % 2 ? 0.01 * static_cast<double>(i % 7) : 0;
+    p.benefit = 1 + static_cast<double>(i % 3);
+  }
+  return pb;
+}
+
+}  // namespace
+
+TEST_CASE("integrate gpu: the user's basis and spouse pensions with payments, both plans, against the CPU") {
+  ig::Problem pb = portfolio(40, 2, 2, 3, 11);
+  table_basis(pb);
+  // Every third policy solves for its premium (where there are premiums: before retirement).
+  for (std::size_t i = 0; i < pb.policies.size(); i += 3)
+    pb.policies[i].equivalence = ig::premium_term_of(pb.policies[i]) > 0;
+  for (std::size_t i = 1; i < pb.policies.size(); i += 3) pb.policies[i].premium = 0.02;
+  pb.policies[2].benefit = 3;
+  ig::validate(pb);
+  for (bool align : {false, true}) {
+    pb.align_breaks = align;
+    CHECK(ig::table_plan_applies(pb) == !align);
+    auto cpu = ig::solve_cpu(pb);
+    auto gpu = ig::solve_cuda(pb, {0});
+    CAPTURE(align);
+    CHECK(gpu.table == !align);
+    CHECK(max_rel_row(gpu.reserve, cpu.reserve) < 1e-13);
+    REQUIRE(gpu.premium.size() == pb.policies.size());
+    CHECK(max_rel(gpu.premium, cpu.premium) < 1e-13);
+    CHECK(same_bits(ig::solve_cuda(pb, {0}).reserve, gpu.reserve));
+    CHECK(same_bits(ig::solve_cuda(pb, {0, 0}).reserve, gpu.reserve));
+    for (std::size_t i = 0; i < pb.policies.size(); i += 3)
+      if (pb.policies[i].equivalence) CHECK(std::fabs(gpu.reserve[i * ig::kYears]) < 1e-13);
+  }
+}
+
+TEST_CASE("integrate gpu: mixed products and bases in one batch against the CPU, same bits over device slots") {
+  for (bool align : {false, true}) {
+    ig::Problem pb = mixed(200, 4, 5);
+    pb.align_breaks = align;
+    // A second law for some insureds: a table (the products' one-thread chains read it).
+    ig::Problem t;
+    table_basis(t);
+    pb.laws.push_back(t.laws[0]);
+    for (std::size_t i = 0; i < pb.policies.size(); i += 4)
+      if (pb.policies[i].product != ig::kSpousePension) pb.policies[i].insured = 2;
+    ig::validate(pb);
+    auto cpu = ig::solve_cpu(pb);
+    auto gpu = ig::solve_cuda(pb, {0});
+    CAPTURE(align);
+    CHECK(gpu.products == cpu.products);
+    CHECK(max_rel_row(gpu.reserve, cpu.reserve) < 1e-13);
+    CHECK(max_rel(gpu.premium, cpu.premium) < 1e-13);
+    CHECK(same_bits(ig::solve_cuda(pb, {0}).reserve, gpu.reserve));
+    for (const auto& list : device_lists()) {
+      auto r = ig::solve_cuda(pb, list);
+      CHECK_MESSAGE(same_bits(r.reserve, gpu.reserve), "--devices " << list_name(list));
+      CHECK_MESSAGE(same_bits(r.premium, gpu.premium), "--devices " << list_name(list));
+    }
+    for (std::size_t i = 0; i < pb.policies.size(); ++i)
+      if (pb.policies[i].equivalence) CHECK(std::fabs(gpu.reserve[i * ig::kYears]) < 1e-12);
+    // Products only, and a curve (the products' chains read its forward rate).
+    ig::Problem only = pb;
+    only.policies.clear();
+    for (const auto& p : pb.policies)
+      if (p.product != ig::kSpousePension) only.policies.push_back(p);
+    only.curve.maturity = {0, 10, 30};
+    only.curve.rate = {0.02, 0.03, 0.035};
+    auto oc = ig::solve_cpu(only), og = ig::solve_cuda(only, {0});
+    CHECK(max_rel_row(og.reserve, oc.reserve) < 1e-13);
+    CHECK(same_bits(ig::solve_cuda(only, {0, 0}).reserve, og.reserve));
+  }
+}

@@ -25,12 +25,16 @@ namespace {
 // The whole table plan on the CPU, as the CUDA kernels run it. lane_order: Middle
 // sums split over 32 lanes and combined by the shuffle tree (the CUDA kernel's
 // order); else sequential (the CPU reference's order).
-std::vector<double> emulate(const ig::Problem& pb, bool lane_order) {
+std::vector<double> emulate(const ig::Problem& pb, bool lane_order, std::vector<double>* premium = nullptr) {
   ig::TablePlan tp = ig::make_table_plan(pb);
   ig::RateTable rate = ig::make_rate_table(pb);
   ig::RateView rv = rate.view();
+  // One law per life for the whole batch (table_plan_applies), the spouse assumptions.
+  const ig::BasisViews bv = ig::basis_views(pb);
+  const ig::MortalityView insured = bv.laws[static_cast<std::size_t>(pb.policies.front().insured)];
+  const ig::MortalityView spouse = bv.laws[static_cast<std::size_t>(pb.policies.front().spouse)];
   std::vector<double> table(static_cast<std::size_t>(tp.table_size), std::numeric_limits<double>::quiet_NaN());
-  for (const ig::TableRow& r : tp.rows) ig::table_row_host(rv, r, table.data());
+  for (const ig::TableRow& r : tp.rows) ig::table_row_host(rv, spouse, r, table.data());
   // Class points: r(t), muF(x + t), year, tau.
   std::vector<double> crate(tp.class_points), cmuf(tp.class_points), ctau(tp.class_points);
   std::vector<int> cyear(tp.class_points);
@@ -38,7 +42,7 @@ std::vector<double> emulate(const ig::Problem& pb, bool lane_order) {
     for (int j = 0; j < c.points; ++j) {
       double t = ig::segment_point(c.seg, j);
       crate[c.point + j] = ig::forward_rate(rv, t);
-      cmuf[c.point + j] = ig::mu_female(c.x + t);
+      cmuf[c.point + j] = ig::mortality(insured, c.x + t);
       ctau[c.point + j] = c.x + t;
       cyear[c.point + j] = ig::segment_year(c.seg, c.h1, j);
     }
@@ -51,7 +55,7 @@ std::vector<double> emulate(const ig::Problem& pb, bool lane_order) {
     std::vector<double> W(ty.rows);
     for (int j = 0; j < c.points; ++j) {
       double tau = ctau[c.point + j];
-      for (int e = 0; e < ty.rows; ++e) W[e] = ig::middle_weight(rows[e].eta, tau);
+      for (int e = 0; e < ty.rows; ++e) W[e] = ig::middle_weight(bv.spouse, rows[e].eta, tau);
       for (int fi = 0; fi < c.nfam; ++fi) {
         const ig::TableFamily& f = tp.families[c.fam0 + fi];
         if (j < f.j0 || j >= f.j0 + f.count) continue;
@@ -79,8 +83,14 @@ std::vector<double> emulate(const ig::Problem& pb, bool lane_order) {
   for (std::size_t i = 0; i < pb.policies.size(); ++i) {
     const ig::TablePolicy& p = tp.profiles[tp.profile_of[i]];
     const ig::TableClass& c = tp.classes[p.cls];
-    ig::table_outer(c.seg, p, crate.data() + c.point, cmuf.data() + c.point, cyear.data() + c.point, middle.data(),
-                    out.data() + i * ig::kYears);
+    double prem = 0;
+    if (p.general)
+      prem = ig::table_outer_general(c.seg, p, crate.data() + c.point, cmuf.data() + c.point, cyear.data() + c.point,
+                                     middle.data(), out.data() + i * ig::kYears);
+    else
+      ig::table_outer(c.seg, p, crate.data() + c.point, cmuf.data() + c.point, cyear.data() + c.point, middle.data(),
+                      out.data() + i * ig::kYears);
+    if (premium) premium->push_back(prem);
   }
   return out;
 }
@@ -336,4 +346,47 @@ TEST_CASE("integrate table: expand_rows copies each policy's profile row bit for
                            sizeof(double) * ig::kYears) != 0;
     CHECK(wrong == 0);
   }
+}
+
+TEST_CASE("integrate table: the user's basis and spouse pensions with payments, bit for bit as the reference") {
+  // Tables for both lives (q_x from a Gompertz-Makeham law), a marriage table, a
+  // younger and more spread spouse; premiums, a benefit, the equivalence premium.
+  ig::Problem pb;
+  for (int life = 0; life < 2; ++life) {
+    ig::MortalityLaw m;
+    m.name = life ? "spouse" : "insured";
+    m.table = true;
+    for (int a = 0; a <= 120; ++a) {
+      m.ages.push_back(a);
+      m.values.push_back(std::min(0.9, 0.0005 + std::pow(10.0, (life ? -4.1 : -4.3) + 0.039 * (a + 0.5))));
+    }
+    pb.laws[static_cast<std::size_t>(life)] = m;
+  }
+  pb.spouse.marriage_table = true;
+  pb.spouse.marriage_age = {18, 30, 60, 90};
+  pb.spouse.marriage_prob = {0.1, 0.6, 0.7, 0.3};
+  pb.spouse.mean = -2.5;
+  pb.spouse.sd = 4;
+  pb.policies = {policy(10, 65, 35, 2, 2, 3), policy(0, 60, 70, 2, 2, 3), policy(15, 67, 50.5, 2, 2, 3),
+                 policy(7.5, 64.7, 35.3, 2, 2, 3), policy(3, 61, 14, 2, 2, 3), policy(10, 65, 35, 2, 2, 3)};
+  pb.policies[1].benefit = 2;
+  pb.policies[2].premium = 0.05;
+  pb.policies[3].equivalence = true;
+  pb.policies[4].equivalence = true;
+  pb.policies[4].premium_term = 20;
+  ig::validate(pb);
+  REQUIRE(ig::table_plan_applies(pb));
+  ig::TablePlan tp = ig::make_table_plan(pb);
+  CHECK(tp.general_profiles == 4);
+  CHECK(tp.profiles.size() == 5);  // the first and last policies are one profile
+  auto ref = ig::solve_cpu(pb);
+  std::vector<double> prem;
+  CHECK(same_bits(emulate(pb, false, &prem), ref.reserve));
+  for (std::size_t i = 0; i < pb.policies.size(); ++i) CHECK(prem[i] == ref.premium[i]);
+  CHECK(max_rel(emulate(pb, true), ref.reserve) < 1e-13);
+  CHECK(std::fabs(ref.reserve[3 * ig::kYears]) < 1e-13);  // equivalence: V(0) = 0
+  // Two laws for the insured in one batch: the column plan.
+  pb.laws.push_back(ig::default_laws()[0]);
+  pb.policies[2].insured = 2;
+  CHECK_FALSE(ig::table_plan_applies(pb));
 }

@@ -1,0 +1,334 @@
+// integrate: the actuarial basis (mortality laws and tables per life, the spouse
+// assumptions), the products' payments, and their checks.
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <sstream>
+#include <thread>
+
+#include "common/error.hpp"
+#include "common/profile.hpp"
+#include "integrate.hpp"
+
+namespace numpipe::integrate {
+
+namespace {
+std::string num(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+const char* const kProductNames[kProductKinds] = {"spouse pension", "life annuity", "term insurance",
+                                                  "pure endowment", "endowment insurance"};
+}  // namespace
+
+MortalityLaw gompertz_makeham(const std::string& name, double A, double B, double C) {
+  MortalityLaw m;
+  m.name = name;
+  m.A = A;
+  m.B = B;
+  m.C = C;
+  return m;
+}
+
+std::vector<MortalityLaw> default_laws() {
+  // Danish women and men (spec "Functions"): B = 5.728 - 10 and 5.880 - 10.
+  return {gompertz_makeham("insured", 0.0005, 5.728 - 10.0, 0.038),
+          gompertz_makeham("spouse", 0.0005, 5.880 - 10.0, 0.038)};
+}
+
+MortalityView MortalityLaw::view() const {
+  MortalityView v;
+  if (!table) {
+    v.A = A;
+    v.B = B;
+    v.C = C;
+    return v;
+  }
+  if (force.empty()) fail_internal("integrate: mortality table '" + name + "' used before validation");
+  v.table = 1;
+  v.age0 = static_cast<int>(ages.front());
+  v.ages = static_cast<int>(force.size());
+  v.mu = force.data();
+  return v;
+}
+
+SpouseView SpouseBasis::view() const {
+  SpouseView v;
+  if (marriage_table) {
+    v.marriage_table = 1;
+    v.marriage_points = static_cast<int>(marriage_age.size());
+    v.marriage_age = marriage_age.data();
+    v.marriage_prob = marriage_prob.data();
+  }
+  if (age_table) {
+    v.age_table = 1;
+    v.age_points = static_cast<int>(age_diff.size());
+    v.age_diff = age_diff.data();
+    v.age_density = age_density.data();
+  } else {
+    v.mean = mean;
+    // The spec's constants for the default spread (the same doubles as computed).
+    v.norm = sd == 3 ? kInvSqrt2PiSigma : 1.0 / (std::sqrt(2 * M_PI) * sd);
+    v.inv2s2 = sd == 3 ? kInvTwoSigma2 : 1.0 / (2 * sd * sd);
+  }
+  return v;
+}
+
+BasisViews basis_views(const Problem& pb) {
+  BasisViews b;
+  for (const MortalityLaw& m : pb.laws) b.laws.push_back(m.view());
+  b.spouse = pb.spouse.view();
+  return b;
+}
+
+void validate_law(MortalityLaw& m) {
+  const std::string at = "mortality " + std::string(m.table ? "table" : "law") + " '" + m.name + "'";
+  if (!m.table) {
+    if (!std::isfinite(m.A) || !std::isfinite(m.B) || !std::isfinite(m.C))
+      fail_input(at + ": Gompertz-Makeham constants must be finite: " + num(m.A) + "," + num(m.B) + "," + num(m.C));
+    // mu(a) = A + 10^(B + C a) is monotone in a: its extremes are at the ends of [0, 120].
+    for (double age : {0.0, kMaxAge}) {
+      double mu = mortality(m.view(), age);
+      if (!std::isfinite(mu) || mu < 0 || mu > 1e6)
+        fail_input(at + ": the force of mortality at age " + num(age) + " must be finite, >= 0 and <= 1e6: " + num(mu));
+    }
+    return;
+  }
+  if (m.ages.size() != m.values.size()) fail_input(at + ": ages and values differ in number");
+  if (m.ages.empty()) fail_input(at + ": no rows");
+  const char* what = m.q ? "q_x" : "mu_x";
+  m.force.assign(m.ages.size(), 0.0);
+  for (std::size_t i = 0; i < m.ages.size(); ++i) {
+    const double age = m.ages[i], v = m.values[i];
+    const std::string row = at + " row " + std::to_string(i + 1) + " (age " + num(age) + ")";
+    if (!std::isfinite(age) || age != std::floor(age) || age < 0 || age > 200)
+      fail_input(row + ": ages must be whole numbers in [0, 200]");
+    if (i > 0 && age != m.ages[i - 1] + 1)
+      fail_input(row + ": ages must increase by 1 from row to row, after age " + num(m.ages[i - 1]));
+    if (m.q) {
+      if (!std::isfinite(v) || v < 0 || v > 1) fail_input(row + ": q_x must be in [0, 1]: " + num(v));
+      // q_x = 1 makes the force infinite; RK4 cannot step through it.
+      if (v == 1 && age < kMaxAge)
+        fail_input(row + ": q_x = 1 below age 120 (an infinite force of mortality; every life ends at 120 here)");
+      m.force[i] = -std::log1p(-v);  // constant force within the year: 1 - q = exp(-mu)
+    } else {
+      if (!std::isfinite(v) || v < 0) fail_input(row + ": mu_x must be finite and >= 0: " + num(v));
+      m.force[i] = v;
+    }
+    if (age < kMaxAge && m.force[i] > 1e6) fail_input(row + ": " + what + " gives a force of mortality above 1e6: " + num(v));
+  }
+  // Rows from age 120 on are not used (every life ends there; age 120 itself takes
+  // the force of the year before it).
+  std::size_t used = 0;
+  while (used < m.ages.size() && m.ages[used] < kMaxAge) ++used;
+  m.force.resize(used);
+  // The last row's force holds through age 120.
+  if (m.ages.back() < kMaxAge - 1 || m.force.empty())
+    fail_input(at + ": ends at age " + num(m.ages.back()) +
+               "; the integrals reach age 120 (the last row must be for age 119 or later)");
+}
+
+void validate_spouse(const SpouseBasis& s) {
+  if (s.marriage_table) {
+    const auto& a = s.marriage_age;
+    const auto& p = s.marriage_prob;
+    if (a.size() != p.size() || a.empty()) fail_input("marriage table: no rows, or ages and probabilities differ in number");
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const std::string row = "marriage table row " + std::to_string(i + 1) + " (age " + num(a[i]) + ")";
+      if (!std::isfinite(a[i])) fail_input(row + ": the age must be finite");
+      if (i > 0 && !(a[i] > a[i - 1])) fail_input(row + ": ages must increase, after " + num(a[i - 1]));
+      if (!std::isfinite(p[i]) || p[i] < 0 || p[i] > 1) fail_input(row + ": the probability must be in [0, 1]: " + num(p[i]));
+    }
+  }
+  if (s.age_table) {
+    const auto& d = s.age_diff;
+    const auto& f = s.age_density;
+    if (d.size() != f.size() || d.size() < 2)
+      fail_input("spouse-age table: at least two rows (difference, density) are needed");
+    double area = 0;
+    for (std::size_t i = 0; i < d.size(); ++i) {
+      const std::string row = "spouse-age table row " + std::to_string(i + 1) + " (difference " + num(d[i]) + ")";
+      if (!std::isfinite(d[i]) || std::fabs(d[i]) >= kMaxAge) fail_input(row + ": the difference must be in (-120, 120)");
+      if (i > 0 && !(d[i] > d[i - 1])) fail_input(row + ": differences must increase, after " + num(d[i - 1]));
+      if (!std::isfinite(f[i]) || f[i] < 0) fail_input(row + ": the density must be finite and >= 0: " + num(f[i]));
+      if (i > 0) area += 0.5 * (f[i] + f[i - 1]) * (d[i] - d[i - 1]);
+    }
+    // A density integrates to 1 (linearly interpolated: the trapezoids' area).
+    if (!(std::fabs(area - 1) <= 0.01))
+      fail_input("spouse-age table: the density integrates to " + num(area) + ", not 1 (within 1%)");
+  } else {
+    if (!std::isfinite(s.mean) || std::fabs(s.mean) >= kMaxAge)
+      fail_input("spouse age: the mean difference must be in (-120, 120): " + num(s.mean));
+    if (!std::isfinite(s.sd) || !(s.sd >= 0.01) || s.sd > kMaxAge)
+      fail_input("spouse age: the spread (standard deviation) must be in [0.01, 120]: " + num(s.sd));
+  }
+}
+
+void validate_policy_payments(const Problem& pb, std::size_t i) {
+  const Policy& p = pb.policies[i];
+  const std::string at = "policy " + std::to_string(i) + ": ";
+  if (p.product < 0 || p.product >= kProductKinds) {
+    std::string known;
+    for (int k = 0; k < kProductKinds; ++k) known += (k ? ", " : "") + std::to_string(k) + " " + kProductNames[k];
+    fail_input(at + "unknown product " + std::to_string(p.product) + " (" + known + ")");
+  }
+  const int nlaws = static_cast<int>(pb.laws.size());
+  if (p.insured < 0 || p.insured >= nlaws || p.spouse < 0 || p.spouse >= nlaws)
+    fail_input(at + "mortality law index out of range (" + std::to_string(nlaws) + " laws): insured " +
+               std::to_string(p.insured) + ", spouse " + std::to_string(p.spouse));
+  if (!std::isfinite(p.benefit) || std::fabs(p.benefit) > 1e12) fail_input(at + "benefit must be finite: " + num(p.benefit));
+  if (!std::isfinite(p.premium) || std::fabs(p.premium) > 1e12) fail_input(at + "premium must be finite: " + num(p.premium));
+  if (!(p.premium_term >= 0 || p.premium_term == -1) || !std::isfinite(p.premium_term))
+    fail_input(at + "premium term must be >= 0 years: " + num(p.premium_term));
+  const double horizon = kMaxAge - p.x;
+  if (p.product != kSpousePension) {
+    if (!(p.term > 0) || !std::isfinite(p.term)) fail_input(at + "term must be > 0 years: " + num(p.term));
+    if (!(p.deferment >= 0) || !std::isfinite(p.deferment))
+      fail_input(at + "deferment must be >= 0 years: " + num(p.deferment));
+    if (p.product == kLifeAnnuity && !(p.deferment < std::min(p.term, horizon)))
+      fail_input(at + "the annuity's deferment " + num(p.deferment) + " reaches its end " +
+                 num(std::min(p.term, horizon)) + " (term, or age 120): it would never pay");
+  }
+  if (p.equivalence) {
+    const double end = p.product == kSpousePension ? horizon : std::min(p.term, horizon);
+    if (!(std::min(premium_term_of(p), end) > 0))
+      fail_input(at + "the equivalence premium needs premiums to solve for, but the premium term is " +
+                 num(premium_term_of(p)) + " years");
+  }
+  // The tables cover the ages the integrals reach: the insured's from x, the
+  // spouse's (spouse pensions) from 1, the middle level's lowest age.
+  const MortalityLaw& ins = pb.laws[static_cast<std::size_t>(p.insured)];
+  if (ins.table && ins.ages.front() > std::floor(p.x))
+    fail_input(at + "mortality table '" + ins.name + "' starts at age " + num(ins.ages.front()) +
+               "; the insured is aged " + num(p.x));
+  if (p.product == kSpousePension) {
+    const MortalityLaw& sp = pb.laws[static_cast<std::size_t>(p.spouse)];
+    if (sp.table && sp.ages.front() > kMiddleLow)
+      fail_input(at + "mortality table '" + sp.name + "' of the spouse starts at age " + num(sp.ages.front()) +
+                 "; the spouse's integrals reach age 1");
+  }
+}
+
+ProductSpec product_spec(const Policy& p) {
+  ProductSpec s;
+  const double horizon = kMaxAge - p.x;
+  s.x = p.x;
+  s.end = std::min(p.term, horizon);
+  const bool reaches = p.term < horizon;  // a sum at the term; none at the horizon 120
+  switch (p.product) {
+    case kLifeAnnuity:
+      s.annuity = p.benefit;
+      s.from = p.deferment;
+      break;
+    case kTermInsurance:
+      s.death = p.benefit;
+      break;
+    case kPureEndowment:
+      s.end_value = reaches ? p.benefit : 0.0;
+      break;
+    case kEndowmentInsurance:
+      s.death = p.benefit;
+      s.end_value = reaches ? p.benefit : 0.0;
+      break;
+    default:
+      fail_internal("integrate: product_spec of a spouse pension");
+  }
+  s.premium_end = std::min(premium_term_of(p), s.end);
+  s.premium = p.premium;
+  s.h1 = p.h1;
+  s.insured = p.insured;
+  s.equivalence = p.equivalence ? 1 : 0;
+  return s;
+}
+
+std::vector<ProductSpec> product_specs(const Problem& pb, double& steps) {
+  const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
+  std::vector<ProductSpec> specs(static_cast<std::size_t>(n));
+  double total = 0;  // whole numbers: the same sum in any order
+#pragma omp parallel for schedule(static) reduction(+ : total) if (n > 20000)
+  for (std::int64_t i = 0; i < n; ++i) {
+    specs[i] = product_spec(pb.policies[i]);
+    const bool table = pb.laws[static_cast<std::size_t>(specs[i].insured)].table;
+    total += product_steps(specs[i], table, pb.align_breaks) * (specs[i].equivalence ? 3.0 : 1.0);
+  }
+  steps = total;
+  return specs;
+}
+
+}  // namespace numpipe::integrate
+
+namespace numpipe::integrate {
+
+Result solve_split(const Problem& pb, const PartSolver& spouse, const PartSolver& products, bool concurrent) {
+  const std::size_t n = pb.policies.size();
+  const std::int64_t ns = static_cast<std::int64_t>(n);
+  // Counted first, by OpenMP's threads: a batch of one kind (the spec's portfolio)
+  // goes to its solver without a pass that builds index lists.
+  std::int64_t singles = 0;
+#pragma omp parallel for schedule(static) reduction(+ : singles) if (ns > 20000)
+  for (std::int64_t i = 0; i < ns; ++i) singles += pb.policies[static_cast<std::size_t>(i)].product != kSpousePension;
+  if (singles == 0) return spouse(pb, nullptr);
+  std::vector<std::int64_t> which[2];  // policy indices: spouse pensions, products
+  which[0].reserve(n - static_cast<std::size_t>(singles));
+  which[1].reserve(static_cast<std::size_t>(singles));
+  for (std::size_t i = 0; i < n; ++i) which[pb.policies[i].product == kSpousePension ? 0 : 1].push_back(static_cast<std::int64_t>(i));
+  if (which[0].empty()) {
+    Result r = products(pb, nullptr);
+    r.products = n;
+    return r;
+  }
+  Result res;
+  HostTimer pages;
+  // Not touched here: the parts' parallel writes take the page faults.
+  res.reserve.resize(n * kYears);
+  advise_huge_pages(res.reserve.data(), res.reserve.size() * sizeof(double));
+  res.premium.assign(n, 0.0);
+  res.log.add("result pages", pages.seconds());
+  Problem sub[2];
+  RowSink sink[2];
+  for (int part = 0; part < 2; ++part) {
+    sub[part].rate = pb.rate;
+    sub[part].curve = pb.curve;
+    sub[part].align_breaks = pb.align_breaks;
+    sub[part].laws = pb.laws;
+    sub[part].spouse = pb.spouse;
+    sub[part].policies.resize(which[part].size());
+    for (std::size_t k = 0; k < which[part].size(); ++k)
+      sub[part].policies[k] = pb.policies[static_cast<std::size_t>(which[part][k])];
+    sink[part] = RowSink{res.reserve.data(), res.premium.data(), which[part].data()};
+  }
+  Result r[2];
+  std::exception_ptr error[2];
+  auto run = [&](int part) {
+    try {
+      r[part] = part == 0 ? spouse(sub[0], &sink[0]) : products(sub[1], &sink[1]);
+    } catch (...) {
+      error[part] = std::current_exception();
+    }
+  };
+  if (concurrent) {
+    std::thread other(run, 1);
+    run(0);
+    other.join();
+  } else {
+    run(0);
+    run(1);
+  }
+  for (auto& e : error)
+    if (e) std::rethrow_exception(e);
+  for (int part = 0; part < 2; ++part)
+    for (const auto& ph : r[part].log.phases()) res.log.add(ph.name, ph.seconds, ph.bytes, ph.flops);
+  res.inner_steps = r[0].inner_steps;
+  res.inner_steps_unshared = r[0].inner_steps_unshared;
+  res.columns = r[0].columns;
+  res.requests = r[0].requests;
+  res.table = r[0].table;
+  res.middle_values = r[0].middle_values;
+  res.product_steps = r[1].product_steps;
+  res.products = which[1].size();
+  return res;
+}
+
+}  // namespace numpipe::integrate

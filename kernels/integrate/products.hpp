@@ -1,0 +1,153 @@
+// integrate: the single-life products (life annuity, term insurance, pure
+// endowment, endowment insurance) by Thiele's differential equation (model.hpp,
+// thiele_step), integrated backwards with the outer level's RK4 steps: from the
+// product's end min(term, 120 - x) down to now, h = -1/h1, a first partial step
+// where the span is not whole, and with --align-breaks step boundaries at every
+// break of the integrands. The per-policy functions are NUMPIPE_HD: the CPU backend
+// and the CUDA kernel run the same chain.
+//
+// A policy pays, to a life aged x now (benefit B, level premium P, all continuous
+// in time except the sums at death and at the term):
+//   life annuity:         b = B per year while alive from the deferment m to the term
+//   term insurance:       S = B on death before the term
+//   pure endowment:       B at the term if alive
+//   endowment insurance:  S = B on death before the term, B at the term if alive
+// and receives the premium P per year while alive before the premium term. Ages
+// end at 120 (everybody is dead there): a term past 120 - x is cut there, and
+// nothing is paid at 120. The reserve at a whole year t is V(t); at the term, V is
+// the sum due there (the value just before it is paid); after it 0.
+#pragma once
+#include <cmath>
+#include <limits>
+
+#include "model.hpp"
+
+namespace numpipe::integrate {
+
+enum ProductKind : int {
+  kSpousePension = 0,
+  kLifeAnnuity = 1,
+  kTermInsurance = 2,
+  kPureEndowment = 3,
+  kEndowmentInsurance = 4,
+  kProductKinds = 5
+};
+
+// A single-life policy as its chain integrates it (integrate.hpp, product_spec).
+struct ProductSpec {
+  double x = 35;            // age now
+  double end = 85;          // the chain's start: min(term, 120 - x)
+  double end_value = 0;     // V(end): paid at the term to a survivor (0 at the horizon 120)
+  double death = 0;         // S: paid on death before the term
+  double annuity = 0;       // b: paid per year while alive from `from` until the end
+  double from = 0;          // the annuity's deferment (years from now)
+  double premium_end = 0;   // premiums are paid while alive before this time
+  double premium = 0;       // the level premium P per year (ignored with equivalence)
+  int h1 = 10;              // steps per year
+  int insured = 0;          // the insured's mortality law
+  int equivalence = 0;      // 1: P solves V(0) = 0
+  int pad = 0;
+};
+
+// --align-breaks: the largest break of the product's integrands below hi (by more
+// than kBreakTolerance), else 0: whole years (reported), the annuity's start, the
+// premiums' end, and for a table's life every whole age x + t (its force is
+// constant within a year of age).
+NUMPIPE_HD_INLINE double product_next_break(const ProductSpec& p, bool table, double hi) {
+  double lo = ceil(hi - kBreakTolerance) - 1.0;  // the last whole year below hi
+  if (!(lo > kBreakTolerance)) lo = 0.0;
+  auto take = [&](double b) {
+    if (b < hi - kBreakTolerance && b > lo + kBreakTolerance) lo = b;
+  };
+  if (p.annuity != 0.0) take(p.from);
+  take(p.premium_end);
+  if (table) take(ceil(p.x + hi - kBreakTolerance) - 1.0 - p.x);
+  return lo;
+}
+
+// Thiele's inputs at time t. The faithful scheme evaluates the indicators (annuity
+// started, premium still due) and a table's force at t itself; --align-breaks at
+// `inside`, a point strictly inside the step, whose segment lies between breaks:
+// the one-sided values. benefits = false: the premium alone (the equivalence
+// premium's second chain).
+NUMPIPE_HD_INLINE ThielePoint product_point(const ProductSpec& p, const RateView& rv, const MortalityView& m,
+                                            double premium, bool benefits, bool align, double t, double inside) {
+  const double u = align ? inside : t;
+  ThielePoint q;
+  q.r = forward_rate(rv, t);
+  q.mu = align ? mortality_within(m, p.x + t, p.x + inside) : mortality(m, p.x + t);
+  q.S = benefits ? p.death : 0.0;
+  double c = 0.0;
+  if (premium != 0.0 && u < p.premium_end) c = premium;
+  if (benefits && p.annuity != 0.0 && u >= p.from) c = c - p.annuity;
+  q.c = c;
+  return q;
+}
+
+// One chain: V from the end down to 0 with the premium P (and the benefits, or
+// not); out(year, V) at every whole year on the way (the end first when whole).
+// Returns V(0). The equivalence premium's chains and the reserve's chain take the
+// same steps (the breaks come from p, whatever P and benefits are), so that the
+// reserve is linear in P step by step.
+template <class Out>
+NUMPIPE_HD_INLINE double product_chain(const ProductSpec& p, const RateView& rv, const MortalityView& m, bool align,
+                                       double premium, bool benefits, Out&& out) {
+  double V = benefits ? p.end_value : 0.0;
+  if (p.end == floor(p.end)) out(static_cast<int>(p.end), V);
+  double hi = p.end;
+  while (hi > 0.0) {
+    const double lo = align ? product_next_break(p, m.table != 0, hi) : 0.0;
+    const Segment s = make_segment(hi, lo, p.h1);
+    const int steps = segment_steps(s);
+    // A step's end point is the next one's start (the same double), and within a
+    // segment the aligned one-sided values do not change: carried over.
+    double t0 = segment_point(s, 0);
+    double tm0 = steps > 0 ? segment_point(s, 1) : t0;
+    ThielePoint a = product_point(p, rv, m, premium, benefits, align, t0, tm0);
+    for (int q = 0; q < steps; ++q) {
+      const double tm = segment_point(s, 2 * q + 1), t1 = segment_point(s, 2 * q + 2);
+      const ThielePoint b = product_point(p, rv, m, premium, benefits, align, tm, tm);
+      const ThielePoint c = product_point(p, rv, m, premium, benefits, align, t1, tm);
+      V = thiele_step(V, segment_step_size(s, q), a, b, c);
+      const int y = segment_year(s, p.h1, 2 * q + 2);
+      if (y >= 0) out(y, V);
+      a = c;
+    }
+    hi = lo;
+  }
+  return V;
+}
+
+// RK4 steps of one chain (for the operation counts).
+NUMPIPE_HD_INLINE int product_steps(const ProductSpec& p, bool table, bool align) {
+  int n = 0;
+  double hi = p.end;
+  while (hi > 0.0) {
+    const double lo = align ? product_next_break(p, table, hi) : 0.0;
+    n += segment_steps(make_segment(hi, lo, p.h1));
+    hi = lo;
+  }
+  return n;
+}
+
+// The product's reserve row (kYears values: NaN past 120 - x, 0 after the end)
+// and its premium: the given one, or with equivalence the P that makes V(0) = 0,
+// from V(0) = V_b + P V_p (the benefits' chain without premium and the premium's
+// chain without benefits: Thiele's equation is linear in the payments); then the
+// reserve by the chain with P, whose V(0) is then zero up to rounding.
+NUMPIPE_HD_INLINE double product_reserve(const ProductSpec& p, const RateView& rv, const MortalityView& m, bool align,
+                                         double* row) {
+  const double horizon = kMaxAge - p.x;
+  for (int y = 0; y < kYears; ++y) row[y] = static_cast<double>(y) <= horizon ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  double premium = p.premium;
+  if (p.equivalence) {
+    auto none = [](int, double) {};
+    const double vb = product_chain(p, rv, m, align, 0.0, true, none);
+    const double vp = product_chain(p, rv, m, align, 1.0, false, none);
+    premium = -vb / vp;
+  }
+  product_chain(p, rv, m, align, premium, true, [&](int y, double v) { row[y] = v; });
+  return premium;
+}
+
+}  // namespace numpipe::integrate
