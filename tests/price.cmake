@@ -1,5 +1,6 @@
 # price's tests (kernels/price, tools/price, gen-input price).
 if(TARGET numpipe_kernels_price)
   numpipe_unit_test(unit_price SOURCES unit/test_price.cpp LIBS numpipe_kernels_price)
+  numpipe_unit_test(unit_price_models SOURCES unit/test_price_models.cpp LIBS numpipe_kernels_price)
   numpipe_cli_tests(price)
 endif()

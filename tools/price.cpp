@@ -1,6 +1,7 @@
 // price: LocVolCalib option pricing (FinPar), one price per strike for every
 // problem in the input stream.
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -8,13 +9,215 @@
 #include "common/cli.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
+#include "common/labels.hpp"
 #include "common/progress.hpp"
+#include "kernels/price/black.hpp"
+#include "kernels/price/calibrate.hpp"
 #include "kernels/price/price.hpp"
+
+namespace {
+using namespace numpipe;
+
+void warn(const std::string& message) { std::fprintf(stderr, "price: %s\n", message.c_str()); }
+
+// The shape and dims of a result over the problem's contracts: list mode [Q] over
+// quotes, else [S] for one maturity, [M, S] for several.
+struct Layout {
+  Shape shape;
+  json dims;
+};
+Layout layout_of(const price::Problem& pr) {
+  if (pr.list()) return {{static_cast<std::int64_t>(pr.quotes.size())}, {"quote"}};
+  if (pr.maturities.size() > 1)
+    return {{static_cast<std::int64_t>(pr.maturities.size()), pr.p.outer}, {"maturity", "strike"}};
+  return {{pr.p.outer}, {"strike"}};
+}
+
+// The coordinate records: strike (and maturity), or per quote strike, maturity,
+// option type and the quote.
+void coordinate_records(const Cli& cli, const price::Problem& pr, std::vector<Record>& out) {
+  const json& from = pr.source->attrs;
+  if (pr.list()) {
+    const std::int64_t q = static_cast<std::int64_t>(pr.quotes.size());
+    std::vector<double> strike, maturity, quote;
+    std::vector<std::string> type;
+    for (const price::Quote& qt : pr.quotes) {
+      strike.push_back(qt.strike);
+      maturity.push_back(qt.maturity);
+      quote.push_back(qt.quote);
+      type.push_back(qt.put ? "put" : "call");
+    }
+    out.push_back(Record::from<double>("strike", {q}, strike.data(), cli.stamp({{"dims", {"quote"}}}, from)));
+    out.push_back(Record::from<double>("maturity", {q}, maturity.data(), cli.stamp({{"dims", {"quote"}}, {"units", "years"}}, from)));
+    Record labels = make_labels("option", type, "quote", "type");
+    labels.attrs["dims"] = {"quote"};
+    out.push_back(std::move(labels));
+    if (pr.quote_kind != price::QuoteKind::none)
+      out.push_back(Record::from<double>("quote", {q}, quote.data(),
+                                         cli.stamp({{"dims", {"quote"}}, {"quote_kind", price::quote_kind_name(pr.quote_kind)}}, from)));
+    return;
+  }
+  if (pr.user_strikes)
+    out.push_back(Record::from<double>("strike", {pr.p.outer}, pr.strikes.data(), cli.stamp({{"dims", {"strike"}}}, from)));
+  if (pr.maturities.size() > 1)
+    out.push_back(Record::from<double>("maturity", {static_cast<std::int64_t>(pr.maturities.size())},
+                                       pr.maturities.data(), cli.stamp({{"dims", {"maturity"}}, {"units", "years"}}, from)));
+}
+
+std::vector<Record> price_contracts(const Cli& cli, const price::Problem& pr, const price::Engine& engine, bool greeks,
+                                    bool implied, PhaseLog& log) {
+  price::Setup setup;
+  log.time("setup", 0, 0, [&] { setup = price::make_setup(pr.p, pr.maturities); });
+  const std::vector<price::Contract> contracts = pr.contracts();
+  const std::vector<price::Functional> fs = price::functionals_of(setup, greeks);
+  std::vector<double> values;
+  {
+    const bool forward = engine.method == price::Method::forward;
+    Progress progress("price", forward ? "contracts" : "steps",
+                      forward ? contracts.size() : fs.size() * static_cast<std::uint64_t>(pr.p.num_t - 1), cli.quiet());
+    HostTimer timer;
+    price::EvalTiming timing;
+    values = price::evaluate(setup, contracts, fs, engine, &timing,
+                             [&](std::int64_t done, std::int64_t) { progress.update(static_cast<std::uint64_t>(done)); });
+    progress.finish();
+    const double wall = timer.seconds();
+    const double flops = static_cast<double>(fs.size()) * (engine.method == price::Method::adjoint
+                                                               ? price::adjoint_flops_of(pr.p)
+                                                               : price::flops_of(pr.p));
+    // Bytes by the traffic model of FinPar's path (docs/profile.md): the adjoint one
+    // grid's pass per functional (two solves of each kind a step with the mixed term),
+    // plus a weight and a payoff per contract and x point; forward, every contract's grid
+    price::Params one_grid = pr.p;
+    one_grid.outer = 1;
+    price::Params all = pr.p;
+    all.outer = static_cast<std::int64_t>(contracts.size());
+    const double bytes =
+        engine.method == price::Method::adjoint
+            ? static_cast<double>(fs.size()) * (pr.p.rho != 0 ? 2.0 : 1.0) *
+                      price::cuda_bytes_of(one_grid, engine.precision, "sweep") +
+                  16.0 * static_cast<double>(contracts.size() * fs.size()) * static_cast<double>(pr.p.num_x)
+            : static_cast<double>(fs.size() > 0) * price::cuda_bytes_of(all, engine.precision, "sweep");
+    if (engine.cuda) {
+      log.add("upload", timing.upload_seconds);
+      log.add("solve", timing.solve_seconds, bytes, flops);
+      log.add("device setup and copies", std::max(0.0, wall - timing.upload_seconds - timing.solve_seconds));
+    } else {
+      log.add("solve", wall, bytes, flops);
+    }
+  }
+  const std::size_t count = contracts.size();
+  for (std::size_t c = 0; c < count; ++c)
+    if (!std::isfinite(values[c])) fail_internal("a price came out non-finite; please report the input");
+  const Layout lay = layout_of(pr);
+  std::vector<Record> out;
+  coordinate_records(cli, pr, out);
+  json attrs = {{"kind", price::kOutputKind},
+                {"params", price::params_json(pr.p)},
+                {"precision", price::precision_name(engine.precision)},
+                {"method", price::method_name(engine.method)},
+                {"backend", engine.cuda ? "cuda" : "cpu"},
+                {"dims", lay.dims},
+                {"ind_x", setup.ind_x},
+                {"ind_y", setup.ind_y}};
+  if (!pr.list()) attrs["option"] = pr.put ? "put" : "call";
+  if (!pr.user_strikes && !pr.list()) attrs["strike"] = "0.001*o, o = 0..outer-1";
+  if (setup.levels.size() > 1) attrs["maturity_levels"] = setup.levels;
+  static const char* units[] = {"price", "price per unit of s0", "price per unit of s0 squared", "price per unit of alpha"};
+  for (std::size_t f = 0; f < fs.size(); ++f) {
+    json a = attrs;
+    a["quantity"] = units[f];
+    out.push_back(Record::from<double>(fs[f].name, lay.shape, values.data() + f * count, cli.stamp(a, pr.source->attrs)));
+  }
+  if (implied) {
+    std::vector<double> vols(count);
+    std::size_t outside = 0, first = 0;
+    for (std::size_t c = 0; c < count; ++c) {
+      const double t = setup.maturities[contracts[c].maturity];
+      vols[c] = price::implied_vol(values[c], pr.p.s0, contracts[c].strike, t, contracts[c].put);
+      if (std::isnan(vols[c]) && outside++ == 0) first = c;
+    }
+    if (outside)
+      warn("implied_vol: " + std::to_string(outside) + " of " + std::to_string(count) +
+           " prices lie outside Black's no-arbitrage bounds; their implied_vol is NaN (first: " +
+           (contracts[first].put ? "put" : "call") + " strike " + std::to_string(contracts[first].strike) +
+           ", maturity " + std::to_string(setup.maturities[contracts[first].maturity]) + ", price " +
+           std::to_string(values[first]) + ")");
+    json a = attrs;
+    a["quantity"] = "Black implied volatility, zero rates, forward s0";
+    a["nan_count"] = outside;
+    out.push_back(Record::from<double>("implied_vol", lay.shape, vols.data(), cli.stamp(a, pr.source->attrs)));
+  }
+  return out;
+}
+
+std::vector<Record> calibrate_problem(const Cli& cli, const price::Problem& pr, const price::Engine& engine,
+                                      const price::CalibrationOptions& options, PhaseLog& log) {
+  price::CalibrationResult fit;
+  {
+    Progress progress("price", "pricing passes", static_cast<std::uint64_t>(options.max_evaluations), cli.quiet());
+    HostTimer timer;
+    fit = price::calibrate(pr, options, engine, [&](int done) { progress.update(static_cast<std::uint64_t>(done)); });
+    progress.finish();
+    log.add("calibrate", timer.seconds(), 0.0,
+            static_cast<double>(fit.evaluations) * price::adjoint_flops_of(pr.p));
+  }
+  if (!fit.converged)
+    warn("calibration " + fit.status + " after " + std::to_string(fit.log.size() - 1) + " iterations and " +
+         std::to_string(fit.evaluations) + " pricing passes; the record 'calibrated' holds the last iterate "
+         "(attrs converged: false)");
+  std::vector<Record> out;
+  json log_rows = json::array();
+  std::vector<double> table;
+  for (const price::CalibrationIteration& it : fit.log) {
+    table.push_back(it.iteration);
+    table.push_back(it.evaluations);
+    table.push_back(it.rms);
+    for (double v : it.values) table.push_back(v);
+  }
+  json columns = {"iteration", "evaluations", "rms"};
+  for (const std::string& n : fit.names) columns.push_back(n);
+  json attrs = {{"kind", "price.calibrated"},
+                {"parameters", fit.names},
+                {"start", fit.start},
+                {"standard_error", fit.standard_error},
+                {"converged", fit.converged},
+                {"status", fit.status},
+                {"iterations", fit.log.empty() ? 0 : static_cast<int>(fit.log.size()) - 1},
+                {"evaluations", fit.evaluations},
+                {"rms", fit.rms},
+                {"rms_units", "implied volatility (weighted, to first order)"},
+                {"params", price::params_json(fit.fitted)},
+                {"quote_kind", price::quote_kind_name(pr.quote_kind)},
+                {"precision", price::precision_name(engine.precision)},
+                {"backend", engine.cuda ? "cuda" : "cpu"}};
+  out.push_back(Record::from<double>("calibrated", {static_cast<std::int64_t>(fit.values.size())}, fit.values.data(),
+                                     cli.stamp(attrs, pr.source->attrs)));
+  coordinate_records(cli, pr, out);
+  const std::int64_t q = static_cast<std::int64_t>(pr.quotes.size());
+  json common = {{"dims", {"quote"}}, {"params", price::params_json(fit.fitted)}};
+  json a = common;
+  a["quantity"] = "model price at the fit";
+  out.push_back(Record::from<double>("price", {q}, fit.model_price.data(), cli.stamp(a, pr.source->attrs)));
+  a = common;
+  a["quantity"] = "Black implied volatility of the model price at the fit";
+  out.push_back(Record::from<double>("implied_vol", {q}, fit.model_vol.data(), cli.stamp(a, pr.source->attrs)));
+  a = common;
+  a["quantity"] = std::string("model - quote, in the quote's units (") + price::quote_kind_name(pr.quote_kind) + ")";
+  out.push_back(Record::from<double>("residual", {q}, fit.residual.data(), cli.stamp(a, pr.source->attrs)));
+  json la = {{"columns", columns}, {"kind", "price.calibration_log"}};
+  out.push_back(Record::from<double>("calibration_log", {static_cast<std::int64_t>(fit.log.size()),
+                                                         static_cast<std::int64_t>(columns.size())},
+                                     table.data(), cli.stamp(la, pr.source->attrs)));
+  return out;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace numpipe;
   return run_tool("price", [&]() -> int {
-    Cli cli({"price", "Price options by LocVolCalib (local volatility, Crank-Nicolson ADI), one price per strike", "",
+    Cli cli({"price", "Price options under SABR-type stochastic volatility by Crank-Nicolson ADI (FinPar's LocVolCalib "
+             "by default): prices, Greeks, implied volatilities, calibration to quotes", "",
              "  gen-input price --dataset large | price | verify --text-ref share/ref/finpar-locvolcalib/large.output.data "
              "--array price --range 0:128 --rtol 1e-4\n"
              "  gen-input price --dataset xl | price --backend cuda --devices all --profile run.prof | inspect",
@@ -33,6 +236,16 @@ int main(int argc, char** argv) {
         "gpu-kernel", "CUDA, forward method: x-phase kernel, auto, sweep (thread per column) or chunk (thread per "
         "column and 8 rows; numX <= 256)",
         cxxopts::value<std::string>()->default_value("auto"), "K");
+    cli.add("Results")("greeks", "Also delta and gamma (with respect to s0) and vega (with respect to alpha) of "
+                       "every contract, from the grid's neighbours of the spot")(
+        "implied-vol", "Also each price's Black implied volatility (zero rates; NaN with a warning where the price "
+        "lies outside the no-arbitrage bounds)");
+    cli.add("Calibration")("calibrate", "Fit the model to the input's quote table (gen-input price --from-text) by "
+                           "Levenberg-Marquardt, from the input's parameters")(
+        "fit", "With --calibrate: the free parameters, a comma list of alpha, nu, rho, beta",
+        cxxopts::value<std::string>()->default_value("alpha,nu,rho"), "LIST")(
+        "max-evaluations", "With --calibrate: at most this many pricing passes",
+        cxxopts::value<int>()->default_value("200"), "N");
     cli.parse(argc, argv);
     const int repeat = cli.get<int>("repeat");
     if (repeat < 0 || repeat > 1000) fail_input("--repeat must be in [0, 1000], got " + std::to_string(repeat));
@@ -45,6 +258,17 @@ int main(int argc, char** argv) {
       fail_input("--gpu-kernel must be auto, sweep or chunk, got '" + gpu_kernel + "'");
     if (method == price::Method::adjoint && (cli.has("gpu-group") || cli.has("gpu-kernel")))
       fail_input("--gpu-group and --gpu-kernel tune the forward method's kernels: add --method forward");
+    const bool greeks = cli.has("greeks"), implied = cli.has("implied-vol"), calibrate = cli.has("calibrate");
+    if ((cli.has("fit") || cli.has("max-evaluations")) && !calibrate) fail_input("--fit and --max-evaluations need --calibrate");
+    price::CalibrationOptions calibration;
+    if (calibrate) {
+      calibration.fit = price::parse_fit(cli.get<std::string>("fit"));
+      calibration.max_evaluations = cli.get<int>("max-evaluations");
+      if (calibration.max_evaluations < 1)
+        fail_input("--max-evaluations must be >= 1, got " + std::to_string(calibration.max_evaluations));
+      if (!price::calibration_available())
+        fail_resource("this build has no calibration: Eigen 3 (libeigen3-dev) was not found when it was built");
+    }
     const Backend backend = cli.backend();
     // Under MPI (mpirun -np P price ...) rank 0 reads and writes; each rank prices a
     // contiguous share of every problem's strikes, on its own GPU (node-local rank).
@@ -60,13 +284,19 @@ int main(int argc, char** argv) {
     std::unique_ptr<OutputFile> out;
     if (world.is_root()) out = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
     std::vector<Record> records = world.read_input(cli);
+    const std::vector<price::Problem> all = price::read_problems(records);  // bad input names the record
     std::vector<price::Params> problems;
     std::vector<const Record*> sources;
-    for (const Record& r : records) {
-      problems.push_back(price::params_from_record(r));  // bad input names the record
-      sources.push_back(&r);
+    for (const price::Problem& pr : all) {
+      problems.push_back(pr.p);
+      sources.push_back(pr.source);
     }
     if (problems.empty()) fail_input("the input holds no price.input record (make one with gen-input price)");
+    if (method == price::Method::forward && backend == Backend::cuda)
+      for (const price::Problem& pr : all)
+        if (pr.p.rho != 0)
+          fail_input("--method forward on the CUDA backend has no mixed term (rho = " + std::to_string(pr.p.rho) +
+                     "): use the adjoint method (the default) or --backend cpu");
 
     std::uint64_t my_strikes = 0;  // this rank's, for the progress line
     for (const auto& p : problems)
@@ -82,6 +312,17 @@ int main(int argc, char** argv) {
     json params = json::array();
     for (std::size_t k = 0; k < problems.size(); ++k) {
       const price::Params& p = problems[k];
+      if (calibrate || greeks || implied || !all[k].finpar()) {
+        // the user's contracts, Greeks, implied vols, rho, calibration: on rank 0 (the
+        // adjoint pass is one grid; under MPI the other ranks wait)
+        if (!world.is_root()) continue;
+        const price::Engine engine{backend == Backend::cuda, devices.empty() ? 0 : devices.front(), precision, method};
+        std::vector<Record> recs = calibrate ? calibrate_problem(cli, all[k], engine, calibration, log)
+                                             : price_contracts(cli, all[k], engine, greeks, implied, log);
+        for (Record& r : recs) results.push_back(std::move(r));
+        params.push_back(price::params_json(p));
+        continue;
+      }
       price::Setup setup;
       log.time("setup", 0, 0, [&] { setup = price::make_setup(p); });
       std::vector<double> prices;

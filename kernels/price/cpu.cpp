@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "common/progress.hpp"
@@ -24,7 +25,7 @@ namespace {
 template <class Real>
 struct Tables {
   std::int64_t nx, ny, steps, ind_x, ind_y;
-  std::vector<double> x;
+  std::vector<double> x, half_cell;
   std::vector<Real> px, dxx, dt_inv, qy;  // qy: [steps][ny] = py[j]*pt[g]
   YTables<Real> yt;
   // The x systems' pivots of every step, [steps][nx][ny] (they do not depend on the
@@ -64,6 +65,7 @@ Tables<Real> make_tables(const Setup& s, std::uint64_t table_limit) {
   t.ind_x = s.ind_x;
   t.ind_y = s.ind_y;
   t.x = s.x;
+  t.half_cell = s.half_cell;
   t.px.assign(s.px.begin(), s.px.end());
   t.dxx.assign(s.dxx.begin(), s.dxx.end());
   t.dt_inv.assign(s.dt_inv.begin(), s.dt_inv.end());
@@ -206,10 +208,10 @@ void y_phase(const Tables<Real>& t, std::int64_t g, std::int64_t i0, std::int64_
 }
 
 template <class Real>
-void payoff(const Tables<Real>& t, std::int64_t o, Work<Real>& w, std::int64_t i0, std::int64_t i1) {
-  const double strike = strike_of(o);
+void payoff(const Tables<Real>& t, double strike, bool put, bool smooth, Work<Real>& w, std::int64_t i0,
+            std::int64_t i1) {
   for (std::int64_t i = i0; i < i1; ++i) {
-    const Real v = Real(std::max(t.x[i] - strike, 0.0));
+    const Real v = Real(payoff_cell(t.x[i], smooth ? t.half_cell[i] : 0.0, strike, put));
     std::fill(w.r.begin() + i * t.ny, w.r.begin() + (i + 1) * t.ny, v);
   }
 }
@@ -220,16 +222,19 @@ std::pair<std::int64_t, std::int64_t> split(std::int64_t n, int parts, int k, st
   return {std::min(n, b0 * align), std::min(n, b1 * align)};
 }
 
-// One strike: on one thread (team = 1), or by a team of threads inside a parallel region.
+// One payoff (strike, call or put) rolled back from time level `level` to 0, on one
+// thread (team = 1) or by a team of threads inside a parallel region; the time-0
+// grid is left in w.r.
 template <class Real>
-double run_strike(const Tables<Real>& t, std::int64_t o, Work<Real>& w, int team, int rank) {
+void run_strike(const Tables<Real>& t, double strike, bool put, bool smooth, std::int64_t level, Work<Real>& w,
+                int team, int rank) {
   auto [r0, r1] = split(t.nx, team, rank, 1);
   auto [c0, c1] = split(t.ny, team, rank, 8);
-  payoff(t, o, w, r0, r1);
+  payoff(t, strike, put, smooth, w, r0, r1);
   if (team > 1) {
 #pragma omp barrier
   }
-  for (std::int64_t g = t.steps - 1; g >= 0; --g) {
+  for (std::int64_t g = level - 1; g >= 0; --g) {
     x_phase(t, g, c0, c1, w);
     if (team > 1) {
 #pragma omp barrier
@@ -239,7 +244,20 @@ double run_strike(const Tables<Real>& t, std::int64_t o, Work<Real>& w, int team
 #pragma omp barrier
     }
   }
+}
+
+template <class Real>
+double run_strike(const Tables<Real>& t, std::int64_t o, Work<Real>& w, int team, int rank) {
+  run_strike(t, strike_of(o), false, false, t.steps, w, team, rank);
   return static_cast<double>(w.r[t.ind_x * t.ny + t.ind_y]);
+}
+
+// A functional of the time-0 grid, summed in double in the order given.
+template <class Real>
+double read_functional(const std::vector<Real>& r, std::int64_t ny, const Functional& f) {
+  double sum = 0;
+  for (std::size_t k = 0; k < f.coef.size(); ++k) sum += f.coef[k] * static_cast<double>(r[f.i[k] * ny + f.j[k]]);
+  return sum;
 }
 
 template <class Real>
@@ -269,6 +287,47 @@ std::vector<double> solve(const Setup& s, StrikeRange range, std::uint64_t table
         out[k] = v;
       }
       if (auto* progress = active_progress()) progress->advance(1);
+    }
+  }
+  return out;
+}
+
+// Contracts (rho = 0): the same per-strike rollback from each contract's maturity
+// level; out[f][c].
+template <class Real>
+std::vector<double> solve_contracts(const Setup& s, const std::vector<Contract>& cs, const std::vector<Functional>& fs,
+                                    const std::function<void(std::int64_t)>& progress) {
+  const std::int64_t count = static_cast<std::int64_t>(cs.size()), nf = static_cast<std::int64_t>(fs.size());
+  std::vector<double> out(nf * count);
+  if (count == 0) return out;
+  const Tables<Real> t = make_tables<Real>(s, kCpuTableLimit);
+  const int threads = omp_get_max_threads();
+  std::int64_t done = 0;
+  auto finish = [&](std::int64_t k, const Work<Real>& w) {
+    for (std::int64_t f = 0; f < nf; ++f) out[f * count + k] = read_functional(w.r, t.ny, fs[f]);
+  };
+  if (count >= threads || threads == 1) {
+#pragma omp parallel
+    {
+      Work<Real> w(t.nx, t.ny, !t.xinv.empty());
+#pragma omp for schedule(dynamic, 1)
+      for (std::int64_t k = 0; k < count; ++k) {
+        run_strike(t, cs[k].strike, cs[k].put, cs[k].smooth, s.levels[cs[k].maturity], w, 1, 0);
+        finish(k, w);
+        if (progress) {
+#pragma omp critical(price_progress)
+          progress(++done);
+        }
+      }
+    }
+  } else {
+    Work<Real> w(t.nx, t.ny, !t.xinv.empty());
+    for (std::int64_t k = 0; k < count; ++k) {
+#pragma omp parallel
+      run_strike(t, cs[k].strike, cs[k].put, cs[k].smooth, s.levels[cs[k].maturity], w, omp_get_num_threads(),
+                 omp_get_thread_num());
+      finish(k, w);
+      if (progress) progress(k + 1);
     }
   }
   return out;
@@ -368,16 +427,31 @@ void explicit_adjoint_row(const Tables<Real>& t, std::int64_t g, std::int64_t i,
   }
 }
 
+// The adjoint pass of one functional (see price.hpp, adjoint_weights_cpu): W[m][i] at
+// every maturity level. rho = 0: per step z = S^-T w, y = T^-T (dtInv z),
+// w' = E^T y + G^T (y - 0.5 z). rho != 0: the transposed modified Craig-Sneyd step
+// (docs/price.md):
+//   a = S^-T w;  b = T^-T (dtInv a);  c = S^-T (0.5 C^T b);  d = T^-T (dtInv c);
+//   w' = E^T (b + d) + G^T (b + d - 0.5 (a + c)) + C^T (0.5 b + d).
 template <class Real>
-std::vector<double> adjoint_weights(const Setup& s) {
-  const Tables<Real> t = make_tables<Real>(s, 0);  // no pivot table: one grid, pivots per step
-  const std::int64_t nx = t.nx, ny = t.ny;
-  std::vector<Real> w(nx * ny, Real(0)), z(nx * ny), y(nx * ny), p(nx * ny), inv(nx * ny);
-  w[t.ind_x * ny + t.ind_y] = Real(1);
+void adjoint_pass(const Setup& s, const Tables<Real>& t, const MixedTables<Real>* mixed, const Functional& f,
+                  double* weights, const std::function<void(std::int64_t)>& progress) {
+  const std::int64_t nx = t.nx, ny = t.ny, grid = nx * ny;
+  std::vector<Real> w(grid, Real(0)), z(grid), y(grid), p(grid), inv(grid);
+  std::vector<Real> q, c, d, pd, r;
+  if (mixed) {
+    q.resize(grid);
+    c.resize(grid);
+    d.resize(grid);
+    pd.resize(grid);
+    r.resize(grid);
+  }
+  for (std::size_t k = 0; k < f.coef.size(); ++k) w[f.i[k] * ny + f.j[k]] += Real(f.coef[k]);
   // columns in blocks of 16 (two AVX-512 vectors of doubles): enough blocks for every
   // thread on a 256-column grid
   constexpr std::int64_t kCols = 16;
   const std::int64_t blocks = (ny + kCols - 1) / kCols;
+  std::size_t next = 0;  // the next maturity level to record
 #pragma omp parallel
   for (std::int64_t g = 0; g < t.steps; ++g) {
 #pragma omp for schedule(static)
@@ -389,16 +463,167 @@ std::vector<double> adjoint_weights(const Setup& s) {
       x_pivots(t, g, j0, j1, inv.data());
       x_adjoint_columns(t, g, j0, j1, z.data(), inv.data(), y.data(), p.data());
     }
+    if (mixed) {
+      const MixedStep<Real> ms = mixed->step(g);
 #pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < nx; ++i) explicit_adjoint_row(t, g, i, y.data(), p.data(), w.data());
+      for (std::int64_t i = 0; i < nx; ++i)
+        for (std::int64_t l = 0; l < ny; ++l) q[i * ny + l] = Real(0.5) * mixed_adjoint_at(ms, y.data(), i, l);
+#pragma omp for schedule(static)
+      for (std::int64_t b = 0; b < (nx + 7) / 8; ++b)
+        y_adjoint_rows(t, g, b * 8, std::min(nx, b * 8 + 8), q.data(), c.data());
+#pragma omp for schedule(static)
+      for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::int64_t j0 = b * kCols, j1 = std::min(ny, j0 + kCols);
+        x_adjoint_columns(t, g, j0, j1, c.data(), inv.data(), d.data(), pd.data());
+      }
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < nx; ++i)
+        for (std::int64_t l = 0; l < ny; ++l) {
+          const std::int64_t k = i * ny + l;
+          r[k] = Real(0.5) * y[k] + d[k];
+          y[k] = y[k] + d[k];
+          p[k] = p[k] + pd[k];
+        }
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < nx; ++i) {
+        explicit_adjoint_row(t, g, i, y.data(), p.data(), w.data());
+        for (std::int64_t l = 0; l < ny; ++l) w[i * ny + l] += mixed_adjoint_at(ms, r.data(), i, l);
+      }
+    } else {
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < nx; ++i) explicit_adjoint_row(t, g, i, y.data(), p.data(), w.data());
+    }
+    if (next < s.levels.size() && g + 1 == s.levels[next]) {
+      double* out = weights + next * nx;
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < nx; ++i) {
+        double sum = 0;
+        for (std::int64_t j = 0; j < ny; ++j) sum += static_cast<double>(w[i * ny + j]);
+        out[i] = sum;
+      }
+#pragma omp single
+      ++next;  // the implied barrier publishes it
+    }
+    if (progress) {
+#pragma omp master
+      progress(g + 1);
+    }
   }
-  std::vector<double> sums(nx);
+}
+
+template <class Real>
+std::vector<double> adjoint_weights(const Setup& s, const std::vector<Functional>& fs,
+                                    const std::function<void(std::int64_t)>& progress) {
+  const Tables<Real> t = make_tables<Real>(s, 0);  // no pivot table: one grid, pivots per step
+  std::unique_ptr<MixedTables<Real>> mixed;
+  if (s.p.rho != 0) mixed = std::make_unique<MixedTables<Real>>(make_mixed_tables<Real>(s));
+  const std::int64_t per = static_cast<std::int64_t>(s.levels.size()) * t.nx;
+  std::vector<double> out(fs.size() * per);
+  for (std::size_t f = 0; f < fs.size(); ++f) {
+    std::function<void(std::int64_t)> each;
+    if (progress) each = [&, f](std::int64_t g) { progress(static_cast<std::int64_t>(f) * t.steps + g); };
+    adjoint_pass(s, t, mixed.get(), fs[f], out.data() + f * per, each);
+  }
+  return out;
+}
+
+// ---- the forward method with the mixed term (rho != 0): plain loops, the reference --
+
+// The x systems of step g solved in place for column j (Thomas, pivots on the way).
+template <class Real>
+void x_solve_column(const Tables<Real>& t, std::int64_t g, std::int64_t j, Real* u, Real* invs) {
+  const std::int64_t nx = t.nx, ny = t.ny;
+  const Real dt = t.dt_inv[g], qy = t.qy[g * ny + j];
+  Real z_prev = 0, inv_prev = 0;
   for (std::int64_t i = 0; i < nx; ++i) {
-    double sum = 0;
-    for (std::int64_t j = 0; j < ny; ++j) sum += static_cast<double>(w[i * ny + j]);
-    sums[i] = sum;
+    const Real var = var_x(t.px[i], qy);
+    const Real h0 = half_half(var, t.dxx[3 * i]), h1 = half_half(var, t.dxx[3 * i + 1]);
+    const Real c_prev = i > 0 ? -half_half(var_x(t.px[i - 1], qy), t.dxx[3 * (i - 1) + 2]) : Real(0);
+    const Real beta = -h0 * inv_prev;
+    invs[i] = thomas_inv(dt - h1, beta, c_prev);
+    z_prev = u[i * ny + j] = thomas_forward(u[i * ny + j], beta, z_prev);
+    inv_prev = invs[i];
   }
-  return sums;
+  Real un = 0;
+  for (std::int64_t i = nx - 1; i >= 0; --i) {
+    const Real cc = -half_half(var_x(t.px[i], qy), t.dxx[3 * i + 2]);
+    un = u[i * ny + j] = thomas_back(u[i * ny + j], cc, un, invs[i]);
+  }
+}
+
+// The y systems of step g solved in place for row i.
+template <class Real>
+void y_solve_row(const Tables<Real>& t, std::int64_t g, std::int64_t i, Real* u) {
+  const std::int64_t ny = t.ny;
+  const Real* beta = t.yt.beta.data() + g * ny;
+  const Real* inv = t.yt.inv.data() + g * ny;
+  Real* row = u + i * ny;
+  Real zp = 0, un = 0;
+  for (std::int64_t j = 0; j < ny; ++j) zp = row[j] = thomas_forward(row[j], beta[j], zp);
+  for (std::int64_t j = ny - 1; j >= 0; --j) un = row[j] = thomas_back(row[j], t.yt.c[j], un, inv[j]);
+}
+
+// One modified Craig-Sneyd step (model.hpp, "correlated SABR") on R, in place.
+template <class Real>
+void mcs_step(const Tables<Real>& t, const MixedTables<Real>& mixed, std::int64_t g, std::vector<Real>& r,
+              std::vector<Real>& v, std::vector<Real>& u, std::vector<Real>& y, std::vector<Real>& dif,
+              std::vector<Real>& invs) {
+  const std::int64_t nx = t.nx, ny = t.ny;
+  const Real dt = t.dt_inv[g];
+  const Real* qy = t.qy.data() + g * ny;
+  const Real* gy = t.yt.gy.data();
+  const MixedStep<Real> ms = mixed.step(g);
+  for (std::int64_t i = 0; i < nx; ++i)
+    for (std::int64_t j = 0; j < ny; ++j) {
+      const std::int64_t k = i * ny + j;
+      const Real var = var_x(t.px[i], qy[j]);
+      const Real h0 = half_half(var, t.dxx[3 * i]), h1 = half_half(var, t.dxx[3 * i + 1]),
+                 h2 = half_half(var, t.dxx[3 * i + 2]);
+      Real uu = explicit_x(dt, h0, h1, h2, i > 0 ? r[k - ny] : Real(0), r[k], i + 1 < nx ? r[k + ny] : Real(0));
+      v[k] = explicit_y(gy[3 * j], gy[3 * j + 1], gy[3 * j + 2], j > 0 ? r[k - 1] : Real(0), r[k],
+                        j + 1 < ny ? r[k + 1] : Real(0));
+      uu += v[k];
+      uu += mixed_at(ms, r.data(), i, j);
+      u[k] = y[k] = uu;
+    }
+  for (std::int64_t j = 0; j < ny; ++j) x_solve_column(t, g, j, y.data(), invs.data());
+  for (std::int64_t k = 0; k < nx * ny; ++k) y[k] = rhs_y(dt, y[k], v[k]);
+  for (std::int64_t i = 0; i < nx; ++i) y_solve_row(t, g, i, y.data());
+  for (std::int64_t k = 0; k < nx * ny; ++k) dif[k] = y[k] - r[k];
+  for (std::int64_t i = 0; i < nx; ++i)
+    for (std::int64_t j = 0; j < ny; ++j) u[i * ny + j] += Real(0.5) * mixed_at(ms, dif.data(), i, j);
+  for (std::int64_t j = 0; j < ny; ++j) x_solve_column(t, g, j, u.data(), invs.data());
+  for (std::int64_t k = 0; k < nx * ny; ++k) r[k] = rhs_y(dt, u[k], v[k]);
+  for (std::int64_t i = 0; i < nx; ++i) y_solve_row(t, g, i, r.data());
+}
+
+template <class Real>
+std::vector<double> solve_contracts_mixed(const Setup& s, const std::vector<Contract>& cs,
+                                          const std::vector<Functional>& fs,
+                                          const std::function<void(std::int64_t)>& progress) {
+  const std::int64_t count = static_cast<std::int64_t>(cs.size()), nf = static_cast<std::int64_t>(fs.size());
+  std::vector<double> out(nf * count);
+  const Tables<Real> t = make_tables<Real>(s, 0);
+  const MixedTables<Real> mixed = make_mixed_tables<Real>(s);
+  const std::int64_t grid = t.nx * t.ny;
+  std::int64_t done = 0;
+#pragma omp parallel
+  {
+    std::vector<Real> r(grid), v(grid), u(grid), y(grid), dif(grid), invs(t.nx);
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t k = 0; k < count; ++k) {
+      for (std::int64_t i = 0; i < t.nx; ++i)
+        std::fill(r.begin() + i * t.ny, r.begin() + (i + 1) * t.ny,
+                  Real(payoff_cell(t.x[i], cs[k].smooth ? t.half_cell[i] : 0.0, cs[k].strike, cs[k].put)));
+      for (std::int64_t g = s.levels[cs[k].maturity] - 1; g >= 0; --g) mcs_step(t, mixed, g, r, v, u, y, dif, invs);
+      for (std::int64_t f = 0; f < nf; ++f) out[f * count + k] = read_functional(r, t.ny, fs[f]);
+      if (progress) {
+#pragma omp critical(price_progress)
+        progress(++done);
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -418,7 +643,30 @@ std::vector<double> solve_cpu(const Setup& s, Precision precision, std::uint64_t
 namespace numpipe::price {
 
 std::vector<double> adjoint_weights_cpu(const Setup& s, Precision precision) {
-  return precision == Precision::fp64 ? adjoint_weights<double>(s) : adjoint_weights<float>(s);
+  const std::vector<Functional> price = functionals_of(s, false);
+  std::vector<double> w = adjoint_weights_cpu(s, precision, price);
+  w.resize(s.p.num_x);  // the last maturity's weights: FinPar's problems have one
+  if (s.levels.size() > 1) fail_internal("adjoint_weights_cpu: several maturities; pass the functionals");
+  return w;
+}
+
+std::vector<double> adjoint_weights_cpu(const Setup& s, Precision precision, const std::vector<Functional>& fs,
+                                        const std::function<void(std::int64_t)>& progress) {
+  return precision == Precision::fp64 ? adjoint_weights<double>(s, fs, progress)
+                                      : adjoint_weights<float>(s, fs, progress);
+}
+
+std::vector<double> solve_cpu_contracts(const Setup& s, Precision precision, const std::vector<Contract>& contracts,
+                                        const std::vector<Functional>& fs,
+                                        const std::function<void(std::int64_t)>& progress) {
+  for (const Contract& c : contracts)
+    if (c.maturity < 0 || c.maturity >= static_cast<std::int64_t>(s.levels.size()))
+      fail_internal("contract maturity index " + std::to_string(c.maturity) + " out of range");
+  if (s.p.rho != 0)
+    return precision == Precision::fp64 ? solve_contracts_mixed<double>(s, contracts, fs, progress)
+                                        : solve_contracts_mixed<float>(s, contracts, fs, progress);
+  return precision == Precision::fp64 ? solve_contracts<double>(s, contracts, fs, progress)
+                                      : solve_contracts<float>(s, contracts, fs, progress);
 }
 
 std::vector<double> solve_cpu_adjoint(const Setup& s, Precision precision, StrikeRange range) {

@@ -17,11 +17,14 @@
 
 namespace numpipe::price {
 
-// The parameters of one LocVolCalib problem (one FinPar data set).
+// The parameters of one LocVolCalib problem (one FinPar data set). rho, the
+// correlation of the two Brownian motions, is 0 in LocVolCalib; rho != 0 adds the
+// mixed-derivative term of correlated SABR (below).
 struct Params {
-  std::int64_t outer = 0;  // strikes: strike_o = 0.001 * o
+  std::int64_t outer = 0;  // strikes: strike_o = 0.001 * o (FinPar), or the user's strikes or quotes
   std::int64_t num_x = 0, num_y = 0, num_t = 0;
   double s0 = 0, t = 0, alpha = 0, nu = 0, beta = 0;
+  double rho = 0;
 };
 
 NUMPIPE_HD_INLINE double strike_of(std::int64_t o) { return 0.001 * static_cast<double>(o); }
@@ -55,6 +58,44 @@ NUMPIPE_HD_INLINE void dd_weights(const double* xx, std::int64_t n, std::int64_t
   w[0] = 2.0 / dl / (dl + du);
   w[1] = -2.0 * (1.0 / dl + 1.0 / du) / (dl + du);
   w[2] = 2.0 / du / (dl + du);
+}
+
+// Central first-derivative weights D on a non-uniform grid (spec "Operators",
+// interior rows), for the mixed term only: zero rows at both ends, where the
+// second-derivative rows are zero too (the boundary lines carry no diffusion
+// across them, and no cross term).
+NUMPIPE_HD_INLINE void d_weights_interior(const double* xx, std::int64_t n, std::int64_t i, double w[3]) {
+  if (i == 0 || i == n - 1) {
+    w[0] = w[1] = w[2] = 0.0;
+    return;
+  }
+  const double dl = xx[i] - xx[i - 1], du = xx[i + 1] - xx[i];
+  w[0] = -du / dl / (dl + du);
+  w[1] = (du / dl - dl / du) / (dl + du);
+  w[2] = dl / du / (dl + du);
+}
+
+// Payoff at X of a call (max(X - K, 0)) or a put (max(K - X, 0)).
+NUMPIPE_HD_INLINE double payoff_value(double x, double strike, bool put) {
+  return put ? fmax(strike - x, 0.0) : fmax(x - strike, 0.0);
+}
+
+// The payoff averaged over [X - c, X + c] (c = 0: the value at X). A node's cell
+// symmetric about it keeps linear functions exact (so put-call parity holds exactly)
+// and makes a price a smooth function of the strike's position between two nodes
+// instead of the piecewise-linear one of point values (cell averaging of the
+// payoff's kink: Pooley, Vetzal and Forsyth, J. Comput. Finance 6(4), 2003).
+NUMPIPE_HD_INLINE double payoff_cell(double x, double c, double strike, bool put) {
+  if (c <= 0) return payoff_value(x, strike, put);
+  const double lo = x - c, hi = x + c;
+  if (put) {
+    if (strike >= hi) return strike - x;
+    if (strike <= lo) return 0.0;
+    return (strike - lo) * (strike - lo) / (4.0 * c);
+  }
+  if (strike <= lo) return x - strike;
+  if (strike >= hi) return 0.0;
+  return (hi - strike) * (hi - strike) / (4.0 * c);
 }
 
 // VarX[j][i] = exp(2*(beta*log(X[i]) + Y[j] - 0.5*nu^2*Time[g])) (spec "Time loop"),
@@ -159,6 +200,72 @@ NUMPIPE_HD_INLINE Real explicit_y_adjoint(Real g1, Real g0_next, Real g2_prev, R
 template <class Real>
 NUMPIPE_HD_INLINE Real adjoint_p(Real y, Real z) {
   return y - Real(0.5) * z;
+}
+
+// ---- correlated SABR: the mixed-derivative term (rho != 0) --------------------------
+// With d<X, Y> = rho * nu * sqrt(VarX) dt the PDE gains rho*nu*sqrt(VarX) V_xy. Its
+// discretisation C = m[i][j] (Dx (x) Dy), m = rho*nu*sqrt(px[i])*sqrt(qy[j]) at the
+// step's time level (like VarX), with the central weights above (zero on the
+// boundary lines). C is explicit in ADI: the step becomes the modified Craig-Sneyd
+// scheme with theta = 1/2 (In 't Hout and Welfert, Appl. Numer. Math. 57 (2007)
+// 19-35 and 59 (2009) 677-692; In 't Hout and Foulon, Int. J. Numer. Anal. Model. 7
+// (2010) 303-320), in the scaled form of the spec's step (E, G, T, S below):
+//   U  = (E + G + C) R                     x right side (FinPar's U plus C R)
+//   Y1 = T^-1 U;  Y2 = S^-1 (dtInv Y1 - 0.5 G R)           (FinPar's step)
+//   U2 = U + 0.5 C (Y2 - R)                the corrector's x right side
+//   Z1 = T^-1 U2; R' = S^-1 (dtInv Z1 - 0.5 G R)
+// With rho = 0, C = 0 and U2 = U: R' = Y2, FinPar's step, which is then run alone
+// (the same bits as without the term).
+template <class Real>
+NUMPIPE_HD_INLINE Real mixed_coefficient(Real rho_nu, Real sx_i, Real sq_j) {
+  return rho_nu * (sx_i * sq_j);
+}
+
+// The step's mixed-term tables: sx[i] = X^beta, sq[j] = sqrt(py[j]*pt[g]) (this
+// step's row), dx1 [nx][3], dy1 [ny][3] central weights with zero end rows.
+template <class Real>
+struct MixedStep {
+  const Real* sx;
+  const Real* sq;
+  const Real* dx1;
+  const Real* dy1;
+  Real rho_nu;
+  std::int64_t nx, ny;
+};
+
+// (C R)[i][j] = m[i][j] * sum_a dx1[i][a] * sum_b dy1[j][b] * R[i-1+a][j-1+b]; zero on
+// the boundary lines.
+template <class Real>
+NUMPIPE_HD_INLINE Real mixed_at(const MixedStep<Real>& c, const Real* r, std::int64_t i, std::int64_t j) {
+  if (i == 0 || j == 0 || i == c.nx - 1 || j == c.ny - 1) return Real(0);
+  Real acc = 0;
+  for (int a = 0; a < 3; ++a) {
+    const Real* row = r + (i - 1 + a) * c.ny + (j - 1);
+    Real v = c.dy1[3 * j] * row[0];
+    v += c.dy1[3 * j + 1] * row[1];
+    v += c.dy1[3 * j + 2] * row[2];
+    acc += c.dx1[3 * i + a] * v;
+  }
+  return mixed_coefficient(c.rho_nu, c.sx[i], c.sq[j]) * acc;
+}
+
+// (C^T v)[k][l] = sum over the 3x3 neighbours (i, j) of m[i][j] dx1[i][k-i+1]
+// dy1[j][l-j+1] v[i][j] (the boundary lines' rows of C are zero: they add nothing).
+template <class Real>
+NUMPIPE_HD_INLINE Real mixed_adjoint_at(const MixedStep<Real>& c, const Real* v, std::int64_t k, std::int64_t l) {
+  Real acc = 0;
+  for (int di = -1; di <= 1; ++di) {
+    const std::int64_t i = k + di;
+    if (i < 1 || i > c.nx - 2) continue;
+    Real row = 0;
+    for (int dj = -1; dj <= 1; ++dj) {
+      const std::int64_t j = l + dj;
+      if (j < 1 || j > c.ny - 2) continue;
+      row += mixed_coefficient(c.rho_nu, c.sx[i], c.sq[j]) * c.dy1[3 * j + 1 - dj] * v[i * c.ny + j];
+    }
+    acc += c.dx1[3 * i + 1 - di] * row;
+  }
+  return acc;
 }
 
 }  // namespace numpipe::price

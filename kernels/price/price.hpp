@@ -2,7 +2,9 @@
 //   Params (model.hpp) -> validate -> make_setup (the grid and the strike-independent
 //   tables, built once on the host) -> solve_cpu / solve_cuda -> one price per strike.
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,10 +24,21 @@ void validate(const Params& p);
 inline constexpr std::int64_t kMaxGridPoints = std::int64_t(1) << 28;  // numX*numY
 inline constexpr std::int64_t kMaxSide = std::int64_t(1) << 20;        // numX, numY, numT, OUTER
 
+// The time grid. One maturity (FinPar): Time[i] = t*i/(numT-1). Several maturities
+// T_1 < ... < T_M = t: every T_m is a time level; the numT-1 steps are dealt to the
+// segments [T_{m-1}, T_m] (T_0 = 0) in proportion to their lengths, at least one
+// each (one step each first, the rest by the largest-remainder rule, ties to the
+// earlier segment), uniform within a segment. levels[m]: the level of T_m.
+// Bad input when a maturity is not finite and > 0, the list is not strictly
+// ascending, its last value is not t, or numT - 1 < M.
+std::vector<double> time_grid(const Params& p, const std::vector<double>& maturities, std::vector<std::int64_t>* levels);
+
 // The grid and the strike-independent tables of one problem (double precision).
 struct Setup {
   Params p;
   std::int64_t ind_x = 0, ind_y = 0;
+  std::vector<double> maturities;       // [M] ascending, the last = t
+  std::vector<std::int64_t> levels;     // [M] time level of each maturity; the last = numT-1
   std::vector<double> time;   // [numT]
   std::vector<double> x, y;   // [numX], [numY]
   std::vector<double> px;     // [numX]  exp(2*beta*log X[i])
@@ -34,8 +47,14 @@ struct Setup {
   std::vector<double> dxx;    // [numX][3]
   std::vector<double> dyy;    // [numY][3]
   std::vector<double> dt_inv; // [numT-1]  1/(Time[g+1]-Time[g])
+  // the mixed term (used when rho != 0; model.hpp "correlated SABR")
+  std::vector<double> sx;     // [numX]    sqrt(px[i]) = X^beta
+  std::vector<double> dx1;    // [numX][3] central first-derivative weights, zero rows at the ends
+  std::vector<double> half_cell;  // [numX] half the smaller gap to a neighbour (0 at the ends)
+  std::vector<double> dy1;    // [numY][3]
 };
-Setup make_setup(const Params& p);  // validates first
+// Validates first. maturities: empty means {t}.
+Setup make_setup(const Params& p, const std::vector<double>& maturities = {});
 
 // The y direction's implicit systems do not depend on the strike nor on the row i
 // (VarY = nu^2 is constant): their explicit weights gy = 0.5*VarY*Dyy[j][k], and per
@@ -72,6 +91,33 @@ YTables<Real> make_y_tables(const Setup& s) {
     }
   }
   return t;
+}
+
+// The mixed term's tables (rho != 0), in Real: sx [numX], sq [numT-1][numY] =
+// sqrt(py[j]*pt[g]) (computed in double), dx1, dy1; the step g view is step(g).
+template <class Real>
+struct MixedTables {
+  Real rho_nu = 0;
+  std::int64_t nx = 0, ny = 0;
+  std::vector<Real> sx, sq, dx1, dy1;
+  MixedStep<Real> step(std::int64_t g) const {
+    return {sx.data(), sq.data() + g * ny, dx1.data(), dy1.data(), rho_nu, nx, ny};
+  }
+};
+template <class Real>
+MixedTables<Real> make_mixed_tables(const Setup& s) {
+  MixedTables<Real> m;
+  m.rho_nu = Real(s.p.rho * s.p.nu);
+  m.nx = s.p.num_x;
+  m.ny = s.p.num_y;
+  m.sx.assign(s.sx.begin(), s.sx.end());
+  m.dx1.assign(s.dx1.begin(), s.dx1.end());
+  m.dy1.assign(s.dy1.begin(), s.dy1.end());
+  const std::int64_t steps = s.p.num_t - 1;
+  m.sq.resize(steps * m.ny);
+  for (std::int64_t g = 0; g < steps; ++g)
+    for (std::int64_t j = 0; j < m.ny; ++j) m.sq[g * m.ny + j] = Real(std::sqrt(s.py[j] * s.pt[g]));
+  return m;
 }
 
 // CPU backend (OpenMP; the reference): prices of strikes [0, OUTER). Same bits for
@@ -114,6 +160,51 @@ std::vector<double> prices_from_weights(const Setup& s, Precision precision, con
                                         StrikeRange range);
 std::vector<double> solve_cpu_adjoint(const Setup& s, Precision precision, StrikeRange range);
 
+// ---- contracts, functionals, several maturities ---------------------------------------
+// A contract: a call or put of strike K expiring at maturity index m (Setup::maturities).
+// smooth: the payoff cell-averaged over each node's symmetric cell (Setup::half_cell;
+// model.hpp payoff_cell), as the user's contracts are priced; false: the spec's point
+// values, as FinPar's strikes are.
+struct Contract {
+  std::int64_t maturity = 0;
+  double strike = 0;
+  bool put = false;
+  bool smooth = false;
+};
+// A linear functional of the time-0 grid, sum_k coef[k] * R[i[k]][j[k]]: the price is
+// R[indX][indY]; the Greeks are difference quotients of the neighbours (below).
+struct Functional {
+  std::string name;
+  std::vector<std::int64_t> i, j;
+  std::vector<double> coef;
+};
+// The price, and with greeks: delta = dR/dX and gamma = d2R/dX2 at (indX, indY) by the
+// grid's central weights (spec "Operators"), vega = dR/dalpha = (dR/dY)/alpha (Y starts
+// at log alpha; the model depends on alpha only there). Bad input when the spot's
+// point has no neighbour (indX or indY on the grid's edge).
+std::vector<Functional> functionals_of(const Setup& s, bool greeks);
+
+// The adjoint pass for several functionals and every maturity: W[f][m][i] (flattened,
+// f-major) = sum_j of the weights of functional f after levels[m] transposed steps,
+// so that f(payoff placed at maturity m) = sum_i W[f][m][i] * payoff(X[i]). With rho
+// != 0 the transposed modified Craig-Sneyd step (docs/price.md). For one functional
+// (the price) and one maturity it is adjoint_weights_cpu(s, precision), bit for bit.
+// progress: called with the number of steps done (may be null).
+std::vector<double> adjoint_weights_cpu(const Setup& s, Precision precision, const std::vector<Functional>& fs,
+                                        const std::function<void(std::int64_t)>& progress = {});
+// value = sum_i W[i] * Real(payoff(X[i])) in double, i ascending (prices_from_weights's
+// arithmetic; a FinPar strike gives the same bits).
+double contract_value(const Setup& s, Precision precision, const double* weights, double strike, bool put,
+                      bool smooth = false);
+
+// The forward method for contracts: each contract's payoff rolled back from its
+// maturity's level, then every functional read from the time-0 grid: out[f][c].
+// Any rho (with rho != 0 a plain implementation of the modified Craig-Sneyd step:
+// the reference the adjoint is tested against). progress: contracts done.
+std::vector<double> solve_cpu_contracts(const Setup& s, Precision precision, const std::vector<Contract>& contracts,
+                                        const std::vector<Functional>& fs,
+                                        const std::function<void(std::int64_t)>& progress = {});
+
 #ifdef NUMPIPE_HAVE_CUDA
 struct CudaRun {
   double seconds = 0;          // device time of the solve (CUDA events), slowest device
@@ -136,6 +227,19 @@ std::vector<double> solve_cuda(const Setup& s, Precision precision, StrikeRange 
 // The adjoint weights W (see above) on device `device`; run->seconds: device time
 // of the whole pass (CUDA events), run->kernel "adjoint".
 std::vector<double> adjoint_weights_cuda(const Setup& s, Precision precision, int device, CudaRun* run = nullptr);
+// The adjoint pass of several lanes at once, each lane a setup (all with the same
+// numX, numY and time grid; any model parameters) and a functional: W[lane][m][i].
+// The lanes run in the same kernels (a grid dimension), so a batch of a few costs
+// about what one does: the Greeks' functionals, calibration's finite differences.
+struct Lane {
+  const Setup* setup = nullptr;
+  const Functional* functional = nullptr;
+};
+std::vector<double> adjoint_weights_cuda(const std::vector<Lane>& lanes, Precision precision, int device,
+                                         CudaRun* run = nullptr);
+// Forward method for contracts (rho = 0 only): out[f][c] like solve_cpu_contracts.
+std::vector<double> solve_cuda_contracts(const Setup& s, Precision precision, const std::vector<Contract>& contracts,
+                                         const std::vector<Functional>& fs, int device, CudaRun* run = nullptr);
 #endif
 
 // ---- streams ---------------------------------------------------------------------------
@@ -147,6 +251,77 @@ json params_json(const Params& p);
 Record make_problem_record(const Params& p, json attrs);
 // Reads a problem record (bad input naming what is wrong) and validates it.
 Params params_from_record(const Record& r);
+
+// ---- evaluation on either backend ---------------------------------------------------
+// Every functional of every contract, values[f][c] (f-major), by the adjoint (one pass
+// per functional, every maturity at once; on CUDA the functionals run as lanes of one
+// pass) or the forward method (CUDA: rho = 0 only). timing: device seconds of the
+// solve and the upload on CUDA, else 0.
+struct Engine {
+  bool cuda = false;
+  int device = 0;
+  Precision precision = Precision::fp64;
+  Method method = Method::adjoint;
+};
+struct EvalTiming {
+  double solve_seconds = 0, upload_seconds = 0;
+};
+std::vector<double> evaluate(const Setup& s, const std::vector<Contract>& contracts, const std::vector<Functional>& fs,
+                             const Engine& engine, EvalTiming* timing = nullptr,
+                             const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+
+// ---- the user's contracts in a stream ---------------------------------------------------
+// A problem group: the record `problem` (above; attrs `rho`, and `option` "call" or
+// "put" for its strikes), then optionally
+//   `strike`   f8 [S]    (kind price.strikes; S = OUTER): the strikes, else 0.001*o;
+//   `maturity` f8 [M]    (kind price.maturities): ascending, the last = t, else {t};
+//   `quotes`   f8 [Q, 5] (kind price.quotes; Q = OUTER): a quote table, columns
+//              strike, maturity (one of `maturity`'s), type (+1 call, -1 put),
+//              quote (NaN where absent), weight; attrs quote_kind "price",
+//              "implied_vol" or "none".
+// Without `quotes` the contracts are every strike at every maturity ([M][S]); with
+// it, one per quote row.
+inline constexpr const char* kStrikesKind = "price.strikes";
+inline constexpr const char* kMaturitiesKind = "price.maturities";
+inline constexpr const char* kQuotesKind = "price.quotes";
+enum class QuoteKind { none, price, implied_vol };
+const char* quote_kind_name(QuoteKind k);
+struct Quote {
+  double strike = 0, maturity = 0;
+  bool put = false;
+  double quote = 0, weight = 1;
+};
+struct Problem {
+  Params p;
+  std::vector<double> maturities;  // empty: {t}
+  std::vector<double> strikes;     // the user's strikes (user_strikes)
+  bool user_strikes = false;
+  bool put = false;                // the strikes' option type
+  std::vector<Quote> quotes;       // a quote table (list mode) when not empty
+  QuoteKind quote_kind = QuoteKind::none;
+  const Record* source = nullptr;  // the problem record
+
+  bool list() const { return !quotes.empty(); }
+  // FinPar's problem: its strikes, calls, one maturity, rho = 0 (the original path).
+  bool finpar() const { return !user_strikes && !list() && maturities.size() <= 1 && !put && p.rho == 0; }
+  double strike(std::int64_t k) const { return user_strikes ? strikes[k] : strike_of(k); }
+  // The contracts: grid mode [M][S] (maturity-major), list mode one per quote.
+  std::vector<Contract> contracts() const;
+};
+// Groups the records into problems (bad input names the record and what is wrong);
+// every problem is validated, its quotes checked (check_quotes).
+std::vector<Problem> read_problems(const std::vector<Record>& records);
+// The records of one problem, `problem` first, for gen-input.
+std::vector<Record> problem_records(const Problem& pr, json attrs);
+// Checks a problem's contracts against its grid and, with quotes, the quotes against
+// the no-arbitrage bounds and each other (bad input, exit 2): strikes finite, > 0 and
+// inside the x grid (below X[numX-1]); quote maturities among the problem's; prices
+// >= 0, inside [intrinsic, upper), non-increasing (calls) / non-decreasing (puts) in
+// the strike and convex in it at each maturity, non-decreasing in the maturity at
+// each strike; implied vols finite and > 0; weights finite and >= 0. where(k) names
+// row k in messages ("quotes.txt:7: ", "quotes row 7: "). quotes = false: the strikes
+// and maturities only.
+void check_contracts(const Problem& pr, const std::function<std::string(std::size_t)>& where, bool quotes = true);
 
 // Work counted from the algorithm (for profile records and the benchmark):
 // fp64/fp32 operations and the bytes a two-pass-per-step design moves.

@@ -49,6 +49,7 @@ void validate(const Params& p) {
   need_positive("alpha", p.alpha);
   need_positive("nu", p.nu);
   if (!std::isfinite(p.beta)) fail_input("beta must be finite, got " + num(p.beta));
+  if (!(p.rho > -1 && p.rho < 1)) fail_input("rho must be in (-1, 1), got " + num(p.rho));
   const double dx = x_step(p);
   const double ind = std::floor(p.s0 / dx);
   if (!(ind >= 0 && ind <= static_cast<double>(p.num_x - 1)))
@@ -57,7 +58,65 @@ void validate(const Params& p) {
                num(20.0 * p.alpha * std::sqrt(p.t)));
 }
 
-Setup make_setup(const Params& p) {
+std::vector<double> time_grid(const Params& p, const std::vector<double>& maturities, std::vector<std::int64_t>* levels) {
+  const std::int64_t nt = p.num_t, steps = nt - 1;
+  std::vector<double> time(nt);
+  if (maturities.size() <= 1) {
+    if (maturities.size() == 1 && maturities[0] != p.t)
+      fail_input("the maturity " + num(maturities[0]) + " must equal the grid's t = " + num(p.t));
+    for (std::int64_t g = 0; g < nt; ++g) time[g] = time_point(p.t, nt, g);
+    if (levels) *levels = {steps};
+    return time;
+  }
+  const std::int64_t m_count = static_cast<std::int64_t>(maturities.size());
+  double prev = 0;
+  for (std::int64_t m = 0; m < m_count; ++m) {
+    const double tm = maturities[m];
+    if (!std::isfinite(tm) || tm <= prev)
+      fail_input("maturity " + std::to_string(m) + " = " + num(tm) +
+                 (m == 0 ? " must be finite and > 0" : " must exceed the previous one, " + num(prev)));
+    prev = tm;
+  }
+  if (maturities.back() != p.t)
+    fail_input("the longest maturity " + num(maturities.back()) + " must equal the grid's t = " + num(p.t));
+  if (steps < m_count)
+    fail_input("numT = " + std::to_string(nt) + " gives " + std::to_string(steps) + " time steps for " +
+               std::to_string(m_count) + " maturities: at least one step each is needed");
+  // one step per segment, the rest in proportion to the lengths (largest remainder)
+  std::vector<std::int64_t> n(m_count, 1);
+  std::vector<double> rest(m_count);
+  const std::int64_t spare = steps - m_count;
+  std::int64_t dealt = 0;
+  for (std::int64_t m = 0; m < m_count; ++m) {
+    const double len = maturities[m] - (m ? maturities[m - 1] : 0.0);
+    const double share = static_cast<double>(spare) * len / p.t;
+    const std::int64_t whole = static_cast<std::int64_t>(std::floor(share));
+    n[m] += whole;
+    dealt += whole;
+    rest[m] = share - static_cast<double>(whole);
+  }
+  for (std::int64_t left = spare - dealt; left > 0; --left) {
+    std::int64_t best = 0;
+    for (std::int64_t m = 1; m < m_count; ++m)
+      if (rest[m] > rest[best]) best = m;
+    ++n[best];
+    rest[best] = -1;
+  }
+  if (levels) levels->assign(m_count, 0);
+  std::int64_t g = 0;
+  time[0] = 0;
+  for (std::int64_t m = 0; m < m_count; ++m) {
+    const double a = m ? maturities[m - 1] : 0.0, b = maturities[m];
+    for (std::int64_t k = 1; k <= n[m]; ++k)
+      time[g + k] = k == n[m] ? b : a + (b - a) * static_cast<double>(k) / static_cast<double>(n[m]);
+    g += n[m];
+    if (levels) (*levels)[m] = g;
+  }
+  if (g != steps) fail_internal("time grid: dealt " + std::to_string(g) + " of " + std::to_string(steps) + " steps");
+  return time;
+}
+
+Setup make_setup(const Params& p, const std::vector<double>& maturities) {
   validate(p);
   Setup s;
   s.p = p;
@@ -65,12 +124,10 @@ Setup make_setup(const Params& p) {
   const double dx = x_step(p), dy = y_step(p), log_alpha = std::log(p.alpha);
   s.ind_x = static_cast<std::int64_t>(std::floor(p.s0 / dx));
   s.ind_y = ny / 2;
-  s.time.resize(nt);
+  s.time = time_grid(p, maturities, &s.levels);
+  s.maturities = maturities.empty() ? std::vector<double>{p.t} : maturities;
   s.pt.resize(nt);
-  for (std::int64_t g = 0; g < nt; ++g) {
-    s.time[g] = time_point(p.t, nt, g);
-    s.pt[g] = std::exp(-p.nu * p.nu * s.time[g]);
-  }
+  for (std::int64_t g = 0; g < nt; ++g) s.pt[g] = std::exp(-p.nu * p.nu * s.time[g]);
   s.dt_inv.resize(nt - 1);
   for (std::int64_t g = 0; g + 1 < nt; ++g) s.dt_inv[g] = 1.0 / (s.time[g + 1] - s.time[g]);
   s.x.resize(nx);
@@ -95,7 +152,37 @@ Setup make_setup(const Params& p) {
   for (std::int64_t i = 0; i < nx; ++i) dd_weights(s.x.data(), nx, i, &s.dxx[3 * i]);
   s.dyy.resize(3 * ny);
   for (std::int64_t j = 0; j < ny; ++j) dd_weights(s.y.data(), ny, j, &s.dyy[3 * j]);
+  s.half_cell.assign(nx, 0.0);
+  for (std::int64_t i = 1; i + 1 < nx; ++i) s.half_cell[i] = 0.5 * std::min(s.x[i] - s.x[i - 1], s.x[i + 1] - s.x[i]);
+  s.sx.resize(nx);
+  s.dx1.resize(3 * nx);
+  for (std::int64_t i = 0; i < nx; ++i) {
+    s.sx[i] = std::sqrt(s.px[i]);
+    d_weights_interior(s.x.data(), nx, i, &s.dx1[3 * i]);
+  }
+  s.dy1.resize(3 * ny);
+  for (std::int64_t j = 0; j < ny; ++j) d_weights_interior(s.y.data(), ny, j, &s.dy1[3 * j]);
   return s;
+}
+
+std::vector<Functional> functionals_of(const Setup& s, bool greeks) {
+  std::vector<Functional> out;
+  out.push_back({"price", {s.ind_x}, {s.ind_y}, {1.0}});
+  if (!greeks) return out;
+  const std::int64_t ix = s.ind_x, iy = s.ind_y;
+  if (ix < 1 || ix + 1 >= s.p.num_x)
+    fail_input("--greeks: the spot lies on the x grid's edge (indX = " + std::to_string(ix) + " of numX = " +
+               std::to_string(s.p.num_x) + "): widen the grid (larger numX)");
+  if (iy < 1 || iy + 1 >= s.p.num_y)
+    fail_input("--greeks: numY = " + std::to_string(s.p.num_y) + " leaves the start of Y on the grid's edge");
+  double d[3], dd[3], dy[3];
+  d_weights_interior(s.x.data(), s.p.num_x, ix, d);
+  dd_weights(s.x.data(), s.p.num_x, ix, dd);
+  d_weights_interior(s.y.data(), s.p.num_y, iy, dy);
+  out.push_back({"delta", {ix - 1, ix, ix + 1}, {iy, iy, iy}, {d[0], d[1], d[2]}});
+  out.push_back({"gamma", {ix - 1, ix, ix + 1}, {iy, iy, iy}, {dd[0], dd[1], dd[2]}});
+  out.push_back({"vega", {ix, ix, ix}, {iy - 1, iy, iy + 1}, {dy[0] / s.p.alpha, dy[1] / s.p.alpha, dy[2] / s.p.alpha}});
+  return out;
 }
 
 Method parse_method(const std::string& text) {
@@ -106,6 +193,14 @@ Method parse_method(const std::string& text) {
 const char* method_name(Method m) { return m == Method::forward ? "forward" : "adjoint"; }
 
 namespace {
+template <class Real>
+double weighted_payoff(const Setup& s, const double* weights, double strike, bool put, bool smooth) {
+  double sum = 0;
+  for (std::int64_t i = 0; i < s.p.num_x; ++i)
+    sum += weights[i] * static_cast<double>(Real(payoff_cell(s.x[i], smooth ? s.half_cell[i] : 0.0, strike, put)));
+  return sum;
+}
+
 template <class Real>
 std::vector<double> weighted_payoffs(const Setup& s, const std::vector<double>& weights, StrikeRange range) {
   std::vector<double> out(range.last - range.first);
@@ -130,10 +225,16 @@ std::vector<double> prices_from_weights(const Setup& s, Precision precision, con
                                       : weighted_payoffs<float>(s, weights, range);
 }
 
+double contract_value(const Setup& s, Precision precision, const double* weights, double strike, bool put,
+                      bool smooth) {
+  return precision == Precision::fp64 ? weighted_payoff<double>(s, weights, strike, put, smooth)
+                                      : weighted_payoff<float>(s, weights, strike, put, smooth);
+}
+
 json params_json(const Params& p) {
   return {{"outer", p.outer}, {"num_x", p.num_x}, {"num_y", p.num_y}, {"num_t", p.num_t},
           {"s0", p.s0},       {"t", p.t},         {"alpha", p.alpha}, {"nu", p.nu},
-          {"beta", p.beta}};
+          {"beta", p.beta}, {"rho", p.rho}};
 }
 
 Record make_problem_record(const Params& p, json attrs) {
@@ -142,6 +243,7 @@ Record make_problem_record(const Params& p, json attrs) {
   attrs["kind"] = kInputKind;
   attrs["fields"] = {"outer", "num_x", "num_y", "num_t", "s0", "t", "alpha", "nu", "beta"};
   attrs["params"] = params_json(p);
+  attrs["rho"] = p.rho;
   return Record::from<double>("problem", {9}, v, std::move(attrs));
 }
 
@@ -174,6 +276,12 @@ Params params_from_record(const Record& r) {
   p.alpha = v[6];
   p.nu = v[7];
   p.beta = v[8];
+  // rho travels in the attrs (the payload keeps FinPar's nine values); 0 when absent
+  if (r.attrs.contains("rho")) {
+    if (!r.attrs["rho"].is_number())
+      fail_input("record '" + r.name + "': attrs rho must be a number, got " + r.attrs["rho"].dump());
+    p.rho = r.attrs["rho"].get<double>();
+  }
   validate(p);
   return p;
 }

@@ -1,10 +1,12 @@
 // gen-input price: LocVolCalib problems (FinPar data sets, custom sizes, sweeps).
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/text_table.hpp"
 #include "generator.hpp"
 #include "kernels/price/price.hpp"
 
@@ -54,7 +56,8 @@ void set_field(price::Params& p, const std::string& key, const std::string& valu
   else if (key == "alpha") p.alpha = parse_number(key, value, where);
   else if (key == "nu") p.nu = parse_number(key, value, where);
   else if (key == "beta") p.beta = parse_number(key, value, where);
-  else fail_input(where + "unknown key '" + key + "' (keys: dataset outer num_x num_y num_t s0 t alpha nu beta)");
+  else if (key == "rho") p.rho = parse_number(key, value, where);
+  else fail_input(where + "unknown key '" + key + "' (keys: dataset outer num_x num_y num_t s0 t alpha nu beta rho)");
 }
 
 // --sweep FILE: one problem per line, "key=value" pairs applied on top of the
@@ -88,8 +91,106 @@ std::vector<price::Params> read_sweep(const std::string& path, const price::Para
   return out;
 }
 
+// ---- --from-text FILE: a quote table -------------------------------------------------
+// Read by the common text-table reader (CSV or blank-separated, '#' comments; a
+// header is required): columns named strike, maturity, type (call/put, c/p, or
+// +1/-1), optionally a quote (price, or implied_vol/vol) and weight, in any order,
+// names case-insensitive.
+
+// The quotes of the table on the base problem's parameters: maturities from the
+// table (the grid's t = the longest), one contract per row.
+price::Problem quotes_problem(const std::string& path, price::Params p, bool t_given, double steps_per_year) {
+  TextTableOptions options;
+  options.header = TextTableOptions::Header::present;
+  const TextTable t = read_text_table(path, options);
+  std::vector<std::string> lower = t.names;
+  for (std::string& n : lower) std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+  auto column = [&](std::initializer_list<const char*> keys, bool required) -> long {
+    for (const char* key : keys)
+      for (std::size_t c = 0; c < lower.size(); ++c)
+        if (lower[c] == key) return static_cast<long>(c);
+    if (required) {
+      std::string have;
+      for (const auto& n : t.names) have += (have.empty() ? "" : ", ") + n;
+      fail_input(t.source + ": no column '" + *keys.begin() + "' (columns: " + have + "; want strike, maturity, type "
+                 "and optionally price or implied_vol, and weight)");
+    }
+    return -1;
+  };
+  const long c_strike = column({"strike", "k"}, true), c_maturity = column({"maturity", "t", "expiry"}, true);
+  const long c_type = column({"type", "option"}, true);
+  const long c_price = column({"price", "quote"}, false), c_vol = column({"implied_vol", "vol", "iv"}, false);
+  const long c_weight = column({"weight"}, false);
+  if (c_price >= 0 && c_vol >= 0) fail_input(t.source + ": both a price and an implied_vol column: keep one");
+  price::Problem pr;
+  pr.quote_kind = c_price >= 0 ? price::QuoteKind::price : c_vol >= 0 ? price::QuoteKind::implied_vol
+                                                                      : price::QuoteKind::none;
+  const long c_quote = c_price >= 0 ? c_price : c_vol;
+  auto where = [&](std::size_t r) { return t.where(r); };
+  const std::vector<double> strikes = t.numbers(c_strike), maturities = t.numbers(c_maturity);
+  const std::vector<double> quotes = c_quote >= 0 ? t.numbers(c_quote) : std::vector<double>(t.size(), std::nan(""));
+  const std::vector<double> weights = c_weight >= 0 ? t.numbers(c_weight) : std::vector<double>(t.size(), 1.0);
+  const std::vector<std::string> types = t.strings(c_type);
+  for (std::size_t r = 0; r < t.size(); ++r) {
+    price::Quote q;
+    q.strike = strikes[r];
+    q.maturity = maturities[r];
+    std::string type = types[r];
+    std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (type == "call" || type == "c" || type == "1" || type == "+1") q.put = false;
+    else if (type == "put" || type == "p" || type == "-1") q.put = true;
+    else fail_input(where(r) + "type must be call or put, got '" + types[r] + "'");
+    q.quote = quotes[r];
+    q.weight = weights[r];
+    if (q.maturity <= 0) fail_input(where(r) + "maturity must be > 0, got " + t.rows[r][c_maturity]);
+    if (t_given && q.maturity > p.t)
+      fail_input(where(r) + "maturity " + t.rows[r][c_maturity] + " lies beyond the grid's time axis, which ends at t = " +
+                 std::to_string(p.t) + " (-t/--maturity)");
+    pr.quotes.push_back(q);
+  }
+  std::vector<double> ms;
+  for (const price::Quote& q : pr.quotes) ms.push_back(q.maturity);
+  std::sort(ms.begin(), ms.end());
+  ms.erase(std::unique(ms.begin(), ms.end()), ms.end());
+  if (!t_given) p.t = ms.back();
+  if (ms.back() != p.t) ms.push_back(p.t);  // the grid reaches t
+  pr.maturities = ms.size() > 1 ? ms : std::vector<double>{};
+  p.outer = static_cast<std::int64_t>(pr.quotes.size());
+  if (steps_per_year > 0) p.num_t = static_cast<std::int64_t>(std::ceil(steps_per_year * p.t - 1e-9)) + 1;
+  pr.p = p;
+  price::validate(p);
+  std::vector<std::int64_t> levels;
+  price::time_grid(p, pr.maturities, &levels);
+  price::check_contracts(pr, where);
+  return pr;
+}
+
+// A comma list of numbers, or A:B:N for N evenly spaced values from A to B.
+std::vector<double> parse_list(const std::string& option, const std::string& text) {
+  std::vector<double> out;
+  const std::string where = "--";
+  if (std::count(text.begin(), text.end(), ':') == 2 && text.find(',') == std::string::npos) {
+    const auto c1 = text.find(':'), c2 = text.find(':', c1 + 1);
+    const double a = parse_number(option, text.substr(0, c1), where), b = parse_number(option, text.substr(c1 + 1, c2 - c1 - 1), where);
+    const std::int64_t n = parse_size(option, text.substr(c2 + 1), where);
+    if (n < 1 || n > price::kMaxSide) fail_input("--" + option + " A:B:N needs 1 <= N <= " + std::to_string(price::kMaxSide) + ", got " + std::to_string(n));
+    if (n == 1 && a != b) fail_input("--" + option + " A:B:1 needs A = B, got '" + text + "'");
+    for (std::int64_t k = 0; k < n; ++k)
+      out.push_back(k == n - 1 ? b : a + (b - a) * static_cast<double>(k) / static_cast<double>(n - 1));
+    return out;
+  }
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.empty()) fail_input("--" + option + ": empty item in '" + text + "'");
+    out.push_back(parse_number(option, item, where));
+  }
+  if (out.empty()) fail_input("--" + option + ": no values in '" + text + "'");
+  return out;
+}
+
 int run_price(int argc, char** argv) {
-  Cli cli({"gen-input price", "Write LocVolCalib problems (kind price.input)", "",
+  Cli cli({"gen-input price", "Write option-pricing problems (kind price.input): FinPar's LocVolCalib data sets, "
+           "or the user's strikes, maturities and quote tables", "",
            "  gen-input price --dataset large | price | verify --text-ref share/ref/finpar-locvolcalib/large.output.data "
            "--array price --range 0:128 --rtol 1e-4",
            "the LocVolCalib problems for price",
@@ -104,21 +205,80 @@ int run_price(int argc, char** argv) {
       "s0", "Spot", cxxopts::value<std::string>(), "X")("t,maturity", "Maturity t (years)", cxxopts::value<std::string>(), "X")(
       "alpha", "alpha", cxxopts::value<std::string>(), "X")("nu", "nu (volatility of Y)", cxxopts::value<std::string>(), "X")(
       "beta", "beta (local-volatility exponent)", cxxopts::value<std::string>(), "X")(
+      "rho", "Correlation of the spot's and the volatility's Brownian motions, in (-1, 1) (default 0)",
+      cxxopts::value<std::string>(), "R")(
       "sweep", "Many problems: one line of key=value pairs per problem, on top of the options above",
+      cxxopts::value<std::string>(), "FILE");
+  cli.add("Contracts")("strikes", "Strikes: a comma list, or A:B:N for N evenly spaced from A to B (default: "
+                       "FinPar's 0.001*o for o < OUTER)", cxxopts::value<std::string>(), "LIST")(
+      "option", "call or put (default call)", cxxopts::value<std::string>(), "TYPE")(
+      "maturities", "Maturities in years, ascending comma list or A:B:N; the grid's time axis reaches the "
+      "longest (replaces -t)", cxxopts::value<std::string>(), "LIST")(
+      "steps-per-year", "Time steps per year over the longest maturity (replaces --num-t)",
+      cxxopts::value<std::string>(), "N")(
+      "from-text", "A quote table: a header naming the columns strike, maturity, type (call or put) and optionally "
+      "price or implied_vol, and weight; one quote a line (replaces --strikes, --option, --maturities)",
       cxxopts::value<std::string>(), "FILE");
   cli.parse(argc, argv);
   price::Params base = dataset(cli.get<std::string>("dataset"));
   bool custom = false;
-  for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta"})
+  for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta", "rho",
+                          "strikes", "option", "maturities", "steps-per-year", "from-text"})
     custom = custom || cli.has(key);
-  for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta"})
+  for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta", "rho"})
     if (cli.has(key))
       set_field(base, std::string(key) == "maturity" ? "t" : key, cli.get<std::string>(key), std::string("--"));
-  std::vector<price::Params> problems;
-  if (cli.has("sweep")) problems = read_sweep(cli.get<std::string>("sweep"), base);
-  else {
-    price::validate(base);
-    problems.push_back(base);
+  price::Problem shape;  // the contracts every problem gets
+  if (cli.has("strikes")) {
+    if (cli.has("outer")) fail_input("give --strikes or --outer, not both (--strikes sets the count)");
+    shape.strikes = parse_list("strikes", cli.get<std::string>("strikes"));
+    shape.user_strikes = true;
+  }
+  if (cli.has("option")) {
+    const std::string o = cli.get<std::string>("option");
+    if (o != "call" && o != "put") fail_input("--option must be call or put, got '" + o + "'");
+    shape.put = o == "put";
+  }
+  if (cli.has("maturities")) {
+    if (cli.has("maturity")) fail_input("give --maturities or -t/--maturity, not both");
+    shape.maturities = parse_list("maturities", cli.get<std::string>("maturities"));
+  }
+  double steps_per_year = 0;
+  if (cli.has("steps-per-year")) {
+    if (cli.has("num-t")) fail_input("give --steps-per-year or --num-t, not both");
+    steps_per_year = parse_number("steps-per-year", cli.get<std::string>("steps-per-year"), "--");
+    if (!(steps_per_year > 0 && steps_per_year <= 1e6))
+      fail_input("--steps-per-year must be in (0, 1e6], got " + cli.get<std::string>("steps-per-year"));
+  }
+  // the contracts on one problem's parameters
+  auto shaped = [&](price::Params p, const std::string& where) {
+    price::Problem pr = shape;
+    if (pr.user_strikes) p.outer = static_cast<std::int64_t>(pr.strikes.size());
+    if (!pr.maturities.empty()) p.t = pr.maturities.back();
+    if (steps_per_year > 0) p.num_t = static_cast<std::int64_t>(std::ceil(steps_per_year * p.t - 1e-9)) + 1;
+    if (pr.maturities.size() == 1) pr.maturities.clear();  // one maturity: t itself
+    pr.p = p;
+    try {
+      price::validate(p);
+      std::vector<std::int64_t> levels;
+      price::time_grid(p, pr.maturities, &levels);
+      price::check_contracts(pr, [](std::size_t) { return std::string(); });
+    } catch (const Error& e) {
+      fail_input(where + e.what());
+    }
+    return pr;
+  };
+  std::vector<price::Problem> problems;
+  if (cli.has("from-text")) {
+    for (const char* key : {"strikes", "option", "maturities", "outer", "sweep"})
+      if (cli.has(key)) fail_input(std::string("--from-text gives the contracts: drop --") + key);
+    problems.push_back(quotes_problem(cli.get<std::string>("from-text"), base, cli.has("maturity"), steps_per_year));
+  } else if (cli.has("sweep")) {
+    int n = 0;
+    for (const price::Params& p : read_sweep(cli.get<std::string>("sweep"), base))
+      problems.push_back(shaped(p, "--sweep " + cli.get<std::string>("sweep") + ": parameter set " + std::to_string(++n) + ": "));
+  } else {
+    problems.push_back(shaped(base, ""));
   }
   OutputFile out(cli.output());
   StreamWriter writer(out);
@@ -127,14 +287,14 @@ int run_price(int argc, char** argv) {
     const std::string name = cli.get<std::string>("dataset");
     json attrs = {{"dataset", cli.has("sweep") ? "sweep from " + name : custom ? "custom from " + name : name},
                   {"index", k}};
-    writer.write(price::make_problem_record(problems[k], cli.stamp(attrs)));
+    for (const Record& r : price::problem_records(problems[k], cli.stamp(attrs))) writer.write(r);
   }
   writer.finish();
   out.commit();
   return 0;
 }
 
-const RegisterGenerator reg{{"price", "LocVolCalib (FinPar) option-pricing problems", run_price}};
+const RegisterGenerator reg{{"price", "option-pricing problems (FinPar's LocVolCalib, the user's contracts, quote tables)", run_price}};
 
 }  // namespace
 }  // namespace numpipe

@@ -1,0 +1,330 @@
+// price: calibration by Levenberg-Marquardt (calibrate.hpp). The optimiser is Eigen's
+// LevenbergMarquardt (unsupported/Eigen/LevenbergMarquardt: MINPACK's lmder, More
+// 1978); this file supplies the residuals and their forward-difference Jacobian.
+#include "calibrate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "black.hpp"
+#include "common/error.hpp"
+
+#ifdef NUMPIPE_HAVE_EIGEN
+#include <Eigen/Dense>
+#include <unsupported/Eigen/LevenbergMarquardt>
+#endif
+
+namespace numpipe::price {
+
+std::vector<std::string> parse_fit(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item != "alpha" && item != "nu" && item != "rho" && item != "beta")
+      fail_input("--fit takes a comma list of alpha, nu, rho, beta; got '" + item + "' in '" + text + "'");
+    if (std::find(out.begin(), out.end(), item) != out.end()) fail_input("--fit names " + item + " twice");
+    out.push_back(item);
+  }
+  if (out.empty()) fail_input("--fit names no parameter");
+  return out;
+}
+
+#ifndef NUMPIPE_HAVE_EIGEN
+
+bool calibration_available() { return false; }
+
+CalibrationResult calibrate(const Problem&, const CalibrationOptions&, const Engine&, const std::function<void(int)>&) {
+  fail_resource("this build has no calibration: Eigen 3 (libeigen3-dev) was not found when it was built");
+}
+
+#else
+
+bool calibration_available() { return true; }
+
+namespace {
+
+double param_of(const Params& p, const std::string& name) {
+  return name == "alpha" ? p.alpha : name == "nu" ? p.nu : name == "rho" ? p.rho : p.beta;
+}
+void set_param(Params& p, const std::string& name, double v) {
+  (name == "alpha" ? p.alpha : name == "nu" ? p.nu : name == "rho" ? p.rho : p.beta) = v;
+}
+// unbounded coordinates: log alpha, log nu, atanh rho, beta
+double to_free(const std::string& name, double v) {
+  return name == "alpha" || name == "nu" ? std::log(v) : name == "rho" ? std::atanh(v) : v;
+}
+double from_free(const std::string& name, double u) {
+  return name == "alpha" || name == "nu" ? std::exp(u) : name == "rho" ? std::tanh(u) : u;
+}
+// d(value)/d(free coordinate)
+double free_slope(const std::string& name, double v) {
+  return name == "alpha" || name == "nu" ? v : name == "rho" ? 1 - v * v : 1;
+}
+
+constexpr double kInfeasible = 1e3;  // residual of every quote at an invalid trial point
+constexpr double kStep = 1e-4;       // forward-difference step in the free coordinates
+
+class Residuals {
+ public:
+  Residuals(const Problem& pr, const std::vector<std::string>& names, const Engine& engine,
+            const std::function<void(int)>& progress)
+      : pr_(pr), names_(names), engine_(engine), progress_(progress), contracts_(pr.contracts()) {
+    const std::vector<double> ms = pr.maturities.empty() ? std::vector<double>{pr.p.t} : pr.maturities;
+    for (const Quote& q : pr.quotes) {
+      const double vol = pr.quote_kind == QuoteKind::implied_vol ? q.quote
+                                                                 : implied_vol(q.quote, pr.p.s0, q.strike, q.maturity, q.put);
+      target_.push_back(pr.quote_kind == QuoteKind::implied_vol ? black_price(pr.p.s0, q.strike, q.maturity, q.quote, q.put)
+                                                                : q.quote);
+      const double floor = 1e-3 * pr.p.s0 * std::sqrt(q.maturity);
+      const double vega = std::isfinite(vol) && vol > 0 ? black_vega(pr.p.s0, q.strike, q.maturity, vol) : floor;
+      scale_.push_back(q.weight / std::max(vega, floor));
+    }
+  }
+  std::size_t size() const { return target_.size(); }
+  const std::vector<double>& targets() const { return target_; }
+
+  Params params_at(const Eigen::VectorXd& u) const {
+    Params p = pr_.p;
+    for (std::size_t k = 0; k < names_.size(); ++k) set_param(p, names_[k], from_free(names_[k], u[k]));
+    return p;
+  }
+
+  // Model prices at several points (NaN-free; an empty vector for an infeasible
+  // point), in one batched pass on CUDA.
+  std::vector<std::vector<double>> prices(const std::vector<Eigen::VectorXd>& points) {
+    std::vector<std::vector<double>> out(points.size());
+    std::vector<Setup> setups;
+    std::vector<std::size_t> which;
+    for (std::size_t k = 0; k < points.size(); ++k) {
+      Problem trial = pr_;
+      trial.p = params_at(points[k]);
+      try {
+        check_contracts(trial, [](std::size_t) { return std::string(); }, false);  // strikes inside the trial grid
+        setups.push_back(make_setup(trial.p, pr_.maturities));
+        which.push_back(k);
+      } catch (const Error& e) {
+        if (e.code() != ExitCode::bad_input) throw;
+      }
+    }
+    std::vector<std::vector<double>> values(setups.size());
+#ifdef NUMPIPE_HAVE_CUDA
+    if (engine_.cuda && engine_.method == Method::adjoint && !setups.empty()) {
+      std::vector<Functional> fs;
+      for (const Setup& s : setups) fs.push_back(functionals_of(s, false)[0]);
+      std::vector<Lane> lanes;
+      for (std::size_t k = 0; k < setups.size(); ++k) lanes.push_back({&setups[k], &fs[k]});
+      CudaRun run;
+      const std::vector<double> w = adjoint_weights_cuda(lanes, engine_.precision, engine_.device, &run);
+      device_seconds_ += run.seconds;
+      const std::int64_t nx = pr_.p.num_x, per = static_cast<std::int64_t>(setups[0].levels.size()) * nx;
+      for (std::size_t k = 0; k < setups.size(); ++k)
+        for (const Contract& c : contracts_)
+          values[k].push_back(contract_value(setups[k], engine_.precision, w.data() + k * per + c.maturity * nx, c.strike,
+                                             c.put, c.smooth));
+      evaluations_ += static_cast<int>(setups.size());
+      if (progress_) progress_(evaluations_);
+    } else
+#endif
+    {
+      for (std::size_t k = 0; k < setups.size(); ++k) {
+        EvalTiming timing;
+        values[k] = evaluate(setups[k], contracts_, functionals_of(setups[k], false), engine_, &timing);
+        device_seconds_ += timing.solve_seconds;
+        ++evaluations_;
+        if (progress_) progress_(evaluations_);
+      }
+    }
+    for (std::size_t k = 0; k < setups.size(); ++k) out[which[k]] = std::move(values[k]);
+    return out;
+  }
+
+  void residuals_of(const std::vector<double>& model, Eigen::VectorXd& f) const {
+    f.resize(static_cast<Eigen::Index>(size()));
+    for (std::size_t q = 0; q < size(); ++q)
+      f[q] = model.empty() || !std::isfinite(model[q]) ? kInfeasible : scale_[q] * (model[q] - target_[q]);
+  }
+
+  // f at u; with `jacobian`, also the forward-difference Jacobian there (batched).
+  // Points already evaluated with their Jacobian are answered from memory.
+  void eval(const Eigen::VectorXd& u, Eigen::VectorXd& f, Eigen::MatrixXd* jacobian) {
+    for (const Memo& m : memo_)
+      if (m.u.size() == u.size() && m.u == u) {
+        f = m.f;
+        if (jacobian) *jacobian = m.j;
+        last_model_ = m.model;
+        return;
+      }
+    std::vector<Eigen::VectorXd> points = {u};
+    if (jacobian)
+      for (Eigen::Index k = 0; k < u.size(); ++k) {
+        Eigen::VectorXd v = u;
+        v[k] += kStep;
+        points.push_back(v);
+      }
+    const auto model = prices(points);
+    residuals_of(model[0], f);
+    last_model_ = model[0];
+    if (!jacobian) return;
+    jacobian->resize(f.size(), u.size());
+    for (Eigen::Index k = 0; k < u.size(); ++k) {
+      Eigen::VectorXd fk;
+      residuals_of(model[k + 1], fk);
+      jacobian->col(k) = (fk - f) / kStep;
+    }
+    memo_.push_back({u, f, *jacobian, model[0]});
+  }
+
+  int evaluations() const { return evaluations_; }
+  double device_seconds() const { return device_seconds_; }
+  const std::vector<double>& last_model() const { return last_model_; }
+
+ private:
+  const Problem& pr_;
+  std::vector<std::string> names_;
+  Engine engine_;
+  std::function<void(int)> progress_;
+  std::vector<Contract> contracts_;
+  std::vector<double> target_, scale_, last_model_;
+  struct Memo {
+    Eigen::VectorXd u, f;
+    Eigen::MatrixXd j;
+    std::vector<double> model;
+  };
+  std::vector<Memo> memo_;
+  int evaluations_ = 0;
+  double device_seconds_ = 0;
+};
+
+// Eigen's functor. On CUDA a function evaluation also prices the Jacobian's points
+// (one batched pass costs about what one point does), cached for df.
+struct Functor : Eigen::DenseFunctor<double> {
+  Functor(Residuals& r, int inputs, bool speculate)
+      : Eigen::DenseFunctor<double>(inputs, static_cast<int>(r.size())), res(r), speculate(speculate) {}
+  int operator()(const InputType& x, ValueType& f) {
+    if (speculate) {
+      res.eval(x, f, &cached_jacobian);
+      cached_x = x;
+    } else {
+      res.eval(x, f, nullptr);
+    }
+    return 0;
+  }
+  int df(const InputType& x, JacobianType& j) {
+    if (speculate && cached_x.size() == x.size() && cached_x == x) {
+      j = cached_jacobian;
+      return 0;
+    }
+    ValueType f;
+    const int before = res.evaluations();
+    res.eval(x, f, &j);
+    return res.evaluations() - before;
+  }
+  Residuals& res;
+  bool speculate;
+  Eigen::VectorXd cached_x;
+  Eigen::MatrixXd cached_jacobian;
+};
+
+const char* status_text(Eigen::LevenbergMarquardtSpace::Status s) {
+  using namespace Eigen::LevenbergMarquardtSpace;
+  switch (s) {
+    case RelativeReductionTooSmall: return "converged: the relative reduction of the sum of squares fell below ftol";
+    case RelativeErrorTooSmall: return "converged: the relative change of the parameters fell below xtol";
+    case RelativeErrorAndReductionTooSmall: return "converged: both the parameters and the sum of squares settled";
+    case CosinusTooSmall: return "converged: the residuals are orthogonal to the Jacobian's columns";
+    case FtolTooSmall: return "converged: no further reduction of the sum of squares is possible";
+    case XtolTooSmall: return "converged: no further improvement of the parameters is possible";
+    case GtolTooSmall: return "converged: the gradient vanishes";
+    case TooManyFunctionEvaluation: return "did not converge: the limit of pricing passes was reached";
+    case ImproperInputParameters: return "did not converge: the Jacobian could not be factored (improper input)";
+    case UserAsked: return "did not converge: stopped";
+    default: return "did not converge";
+  }
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const Problem& pr, const CalibrationOptions& options, const Engine& engine,
+                            const std::function<void(int)>& progress) {
+  if (!pr.list() || pr.quote_kind == QuoteKind::none)
+    fail_input("--calibrate needs a quote table with prices or implied volatilities (gen-input price --from-text FILE)");
+  const std::size_t n = options.fit.size();
+  if (pr.quotes.size() < n)
+    fail_input("--calibrate: " + std::to_string(pr.quotes.size()) + " quotes cannot determine " + std::to_string(n) +
+               " parameters");
+  make_setup(pr.p, pr.maturities);  // the start must give a valid grid (bad input says why)
+  Residuals res(pr, options.fit, engine, progress);
+  CalibrationResult out;
+  out.names = options.fit;
+  Eigen::VectorXd u(static_cast<Eigen::Index>(n));
+  for (std::size_t k = 0; k < n; ++k) {
+    out.start.push_back(param_of(pr.p, options.fit[k]));
+    u[k] = to_free(options.fit[k], out.start.back());
+  }
+  Functor functor(res, static_cast<int>(n), engine.cuda && engine.method == Method::adjoint);
+  Eigen::LevenbergMarquardt<Functor> lm(functor);
+  lm.setMaxfev(options.max_evaluations);
+  lm.setXtol(options.xtol);
+  lm.setFtol(options.ftol);
+  const double q = static_cast<double>(res.size());
+  auto log_point = [&](int iteration) {
+    CalibrationIteration it;
+    it.iteration = iteration;
+    it.evaluations = res.evaluations();
+    it.rms = lm.fnorm() / std::sqrt(q);
+    for (std::size_t k = 0; k < n; ++k) it.values.push_back(from_free(options.fit[k], u[k]));
+    out.log.push_back(it);
+  };
+  Eigen::LevenbergMarquardtSpace::Status status = lm.minimizeInit(u);
+  if (status != Eigen::LevenbergMarquardtSpace::ImproperInputParameters) {
+    log_point(0);
+    Eigen::Index last = 0;
+    do {
+      status = lm.minimizeOneStep(u);
+      if (lm.iterations() != last) {  // a step was accepted (Eigen counts from 1)
+        last = lm.iterations();
+        log_point(static_cast<int>(out.log.size()));
+      }
+    } while (status == Eigen::LevenbergMarquardtSpace::Running);
+  }
+  using namespace Eigen::LevenbergMarquardtSpace;
+  out.converged = status != TooManyFunctionEvaluation && status != ImproperInputParameters && status != UserAsked &&
+                  status != Running && status != NotStarted;
+  out.status = status_text(status);
+  // the fit, its residuals and the Jacobian there (for the standard errors)
+  Eigen::VectorXd f;
+  Eigen::MatrixXd j;
+  res.eval(u, f, &j);
+  out.evaluations = res.evaluations();
+  out.fitted = res.params_at(u);
+  for (std::size_t k = 0; k < n; ++k) out.values.push_back(param_of(out.fitted, options.fit[k]));
+  out.rms = f.norm() / std::sqrt(q);
+  const std::vector<double>& model = res.last_model();
+  for (std::size_t k = 0; k < res.size(); ++k) {
+    const Quote& qt = pr.quotes[k];
+    const double price = model.empty() ? std::nan("") : model[k];
+    const double vol = implied_vol(price, pr.p.s0, qt.strike, qt.maturity, qt.put);
+    out.model_price.push_back(price);
+    out.model_vol.push_back(vol);
+    out.residual.push_back(pr.quote_kind == QuoteKind::implied_vol ? vol - qt.quote : price - qt.quote);
+  }
+  // standard errors: s^2 (J^T J)^-1 in the free coordinates, s^2 = RSS / (Q - P),
+  // mapped to the parameters by the coordinates' slopes
+  out.standard_error.assign(n, std::nan(""));
+  if (res.size() > n) {
+    const Eigen::MatrixXd jtj = j.transpose() * j;
+    Eigen::FullPivLU<Eigen::MatrixXd> lu(jtj);
+    if (lu.isInvertible()) {
+      const Eigen::MatrixXd cov = lu.inverse() * (f.squaredNorm() / (q - static_cast<double>(n)));
+      for (std::size_t k = 0; k < n; ++k)
+        out.standard_error[k] = free_slope(options.fit[k], out.values[k]) * std::sqrt(std::max(0.0, cov(k, k)));
+    }
+  }
+  return out;
+}
+
+#endif  // NUMPIPE_HAVE_EIGEN
+
+}  // namespace numpipe::price

@@ -1,0 +1,61 @@
+// price: calibration of the model's parameters to a quote table by Levenberg-Marquardt
+// (Eigen's LevenbergMarquardt, the MINPACK algorithm; optional: built when Eigen 3
+// is found, see kernels/price/CMakeLists.txt).
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "price.hpp"
+
+namespace numpipe::price {
+
+// False when this build has no calibration (Eigen was not found).
+bool calibration_available();
+
+// The free parameters: any of alpha, nu, rho, beta (each at most once). Bad input
+// otherwise, naming the value.
+std::vector<std::string> parse_fit(const std::string& text);
+
+struct CalibrationOptions {
+  std::vector<std::string> fit = {"alpha", "nu", "rho"};
+  int max_evaluations = 200;  // pricing passes (each point of a Jacobian counts one)
+  double xtol = 1e-8;         // relative change of the (transformed) parameters
+  double ftol = 1e-10;        // relative reduction of the sum of squares
+};
+
+struct CalibrationIteration {
+  int iteration = 0;          // 0: the start
+  int evaluations = 0;        // pricing passes so far
+  double rms = 0;             // root mean square of the weighted residuals (volatility units)
+  std::vector<double> values; // the free parameters
+};
+
+struct CalibrationResult {
+  Params fitted;                       // the start with the free parameters replaced
+  std::vector<std::string> names;      // the free parameters
+  std::vector<double> start, values;   // their start and fitted values
+  std::vector<double> standard_error;  // from the Jacobian at the fit (NaN when it is singular)
+  bool converged = false;
+  std::string status;                  // the optimiser's reason for stopping
+  int evaluations = 0;
+  std::vector<CalibrationIteration> log;
+  // per quote, at the fit: the model's price, its implied volatility, and the
+  // residual model - quote in the quote's units (price or implied volatility)
+  std::vector<double> model_price, model_vol, residual;
+  double rms = 0;                      // of the weighted residuals, volatility units
+};
+
+// Fits the problem's free parameters to its quotes (the problem's parameters are the
+// start). Residual of quote q: weight_q * (model price - quote price) / vega_q, where
+// the quote price is the quote or Black's price of the quoted implied volatility and
+// vega_q Black's vega at the quote's implied volatility (floored at 1e-3 s0 sqrt(T)):
+// to first order the implied-volatility error. Parameters are moved in unbounded
+// coordinates (log alpha, log nu, atanh rho, beta); the Jacobian is a forward
+// difference of the pricer (step 1e-4 in those coordinates), every point of it in
+// one batched pass on CUDA. A trial point whose grid is invalid (s0 off the grid, a
+// strike beyond it) counts as a large residual. progress(evaluations) after each pass.
+CalibrationResult calibrate(const Problem& pr, const CalibrationOptions& options, const Engine& engine,
+                            const std::function<void(int)>& progress = {});
+
+}  // namespace numpipe::price

@@ -1,0 +1,49 @@
+# price's user contracts on a CUDA device: several maturities, calls and puts,
+# Greeks, the mixed term (rho != 0) and calibration, CUDA against the CPU backend.
+# Skipped without a device.
+require_gpu
+
+# a grid of strikes at three maturities (rho = 0 and rho != 0), Greeks and implied vols
+for rho in 0 -0.55; do
+  gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --rho $rho --num-x 61 --num-y 45 --steps-per-year 20 \
+    --strikes 0.7:1.4:15 --maturities 0.25,1,2 --option put -o m$rho.in
+  price -i m$rho.in --backend cpu --greeks --implied-vol -o m$rho.cpu.nps
+  price -i m$rho.in --backend cuda --greeks --implied-vol -o m$rho.gpu.nps
+  verify m$rho.gpu.nps m$rho.cpu.nps --rtol 1e-10 --atol 1e-13 >v.txt || { cat v.txt; fail "rho $rho: CUDA adjoint (prices, Greeks) differs from the CPU"; }
+  price -i m$rho.in --backend cuda --greeks --implied-vol -o m$rho.gpu2.nps
+  verify m$rho.gpu.nps m$rho.gpu2.nps --rtol 0 >/dev/null || fail "rho $rho: CUDA results change from run to run"
+  # the CPU forward method (the reference for the transposed steps) against CUDA's adjoint
+  price -i m$rho.in --backend cpu --method forward --greeks -o m$rho.fwd.nps
+  verify m$rho.gpu.nps m$rho.fwd.nps --ignore implied_vol --rtol 1e-9 --atol 1e-12 >v.txt ||
+    { cat v.txt; fail "rho $rho: CUDA adjoint differs from the CPU forward method"; }
+done
+# the CUDA forward method on the user's contracts (rho = 0), Greeks from the grid's points
+price -i m0.in --backend cuda --method forward --greeks -o m0.gfwd.nps
+verify m0.gfwd.nps m0.fwd.nps --rtol 1e-10 --atol 1e-13 >v.txt || { cat v.txt; fail "CUDA forward contracts differ from the CPU's"; }
+expect_exit 2 "no mixed term" -- price -i m-0.55.in --backend cuda --method forward -o x.nps
+# fp32 on the device against fp64
+price -i m-0.55.in --backend cuda --precision fp32 -o m32.nps
+verify m32.nps m-0.55.cpu.nps --array price --rtol 2e-4 --atol 1e-6 >v.txt || { cat v.txt; fail "fp32 CUDA far from fp64"; }
+# FinPar's large set with the mixed term: CUDA against the CPU
+gen-input price --dataset large --rho 0.3 -o lr.in
+price -i lr.in --backend cuda -o lr.gpu.nps
+price -i lr.in --backend cpu -o lr.cpu.nps
+verify lr.gpu.nps lr.cpu.nps --rtol 1e-10 --atol 1e-14 >v.txt || { cat v.txt; fail "large, rho 0.3: CUDA differs from the CPU"; }
+
+# calibration on the device recovers the parameters the quotes were made with, and
+# agrees with the CPU's fit
+{ echo "strike maturity type"; for t in 0.5 1 2; do for k in 0.8 0.9 1 1.1 1.2; do
+    [ "$k" = 0.8 ] || [ "$k" = 0.9 ] && echo "$k $t put" || echo "$k $t call"; done; done; } >c.txt
+gen-input price --from-text c.txt --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --rho -0.4 --num-x 64 --num-y 32 --steps-per-year 24 -o c.nps
+price -i c.nps --backend cuda --implied-vol -o c.out.nps
+vols=$(inspect c.out.nps --values 1000 | awk '/^record [0-9]+: implied_vol /{f=1} f && !d && /^  values/{sub(/^  values /,""); print; d = 1}')
+{ echo "strike maturity type implied_vol"; paste -d' ' <(tail -n +2 c.txt) <(echo $vols | tr ' ' '\n'); } >q.txt
+gen-input price --from-text q.txt --s0 1 --alpha 0.4 --nu 0.3 --beta 0.7 --rho 0 --num-x 64 --num-y 32 --steps-per-year 24 -o q.nps
+price -i q.nps --calibrate --backend cuda -o cal.gpu.nps
+price -i q.nps --calibrate --backend cpu -o cal.cpu.nps
+inspect cal.gpu.nps --attrs | grep '"converged": true' >/dev/null || fail "CUDA calibration did not converge"
+got=$(inspect cal.gpu.nps --values 3 | awk '!d && /^  values/{print; d = 1}')
+echo "$got" | awk '{ if (($2 - 0.3)^2 > 1e-12 || ($3 - 0.5)^2 > 1e-12 || ($4 + 0.4)^2 > 1e-12) exit 1 }' ||
+  fail "CUDA calibration: $got, want 0.3 0.5 -0.4"
+verify cal.gpu.nps cal.cpu.nps --array calibrated --rtol 1e-7 >v.txt || { cat v.txt; fail "CUDA and CPU calibrations differ"; }
+no_leftovers .
