@@ -1,6 +1,9 @@
 #include "parallel.hpp"
 
+#include <zstd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 
@@ -321,6 +324,255 @@ void Cart3::finish_exchange() {
 void Cart3::exchange(const std::vector<Face>& faces) {
   start_exchange(faces);
   finish_exchange();
+}
+
+// ---- StreamOut -----------------------------------------------------------------------
+namespace {
+void store_u32(unsigned char* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+// StreamWriter's level rule (stream.cpp): NUMPIPE_ZSTD_LEVEL, else 1.
+int default_level() {
+  int level = 1;
+  if (const char* env = std::getenv("NUMPIPE_ZSTD_LEVEL")) {
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end == env || *end || v < -7 || v > 22)
+      fail_input(std::string("NUMPIPE_ZSTD_LEVEL must be an integer in [-7, 22], got '") + env + "'");
+    if (v != 0) level = static_cast<int>(v);
+  }
+  return level;
+}
+}  // namespace
+
+struct StreamOut::Impl {
+  ByteSink* sink = nullptr;
+  ZSTD_CCtx* cctx = nullptr;
+  int level = 1;
+  bool magic_written = false;
+  std::string frame;  // scratch for one compressed frame
+
+  Impl(ByteSink* s, int lvl) : sink(s), level(lvl == 0 ? default_level() : lvl) {
+    cctx = ZSTD_createCCtx();
+    if (!cctx) fail_resource("out of memory creating a zstd encoder");
+    check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level));
+    check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1));
+  }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() { ZSTD_freeCCtx(cctx); }
+  static void check(std::size_t ret) {
+    if (ZSTD_isError(ret)) fail_internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(ret));
+  }
+  // Appends one zstd frame holding [a, a + na) then [b, b + nb) to `out`.
+  void compress(const void* a, std::size_t na, const void* b, std::size_t nb, std::string& out) {
+    const std::size_t old = out.size();
+    out.resize(old + ZSTD_compressBound(na + nb));
+    ZSTD_outBuffer zout{out.data() + old, out.size() - old, 0};
+    ZSTD_inBuffer za{a, na, 0}, zb{b, nb, 0};
+    check(ZSTD_compressStream2(cctx, &zout, &za, ZSTD_e_continue));
+    for (;;) {
+      std::size_t left = ZSTD_compressStream2(cctx, &zout, &zb, ZSTD_e_end);
+      check(left);
+      if (left == 0) break;
+      if (zout.pos == zout.size) fail_internal("zstd frame larger than its bound");
+    }
+    out.resize(old + zout.pos);
+  }
+  // Rank 0: a frame of [magic] u32 length, header, then `payload` (may be empty).
+  void write_head(const json& header, const void* payload, std::size_t bytes) {
+    const std::string text = header.dump();
+    if (text.size() > 0xffffffffu) fail_input("record header too large");
+    std::string head;
+    if (!magic_written) {
+      unsigned char m[12];
+      std::memcpy(m, kStreamMagic, 8);
+      store_u32(m + 8, kStreamVersion);
+      head.append(reinterpret_cast<const char*>(m), 12);
+      magic_written = true;
+    }
+    unsigned char len[4];
+    store_u32(len, static_cast<std::uint32_t>(text.size()));
+    head.append(reinterpret_cast<const char*>(len), 4);
+    head += text;
+    frame.clear();
+    compress(head.data(), head.size(), payload, bytes, frame);
+    sink->write(frame.data(), frame.size());
+  }
+};
+
+StreamOut::StreamOut(ByteSink* sink, int level) : impl_(std::make_unique<Impl>(sink, level)) {
+  if (world().is_root() && !sink) fail_internal("StreamOut: rank 0 needs the output");
+}
+StreamOut::~StreamOut() = default;
+
+void StreamOut::write(const std::string& name, DType dtype, const Shape& shape, const void* data, const json& attrs) {
+  if (finished_) fail_internal("StreamOut::write after finish()");
+  if (!world().is_root()) return;
+  json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", attrs}};
+  impl_->write_head(header, data, static_cast<std::size_t>(payload_bytes(dtype, shape)));
+  ++records_;
+}
+
+void StreamOut::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (!world().is_root()) return;
+  json end = {{"end", true}, {"records", records_}};
+  impl_->write_head(end, nullptr, 0);
+}
+
+void StreamOut::write_blocks(const std::string& name, DType dtype, const Shape& shape, const json& attrs,
+                             const std::int64_t offset[3], const std::int64_t count[3], const void* data) {
+  if (finished_) fail_internal("StreamOut::write_blocks after finish()");
+  if (shape.size() != 3) fail_internal("StreamOut::write_blocks: record '" + name + "' is not 3-D");
+  const auto t0 = std::chrono::steady_clock::now();
+  Group& g = world();
+  const std::size_t es = dtype_size(dtype);
+  const std::int64_t n0 = shape[0];
+  const std::size_t plane = static_cast<std::size_t>(shape[1] * shape[2]) * es;
+  const std::int64_t per_frame = plane == 0 ? 1 : std::max<std::int64_t>(1, static_cast<std::int64_t>(kFrameBytes / plane));
+  const std::int64_t frames = (n0 + per_frame - 1) / per_frame;
+  // the planes this rank compresses: the frames of split_evenly(frames, ranks, rank)
+  auto planes_of = [&](int rank, std::int64_t& q0, std::int64_t& q1) {
+    const Range fr = split_evenly(static_cast<std::size_t>(frames), g.size(), rank);
+    q0 = std::min<std::int64_t>(n0, static_cast<std::int64_t>(fr.begin) * per_frame);
+    q1 = std::min<std::int64_t>(n0, static_cast<std::int64_t>(fr.end) * per_frame);
+  };
+  std::int64_t q0 = 0, q1 = 0;
+  planes_of(g.rank(), q0, q1);
+  const std::size_t my_bytes = static_cast<std::size_t>(q1 - q0) * plane;
+  blocked_bytes_ += static_cast<std::uint64_t>(count[0] * count[1] * count[2]) * es;
+
+  // the planes [q0, q1) of the array, from every rank's block
+  std::vector<char> mine;
+  const char* planes = static_cast<const char*>(data);
+  const bool whole = offset[0] == 0 && offset[1] == 0 && offset[2] == 0 && count[0] == shape[0] && count[1] == shape[1] &&
+                     count[2] == shape[2];
+  if (!whole) {
+#ifdef NUMPIPE_HAVE_MPI
+    std::vector<std::int64_t> blocks(static_cast<std::size_t>(6 * g.size()));
+    std::int64_t me[6] = {offset[0], offset[1], offset[2], count[0], count[1], count[2]};
+    check_mpi(MPI_Allgather(me, 6, MPI_INT64_T, blocks.data(), 6, MPI_INT64_T, MPI_COMM_WORLD), "MPI_Allgather");
+    mine.assign(my_bytes, 0);
+    std::vector<std::vector<char>> recv(static_cast<std::size_t>(g.size()));
+    std::vector<MPI_Request> req;
+    auto post = [&](bool send, void* buf, std::size_t bytes, int peer) {
+      for (std::size_t off = 0; off < bytes; off += kChunk) {
+        const int n = static_cast<int>(std::min(kChunk, bytes - off));
+        req.emplace_back();
+        char* p = static_cast<char*>(buf) + off;
+        if (send) check_mpi(MPI_Isend(p, n, MPI_BYTE, peer, 300, MPI_COMM_WORLD, &req.back()), "MPI_Isend");
+        else check_mpi(MPI_Irecv(p, n, MPI_BYTE, peer, 300, MPI_COMM_WORLD, &req.back()), "MPI_Irecv");
+      }
+    };
+    // what rank s sends rank d: planes [max(o, d's q0), min(o + c, d's q1)) of its block,
+    // a contiguous part of the block's C order
+    auto overlap = [&](int s, std::int64_t d0, std::int64_t d1, std::int64_t& p0, std::int64_t& p1) {
+      const std::int64_t* b = &blocks[static_cast<std::size_t>(6 * s)];
+      p0 = std::max(b[0], d0);
+      p1 = std::min(b[0] + b[3], d1);
+      return p1 > p0 && b[4] > 0 && b[5] > 0;
+    };
+    for (int s = 0; s < g.size(); ++s) {
+      std::int64_t p0, p1;
+      if (s == g.rank() || !overlap(s, q0, q1, p0, p1)) continue;
+      const std::int64_t* b = &blocks[static_cast<std::size_t>(6 * s)];
+      recv[static_cast<std::size_t>(s)].resize(static_cast<std::size_t>((p1 - p0) * b[4] * b[5]) * es);
+      post(false, recv[static_cast<std::size_t>(s)].data(), recv[static_cast<std::size_t>(s)].size(), s);
+    }
+    const std::size_t block_plane = static_cast<std::size_t>(count[1] * count[2]) * es;
+    for (int d = 0; d < g.size(); ++d) {
+      std::int64_t d0, d1, p0, p1;
+      planes_of(d, d0, d1);
+      if (d == g.rank() || !overlap(g.rank(), d0, d1, p0, p1)) continue;
+      post(true, const_cast<char*>(static_cast<const char*>(data)) + static_cast<std::size_t>(p0 - offset[0]) * block_plane,
+           static_cast<std::size_t>(p1 - p0) * block_plane, d);
+    }
+    // places rank s's planes [p0, p1) (its block's rows) into `mine`
+    auto place = [&](int s, const char* src, std::int64_t p0, std::int64_t p1) {
+      const std::int64_t* b = &blocks[static_cast<std::size_t>(6 * s)];
+      const std::size_t srow = static_cast<std::size_t>(b[5]) * es;
+      for (std::int64_t i = p0; i < p1; ++i)
+        for (std::int64_t j = 0; j < b[4]; ++j)
+          std::memcpy(mine.data() + static_cast<std::size_t>(i - q0) * plane +
+                          static_cast<std::size_t>((b[1] + j) * shape[2] + b[2]) * es,
+                      src + (static_cast<std::size_t>(i - p0) * static_cast<std::size_t>(b[4]) + static_cast<std::size_t>(j)) * srow,
+                      srow);
+    };
+    std::int64_t p0, p1;
+    if (overlap(g.rank(), q0, q1, p0, p1))
+      place(g.rank(), static_cast<const char*>(data) + static_cast<std::size_t>(p0 - offset[0]) * block_plane, p0, p1);
+    if (!req.empty()) check_mpi(MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    for (int s = 0; s < g.size(); ++s)
+      if (s != g.rank() && overlap(s, q0, q1, p0, p1)) place(s, recv[static_cast<std::size_t>(s)].data(), p0, p1);
+    planes = mine.data();
+#else
+    fail_internal("StreamOut::write_blocks: a block that is not the whole array without MPI");
+#endif
+  }
+  // this rank's frames, compressed by its threads (each frame on its own: the bytes do
+  // not depend on which thread makes them)
+  const std::int64_t nf = (q1 - q0 + per_frame - 1) / per_frame;
+  std::vector<std::string> pieces(static_cast<std::size_t>(nf));
+  std::string error;
+#pragma omp parallel
+  {
+    Impl local(nullptr, impl_->level);
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t f = 0; f < nf; ++f) {
+      const std::int64_t p = q0 + f * per_frame, pe = std::min(q1, p + per_frame);
+      try {
+        local.compress(planes + static_cast<std::size_t>(p - q0) * plane, static_cast<std::size_t>(pe - p) * plane, nullptr, 0,
+                       pieces[static_cast<std::size_t>(f)]);
+      } catch (const std::exception& e) {
+#pragma omp critical(numpipe_stream_out)
+        error = e.what();
+      }
+    }
+  }
+  if (!error.empty()) fail_internal(error);
+  std::string part;
+  std::size_t total = 0;
+  for (const std::string& x : pieces) total += x.size();
+  part.reserve(total);
+  for (std::string& x : pieces) {
+    part += x;
+    std::string().swap(x);
+  }
+  std::vector<char>().swap(mine);
+  // rank 0: the header, its frames, then every other rank's as they arrive
+  if (g.is_root()) {
+    json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", attrs}};
+    impl_->write_head(header, nullptr, 0);
+    impl_->sink->write(part.data(), part.size());
+    ++records_;
+  }
+#ifdef NUMPIPE_HAVE_MPI
+  if (g.size() > 1) {
+    std::uint64_t n = part.size();
+    std::vector<std::uint64_t> sizes(static_cast<std::size_t>(g.size()));
+    check_mpi(MPI_Gather(&n, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Gather");
+    constexpr std::size_t kPiece = std::size_t(64) << 20;
+    if (g.is_root()) {
+      std::string buf;
+      for (int r = 1; r < g.size(); ++r)
+        for (std::size_t off = 0; off < sizes[static_cast<std::size_t>(r)]; off += kPiece) {
+          const std::size_t len = std::min(kPiece, static_cast<std::size_t>(sizes[static_cast<std::size_t>(r)]) - off);
+          buf.resize(len);
+          check_mpi(MPI_Recv(buf.data(), static_cast<int>(len), MPI_BYTE, r, 301, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                    "MPI_Recv");
+          impl_->sink->write(buf.data(), len);
+        }
+    } else {
+      for (std::size_t off = 0; off < part.size(); off += kPiece) {
+        const std::size_t len = std::min(kPiece, part.size() - off);
+        check_mpi(MPI_Send(part.data() + off, static_cast<int>(len), MPI_BYTE, 0, 301, MPI_COMM_WORLD), "MPI_Send");
+      }
+    }
+  }
+#endif
+  blocked_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 bool gpu_aware_mpi() {

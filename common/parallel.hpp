@@ -132,6 +132,51 @@ class Cart3 {
 // pinned host buffers instead).
 bool gpu_aware_mpi();
 
+// ---- one stream written by every rank together ----------------------------------
+// A numpipe stream (stream.hpp's format) whose large 3-D records are held in blocks
+// by the ranks (ns-step's decomposition): rank 0 writes the small records and every
+// record's header; each rank compresses its share of a blocked record's payload into
+// zstd frames of whole leading-axis planes (how many planes a frame holds depends on
+// the record's shape only; the planes are first moved to the rank that compresses
+// them), and rank 0 writes the frames in order, one rank's part at a time as it
+// arrives. Readers see an ordinary stream (they decompress across frame boundaries);
+// the bytes are the same for any rank count; no record passes whole through rank 0's
+// memory, and the compression, the costly part, runs on every rank at once.
+class StreamOut {
+ public:
+  // sink: the output on rank 0 (nullptr on the other ranks). level: zstd level, 0 for
+  // StreamWriter's default (NUMPIPE_ZSTD_LEVEL, else 1).
+  explicit StreamOut(ByteSink* sink, int level = 0);
+  ~StreamOut();
+  StreamOut(const StreamOut&) = delete;
+  StreamOut& operator=(const StreamOut&) = delete;
+  // A record rank 0 holds, written by rank 0 (a no-op on the other ranks).
+  void write(const std::string& name, DType dtype, const Shape& shape, const void* data, const json& attrs);
+  template <class T>
+  void write(const std::string& name, const Shape& shape, const T* data, const json& attrs) {
+    write(name, dtype_of<T>(), shape, data, attrs);
+  }
+  // A 3-D record of `shape` of which this rank holds the block that starts at `offset`
+  // with `count` points per axis (C order over the block). Every rank calls it, with
+  // the same name, dtype, shape and attrs; the blocks cover the array without overlap.
+  void write_blocks(const std::string& name, DType dtype, const Shape& shape, const json& attrs,
+                    const std::int64_t offset[3], const std::int64_t count[3], const void* data);
+  // The end record (rank 0).
+  void finish();
+  // This rank's blocked-record payload bytes (uncompressed) and wall time in write_blocks.
+  std::uint64_t blocked_bytes() const { return blocked_bytes_; }
+  double blocked_seconds() const { return blocked_seconds_; }
+  // Bytes a frame of a blocked record holds at most (unless one plane is larger).
+  static constexpr std::size_t kFrameBytes = std::size_t(4) << 20;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::uint64_t records_ = 0, blocked_bytes_ = 0;
+  double blocked_seconds_ = 0;
+  bool finished_ = false;
+};
+
 // The maximum of x over every rank (MPI_Allreduce MPI_MAX: exact, order-free).
 double max_all(double x);
 // True when x is true on every rank.

@@ -1,5 +1,6 @@
 if(TARGET numpipe_kernels_fluid)
   numpipe_unit_test(unit_fluid SOURCES unit/test_fluid.cpp LIBS numpipe_kernels_fluid)
+  numpipe_unit_test(unit_fluid_scene SOURCES unit/test_fluid_scene.cpp LIBS numpipe_kernels_fluid)
   if(TARGET render)
     numpipe_cli_tests(fluid)
   else()

@@ -1,6 +1,7 @@
 # mle-fit's tests (kernels/mle, tools/mle-fit, gen-input mle).
 if(TARGET numpipe_kernels_mle)
   numpipe_unit_test(unit_mle SOURCES unit/test_mle.cpp LIBS numpipe_kernels_mle)
+  numpipe_unit_test(unit_mle_inference SOURCES unit/test_mle_inference.cpp LIBS numpipe_kernels_mle)
   # the rolling kernel's prescreen bound, on the device (label gpu; CUDA builds only)
   numpipe_gpu_test(gpu_mle SOURCES unit/test_mle_cuda.cu LIBS numpipe_kernels_mle)
   numpipe_cli_tests(mle)

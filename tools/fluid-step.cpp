@@ -1,12 +1,18 @@
-// fluid-step: advances a stable-fluids state (seed 003, spec/fluid.md) by K steps
-// on the CPU (OpenMP) or the GPU (CUDA) and writes the state, so that runs chain.
+// fluid-step: advances a stable-fluids state (Stam's solver; docs/fluid.md) by K
+// steps on the CPU (OpenMP) or the GPU (CUDA) and writes the state, so that runs
+// chain. A plain square state runs the fused step's fast solvers; a scene
+// (obstacle, emitters, temperature, other sides or grids, forces) runs the
+// scene path (kernels/fluid/scene.hpp), Stam's step.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <sstream>
 
 #include "common/cli.hpp"
 #include "common/profile.hpp"
 #include "common/progress.hpp"
 #include "kernels/fluid/fluid.hpp"
+#include "kernels/fluid/scene.hpp"
 #include "kernels/fluid/state_io.hpp"
 
 namespace numpipe {
@@ -18,6 +24,40 @@ double attr_number(const json& attrs, const char* group, const char* key, double
   if (attrs.contains(group) && attrs[group].is_object() && attrs[group].contains(key) && attrs[group][key].is_number())
     return attrs[group][key].get<double>();
   return fallback;
+}
+
+std::int64_t input_step(const StateInput& in) {
+  return in.attrs.contains("step") && in.attrs["step"].is_number_integer() ? in.attrs["step"].get<std::int64_t>() : 0;
+}
+// The solver's time of the input state: its attrs' "time", else step * dt.
+double input_time(const StateInput& in, double dt) {
+  if (in.attrs.contains("time") && in.attrs["time"].is_number()) return in.attrs["time"].get<double>();
+  return static_cast<double>(input_step(in)) * dt;
+}
+
+// A state at step 0 whose d0, u0 or v0 hold values that --forcing none would
+// discard: these arrays are the solver's work buffers (Stam's *_prev), cleared
+// at the start of every step (react's zeroing; Stam's demo clears them every
+// frame likewise), so a density put there is never injected. Refused, with the
+// way to say what was meant: an emitter record, added every step.
+void refuse_discarded_sources(const StateInput& in, Forcing forcing) {
+  if (forcing != Forcing::none || input_step(in) != 0) return;
+  static const char* const emitter[3] = {"source_d", "source_u", "source_v"};
+  for (int k = 3; k < 6; ++k) {
+    const Record& r = *in.records[static_cast<std::size_t>(k)];
+    const std::size_t w = static_cast<std::size_t>(in.nx) + 2;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      const double x = r.value_as_double(i);
+      if (x == 0) continue;
+      std::ostringstream value;
+      value << x;
+      fail_input(std::string("'") + kFieldNames[k] + "' holds " + value.str() + " at [" + std::to_string(i / w) + ", " +
+                 std::to_string(i % w) + "] in a state at step 0, but d0, u0 and v0 are the solver's work buffers, " +
+                 "cleared at the start of every step (with --forcing none nothing is injected from them): give what " +
+                 "should be added every step as a record " + emitter[k - 3] +
+                 " (a rate per unit time; gen-input fluid --emit makes one), or set " + kFieldNames[k] + " to zero");
+    }
+  }
 }
 
 template <class T>
@@ -44,9 +84,11 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int step
   for (int r = 1; r < repeat; ++r) times.push_back(make_solver<T>(backend, cli, p, fields)->advance(steps));
   std::unique_ptr<Solver<T>> solver = make_solver<T>(backend, cli, p, fields);
 
-  const std::int64_t step0 = in.attrs.contains("step") && in.attrs["step"].is_number_integer()
-                                 ? in.attrs["step"].get<std::int64_t>()
-                                 : 0;
+  const std::int64_t step0 = input_step(in);
+  const double time0 = input_time(in, p.dt);
+  Scene square;
+  square.nx = square.ny = p.n;
+  const json grid = grid_attrs(square);
   json params = {{"n", p.n},
                  {"dt", p.dt},
                  {"diff", p.diff},
@@ -74,7 +116,7 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int step
     if (every > 0 && done % every == 0) {
       Fields<T> snap;
       solver->fetch(snap);
-      json a = {{"kind", "fluid.snapshot"}, {"n", p.n}, {"step", step0 + done}};
+      json a = {{"kind", "fluid.snapshot"}, {"n", p.n}, {"step", step0 + done}, {"time", time0 + done * p.dt}, {"grid", grid}};
       write_fields(writer, snap, a, "snap_", false);
     }
   }
@@ -96,6 +138,8 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int step
   attrs["kind"] = "fluid.state";
   attrs["n"] = p.n;
   attrs["step"] = step0 + steps;
+  attrs["time"] = time0 + steps * p.dt;
+  attrs["grid"] = grid;
   attrs["params"] = params;
   attrs["forcing"] = forcing;
   write_fields(writer, fields, cli.stamp(attrs, in.attrs), "", true);
@@ -120,16 +164,154 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int step
   return 0;
 }
 
+template <class T>
+std::unique_ptr<SceneSolver<T>> make_scene_solver(Backend backend, const Cli& cli, const Params& p, const Scene& s,
+                                                  const SceneFields<T>& fields) {
+  if (backend == Backend::cuda) {
+#ifdef NUMPIPE_FLUID_CUDA
+    return make_scene_cuda_solver<T>(p, s, fields, cli.devices().front());
+#else
+    (void)cli;
+    fail_resource("this build has no CUDA backend for fluid-step (use --backend cpu)");
+#endif
+  }
+  return make_scene_cpu_solver<T>(p, s, fields);
+}
+
+// The scene path: Stam's step with the scene's obstacle, emitters, sides and forces.
+template <class T>
+int run_scene(Cli& cli, OutputFile& out, const StateInput& in, const SceneRecords& records, const Scene& scene,
+              const Params& p, int steps, int every, int repeat) {
+  const Backend backend = cli.backend();
+  SceneFields<T> fields = load_scene_fields<T>(in, records);
+  validate_scene(scene, fields);
+  const DeviceInfo device = backend == Backend::cuda ? query_cuda_device(cli.devices().front()) : query_host_cpu();
+  std::vector<double> times;
+  for (int r = 1; r < repeat; ++r) times.push_back(make_scene_solver<T>(backend, cli, p, scene, fields)->advance(steps));
+  std::unique_ptr<SceneSolver<T>> solver = make_scene_solver<T>(backend, cli, p, scene, fields);
+
+  const std::int64_t step0 = input_step(in);
+  const double time0 = input_time(in, p.dt);
+  const json grid = grid_attrs(scene);
+  json params = {{"nx", scene.nx},
+                 {"ny", scene.ny},
+                 {"dt", p.dt},
+                 {"diff", p.diff},
+                 {"visc", p.visc},
+                 {"iters", p.iters},
+                 {"scheme", "stam"},
+                 {"buoyancy", {scene.buoyancy_a, scene.buoyancy_b}},
+                 {"ambient", scene.ambient},
+                 {"vorticity", scene.vorticity},
+                 {"precision", sizeof(T) == 4 ? "fp32" : "fp64"}};
+  json forcing = {{"type", p.forcing == Forcing::react ? "react" : "none"}, {"force", p.force}, {"source", p.source}};
+  int sources = 0;
+  for (const Record* r : records.src) sources += r != nullptr;
+  const double bytes_cell = scene_bytes_per_cell_step(p, scene, records.solid != nullptr, sources,
+                                                      fields.temperature(), static_cast<int>(sizeof(T)));
+
+  StreamWriter writer(out);
+  PhaseLog log;
+  Progress progress("fluid-step", static_cast<std::uint64_t>(steps), cli.quiet());
+  double seconds = 0;
+  // The CPU reports every step (no cost); the GPU every snapshot or at the end,
+  // so that no step waits for the host.
+  const int per_call = backend == Backend::cuda ? steps : 1;
+  for (int done = 0; done < steps;) {
+    const int chunk = std::min(every > 0 ? std::min(every, per_call) : per_call, steps - done);
+    seconds += solver->advance(chunk);
+    done += chunk;
+    progress.update(static_cast<std::uint64_t>(done));
+    if (every > 0 && done % every == 0) {
+      SceneFields<T> snap;
+      solver->fetch(snap);
+      json a = {{"kind", "fluid.snapshot"}, {"nx", scene.nx}, {"ny", scene.ny}, {"step", step0 + done},
+                {"time", time0 + done * p.dt}, {"grid", grid}};
+      write_scene_fields(writer, snap, a, "snap_", false);
+    }
+  }
+  progress.finish();
+  times.push_back(seconds);
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  seconds = sorted.size() % 2 ? sorted[sorted.size() / 2] : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+  const double cells = static_cast<double>(scene.nx) * scene.ny;
+  log.add("steps", seconds, bytes_cell * cells * steps, 800.0 * cells * steps);
+
+  solver->fetch(fields);
+  const Counters c = solver->counters();
+  const Diagnostics g = diagnose_scene(scene, fields);
+  if (!g.finite) fail_input("the state became non-finite after " + std::to_string(steps) + " steps (try a smaller --dt)");
+
+  json attrs = in.attrs;
+  attrs["kind"] = "fluid.state";
+  attrs.erase("n");
+  attrs["nx"] = scene.nx;
+  attrs["ny"] = scene.ny;
+  attrs["step"] = step0 + steps;
+  attrs["time"] = time0 + steps * p.dt;
+  attrs["grid"] = grid;
+  attrs["box"] = scene_attrs(scene);
+  attrs["params"] = params;
+  attrs["forcing"] = forcing;
+  write_scene_fields(writer, fields, cli.stamp(attrs, in.attrs), "", true);
+  const double diag[4] = {g.total_density, g.max_speed, g.max_divergence,
+                          static_cast<double>(c.velocity_injections + c.density_injections)};
+  json dattrs = {{"kind", "fluid.diagnostics"},
+                 {"columns", {"total_density", "max_speed", "max_divergence", "injections"}},
+                 {"steps", steps},
+                 {"velocity_injections", c.velocity_injections},
+                 {"density_injections", c.density_injections},
+                 {"ns_per_cell_step", steps > 0 ? seconds * 1e9 / (cells * steps) : 0.0},
+                 {"seconds", times},
+                 {"bytes_per_cell_step", bytes_cell},
+                 {"backend", backend_name(backend)},
+                 {"kernels", solver->kernels()}};
+  writer.write<double>("diagnostics", Shape{4}, diag, dattrs);
+  writer.finish();
+  out.commit();
+  json prof = params;
+  prof["steps"] = steps;
+  write_profile_if_requested(cli, backend, device, prof, log);
+  return 0;
+}
+
+// Why a state needs the scene path (empty: it does not).
+std::string scene_reason(const StateInput& in, const Scene& s, const SceneRecords& r) {
+  if (in.nx != in.ny) return "a " + std::to_string(in.nx) + " x " + std::to_string(in.ny) + " grid";
+  if (r.solid) return "an obstacle (record 'solid')";
+  for (int k = 0; k < 4; ++k)
+    if (r.src[k]) return std::string("an emitter (record '") + kSourceNames[k] + "')";
+  if (r.t) return "a temperature field (record 'T')";
+  if (!s.all_closed()) return "sides other than closed walls";
+  if (s.length != 1.0) return "a domain length other than 1";
+  if (s.buoyancy_a != 0 || s.buoyancy_b != 0) return "--buoyancy";
+  if (s.vorticity != 0) return "--vorticity";
+  if (const char* e = std::getenv("NUMPIPE_FLUID_SCENE"); e && std::string(e) == "1") return "NUMPIPE_FLUID_SCENE=1";
+  return "";
+}
+
+double parse_number(const std::string& text, const std::string& what) {
+  try {
+    std::size_t used = 0;
+    const double x = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(x)) return x;
+  } catch (const std::exception&) {
+  }
+  fail_input(what + " must be a finite number, got '" + text + "'");
+}
+
 int run(int argc, char** argv) {
-  Cli cli({"fluid-step", "Advance a 2-D stable-fluids state (Jos Stam's stable fluids)", "",
+  Cli cli({"fluid-step", "Advance a 2-D stable-fluids state (Jos Stam's stable fluids) or scene", "",
            "  gen-input fluid --n 1024 | fluid-step --steps 100 --diff 0.0001 --visc 0.0001 | render --interior -o d.png\n"
            "  gen-input fluid --n 256 | fluid-step --steps 10 | fluid-step --steps 10 -o s20.nps   # = --steps 20, bit for bit",
            "the state after the steps (and the snapshots, the diagnostics)"},
           kInput | kOutput | kCompute | kProfile | kMultiDevice);
   cli.add("Fluid")("steps", "Steps to run", cxxopts::value<int>()->default_value("1"), "K")(
-      "scheme", "fused (one step: density and velocity advected together by the projected velocity) or stam "
-      "(Stam's vel_step, then dens_step)",
-      cxxopts::value<std::string>()->default_value("fused"), "S")(
+      "scheme", "fused (one step: density and velocity advected together by the projected velocity; the default "
+                "for a plain state; 'seed' is its former name) or stam (Stam's vel_step, then dens_step; the "
+                "default, and the only scheme, for a scene)",
+      cxxopts::value<std::string>(), "S")(
       "dt", "Time step", cxxopts::value<double>()->default_value("0.1"), "DT")(
       "diff", "Density diffusion", cxxopts::value<double>()->default_value("0"), "K")(
       "visc", "Viscosity", cxxopts::value<double>()->default_value("0"), "K")(
@@ -137,12 +319,17 @@ int run(int argc, char** argv) {
       "source", "react: density scale (default: the input's forcing, else 100)", cxxopts::value<double>(), "S")(
       "forcing", "react or none (default: the input's forcing, else react)", cxxopts::value<std::string>(), "F")(
       "iters", "Red-black Gauss-Seidel iterations per solve", cxxopts::value<int>()->default_value("20"), "N")(
-      "snapshot-every", "Write d, u, v as snap_d, snap_u, snap_v every M steps (0: never)",
+      "snapshot-every", "Write d, u, v (and T) as snap_d, snap_u, snap_v (snap_T) every M steps (0: never)",
       cxxopts::value<int>()->default_value("0"), "M")(
+      "buoyancy", "Buoyant smoke: force -A d + B (T - ambient) upward (Fedkiw, Stam and Jensen 2001)",
+      cxxopts::value<std::string>(), "A,B")(
+      "ambient", "The ambient temperature of --buoyancy", cxxopts::value<double>()->default_value("0"), "TA")(
+      "vorticity", "Vorticity confinement's epsilon (0: off)", cxxopts::value<double>()->default_value("0"), "EPS")(
       "precision", "fp32 or fp64 (default: the input's dtype)", cxxopts::value<std::string>(), "P")(
       "repeat", "Benchmark: run the steps R times from the input, report the median time on stderr",
       cxxopts::value<int>()->default_value("1"), "R");
   cli.tuning_env("NUMPIPE_FLUID_TILE", "CUDA tile of the solves: r7x8 (default), r10x8, r7x8a, r5x8, r7x16, r10x16, r7x4, s5x10, s10x16");
+  cli.tuning_env("NUMPIPE_FLUID_SCENE=1", "run a plain state on the scene path (the same bits as --scheme stam)");
   cli.tuning_env("NUMPIPE_FLUID_NO_GRAPH", "launch each step's kernels one by one (no CUDA Graph)");
   cli.tuning_env("NUMPIPE_FLUID_CPU_ISA, _DIV, _ADVECT", "force the CPU row kernels: avx512|avx2|generic, reciprocal|divide, gather|scalar");
   cli.tuning_env("NUMPIPE_FLUID_CPU_WINDOW, _BLOCKS, _GROUP, _ALIGNED, _TRAPEZOID, _PREFETCH, _PIN, _HUGE, _BALANCE, _ADVECT_TILE",
@@ -158,10 +345,21 @@ int run(int argc, char** argv) {
   const int repeat = cli.get<int>("repeat");
   if (repeat < 1 || repeat > 1000) fail_input("--repeat must be in [1, 1000], got " + std::to_string(repeat));
   if (every < 0) fail_input("--snapshot-every must be >= 0, got " + std::to_string(every));
-  // "seed" is the fused scheme's first name, still accepted.
-  const std::string scheme = cli.get<std::string>("scheme");
-  if (scheme != "fused" && scheme != "seed" && scheme != "stam")
-    fail_input("--scheme must be fused or stam, got '" + scheme + "'");
+  std::string scheme_opt = cli.has("scheme") ? cli.get<std::string>("scheme") : "";
+  if (scheme_opt == "seed") scheme_opt = "fused";  // the fused scheme's former name, still accepted
+  if (!scheme_opt.empty() && scheme_opt != "fused" && scheme_opt != "stam")
+    fail_input("--scheme must be fused or stam, got '" + scheme_opt + "'");
+  double buoyancy_a = 0, buoyancy_b = 0;
+  if (cli.has("buoyancy")) {
+    const std::string b = cli.get<std::string>("buoyancy");
+    const auto comma = b.find(',');
+    if (comma == std::string::npos) fail_input("--buoyancy must be A,B, got '" + b + "'");
+    buoyancy_a = parse_number(b.substr(0, comma), "--buoyancy's A");
+    buoyancy_b = parse_number(b.substr(comma + 1), "--buoyancy's B");
+  }
+  const double ambient = cli.get<double>("ambient"), vorticity = cli.get<double>("vorticity");
+  if (!std::isfinite(ambient)) fail_input("--ambient must be finite, got " + std::to_string(ambient));
+  if (!std::isfinite(vorticity) || vorticity < 0) fail_input("--vorticity must be finite and >= 0, got " + std::to_string(vorticity));
   const double dt = cli.get<double>("dt"), diff = cli.get<double>("diff"), visc = cli.get<double>("visc");
   if (!std::isfinite(dt) || dt < 0) fail_input("--dt must be finite and >= 0, got " + std::to_string(dt));
   if (!std::isfinite(diff) || diff < 0) fail_input("--diff must be finite and >= 0, got " + std::to_string(diff));
@@ -184,6 +382,16 @@ int run(int argc, char** argv) {
   OutputFile out(cli.output());
   const auto records = read_input(cli);
   const StateInput in = find_state(records);
+  Scene scene = scene_from_attrs(in.attrs, in.nx, in.ny);
+  scene.buoyancy_a = buoyancy_a;
+  scene.buoyancy_b = buoyancy_b;
+  scene.ambient = ambient;
+  scene.vorticity = vorticity;
+  const SceneRecords scene_records = find_scene_records(records, in);
+  const std::string reason = scene_reason(in, scene, scene_records);
+  const std::string scheme = !scheme_opt.empty() ? scheme_opt : reason.empty() ? "fused" : "stam";
+  if (!reason.empty() && scheme == "fused")
+    fail_input("--scheme fused runs a plain square box only, and this run has " + reason + ": use --scheme stam");
 
   Params p;
   p.n = in.n;
@@ -204,7 +412,12 @@ int run(int argc, char** argv) {
     if (forcing != "react" && forcing != "none") fail_input("input attrs: forcing type must be react or none, got '" + forcing + "'");
   }
   p.forcing = forcing == "react" ? Forcing::react : Forcing::none;
+  refuse_discarded_sources(in, p.forcing);
   if (precision.empty()) precision = in.dtype == DType::f8 ? "fp64" : "fp32";
+  if (!reason.empty()) {
+    if (precision == "fp64") return run_scene<double>(cli, out, in, scene_records, scene, p, steps, every, repeat);
+    return run_scene<float>(cli, out, in, scene_records, scene, p, steps, every, repeat);
+  }
   if (precision == "fp64") return run_with<double>(cli, out, in, p, steps, every, repeat);
   return run_with<float>(cli, out, in, p, steps, every, repeat);
 }

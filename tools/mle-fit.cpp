@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/labels.hpp"
 #include "common/progress.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
@@ -28,6 +29,18 @@ std::vector<double> parse_levels(const std::string& text) {
     levels.push_back(v);
   }
   return levels;
+}
+
+// --compare: a comma-separated list of normal and t.
+void parse_compare(const std::string& text, bool& normal, bool& student) {
+  normal = student = false;
+  if (text.empty()) return;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item == "normal") normal = true;
+    else if (item == "t") student = true;
+    else fail_input("--compare takes normal and t separated by commas, got '" + item + "'");
+  }
 }
 
 std::string level_name(double q) {
@@ -55,11 +68,21 @@ int run(int argc, char** argv) {
       cxxopts::value<std::int64_t>()->default_value("1000"), "R")(
       "quantiles", "Quantiles (Value-at-Risk levels) of each fitted distribution, e.g. 0.01,0.05",
       cxxopts::value<std::string>()->default_value(""), "Q,...")(
+      "shapes", "1: one shape p; 2: a shape p1 left of theta and p2 right of it (grid over theta, p1, p2)",
+      cxxopts::value<int>()->default_value("1"), "N")(
       "repeat", "Benchmark: after the run, fit N more times; the median time of the grid search on stderr",
       cxxopts::value<int>()->default_value("0"), "N");
   cli.tuning_env("NUMPIPE_MLE_GROUP=4|8", "CUDA: shapes per block of the grid kernels (default 8)");
   cli.tuning_env("NUMPIPE_MLE_PRESCREEN=0", "CUDA: evaluate every candidate exactly (no single-precision prescreen); "
                  "the same bits");
+  cli.add("Inference")(
+      "stderr", "Standard errors of the estimates from the observed information at the refined optimum "
+                "(implies --refine), and a 95% interval for theta")(
+      "compare", "Also fit a normal and/or a Student-t to each window: their log-likelihoods, AIC and BIC",
+      cxxopts::value<std::string>()->default_value(""), "normal,t")(
+      "gof", "Kolmogorov-Smirnov and Anderson-Darling statistics of each window against its fitted distribution")(
+      "backtest", "Each window's quantiles against the next return(s) out of sample: exceedances, Kupiec and "
+                  "Christoffersen tests (needs --quantiles)");
   cli.parse(argc, argv);
   const int repeat = cli.get<int>("repeat");
   if (repeat < 0 || repeat > 1000) fail_input("--repeat must be in [0, 1000], got " + std::to_string(repeat));
@@ -70,12 +93,27 @@ int run(int argc, char** argv) {
   params.refresh = cli.get<std::int64_t>("refresh");
   params.exact = cli.has("exact");
   params.grid = mle::parse_grid(cli.get<std::string>("alpha-grid"));
-  const bool refine = cli.has("refine");
-  const std::vector<double> levels = parse_levels(cli.get<std::string>("quantiles"));
+  params.shapes = cli.get<int>("shapes");
+  if (params.shapes != 1 && params.shapes != 2) fail_input("--shapes must be 1 or 2, got " + std::to_string(params.shapes));
+  mle::FinishOptions fo;
+  fo.inform = cli.has("stderr");
+  fo.refine = cli.has("refine") || fo.inform;
+  fo.levels = parse_levels(cli.get<std::string>("quantiles"));
+  fo.gof = cli.has("gof");
+  parse_compare(cli.get<std::string>("compare"), fo.normal, fo.student);
+  const bool refine = fo.refine, backtest = cli.has("backtest");
+  const std::vector<double>& levels = fo.levels;
+  if (backtest && levels.empty()) fail_input("--backtest needs --quantiles (the VaR levels to test), e.g. --quantiles 0.01,0.05");
   if (params.window < 3) fail_input("--window must be >= 3, got " + std::to_string(params.window));
   if (params.step < 1) fail_input("--step must be >= 1, got " + std::to_string(params.step));
   if (params.refresh < 1) fail_input("--refresh must be >= 1, got " + std::to_string(params.refresh));
-  const Backend backend = cli.backend();
+  Backend backend = cli.backend();
+  if (params.shapes == 2 && backend == Backend::cuda) {
+    // The two-shape grid runs on the CPU backend; auto picks it.
+    if (cli.args().count("backend") && cli.get<std::string>("backend") == "cuda")
+      fail_input("--shapes 2 runs on the CPU backend only: use --backend cpu (or auto)");
+    backend = Backend::cpu;
+  }
 
   // Under MPI (mpirun -np P mle-fit ...) rank 0 reads and writes; the backend's
   // tasks (a series and a chunk of windows each) are split over the ranks in
@@ -193,12 +231,78 @@ int run(int argc, char** argv) {
                  static_cast<long long>(win1 - win0), backend_name(backend), repeat, median * 1e3,
                  win1 > win0 ? median / static_cast<double>(win1 - win0) * 1e6 : 0.0);
   }
+  // The refined optimum and the information: on the GPU with the CUDA backend
+  // (one thread per window), else inside finish on the CPU.
+  std::vector<mle::WindowEstimate> refined;
+  bool have_refined = false;
+#ifdef NUMPIPE_HAVE_CUDA
+  if (backend == Backend::cuda && refine) {
+    double kernel = 0;
+    HostTimer t;
+    refined = mle::estimate_cuda(s, params, fits, refine, fo.inform, win0, win1, device.index, &kernel);
+    log.add("estimate kernel", kernel);
+    log.add("estimate copies", std::max(0.0, t.seconds() - kernel));
+    have_refined = true;
+  }
+#endif
   mle::Estimates est;
-  log.time("finish", 0, 0, [&] { est = mle::finish(s, params, fits, refine, levels, win0, win1); });
+  {
+    // a progress line for the CPU's slow finishing work: the refine and the
+    // information (without a GPU), the goodness of fit, the t fits
+    const bool slow = (refine && !have_refined) || fo.gof || fo.student;
+    std::unique_ptr<Progress> progress;
+    std::int64_t base = 0, last = 0;
+    if (slow && world.is_root()) {
+      const int passes = ((refine && !have_refined) ? 1 : 0) + ((fo.gof || fo.student) ? 1 : 0);
+      progress = std::make_unique<Progress>("mle-fit", "windows finished",
+                                            static_cast<std::uint64_t>((win1 - win0) * passes), cli.quiet());
+      fo.progress = [&, passes](std::int64_t done) {
+        if (done < last) base += last;  // the second loop starts again from 1
+        last = done;
+        progress->update(static_cast<std::uint64_t>(std::min<std::int64_t>(base + done, (win1 - win0) * passes)));
+      };
+    }
+    log.time("finish", 0, 0, [&] { est = mle::finish(s, params, fits, fo, win0, win1, have_refined ? &refined : nullptr); });
+    if (progress) progress->finish();
+  }
   if (world.distributed()) {  // rank 0: every window, in [series][windows] order
-    for (auto* v : {&est.theta, &est.p, &est.s_l, &est.s_r, &est.loglik, &est.skew, &est.quantiles})
+    for (auto* v : {&est.theta, &est.p, &est.p2, &est.s_l, &est.s_r, &est.loglik, &est.skew, &est.quantiles,
+                    &est.stderr_, &est.theta_ci, &est.ks, &est.ad, &est.normal, &est.student})
       *v = world.gather_concat(*v);
+    est.smooth = world.gather_concat(est.smooth);
     if (!world.is_root()) return 0;
+  }
+  // the backtest needs every window of a series: on rank 0
+  std::vector<std::uint8_t> hits;
+  std::vector<double> backtest_rows;
+  const std::int64_t T = s.length - params.window;  // out-of-sample points per series
+  if (backtest) {
+    log.time("backtest", 0, 0, [&] {
+      hits = mle::exceedances(s, params, levels, est.quantiles);
+      for (std::int64_t si = 0; si < s.series; ++si)
+        for (std::size_t q = 0; q < levels.size(); ++q) {
+          const mle::BacktestRow b = mle::backtest_statistics(
+              levels[q], hits.empty() ? nullptr : hits.data() + static_cast<std::size_t>(si * T) * levels.size() + q,
+              std::max<std::int64_t>(T, 0), static_cast<std::int64_t>(levels.size()));
+          const double row[mle::kBacktestColumns] = {b.level, b.n, b.exceedances, b.kupiec_lr, b.kupiec_p,
+                                                     b.christoffersen_ind_lr, b.christoffersen_ind_p, b.cc_lr, b.cc_p};
+          backtest_rows.insert(backtest_rows.end(), row, row + mle::kBacktestColumns);
+        }
+    });
+  }
+  // dates: a labels record of x's time axis, carried to every window (its last point)
+  const Record* xlabels = nullptr;
+  for (const Record& r : records)
+    if (is_labels(r) && r.attrs.value("labels_of", std::string()) == "x") {
+      xlabels = &r;
+      break;
+    }
+  std::vector<std::string> time_labels;
+  if (xlabels) {
+    time_labels = read_labels(*xlabels);
+    if (static_cast<std::int64_t>(time_labels.size()) != s.length)
+      fail_input("record '" + xlabels->name + "': " + std::to_string(time_labels.size()) +
+                 " labels for a series of length " + std::to_string(s.length));
   }
 
   json grid_json = params.grid.alpha;
@@ -212,8 +316,12 @@ int run(int argc, char** argv) {
                 {"method", params.exact ? "exact" : "rolling"},
                 {"refresh", params.refresh},
                 {"refined", refine},
+                {"tail_shapes", params.shapes},
                 {"backend", backend_name(backend)},
-                {"model", "AEPD: f(x) = p/((s_l+s_r) Gamma(1/p)) exp(-(|x-theta|/s)^p), s = s_l left of theta, s_r right"}};
+                {"model", params.shapes == 2
+                              ? "AEPD with two shapes: f(x) = exp(-(|x-theta|/s)^q) / (s_l Gamma(1+1/p1) + s_r Gamma(1+1/p2)), "
+                                "s = s_l and q = p1 left of theta, s = s_r and q = p2 right"
+                              : "AEPD: f(x) = p/((s_l+s_r) Gamma(1/p)) exp(-(|x-theta|/s)^p), s = s_l left of theta, s_r right"}};
   if (world.distributed()) attrs["ranks"] = world.size();
   attrs = cli.stamp(attrs, xr->attrs);
   const Shape shape{s.series, W};
@@ -230,11 +338,82 @@ int run(int argc, char** argv) {
     writer.write(name, shape, v.data(), a);
   };
   put("theta", est.theta, "location estimate");
-  put("p", est.p, "shape estimate");
+  if (params.shapes == 2) {
+    put("p1", est.p, "left shape estimate");
+    put("p2", est.p2, "right shape estimate");
+  } else {
+    put("p", est.p, "shape estimate");
+  }
   put("s_l", est.s_l, "left scale");
   put("s_r", est.s_r, "right scale");
   put("loglik", est.loglik, "maximised log-likelihood");
-  put("skew", est.skew, "s_l / (s_l + s_r)");
+  put("skew", est.skew, params.shapes == 2 ? "left mass s_l g1 / (s_l g1 + s_r g2), g_i = Gamma(1 + 1/p_i)"
+                                           : "s_l / (s_l + s_r)");
+  // information criteria: k parameters (theta, shapes, two scales), n points per window
+  const double kpar = params.shapes == 2 ? 5 : 4, nwin = static_cast<double>(params.window);
+  auto criteria = [&](const std::vector<double>& ll, double k, const char* aic, const char* bic, const char* what) {
+    std::vector<double> a(ll.size()), b(ll.size());
+    for (std::size_t i = 0; i < ll.size(); ++i) {
+      a[i] = 2.0 * k - 2.0 * ll[i];
+      b[i] = k * std::log(nwin) - 2.0 * ll[i];
+    }
+    json at = attrs;
+    at["description"] = std::string("Akaike information criterion 2k - 2 loglik of the ") + what;
+    at["parameters"] = k;
+    writer.write(aic, shape, a.data(), at);
+    at["description"] = std::string("Bayesian information criterion k log(n) - 2 loglik of the ") + what;
+    writer.write(bic, shape, b.data(), at);
+  };
+  criteria(est.loglik, kpar, "aic", "bic", "AEPD fit");
+  auto table = [&](const char* name, const std::vector<double>& v, std::int64_t cols, const json& names,
+                   const std::string& what) {
+    json a = attrs;
+    a["description"] = what;
+    a["columns"] = names;
+    writer.write(name, Shape{s.series, W, cols}, v.data(), a);
+  };
+  if (fo.inform) {
+    const json names = params.shapes == 2 ? json{"theta", "p1", "p2", "s_l", "s_r"} : json{"theta", "p", "s_l", "s_r"};
+    table("stderr", est.stderr_, params.shapes == 2 ? 5 : 4, names,
+          "standard errors: square roots of the diagonal of the inverse observed information (minus the Hessian of "
+          "the log-likelihood) at the refined optimum; theta's is NaN where p <= 1 or theta sits on a data point (the "
+          "log-likelihood has no second derivative in theta there; the others then hold theta fixed)");
+    table("theta_ci", est.theta_ci, 2, json{"lower", "upper"},
+          "95% interval for theta: theta +- 1.96 stderr where theta's information exists, else the profile-likelihood "
+          "interval {theta : 2 (loglik - profile(theta)) <= 3.841} with the shapes at their estimates");
+  }
+  if (fo.gof) {
+    put("ks", est.ks, "Kolmogorov-Smirnov statistic sup |F_n - F| of the window against its fitted distribution "
+                      "(parameters estimated from the same window: the usual critical values do not apply)");
+    put("ad", est.ad, "Anderson-Darling statistic A^2 of the window against its fitted distribution "
+                      "(parameters estimated from the same window: the usual critical values do not apply)");
+  }
+  auto column = [&](const std::vector<double>& v, std::size_t cols, std::size_t c) {
+    std::vector<double> out(v.size() / cols);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = v[i * cols + c];
+    return out;
+  };
+  if (fo.normal) {
+    std::vector<double> par(est.normal.size() / 3 * 2);
+    for (std::size_t i = 0; i < par.size() / 2; ++i) {
+      par[2 * i] = est.normal[3 * i];
+      par[2 * i + 1] = est.normal[3 * i + 1];
+    }
+    table("normal", par, 2, json{"mu", "sigma"}, "normal fit of each window (maximum likelihood: mean, sd with 1/n)");
+    const std::vector<double> ll = column(est.normal, 3, 2);
+    put("loglik_normal", ll, "maximised log-likelihood of the normal fit");
+    criteria(ll, 2, "aic_normal", "bic_normal", "normal fit");
+  }
+  if (fo.student) {
+    std::vector<double> par(est.student.size() / 4 * 3);
+    for (std::size_t i = 0; i < par.size() / 3; ++i)
+      for (int c = 0; c < 3; ++c) par[3 * i + c] = est.student[4 * i + c];
+    table("t", par, 3, json{"mu", "sigma", "nu"},
+          "location-scale Student-t fit of each window (maximum likelihood; nu searched in [0.2, 1000])");
+    const std::vector<double> ll = column(est.student, 4, 3);
+    put("loglik_t", ll, "maximised log-likelihood of the Student-t fit");
+    criteria(ll, 3, "aic_t", "bic_t", "Student-t fit");
+  }
   if (!levels.empty()) {
     json a = attrs;
     a["description"] = "quantiles of the fitted distribution, last axis by level";
@@ -244,12 +423,41 @@ int run(int argc, char** argv) {
     a["level_names"] = names;
     writer.write("quantiles", Shape{s.series, W, static_cast<std::int64_t>(levels.size())}, est.quantiles.data(), a);
   }
+  if (backtest) {
+    const std::int64_t L = static_cast<std::int64_t>(levels.size());
+    json a = attrs;
+    a["description"] = "1 where the out-of-sample point x[window + i] falls beyond the quantile of the latest window "
+                       "ending before it (window (i / step)): below it for levels <= 0.5, above it for levels > 0.5";
+    a["levels"] = levels;
+    a["first_index"] = params.window;
+    a["dims"] = json{"series", "time", "level"};
+    if (T > 0) writer.write("exceedances", Shape{s.series, T, L}, hits.data(), a);
+    json b = attrs;
+    b["description"] = "VaR backtest per series and level: Kupiec's proportion-of-failures LR test (chi-square 1), "
+                       "Christoffersen's independence LR test (chi-square 1) and conditional coverage (their sum, "
+                       "chi-square 2); expected rate: the level, or 1 - level above 0.5";
+    b["columns"] = json{"level", "n", "exceedances", "kupiec_lr", "kupiec_p", "christoffersen_ind_lr",
+                        "christoffersen_ind_p", "cc_lr", "cc_p"};
+    writer.write("backtest", Shape{s.series, L, mle::kBacktestColumns}, backtest_rows.data(), b);
+  }
+  if (xlabels) {
+    const std::string column_name = xlabels->attrs.value("column", std::string("label"));
+    std::vector<std::string> last(static_cast<std::size_t>(W));
+    for (std::int64_t w = 0; w < W; ++w)
+      last[static_cast<std::size_t>(w)] = time_labels[static_cast<std::size_t>(w * params.step + params.window - 1)];
+    writer.write(make_labels("window_label", last, "window", column_name));
+    if (backtest && T > 0)
+      writer.write(make_labels("exceedance_label",
+                               std::vector<std::string>(time_labels.begin() + params.window, time_labels.end()),
+                               "exceedances", column_name));
+  }
   writer.finish();
   out->commit();
   log.add("write", t_write.seconds());
   json prof = {{"window", params.window}, {"step", params.step}, {"series", s.series}, {"length", s.length},
                {"shapes", params.grid.alpha.size()}, {"windows", W}, {"exact", params.exact},
-               {"refresh", params.refresh}, {"terms", work.terms}, {"ranks", world.size()}};
+               {"refresh", params.refresh}, {"terms", work.terms}, {"ranks", world.size()},
+               {"tail_shapes", params.shapes}, {"stderr", fo.inform}, {"backtest", backtest}};
   write_profile_if_requested(cli, backend, device, prof, log);
   return 0;
 }

@@ -6,11 +6,12 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <sstream>
 
 #include "common/cli.hpp"
-#include "common/progress.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
+#include "common/progress.hpp"
 #include "kernels/ns/ns.hpp"
 
 namespace numpipe {
@@ -29,6 +30,56 @@ void attr_triple(const json& attrs, const char* key, const std::string& rec, dou
   for (int a = 0; a < 3; ++a) {
     if (!attrs[key][a].is_number()) fail_input("input record " + rec + ": attrs." + key + " holds a non-number");
     out[a] = attrs[key][a].get<double>();
+  }
+}
+
+// The bodies (attrs.bodies: the specs gen-input ns --body took; a record `solid`: the
+// mask of --solid) and the free stream (attrs.free_stream) of a state.
+void read_bodies(const std::vector<Record>& records, const Record& r0, ns::Problem& pr) {
+  const json& at = r0.attrs;
+  if (at.contains("bodies")) {
+    if (!at["bodies"].is_array()) fail_input("input record rho: attrs.bodies must be a list of body specs");
+    for (const json& b : at["bodies"]) {
+      if (!b.is_object() || !b.contains("spec") || !b["spec"].is_string())
+        fail_input("input record rho: attrs.bodies holds an entry without a spec string: " + b.dump());
+      const std::string spec = b["spec"].get<std::string>();
+      if (spec == "solid") continue;  // the mask's entry: the record below
+      pr.bodies.list.push_back(ns::parse_body(spec));
+    }
+  }
+  const Record* solid = nullptr;
+  for (const Record& r : records)
+    if (r.name == "solid") {
+      if (solid) fail_input("input holds more than one record 'solid'");
+      solid = &r;
+    }
+  if (solid) {
+    if (solid->dtype != DType::u1) fail_input(std::string("record solid must be u1 (1 inside a body), got ") + dtype_name(solid->dtype));
+    if (solid->shape != r0.shape)
+      fail_input("record solid has shape " + shape_string(solid->shape) + ", the state " + shape_string(r0.shape));
+    const std::uint8_t* m = solid->data<std::uint8_t>();
+    pr.bodies.mask.assign(m, m + solid->size());
+    ns::Body b;
+    b.kind = ns::Body::Kind::mask;
+    b.spec = "solid";
+    pr.bodies.list.push_back(b);
+  }
+  ns::Params& p = pr.params;
+  if (at.contains("free_stream") && !at["free_stream"].is_null()) {
+    const json& fs = at["free_stream"];
+    if (!fs.is_object() || !fs.contains("velocity") || !fs["velocity"].is_array() || fs["velocity"].size() != 3 ||
+        !fs.contains("axis") || !fs["axis"].is_number_integer() || !fs.contains("fringe_length") ||
+        !fs["fringe_length"].is_number() || !fs.contains("fringe_strength") || !fs["fringe_strength"].is_number())
+      fail_input("input record rho: attrs.free_stream must hold velocity [3], axis, fringe_length and fringe_strength, got " +
+                 fs.dump());
+    p.free_stream = true;
+    for (int a = 0; a < 3; ++a) {
+      if (!fs["velocity"][a].is_number()) fail_input("input record rho: attrs.free_stream.velocity holds a non-number");
+      p.stream[a] = fs["velocity"][a].get<double>();
+    }
+    p.fringe_axis = fs["axis"].get<int>();
+    p.fringe_length = fs["fringe_length"].get<double>();
+    p.fringe_strength = fs["fringe_strength"].get<double>();
   }
 }
 
@@ -69,6 +120,7 @@ ns::Problem read_state(std::vector<Record>& records, json& input_attrs) {
     p.kol_amp = r0.attrs["kolmogorov"].value("amplitude", 0.0);
     p.kol_k = r0.attrs["kolmogorov"].value("k", 1);
   }
+  read_bodies(records, r0, pr);
   pr.t0 = r0.attrs.contains("t") && r0.attrs["t"].is_number() ? r0.attrs["t"].get<double>() : 0.0;
   pr.step0 = r0.attrs.contains("step") && r0.attrs["step"].is_number_integer() ? r0.attrs["step"].get<long long>() : 0;
   for (int v = 0; v < ns::kVars; ++v) pr.fields[v] = rec[v]->to_vector<double>();
@@ -86,7 +138,7 @@ int run(int argc, char** argv) {
   Cli cli({"ns-step", "Advance a 3-D Navier-Stokes state (weakly compressible, RK3, 4th-order stencils)", "",
            "  gen-input ns --n 64 --init taylor-green-3d --re 1600 | ns-step --steps 200 --cfl 0.5 --diag-every 20 -o s.nps\n"
            "  inspect s.nps --array diagnostics --values 8",
-           "the state after the steps and the diagnostics table"},
+           "the state after the steps, the diagnostics table and the snapshots"},
           kInput | kOutput | kCompute | kProfile | kMultiDevice);
   cli.add("Solver")("steps", "Number of RK3 steps", cxxopts::value<int>()->default_value("10"), "K")(
       "dt", "Fixed time step (default: from --cfl)", cxxopts::value<double>(), "DT")(
@@ -96,17 +148,23 @@ int run(int argc, char** argv) {
       "precision", "fp64 or fp32 (state written as f8 or f4)", cxxopts::value<std::string>()->default_value("fp64"), "P")(
       "diag-every", "Diagnostics every M steps (always at the start and the end)", cxxopts::value<int>()->default_value("0"), "M")(
       "strict", "Refuse a --dt above the explicit stability estimate (else: a warning)")(
-      "repeat", "Benchmark: run the steps N times from the input state (N > 1: the first is a warm-up) and "
-      "print the median step time, ps per point per sub-step and GB/s on stderr",
+      "repeat", "Benchmark: run the steps N times from the input state (the runs before the last are warm-ups) "
+      "and print the last run's median step time, ps per point per sub-step and GB/s on stderr",
       cxxopts::value<int>()->default_value("0"), "N")(
       "dims", "MPI: ranks per axis of the decomposition (default: MPI_Dims_create chooses)", cxxopts::value<std::string>(),
       "PX,PY,PZ")(
       "no-overlap", "MPI: exchange the halos first, then update the whole block (default: the block's inner part is "
       "updated while the halos travel)");
+  cli.add("Output")("snapshot-every", "Write the fields as snap_<field> records every M steps (0: never)",
+                    cxxopts::value<int>()->default_value("0"), "M")(
+      "snapshot-fields",
+      "Fields of the snapshots: rho, vx, vy, vz, vorticity_x, vorticity_y, vorticity_z, vorticity_magnitude, q_criterion",
+      cxxopts::value<std::string>()->default_value("rho,vx,vy,vz"), "LIST");
   cli.tuning()("chunk", "CUDA: x-planes per thread block (0: automatic)", cxxopts::value<int>()->default_value("0"), "P")(
       "kernel", "CUDA: sub-step kernel variant: 4 the default (fp64: 6, fp32: 5); 0 32x8 tile, 1 32x8 with read-only "
       "loads, 2 32x16, 3 32x8 without a register cap, 5 32x16 with Q prefetched by cp.async, 6 32x16 shared-memory "
-      "ring (planes and Q one plane ahead by cp.async, writes its own ghosts), 7 the ring with 32x8 tiles",
+      "ring (planes and Q one plane ahead by cp.async, writes its own ghosts), 7 the ring with 32x8 tiles, 8 one thread "
+      "per point (what 2-D problems take)",
       cxxopts::value<int>()->default_value("4"), "V");
   cli.tuning_env("NUMPIPE_MPI_IPC=0", "under MPI on CUDA: no CUDA IPC between the ranks of a node");
   cli.tuning_env("NUMPIPE_MPI_GPU_AWARE=0", "under MPI on CUDA: no CUDA-aware MPI (halos through pinned host buffers)");
@@ -133,7 +191,7 @@ int run(int argc, char** argv) {
   o.diag_every = cli.get<int>("diag-every");
   o.chunk = cli.get<int>("chunk");
   o.kernel = cli.get<int>("kernel");
-  if (o.kernel < 0 || o.kernel > 7) fail_input("--kernel must be 0 to 7, got " + std::to_string(o.kernel));
+  if (o.kernel < 0 || o.kernel > 8) fail_input("--kernel must be 0 to 8, got " + std::to_string(o.kernel));
   if (o.chunk < 0) fail_input("--chunk must be >= 0, got " + std::to_string(o.chunk));
   o.device = cli.has("devices") ? cli.devices().front() : cli.device();
   if (cli.threads() > 0) omp_set_num_threads(cli.threads());
@@ -144,6 +202,18 @@ int run(int argc, char** argv) {
       fail_input("--dims must be three positive integers PX,PY,PZ, got '" + spec + "'");
   }
   o.overlap = !cli.has("no-overlap");
+  o.snapshot_every = cli.get<int>("snapshot-every");
+  {
+    std::stringstream ss(cli.get<std::string>("snapshot-fields"));
+    for (std::string item; std::getline(ss, item, ',');) {
+      if (!ns::is_snapshot_field(item))
+        fail_input("--snapshot-fields: unknown field '" + item +
+                   "' (rho, vx, vy, vz, vorticity_x, vorticity_y, vorticity_z, vorticity_magnitude, q_criterion)");
+      if (std::find(o.snapshot_fields.begin(), o.snapshot_fields.end(), item) == o.snapshot_fields.end())
+        o.snapshot_fields.push_back(item);
+    }
+    if (o.snapshot_fields.empty()) fail_input("--snapshot-fields names no field");
+  }
   par::Group& world = par::world();
   const Backend backend = cli.backend();
 
@@ -171,29 +241,60 @@ int run(int argc, char** argv) {
     }
   }
 
-  // The progress line counts the steps of the first run; --repeat's runs after it
-  // add their step times to the median.
-  Progress progress("ns-step", "steps", static_cast<std::uint64_t>(o.steps), cli.quiet());
-  auto solve_repeated = [&](auto&& solve) {
-    ns::Result first;
-    {
-      ActiveProgress active(progress);
-      first = solve();
-    }
-    progress.finish();
-    std::vector<double> times;
-    for (int r = 1; r < repeat; ++r) {
-      ns::Result again = solve();
-      times.insert(times.end(), again.step_seconds.begin(), again.step_seconds.end());
-    }
-    if (!times.empty()) first.step_seconds = std::move(times);  // the warm-up's are left out
-    return first;
+  // The output stream: written by every rank together (par::StreamOut), so that the
+  // snapshots and the final state never pass whole through rank 0.
+  const ns::Params& p = pr.params;
+  const Shape shape = {p.n[0], p.n[1], p.n[2]};
+  json state_attrs = input_attrs;
+  state_attrs.erase("history");
+  state_attrs["order"] = o.order;
+  state_attrs["precision"] = prec;
+  state_attrs["backend"] = backend_name(backend);
+  {
+    const ns::Geometry g = ns::make_geometry(p);
+    state_attrs["grid"] = {{"dims", {"x", "y", "z"}}, {"origin", {0.0, 0.0, 0.0}}, {"spacing", {g.h[0], g.h[1], g.h[2]}}};
+  }
+  par::StreamOut writer(world.is_root() ? out_file.get() : nullptr);
+  double written_bytes = 0;  // the blocked records' payload (the whole arrays)
+  const DType field_dtype = o.fp32 ? DType::f4 : DType::f8;
+  auto write_field = [&](const std::string& name, const json& attrs, const ns::BlockFields& b, const void* data) {
+    const std::int64_t off[3] = {b.offset[0], b.offset[1], b.offset[2]}, cnt[3] = {b.n[0], b.n[1], b.n[2]};
+    writer.write_blocks(name, field_dtype, shape, attrs, off, cnt, data);
+    written_bytes += double(p.n[0]) * double(p.n[1]) * double(p.n[2]) * double(dtype_size(field_dtype));
   };
+  json snap_base = {{"kind", "ns.snapshot"}, {"grid", state_attrs["grid"]}, {"re", p.re}, {"c", p.c}};
+  snap_base = cli.stamp(snap_base, input_attrs);
+  o.on_snapshot = [&](const ns::BlockFields& b) {
+    json a = snap_base;
+    a["step"] = b.step;
+    a["time"] = b.t;
+    for (std::size_t f = 0; f < b.names.size(); ++f) {
+      a["field"] = b.names[f];
+      write_field("snap_" + b.names[f], a, b, b.data[f]);
+    }
+  };
+  Progress progress("ns-step", "steps", static_cast<std::uint64_t>(o.steps), cli.quiet() || !world.is_root());
+  o.on_step = [&](long long done) { progress.update(static_cast<std::uint64_t>(done)); };
+  // --repeat N: N-1 warm-up runs of the steps from the input state first (no snapshots,
+  // no progress), then the run that is written and timed (every run gives the same bits).
+  auto solve_repeated = [&](auto&& solve) {
+    if (repeat > 1) {
+      ns::RunOptions warm = o;
+      warm.on_step = nullptr;
+      warm.on_snapshot = nullptr;
+      warm.snapshot_every = 0;
+      std::swap(o, warm);
+      for (int r = 1; r < repeat; ++r) solve();
+      std::swap(o, warm);
+    }
+    return solve();
+  };
+
   ns::Result res;
   DeviceInfo dev;
   if (backend == Backend::cuda) {
 #ifdef NUMPIPE_HAVE_CUDA
-    // under MPI, one GPU per rank from the node-local rank unless --device names one
+    // under MPI, one GPU per rank from the node-local rank unless --device (or --devices) names one
     o.device = par::default_device_for_rank(o.device, cli.args().count("device") > 0 || cli.has("devices"),
                                             cuda_device_count());
     dev = query_cuda_device(o.device);
@@ -205,35 +306,34 @@ int run(int argc, char** argv) {
     dev = query_host_cpu();
     res = solve_repeated([&] { return ns::solve_cpu(pr, o); });
   }
-  if (!world.is_root()) return 0;  // rank 0 holds the gathered state and writes the stream
-  OutputFile& out = *out_file;
+  progress.finish();
+  bool finite = true;
   for (int v = 0; v < ns::kVars; ++v)
-    for (double x : res.fields[v])
-      if (!std::isfinite(x))
-        fail_input(std::string("the run blew up (") + ns::kVarNames[v] +
-                   " is not finite after the last step): lower --dt or --cfl, or raise the resolution");
+    for (double x : res.fields[v]) finite = finite && std::isfinite(x);
+  if (!par::all_ranks(finite))
+    fail_input("the run blew up (the state is not finite after the last step): lower --dt or --cfl, or raise the resolution");
 
-  // Output: the state (same attrs, new t and step, history) and the diagnostics.
-  json attrs = input_attrs;
-  attrs.erase("history");
+  // Output: the state (same attrs, new t and step, history), the mask of --solid, the
+  // diagnostics and the forces on the bodies.
+  json attrs = state_attrs;
   attrs["t"] = res.t;
   attrs["step"] = res.step;
-  attrs["order"] = o.order;
-  attrs["precision"] = prec;
   attrs["dt_last"] = res.dt_last;
-  attrs["backend"] = backend_name(backend);
   attrs = cli.stamp(attrs, input_attrs);
-  const ns::Params& p = pr.params;
-  const Shape shape = {p.n[0], p.n[1], p.n[2]};
-  StreamWriter w(out);
-  for (int v = 0; v < ns::kVars; ++v) {
-    if (o.fp32) {
-      std::vector<float> f(res.fields[v].begin(), res.fields[v].end());
-      w.write<float>(ns::kVarNames[v], shape, f.data(), attrs);
-    } else {
-      w.write<double>(ns::kVarNames[v], shape, res.fields[v].data(), attrs);
+  {
+    ns::BlockFields b;
+    for (int a = 0; a < 3; ++a) b.offset[a] = res.block_offset[a], b.n[a] = res.block_n[a];
+    for (int v = 0; v < ns::kVars; ++v) {
+      if (o.fp32) {
+        std::vector<float> f(res.fields[v].begin(), res.fields[v].end());
+        write_field(ns::kVarNames[v], attrs, b, f.data());
+      } else {
+        write_field(ns::kVarNames[v], attrs, b, res.fields[v].data());
+      }
     }
   }
+  for (const Record& r : records)
+    if (r.name == "solid") writer.write(r.name, r.dtype, r.shape, r.payload.data(), cli.stamp(r.attrs, r.attrs));
   std::vector<double> diag;
   for (const auto& row : res.diag) diag.insert(diag.end(), row.v, row.v + ns::kDiagColumns);
   json dattrs = {{"kind", "ns.diagnostics"},
@@ -243,10 +343,49 @@ int run(int argc, char** argv) {
                  {"backend", backend_name(backend)},
                  {"re", p.re},
                  {"c", p.c}};
-  w.write<double>("diagnostics", Shape{static_cast<std::int64_t>(res.diag.size()), ns::kDiagColumns}, diag.data(),
-                  cli.stamp(dattrs, input_attrs));
-  w.finish();
-  out.commit();
+  writer.write<double>("diagnostics", Shape{static_cast<std::int64_t>(res.diag.size()), ns::kDiagColumns}, diag.data(),
+                       cli.stamp(dattrs, input_attrs));
+  if (pr.bodies.any() && world.is_root()) {
+    // body_force: the total over the bodies; body_force_<b>: each body's, with several
+    const std::size_t nb = pr.bodies.list.size(), rows = res.forces.size();
+    json fattrs = {{"kind", "ns.body_force"},
+                   {"columns", {"t", "Fx", "Fy", "Fz"}},
+                   {"reference_density", 1.0},
+                   {"units", "the solver's: density 1 (the reference), lengths of the box, time of the run; a force over the "
+                             "body's whole extent in the box"},
+                   {"re", p.re},
+                   {"c", p.c}};
+    if (p.free_stream) fattrs["free_stream"] = {p.stream[0], p.stream[1], p.stream[2]};
+    std::vector<double> total(rows * 4);
+    for (std::size_t r = 0; r < rows; ++r) {
+      total[r * 4] = res.forces[r].t;
+      for (int c = 0; c < 3; ++c) {
+        double sum = 0;
+        for (std::size_t b = 0; b < nb; ++b) sum += res.forces[r].f[3 * b + c];
+        total[r * 4 + 1 + c] = sum;
+      }
+    }
+    json all = fattrs;
+    all["body"] = "all";
+    writer.write<double>("body_force", Shape{static_cast<std::int64_t>(rows), 4}, total.data(), cli.stamp(all, input_attrs));
+    if (nb > 1)
+      for (std::size_t b = 0; b < nb; ++b) {
+        std::vector<double> one(rows * 4);
+        for (std::size_t r = 0; r < rows; ++r) {
+          one[r * 4] = res.forces[r].t;
+          for (int c = 0; c < 3; ++c) one[r * 4 + 1 + c] = res.forces[r].f[3 * b + c];
+        }
+        json a = fattrs;
+        a["body"] = static_cast<int>(b);
+        a["spec"] = pr.bodies.list[b].spec;
+        writer.write<double>("body_force_" + std::to_string(b), Shape{static_cast<std::int64_t>(rows), 4}, one.data(),
+                             cli.stamp(a, input_attrs));
+      }
+  }
+  writer.finish();
+  const double write_seconds = par::max_all(writer.blocked_seconds());
+  if (!world.is_root()) return 0;
+  out_file->commit();
 
   // Timing and profile.
   const double points = double(p.n[0]) * double(p.n[1]) * double(p.n[2]);
@@ -273,6 +412,10 @@ int run(int argc, char** argv) {
                      median(ex) * 1e3, o.overlap ? "the inner part computed meanwhile" : "no overlap");
     }
   }
+  if (repeat > 0 && write_seconds > 0)
+    std::fprintf(stderr, "ns-step: timing: fields written: %.3f GB (uncompressed) in %.3f s by %d rank%s, %.2f GB/s\n",
+                 written_bytes * 1e-9, write_seconds, world.size(), world.size() > 1 ? "s" : "",
+                 written_bytes / write_seconds * 1e-9);
   PhaseLog log;
   double total_steps = 0;
   for (double s : res.step_seconds) total_steps += s;
@@ -283,6 +426,7 @@ int run(int argc, char** argv) {
   log.add("diagnostics", res.diag_seconds);
 
   log.add("download", res.download_seconds, 4 * points * (o.fp32 ? 4 : 8));
+  log.add("write", write_seconds, written_bytes);
   json params = {{"n", {p.n[0], p.n[1], p.n[2]}}, {"order", o.order}, {"precision", prec}, {"steps", o.steps},
                  {"dt_last", res.dt_last}, {"bc", ns::bc_spec(p.bc)}, {"median_step_seconds", med},
                  {"ps_per_point_substep", points > 0 ? med / (3 * points) * 1e12 : 0}};

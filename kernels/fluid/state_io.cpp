@@ -15,11 +15,14 @@ StateInput find_state(const std::vector<Record>& records) {
       fail_input(std::string("missing record '") + kFieldNames[k] +
                  "' (a fluid state has records d, u, v, d0, u0, v0; make one with gen-input fluid)");
   const Record& d = *in.records[0];
-  if (d.shape.size() != 2 || d.shape[0] != d.shape[1])
-    fail_input("record 'd' must be a square 2-D array [n+2, n+2], got shape " + shape_string(d.shape));
-  const std::int64_t side = d.shape[0];
-  if (side - 2 < kMinN) fail_input("grid too small: n = " + std::to_string(side - 2) + " (shape " + shape_string(d.shape) + "), need n >= " + std::to_string(kMinN));
-  if (side - 2 > kMaxN) fail_input("grid too large: n = " + std::to_string(side - 2) + ", at most " + std::to_string(kMaxN));
+  if (d.shape.size() != 2)
+    fail_input("record 'd' must be a 2-D array [ny+2, nx+2], got shape " + shape_string(d.shape));
+  for (int axis = 0; axis < 2; ++axis) {
+    const std::int64_t cells = d.shape[static_cast<std::size_t>(axis)] - 2;
+    const std::string what = std::string(axis == 0 ? "ny" : "nx") + " = " + std::to_string(cells);
+    if (cells < kMinN) fail_input("grid too small: " + what + " (shape " + shape_string(d.shape) + "), need " + std::to_string(kMinN) + " or more");
+    if (cells > kMaxN) fail_input("grid too large: " + what + ", at most " + std::to_string(kMaxN));
+  }
   if (d.dtype != DType::f4 && d.dtype != DType::f8)
     fail_input(std::string("record 'd' must be f4 or f8, got ") + dtype_name(d.dtype));
   for (int k = 1; k < 6; ++k) {
@@ -38,11 +41,13 @@ StateInput find_state(const std::vector<Record>& records) {
       const double x = r.value_as_double(i);
       if (!std::isfinite(x))
         fail_input(std::string("non-finite value in '") + kFieldNames[k] + "' at [" +
-                   std::to_string(i / static_cast<std::size_t>(side)) + ", " +
-                   std::to_string(i % static_cast<std::size_t>(side)) + "]: " + std::to_string(x));
+                   std::to_string(i / static_cast<std::size_t>(d.shape[1])) + ", " +
+                   std::to_string(i % static_cast<std::size_t>(d.shape[1])) + "]: " + std::to_string(x));
     }
   }
-  in.n = static_cast<int>(side - 2);
+  in.ny = static_cast<int>(d.shape[0] - 2);
+  in.nx = static_cast<int>(d.shape[1] - 2);
+  in.n = in.nx;
   in.dtype = d.dtype;
   in.attrs = d.attrs.is_object() ? d.attrs : json::object();
   return in;
@@ -65,6 +70,23 @@ Fields<T> load_fields(const StateInput& in) {
   }
   return f;
 }
+template <class T>
+std::vector<T> record_values(const Record& r) {
+  std::vector<T> out(r.size());
+  if (r.dtype == DType::f4) {
+    const float* s = r.data<float>();
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(s[i]);
+  } else if (r.dtype == DType::f8) {
+    const double* s = r.data<double>();
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(s[i]);
+  } else {
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(r.value_as_double(i));
+  }
+  return out;
+}
+template std::vector<float> record_values(const Record&);
+template std::vector<double> record_values(const Record&);
+
 template Fields<float> load_fields(const StateInput&);
 template Fields<double> load_fields(const StateInput&);
 

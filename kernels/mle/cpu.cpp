@@ -83,6 +83,7 @@ void validate(const Series& s, const Params& p) {
   if (p.window < 3) fail_input("--window must be >= 3, got " + std::to_string(p.window));
   if (p.step < 1) fail_input("--step must be >= 1, got " + std::to_string(p.step));
   if (p.refresh < 1) fail_input("--refresh must be >= 1, got " + std::to_string(p.refresh));
+  if (p.shapes != 1 && p.shapes != 2) fail_input("--shapes must be 1 or 2, got " + std::to_string(p.shapes));
   if (p.grid.alpha.empty()) fail_input("--alpha-grid is empty");
   if (s.series < 1 || s.length < 1) fail_input("the input series is empty");
   if (p.window > s.length)
@@ -95,8 +96,9 @@ void validate(const Series& s, const Params& p) {
                  std::to_string(i % static_cast<std::size_t>(s.length)) + ": " + fmt(s.x[i]));
 }
 
-void WindowFits::resize(std::size_t count) {
+void WindowFits::resize(std::size_t count, bool two_shapes) {
   shape.assign(count, 0);
+  shape2.assign(two_shapes ? count : 0, 0);
   index.assign(count, 0);
   xm.assign(count, 0);
   xp.assign(count, 0);
@@ -266,6 +268,74 @@ void evaluate(const double* x, std::int64_t t0, const Params& p, ChunkState& st,
   out.loglik[out_i] = ll;
 }
 
+// Two shapes: the best (theta, p1, p2) of the window [t0, t0+n), after
+// evaluate() has put the best common shape in out (a lower bound: p1 = p2 is
+// one of the pairs, and profile2 gives it the same bits). Each candidate's
+// sums X-(p1) and X+(p2) are already there for every shape, so only the
+// combination is new: a candidate is skipped when its bound
+// max U1 + max U2 (inference.hpp side_bound, with w its share of points left of
+// it) falls below the best so far by more than rounding can explain, and a pair
+// likewise; the rest get the exact profile. Ties: the smaller theta, then the
+// earlier candidate, the smaller p1, the smaller p2. The skipped ones provably
+// lose, so the result does not depend on the order of the search.
+void evaluate2(const double* x, std::int64_t t0, const std::vector<ShapeConst>& sc, ChunkState& st,
+               std::size_t out_i, WindowFits& out, std::vector<double>& u1, std::vector<double>& u2) {
+  const std::int64_t n = st.n, A = st.A;
+  const double nd = static_cast<double>(n);
+  double best = out.loglik[out_i];
+  std::int64_t bj = out.index[out_i];
+  int bi = out.shape[out_i], bk = out.shape[out_i];
+  double bxm = out.xm[out_i], bxp = out.xp[out_i];
+  const double margin = 1e-9 * (std::fabs(best) + nd);
+  const bool finite_best = std::isfinite(best);
+  for (std::int64_t j = t0; j < t0 + n; ++j) {
+    const std::size_t slot = static_cast<std::size_t>(j % n), base = slot * static_cast<std::size_t>(A);
+    const double w = (static_cast<double>(st.cm[slot]) + 0.5) / (nd + 1.0);
+    const double m1 = nd * w, m2 = nd * (1.0 - w), lw1 = std::log(w), lw2 = std::log1p(-w);
+    double max1 = -INFINITY, max2 = -INFINITY;
+    for (std::int64_t a = 0; a < A; ++a) {
+      const std::size_t b = base + static_cast<std::size_t>(a);
+      u1[static_cast<std::size_t>(a)] = side_bound(st.ms[b] + st.mc[b], sc[static_cast<std::size_t>(a)], m1, lw1);
+      u2[static_cast<std::size_t>(a)] = side_bound(st.ps[b] + st.pc[b], sc[static_cast<std::size_t>(a)], m2, lw2);
+      max1 = std::max(max1, u1[static_cast<std::size_t>(a)]);
+      max2 = std::max(max2, u2[static_cast<std::size_t>(a)]);
+    }
+    if (finite_best && max1 + max2 < best - margin) continue;
+    for (std::int64_t i = 0; i < A; ++i) {
+      if (finite_best && u1[static_cast<std::size_t>(i)] + max2 < best - margin) continue;
+      const double xm = st.ms[base + static_cast<std::size_t>(i)] + st.mc[base + static_cast<std::size_t>(i)];
+      for (std::int64_t k = 0; k < A; ++k) {
+        if (finite_best && u1[static_cast<std::size_t>(i)] + u2[static_cast<std::size_t>(k)] < best - margin) continue;
+        const double xp = st.ps[base + static_cast<std::size_t>(k)] + st.pc[base + static_cast<std::size_t>(k)];
+        const double ll = profile2(xm, xp, sc[static_cast<std::size_t>(i)], sc[static_cast<std::size_t>(k)], nd).loglik;
+        if (ll != ll) continue;
+        bool better = ll > best;
+        if (ll == best) {
+          if (x[j] != x[bj]) better = x[j] < x[bj];
+          else if (j != bj) better = j < bj;
+          else if (i != bi) better = i < bi;
+          else better = k < bk;
+        }
+        if (better) {
+          best = ll;
+          bj = j;
+          bi = static_cast<int>(i);
+          bk = static_cast<int>(k);
+          bxm = xm;
+          bxp = xp;
+        }
+      }
+    }
+  }
+  out.index[out_i] = bj;
+  out.shape[out_i] = bi;
+  out.shape2[out_i] = bk;
+  out.xm[out_i] = bxm;
+  out.xp[out_i] = bxp;
+  out.S[out_i] = NAN;
+  out.loglik[out_i] = best;
+}
+
 }  // namespace
 
 TaskPlan cpu_plan(const Series& s, const Params& p) {
@@ -303,7 +373,9 @@ void solve_cpu(const Series& s, const Params& p, std::int64_t first_task, std::i
                   ") outside [0, " + std::to_string(plan.tasks()) + ")");
   const std::int64_t W = plan.windows, n = p.window, K = p.step, A = static_cast<std::int64_t>(p.grid.alpha.size());
   const std::int64_t chunk = plan.chunk, chunks = plan.chunks, base = plan.first_window(first_task);
-  out.resize(static_cast<std::size_t>(plan.first_window(last_task) - base));
+  out.resize(static_cast<std::size_t>(plan.first_window(last_task) - base), p.shapes == 2);
+  std::vector<ShapeConst> sc;
+  for (double a : p.grid.alpha) sc.push_back(shape_const(a));
   const std::int64_t tasks = last_task - first_task;
   // Few tasks (one long window, say): run them one by one and spread each
   // full recompute over the candidates instead (each candidate's sums are
@@ -313,6 +385,7 @@ void solve_cpu(const Series& s, const Params& p, std::int64_t first_task, std::i
   {
     ChunkState st;
     st.init(n, A);
+    std::vector<double> u1(static_cast<std::size_t>(A)), u2(static_cast<std::size_t>(A));
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t task = first_task; task < last_task; ++task) {
       const std::int64_t si = task / chunks, c = task % chunks;
@@ -326,7 +399,9 @@ void solve_cpu(const Series& s, const Params& p, std::int64_t first_task, std::i
         } else {
           for (std::int64_t tl = t0 - K; tl < t0; ++tl) slide(x, tl, p, st);
         }
-        evaluate(x, t0, p, st, static_cast<std::size_t>(si * W + w - base), out, inner);
+        const std::size_t oi = static_cast<std::size_t>(si * W + w - base);
+        evaluate(x, t0, p, st, oi, out, inner);
+        if (p.shapes == 2) evaluate2(x, t0, sc, st, oi, out, u1, u2);
         if (auto* progress = active_progress()) progress->advance(1);
       }
     }

@@ -616,6 +616,18 @@ __global__ void finalize_kernel(const double* __restrict__ x, std::int64_t lengt
   o_ll[idx] = ll;
 }
 
+// One thread per window: inference.hpp's estimate_window (refine, observed
+// information, theta's interval), the code the CPU runs. Consecutive threads
+// take consecutive windows, whose points overlap: the loads of a warp coalesce.
+__global__ void estimate_kernel(const double* __restrict__ x, std::int64_t length, std::int64_t n, std::int64_t K,
+                                std::int64_t W, std::int64_t first, std::int64_t count, const WindowTask* tasks,
+                                WindowEstimate* out) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const std::int64_t g = first + i, si = g / W, w = g % W;
+  out[i] = estimate_window(x + si * length + w * K, n, tasks[i]);
+}
+
 // Independent exp() chains, so that throughput, not latency, is measured.
 __global__ void exp_rate_kernel(double* out, int iters) {
   double a = 1e-3 * (threadIdx.x + 1), b = a * 0.5, c = a * 0.25, d = a * 0.125, acc = 0;
@@ -854,6 +866,36 @@ void solve_cuda(const Series& s, const Params& p, const std::vector<int>& device
   }
   if (t < last_task) parts.push_back({t / C, 1, 0, last_task - t});
   solve_parts(s, p, devices, &parts, base, out, timing);
+}
+
+std::vector<WindowEstimate> estimate_cuda(const Series& s, const Params& p, const WindowFits& fits, bool refine,
+                                          bool inform, std::int64_t begin, std::int64_t end, int device,
+                                          double* kernel_seconds) {
+  const std::int64_t W = window_count(s, p), count = end - begin;
+  std::vector<WindowEstimate> out(static_cast<std::size_t>(count));
+  if (kernel_seconds) *kernel_seconds = 0;
+  if (count <= 0) return out;
+  NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
+  const std::vector<WindowTask> tasks = make_tasks(s, p, fits, refine, inform, begin, end);
+  // the series rows these windows lie in
+  const std::int64_t s0 = begin / W, s1 = (end - 1) / W + 1;
+  DeviceArray<double> d_x(static_cast<std::size_t>((s1 - s0) * s.length));
+  d_x.copy_from_host(s.x + s0 * s.length, static_cast<std::size_t>((s1 - s0) * s.length));
+  DeviceArray<WindowTask> d_tasks(tasks.size());
+  d_tasks.copy_from_host(tasks.data(), tasks.size());
+  DeviceArray<WindowEstimate> d_out(out.size());
+  CudaEventTimer timer;
+  timer.start();
+  const int threads = 128;
+  estimate_kernel<<<static_cast<unsigned>((count + threads - 1) / threads), threads>>>(
+      d_x.data(), s.length, p.window, p.step, W, begin - s0 * W, count, d_tasks.data(), d_out.data());
+  NUMPIPE_CUDA_CHECK_LAUNCH();
+  timer.stop();
+  const double sec = timer.seconds();
+  if (kernel_seconds) *kernel_seconds = sec;
+  d_out.copy_to_host(out.data(), out.size());
+  NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+  return out;
 }
 
 double measure_exp_rate(int device) {

@@ -4,8 +4,11 @@
 // the reported estimates (theta, p, s_l, s_r, loglik, skew, quantiles).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "inference.hpp"
 
 namespace numpipe::mle {
 
@@ -24,6 +27,7 @@ struct Params {
   Grid grid;
   bool exact = false;          // recompute every window from scratch (the seed's method)
   std::int64_t refresh = 1000; // R: rolling sums recomputed from scratch every R windows
+  int shapes = 1;              // 1: one shape p; 2: p1 left of theta, p2 right (inference.hpp)
 };
 
 // The series: [series][length], C order.
@@ -40,11 +44,13 @@ void validate(const Series& s, const Params& p);
 // The grid result of every window, [series][windows]: the chosen shape index,
 // the chosen candidate (time index within its series), its sums X-, X+ and S,
 // and the profile log-likelihood.
+// With two shapes: shape is p1's index, shape2 p2's, xm = X-(theta, p1),
+// xp = X+(theta, p2), S is not used (NaN), loglik the two-shape profile.
 struct WindowFits {
-  std::vector<std::int32_t> shape;
+  std::vector<std::int32_t> shape, shape2;
   std::vector<std::int64_t> index;
   std::vector<double> xm, xp, S, loglik;
-  void resize(std::size_t count);
+  void resize(std::size_t count, bool two_shapes = false);
 };
 
 // Work counts for profiles and benchmarks: power terms and windows.
@@ -94,22 +100,93 @@ void solve_cuda(const Series& s, const Params& p, const std::vector<int>& device
 double measure_exp_rate(int device);
 #endif
 
-// The reported estimates, [series][windows] each.
+// What finish() computes beside the estimates.
+struct FinishOptions {
+  bool refine = false;          // continuous optimum near the grid's (inference.hpp)
+  bool inform = false;          // standard errors and theta's interval (implies refine)
+  std::vector<double> levels;   // quantiles of the fitted distribution
+  bool gof = false;             // Kolmogorov-Smirnov and Anderson-Darling statistics
+  bool normal = false, student = false;  // the same windows fitted by a normal / Student-t
+  // Called now and then from the calling thread with the windows finished so far
+  // (for a progress line); may be empty.
+  std::function<void(std::int64_t)> progress;
+};
+
+// The reported estimates, [series][windows] each (p2 = p with one shape).
 struct Estimates {
-  std::vector<double> theta, p, s_l, s_r, loglik, skew;
+  std::vector<double> theta, p, p2, s_l, s_r, loglik, skew;
   std::vector<double> quantiles;  // [series][windows][levels]
   std::vector<std::uint8_t> refined;
+  // inform: [windows][K] standard errors (K = 4: theta, p, s_l, s_r; 5: theta,
+  // p1, p2, s_l, s_r), [windows][2] theta's 95% interval, 1 where theta's
+  // information exists (the interval is theta +- 1.96 se; else profile likelihood)
+  std::vector<double> stderr_, theta_ci;
+  std::vector<std::uint8_t> smooth;
+  std::vector<double> ks, ad;            // gof
+  std::vector<double> normal, student;   // [windows][3] mu, sigma, loglik; [windows][4] mu, sigma, nu, loglik
 };
 // From the grid fits: theta = x[index], p = alpha[shape], closed-form scales.
-// refine: 1-D bounded searches of theta between the neighbouring data points of
-// the best candidate and of p between its grid neighbours (golden section),
-// alternated until neither moves. levels: quantiles of the fitted distribution.
+// refine / inform: inference.hpp's estimate_window for every window (on the
+// CPU, or given: `refined` from estimate_cuda). levels: quantiles of the fitted
+// distribution. Windows [begin, end) of [series][windows] order only (fits holds
+// those); each window's estimates are the same bits as in the whole finish.
+Estimates finish(const Series& s, const Params& p, const WindowFits& fits, const FinishOptions& options,
+                 std::int64_t begin, std::int64_t end, const std::vector<WindowEstimate>* refined = nullptr);
 Estimates finish(const Series& s, const Params& p, const WindowFits& fits, bool refine,
                  const std::vector<double>& levels);
-// Windows [begin, end) of [series][windows] order only (fits holds those); each
-// window's estimates are the same bits as in the whole finish.
 Estimates finish(const Series& s, const Params& p, const WindowFits& fits, bool refine,
                  const std::vector<double>& levels, std::int64_t begin, std::int64_t end);
+
+// The searches of windows [begin, end) as inference.hpp's WindowTask: the grid's
+// location and shapes and their grid neighbours.
+std::vector<WindowTask> make_tasks(const Series& s, const Params& p, const WindowFits& fits, bool refine, bool inform,
+                                   std::int64_t begin, std::int64_t end);
+// inference.hpp's estimate_window for windows [begin, end) of the fits, on the
+// CPU (OpenMP over windows; the same bits for any thread count).
+std::vector<WindowEstimate> estimate_cpu(const Series& s, const Params& p, const WindowFits& fits, bool refine,
+                                         bool inform, std::int64_t begin, std::int64_t end,
+                                         const std::function<void(std::int64_t)>& progress = {});
+#ifdef NUMPIPE_HAVE_CUDA
+// The same on one CUDA device, one thread per window (the same source; the
+// results agree with the CPU's to rounding: exp and log differ in the last bit).
+std::vector<WindowEstimate> estimate_cuda(const Series& s, const Params& p, const WindowFits& fits, bool refine,
+                                          bool inform, std::int64_t begin, std::int64_t end, int device,
+                                          double* kernel_seconds = nullptr);
+#endif
+
+// ---- beside the fit -------------------------------------------------------------
+// The AEPD's distribution function (two shapes; p1 = p2 for one).
+double aepd_cdf(double x, double theta, double p1, double p2, double s_l, double s_r);
+// Quantile with two shapes (p1 == p2: aepd_quantile).
+double aepd_quantile2(double q, double theta, double p1, double p2, double s_l, double s_r);
+// Kolmogorov-Smirnov sup |F_n - F| and Anderson-Darling A^2 of x[0..n) against
+// the fitted distribution (F clipped to [1e-300, 1 - 2^-53] inside the logs).
+void gof_statistics(const double* x, std::int64_t n, double theta, double p1, double p2, double s_l, double s_r,
+                    double* ks, double* ad);
+// Normal fit (closed form): mu, sigma, loglik.
+void fit_normal(const double* x, std::int64_t n, double* out);
+// Location-scale Student-t fit: mu, sigma, nu, loglik (see post.cpp).
+void fit_student_t(const double* x, std::int64_t n, double* out);
+
+// ---- VaR backtest ------------------------------------------------------------------
+// Each out-of-sample point t (window <= t < length) against the quantile of the
+// latest window that ends before it, w = (t - window) / step: a hit (1) when
+// x[t] < q for a level <= 0.5 (the loss exceeds the VaR), x[t] > q for a level
+// above 0.5. hits: [series][length - window][levels].
+std::vector<std::uint8_t> exceedances(const Series& s, const Params& p, const std::vector<double>& levels,
+                                      const std::vector<double>& quantiles);
+// Kupiec's proportion-of-failures test (Kupiec 1995) and Christoffersen's
+// independence and conditional-coverage tests (Christoffersen 1998) of one hit
+// series against the expected rate (level, or 1 - level above 0.5). Columns of
+// the `backtest` record, in this order.
+struct BacktestRow {
+  double level, n, exceedances, kupiec_lr, kupiec_p, christoffersen_ind_lr, christoffersen_ind_p, cc_lr, cc_p;
+};
+inline constexpr int kBacktestColumns = 9;
+BacktestRow backtest_statistics(double level, const std::uint8_t* hits, std::int64_t count, std::int64_t stride);
+// Survival functions of chi-square with 1 and 2 degrees of freedom.
+double chi2_sf1(double x);
+double chi2_sf2(double x);
 
 // The full log-likelihood of window points x[0..n) at (theta, p, s_l, s_r).
 double full_loglik(const double* x, std::int64_t n, double theta, double p, double s_l, double s_r);

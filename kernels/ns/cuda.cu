@@ -19,7 +19,7 @@
 #include <memory>
 #include <vector>
 
-#include "common/progress.hpp"
+#include "bodies.hpp"
 #include "common/cuda_check.hpp"
 #include "common/device_array.hpp"
 #include "common/host_array.hpp"
@@ -35,7 +35,26 @@ struct Ptrs {
 };
 
 constexpr int kTK = 32;  // tile columns along k (coalesced); rows along j are a template parameter
-constexpr int kMaxVariant = 7;
+constexpr int kMaxVariant = 8;
+constexpr int kFlatVariant = 8;  // one thread per point, stencils through the caches (2-D problems)
+
+// What a sub-step reads beyond the fields: the sponge's rates per index of each axis
+// (used when Coefs::sponge) and the immersed-boundary tables (bodies.hpp; row_start
+// null without bodies).
+template <class T>
+struct DevTables {
+  const T* sigma[3];
+  const int* row_start;
+  const IbEntry* entries;
+  const IbPoint<T>* points;
+  T* qsite;  // Q of the IB points (ib_kernel's own: the sub-step kernels overwrite theirs)
+};
+
+// A solid node or IB point of the block, for ib_kernel.
+struct IbSite {
+  int i, j, k;
+  int point;  // the IB point's index, or -1 for a solid node
+};
 
 
 // One face ghost point of AXIS: with the axis a compile-time constant every index into
@@ -89,6 +108,7 @@ __device__ __forceinline__ void write_ghosts(const Geometry& g, T* f, long long 
   for (int ax = 0; ax < 3; ++ax) {
     const int n = g.n[ax], x = idx[ax];
     if (x >= 3 && x < n - 3) continue;  // no ghost is sourced from here (walls: 1, 2, n-3, n-2; periodic: 0, 1, n-2, n-1)
+    if (ax == 2 && g.flat_z()) continue;  // a 2-D problem has no z ghosts
     if (g.lo[ax] == Face::periodic_self) {
       // ghosts -2, -1, n, n+1 wrap onto ((gi mod n) + n) mod n (several of them when n < 4)
 #pragma unroll
@@ -105,12 +125,20 @@ __device__ __forceinline__ void write_ghosts(const Geometry& g, T* f, long long 
 }
 
 // The update of one point from its stencils (shared by the sub-step kernels): Q and
-// Phi written at c, and with `fuse` Phi's ghost copies too.
-template <class T, int ORDER, bool FIRST>
+// Phi written at c, and with `fuse` Phi's ghost copies too. With a free stream
+// (SPONGE) the sponge's relaxation joins the right-hand side (the CPU's
+// cpu::point_step, the same operations). Bodies cost the sub-step kernels nothing:
+// they update solid nodes and IB points like any other (values nobody reads), and
+// ib_kernel then writes those points' right values. (Skipping them here, or their
+// ghost-value code inlined here, held registers that every point needs: the fp64 ring
+// kernel spilled and ran up to 2.7 times slower.)
+template <class T, int ORDER, bool FIRST, bool SPONGE>
 __device__ __forceinline__ void update_point(const Geometry& g, const Coefs<T>& cf, T a, T b, T dt, T kj, const PointStencil<T>& p,
-                                             const T* qv, int i, int j, int k, long long c, Ptrs<T> q, Ptrs<T> out, bool fuse) {
+                                             const T* qv, int i, int j, int k, long long c, Ptrs<T> q, Ptrs<T> out, bool fuse,
+                                             const DevTables<T>& tb) {
   T l[kVars];
   rhs<ORDER>(p, cf, kj, l);
+  if constexpr (SPONGE) add_sponge(p, cf, T(tb.sigma[0][i] + tb.sigma[1][j] + tb.sigma[2][k]), l);
   const int idx[3] = {i, j, k};
   // within 3 points of a face (a ghost source); one test for the four variables
   fuse = fuse && (min(min(i, j), k) < 3 || i >= g.n[0] - 3 || j >= g.n[1] - 3 || k >= g.n[2] - 3);
@@ -127,10 +155,10 @@ __device__ __forceinline__ void update_point(const Geometry& g, const Coefs<T>& 
   }
 }
 
-template <class T, int ORDER, bool FIRST, int kTJ, int MINB, bool LDG, bool QASYNC = false>
+template <class T, int ORDER, bool FIRST, int kTJ, int MINB, bool LDG, bool QASYNC = false, bool SPONGE = false>
 __global__ void __launch_bounds__(kTK* kTJ, MINB)
     substep_kernel(Geometry g, Box box, Coefs<T> cf, T a, T b, T dt, const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out,
-                   Ptrs<T> q, int chunk, bool fuse) {
+                   Ptrs<T> q, int chunk, bool fuse, DevTables<T> tb) {
   constexpr int SK = kTK + 4, SJ = kTJ + 4;
   // Two plane buffers used in turn: one barrier per plane (a buffer is rewritten two
   // iterations after it was read, with a barrier in between).
@@ -227,7 +255,7 @@ __global__ void __launch_bounds__(kTK* kTJ, MINB)
           p.s[1][v][o] = s[v][ty + o][tx + 2];
           p.s[2][v][o] = s[v][ty + 2][tx + o];
         }
-      update_point<T, ORDER, FIRST>(g, cf, a, b, dt, kj, p, qv, i, j, k, c, q, out, fuse);
+      update_point<T, ORDER, FIRST, SPONGE>(g, cf, a, b, dt, kj, p, qv, i, j, k, c, q, out, fuse, tb);
     }
 #pragma unroll
     for (int v = 0; v < kVars; ++v) {
@@ -264,10 +292,10 @@ __device__ __forceinline__ void copy_async(void* dst, const void* src) {
   }
 }
 
-template <class T, int ORDER, bool FIRST, int kTJ, int MINB, int P, bool VEC>
+template <class T, int ORDER, bool FIRST, int kTJ, int MINB, int P, bool VEC, bool SPONGE>
 __global__ void __launch_bounds__(kTK* kTJ, MINB)
     substep_ring_kernel(Geometry g, Box box, Coefs<T> cf, T a, T b, T dt, const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out,
-                        Ptrs<T> q, int chunk, bool fuse) {
+                        Ptrs<T> q, int chunk, bool fuse, DevTables<T> tb) {
   constexpr int W = VEC ? int(16 / sizeof(T)) : 1;  // values per copy
   constexpr int SK = kTK + 4, SJ = kTJ + 4, NE = SJ * SK, NT = kTK * kTJ, R = P + 3;
   static_assert(SK % W == 0, "tile rows must hold whole copies");
@@ -360,7 +388,7 @@ __global__ void __launch_bounds__(kTK* kTJ, MINB)
           pt.s[2][v][o] = s[v][ty + 2][tx + o];
         }
       }
-      update_point<T, ORDER, FIRST>(g, cf, a, b, dt, kj, pt, qv, i, j, k, col + (long long)i * si, q, out, fuse);
+      update_point<T, ORDER, FIRST, SPONGE>(g, cf, a, b, dt, kj, pt, qv, i, j, k, col + (long long)i * si, q, out, fuse, tb);
 #pragma unroll
       for (int v = 0; v < kVars; ++v)
 #pragma unroll
@@ -370,6 +398,114 @@ __global__ void __launch_bounds__(kTK* kTJ, MINB)
     qs = qs == P ? 0 : qs + 1;
   }
   __pipeline_wait_prior(0);
+}
+
+// Variant 8: one thread per point of the box (k fastest), every stencil value read
+// through the caches. For 2-D problems (one z point, no z ghosts), whose rows the
+// tiled kernels would cover with one lane in 32; the ghost kernel runs before it.
+template <class T, int ORDER, bool FIRST, bool SPONGE>
+__global__ void __launch_bounds__(256) substep_flat_kernel(Geometry g, Box box, Coefs<T> cf, T a, T b, T dt,
+                                                           const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out, Ptrs<T> q,
+                                                           DevTables<T> tb) {
+  const int e0 = box.hi[0] - box.lo[0], e1 = box.hi[1] - box.lo[1], e2 = box.hi[2] - box.lo[2];
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= (long long)e0 * e1 * e2) return;
+  const int k = box.lo[2] + int(e % e2), j = box.lo[1] + int((e / e2) % e1), i = box.lo[0] + int(e / ((long long)e2 * e1));
+  const long long c = g.at(i, j, k);
+  const long long str[3] = {g.si(), g.sj(), g.flat_z() ? 0 : 1};
+  PointStencil<T> p;
+#pragma unroll
+  for (int ax = 0; ax < 3; ++ax)
+#pragma unroll
+    for (int v = 0; v < kVars; ++v)
+#pragma unroll
+      for (int o = 0; o < 5; ++o) p.s[ax][v][o] = __ldg(&in.v[v][c + (o - 2) * str[ax]]);
+  T qv[kVars];
+#pragma unroll
+  for (int v = 0; v < kVars; ++v) qv[v] = FIRST ? T(0) : q.v[v][c];
+  update_point<T, ORDER, FIRST, SPONGE>(g, cf, a, b, dt, kol[j], p, qv, i, j, k, c, q, out, false, tb);
+}
+
+// The solid nodes and IB points of the block, after the sub-step kernels: a solid node
+// keeps its values (Q = 0), an IB point's stencils get their ghost values (model.hpp
+// apply_ib) before the update. `in` is not written by the sub-step (its output goes to
+// the other buffer); the sub-step kernels overwrote Q at these points, so an IB point's
+// Q lives in tb.qsite between sub-steps.
+template <class T, int ORDER, bool FIRST>
+__global__ void ib_kernel(Geometry g, Coefs<T> cf, T a, T b, T dt, const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out,
+                          Ptrs<T> q, DevTables<T> tb, const IbSite* __restrict__ sites, long long count, bool fuse) {
+  const long long x = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= count) return;
+  const IbSite s = sites[x];
+  const long long c = g.at(s.i, s.j, s.k);
+  const int idx[3] = {s.i, s.j, s.k};
+  if (s.point < 0) {
+    for (int v = 0; v < kVars; ++v) {
+      const T on = pinned_point(g, s.i, s.j, s.k, v) ? T(0) : in.v[v][c];
+      q.v[v][c] = T(0);
+      out.v[v][c] = on;
+      if (fuse) write_ghosts(g, out.v[v], c, idx, v, on);
+    }
+    return;
+  }
+  const long long str[3] = {g.si(), g.sj(), g.flat_z() ? 0 : 1};
+  PointStencil<T> p;
+  for (int ax = 0; ax < 3; ++ax)
+    for (int v = 0; v < kVars; ++v)
+      for (int o = 0; o < 5; ++o) p.s[ax][v][o] = in.v[v][c + (o - 2) * str[ax]];
+  apply_ib(p, tb.points[s.point]);
+  T l[kVars];
+  rhs<ORDER>(p, cf, kol[s.j], l);
+  if (cf.sponge) add_sponge(p, cf, T(tb.sigma[0][s.i] + tb.sigma[1][s.j] + tb.sigma[2][s.k]), l);
+  for (int v = 0; v < kVars; ++v) {
+    T qn;
+    if constexpr (FIRST) qn = dt * l[v];
+    else qn = a * tb.qsite[x * kVars + v] + dt * l[v];
+    T on = p.s[0][v][2] + b * qn;
+    if (pinned_point(g, s.i, s.j, s.k, v)) qn = on = T(0);
+    tb.qsite[x * kVars + v] = qn;
+    q.v[v][c] = qn;
+    out.v[v][c] = on;
+    if (fuse) write_ghosts(g, out.v[v], c, idx, v, on);
+  }
+}
+
+// The forces' parts: one per surface crossing (model.hpp crossing_force), summed on the host.
+template <class T>
+__global__ void force_kernel(Geometry g, Ptrs<T> f, const Crossing* __restrict__ xs, long long count, double c2, double nu,
+                             double* out) {
+  const long long x = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= count) return;
+  const T* p[kVars] = {f.v[0], f.v[1], f.v[2], f.v[3]};
+  crossing_force<T>(g, p, xs[x], c2, nu, out + 3 * x);
+}
+
+// Derived fields of the block's interior (ghosts filled), C order over the block, in
+// dst[d] for each requested d (null: not asked for).
+struct DerivedOut {
+  void* dst[kDerivedCount];
+};
+template <class T, int ORDER>
+__global__ void derived_kernel(Geometry g, Ptrs<T> f, DevTables<T> tb, DerivedOut out) {
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= g.points()) return;
+  const int k = int(e % g.n[2]), j = int((e / g.n[2]) % g.n[1]), i = int(e / ((long long)g.n[2] * g.n[1]));
+  const int what = tb.row_start ? ib_lookup(tb.row_start, tb.entries, i * g.n[1] + j, k) : kIbFluid;
+  double d[kDerivedCount] = {0, 0, 0, 0, 0};
+  if (what != kIbSolid) {
+    const long long c = g.at(i, j, k);
+    const long long str[3] = {g.si(), g.sj(), g.flat_z() ? 0 : 1};
+    PointStencil<T> p;
+    for (int ax = 0; ax < 3; ++ax)
+      for (int v = 0; v < kVars; ++v)
+        for (int o = 0; o < 5; ++o) p.s[ax][v][o] = f.v[v][c + (o - 2) * str[ax]];
+    if (what >= 0) apply_ib(p, tb.points[what]);
+    double d1s[3];
+    for (int a = 0; a < 3; ++a) d1s[a] = ORDER == 4 ? 1.0 / (12.0 * g.h[a]) : 1.0 / (2.0 * g.h[a]);
+    derived_point<ORDER>(p, d1s, d);
+  }
+  for (int x = 0; x < kDerivedCount; ++x)
+    if (out.dst[x]) static_cast<T*>(out.dst[x])[e] = T(d[x]);
 }
 
 template <class T, int ORDER>
@@ -418,11 +554,31 @@ __global__ void unpack_face_kernel(Geometry g, Ptrs<T> f, int axis, int side, co
 
 // Line sums and maxima of the diagnostics of one geometry (the block, or on rank 0
 // under MPI the whole grid), finished on the host in a fixed order.
+// The line sums and maxima of each x-plane i (its lines j in order), so that a
+// diagnostics row copies n0 values per quantity to the host, not n0 n1 (the forces
+// ride on the diagnostics' steps, which a wake's Strouhal number wants frequent).
+__global__ void diag_planes_kernel(int n0, int n1, const double* sums, const double* mdiv, const double* msp, double* psums,
+                                   double* pmdiv, double* pmsp) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n0) return;
+  double s[kDiagSums] = {0, 0, 0}, md = 0, ms = 0;
+  for (int j = 0; j < n1; ++j) {
+    const long long l = (long long)i * n1 + j;
+    for (int d = 0; d < kDiagSums; ++d) s[d] += sums[l * kDiagSums + d];
+    if (mdiv[l] > md || mdiv[l] != mdiv[l]) md = mdiv[l];
+    if (msp[l] > ms || msp[l] != msp[l]) ms = msp[l];
+  }
+  for (int d = 0; d < kDiagSums; ++d) psums[(long long)i * kDiagSums + d] = s[d];
+  pmdiv[i] = md;
+  pmsp[i] = ms;
+}
+
 struct DiagBuffers {
-  std::size_t lines = 0;
-  DeviceArray<double> sums, mdiv, msp;
+  std::size_t lines = 0, planes = 0;
+  DeviceArray<double> sums, mdiv, msp, psums, pmdiv, pmsp;
   explicit DiagBuffers(const Geometry& g)
-      : lines(static_cast<std::size_t>(g.n[0]) * g.n[1]), sums(lines * kDiagSums), mdiv(lines), msp(lines) {}
+      : lines(static_cast<std::size_t>(g.n[0]) * g.n[1]), planes(static_cast<std::size_t>(g.n[0])), sums(lines * kDiagSums),
+        mdiv(lines), msp(lines), psums(planes * kDiagSums), pmdiv(planes), pmsp(planes) {}
 };
 
 template <class T>
@@ -433,10 +589,14 @@ DiagRow device_diagnostics(const Geometry& g, const Params& p, int order, Ptrs<T
   if (order == 4) diag_kernel<T, 4><<<blocks, threads, 0, s>>>(g, f, d.sums.data(), d.mdiv.data(), d.msp.data());
   else diag_kernel<T, 2><<<blocks, threads, 0, s>>>(g, f, d.sums.data(), d.mdiv.data(), d.msp.data());
   NUMPIPE_CUDA_CHECK_LAUNCH();
-  std::vector<double> sums(d.lines * kDiagSums), mdiv(d.lines), msp(d.lines);
-  d.sums.copy_to_host(sums.data(), sums.size(), s);
-  d.mdiv.copy_to_host(mdiv.data(), mdiv.size(), s);
-  d.msp.copy_to_host(msp.data(), msp.size(), s);
+  diag_planes_kernel<<<(unsigned)((d.planes + 63) / 64), 64, 0, s>>>(g.n[0], g.n[1], d.sums.data(), d.mdiv.data(),
+                                                                      d.msp.data(), d.psums.data(), d.pmdiv.data(),
+                                                                      d.pmsp.data());
+  NUMPIPE_CUDA_CHECK_LAUNCH();
+  std::vector<double> sums(d.planes * kDiagSums), mdiv(d.planes), msp(d.planes);
+  d.psums.copy_to_host(sums.data(), sums.size(), s);
+  d.pmdiv.copy_to_host(mdiv.data(), mdiv.size(), s);
+  d.pmsp.copy_to_host(msp.data(), msp.size(), s);
   NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(s));
   double m = 0;
   for (double x : msp) m = std::max(m, x);
@@ -446,7 +606,8 @@ DiagRow device_diagnostics(const Geometry& g, const Params& p, int order, Ptrs<T
 
 template <class T>
 void launch_fill_ghosts(const Geometry& g, Ptrs<T> f, cudaStream_t s) {
-  const long long m[3] = {2LL * kGhost * g.n[1] * g.n[2], 2LL * kGhost * g.n[0] * g.n[2], 2LL * kGhost * g.n[0] * g.n[1]};
+  const long long m[3] = {2LL * kGhost * g.n[1] * g.n[2], 2LL * kGhost * g.n[0] * g.n[2],
+                          g.flat_z() ? 0LL : 2LL * kGhost * g.n[0] * g.n[1]};
   const long long total = m[0] + m[1] + m[2];
   const int threads = 256;
   ghost_kernel<T><<<(unsigned)((total + threads - 1) / threads), threads, 0, s>>>(g, f, m[0], m[1], total);
@@ -509,18 +670,67 @@ class CudaRun {
     kol_ = DeviceArray<T>(kol.size());
     kol_.copy_from_host(kol.data(), kol.size());
     cf_ = make_coefs<T>(g_, o.order, p_.c, p_.re, p_.force, p_.kol_amp);
+    if (p_.free_stream) {
+      cf_.sponge = true;
+      for (int c = 0; c < 3; ++c) cf_.target[kVx + c] = T(p_.stream[c]);
+    }
+    setup_tables();
     if (o.kernel < 0 || o.kernel > kMaxVariant)
       fail_input("--kernel must be 0 to " + std::to_string(kMaxVariant) + ", got " + std::to_string(o.kernel));
     // the default (4): the fastest measured on an H100 in this precision (bench/results.md,
     // "ns-step: planes through a shared-memory ring"): the ring in fp64; in fp32 the
-    // register kernel with Q by cp.async and the separate ghost kernel (2-3% ahead there)
+    // register kernel with Q by cp.async and the separate ghost kernel (2-3% ahead there).
+    // A 2-D problem (no z ghosts) takes the flat kernel, whatever was asked.
     variant_ = o.kernel == 4 ? (sizeof(T) == 8 ? 6 : 5) : o.kernel;
+    if (g_.flat_z()) variant_ = kFlatVariant;
     // the ring kernels write the ghosts of their output in one process (measured 3-5%
     // faster than the ghost kernel with them; no gain with the register kernels)
     fuse_ = !d_ && is_ring(variant_);
     chunk_ = pick_chunk(variant_, o.chunk);
     whole_box_ = whole_box(g_);
     if (d_) setup_halos();
+  }
+
+  // The sponge's rates and the immersed-boundary tables on the device.
+  void setup_tables() {
+    const auto sig = sponge_tables(p_, g_);
+    for (int a = 0; a < 3; ++a) {
+      const std::vector<T> st(sig[a].begin(), sig[a].end());
+      sigma_[a] = DeviceArray<T>(std::max<std::size_t>(st.size(), 1));
+      sigma_[a].copy_from_host(st.data(), st.size());
+      tb_.sigma[a] = sigma_[a].data();
+    }
+    tb_.row_start = nullptr;
+    tb_.entries = nullptr;
+    tb_.points = nullptr;
+    tb_.qsite = nullptr;
+    if (!pr_.bodies.any()) return;
+    ib_ = build_ib_tables<T>(p_, pr_.bodies, g_);
+    row_start_ = DeviceArray<int>(ib_.row_start.size());
+    row_start_.copy_from_host(ib_.row_start.data(), ib_.row_start.size());
+    entries_ = DeviceArray<IbEntry>(std::max<std::size_t>(ib_.entries.size(), 1));
+    if (!ib_.entries.empty()) entries_.copy_from_host(ib_.entries.data(), ib_.entries.size());
+    points_ = DeviceArray<IbPoint<T>>(std::max<std::size_t>(ib_.points.size(), 1));
+    if (!ib_.points.empty()) points_.copy_from_host(ib_.points.data(), ib_.points.size());
+    crossings_ = DeviceArray<Crossing>(std::max<std::size_t>(ib_.crossings.size(), 1));
+    if (!ib_.crossings.empty()) crossings_.copy_from_host(ib_.crossings.data(), ib_.crossings.size());
+    force_parts_ = DeviceArray<double>(std::max<std::size_t>(3 * ib_.crossings.size(), 1));
+    std::vector<IbSite> sites;
+    for (int i = 0; i < g_.n[0]; ++i)
+      for (int j = 0; j < g_.n[1]; ++j) {
+        const int r = i * g_.n[1] + j;
+        for (int e = ib_.row_start[r]; e < ib_.row_start[r + 1]; ++e)
+          for (int k = ib_.entries[e].k0; k < ib_.entries[e].k1; ++k) sites.push_back({i, j, k, ib_.entries[e].point});
+      }
+    site_count_ = static_cast<long long>(sites.size());
+    sites_ = DeviceArray<IbSite>(std::max<std::size_t>(sites.size(), 1));
+    if (!sites.empty()) sites_.copy_from_host(sites.data(), sites.size());
+    qsite_ = DeviceArray<T>(std::max<std::size_t>(kVars * sites.size(), 1));
+    NUMPIPE_CUDA_CHECK(cudaMemset(qsite_.data(), 0, qsite_.size() * sizeof(T)));
+    tb_.qsite = qsite_.data();
+    tb_.row_start = row_start_.data();
+    tb_.entries = entries_.data();
+    tb_.points = points_.data();
   }
 
   static bool is_ring(int variant) { return variant == 6 || variant == 7; }
@@ -560,6 +770,11 @@ class CudaRun {
         launch_fill_ghosts<T>(g_, cur, main());
         r.diag.push_back(device_diagnostics<T>(g_, p_, o_.order, cur, diag_, main(), r.step, r.t, &max_speed_now));
       }
+      if (pr_.bodies.any()) {
+        // the halos of cur (F1, F2 may lie there; the diagnostics exchanged them with whole lines)
+        if (d_ && !lines_whole(*d_)) substep_distributed(0, T(0), cur, nxt, false);
+        forces(cur, r);
+      }
       r.diag_seconds += t0.seconds();
     };
     diagnose();
@@ -585,6 +800,7 @@ class CudaRun {
         else {
           if (!fuse_) launch_fill_ghosts<T>(g_, cur, main());
           substep(whole_box_, stage, T(dt), cur, nxt, main());
+          ib_step(stage, T(dt), cur, nxt, main());
         }
         std::swap(cur, nxt);
       }
@@ -601,14 +817,18 @@ class CudaRun {
       r.max_dt = std::max(r.max_dt, dt);
       const bool last = s + 1 == o_.steps;
       if (last || (o_.diag_every > 0 && (s + 1) % o_.diag_every == 0)) diagnose();
-      // Progress: the steps whose end event has passed (cudaEventQuery does not wait).
-      if (auto* progress = active_progress()) {
+      if (o_.snapshot_every > 0 && (s + 1) % o_.snapshot_every == 0) snapshot(cur, nxt, r);
+      // Progress: the steps whose end event has passed (the host runs ahead of the
+      // GPU; cudaEventQuery does not wait, so no synchronisation is added).
+      if (o_.on_step) {
         while (reported < s + 1 && cudaEventQuery(eve[static_cast<std::size_t>(reported)]) == cudaSuccess) ++reported;
-        progress->update(static_cast<std::uint64_t>(reported));
+        o_.on_step(reported);
       }
+      // the fused ghosts of cur were written by the last sub-step; a diagnostic or
+      // snapshot step filled them again (the same values)
     }
     NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
-    if (auto* progress = active_progress()) progress->update(static_cast<std::uint64_t>(o_.steps));
+    if (o_.on_step) o_.on_step(o_.steps);
     for (int s = 0; s < o_.steps; ++s) {
       float ms = 0;
       NUMPIPE_CUDA_CHECK(cudaEventElapsedTime(&ms, evs[s], eve[s]));
@@ -624,13 +844,11 @@ class CudaRun {
     }
     HostTimerLike t0;
     std::vector<T> mine = download_interior(cur);
-    if (d_) {
-      std::array<std::vector<T>, kVars> all = gather_blocks<T>(p_, *d_, mine);
-      if (par::world().is_root())
-        for (int v = 0; v < kVars; ++v) r.fields[v].assign(all[v].begin(), all[v].end());
-    } else {
-      const std::size_t n = static_cast<std::size_t>(g_.points());
-      for (int v = 0; v < kVars; ++v) r.fields[v].assign(mine.begin() + v * n, mine.begin() + (v + 1) * n);
+    const std::size_t n = static_cast<std::size_t>(g_.points());
+    for (int v = 0; v < kVars; ++v) r.fields[v].assign(mine.begin() + v * n, mine.begin() + (v + 1) * n);
+    for (int a = 0; a < 3; ++a) {
+      r.block_offset[a] = g_.offset[a];
+      r.block_n[a] = g_.n[a];
     }
     r.download_seconds = t0.seconds();
     return r;
@@ -643,6 +861,102 @@ class CudaRun {
   };
   cudaStream_t main() const { return main_->s; }
 
+  // The forces on the bodies from the state f (ghosts and halos filled): every
+  // crossing's part on the device, summed on the host in the global crossing order
+  // (under MPI on rank 0 from every rank's parts), as the CPU does.
+  struct ForcePart {
+    long long key;
+    int body, pad;
+    double f[3];
+  };
+  void forces(Ptrs<T> f, Result& r) {
+    const long long count = static_cast<long long>(ib_.crossings.size());
+    std::vector<double> host(static_cast<std::size_t>(3 * count));
+    if (count > 0) {
+      const int threads = 128;
+      force_kernel<T><<<(unsigned)((count + threads - 1) / threads), threads, 0, main()>>>(
+          g_, f, crossings_.data(), count, p_.c * p_.c, 1.0 / p_.re, force_parts_.data());
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+      force_parts_.copy_to_host(host.data(), host.size(), main());
+    }
+    NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(main()));
+    std::vector<ForcePart> parts(static_cast<std::size_t>(count));
+    for (std::size_t x = 0; x < parts.size(); ++x) {
+      parts[x].key = ib_.crossings[x].key;
+      parts[x].body = ib_.crossings[x].body;
+      parts[x].pad = 0;
+      for (int c = 0; c < 3; ++c) parts[x].f[c] = host[3 * x + c];
+    }
+    if (d_) {
+      parts = par::world().gather_concat(parts);
+      if (!par::world().is_root()) return;
+      std::sort(parts.begin(), parts.end(), [](const ForcePart& a, const ForcePart& b) { return a.key < b.key; });
+    }
+    ForceRow row;
+    row.t = r.t;
+    row.f.assign(3 * pr_.bodies.list.size(), 0.0);
+    for (const ForcePart& x : parts)
+      for (int c = 0; c < 3; ++c) row.f[static_cast<std::size_t>(3 * x.body + c)] += x.f[c];
+    r.forces.push_back(std::move(row));
+  }
+
+  // The snapshot fields of the block, handed to o_.on_snapshot (every rank).
+  void snapshot(Ptrs<T> cur, Ptrs<T> nxt, const Result& r) {
+    const std::size_t n = static_cast<std::size_t>(g_.points());
+    std::vector<T> state;
+    std::vector<std::vector<T>> derived(o_.snapshot_fields.size());
+    bool need_state = false, need_derived = false;
+    for (const std::string& name : o_.snapshot_fields) {
+      bool is_var = false;
+      for (int v = 0; v < kVars; ++v) is_var = is_var || name == kVarNames[v];
+      need_state = need_state || is_var;
+      need_derived = need_derived || !is_var;
+    }
+    if (need_state) state = download_interior(cur);
+    if (need_derived) {
+      if (d_) substep_distributed(0, T(0), cur, nxt, false);
+      else launch_fill_ghosts<T>(g_, cur, main());
+      DerivedOut out{};
+      std::vector<DeviceArray<T>> dev;
+      std::vector<int> which(o_.snapshot_fields.size(), -1);
+      for (std::size_t f = 0; f < o_.snapshot_fields.size(); ++f)
+        for (int x = 0; x < kDerivedCount; ++x)
+          if (o_.snapshot_fields[f] == kDerivedNames[x] && !out.dst[x]) {
+            dev.emplace_back(std::max<std::size_t>(n, 1));
+            out.dst[x] = dev.back().data();
+            which[f] = x;
+          }
+      const int threads = 128;
+      const unsigned blocks = (unsigned)((n + threads - 1) / threads);
+      if (n > 0) {
+        if (o_.order == 4) derived_kernel<T, 4><<<blocks, threads, 0, main()>>>(g_, cur, tb_, out);
+        else derived_kernel<T, 2><<<blocks, threads, 0, main()>>>(g_, cur, tb_, out);
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+      }
+      for (std::size_t f = 0; f < which.size(); ++f)
+        if (which[f] >= 0) {
+          derived[f].resize(n);
+          NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(derived[f].data(), out.dst[which[f]], n * sizeof(T), cudaMemcpyDeviceToHost, main()));
+        }
+      NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(main()));
+    }
+    BlockFields bf;
+    bf.step = r.step;
+    bf.t = r.t;
+    bf.fp32 = sizeof(T) == 4;
+    for (int a = 0; a < 3; ++a) bf.offset[a] = g_.offset[a], bf.n[a] = g_.n[a];
+    for (std::size_t f = 0; f < o_.snapshot_fields.size(); ++f) {
+      const std::string& name = o_.snapshot_fields[f];
+      bf.names.push_back(name);
+      const T* data = nullptr;
+      for (int v = 0; v < kVars; ++v)
+        if (name == kVarNames[v]) data = state.data() + v * n;
+      if (!data) data = derived[f].data();
+      bf.data.push_back(data);
+    }
+    if (o_.on_snapshot) o_.on_snapshot(bf);
+  }
+
   void upload(Result& r) {
     HostTimerLike t0;
     HostArray<T> host(static_cast<std::size_t>(g_.padded()), true);
@@ -653,6 +967,14 @@ class CudaRun {
         for (int j = 0; j < g_.n[1]; ++j)
           for (int k = 0; k < g_.n[2]; ++k)
             host[g_.at(i, j, k)] = pinned_point(g_, i, j, k, v) ? T(0) : T(src[global_index(p_, g_, i, j, k)]);
+      if (v != kRho && pr_.bodies.any())  // solid nodes: at rest
+        for (int i = 0; i < g_.n[0]; ++i)
+          for (int j = 0; j < g_.n[1]; ++j) {
+            const int r = i * g_.n[1] + j;
+            for (int e = ib_.row_start[r]; e < ib_.row_start[r + 1]; ++e)
+              if (ib_.entries[e].point < 0)
+                for (int k = ib_.entries[e].k0; k < ib_.entries[e].k1; ++k) host[g_.at(i, j, k)] = T(0);
+          }
       bufa_[v].copy_from_host(host.data(), host.size(), main());
       NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(main()));
     }
@@ -675,28 +997,71 @@ class CudaRun {
     return out;
   }
 
-  template <int ORDER, bool FIRST, int TJ, int MINB, bool LDG, bool QASYNC, int RING, bool VEC = false>
+  template <int ORDER, bool FIRST, int TJ, int MINB, bool LDG, bool QASYNC, int RING, bool VEC = false, int SPONGE = -1>
   void launch_one(const dim3& grid, const dim3& block, const Box& box, T a, T b, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
     const bool fuse = fuse_ && !d_;
-    if constexpr (RING > 0 && !VEC) {
+    if constexpr (SPONGE < 0) {
+      // the sponge's term compiled in only for runs with a free stream
+      if (cf_.sponge) return launch_one<ORDER, FIRST, TJ, MINB, LDG, QASYNC, RING, VEC, 1>(grid, block, box, a, b, dt, in, out, s);
+      return launch_one<ORDER, FIRST, TJ, MINB, LDG, QASYNC, RING, VEC, 0>(grid, block, box, a, b, dt, in, out, s);
+    }
+    if constexpr (RING > 0 && !VEC && SPONGE >= 0) {
       // 16-byte copies of the tile need rows and the box's first column aligned to them
       constexpr int w = int(16 / sizeof(T));
       if (g_.sj() % w == 0 && box.lo[2] % w == 0)
-        return launch_one<ORDER, FIRST, TJ, MINB, LDG, QASYNC, RING, true>(grid, block, box, a, b, dt, in, out, s);
+        return launch_one<ORDER, FIRST, TJ, MINB, LDG, QASYNC, RING, true, SPONGE>(grid, block, box, a, b, dt, in, out, s);
     }
     if constexpr (RING > 0) {
-      auto kernel = substep_ring_kernel<T, ORDER, FIRST, TJ, MINB, RING, VEC>;
+      auto kernel = substep_ring_kernel<T, ORDER, FIRST, TJ, MINB, RING, VEC, SPONGE == 1>;
       constexpr int smem = ring_smem_bytes<T, TJ, RING, FIRST>();
       static_assert(smem <= 227 * 1024, "the ring does not fit in shared memory");
       NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-      kernel<<<grid, block, smem, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_, fuse);
+      kernel<<<grid, block, smem, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_, fuse, tb_);
     } else {
-      auto kernel = substep_kernel<T, ORDER, FIRST, TJ, MINB, LDG, QASYNC>;
+      auto kernel = substep_kernel<T, ORDER, FIRST, TJ, MINB, LDG, QASYNC, SPONGE == 1>;
       const int smem = QASYNC && !FIRST ? int(2 * kVars * TJ * kTK * sizeof(T)) : 0;
       if (smem > 0) NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-      kernel<<<grid, block, smem, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_, fuse);
+      kernel<<<grid, block, smem, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, chunk_, fuse, tb_);
     }
     NUMPIPE_CUDA_CHECK_LAUNCH();
+  }
+
+  template <int ORDER, bool FIRST>
+  void launch_flat_one(const Box& box, T a, T b, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
+    const long long count = (long long)(box.hi[0] - box.lo[0]) * (box.hi[1] - box.lo[1]) * (box.hi[2] - box.lo[2]);
+    const int threads = 256;
+    const unsigned blocks = (unsigned)((count + threads - 1) / threads);
+    if (cf_.sponge)
+      substep_flat_kernel<T, ORDER, FIRST, true><<<blocks, threads, 0, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, tb_);
+    else
+      substep_flat_kernel<T, ORDER, FIRST, false><<<blocks, threads, 0, s>>>(g_, box, cf_, a, b, dt, kol_.data(), in, out, q_, tb_);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+  }
+  // The solid nodes and IB points (ib_kernel), after the sub-step kernels of the block.
+  void ib_step(int stage, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
+    if (site_count_ == 0) return;
+    const T a = T(kRkA[stage]), b = T(kRkB[stage]);
+    const bool fuse = fuse_ && !d_;
+    const int threads = 128;
+    const unsigned blocks = (unsigned)((site_count_ + threads - 1) / threads);
+    auto go = [&](auto kernel) {
+      kernel<<<blocks, threads, 0, s>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, tb_, sites_.data(), site_count_, fuse);
+    };
+    if (o_.order == 4) stage == 0 ? go(ib_kernel<T, 4, true>) : go(ib_kernel<T, 4, false>);
+    else stage == 0 ? go(ib_kernel<T, 2, true>) : go(ib_kernel<T, 2, false>);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+  }
+
+  void launch_flat(const Box& box, int stage, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
+    if (box.empty()) return;
+    const T a = T(kRkA[stage]), b = T(kRkB[stage]);
+    if (o_.order == 4) {
+      if (stage == 0) launch_flat_one<4, true>(box, a, b, dt, in, out, s);
+      else launch_flat_one<4, false>(box, a, b, dt, in, out, s);
+    } else {
+      if (stage == 0) launch_flat_one<2, true>(box, a, b, dt, in, out, s);
+      else launch_flat_one<2, false>(box, a, b, dt, in, out, s);
+    }
   }
 
   template <int TJ, int MINB, bool LDG, bool QASYNC = false, int RING = 0>
@@ -724,6 +1089,7 @@ class CudaRun {
       // the ring one plane ahead (two or three planes ahead measured 5-10% slower)
       case 6: launch<16, 1, true, false, 1>(box, stage, dt, in, out, s); break;
       case 7: launch<8, 2, true, false, 1>(box, stage, dt, in, out, s); break;
+      case kFlatVariant: launch_flat(box, stage, dt, in, out, s); break;
       default: launch<8, 1, true>(box, stage, dt, in, out, s); break;
     }
   }
@@ -834,7 +1200,8 @@ class CudaRun {
     shell_.assign(shell, shell + count);
   }
 
-  void substep_distributed(int stage, T dt, Ptrs<T> in, Ptrs<T> out) {
+  // compute = false: the ghosts and halos of `in` only (for forces and derived fields)
+  void substep_distributed(int stage, T dt, Ptrs<T> in, Ptrs<T> out, bool compute = true) {
     const int threads = 256;
     // boundary-rule ghosts (walls, a periodic axis held by one rank): the inner box may read them
     launch_fill_ghosts<T>(g_, in, main());
@@ -845,7 +1212,7 @@ class CudaRun {
                                                                                                 dst, f->count);
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
-    if (overlap_) {
+    if (overlap_ && compute) {
       NUMPIPE_CUDA_CHECK(cudaEventRecord(ready_->e, main()));
       NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(side_->s, ready_->e, 0));
       substep(inner_, stage, dt, in, out, side_->s);
@@ -878,6 +1245,7 @@ class CudaRun {
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
     ++substep_count_;
+    if (!compute) return;
     if (overlap_) {
       for (const Box& b : shell_) substep(b, stage, dt, in, out, main());
       NUMPIPE_CUDA_CHECK(cudaEventRecord(done_->e, side_->s));
@@ -885,12 +1253,54 @@ class CudaRun {
     } else {
       substep(whole_box_, stage, dt, in, out, main());
     }
+    ib_step(stage, dt, in, out, main());
   }
 
   // Rank 0 computes the row on the whole grid (gathered) with the one-process
   // kernels, so the diagnostics are the same bits for any rank count; returns
   // rank 0's max |v| (0 elsewhere).
+  // With whole lines (z not split) every rank computes its lines' terms on the device
+  // and rank 0 reduces them per plane and finishes the row in the one-process order
+  // (device_diagnostics and diag_planes_kernel), so no state is gathered; else (--dims
+  // splitting z) rank 0 computes the row on the gathered state.
   double diagnose_distributed(Ptrs<T> cur, Result& r) {
+    if (lines_whole(*d_)) {
+      substep_distributed(0, T(0), cur, cur, false);  // ghosts and halos of cur
+      const int threads = 128;
+      const unsigned blocks = (unsigned)((diag_.lines + threads - 1) / threads);
+      if (diag_.lines > 0) {
+        if (o_.order == 4) diag_kernel<T, 4><<<blocks, threads, 0, main()>>>(g_, cur, diag_.sums.data(), diag_.mdiv.data(), diag_.msp.data());
+        else diag_kernel<T, 2><<<blocks, threads, 0, main()>>>(g_, cur, diag_.sums.data(), diag_.mdiv.data(), diag_.msp.data());
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+      }
+      LineTerms mine;
+      mine.resize(diag_.lines);
+      diag_.sums.copy_to_host(mine.sums.data(), mine.sums.size(), main());
+      diag_.mdiv.copy_to_host(mine.mdiv.data(), mine.mdiv.size(), main());
+      diag_.msp.copy_to_host(mine.msp.data(), mine.msp.size(), main());
+      NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(main()));
+      LineTerms all = gather_lines(p_, *d_, mine);
+      if (!par::world().is_root()) return 0;
+      // diag_planes_kernel's order, on the host
+      const std::size_t n0 = static_cast<std::size_t>(p_.n[0]), n1 = static_cast<std::size_t>(p_.n[1]);
+      std::vector<double> ps(n0 * kDiagSums, 0.0), pd(n0, 0.0), pm(n0, 0.0);
+      for (std::size_t i = 0; i < n0; ++i) {
+        double sm[kDiagSums] = {0, 0, 0}, md = 0, ms = 0;
+        for (std::size_t j = 0; j < n1; ++j) {
+          const std::size_t l = i * n1 + j;
+          for (int d = 0; d < kDiagSums; ++d) sm[d] += all.sums[l * kDiagSums + d];
+          if (all.mdiv[l] > md || all.mdiv[l] != all.mdiv[l]) md = all.mdiv[l];
+          if (all.msp[l] > ms || all.msp[l] != all.msp[l]) ms = all.msp[l];
+        }
+        for (int d = 0; d < kDiagSums; ++d) ps[i * kDiagSums + d] = sm[d];
+        pd[i] = md;
+        pm[i] = ms;
+      }
+      r.diag.push_back(finish_diagnostics(d_->whole, p_, r.step, r.t, ps, pd, pm));
+      double m = 0;
+      for (double x : pm) m = std::max(m, x);
+      return m;
+    }
     std::array<std::vector<T>, kVars> all = gather_blocks<T>(p_, *d_, download_interior(cur));
     if (!par::world().is_root()) return 0;
     const Geometry& w = d_->whole;
@@ -952,6 +1362,17 @@ class CudaRun {
   std::unique_ptr<DiagBuffers> whole_diag_;
   DeviceArray<T> whole_f_[kVars];
   Ptrs<T> whole_ptrs_{};
+  IbTables<T> ib_;
+  DeviceArray<T> sigma_[3];
+  DeviceArray<int> row_start_;
+  DeviceArray<IbEntry> entries_;
+  DeviceArray<IbPoint<T>> points_;
+  DeviceArray<Crossing> crossings_;
+  DeviceArray<double> force_parts_;
+  DeviceArray<IbSite> sites_;
+  DeviceArray<T> qsite_;
+  long long site_count_ = 0;
+  DevTables<T> tb_{};
 };
 
 template <class T>

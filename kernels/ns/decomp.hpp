@@ -38,6 +38,25 @@ inline std::size_t global_index(const Params& p, const Geometry& b, int i, int j
          static_cast<std::size_t>(b.offset[2] + k);
 }
 
+// The diagnostics' per-line terms: kDiagSums sums, max |div v| and max |v| per (i, j)
+// line, lines i major.
+struct LineTerms {
+  std::vector<double> sums, mdiv, msp;
+  void resize(std::size_t lines) {
+    sums.assign(lines * kDiagSums, 0.0);
+    mdiv.assign(lines, 0.0);
+    msp.assign(lines, 0.0);
+  }
+};
+
+// Whether every (i, j) line lies whole in one block (z is not split): then the
+// diagnostics need only the ranks' line terms, not the state, on rank 0.
+inline bool lines_whole(const Decomposition& d) { return d.cart->dims[2] == 1; }
+
+// Rank 0: the whole grid's line terms in global line order from every rank's terms of
+// its block's lines (lines_whole(d)); other ranks get empty arrays.
+LineTerms gather_lines(const Params& p, const Decomposition& d, const LineTerms& mine);
+
 // Rank 0: the whole grid's interior values (C order per variable) from every
 // rank's block interior `mine` (C order of the block per variable, kVars arrays
 // concatenated); other ranks get empty arrays.

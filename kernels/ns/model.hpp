@@ -76,14 +76,19 @@ struct Geometry {
   Face lo[3] = {Face::periodic_self, Face::periodic_self, Face::periodic_self};
   Face hi[3] = {Face::periodic_self, Face::periodic_self, Face::periodic_self};
   double h[3] = {1, 1, 1};     // grid spacing per axis
+  // Ghost layers along z: kGhost, or 0 for a 2-D problem (one periodic z point), whose
+  // z stencils read the point itself (what periodic ghosts copies of it would give, so
+  // the same bits) and whose rows then hold no ghost values (a 5x smaller array).
+  int gk = kGhost;
 
-  NUMPIPE_HD_INLINE long long sj() const { return n[2] + 2 * kGhost; }
-  NUMPIPE_HD_INLINE long long si() const { return (long long)(n[1] + 2 * kGhost) * (n[2] + 2 * kGhost); }
+  NUMPIPE_HD_INLINE bool flat_z() const { return gk == 0; }
+  NUMPIPE_HD_INLINE long long sj() const { return n[2] + 2 * gk; }
+  NUMPIPE_HD_INLINE long long si() const { return (long long)(n[1] + 2 * kGhost) * (n[2] + 2 * gk); }
   NUMPIPE_HD_INLINE long long padded() const { return (long long)(n[0] + 2 * kGhost) * si(); }
   NUMPIPE_HD_INLINE long long points() const { return (long long)n[0] * n[1] * n[2]; }
   // Index of interior point (i, j, k); ghosts are i = -2, -1 and n, n+1.
   NUMPIPE_HD_INLINE long long at(int i, int j, int k) const {
-    return (long long)(i + kGhost) * si() + (long long)(j + kGhost) * sj() + (k + kGhost);
+    return (long long)(i + kGhost) * si() + (long long)(j + kGhost) * sj() + (k + gk);
   }
   // Whether interior index `idx` along `axis` is a wall node where `var` is odd
   // (held at zero: no-slip velocity, free-slip normal velocity).
@@ -173,6 +178,10 @@ struct Coefs {
   T nu;       // 1/Re
   T force[3]; // constant body force
   T kol_amp;  // Kolmogorov forcing f_x += kol_amp * sin(2 pi kol_k y / ly), tabulated per j
+  // Sponge (fringe) toward the free stream: d Phi/dt += sigma(x) (target - Phi), sigma
+  // tabulated per axis (SpongeTables); off when `sponge` is false.
+  bool sponge;
+  T target[kVars];
 };
 
 template <class T>
@@ -188,6 +197,8 @@ inline Coefs<T> make_coefs(const Geometry& g, int order, double c, double re, co
   cf.c2 = T(c * c);
   cf.nu = T(1.0 / re);
   cf.kol_amp = T(kol_amp);
+  cf.sponge = false;
+  for (int v = 0; v < kVars; ++v) cf.target[v] = T(v == kRho ? 1 : 0);
   return cf;
 }
 
@@ -269,6 +280,13 @@ NS_UNROLL
   out[kVx] += kol;
 }
 
+// The sponge's relaxation toward the free stream (Coefs::target) at rate sigma.
+template <class T>
+NUMPIPE_HD_INLINE void add_sponge(const PointStencil<T>& p, const Coefs<T>& cf, T sigma, T out[kVars]) {
+NS_UNROLL
+  for (int v = 0; v < kVars; ++v) out[v] += sigma * (cf.target[v] - p.s[0][v][2]);
+}
+
 // Value to store in a ghost point of `var` beyond a wall, from its mirror image.
 template <class T>
 NUMPIPE_HD_INLINE T ghost_from_mirror(Bc bc, int axis, int var, T mirror) {
@@ -307,6 +325,215 @@ NUMPIPE_HD_INLINE void fill_ghost_point(const Geometry& g, T* const* f, int axis
     f[v][d] = face == Face::periodic_self ? f[v][s] : ghost_from_mirror(g.bc[axis], axis, v, f[v][s]);
 }
 
+// ---- immersed bodies (bodies.hpp builds the tables from the body description) -------
+// Nodes inside a body or on its surface are solid: they hold their values (zero
+// velocity, the bodies being at rest; the density they had) and no fluid stencil reads
+// them. A fluid point whose 5-point stencil reaches a solid node along an axis is an
+// immersed-boundary (IB) point: along that grid line, the values its stencil reads at
+// the solid nodes are replaced by ghost values built from the same line's fluid values
+// and the position where the line cuts the surface - a ghost-cell method applied one
+// grid direction at a time (the "local directional ghost cell" approach of Berthelsen
+// and Faltinsen, J. Comput. Phys. 227 (2008) 4354-4397):
+//   velocity: the odd reflection about the surface point: ghost(-s) = -u(+s), u(+s)
+//     interpolated linearly between the line's known values (zero on the surface, the
+//     fluid nodes). No-slip holds on the surface and a ghost value errs by O(h^2).
+//   density: linear extrapolation of the line's two fluid values nearest the surface,
+//     also O(h^2). The density gets no condition of its own: with the velocity imposed,
+//     the wall pressure follows from the acoustic wave arriving at the wall.
+// With the surface on a node this is the box walls' rule for the velocity (odd ghosts
+// about the wall node). Ghost values depend only on the stencil itself, so an IB point
+// needs no other data than its stencil (and the block halos suffice under MPI).
+
+// One entry of an (i, j) row's list (sorted by k0): a run of solid nodes [k0, k1)
+// (point < 0) or the IB point k0 (k1 = k0 + 1), `point` its index in the point table.
+struct IbEntry {
+  int k0, k1, point;
+};
+
+// An IB point: the distance, in units of h along the axis, from the point to the
+// surface toward -axis (side 0) and +axis (side 1) when a solid node lies within kGhost
+// nodes that way, else 0.
+template <class T>
+struct IbPoint {
+  T dist[3][2];
+};
+
+// What point (i, j, k) of a block is: kIbFluid, kIbSolid, or an IB point's index.
+inline constexpr int kIbFluid = -2, kIbSolid = -1;
+NUMPIPE_HD_INLINE int ib_lookup(const int* row_start, const IbEntry* entries, int row, int k) {
+  const int e1 = row_start[row + 1];
+  for (int e = row_start[row]; e < e1; ++e) {
+    const IbEntry x = entries[e];
+    if (x.k0 > k) break;
+    if (k < x.k1) return x.point < 0 ? kIbSolid : x.point;
+  }
+  return kIbFluid;
+}
+
+// Ghost values on the low side of one grid line's stencil s[v][0..4] (positions -2..2
+// in units of h, the point at 0), the surface at -d0 (0 < d0 <= 2) and, when d1 > 0,
+// another at +d1. Reads fluid values only and writes the solid nodes' entries of `out`
+// (a copy of s), so both sides can be done from the same s.
+template <class T>
+NUMPIPE_HD_INLINE void ib_low_side(const T (&s)[kVars][5], T d0, T d1, T (&out)[kVars][5]) {
+  // known points of the line, in increasing position: the low surface, nodes -2..2
+  // where fluid, the high surface
+  T pos[7];
+  bool ok[7];
+  pos[0] = -d0;
+  ok[0] = true;
+NS_UNROLL
+  for (int n = -2; n <= 2; ++n) {
+    pos[n + 3] = T(n);
+    ok[n + 3] = T(n) > -d0 && (d1 <= T(0) || T(n) < d1);
+  }
+  pos[6] = d1;
+  ok[6] = d1 > T(0);
+  // the first fluid node above the surface (-1 when d0 > 1, else 0) and the next one
+  const bool far = d0 > T(1);
+  const bool next_ok = far ? ok[3] : ok[4];
+NS_UNROLL
+  for (int o = 0; o < 2; ++o) {
+    const int n = o - 2;
+    if (T(-n) < d0) continue;  // node n is fluid
+    // velocity: minus the value at the mirror image m = -2 d0 - n, interpolated between
+    // the known points that bracket it (the surface values are zero)
+    const T m = T(-2) * d0 - T(n);
+    int lo = 0, hi = -1;
+    T plo = pos[0], phi = T(0);
+NS_UNROLL
+    for (int c = 1; c < 7; ++c) {
+      if (ok[c] && pos[c] <= m) lo = c, plo = pos[c];
+      if (ok[c] && pos[c] >= m && hi < 0) hi = c, phi = pos[c];
+    }
+    T wlo = T(1), whi = T(0);
+    if (hi >= 0 && phi > plo) {
+      whi = (m - plo) / (phi - plo);
+      wlo = T(1) - whi;
+    }
+NS_UNROLL
+    for (int v = kVx; v < kVars; ++v) {
+      T vlo = T(0), vhi = T(0);
+NS_UNROLL
+      for (int c = 1; c < 6; ++c) {
+        if (c == lo) vlo = s[v][c - 1];
+        if (c == hi) vhi = s[v][c - 1];
+      }
+      out[v][o] = -(wlo * vlo + whi * vhi);
+    }
+    // density: linear extrapolation from the first two fluid nodes above the surface
+    const T r0 = far ? s[kRho][1] : s[kRho][2];
+    const T r1 = far ? s[kRho][2] : s[kRho][3];
+    const T f0 = far ? T(-1) : T(0);
+    out[kRho][o] = next_ok ? r0 + (r0 - r1) * (f0 - T(n)) : r0;
+  }
+}
+
+// Replaces the solid nodes' values in the stencils of IB point `ib` (all three axes).
+template <class T>
+NUMPIPE_HD_INLINE void apply_ib(PointStencil<T>& p, const IbPoint<T>& ib) {
+NS_UNROLL
+  for (int a = 0; a < 3; ++a) {
+    const T d0 = ib.dist[a][0], d1 = ib.dist[a][1];
+    if (d0 <= T(0) && d1 <= T(0)) continue;
+    T out[kVars][5], rev[kVars][5], rout[kVars][5];
+NS_UNROLL
+    for (int v = 0; v < kVars; ++v)
+NS_UNROLL
+      for (int o = 0; o < 5; ++o) {
+        out[v][o] = p.s[a][v][o];
+        rev[v][o] = p.s[a][v][4 - o];
+        rout[v][o] = rev[v][o];
+      }
+    if (d0 > T(0)) ib_low_side(p.s[a], d0, d1, out);
+    if (d1 > T(0)) ib_low_side(rev, d1, d0, rout);
+NS_UNROLL
+    for (int v = 0; v < kVars; ++v)
+NS_UNROLL
+      for (int o = 0; o < 5; ++o) p.s[a][v][o] = o < 2 ? out[v][o] : o > 2 ? rout[v][4 - o] : p.s[a][v][o];
+  }
+}
+
+// ---- forces on the bodies ------------------------------------------------------------
+// F = integral over the surface of (-p n + nu (grad v) n) dA, p = c^2 (rho - 1) (the
+// model's pressure over the reference density 1, whose constant part integrates to
+// zero; nu grad v is the stress whose divergence is the model's nu lap v; no flux
+// term, the surface being at rest). The integral of g n_a over a closed surface is the
+// sum over the grid lines along a of g times the line's sign at each surface crossing,
+// times the area h_b h_c per line; so every crossing of a grid line contributes
+// -p sigma dA to F_a and nu dv/dd dA to F (dv/dd the derivative along the line into
+// the fluid, where the line meets the surface): second order, from the same lines'
+// values the ghost rule uses.
+struct Crossing {
+  long long at;      // padded index of the fluid node F0 next to the surface (in its block)
+  long long key;     // global order: (global flat index of F0) * 6 + 2 * axis + side
+  int axis, side;    // the surface lies toward side (0: -axis, 1: +axis) of F0
+  int body;          // the body the surface belongs to
+  int fluid_beyond;  // how many of the next two nodes away from the surface are fluid (0..2)
+  double e0;         // distance F0 -> surface in units of h
+  double area;       // h_b h_c
+};
+
+template <class T>
+NUMPIPE_HD_INLINE void crossing_force(const Geometry& g, const T* const* f, const Crossing& x, double c2, double nu,
+                                      double out[3]) {
+  const long long str[3] = {g.si(), g.sj(), 1};
+  const long long step = x.side == 0 ? str[x.axis] : -str[x.axis];  // away from the surface
+  const double sigma = x.side == 0 ? 1.0 : -1.0;                   // n_a of the body's outward normal
+  const double e0 = x.e0, h = g.h[x.axis];
+  // density on the surface: linear extrapolation from F0 and F1
+  const double r0 = double(f[kRho][x.at]);
+  const double rs = x.fluid_beyond >= 1 ? r0 + (r0 - double(f[kRho][x.at + step])) * e0 : r0;
+  const double p = c2 * (rs - 1.0);
+  // dv/dd on the surface from the quadratic through (0, 0) and two fluid nodes: F0 and
+  // F1, or F1 and F2 when F0 lies closer than h/2 to the surface (better conditioned)
+  const bool skip = e0 < 0.5 && x.fluid_beyond >= 2;
+  const int m1 = skip ? 1 : 0;
+  const double d1 = e0 + m1, d2 = d1 + 1;
+  for (int c = 0; c < 3; ++c) {
+    const double a = double(f[kVx + c][x.at + m1 * step]);
+    double slope;
+    if (skip || x.fluid_beyond >= 1) {
+      const double b = double(f[kVx + c][x.at + (m1 + 1) * step]);
+      slope = (a * d2 * d2 - b * d1 * d1) / (d1 * d2 * (d2 - d1));
+    } else {
+      slope = a / d1;
+    }
+    out[c] = nu * slope / h * x.area;
+  }
+  out[x.axis] -= p * sigma * x.area;
+}
+
+// ---- derived fields for snapshots -----------------------------------------------------
+enum Derived : int {
+  kVorticityX = 0, kVorticityY, kVorticityZ, kVorticityMagnitude, kQCriterion, kDerivedCount
+};
+inline const char* const kDerivedNames[kDerivedCount] = {"vorticity_x", "vorticity_y", "vorticity_z",
+                                                         "vorticity_magnitude", "q_criterion"};
+
+// Vorticity and Q = (|Omega|^2 - |S|^2) / 2 = -(1/2) sum g_ab g_ba (g the velocity
+// gradient) at a point, from its stencils (IB ghost values applied), central differences
+// of the run's order.
+template <int ORDER, class T>
+NUMPIPE_HD_INLINE void derived_point(const PointStencil<T>& p, const double d1s[3], double out[kDerivedCount]) {
+  double gr[3][3];  // gr[a][c] = d v_c / d x_a
+  for (int a = 0; a < 3; ++a)
+    for (int c = 0; c < 3; ++c) {
+      double s[5];
+      for (int o = 0; o < 5; ++o) s[o] = double(p.s[a][kVx + c][o]);
+      gr[a][c] = d1<ORDER>(s, d1s[a]);
+    }
+  const double wx = gr[1][2] - gr[2][1], wy = gr[2][0] - gr[0][2], wz = gr[0][1] - gr[1][0];
+  double q = 0;
+  for (int a = 0; a < 3; ++a)
+    for (int c = 0; c < 3; ++c) q += gr[a][c] * gr[c][a];
+  out[kVorticityX] = wx;
+  out[kVorticityY] = wy;
+  out[kVorticityZ] = wz;
+  out[kVorticityMagnitude] = std::sqrt(wx * wx + wy * wy + wz * wz);
+  out[kQCriterion] = -0.5 * q;
+}
+
 // ---- diagnostics: per-point terms (summed per (i, j) line, then in a fixed order) ---
 enum Diag : int { kDiagKe = 0, kDiagEns = 1, kDiagMass = 2, kDiagSums = 3 };
 
@@ -336,7 +563,7 @@ NUMPIPE_HD_INLINE void diag_line(const Geometry& g, const T* const* f, int i, in
       for (int comp = 0; comp < 3; ++comp) {
         const T* v = f[kVx + comp];
         double s[5];
-        for (int o = 0; o < 5; ++o) s[o] = double(v[c + (o - 2) * str[a]]);
+        for (int o = 0; o < 5; ++o) s[o] = double(v[a == 2 && g.flat_z() ? c : c + (o - 2) * str[a]]);
         grad[a][comp] = d1<ORDER>(s, d1s[a]);
       }
     const double vx = double(f[kVx][c]), vy = double(f[kVy][c]), vz = double(f[kVz][c]);

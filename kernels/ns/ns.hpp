@@ -3,6 +3,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,35 @@ struct Params {
   double force[3] = {0, 0, 0};  // constant body force
   double kol_amp = 0;       // Kolmogorov forcing amplitude: f_x += A sin(2 pi K y / ly)
   int kol_k = 1;            // its wavenumber K
+  // A free stream (gen-input --free-stream): a fringe at the downstream end of the
+  // stream's (periodic) axis relaxes rho and v to (1, stream), so that the flow leaving
+  // there comes back in at the upstream face as the undisturbed stream (bodies.hpp).
+  bool free_stream = false;
+  double stream[3] = {0, 0, 0};
+  int fringe_axis = 0;
+  double fringe_length = 0;    // the fringe is the last fringe_length of the axis
+  double fringe_strength = 0;  // its largest relaxation rate sigma (1/time)
 };
+
+// Bodies in the flow (gen-input --body, --solid), at rest, no-slip (bodies.cpp).
+struct Body {
+  enum class Kind { cylinder, sphere, box, mask };
+  Kind kind = Kind::sphere;
+  double a[6] = {0, 0, 0, 0, 0, 0};  // cylinder: cx, cy, r; sphere: cx, cy, cz, r; box: x0, y0, z0, x1, y1, z1
+  std::string spec;                  // as the user wrote it ("mask" for --solid)
+};
+struct Bodies {
+  std::vector<Body> list;          // analytic bodies in the order given, then the mask's body if any
+  std::vector<std::uint8_t> mask;  // --solid: 1 inside a body, C order over the grid (empty: none)
+  bool any() const { return !list.empty(); }
+};
+
+// "cylinder:CX,CY,R" (axis along z), "sphere:CX,CY,CZ,R", "box:X0,Y0,Z0,X1,Y1,Z1":
+// bad-input error (exit 2) naming the spec when it is not one.
+Body parse_body(const std::string& spec);
+// Bodies must lie inside the box along periodic axes, be larger than a grid cell, and
+// leave some fluid: bad-input error naming the body.
+void validate_bodies(const Params& p, const Bodies& b);
 
 // Parses "x=periodic,y=noslip,z=freeslip" (or one name for all three axes).
 // Bad-input error (exit 2) naming the item when it is not one.
@@ -37,10 +66,26 @@ Geometry make_geometry(const Params& p);
 
 struct Problem {
   Params params;
+  Bodies bodies;
   std::array<std::vector<double>, kVars> fields;  // interior values, nx*ny*nz each, C order
   double t0 = 0;
   long long step0 = 0;
 };
+
+// Fields of this process's block (the whole grid in one process) handed to the
+// snapshot writer: C order over the block, values of the run's precision.
+struct BlockFields {
+  long long step = 0;
+  double t = 0;
+  long long offset[3] = {0, 0, 0};  // the block's first point in the grid
+  int n[3] = {0, 0, 0};             // its points per axis
+  bool fp32 = false;                // float values (else double)
+  std::vector<std::string> names;   // rho, vx, vy, vz, or a derived field's name
+  std::vector<const void*> data;
+};
+
+// Snapshot field names: the state's and the derived ones (model.hpp kDerivedNames).
+bool is_snapshot_field(const std::string& name);
 
 struct RunOptions {
   int steps = 1;
@@ -54,6 +99,19 @@ struct RunOptions {
   int kernel = 4;    // CUDA: sub-step kernel variant 0..7 (4: the default, 6 in fp64 and 5 in fp32; tools/ns-step.cpp)
   int dims[3] = {0, 0, 0};  // MPI: ranks per axis (0: MPI_Dims_create chooses)
   bool overlap = true;      // MPI: update the block's inner part while the halos travel
+  // Snapshots: every snapshot_every steps (0: none) the fields named in snapshot_fields
+  // are handed to on_snapshot, on every rank (its block), in step order.
+  int snapshot_every = 0;
+  std::vector<std::string> snapshot_fields;
+  std::function<void(const BlockFields&)> on_snapshot;
+  // Called after every step with the steps done (progress display; rank 0 only needs it).
+  std::function<void(long long)> on_step;
+};
+
+// Forces on the bodies at one diagnostic step: t and, per body, Fx, Fy, Fz.
+struct ForceRow {
+  double t = 0;
+  std::vector<double> f;  // 3 per body
 };
 
 // One diagnostics row.
@@ -65,8 +123,14 @@ struct DiagRow {
 };
 
 struct Result {
-  std::array<std::vector<double>, kVars> fields;  // interior values (fp32 runs: exact float values)
-  std::vector<DiagRow> diag;
+  // The final state of this process's block (the whole grid in one process), C order
+  // over the block (fp32 runs: exact float values); under MPI every rank keeps its own
+  // block and the output is written by all ranks together (ns-step, par::StreamOut).
+  std::array<std::vector<double>, kVars> fields;
+  long long block_offset[3] = {0, 0, 0};
+  int block_n[3] = {0, 0, 0};
+  std::vector<DiagRow> diag;  // rank 0
+  std::vector<ForceRow> forces;  // rank 0: at every diagnostics row, when there are bodies
   double t = 0;
   long long step = 0;
   double dt_last = 0;
@@ -95,9 +159,8 @@ void validate(const Problem& pr, const RunOptions& o);
 
 // The CPU backend. Under MPI (par::world().size() > 1) every rank calls it with the
 // whole problem (rank 0's broadcast state): it runs the rank's block of a 3-D
-// Cartesian decomposition with halo exchange, and rank 0's Result holds the gathered
-// fields and the diagnostics (other ranks: t, step and dt only), the same bits as
-// one process.
+// Cartesian decomposition with halo exchange; each rank's Result holds its block's
+// final fields, rank 0's the diagnostics and forces, the same bits as one process.
 Result solve_cpu(const Problem& pr, const RunOptions& o);
 // The decomposition solve_cpu uses under MPI (dims per axis), for messages.
 std::array<int, 3> mpi_dims_used();

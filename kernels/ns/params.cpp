@@ -1,4 +1,5 @@
 // ns-step: parameters, validation and the host-side pieces both backends share.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -51,6 +52,7 @@ Geometry make_geometry(const Params& p) {
     g.lo[a] = g.hi[a] = p.bc[a] == Bc::periodic ? Face::periodic_self : Face::wall;
     g.h[a] = spacing(p.bc[a], p.n[a], p.box[a]);
   }
+  g.gk = p.n[2] == 1 ? 0 : kGhost;
   return g;
 }
 
@@ -98,6 +100,32 @@ void validate(const Problem& pr, const RunOptions& o) {
   if (o.dt < 0 || !std::isfinite(o.dt)) fail_input("--dt must be positive and finite, got " + std::to_string(o.dt));
   if (o.dt == 0 && !(o.cfl > 0 && o.cfl <= 2)) fail_input("--cfl must be in (0, 2], got " + std::to_string(o.cfl));
   if (o.diag_every < 0) fail_input("--diag-every must be >= 0, got " + std::to_string(o.diag_every));
+  if (o.snapshot_every < 0) fail_input("--snapshot-every must be >= 0, got " + std::to_string(o.snapshot_every));
+  for (const std::string& f : o.snapshot_fields)
+    if (!is_snapshot_field(f))
+      fail_input("--snapshot-fields: unknown field '" + f +
+                 "' (rho, vx, vy, vz, vorticity_x, vorticity_y, vorticity_z, vorticity_magnitude, q_criterion)");
+  if (p.free_stream) {
+    for (int a = 0; a < 3; ++a)
+      if (!std::isfinite(p.stream[a])) fail_input("the free stream must be finite");
+    if (p.fringe_axis < 0 || p.fringe_axis > 2 || p.bc[p.fringe_axis] != Bc::periodic)
+      fail_input(std::string("the free stream's axis ") + "xyz"[std::clamp(p.fringe_axis, 0, 2)] +
+                 " must be periodic (its fringe turns the wrap into an outflow and an inflow)");
+    if (!(std::isfinite(p.fringe_length) && p.fringe_length > 0 && p.fringe_length < p.box[p.fringe_axis]))
+      fail_input("the fringe length must be in (0, " + std::to_string(p.box[p.fringe_axis]) + "), got " +
+                 std::to_string(p.fringe_length));
+    if (!(std::isfinite(p.fringe_strength) && p.fringe_strength >= 0))
+      fail_input("the fringe strength must be >= 0 and finite, got " + std::to_string(p.fringe_strength));
+  }
+  validate_bodies(p, pr.bodies);
+}
+
+bool is_snapshot_field(const std::string& name) {
+  for (const char* v : kVarNames)
+    if (name == v) return true;
+  for (const char* d : kDerivedNames)
+    if (name == d) return true;
+  return false;
 }
 
 double choose_dt(const Geometry& g, const Params& p, const RunOptions& o, double max_speed) {

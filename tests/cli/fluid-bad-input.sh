@@ -6,10 +6,10 @@ state() {  # state SIDE_D SIDE_U: six zero records; u of another side
 }
 
 expect_exit 2 '--n must be in [16' -- gen-input fluid --n 15
-expect_exit 2 "--scene must be react, vortex, plume or random, got 'x'" -- gen-input fluid --n 32 --scene x
+expect_exit 2 "--scene must be react, empty, vortex, plume or random, got 'x'" -- gen-input fluid --n 32 --scene x
 
 state 17 17 > small.nps
-expect_exit 2 'grid too small: n = 15' -- fluid-step -i small.nps -o out.nps
+expect_exit 2 'grid too small: ny = 15 (shape [17, 17]), need 16 or more' -- fluid-step -i small.nps -o out.nps
 state 18 20 > mismatch.nps
 expect_exit 2 "shape of 'u' is [20, 20], expected [18, 18] like 'd'" -- fluid-step -i mismatch.nps -o out.nps
 { arr --name d --shape 18,18; arr --name u --shape 18,18; arr --name v --shape 18,18; arr --name d0 --shape 18,18; arr --name u0 --shape 18,18; } > missing.nps
@@ -23,7 +23,12 @@ expect_exit 2 "missing record 'u'" -- fluid-step -i rect.nps -o out.nps
 state 18 18 > ok.nps
 gen-input array --name d --shape 18,16 --dtype f4 > rect2.nps
 cat rect2.nps >> rect.nps
-expect_exit 2 "must be a square 2-D array [n+2, n+2], got shape [18, 16]" -- bash -c "cat ok.nps rect2.nps | fluid-step -o out.nps"
+# a rectangular 'd' is a scene's grid; the other records must match it
+expect_exit 2 "grid too small: nx = 14 (shape [18, 16]), need 16 or more" -- bash -c "cat ok.nps rect2.nps | fluid-step -o out.nps"
+gen-input array --name d --shape 18,20 --dtype f4 > rect3.nps
+expect_exit 2 "shape of 'u' is [18, 18], expected [18, 20] like 'd'" -- bash -c "cat ok.nps rect3.nps | fluid-step -o out.nps"
+gen-input array --name d --shape 18,18,2 --dtype f4 > cube.nps
+expect_exit 2 "record 'd' must be a 2-D array [ny+2, nx+2], got shape [18, 18, 2]" -- bash -c "cat ok.nps cube.nps | fluid-step -o out.nps"
 expect_exit 2 "--scheme must be fused or stam, got 'euler'" -- fluid-step --scheme euler -i ok.nps -o out.nps
 expect_exit 2 '--steps must be >= 0, got -1' -- fluid-step --steps -1 -i ok.nps -o out.nps
 expect_exit 2 '--iters must be in [1, 100000], got 0' -- fluid-step --iters 0 -i ok.nps -o out.nps

@@ -10,6 +10,9 @@ expect_exit 2 'shapes must be finite and > 0' -- mle-fit -i s.nps --window 50 --
 expect_exit 2 'shapes must be finite and > 0' -- mle-fit -i s.nps --window 50 --alpha-grid 1,-2 -o out.nps
 expect_exit 2 'COUNT must be an integer' -- mle-fit -i s.nps --window 50 --alpha-grid 1:2:0 -o out.nps
 expect_exit 2 '--quantiles takes probabilities in (0, 1)' -- mle-fit -i s.nps --window 50 --quantiles 0.01,1.5 -o out.nps
+expect_exit 2 '--backtest needs --quantiles' -- mle-fit -i s.nps --window 50 --backtest -o out.nps
+expect_exit 2 "--compare takes normal and t separated by commas, got 'laplace'" -- mle-fit -i s.nps --window 50 --compare normal,laplace -o out.nps
+expect_exit 2 '--shapes must be 1 or 2, got 3' -- mle-fit -i s.nps --window 50 --shapes 3 -o out.nps
 gen-input array --name y --shape 100 -o y.nps
 expect_exit 2 "the input holds no array 'x'" -- mle-fit -i y.nps --window 50 -o out.nps
 gen-input array --name x --shape 2,3,4 -o x3.nps
@@ -22,15 +25,19 @@ expect_exit_stdin 2 'truncated' s.nps -- bash -c 'head -c 20 | mle-fit --window 
 no_leftovers .
 # gen-input mle
 printf 'date,close\n2020-01-01,10\n2020-01-02,oops\n' >bad.csv
-expect_exit 2 "line 3, column 'close': not a finite number: 'oops'" -- gen-input mle --from-text bad.csv --columns close -o out.nps
-expect_exit 2 "line 2, column 'date': not a finite number: '2020-01-01'" -- gen-input mle --from-text bad.csv -o out.nps
+expect_exit 2 "bad.csv:3: column 'close': not a finite number: 'oops'" -- gen-input mle --from-text bad.csv --columns close -o out.nps
+expect_exit 2 "bad.csv:3: column 'close': not a finite number: 'oops'" -- gen-input mle --from-text bad.csv -o out.nps
+expect_exit 2 "bad.csv:2: column 'date': not a finite number: '2020-01-01'" -- gen-input mle --from-text bad.csv --columns date,close -o out.nps
 expect_exit 2 "--columns: no column 'open'" -- gen-input mle --from-text bad.csv --columns open -o out.nps
+expect_exit 2 "--labels: no column 'day'" -- gen-input mle --from-text bad.csv --columns close --labels day -o out.nps
+expect_exit 2 "--columns and --labels both take column 'close'" -- gen-input mle --from-text bad.csv --columns close --labels close -o out.nps
 printf 'a b\n1 2\n3\n' >short.txt
-expect_exit 2 'line 3: expected 2 fields, got 1' -- gen-input mle --from-text short.txt -o out.nps
+expect_exit 2 'short.txt:3: expected 2 fields, got 1' -- gen-input mle --from-text short.txt -o out.nps
 printf '1\n-2\n' >neg.txt
 expect_exit 2 '--returns log needs positive values' -- gen-input mle --from-text neg.txt --returns log -o out.nps
 expect_exit 2 'cannot open' -- gen-input mle --from-text missing.csv -o out.nps
 expect_exit 2 '--p must be finite and > 0' -- gen-input mle --p 0 -o out.nps
+expect_exit 2 '--p2 must be finite and > 0' -- gen-input mle --p2 -1 -o out.nps
 expect_exit 2 '--sl must be finite and > 0' -- gen-input mle --sl -1 -o out.nps
 expect_exit 2 '--dist must be aepd' -- gen-input mle --dist normal -o out.nps
 [ ! -e out.nps ] || fail "out.nps written despite bad input"

@@ -41,6 +41,27 @@ cmpfit exact --window 200 --alpha-grid 0.5:3:12 --exact
 cmpfit big --window 1100 --alpha-grid 0.5:2:4 --refresh 300
 # one window per series: the candidates are split over blocks (the seed's case)
 cmpfit seed --window 2000 --alpha-grid 0.5:4.45:80 --exact
+# the refined optimum, standard errors and theta's interval on the GPU (one
+# thread per window, inference.hpp's code) against the CPU: the same optimum
+# within 1e-9 relative (exp and log round differently on the two, and the
+# searches stop within 1e-12 of their scale), exceedances and counts exactly
+gen-input mle --length 3000 --series 2 --p 1.4 --sl 1 --sr 2 --seed 21 -o inf.nps
+gen-input mle --length 3000 --series 1 --p 0.8 --sl 1.5 --sr 1 --seed 22 -o inf-cusp.nps
+for f in inf inf-cusp; do
+  mle-fit -i $f.nps --window 400 --step 2 --alpha-grid 0.5:3:26 --quantiles 0.01,0.05 --stderr --backtest --backend cpu \
+    -o cpu-$f.nps
+  mle-fit -i $f.nps --window 400 --step 2 --alpha-grid 0.5:3:26 --quantiles 0.01,0.05 --stderr --backtest --backend cuda \
+    -o gpu-$f.nps
+  verify gpu-$f.nps cpu-$f.nps --rtol 1e-9 --atol 1e-12 >v-$f.txt || { cat v-$f.txt; fail "CPU and CUDA --stderr differ: $f"; }
+  mle-fit -i $f.nps --window 400 --step 2 --alpha-grid 0.5:3:26 --quantiles 0.01,0.05 --stderr --backtest --backend cuda \
+    -o gpu2-$f.nps
+  verify gpu2-$f.nps gpu-$f.nps --rtol 0 --atol 0 >/dev/null || fail "CUDA --stderr changes run to run: $f"
+done
+# two shapes run on the CPU backend: auto picks it on a GPU machine
+mle-fit -i inf.nps --window 300 --step 50 --alpha-grid 0.8:2.8:9 --shapes 2 --stderr -o two-auto.nps
+mle-fit -i inf.nps --window 300 --step 50 --alpha-grid 0.8:2.8:9 --shapes 2 --stderr --backend cpu -o two-cpu.nps
+verify two-auto.nps two-cpu.nps --rtol 0 >v-two.txt || { cat v-two.txt; fail "--shapes 2 under auto differs from the CPU"; }
+expect_exit 2 '--shapes 2 runs on the CPU backend only' -- mle-fit -i inf.nps --window 300 --shapes 2 --backend cuda -o x.nps
 # run to run, and over all devices: the same bits
 mle-fit -i s.nps --window 150 --alpha-grid 0.5:3:12 --backend cuda -o g1.nps
 mle-fit -i s.nps --window 150 --alpha-grid 0.5:3:12 --backend cuda -o g2.nps

@@ -15,6 +15,19 @@ for n in 2 3 4; do
     --quantiles 0.01,0.05 --refine --backend cpu --threads 1 -o three$n.nps || fail "3 series under $n ranks failed"
   verify three$n.nps three-one.nps --rtol 0 > v.txt || { cat v.txt; fail "3 series under $n ranks differ"; }
 done
+# inference: refined optimum, standard errors, intervals, backtest, gof, the t fit, two shapes
+mle-fit -i three.nps --window 50 --step 2 --alpha-grid 0.6:2.5:8 --refresh 20 --quantiles 0.01,0.05 --stderr \
+  --backtest --gof --compare normal,t --backend cpu -o inf-one.nps
+mle-fit -i three.nps --window 50 --step 3 --alpha-grid 0.6:2.5:6 --refresh 20 --shapes 2 --stderr --backend cpu \
+  -o two-one.nps
+for n in 2 3; do
+  $MPIRUN -np $n mle-fit -i three.nps --window 50 --step 2 --alpha-grid 0.6:2.5:8 --refresh 20 --quantiles 0.01,0.05 \
+    --stderr --backtest --gof --compare normal,t --backend cpu --threads 1 -o inf$n.nps || fail "inference under $n ranks failed"
+  verify inf$n.nps inf-one.nps --rtol 0 > v.txt || { cat v.txt; fail "inference under $n ranks differs"; }
+  $MPIRUN -np $n mle-fit -i three.nps --window 50 --step 3 --alpha-grid 0.6:2.5:6 --refresh 20 --shapes 2 --stderr \
+    --backend cpu --threads 1 -o two$n.nps || fail "two shapes under $n ranks failed"
+  verify two$n.nps two-one.nps --rtol 0 > v.txt || { cat v.txt; fail "two shapes under $n ranks differ"; }
+done
 # --exact: one task per window
 mle-fit -i three.nps --window 50 --step 9 --alpha-grid 0.6:2.5:8 --exact --backend cpu -o exact-one.nps
 $MPIRUN -np 3 mle-fit -i three.nps --window 50 --step 9 --alpha-grid 0.6:2.5:8 --exact --backend cpu --threads 1 \

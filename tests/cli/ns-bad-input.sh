@@ -18,7 +18,7 @@ gen-input array --name rho --shape 8,8,8 >bad-kind.nps
 expect_exit 2 "is not an ns.state" -- ns-step -i bad-kind.nps
 expect_exit 2 '--order must be 2 or 4, got 3' -- ns-step -i ok.nps --order 3
 expect_exit 2 "--precision must be fp64 or fp32, got 'fp16'" -- ns-step -i ok.nps --precision fp16
-expect_exit 2 '--kernel must be 0 to 7, got 8' -- ns-step -i ok.nps --kernel 8
+expect_exit 2 '--kernel must be 0 to 8, got 9' -- ns-step -i ok.nps --kernel 9
 expect_exit 2 '--dt must be positive and finite' -- ns-step -i ok.nps --dt -1
 expect_exit 2 '--cfl must be in (0, 2]' -- ns-step -i ok.nps --cfl 5
 expect_exit 2 '--steps must be >= 0, got -2' -- ns-step -i ok.nps --steps -2

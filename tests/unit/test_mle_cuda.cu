@@ -1,16 +1,20 @@
 // mle-fit, CUDA (label gpu): the error bound the rolling kernel's prescreen
 // relies on (kernels/mle/prescreen.cuh), measured on the device: the SFU's
 // lg2.approx over every float in [1, 2), ex2.approx over every float in [-2, 2],
-// and approx_root against model.hpp's root_p1 over X from 2^-1100 to 2^1100.
+// and approx_root against model.hpp's root_p1 over X from 2^-1100 to 2^1100;
+// and the inference kernel against the CPU.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "common/cuda_check.hpp"
 #include "common/device_array.hpp"
+#include "kernels/mle/mle.hpp"
 #include "kernels/mle/model.hpp"
 #include "kernels/mle/prescreen.cuh"
 
@@ -153,4 +157,65 @@ TEST_CASE("mle prescreen: zeros, negatives and values outside the range") {
   for (int i = 0; i < 4; ++i) CHECK(out[i] == 0.0f);  // as root_p1: 0 for anything not > 0
   CHECK(std::fabs(out[8] - 1.0f) <= 1e-6f);
   CHECK(std::fabs(out[11] / std::exp2(-200.0 / 3.0) - 1.0) <= kApproxEps);
+}
+
+// The inference kernel (estimate_kernel: inference.hpp's estimate_window, one
+// thread per window) against the same code on the CPU: series with p > 1
+// (theta moves), p < 1 (theta stays on a data point, the profile walk), ties,
+// a constant stretch (no finite maximum), and two shapes.
+TEST_CASE("mle inference: estimate_cuda agrees with estimate_cpu") {
+  std::vector<double> x(3000);
+  std::uint64_t state = 12345;
+  auto uniform = [&] {  // a small LCG: the test needs values, not a quality generator
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (static_cast<double>(state >> 11) + 0.5) * 0x1.0p-53;
+  };
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double u = uniform(), g = -std::log(uniform());
+    const double p = i < 1000 ? 1.6 : (i < 2000 ? 0.8 : 2.5);
+    double v = u < 0.4 ? -std::pow(g, 1 / p) : 1.5 * std::pow(g, 1 / p);
+    if (i >= 1500 && i < 1700) v = std::round(v * 4) / 4;  // ties
+    if (i >= 2600 && i < 2760) v = 0.25;                    // a constant stretch
+    x[i] = v;
+  }
+  Series s{x.data(), 1, 3000};
+  for (int shapes : {1, 2}) {
+    Params p;
+    p.window = 150;
+    p.step = 7;
+    p.shapes = shapes;
+    p.grid = parse_grid("0.5:3:11");
+    WindowFits f;
+    solve_cpu(s, p, f);
+    const std::int64_t W = window_count(s, p);
+    const std::vector<WindowEstimate> c = estimate_cpu(s, p, f, true, true, 0, W);
+    const std::vector<WindowEstimate> g = estimate_cuda(s, p, f, true, true, 0, W, 0);
+    const std::vector<WindowEstimate> g2 = estimate_cuda(s, p, f, true, true, 5, W - 3, 0);  // a range, as one MPI rank's
+    REQUIRE(g.size() == c.size());
+    auto close = [](double a, double b, double tol) {
+      if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+      if (std::isinf(a) || std::isinf(b)) return a == b;
+      return std::fabs(a - b) <= tol * std::max({std::fabs(a), std::fabs(b), 1e-300}) + 1e-13;
+    };
+    int bad = 0, smooth = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      const WindowEstimate &a = c[i], &b = g[i];
+      smooth += a.smooth;
+      bool ok = a.smooth == b.smooth && close(a.theta, b.theta, 1e-9) && close(a.p1, b.p1, 1e-9) &&
+                close(a.p2, b.p2, 1e-9) && close(a.s_l, b.s_l, 1e-9) && close(a.s_r, b.s_r, 1e-9) &&
+                close(a.loglik, b.loglik, 1e-11) && close(a.ci_lo, b.ci_lo, 1e-8) && close(a.ci_hi, b.ci_hi, 1e-8);
+      for (int k = 0; k < kParams; ++k) ok = ok && close(a.se[k], b.se[k], 1e-7);
+      if (i >= 5 && i < c.size() - 3) {
+        const WindowEstimate& r = g2[i - 5];
+        ok = ok && std::memcmp(&r, &b, sizeof r) == 0;  // the same bits for a range
+      }
+      if (!ok && bad++ < 5)
+        std::printf("window %zu (shapes %d): cpu theta %.17g p %.17g %.17g se0 %.17g ci %.17g | gpu %.17g %.17g %.17g %.17g %.17g\n", i,
+                    shapes, a.theta, a.p1, a.p2, a.se[0], a.ci_lo, b.theta, b.p1, b.p2, b.se[0], b.ci_lo);
+    }
+    CAPTURE(shapes);
+    CHECK(bad == 0);
+    CHECK(smooth > 0);
+    CHECK(smooth < static_cast<int>(c.size()));
+  }
 }

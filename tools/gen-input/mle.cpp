@@ -4,120 +4,22 @@
 //     theta - s_l G^(1/p), else theta + s_r G^(1/p), G ~ Gamma(1/p, 1), from
 //     numpipe::Rng (std::mt19937_64 with documented conversions, common/random.hpp).
 //     Series are drawn one after another from one generator seeded by --seed.
-//   --from-text FILE: a user's own series, one per column (whitespace or CSV,
-//     an optional header line), optionally turned into returns.
-#include <cerrno>
+//   --from-text FILE: a user's own series, one per column (common/text_table.hpp:
+//     CSV or whitespace columns, an optional header line), optionally turned
+//     into returns; a text column (dates) travels as the labels record x_label.
+#include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
 #include "common/cli.hpp"
+#include "common/labels.hpp"
 #include "common/progress.hpp"
 #include "common/random.hpp"
+#include "common/text_table.hpp"
 #include "generator.hpp"
 
 namespace numpipe {
 namespace {
-
-std::string trim(const std::string& s) {
-  std::size_t a = s.find_first_not_of(" \t\r\"");
-  if (a == std::string::npos) return "";
-  std::size_t b = s.find_last_not_of(" \t\r\"");
-  return s.substr(a, b - a + 1);
-}
-
-std::vector<std::string> split_fields(const std::string& line) {
-  std::vector<std::string> out;
-  if (line.find(',') != std::string::npos || line.find(';') != std::string::npos) {
-    const char sep = line.find(',') != std::string::npos ? ',' : ';';
-    std::stringstream ss(line);
-    for (std::string f; std::getline(ss, f, sep);) out.push_back(trim(f));
-    if (!line.empty() && line.back() == sep) out.push_back("");
-  } else {
-    std::stringstream ss(line);
-    for (std::string f; ss >> f;) out.push_back(f);
-  }
-  return out;
-}
-
-bool parse_double(const std::string& f, double& v) {
-  if (f.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  v = std::strtod(f.c_str(), &end);
-  return *end == '\0';
-}
-
-struct Table {
-  std::vector<std::string> names;
-  std::vector<std::vector<double>> columns;
-};
-
-Table read_text(const std::string& path, const std::string& column_spec) {
-  std::ifstream in(path);
-  if (!in) fail_input("--from-text: cannot open '" + path + "': " + std::strerror(errno));
-  Table t;
-  std::vector<std::size_t> pick;  // chosen column indices
-  bool have_header = false, first = true;
-  std::size_t width = 0;
-  std::string line;
-  for (std::size_t lineno = 1; std::getline(in, line); ++lineno) {
-    const std::string tl = trim(line);
-    if (tl.empty() || tl[0] == '#') continue;
-    std::vector<std::string> f = split_fields(line);
-    if (first) {
-      first = false;
-      width = f.size();
-      double v;
-      bool numeric = true;
-      for (const auto& s : f) numeric = numeric && parse_double(s, v);
-      if (!numeric) {
-        have_header = true;
-        t.names = f;
-      } else {
-        for (std::size_t c = 0; c < width; ++c) t.names.push_back("column" + std::to_string(c + 1));
-      }
-      if (column_spec.empty()) {
-        for (std::size_t c = 0; c < width; ++c) pick.push_back(c);
-      } else {
-        std::stringstream ss(column_spec);
-        for (std::string item; std::getline(ss, item, ',');) {
-          std::size_t idx = width;
-          for (std::size_t c = 0; c < width; ++c)
-            if (t.names[c] == item) idx = c;
-          if (idx == width) {
-            char* end = nullptr;
-            long v = std::strtol(item.c_str(), &end, 10);
-            if (!item.empty() && !*end && v >= 1 && static_cast<std::size_t>(v) <= width) idx = static_cast<std::size_t>(v - 1);
-          }
-          if (idx == width)
-            fail_input("--columns: no column '" + item + "' in '" + path + "' (columns: " + std::to_string(width) + ")");
-          pick.push_back(idx);
-        }
-      }
-      t.columns.resize(pick.size());
-      std::vector<std::string> chosen;
-      for (std::size_t c : pick) chosen.push_back(t.names[c]);
-      t.names = chosen;
-      if (have_header) continue;
-    }
-    if (f.size() != width)
-      fail_input("--from-text '" + path + "' line " + std::to_string(lineno) + ": expected " + std::to_string(width) +
-                 " fields, got " + std::to_string(f.size()));
-    for (std::size_t k = 0; k < pick.size(); ++k) {
-      double v;
-      const std::string& s = f[pick[k]];
-      if (!parse_double(s, v) || !std::isfinite(v))
-        fail_input("--from-text '" + path + "' line " + std::to_string(lineno) + ", column '" + t.names[k] +
-                   "': not a finite number: '" + s + "'");
-      t.columns[k].push_back(v);
-    }
-  }
-  if (t.columns.empty() || t.columns[0].empty()) fail_input("--from-text '" + path + "' holds no data rows");
-  return t;
-}
 
 int run_mle(int argc, char** argv) {
   Cli cli({"gen-input mle", "Series for mle-fit: AEPD draws or a user's own columns", "",
@@ -130,13 +32,17 @@ int run_mle(int argc, char** argv) {
       "dist", "Distribution: aepd", cxxopts::value<std::string>()->default_value("aepd"), "D")(
       "theta", "Location", cxxopts::value<double>()->default_value("0"), "T")(
       "p,shape", "Shape p (> 0); also spelled --p", cxxopts::value<double>()->default_value("2"), "P")(
+      "p2", "Shape right of theta when it differs from the left one (default: --p)", cxxopts::value<double>(), "P2")(
       "sl", "Left scale (> 0)", cxxopts::value<double>()->default_value("1"), "SL")(
       "sr", "Right scale (> 0)", cxxopts::value<double>()->default_value("1"), "SR")(
       "seed", "Random seed", cxxopts::value<std::uint64_t>()->default_value("1"), "N")(
       "from-text", "Read series from a text file: one per column, whitespace or CSV, optional header",
       cxxopts::value<std::string>(), "FILE")(
-      "columns", "With --from-text: the columns to take, by header name or 1-based number (default: all)",
+      "columns", "With --from-text: the columns to take, by header name or 1-based number (default: every numeric one)",
       cxxopts::value<std::string>()->default_value(""), "C,...")(
+      "labels", "With --from-text: the label column (dates), kept as the labels record x_label (default: the first "
+                "text column not taken by --columns)",
+      cxxopts::value<std::string>(), "C")(
       "returns", "With --from-text: none, log (log(x[t]/x[t-1])) or simple (x[t]/x[t-1] - 1)",
       cxxopts::value<std::string>()->default_value("none"), "R");
   cli.parse(argc, argv);
@@ -144,37 +50,68 @@ int run_mle(int argc, char** argv) {
   json attrs = {{"kind", "mle.series"}};
   std::int64_t S = 0, L = 0;
   std::vector<double> x;
+  std::optional<Record> labels;
   if (cli.has("from-text")) {
     const std::string path = cli.get<std::string>("from-text"), returns = cli.get<std::string>("returns");
     if (returns != "none" && returns != "log" && returns != "simple")
       fail_input("--returns must be none, log or simple, got '" + returns + "'");
-    Table t = read_text(path, cli.get<std::string>("columns"));
-    S = static_cast<std::int64_t>(t.columns.size());
-    L = static_cast<std::int64_t>(t.columns[0].size()) - (returns == "none" ? 0 : 1);
-    if (L < 1) fail_input("--from-text '" + path + "': too few rows for returns");
+    const TextTable table = read_text_table(path);
+    // the label column: --labels, else the first text column not taken by --columns
+    std::optional<std::size_t> label_column;
+    if (cli.has("labels")) label_column = table.column(cli.get<std::string>("labels"), "--labels");
+    std::vector<std::size_t> picked;
+    const std::string column_spec = cli.get<std::string>("columns");
+    if (!column_spec.empty()) {
+      picked = table.columns_of(column_spec, "--columns");
+      for (std::size_t c = 0; c < table.columns() && !label_column; ++c)
+        if (std::find(picked.begin(), picked.end(), c) == picked.end() && !table.is_numeric(c)) label_column = c;
+    } else {
+      for (std::size_t c = 0; c < table.columns(); ++c) {
+        if (label_column == c) continue;
+        if (!table.is_numeric(c) && !label_column && !cli.has("labels")) label_column = c;
+        else picked.push_back(c);  // numbers() below names a field that is not a number
+      }
+    }
+    if (picked.empty()) fail_input("--from-text " + path + ": no numeric column to take");
+    for (std::size_t c : picked)
+      if (label_column == c) fail_input("--columns and --labels both take column '" + table.names[c] + "'");
+    S = static_cast<std::int64_t>(picked.size());
+    const std::int64_t rows = static_cast<std::int64_t>(table.size());
+    L = rows - (returns == "none" ? 0 : 1);
+    if (L < 1) fail_input("--from-text " + path + ": too few rows for returns");
     x.resize(static_cast<std::size_t>(S * L));
-    for (std::int64_t s = 0; s < S; ++s) {
-      const auto& c = t.columns[static_cast<std::size_t>(s)];
+    std::vector<std::string> names;
+    for (std::int64_t si = 0; si < S; ++si) {
+      const std::size_t c = picked[static_cast<std::size_t>(si)];
+      names.push_back(table.names[c]);
+      const std::vector<double> col = table.numbers(c);
       for (std::int64_t i = 0; i < L; ++i) {
         double v;
         if (returns == "none") {
-          v = c[static_cast<std::size_t>(i)];
+          v = col[static_cast<std::size_t>(i)];
         } else {
-          const double a = c[static_cast<std::size_t>(i)], b = c[static_cast<std::size_t>(i + 1)];
+          const double a = col[static_cast<std::size_t>(i)], b = col[static_cast<std::size_t>(i + 1)];
           if (returns == "log" && !(a > 0 && b > 0))
-            fail_input("--returns log needs positive values: column '" + t.names[static_cast<std::size_t>(s)] + "' row " +
-                       std::to_string(i + 1) + " holds " + std::to_string(a <= 0 ? a : b));
+            fail_input(table.where(static_cast<std::size_t>(a <= 0 ? i : i + 1)) + "--returns log needs positive values: column '" +
+                       table.names[c] + "' holds " + std::to_string(a <= 0 ? a : b));
           if (returns == "simple" && a == 0)
-            fail_input("--returns simple divides by zero: column '" + t.names[static_cast<std::size_t>(s)] + "' row " +
-                       std::to_string(i + 1));
+            fail_input(table.where(static_cast<std::size_t>(i)) + "--returns simple divides by zero: column '" +
+                       table.names[c] + "'");
           v = returns == "log" ? std::log(b / a) : b / a - 1.0;
         }
-        x[static_cast<std::size_t>(s * L + i)] = v;
+        x[static_cast<std::size_t>(si * L + i)] = v;
       }
     }
     attrs["source"] = path;
-    attrs["columns"] = t.names;
+    attrs["columns"] = names;
     attrs["returns"] = returns;
+    if (label_column) {
+      // a return belongs to the later of its two rows
+      std::vector<std::string> text = table.strings(*label_column);
+      if (returns != "none") text.erase(text.begin());
+      labels = make_labels("x_label", text, "x", table.names[*label_column]);
+      attrs["labels"] = table.names[*label_column];
+    }
   } else {
     const std::string dist = cli.get<std::string>("dist");
     if (dist != "aepd") fail_input("--dist must be aepd, got '" + dist + "'");
@@ -182,35 +119,44 @@ int run_mle(int argc, char** argv) {
     L = cli.get<std::int64_t>("length");
     const double theta = cli.get<double>("theta"), p = cli.get<double>("shape"), sl = cli.get<double>("sl"),
                  sr = cli.get<double>("sr");
+    const double p2 = cli.has("p2") ? cli.get<double>("p2") : p;
     const std::uint64_t seed = cli.get<std::uint64_t>("seed");
     if (S < 1) fail_input("--series must be >= 1, got " + std::to_string(S));
     if (L < 1) fail_input("--length must be >= 1, got " + std::to_string(L));
     if (!std::isfinite(theta)) fail_input("--theta must be finite");
     if (!(p > 0) || !std::isfinite(p)) fail_input("--p must be finite and > 0, got " + std::to_string(p));
+    if (!(p2 > 0) || !std::isfinite(p2)) fail_input("--p2 must be finite and > 0, got " + std::to_string(p2));
     if (!(sl > 0) || !std::isfinite(sl)) fail_input("--sl must be finite and > 0, got " + std::to_string(sl));
     if (!(sr > 0) || !std::isfinite(sr)) fail_input("--sr must be finite and > 0, got " + std::to_string(sr));
     element_count(Shape{S, L});
     x.resize(static_cast<std::size_t>(S * L));
     Rng rng(seed);
-    const double wl = sl / (sl + sr), a = 1.0 / p;
+    // the left branch's mass: s_l/(s_l+s_r) with one shape; with two,
+    // s_l Gamma(1+1/p) / (s_l Gamma(1+1/p) + s_r Gamma(1+1/p2)) (kernels/mle/inference.hpp)
+    const double gl = sl * std::tgamma(1.0 + 1.0 / p), gr = sr * std::tgamma(1.0 + 1.0 / p2);
+    const double wl = p2 == p ? sl / (sl + sr) : gl / (gl + gr);
     // Long series take seconds (about 10 million points a second): a progress line in points.
     Progress progress("gen-input", "points", x.size(), cli.quiet());
     std::size_t done = 0;
     for (double& v : x) {
       const bool left = rng.uniform() < wl;
-      const double g = std::pow(rng.gamma(a), 1.0 / p);
+      const double q = left ? p : p2;
+      const double g = std::pow(rng.gamma(1.0 / q), 1.0 / q);
       v = left ? theta - sl * g : theta + sr * g;
       if ((++done & 0xffff) == 0) progress.update(done);
     }
     progress.update(done);
     progress.finish();
     attrs.update({{"dist", dist}, {"theta", theta}, {"p", p}, {"s_l", sl}, {"s_r", sr}, {"seed", seed},
-                  {"generator", "mt19937_64; uniform < s_l/(s_l+s_r) picks the left branch, then Gamma(1/p) (Marsaglia-Tsang)"}});
+                  {"generator", "mt19937_64; a uniform below the left mass picks the left branch, then Gamma(1/p) "
+                                "(Marsaglia-Tsang)"}});
+    if (cli.has("p2")) attrs["p2"] = p2;
   }
   attrs["series"] = S;
   attrs["length"] = L;
   StreamWriter w(out);
   w.write("x", Shape{S, L}, x.data(), cli.stamp(attrs));
+  if (labels) w.write(*labels);
   w.finish();
   out.commit();
   return 0;

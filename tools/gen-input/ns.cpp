@@ -8,6 +8,7 @@
 #include "common/progress.hpp"
 #include "common/random.hpp"
 #include "generator.hpp"
+#include "kernels/ns/bodies.hpp"
 #include "kernels/ns/ns.hpp"
 
 namespace numpipe {
@@ -36,7 +37,8 @@ void parse_triple(const std::string& option, const std::string& text, double out
 
 int run_ns(int argc, char** argv) {
   Cli cli({"gen-input ns", "Write an initial state for ns-step", "",
-           "  gen-input ns --n 64 --init taylor-green-3d --re 1600 --c 10 | ns-step --steps 100 --cfl 0.5 | inspect",
+           "  gen-input ns --n 64 --init taylor-green-3d --re 1600 --c 10 | ns-step --steps 100 --cfl 0.5 | inspect\n"
+           "  gen-input ns --n 96,64,1 --box 12,8,1 --re 100 --body cylinder:3,4,0.5 --free-stream 1,0,0 -o cyl.nps",
            "the initial state for ns-step"},
           kOutput);
   cli.add("State")("n,size", "Grid points: N for a cube, or NX,NY,NZ (also --n)", cxxopts::value<std::string>()->default_value("32"), "N[,NY,NZ]")(
@@ -47,8 +49,9 @@ int run_ns(int argc, char** argv) {
             "one name sets all axes; unnamed axes are periodic",
       cxxopts::value<std::string>()->default_value("periodic"), "SPEC")(
       "init", "taylor-green (2-D vortex in x-y), taylor-green-3d, acoustic (plane pulse along x), shear "
-              "(double shear layer), random",
-      cxxopts::value<std::string>()->default_value("taylor-green"), "KIND")(
+              "(double shear layer), random, uniform (at rest, or the free stream); default taylor-green, with "
+              "--free-stream uniform",
+      cxxopts::value<std::string>(), "KIND")(
       "amplitude", "Velocity amplitude (density amplitude for acoustic); default 1 (acoustic 0.001, random 0.1)",
       cxxopts::value<double>(), "A")(
       "width", "Acoustic: pulse width sigma (default lx/16); shear: layer thickness (default ly/30)", cxxopts::value<double>(), "W")(
@@ -56,6 +59,18 @@ int run_ns(int argc, char** argv) {
       "kolmogorov", "Kolmogorov forcing f_x = A sin(2 pi K y / ly): A[,K]", cxxopts::value<std::string>(), "A[,K]")(
       "shift", "Roll the fields by I,J,K cells (periodic translation)", cxxopts::value<std::string>()->default_value("0,0,0"), "I,J,K")(
       "seed", "Random seed (init random)", cxxopts::value<std::uint64_t>()->default_value("1"), "S");
+  cli.add("Bodies and free stream")(
+      "body", "A body at rest, no-slip (repeatable): cylinder:CX,CY,R (axis along z), sphere:CX,CY,CZ,R or "
+              "box:X0,Y0,Z0,X1,Y1,Z1, in the box's coordinates",
+      cxxopts::value<std::string>(), "SPEC")(
+      "solid", "Bodies from a mask: a stream whose record 'solid' (u1, the grid's shape) is 1 inside a body",
+      cxxopts::value<std::string>(), "FILE")(
+      "free-stream", "A free stream UX,UY,UZ: the flow starts as it, enters at the upstream face of the axis of its "
+                     "largest component (which must be periodic) and leaves through a fringe at the downstream end",
+      cxxopts::value<std::string>(), "UX,UY,UZ")(
+      "fringe", "The free stream's fringe: its length at the downstream end (default 1/8 of the axis) and its peak "
+                "relaxation rate (default: sound crossing it is damped by e^-10)",
+      cxxopts::value<std::string>(), "LENGTH[,RATE]");
   cli.parse(argc, argv);  // --n and --c work too (Cli reads --n as -n)
 
   ns::Params p;
@@ -68,6 +83,26 @@ int run_ns(int argc, char** argv) {
         fail_input("--n: grid sizes must be integers from 1 to 1048576, got '" + cli.get<std::string>("size") + "'");
       p.n[a] = static_cast<long long>(n[a]);
     }
+  }
+  // --solid: the mask's record, whose shape is the grid's (and sets it without --n)
+  Record solid;
+  bool have_solid = false;
+  if (cli.has("solid")) {
+    const std::string path = cli.get<std::string>("solid");
+    for (Record& r : read_stream(path))
+      if (r.name == "solid") {
+        if (have_solid) fail_input("--solid " + path + ": more than one record 'solid'");
+        solid = std::move(r);
+        have_solid = true;
+      }
+    if (!have_solid) fail_input("--solid " + path + ": no record 'solid' (a u1 array of the grid's shape, 1 inside a body)");
+    if (solid.dtype != DType::u1) fail_input("--solid " + path + ": record solid must be u1, got " + dtype_name(solid.dtype));
+    if (solid.shape.size() != 3) fail_input("--solid " + path + ": record solid must be 3-D, got shape " + shape_string(solid.shape));
+    if (cli.args().count("size") == 0)
+      for (int a = 0; a < 3; ++a) p.n[a] = solid.shape[static_cast<std::size_t>(a)];
+    else if (solid.shape != Shape{p.n[0], p.n[1], p.n[2]})
+      fail_input("--solid " + path + ": record solid has shape " + shape_string(solid.shape) + ", the grid (--n) is " +
+                 shape_string(Shape{p.n[0], p.n[1], p.n[2]}));
   }
   parse_triple("box", cli.get<std::string>("box"), p.box);
   parse_triple("force", cli.get<std::string>("force"), p.force);
@@ -89,9 +124,50 @@ int run_ns(int argc, char** argv) {
     for (double v : shift_d)
       if (v != std::floor(v)) fail_input("--shift takes whole cells, got '" + cli.get<std::string>("shift") + "'");
   }
-  const std::string init = cli.get<std::string>("init");
-  if (init != "taylor-green" && init != "taylor-green-3d" && init != "acoustic" && init != "shear" && init != "random")
-    fail_input("--init must be taylor-green, taylor-green-3d, acoustic, shear or random, got '" + init + "'");
+  ns::Bodies bodies;
+  for (const auto& kv : cli.args().arguments())
+    if (kv.key() == "body") bodies.list.push_back(ns::parse_body(kv.value()));
+  if (have_solid) {
+    const std::uint8_t* m = solid.data<std::uint8_t>();
+    bodies.mask.assign(m, m + solid.size());
+    ns::Body b;
+    b.kind = ns::Body::Kind::mask;
+    b.spec = "solid";
+    bodies.list.push_back(b);
+  }
+  if (cli.has("free-stream")) {
+    double u[3];
+    parse_triple("free-stream", cli.get<std::string>("free-stream"), p.stream);
+    for (int a = 0; a < 3; ++a) u[a] = std::fabs(p.stream[a]);
+    p.free_stream = true;
+    p.fringe_axis = u[0] >= u[1] && u[0] >= u[2] ? 0 : u[1] >= u[2] ? 1 : 2;
+    if (u[p.fringe_axis] == 0) fail_input("--free-stream must not be zero, got '" + cli.get<std::string>("free-stream") + "'");
+    const double len = p.box[p.fringe_axis];
+    p.fringe_length = len / 8;
+    if (cli.has("fringe")) {
+      auto f = parse_list("fringe", cli.get<std::string>("fringe"));
+      if (f.size() > 2) fail_input("--fringe takes LENGTH[,RATE], got '" + cli.get<std::string>("fringe") + "'");
+      p.fringe_length = f[0];
+      if (!(p.fringe_length > 0 && p.fringe_length < len))
+        fail_input("--fringe: the length must be in (0, " + std::to_string(len) + "), the box along the stream, got '" +
+                   cli.get<std::string>("fringe") + "'");
+      if (f.size() == 2) {
+        if (!(f[1] >= 0)) fail_input("--fringe: the rate must be >= 0, got '" + cli.get<std::string>("fringe") + "'");
+        p.fringe_strength = f[1];
+      }
+    }
+    if (!cli.has("fringe") || parse_list("fringe", cli.get<std::string>("fringe")).size() < 2)
+      p.fringe_strength = ns::default_fringe_strength(p, p.fringe_length);
+    if (p.bc[p.fringe_axis] != ns::Bc::periodic)
+      fail_input(std::string("--free-stream: the stream's axis ") + "xyz"[p.fringe_axis] +
+                 " must be periodic (its fringe turns the wrap into an outflow and an inflow), got --bc " + ns::bc_spec(p.bc));
+  } else if (cli.has("fringe")) {
+    fail_input("--fringe needs --free-stream");
+  }
+  const std::string init = cli.has("init") ? cli.get<std::string>("init") : p.free_stream ? "uniform" : "taylor-green";
+  if (init != "taylor-green" && init != "taylor-green-3d" && init != "acoustic" && init != "shear" && init != "random" &&
+      init != "uniform")
+    fail_input("--init must be taylor-green, taylor-green-3d, acoustic, shear, random or uniform, got '" + init + "'");
   double amp = init == "acoustic" ? 1e-3 : init == "random" ? 0.1 : 1.0;
   if (cli.has("amplitude")) amp = cli.get<double>("amplitude");
   if (!std::isfinite(amp)) fail_input("--amplitude must be finite");
@@ -104,6 +180,7 @@ int run_ns(int argc, char** argv) {
   {
     ns::Problem probe;
     probe.params = p;
+    probe.bodies = bodies;
     for (auto& f : probe.fields) f.assign(count, 0.0);
     ns::validate(probe, ns::RunOptions{});
   }
@@ -145,12 +222,15 @@ int run_ns(int argc, char** argv) {
           // ly/2, A tanh((3ly/4 - y)/w) above; vy = 0.05 A sin(2 pi x / lx).
           vx = y <= p.box[1] / 2 ? amp * std::tanh((y - p.box[1] / 4) / width) : amp * std::tanh((3 * p.box[1] / 4 - y) / width);
           vy = 0.05 * amp * std::sin(kx * x);
+        } else if (init == "uniform") {
+          // at rest (the free stream is added below)
         } else {
           vx = amp * rng.uniform(-1, 1);
           vy = amp * rng.uniform(-1, 1);
           vz = amp * rng.uniform(-1, 1);
           rho = 1 + amp * 0.1 * rng.uniform(-1, 1);
         }
+        if (p.free_stream) vx += p.stream[0], vy += p.stream[1], vz += p.stream[2];
         const double vals[4] = {rho, vx, vy, vz};
         for (int v = 0; v < ns::kVars; ++v)
           pr.fields[v][s] = ns::pinned_point(g, int(i), int(j), int(k), v) ? 0.0 : vals[v];
@@ -172,6 +252,14 @@ int run_ns(int argc, char** argv) {
     }
   }
 
+  // bodies: nodes inside are at rest (the density as initialised)
+  if (bodies.any())
+    for (long long i = 0; i < p.n[0]; ++i)
+      for (long long j = 0; j < p.n[1]; ++j)
+        for (long long k = 0; k < p.n[2]; ++k)
+          if (ns::solid_node(p, bodies, i, j, k))
+            for (int v = ns::kVx; v < ns::kVars; ++v) pr.fields[v][static_cast<std::size_t>((i * p.n[1] + j) * p.n[2] + k)] = 0;
+
   json attrs = {{"kind", "ns.state"},
                 {"n", {p.n[0], p.n[1], p.n[2]}},
                 {"box", {p.box[0], p.box[1], p.box[2]}},
@@ -187,6 +275,26 @@ int run_ns(int argc, char** argv) {
                 {"width", width},
                 {"seed", seed},
                 {"shift", {sh[0], sh[1], sh[2]}}};
+  attrs["grid"] = {{"dims", {"x", "y", "z"}}, {"origin", {0.0, 0.0, 0.0}}, {"spacing", {g.h[0], g.h[1], g.h[2]}}};
+  if (bodies.any()) {
+    json list = json::array();
+    for (const ns::Body& b : bodies.list) {
+      json e = {{"spec", b.spec}};
+      switch (b.kind) {
+        case ns::Body::Kind::cylinder: e["kind"] = "cylinder", e["center"] = {b.a[0], b.a[1]}, e["radius"] = b.a[2]; break;
+        case ns::Body::Kind::sphere: e["kind"] = "sphere", e["center"] = {b.a[0], b.a[1], b.a[2]}, e["radius"] = b.a[3]; break;
+        case ns::Body::Kind::box: e["kind"] = "box", e["lo"] = {b.a[0], b.a[1], b.a[2]}, e["hi"] = {b.a[3], b.a[4], b.a[5]}; break;
+        case ns::Body::Kind::mask: e["kind"] = "mask"; break;
+      }
+      list.push_back(e);
+    }
+    attrs["bodies"] = list;
+  }
+  if (p.free_stream)
+    attrs["free_stream"] = {{"velocity", {p.stream[0], p.stream[1], p.stream[2]}},
+                            {"axis", p.fringe_axis},
+                            {"fringe_length", p.fringe_length},
+                            {"fringe_strength", p.fringe_strength}};
   attrs = cli.stamp(attrs);
   StreamWriter w(out);
   const Shape shape = {p.n[0], p.n[1], p.n[2]};
@@ -198,6 +306,10 @@ int run_ns(int argc, char** argv) {
     progress.update(static_cast<std::uint64_t>(std::llround((v + 1) * mb)));
   }
   progress.finish();
+  if (have_solid) {
+    json sattrs = {{"kind", "ns.solid"}, {"grid", attrs["grid"]}};
+    w.write("solid", DType::u1, shape, solid.payload.data(), cli.stamp(sattrs, solid.attrs));
+  }
   w.finish();
   out.commit();
   return 0;
