@@ -334,6 +334,7 @@ int run(int argc, char** argv) {
   cli.tuning_env("NUMPIPE_FLUID_CPU_ISA, _DIV, _ADVECT", "force the CPU row kernels: avx512|avx2|generic, reciprocal|divide, gather|scalar");
   cli.tuning_env("NUMPIPE_FLUID_CPU_WINDOW, _BLOCKS, _GROUP, _ALIGNED, _TRAPEZOID, _PREFETCH, _PIN, _HUGE, _BALANCE, _ADVECT_TILE",
                  "the CPU schedule (docs/DEVELOPING.md, Tuning)");
+  cli.tuning_env("NUMPIPE_FLUID_CPU_GATHER=single", "AVX-512 advection: one float per gather instead of corner pairs");
   cli.tuning_env("NUMPIPE_FLUID_CPU_PHASES", "print where the CPU backend's time went");
   cli.parse(argc, argv);
 

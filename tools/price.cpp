@@ -236,6 +236,7 @@ int main(int argc, char** argv) {
         "gpu-kernel", "CUDA, forward method: x-phase kernel, auto, sweep (thread per column) or chunk (thread per "
         "column and 8 rows; numX <= 256)",
         cxxopts::value<std::string>()->default_value("auto"), "K");
+    cli.tuning_env("NUMPIPE_PRICE_GRAPH=1", "CUDA adjoint: launch each pass as a captured CUDA graph");
     cli.add("Results")("greeks", "Also delta and gamma (with respect to s0) and vega (with respect to alpha) of "
                        "every contract, from the grid's neighbours of the spot")(
         "implied-vol", "Also each price's Black implied volatility (zero rates; NaN with a warning where the price "
