@@ -55,15 +55,17 @@ def same(text, value):  # the text reads back to exactly the value
 # mle-fit: series, window, start, every parameter, the quantiles.
 head, rows = table("fits.csv")
 f = numpipe.read("fits.nps")
-assert head == ["series", "window", "start", "theta", "p", "s_l", "s_r", "loglik", "skew", "quantiles_0.01", "quantiles_0.05"], head
+per_window = ["theta", "p", "s_l", "s_r", "loglik", "skew", "aic", "bic"]
+assert head == ["series", "window", "start"] + per_window + ["quantiles_0.01", "quantiles_0.05"], head
 S, W = f["theta"].shape
 assert len(rows) == S * W, (len(rows), S, W)
+q = len(head) - 2
 for r in rows:
     s, w = int(r[0]), int(r[1])
     assert same(r[2], f["start"][w])
-    for k, name in enumerate(["theta", "p", "s_l", "s_r", "loglik", "skew"]):
+    for k, name in enumerate(per_window):
         assert same(r[3 + k], f[name][s, w]), (name, r[3 + k], f[name][s, w])
-    assert same(r[9], f["quantiles"][s, w, 0]) and same(r[10], f["quantiles"][s, w, 1])
+    assert same(r[q], f["quantiles"][s, w, 0]) and same(r[q + 1], f["quantiles"][s, w, 1])
 
 # integrate: policy, year, reserve (NaN past 120 - x as "nan").
 head, rows = table("reserve.csv")
