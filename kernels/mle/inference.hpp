@@ -138,7 +138,7 @@ struct WindowSums {
   std::int64_t zero;
   double above, below;
 };
-NUMPIPE_HD_INLINE WindowSums window_sums(const double* x, std::int64_t n, double scale, double t, double p1, double p2,
+NUMPIPE_HD_OUTLINE WindowSums window_sums(const double* x, std::int64_t n, double scale, double t, double p1, double p2,
                                          bool all) {
   WindowSums s{{0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, 0, INFINITY, -INFINITY};
   for (std::int64_t k = 0; k < n; ++k) {
@@ -337,7 +337,7 @@ struct State {
 };
 
 // The profile at (t, p1, p2): sums, optimal scales, log-likelihood.
-NUMPIPE_HD_INLINE State profile_state(const double* x, std::int64_t n, double scale, double t, double p1, double p2,
+NUMPIPE_HD_OUTLINE State profile_state(const double* x, std::int64_t n, double scale, double t, double p1, double p2,
                                       bool all) {
   State st;
   st.theta = t;
@@ -410,7 +410,7 @@ NUMPIPE_HD_INLINE void theta_slope(const State& st, double n, double* G, double*
 // 1e-15 of the scale wide: where the slope's rounding cannot move the root
 // further, so the result is the same on any machine to that width. passes:
 // profile evaluations (one pass over the window each).
-NUMPIPE_HD_INLINE State theta_solve(const double* x, std::int64_t n, double scale, State a, double lo, double hi,
+NUMPIPE_HD_OUTLINE State theta_solve(const double* x, std::int64_t n, double scale, State a, double lo, double hi,
                                     int* passes) {
   const double nd = static_cast<double>(n);
   double Ga = 0, Ha = 0;
@@ -510,7 +510,7 @@ NUMPIPE_HD_INLINE State theta_solve(const double* x, std::int64_t n, double scal
 inline constexpr double kLoglikNoise = 1e-13;
 inline constexpr int kPolishSteps = 2;
 
-NUMPIPE_HD_INLINE State newton_maximise(const double* x, std::int64_t n, double scale, State st, bool two, Free fr,
+NUMPIPE_HD_OUTLINE State newton_maximise(const double* x, std::int64_t n, double scale, State st, bool two, Free fr,
                                         const double* lo, const double* hi, int* passes) {
   const double nd = static_cast<double>(n);
   // theta (inner) and the shapes (this loop)
@@ -648,7 +648,7 @@ NUMPIPE_HD_INLINE double illinois(F f, double a, double fa, double b, double fb,
 // point the distance doubles until the profile falls below the level.
 // The profile at theta = t: the scales maximised, the shapes held at the
 // estimate's, or (shapes != nullptr, two shapes) maximised too in [lo, hi].
-NUMPIPE_HD_INLINE State profile_at(const double* x, std::int64_t n, double scale, const State& best, double t,
+NUMPIPE_HD_OUTLINE State profile_at(const double* x, std::int64_t n, double scale, const State& best, double t,
                                    const Free* shapes, const double* lo, const double* hi) {
   if (!shapes) return profile_state(x, n, scale, t, best.p1, best.p2, false);
   int iterations = 0;
@@ -656,7 +656,7 @@ NUMPIPE_HD_INLINE State profile_at(const double* x, std::int64_t n, double scale
                          &iterations);
 }
 
-NUMPIPE_HD_INLINE double profile_end(const double* x, std::int64_t n, double scale, const State& best, double level,
+NUMPIPE_HD_OUTLINE double profile_end(const double* x, std::int64_t n, double scale, const State& best, double level,
                                      int dir, double span, const Free* shapes, const double* lo, const double* hi) {
   auto prof = [&](double t) { return profile_at(x, n, scale, best, t, shapes, lo, hi); };
   double t = best.theta, ft = best.ll;
@@ -694,7 +694,7 @@ NUMPIPE_HD_INLINE double profile_end(const double* x, std::int64_t n, double sca
 
 // The same where the profile is smooth in theta (p > 1): steps of h, 2h, 4h ...
 // from theta-hat until the profile falls below the level, then the crossing.
-NUMPIPE_HD_INLINE double profile_step_out(const double* x, std::int64_t n, double scale, const State& best,
+NUMPIPE_HD_OUTLINE double profile_step_out(const double* x, std::int64_t n, double scale, const State& best,
                                           double level, int dir, double h, const Free* shapes, const double* lo,
                                           const double* hi) {
   auto prof = [&](double t) { return profile_at(x, n, scale, best, t, shapes, lo, hi).ll; };
