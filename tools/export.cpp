@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/strings.hpp"
 #include "common/signals.hpp"
 #include "export/dataset.hpp"
 #include "export/formats.hpp"
@@ -27,14 +28,6 @@ std::string format_from_suffix(const std::string& path) {
     if (ends_with(path, s)) return "netcdf";
   if (ends_with(path, ".vti") || ends_with(path, ".pvd")) return "vtk";
   return "";
-}
-
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
 }
 
 // NetCDF writes a file by name: a temporary one beside the output (or in
@@ -100,7 +93,7 @@ int run(int argc, char** argv) {
   if (format == "vtk" && out_path == "-") fail_input("--to vtk writes files: give -o NAME.vti (one state) or -o NAME.pvd (a series)");
   if (format == "vtk" && !ends_with(out_path, ".vti") && !ends_with(out_path, ".pvd"))
     fail_input("--to vtk: -o must end in .vti (one state) or .pvd (a time series), got '" + out_path + "'");
-  const std::vector<std::string> names = cli.has("records") ? split_names(cli.get<std::string>("records")) : std::vector<std::string>{};
+  const std::vector<std::string> names = cli.has("records") ? split_items(cli.get<std::string>("records")) : std::vector<std::string>{};
   std::optional<OutputFile> text_out;
   if (format == "csv") text_out.emplace(out_path, false);
 

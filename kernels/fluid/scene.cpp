@@ -7,6 +7,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/strings.hpp"
+
 namespace numpipe::fluid {
 
 namespace {
@@ -29,20 +31,6 @@ int side_index(const std::string& name) {
   for (int k = 0; k < 4; ++k)
     if (name == side_name(k)) return k;
   return -1;
-}
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char ch : s) {
-    if (ch == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += ch;
-    }
-  }
-  out.push_back(cur);
-  return out;
 }
 
 }  // namespace
@@ -162,7 +150,7 @@ template void validate_scene(const Scene&, const SceneFields<double>&);
 
 // ---- sides -----------------------------------------------------------------------------------
 void apply_bc_spec(Scene& s, const std::string& spec, bool set[4]) {
-  for (const std::string& item : split(spec, ',')) {
+  for (const std::string& item : split_fields(spec, ',')) {
     const auto eq = item.find('=');
     if (eq == std::string::npos)
       fail_input("--bc: expected SIDE=KIND (SIDE left, right, bottom, top, x, y or all; KIND closed, open or periodic), got '" + item + "'");

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/parallel.hpp"
 
 namespace numpipe::ns {
 
@@ -318,5 +319,18 @@ IbTables<T> build_ib_tables(const Params& p, const Bodies& b, const Geometry& g)
 
 template IbTables<double> build_ib_tables<double>(const Params&, const Bodies&, const Geometry&);
 template IbTables<float> build_ib_tables<float>(const Params&, const Bodies&, const Geometry&);
+
+bool sum_force_parts(std::vector<ForcePart> parts, bool distributed, std::size_t bodies, double t, ForceRow& row) {
+  if (distributed) {
+    parts = par::world().gather_concat(parts);
+    if (!par::world().is_root()) return false;
+    std::sort(parts.begin(), parts.end(), [](const ForcePart& a, const ForcePart& b) { return a.key < b.key; });
+  }
+  row.t = t;
+  row.f.assign(3 * bodies, 0.0);
+  for (const ForcePart& x : parts)
+    for (int c = 0; c < 3; ++c) row.f[static_cast<std::size_t>(3 * x.body + c)] += x.f[c];
+  return true;
+}
 
 }  // namespace numpipe::ns

@@ -22,6 +22,19 @@ struct IbTables {
   long long solid_points = 0;
 };
 
+// One surface crossing's contribution to its body's force (model.hpp crossing_force);
+// plain data, so that MPI can gather it.
+struct ForcePart {
+  long long key;  // the crossing's global order (Crossing::key)
+  int body, pad;
+  double f[3];
+};
+
+// The forces on every body at time t: the parts summed per body in the global crossing
+// order, so that any rank count gives the same bits. Under MPI (distributed) the parts of
+// every rank are gathered on rank 0; the other ranks get false and no row.
+bool sum_force_parts(std::vector<ForcePart> parts, bool distributed, std::size_t bodies, double t, ForceRow& row);
+
 // Whether global node (gi, gj, gk) is solid; indices beyond a wall are outside the box
 // (not solid), beyond a periodic face they wrap.
 bool solid_node(const Params& p, const Bodies& b, long long gi, long long gj, long long gk);

@@ -62,12 +62,6 @@ void copy_face(const Geometry& g, T* const* f, int axis, int side, bool unpack, 
   }
 }
 
-// Rank 0: every rank's items (POD), in rank order.
-template <class Item>
-std::vector<Item> gather_items(const std::vector<Item>& mine) {
-  return par::world().gather_concat(mine);
-}
-
 // One run: the whole grid in one process, or under MPI this rank's block of a 3-D
 // Cartesian decomposition (decomp.hpp). Before every RK sub-step the two ghost layers
 // of each halo face are exchanged (every face's messages posted at once; with overlap,
@@ -265,11 +259,6 @@ class CpuRun {
 
   // Every crossing's contribution (model.hpp crossing_force), summed per body in the
   // global crossing order on rank 0.
-  struct ForcePart {
-    long long key;
-    int body, pad;
-    double f[3];
-  };
   void forces(Result& r, const T* const* f) {
     std::vector<ForcePart> parts(ib_.crossings.size());
     const double c2 = p_.c * p_.c, nu = 1.0 / p_.re;
@@ -281,17 +270,8 @@ class CpuRun {
       parts[x].pad = 0;
       crossing_force<T>(g_, f, c, c2, nu, parts[x].f);
     }
-    if (d_) {
-      parts = gather_items(parts);
-      if (!par::world().is_root()) return;
-      std::sort(parts.begin(), parts.end(), [](const ForcePart& a, const ForcePart& b) { return a.key < b.key; });
-    }
     ForceRow row;
-    row.t = r.t;
-    row.f.assign(3 * pr_.bodies.list.size(), 0.0);
-    for (const ForcePart& x : parts)
-      for (int c = 0; c < 3; ++c) row.f[static_cast<std::size_t>(3 * x.body + c)] += x.f[c];
-    r.forces.push_back(std::move(row));
+    if (sum_force_parts(std::move(parts), d_ != nullptr, pr_.bodies.list.size(), r.t, row)) r.forces.push_back(std::move(row));
   }
 
   // Snapshot fields of the block handed to o_.on_snapshot (every rank).

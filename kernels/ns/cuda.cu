@@ -864,11 +864,6 @@ class CudaRun {
   // The forces on the bodies from the state f (ghosts and halos filled): every
   // crossing's part on the device, summed on the host in the global crossing order
   // (under MPI on rank 0 from every rank's parts), as the CPU does.
-  struct ForcePart {
-    long long key;
-    int body, pad;
-    double f[3];
-  };
   void forces(Ptrs<T> f, Result& r) {
     const long long count = static_cast<long long>(ib_.crossings.size());
     std::vector<double> host(static_cast<std::size_t>(3 * count));
@@ -887,17 +882,8 @@ class CudaRun {
       parts[x].pad = 0;
       for (int c = 0; c < 3; ++c) parts[x].f[c] = host[3 * x + c];
     }
-    if (d_) {
-      parts = par::world().gather_concat(parts);
-      if (!par::world().is_root()) return;
-      std::sort(parts.begin(), parts.end(), [](const ForcePart& a, const ForcePart& b) { return a.key < b.key; });
-    }
     ForceRow row;
-    row.t = r.t;
-    row.f.assign(3 * pr_.bodies.list.size(), 0.0);
-    for (const ForcePart& x : parts)
-      for (int c = 0; c < 3; ++c) row.f[static_cast<std::size_t>(3 * x.body + c)] += x.f[c];
-    r.forces.push_back(std::move(row));
+    if (sum_force_parts(std::move(parts), d_ != nullptr, pr_.bodies.list.size(), r.t, row)) r.forces.push_back(std::move(row));
   }
 
   // The snapshot fields of the block, handed to o_.on_snapshot (every rank).

@@ -9,6 +9,7 @@
 
 #include "common/cli.hpp"
 #include "common/labels.hpp"
+#include "common/strings.hpp"
 #include "common/profile.hpp"
 #include "common/progress.hpp"
 #include "common/random.hpp"
@@ -170,6 +171,17 @@ TEST_CASE("profile records round-trip through an appended file") {
   CHECK(v[2] == 2e9);
   CHECK(v[3] >= 0);
   std::remove(path);
+}
+
+TEST_CASE("comma lists split into fields and items") {
+  using V = std::vector<std::string>;
+  CHECK(split_fields("a,,b") == V{"a", "", "b"});
+  CHECK(split_fields("") == V{""});
+  CHECK(split_fields("0.5,0.4,", ',') == V{"0.5", "0.4", ""});
+  CHECK(split_fields("x:1:2", ':') == V{"x", "1", "2"});
+  CHECK(split_items("a,,b,") == V{"a", "b"});
+  CHECK(split_items(",").empty());
+  CHECK(split_items("").empty());
 }
 
 TEST_CASE("labels records carry text rows through a stream and back") {

@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "common/cli.hpp"
+#include "common/strings.hpp"
 #include "common/random.hpp"
 #include "generator.hpp"
 #include "kernels/fluid/scene.hpp"
@@ -66,20 +67,6 @@ double to_number(const std::string& text, const std::string& what) {
   fail_input(what + ": expected a finite number, got '" + text + "'");
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char ch : s) {
-    if (ch == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += ch;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
 
 // A shape in the box's coordinates (x right, y up, from the box's lower left
 // corner, in the units of --length): which cells have their centre inside.
@@ -90,7 +77,7 @@ struct Shape2 {
 Shape2 parse_shape(const std::string& spec, const std::string& option) {
   const auto colon = spec.find(':');
   const std::string kind = spec.substr(0, colon);
-  const std::vector<std::string> parts = colon == std::string::npos ? std::vector<std::string>{} : split(spec.substr(colon + 1), ',');
+  const std::vector<std::string> parts = colon == std::string::npos ? std::vector<std::string>{} : split_fields(spec.substr(colon + 1), ',');
   Shape2 s{};
   const std::string what = option + " '" + spec + "'";
   if (kind == "circle" && parts.size() == 3) {
@@ -231,7 +218,7 @@ int run_fluid(int argc, char** argv) {
       "precision", "fp32 (f4 arrays) or fp64 (f8)", cxxopts::value<std::string>()->default_value("fp32"), "P");
   cli.parse(argc, argv);  // --n N works too (Cli reads --n as -n)
   const std::string size = cli.get<std::string>("size");
-  const std::vector<std::string> dims = split(size, ',');
+  const std::vector<std::string> dims = split_fields(size, ',');
   if (dims.size() > 2) fail_input("--n must be N or NX,NY, got '" + size + "'");
   int n[2] = {0, 0};
   for (std::size_t k = 0; k < dims.size(); ++k) {
