@@ -69,7 +69,9 @@ int run(int argc, char** argv) {
   Cli cli({"nps-export", "Write a stream as CSV, NetCDF-4 (CF conventions) or VTK image data", "",
            "  gen-input mle --length 2000 --seed 3 | mle-fit --window 500 --step 250 --quantiles 0.01 | nps-export -o fits.csv\n"
            "  gen-input fluid --n 64 | fluid-step --steps 20 | nps-export -o state.nc\n"
-           "  gen-input fluid --n 64 | fluid-step --steps 20 | nps-export -o state.vti"},
+           "  gen-input fluid --n 64 | fluid-step --steps 20 | nps-export -o state.vti",
+           "the CSV table, NetCDF-4 file or VTK image data (the format from --to or the suffix)",
+           "Accepted for symmetry with the other tools (nps-export shows no progress line)"},
           kInput | kOutput);
   cli.add("Export")("to", "csv, netcdf or vtk (default: from the suffix of -o: .csv, .nc, .vti or .pvd)",
                     cxxopts::value<std::string>(), "FORMAT")(
