@@ -26,8 +26,10 @@
 namespace numpipe {
 
 namespace {
+// One word for a POSIX shell: as it is when no character in it is special, else
+// in single quotes (a ' inside as '\'').
 std::string quote_arg(const std::string& a) {
-  if (!a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos) return a;
+  if (!a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>()[]{}~#!") == std::string::npos) return a;
   std::string q = "'";
   for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
@@ -122,6 +124,22 @@ std::vector<int> parse_device_list(const std::string& spec) {
   if (list.empty()) fail_input("--devices must be 'all' or a comma-separated list of device indices, got '" + spec + "'");
   return list;
 }
+
+// The program words of argv[0]: a subcommand's Cli ("gen-input price") gets
+// argv[0] = "PROGRAM price" from its dispatcher; PROGRAM is one word (quoted
+// where needed), the subcommand words follow as words of their own.
+std::string program_words(const std::string& argv0, const std::string& tool_name) {
+  std::size_t sub_words = 0;
+  for (char c : tool_name) sub_words += c == ' ';
+  std::string program = argv0, rest;
+  for (std::size_t k = 0; k < sub_words; ++k) {
+    auto space = program.rfind(' ');
+    if (space == std::string::npos) break;
+    rest = " " + quote_arg(program.substr(space + 1)) + rest;
+    program.resize(space);
+  }
+  return quote_arg(program) + rest;
+}
 }  // namespace
 
 int max_threads() {
@@ -155,7 +173,9 @@ Cli::Cli(ToolSpec spec, unsigned common)
       cxxopts::value<std::uint64_t>(), "N");
   }
   if (common_ & kOutput) {
-    g("o,output", "Write the output stream to FILE, atomically ('-': stdout)", cxxopts::value<std::string>()->default_value("-"), "FILE");
+    g("o,output", "Write " + (spec_.output.empty() ? std::string("the output stream") : spec_.output) +
+                      " to FILE ('-': stdout), renamed into place only when complete",
+      cxxopts::value<std::string>()->default_value("-"), "FILE");
     if (!(common_ & kNotStream))
       g("compress", "Output compression: none (fastest: for local pipes and scratch files), fast, or a zstd level "
       "1 to 19 (default: 1, or NUMPIPE_ZSTD_LEVEL)", cxxopts::value<std::string>(), "C");
@@ -169,26 +189,64 @@ Cli::Cli(ToolSpec spec, unsigned common)
     g("devices", "Spread the work over CUDA devices: 'all' or a list such as 0,1", cxxopts::value<std::string>(), "LIST");
   if (common_ & kProfile)
     g("profile", "Append profile records (phase timings, bytes, flops) to FILE", cxxopts::value<std::string>(), "FILE");
-  g("q,quiet", "No progress line on stderr");
+  g("q,quiet", spec_.quiet.empty() ? std::string("No progress line on stderr") : spec_.quiet);
   g("h,help", "Print this help and exit");
   g("version", "Print the version and exit");
 }
 
 cxxopts::OptionAdder Cli::add(const std::string& group) { return options_.add_options(group); }
 
+cxxopts::OptionAdder Cli::tuning() {
+  if (!has_tuning_) {
+    has_tuning_ = true;
+    options_.add_options("Common")("help-all", "Print this help with the tuning options too, and exit");
+  }
+  return options_.add_options("Tuning");
+}
+
+void Cli::tuning_env(const std::string& name, const std::string& description) {
+  tuning();  // --help-all lists them
+  tuning_env_.emplace_back(name, description);
+}
+
+void Cli::exit_code(int code, const std::string& meaning) { exit_codes_.emplace_back(code, meaning); }
+
 void Cli::positional(const std::vector<std::string>& names) { options_.parse_positional(names); }
 
-std::string Cli::help() const {
-  std::string h = options_.help();
+std::string Cli::help(bool all) const {
+  std::vector<std::string> groups;
+  // "Removed": options kept only to refuse them with a message naming their
+  // replacement (render's --range); never listed.
+  for (const auto& g : options_.groups())
+    if ((all || g != "Tuning") && g != "Removed") groups.push_back(g);
+  std::string h = options_.help(groups);
+  if (all && !tuning_env_.empty()) {
+    h += "\n Tuning (environment):\n";
+    for (const auto& [name, text] : tuning_env_) h += "  " + name + "\n      " + text + "\n";
+  }
+  if (all && has_tuning_)
+    h += "\nTuning options change how the work is scheduled, never the results' meaning; the defaults\n"
+         "are chosen for the device. They exist for benchmarks (docs/DEVELOPING.md, \"Tuning\").\n";
   if (!spec_.example.empty()) h += "\nExample:\n" + spec_.example + "\n";
-  h += "\nExit codes: 0 success, 1 verification failed, 2 bad usage or input, 3 resource failure, 4 internal error.\n"
-       "See man " + spec_.name + "(1).\n";
+  std::vector<std::pair<int, std::string>> codes = {{0, "success"}};
+  codes.insert(codes.end(), exit_codes_.begin(), exit_codes_.end());
+  codes.emplace_back(2, "bad usage or bad input");
+  codes.emplace_back(3, (common_ & kCompute) ? "resource failure (out of memory, no CUDA device, an I/O error)"
+                                             : "resource failure (out of memory, an I/O error)");
+  codes.emplace_back(4, "internal error");
+  std::sort(codes.begin(), codes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  h += "\nExit codes:";
+  for (std::size_t i = 0; i < codes.size(); ++i)
+    h += (i ? ", " : " ") + std::to_string(codes[i].first) + " " + codes[i].second;
+  // A subcommand ("gen-input price") is documented in its program's page.
+  h += ".\nSee man " + spec_.name.substr(0, spec_.name.find(' ')) + "(1).\n";
   return h;
 }
 
 const cxxopts::ParseResult& Cli::parse(int argc, char** argv) {
   install_signal_cleanup();
-  for (int i = 0; i < argc; ++i) command_line_ += (i ? " " : "") + quote_arg(argv[i]);
+  command_line_ = argc > 0 ? program_words(argv[0], spec_.name) : spec_.name;
+  for (int i = 1; i < argc; ++i) command_line_ += " " + quote_arg(argv[i]);
   // cxxopts knows one-letter names only as short options, but the workloads'
   // documents spell them --n, --g, --p: read --X as -X and --X=V as -X V.
   std::vector<std::string> words;
@@ -209,8 +267,8 @@ const cxxopts::ParseResult& Cli::parse(int argc, char** argv) {
   } catch (const cxxopts::exceptions::exception& e) {
     fail_input(std::string(e.what()) + " (see " + spec_.name + " --help)");
   }
-  if (result_.count("help")) {
-    std::cout << help();
+  if (result_.count("help") || (has_tuning_ && result_.count("help-all"))) {
+    std::cout << help(has_tuning_ && result_.count("help-all"));
     flush_stdout();
     std::exit(0);
   }

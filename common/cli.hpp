@@ -1,6 +1,7 @@
 // The command-line conventions of DESIGN.md, once for every tool:
 //   -i/--input, -o/--output, --backend, --device, --threads, --profile, -q,
-//   --max-bytes, --help (with an example pipeline), --version;
+//   --max-bytes, --help (with an example pipeline), --help-all (with the tuning
+//   options), --version;
 // exit codes and "TOOL: message" errors through run_tool().
 #pragma once
 #include <cxxopts.hpp>
@@ -31,7 +32,14 @@ struct ToolSpec {
   std::string name;      // "verify"
   std::string summary;   // one line: what it does
   std::string usage;     // positional part of the usage line, e.g. "[A] [B]"
-  std::string example;   // an example pipeline for --help
+  std::string example;   // an example pipeline for --help (also in the man page's EXAMPLES)
+  std::string output;    // what -o writes, e.g. "the prices (a stream)"; empty: "the output stream"
+  std::string quiet;     // what -q does; empty: "No progress line on stderr"
+
+  ToolSpec(std::string name_, std::string summary_, std::string usage_, std::string example_,
+           std::string output_ = "", std::string quiet_ = "")
+      : name(std::move(name_)), summary(std::move(summary_)), usage(std::move(usage_)),
+        example(std::move(example_)), output(std::move(output_)), quiet(std::move(quiet_)) {}
 };
 
 class Cli {
@@ -40,6 +48,13 @@ class Cli {
 
   // Tool-specific options: cli.add()("n", "size", cxxopts::value<int>()->default_value("8"))
   cxxopts::OptionAdder add(const std::string& group = "");
+  // Tuning options (kernel variants, block and chunk sizes): parsed like any other
+  // option but listed only by --help-all, under "Tuning" (docs/DEVELOPING.md "Tuning").
+  cxxopts::OptionAdder tuning();
+  // An environment variable the tool reads for tuning, listed by --help-all.
+  void tuning_env(const std::string& name, const std::string& description);
+  // An exit code besides 0, 2, 3 and 4 that this tool can return (verify: 1).
+  void exit_code(int code, const std::string& meaning);
   void positional(const std::vector<std::string>& names);
   // Parses argv. Handles --help and --version (prints, exits 0). Bad usage: Error(bad_input).
   const cxxopts::ParseResult& parse(int argc, char** argv);
@@ -67,12 +82,15 @@ class Cli {
   const std::string& command_line() const { return command_line_; }
   const ToolSpec& spec() const { return spec_; }
 
-  // Provenance: {"tool", "version", "commit", "command"}; stamp() appends it to the
+  // Provenance: {"tool", "version", "commit", "command"}, where command is a shell
+  // command (each word quoted where the shell needs it) that re-runs the step;
+  // stamp() appends it to the
   // history carried over from the input's attrs and returns the output attrs.
   json provenance() const;
   json stamp(json attrs, const json& input_attrs = json()) const;
 
-  std::string help() const;
+  // --help's text; with all, also the tuning options and environment variables (--help-all).
+  std::string help(bool all = false) const;
 
  private:
   ToolSpec spec_;
@@ -80,6 +98,9 @@ class Cli {
   cxxopts::Options options_;
   cxxopts::ParseResult result_;
   std::string command_line_;
+  bool has_tuning_ = false;
+  std::vector<std::pair<std::string, std::string>> tuning_env_;
+  std::vector<std::pair<int, std::string>> exit_codes_;
 };
 
 // Runs a tool's body: maps numpipe::Error to its exit code and "TOOL: message" on

@@ -274,13 +274,27 @@ std::vector<std::vector<double>> parse_number_rows(const std::string& text, cons
   std::vector<std::vector<double>> rows;
   std::istringstream in(text);
   std::string line;
+  bool first_row = true;
   for (int lineno = 1; std::getline(in, line); ++lineno) {
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    // Commas separate columns as white space does (a CSV as spreadsheets write it).
+    for (char& c : line)
+      if (c == ',' || c == '\r') c = ' ';
     std::istringstream words(line);
     std::vector<std::string> fields;
     for (std::string f; words >> f;) fields.push_back(f);
     if (fields.empty()) continue;
     const std::string where = label + ":" + std::to_string(lineno) + ": ";
+    // A header: the first row, one name per column and no number among them ("g,r,x").
+    if (first_row) {
+      first_row = false;
+      bool any_number = false;
+      for (const auto& f : fields) {
+        double v = 0;
+        any_number = any_number || parse_number(f, v);
+      }
+      if (!any_number && fields.size() == columns) continue;
+    }
     if (fields.size() != columns)
       fail_input(where + "want " + count + " numbers (" + column_names + "), got '" + line + "'");
     std::vector<double> row(columns);

@@ -75,9 +75,10 @@ bool parse_number(const std::string& field, double& value);
 
 // ---- the simple form ----------------------------------------------------------------
 
-// Every non-empty row must hold exactly `columns` numbers, whitespace-separated;
-// bad input (exit 2) names the file, the line and the value:
-// "LABEL:LINE: want 3 numbers (g r x), ...".
+// Every non-empty row must hold exactly `columns` numbers, separated by white
+// space or commas, after an optional header line (the first row, one name per
+// column and no number: "g,r,x"); bad input (exit 2) names the file, the line
+// and the value: "LABEL:LINE: want 3 numbers (g r x), ...".
 std::vector<std::vector<double>> parse_number_rows(const std::string& text, const std::string& label,
                                                    std::size_t columns, const std::string& column_names);
 

@@ -9,9 +9,12 @@ PACKAGES=(g++ cmake ninja-build pkg-config libzstd-dev libcxxopts-dev doctest-de
           libpng-dev libgif-dev libnetcdf-dev libeigen3-dev python3-numpy bsdutils libopenmpi-dev openmpi-bin)
 
 # Only the tests need these: chromium renders profile-report's HTML headless; ffmpeg
-# makes render's MP4s; clang and its libFuzzer (libclang-rt-dev) build the stream
-# reader's fuzz target.
-TEST_PACKAGES=(chromium ffmpeg clang libclang-rt-dev)
+# render's MP4 tests; man-db shows the installed man pages (ctest -R install);
+# python3-xarray and python3-netcdf4 run docs/python.md's xarray example;
+# python3-venv and python3-setuptools the pip install of share/python; clang and its
+# libFuzzer (libclang-rt-dev) build the stream reader's fuzz target. Without them
+# those parts skip themselves.
+TEST_PACKAGES=(chromium ffmpeg man-db python3-xarray python3-netcdf4 python3-venv python3-setuptools clang libclang-rt-dev)
 
 install_missing() {
   local missing=() wanted=("${PACKAGES[@]}")

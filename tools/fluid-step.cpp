@@ -68,7 +68,7 @@ template <class T>
 std::unique_ptr<Solver<T>> make_solver(Backend backend, const Cli& cli, const Params& p, const Fields<T>& fields) {
   if (backend == Backend::cuda) {
 #ifdef NUMPIPE_FLUID_CUDA
-    return make_cuda_solver<T>(p, fields, cli.device());
+    return make_cuda_solver<T>(p, fields, cli.devices().front());
 #else
     (void)cli;
     fail_resource("this build has no CUDA backend for fluid-step (use --backend cpu)");
@@ -125,7 +125,7 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
   const Backend backend = cli.backend();
   Fields<T> fields = load_fields<T>(in);
   release_payloads(records);
-  const DeviceInfo device = backend == Backend::cuda ? query_cuda_device(cli.device()) : query_host_cpu();
+  const DeviceInfo device = backend == Backend::cuda ? query_cuda_device(cli.devices().front()) : query_host_cpu();
   // --repeat R: R-1 timed runs of all steps from the input state before the one
   // whose state is written (every run computes the same bits); the median counts.
   std::vector<double> times;
@@ -145,16 +145,22 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
                  {"diff", p.diff},
                  {"visc", p.visc},
                  {"iters", p.iters},
-                 {"scheme", p.scheme == Scheme::seed ? "seed" : "stam"},
+                 {"scheme", p.scheme == Scheme::seed ? "fused" : "stam"},
                  {"precision", sizeof(T) == 4 ? "fp32" : "fp64"}};
   json forcing = {{"type", p.forcing == Forcing::react ? "react" : "none"}, {"force", p.force}, {"source", p.source}};
 
   StreamWriter writer(out);
-  Progress progress("fluid-step", static_cast<std::uint64_t>(steps), cli.quiet());
+  Progress progress("fluid-step", "steps", static_cast<std::uint64_t>(steps), cli.quiet());
   double seconds = 0;
+  // With a progress line the steps run in chunks of about a quarter second (the
+  // first of one step); without one (pipes, benchmarks), in one call as before.
+  int chunk_steps = 1;
   for (int done = 0; done < steps;) {
-    const int chunk = every > 0 ? std::min(every, steps - done) : steps - done;
-    seconds += solver->advance(chunk);
+    int chunk = every > 0 ? std::min(every - done % every, steps - done) : steps - done;  // up to the next snapshot
+    if (progress.enabled()) chunk = std::min(chunk, chunk_steps);
+    const double s = solver->advance(chunk);
+    seconds += s;
+    if (progress.enabled()) chunk_steps = s > 0 ? std::max(1, static_cast<int>(chunk * 0.25 / s)) : 2 * chunk;
     done += chunk;
     progress.update(static_cast<std::uint64_t>(done));
     if (every > 0 && done % every == 0) {
@@ -220,7 +226,7 @@ std::unique_ptr<SceneSolver<T>> make_scene_solver(Backend backend, const Cli& cl
                                                   const SceneFields<T>& fields) {
   if (backend == Backend::cuda) {
 #ifdef NUMPIPE_FLUID_CUDA
-    return make_scene_cuda_solver<T>(p, s, fields, cli.device());
+    return make_scene_cuda_solver<T>(p, s, fields, cli.devices().front());
 #else
     (void)cli;
     fail_resource("this build has no CUDA backend for fluid-step (use --backend cpu)");
@@ -237,7 +243,7 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Recor
   SceneFields<T> fields = load_scene_fields<T>(in, records);
   release_payloads(input);  // (records' pointers stay valid: only their payloads go)
   validate_scene(scene, fields);
-  const DeviceInfo device = backend == Backend::cuda ? query_cuda_device(cli.device()) : query_host_cpu();
+  const DeviceInfo device = backend == Backend::cuda ? query_cuda_device(cli.devices().front()) : query_host_cpu();
   std::vector<double> times;
   for (int r = 1; r < repeat; ++r) times.push_back(make_scene_solver<T>(backend, cli, p, scene, fields)->advance(steps));
   PhaseLog log;
@@ -364,13 +370,15 @@ double parse_number(const std::string& text, const std::string& what) {
 }
 
 int run(int argc, char** argv) {
-  Cli cli({"fluid-step", "Advance a 2-D stable-fluids state (Stam's solver) or scene", "",
-           "  gen-input fluid --n 1024 | fluid-step --steps 100 --diff 0.0001 --visc 0.0001 | render -o d.png\n"
-           "  gen-input fluid --n 256 | fluid-step --steps 10 | fluid-step --steps 10   # = --steps 20, bit for bit"},
-          kInput | kOutput | kCompute | kProfile);
+  Cli cli({"fluid-step", "Advance a 2-D stable-fluids state (Jos Stam's stable fluids) or scene", "",
+           "  gen-input fluid --n 1024 | fluid-step --steps 100 --diff 0.0001 --visc 0.0001 | render --interior -o d.png\n"
+           "  gen-input fluid --n 256 | fluid-step --steps 10 | fluid-step --steps 10 -o s20.nps   # = --steps 20, bit for bit",
+           "the state after the steps (and the snapshots, the diagnostics)"},
+          kInput | kOutput | kCompute | kProfile | kMultiDevice);
   cli.add("Fluid")("steps", "Steps to run", cxxopts::value<int>()->default_value("1"), "K")(
-      "scheme", "seed (the fused step and its buffers; the default for a plain state) or stam (Stam's vel_step + "
-                "dens_step; the default, and the only scheme, for a scene)",
+      "scheme", "fused (one step: density and velocity advected together by the projected velocity; the default "
+                "for a plain state; 'seed' is its former name) or stam (Stam's vel_step, then dens_step; the "
+                "default, and the only scheme, for a scene)",
       cxxopts::value<std::string>(), "S")(
       "dt", "Time step", cxxopts::value<double>()->default_value("0.1"), "DT")(
       "diff", "Density diffusion", cxxopts::value<double>()->default_value("0"), "K")(
@@ -386,8 +394,16 @@ int run(int argc, char** argv) {
       "ambient", "The ambient temperature of --buoyancy", cxxopts::value<double>()->default_value("0"), "TA")(
       "vorticity", "Vorticity confinement's epsilon (0: off)", cxxopts::value<double>()->default_value("0"), "EPS")(
       "precision", "fp32 or fp64 (default: the input's dtype)", cxxopts::value<std::string>(), "P")(
-      "repeat", "Benchmarking: run the steps R times from the input, report the median time",
+      "repeat", "Benchmark: run the steps R times from the input, report the median time on stderr",
       cxxopts::value<int>()->default_value("1"), "R");
+  cli.tuning_env("NUMPIPE_FLUID_TILE", "CUDA tile of the solves: r7x8 (default), r10x8, r7x8a, r5x8, r7x16, r10x16, r7x4, s5x10, s10x16");
+  cli.tuning_env("NUMPIPE_FLUID_SCENE=1", "run a plain state on the scene path (the same bits as --scheme stam)");
+  cli.tuning_env("NUMPIPE_FLUID_NO_GRAPH", "launch each step's kernels one by one (no CUDA Graph)");
+  cli.tuning_env("NUMPIPE_FLUID_CPU_ISA, _DIV, _ADVECT", "force the CPU row kernels: avx512|avx2|generic, reciprocal|divide, gather|scalar");
+  cli.tuning_env("NUMPIPE_FLUID_CPU_WINDOW, _BLOCKS, _GROUP, _ALIGNED, _TRAPEZOID, _PREFETCH, _PIN, _HUGE, _BALANCE, _ADVECT_TILE",
+                 "the CPU schedule (docs/DEVELOPING.md, Tuning)");
+  cli.tuning_env("NUMPIPE_FLUID_CPU_GATHER=single", "AVX-512 advection: one float per gather instead of corner pairs");
+  cli.tuning_env("NUMPIPE_FLUID_CPU_PHASES", "print where the CPU backend's time went");
   cli.parse(argc, argv);
 
   const int steps = cli.get<int>("steps");
@@ -398,9 +414,10 @@ int run(int argc, char** argv) {
   const int repeat = cli.get<int>("repeat");
   if (repeat < 1 || repeat > 1000) fail_input("--repeat must be in [1, 1000], got " + std::to_string(repeat));
   if (every < 0) fail_input("--snapshot-every must be >= 0, got " + std::to_string(every));
-  const std::string scheme_opt = cli.has("scheme") ? cli.get<std::string>("scheme") : "";
-  if (!scheme_opt.empty() && scheme_opt != "seed" && scheme_opt != "stam")
-    fail_input("--scheme must be seed or stam, got '" + scheme_opt + "'");
+  std::string scheme_opt = cli.has("scheme") ? cli.get<std::string>("scheme") : "";
+  if (scheme_opt == "seed") scheme_opt = "fused";  // the fused scheme's former name, still accepted
+  if (!scheme_opt.empty() && scheme_opt != "fused" && scheme_opt != "stam")
+    fail_input("--scheme must be fused or stam, got '" + scheme_opt + "'");
   double buoyancy_a = 0, buoyancy_b = 0;
   if (cli.has("buoyancy")) {
     const std::string b = cli.get<std::string>("buoyancy");
@@ -426,6 +443,9 @@ int run(int argc, char** argv) {
     forcing_opt = cli.get<std::string>("forcing");
     if (forcing_opt != "react" && forcing_opt != "none") fail_input("--forcing must be react or none, got '" + forcing_opt + "'");
   }
+  if (cli.has("devices") && cli.devices().size() > 1)
+    fail_input("fluid-step drives one GPU per process: give one device (--device N), and run one process per GPU "
+               "for several states");
   const Backend backend = cli.backend();  // refuse --backend cuda without a device before reading
   request_staging_early();  // pinned buffers for the upload, made with the context while the input is read
 
@@ -448,9 +468,9 @@ int run(int argc, char** argv) {
   scene.vorticity = vorticity;
   const SceneRecords scene_records = find_scene_records(records, in);
   const std::string reason = scene_reason(in, scene, scene_records);
-  const std::string scheme = !scheme_opt.empty() ? scheme_opt : reason.empty() ? "seed" : "stam";
-  if (!reason.empty() && scheme == "seed")
-    fail_input("--scheme seed runs a plain square box only, and this run has " + reason + ": use --scheme stam");
+  const std::string scheme = !scheme_opt.empty() ? scheme_opt : reason.empty() ? "fused" : "stam";
+  if (!reason.empty() && scheme == "fused")
+    fail_input("--scheme fused runs a plain square box only, and this run has " + reason + ": use --scheme stam");
 
   Params p;
   p.n = in.n;
@@ -458,7 +478,7 @@ int run(int argc, char** argv) {
   p.diff = diff;
   p.visc = visc;
   p.iters = iters;
-  p.scheme = scheme == "seed" ? Scheme::seed : Scheme::stam;
+  p.scheme = scheme == "stam" ? Scheme::stam : Scheme::seed;
   p.force = cli.has("force") ? cli.get<double>("force") : attr_number(in.attrs, "forcing", "force", 5.0);
   p.source = cli.has("source") ? cli.get<double>("source") : attr_number(in.attrs, "forcing", "source", 100.0);
   if (!std::isfinite(p.force) || !std::isfinite(p.source)) fail_input("--force and --source must be finite");

@@ -1,6 +1,7 @@
 // inspect: prints a stream's records (name, dtype, shape, attrs, min/max/mean,
 // NaN count), like Madagascar's sfin/sfattr; --json for scripts; --devices
 // lists the compute devices numpipe sees.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -58,12 +59,17 @@ void print_devices(bool as_json) {
 int run(int argc, char** argv) {
   Cli cli({"inspect", "Print the records of numpipe streams", "[FILE...]",
            "  gen-input array --shape 3,4 --fill normal | inspect\n"
-           "  inspect --json run.nps | jq '.[].name'"},
+           "  gen-input ns --n 16 | ns-step --steps 20 --diag-every 5 -o run.nps\n"
+           "  inspect run.nps --array diagnostics --values 8\n"
+           "  inspect --json run.nps > records.json",
+           "", "Accepted for symmetry with the other tools (inspect shows no progress line)"},
           kInput);
   cli.add("Inspect")("json", "Print JSON (one array of records per input) for scripts")(
       "values", "Also print the first N values of each array", cxxopts::value<std::size_t>()->default_value("0"), "N")(
       "attrs", "Print attrs in full, indented (default: one line, shortened)")(
       "no-stats", "Skip min/max/mean (faster on huge arrays)")(
+      "array", "Print only the records of this name (repeatable); a name in no input is an error",
+      cxxopts::value<std::vector<std::string>>(), "NAME")(
       "devices", "List the compute devices (CUDA devices and the CPU) and exit")(
       "files", "", cxxopts::value<std::vector<std::string>>());
   cli.positional({"files"});
@@ -77,6 +83,9 @@ int run(int argc, char** argv) {
                                                     : std::vector<std::string>{cli.input()};
   std::size_t show_values = cli.get<std::size_t>("values");
   bool full_attrs = cli.has("attrs"), with_stats = !cli.has("no-stats");
+  const std::vector<std::string> only = cli.has("array") ? cli.get<std::vector<std::string>>("array") : std::vector<std::string>{};
+  std::vector<std::string> seen;  // names read, for the message when --array names none of them
+  std::vector<bool> found(only.size(), false);
   json all = json::array();
   for (const std::string& path : files) {
     InputFile in(path);
@@ -90,6 +99,16 @@ int run(int argc, char** argv) {
     if (!as_json && files.size() > 1) std::printf("== %s\n", in.label().c_str());
     for (std::size_t index = 0; reader.next_header(h); ++index) {
       const std::uint64_t bytes = h.bytes;
+      if (!only.empty()) {
+        if (std::find(seen.begin(), seen.end(), h.name) == seen.end()) seen.push_back(h.name);
+        auto it = std::find(only.begin(), only.end(), h.name);
+        if (it == only.end()) {  // not asked for: its payload is passed over unread
+          reader.skip_payload();
+          h = RecordHeader();
+          continue;
+        }
+        found[static_cast<std::size_t>(it - only.begin())] = true;
+      }
       if (need_payload) {
         reader.read_payload(std::move(h), r);
       } else {
@@ -130,6 +149,12 @@ int run(int argc, char** argv) {
     }
     if (as_json) all.push_back(std::move(file_records));
   }
+  for (std::size_t k = 0; k < only.size(); ++k)
+    if (!found[k]) {
+      std::string names;
+      for (const auto& n : seen) names += (names.empty() ? "" : ", ") + n;
+      fail_input("--array " + only[k] + ": no record of that name (records: " + (names.empty() ? "none" : names) + ")");
+    }
   if (as_json) std::printf("%s\n", (files.size() == 1 ? all[0] : all).dump(2).c_str());
   return 0;
 }

@@ -299,15 +299,21 @@ int main(int argc, char** argv) {
                       "",
                       "  gen-input integrate --g 10 --r 65 --x 35 --steps 10,2,10 | integrate | inspect\n"
                       "  gen-input integrate --portfolio 1000 --seed 1 | integrate --backend cuda -o reserve.nps\n"
-                      "  gen-input integrate --portfolio 1000 --product mixed --premium equivalence --steps 2,2,2 | integrate -o mixed.nps"},
+                      "  gen-input integrate --portfolio 1000 --product mixed --premium equivalence --steps 2,2,2 | integrate -o mixed.nps",
+                      "the policies with their reserves (reserve, reserve0)"},
                      numpipe::kInput | numpipe::kOutput | numpipe::kCompute | numpipe::kProfile |
                          numpipe::kMultiDevice | numpipe::kMpi);
     cli.add("Integrate")("align-breaks",
                          "Put step boundaries at every break of the integrands (s = k, eta = 120 - k, "
                          "tau = r, r + g, 15, whole years; a product's deferment and premium term; a table's "
                          "whole ages): 4th-order convergence instead of 1st")(
-        "repeat", "Benchmark: after the run (the warm-up), solve N more times; print the median phase times and rates on stderr",
+        "repeat", "Benchmark: after the run (the warm-up), solve N more times; median phase times and rates on stderr",
         cxxopts::value<int>()->default_value("1"), "N");
+    cli.tuning_env("NUMPIPE_INTEGRATE_RESULT=host|device",
+                   "CUDA table plan: how the result reaches the host (docs/integrate.md); the same bits");
+    cli.tuning_env("NUMPIPE_INTEGRATE_SPLIT=concurrent|sequential",
+                   "CUDA, plain policies mixed with life products: the two parts at once from two host threads "
+                   "(default) or one after the other; the same bits");
     cli.parse(argc, argv);
     bool align = cli.has("align-breaks");
     int repeat = cli.get<int>("repeat");
@@ -355,17 +361,16 @@ int main(int argc, char** argv) {
     }
 
     std::uint64_t total_policies = 0;
-    for (const ig::Problem& p : problems) total_policies += p.policies.size();
+    for (const ig::Problem& p : problems)  // this rank's share (rank 0 shows the line)
+      total_policies += numpipe::par::split_evenly(p.policies.size(), world.size(), world.rank()).size();
     // The progress line: policies done (the CPU backend reports them as it goes).
-    numpipe::Progress progress("integrate: policies", total_policies, cli.quiet() || !world.is_root());
-    std::mutex progress_mutex;
-    std::atomic<std::uint64_t> done{0};
-    ig::ProgressFn advance = [&](std::uint64_t k) {
-      const std::uint64_t now = done += k;
-      if (progress_mutex.try_lock()) {  // one thread at a time prints; the others go on
-        progress.update(now);
-        progress_mutex.unlock();
-      }
+    // (common/progress.hpp: on a terminal, without -q, on rank 0; advance() is safe from
+    // OpenMP's threads.) Without a line the kernel gets no callback, and counts nothing.
+    numpipe::Progress progress("integrate", "policies", total_policies, cli.quiet() || !world.is_root());
+    bool counting = true;  // --repeat's runs after the first are not counted
+    ig::ProgressFn advance;
+    if (progress.enabled()) advance = [&](std::uint64_t k) {
+      if (counting) progress.advance(k);
     };
     numpipe::MemorySink discard;  // ranks other than 0 write nothing
     numpipe::StreamWriter writer(out ? static_cast<numpipe::ByteSink&>(*out) : discard);
@@ -388,7 +393,10 @@ int main(int argc, char** argv) {
       };
       ig::Result res;
       if (!pb.policies.empty()) res = solve();
+      if (backend == numpipe::Backend::cuda) progress.advance(pb.policies.size());  // the GPU: a group at a time
+      counting = false;
       if (cli.has("repeat") && !pb.policies.empty()) report_repeats(pb, res, repeat, solve);
+      counting = true;
       if (res.premium.empty()) res.premium.assign(pb.policies.size(), 0.0);
       if (world.distributed()) {
         std::vector<double> all = world.gather_concat(std::vector<double>(res.reserve.begin(), res.reserve.end()));
@@ -425,7 +433,7 @@ int main(int argc, char** argv) {
         attrs["middle_values"] = res.middle_values;
       } else {
         attrs["plan"] = "columns";
-        attrs["columns"] = res.columns;
+        attrs["inner_columns"] = res.columns;  // a count; "columns" is a table's list of column names
       }
       if (groups[gi].products) {
         std::size_t single = 0;

@@ -1,5 +1,6 @@
 // mle-fit: rolling grid maximum-likelihood fits of the asymmetric exponential
 // power distribution (kernels/mle; spec ../shared/spec/mle-fit.md).
+#include <cstdio>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -10,9 +11,9 @@
 #include "common/finite.hpp"
 #include "common/labels.hpp"
 #include "common/memory.hpp"
+#include "common/progress.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
-#include "common/progress.hpp"
 #include "kernels/mle/mle.hpp"
 
 namespace numpipe {
@@ -154,20 +155,26 @@ int run(int argc, char** argv) {
            "",
            "  gen-input mle --length 100000 --p 1.5 --sl 1 --sr 2 --seed 7 \\\n"
            "    | mle-fit --window 500 --step 1 --alpha-grid 0.5:4.45:80 --quantiles 0.01,0.05 | inspect\n"
-           "  gen-input mle --from-text prices.csv --columns close --returns log | mle-fit --window 250 --quantiles 0.01"},
+           "  gen-input mle --from-text share/ref/mle-prices.csv --columns close --returns log | mle-fit --window 250 --quantiles 0.01 -o var.nps",
+           "the fits of every window (theta, p, s_l, s_r, loglik, skew, start; quantiles)"},
           kInput | kOutput | kCompute | kMultiDevice | kProfile | kMpi);
   cli.add("Fit")("window", "Points per window (n >= 3)", cxxopts::value<std::int64_t>()->default_value("500"), "N")(
       "step", "A window starts every K points", cxxopts::value<std::int64_t>()->default_value("1"), "K")(
       "alpha-grid", "Shape grid: START:STOP:COUNT (evenly spaced, ends included) or a list a,b,c",
       cxxopts::value<std::string>()->default_value("0.5:4.45:80"), "GRID")(
       "refine", "Refine theta between the neighbouring data points and p between the grid neighbours (golden section)")(
-      "exact", "Recompute every window from scratch (the seed's method) instead of rolling updates")(
+      "exact", "Recompute every window from scratch instead of rolling updates (for checking)")(
       "refresh", "Rolling sums are recomputed from scratch at least every R windows",
       cxxopts::value<std::int64_t>()->default_value("1000"), "R")(
       "quantiles", "Quantiles (Value-at-Risk levels) of each fitted distribution, e.g. 0.01,0.05",
       cxxopts::value<std::string>()->default_value(""), "Q,...")(
       "shapes", "1: one shape p; 2: a shape p1 left of theta and p2 right of it (grid over theta, p1, p2)",
-      cxxopts::value<int>()->default_value("1"), "N");
+      cxxopts::value<int>()->default_value("1"), "N")(
+      "repeat", "Benchmark: after the run, fit N more times; the median time of the grid search on stderr",
+      cxxopts::value<int>()->default_value("0"), "N");
+  cli.tuning_env("NUMPIPE_MLE_GROUP=4|8", "CUDA: shapes per block of the grid kernels (default 8)");
+  cli.tuning_env("NUMPIPE_MLE_PRESCREEN=0", "CUDA: evaluate every candidate exactly (no single-precision prescreen); "
+                 "the same bits");
   cli.add("Inference")(
       "stderr", "Standard errors of the estimates from the observed information at the refined optimum "
                 "(implies --refine), and a 95% interval for theta")(
@@ -177,6 +184,8 @@ int run(int argc, char** argv) {
       "backtest", "Each window's quantiles against the next return(s) out of sample: exceedances, Kupiec and "
                   "Christoffersen tests (needs --quantiles)");
   cli.parse(argc, argv);
+  const int repeat = cli.get<int>("repeat");
+  if (repeat < 0 || repeat > 1000) fail_input("--repeat must be in [0, 1000], got " + std::to_string(repeat));
 
   mle::Params params;
   params.window = cli.get<std::int64_t>("window");
@@ -260,6 +269,11 @@ int run(int argc, char** argv) {
     win0 = plan.first_window(task0);
     win1 = plan.first_window(task1);
   };
+  std::vector<double> repeat_seconds;  // --repeat
+  std::unique_ptr<Progress> progress;  // windows, made once this rank's share is known
+  auto start_progress = [&] {
+    progress = std::make_unique<Progress>("mle-fit", "windows", static_cast<std::uint64_t>(win1 - win0), cli.quiet());
+  };
   if (backend == Backend::cuda) {
 #ifdef NUMPIPE_HAVE_CUDA
     std::vector<int> devices = cli.devices();
@@ -273,25 +287,61 @@ int run(int argc, char** argv) {
     }
     mle::CudaTiming timing;
     HostTimer t;
-    if (world.distributed()) {
-      share(mle::cuda_plan(s, params));
-      mle::solve_cuda(s, params, devices, task0, task1, fits, &timing);
-    } else {
-      mle::solve_cuda(s, params, devices, fits, &timing);
-    }
+    if (world.distributed()) share(mle::cuda_plan(s, params));
+    start_progress();
+    auto solve = [&](mle::WindowFits& f, mle::CudaTiming* tm) {
+      if (world.distributed())
+        mle::solve_cuda(s, params, devices, task0, task1, f, tm);
+      else
+        mle::solve_cuda(s, params, devices, f, tm);
+    };
+    solve(fits, &timing);
     const double total = t.seconds();
+    for (int r = 0; r < repeat; ++r) {
+      mle::WindowFits again;
+      mle::CudaTiming tm;
+      solve(again, &tm);
+      repeat_seconds.push_back(tm.kernel_seconds);
+    }
     log.add("grid kernels", timing.kernel_seconds, grid_bytes, grid_flops);
     log.add("copies and launch", std::max(0.0, total - timing.kernel_seconds));
 #endif
   } else {
     device = query_host_cpu();
-    if (world.distributed()) {
-      share(mle::cpu_plan(s, params));
-      const double mine = static_cast<double>(win1 - win0) / static_cast<double>(std::max<std::int64_t>(1, s.series * W));
-      log.time("grid", grid_bytes * mine, grid_flops * mine, [&] { mle::solve_cpu(s, params, task0, task1, fits); });
-    } else {
-      log.time("grid", grid_bytes, grid_flops, [&] { mle::solve_cpu(s, params, fits); });
+    if (world.distributed()) share(mle::cpu_plan(s, params));
+    start_progress();
+    auto solve = [&](mle::WindowFits& f) {
+      if (world.distributed())
+        mle::solve_cpu(s, params, task0, task1, f);
+      else
+        mle::solve_cpu(s, params, f);
+    };
+    // Under MPI the bytes and flops of this rank's share.
+    const double mine = world.distributed()
+                            ? static_cast<double>(win1 - win0) / static_cast<double>(std::max<std::int64_t>(1, s.series * W))
+                            : 1.0;
+    log.time("grid", grid_bytes * mine, grid_flops * mine, [&] {
+      ActiveProgress active(*progress);  // the CPU loop counts windows as they finish
+      solve(fits);
+    });
+    for (int r = 0; r < repeat; ++r) {
+      mle::WindowFits again;
+      HostTimer timer;
+      solve(again);
+      repeat_seconds.push_back(timer.seconds());
     }
+  }
+  if (progress) {
+    progress->update(static_cast<std::uint64_t>(win1 - win0));
+    progress->finish();
+  }
+  if (!repeat_seconds.empty() && world.is_root()) {
+    std::sort(repeat_seconds.begin(), repeat_seconds.end());
+    const std::size_t n = repeat_seconds.size();
+    const double median = n % 2 ? repeat_seconds[n / 2] : 0.5 * (repeat_seconds[n / 2 - 1] + repeat_seconds[n / 2]);
+    std::fprintf(stderr, "mle-fit: %lld windows (%s): %d runs after the first, median grid search %.4f ms, %.4g us/window\n",
+                 static_cast<long long>(win1 - win0), backend_name(backend), repeat, median * 1e3,
+                 win1 > win0 ? median / static_cast<double>(win1 - win0) * 1e6 : 0.0);
   }
   // The refined optimum and the information: on the GPU with the CUDA backend
   // (one thread per window), else inside finish on the CPU.
@@ -316,7 +366,7 @@ int run(int argc, char** argv) {
     std::int64_t base = 0, last = 0;
     if (slow && world.is_root()) {
       const int passes = ((refine && !have_refined) ? 1 : 0) + ((fo.gof || fo.student) ? 1 : 0);
-      progress = std::make_unique<Progress>("mle-fit: finishing windows",
+      progress = std::make_unique<Progress>("mle-fit", "windows finished",
                                             static_cast<std::uint64_t>((win1 - win0) * passes), cli.quiet());
       fo.progress = [&, passes](std::int64_t done) {
         if (done < last) base += last;  // the second loop starts again from 1

@@ -173,8 +173,9 @@ double median(std::vector<double> v) {
 int run(int argc, char** argv) {
   Cli cli({"ns-step", "Advance a 3-D Navier-Stokes state (weakly compressible, RK3, 4th-order stencils)", "",
            "  gen-input ns --n 64 --init taylor-green-3d --re 1600 | ns-step --steps 200 --cfl 0.5 --diag-every 20 -o s.nps\n"
-           "  inspect s.nps --array diagnostics"},
-          kInput | kOutput | kCompute | kProfile | kMpi);
+           "  inspect s.nps --array diagnostics --values 8",
+           "the state after the steps, the diagnostics table and the snapshots"},
+          kInput | kOutput | kCompute | kProfile | kMultiDevice | kMpi);
   cli.add("Solver")("steps", "Number of RK3 steps", cxxopts::value<int>()->default_value("10"), "K")(
       "dt", "Fixed time step (default: from --cfl)", cxxopts::value<double>(), "DT")(
       "cfl", "Time step = CFL * min(h) / (max|v| + c), capped by the viscous limit", cxxopts::value<double>()->default_value("0.5"), "C")(
@@ -183,13 +184,9 @@ int run(int argc, char** argv) {
       "precision", "fp64 or fp32 (state written as f8 or f4)", cxxopts::value<std::string>()->default_value("fp64"), "P")(
       "diag-every", "Diagnostics every M steps (always at the start and the end)", cxxopts::value<int>()->default_value("0"), "M")(
       "strict", "Refuse a --dt above the explicit stability estimate (else: a warning)")(
-      "timing", "Print the median step time, ps per point per sub-step and GB/s on stderr")(
-      "chunk", "CUDA: x-planes per thread block (0: automatic)", cxxopts::value<int>()->default_value("0"), "P")(
-      "kernel", "CUDA: sub-step kernel variant: 4 the default (fp64: 6, fp32: 5); 0 32x8 tile, 1 32x8 with read-only "
-      "loads, 2 32x16, 3 32x8 without a register cap, 5 32x16 with Q prefetched by cp.async, 6 32x16 shared-memory "
-      "ring (planes and Q one plane ahead by cp.async, writes its own ghosts), 7 the ring with 32x8 tiles, 8 one thread "
-      "per point (what 2-D problems take)",
-      cxxopts::value<int>()->default_value("4"), "V")(
+      "repeat", "Benchmark: run the steps N times from the input state (the runs before the last are warm-ups) "
+      "and print the last run's median step time, ps per point per sub-step and GB/s on stderr",
+      cxxopts::value<int>()->default_value("0"), "N")(
       "dims", "MPI: ranks per axis of the decomposition (default: MPI_Dims_create chooses)", cxxopts::value<std::string>(),
       "PX,PY,PZ")(
       "no-overlap", "MPI: exchange the halos first, then update the whole block (default: the block's inner part is "
@@ -199,7 +196,22 @@ int run(int argc, char** argv) {
       "snapshot-fields",
       "Fields of the snapshots: rho, vx, vy, vz, vorticity_x, vorticity_y, vorticity_z, vorticity_magnitude, q_criterion",
       cxxopts::value<std::string>()->default_value("rho,vx,vy,vz"), "LIST");
+  cli.tuning()("chunk", "CUDA: x-planes per thread block (0: automatic)", cxxopts::value<int>()->default_value("0"), "P")(
+      "kernel", "CUDA: sub-step kernel variant: 4 the default (fp64: 6, fp32: 5); 0 32x8 tile, 1 32x8 with read-only "
+      "loads, 2 32x16, 3 32x8 without a register cap, 5 32x16 with Q prefetched by cp.async, 6 32x16 shared-memory "
+      "ring (planes and Q one plane ahead by cp.async, writes its own ghosts), 7 the ring with 32x8 tiles, 8 one thread "
+      "per point (what 2-D problems take)",
+      cxxopts::value<int>()->default_value("4"), "V");
+  cli.tuning_env("NUMPIPE_MPI_IPC=0", "under MPI on CUDA: no CUDA IPC between the ranks of a node");
+  cli.tuning_env("NUMPIPE_MPI_GPU_AWARE=0", "under MPI on CUDA: no CUDA-aware MPI (halos through pinned host buffers)");
+  cli.add("Removed")("timing", "");  // the former name of --repeat 1, kept for scripts
   cli.parse(argc, argv);
+  const int repeat = cli.has("timing") && !cli.has("repeat") ? 1 : cli.get<int>("repeat");
+  if (repeat < 0 || repeat > 1000) fail_input("--repeat must be in [0, 1000], got " + std::to_string(repeat));
+  // One GPU per process: several GPUs take one MPI rank each.
+  if (cli.has("devices") && cli.devices().size() > 1)
+    fail_input("ns-step drives one GPU per process: for several GPUs run it under mpirun, one rank per GPU "
+               "(mpirun -np 4 ns-step --backend cuda ...), or give one device with --device N");
 
   ns::RunOptions o;
   o.steps = cli.get<int>("steps");
@@ -217,7 +229,7 @@ int run(int argc, char** argv) {
   o.kernel = cli.get<int>("kernel");
   if (o.kernel < 0 || o.kernel > 8) fail_input("--kernel must be 0 to 8, got " + std::to_string(o.kernel));
   if (o.chunk < 0) fail_input("--chunk must be >= 0, got " + std::to_string(o.chunk));
-  o.device = cli.device();
+  o.device = cli.has("devices") ? cli.devices().front() : cli.device();
   if (cli.threads() > 0) omp_set_num_threads(cli.threads());
   if (cli.has("dims")) {
     const std::string spec = cli.get<std::string>("dims");
@@ -313,23 +325,38 @@ int run(int argc, char** argv) {
       write_field("snap_" + b.names[f], a, b, b.data[f]);
     }
   };
-  Progress progress("ns-step", static_cast<std::uint64_t>(o.steps), cli.quiet() || !world.is_root());
+  Progress progress("ns-step", "steps", static_cast<std::uint64_t>(o.steps), cli.quiet() || !world.is_root());
   o.on_step = [&](long long done) { progress.update(static_cast<std::uint64_t>(done)); };
+  // --repeat N: N-1 warm-up runs of the steps from the input state first (no snapshots,
+  // no progress), then the run that is written and timed (every run gives the same bits).
+  auto solve_repeated = [&](auto&& solve) {
+    if (repeat > 1) {
+      ns::RunOptions warm = o;
+      warm.on_step = nullptr;
+      warm.on_snapshot = nullptr;
+      warm.snapshot_every = 0;
+      std::swap(o, warm);
+      for (int r = 1; r < repeat; ++r) solve();
+      std::swap(o, warm);
+    }
+    return solve();
+  };
 
   ns::Result res;
   DeviceInfo dev;
   if (backend == Backend::cuda) {
 #ifdef NUMPIPE_HAVE_CUDA
-    // under MPI, one GPU per rank from the node-local rank unless --device names one
-    o.device = par::default_device_for_rank(o.device, cli.args().count("device") > 0, cuda_device_count());
+    // under MPI, one GPU per rank from the node-local rank unless --device (or --devices) names one
+    o.device = par::default_device_for_rank(o.device, cli.args().count("device") > 0 || cli.has("devices"),
+                                            cuda_device_count());
     dev = query_cuda_device(o.device);
-    res = ns::solve_cuda(pr, o);
+    res = solve_repeated([&] { return ns::solve_cuda(pr, o); });
 #else
     fail_resource("this build has no CUDA backend");
 #endif
   } else {
     dev = query_host_cpu();
-    res = ns::solve_cpu(pr, o);
+    res = solve_repeated([&] { return ns::solve_cpu(pr, o); });
   }
   progress.finish();
   std::string bad;  // this rank's first non-finite value, named by its point in the whole grid
@@ -428,7 +455,7 @@ int run(int argc, char** argv) {
   std::vector<double> steady = res.step_seconds;
   if (steady.size() > 1) steady.erase(steady.begin());  // the first step is the warm-up
   const double med = median(steady);
-  if (cli.has("timing") && med > 0) {
+  if (repeat > 0 && med > 0) {
     std::fprintf(stderr,
                  "ns-step: timing: %s %s order %d n=%lldx%lldx%lld steps=%d median %.4f ms/step, %.2f ps/point/substep, "
                  "%.1f GB/s (model: 128 B/point in fp64, 64 in fp32), %.3f Gpoint-steps/s\n",
@@ -447,7 +474,7 @@ int run(int argc, char** argv) {
                      median(ex) * 1e3, o.overlap ? "the inner part computed meanwhile" : "no overlap");
     }
   }
-  if (cli.has("timing") && write_seconds > 0)
+  if (repeat > 0 && write_seconds > 0)
     std::fprintf(stderr, "ns-step: timing: fields written: %.3f GB (uncompressed) in %.3f s by %d rank%s, %.2f GB/s\n",
                  written_bytes * 1e-9, write_seconds, world.size(), world.size() > 1 ? "s" : "",
                  written_bytes / write_seconds * 1e-9);

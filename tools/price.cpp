@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include <omp.h>
@@ -77,7 +78,7 @@ std::vector<Record> price_contracts(const Cli& cli, const price::Problem& pr, co
   std::vector<double> values;
   {
     const bool forward = engine.method == price::Method::forward;
-    Progress progress(forward ? "contracts" : "steps",
+    Progress progress("price", forward ? "contracts" : "steps",
                       forward ? contracts.size() : fs.size() * static_cast<std::uint64_t>(pr.p.num_t - 1), cli.quiet());
     HostTimer timer;
     price::EvalTiming timing;
@@ -158,7 +159,7 @@ std::vector<Record> calibrate_problem(const Cli& cli, const price::Problem& pr, 
                                       const price::CalibrationOptions& options, PhaseLog& log) {
   price::CalibrationResult fit;
   {
-    Progress progress("pricing passes", static_cast<std::uint64_t>(options.max_evaluations), cli.quiet());
+    Progress progress("price", "pricing passes", static_cast<std::uint64_t>(options.max_evaluations), cli.quiet());
     HostTimer timer;
     fit = price::calibrate(pr, options, engine, [&](int done) { progress.update(static_cast<std::uint64_t>(done)); });
     progress.finish();
@@ -224,7 +225,8 @@ int main(int argc, char** argv) {
              "by default): prices, Greeks, implied volatilities, calibration to quotes", "",
              "  gen-input price --dataset large | price | verify --text-ref share/ref/finpar-locvolcalib/large.output.data "
              "--array price --range 0:128 --rtol 1e-4\n"
-             "  gen-input price --dataset xl | price --backend cuda --devices all --profile run.prof | inspect"},
+             "  gen-input price --dataset xl | price --backend cuda --devices all --profile run.prof | inspect",
+             "the prices, one record per problem"},
             kInput | kOutput | kCompute | kProfile | kMultiDevice | kMpi);
     cli.add("Price")("precision", "Arithmetic: fp64 (the reference) or fp32",
                      cxxopts::value<std::string>()->default_value("fp64"), "P")(
@@ -232,11 +234,14 @@ int main(int argc, char** argv) {
         "forward (FinPar's algorithm: every strike's grid rolled back, the reference); the same prices to "
         "rounding",
         cxxopts::value<std::string>()->default_value("adjoint"), "M")(
-        "gpu-group", "CUDA backend: strikes resident at once per device (tuning; 0 = automatic)",
-        cxxopts::value<std::int64_t>()->default_value("0"), "N")(
-        "gpu-kernel", "CUDA backend: x-phase kernel, auto, sweep (thread per column) or chunk (thread per column "
-        "and 8 rows; numX <= 256) (tuning)",
+        "repeat", "Benchmark: after the run, solve every problem N more times; median solve times on stderr",
+        cxxopts::value<int>()->default_value("0"), "N");
+    cli.tuning()("gpu-group", "CUDA, forward method: strikes resident at once per device (0 = automatic)",
+                 cxxopts::value<std::int64_t>()->default_value("0"), "N")(
+        "gpu-kernel", "CUDA, forward method: x-phase kernel, auto, sweep (thread per column) or chunk (thread per "
+        "column and 8 rows; numX <= 256)",
         cxxopts::value<std::string>()->default_value("auto"), "K");
+    cli.tuning_env("NUMPIPE_PRICE_GRAPH=1", "CUDA adjoint: launch each pass as a captured CUDA graph");
     cli.add("Results")("greeks", "Also delta and gamma (with respect to s0) and vega (with respect to alpha) of "
                        "every contract, from the grid's neighbours of the spot")(
         "implied-vol", "Also each price's Black implied volatility (zero rates; NaN with a warning where the price "
@@ -248,6 +253,8 @@ int main(int argc, char** argv) {
         "max-evaluations", "With --calibrate: at most this many pricing passes",
         cxxopts::value<int>()->default_value("200"), "N");
     cli.parse(argc, argv);
+    const int repeat = cli.get<int>("repeat");
+    if (repeat < 0 || repeat > 1000) fail_input("--repeat must be in [0, 1000], got " + std::to_string(repeat));
     const price::Precision precision = price::parse_precision(cli.get<std::string>("precision"));
     const price::Method method = price::parse_method(cli.get<std::string>("method"));
     const std::int64_t group = cli.get<std::int64_t>("gpu-group");
@@ -325,6 +332,10 @@ int main(int argc, char** argv) {
           fail_input("--method forward on the CUDA backend has no mixed term (rho = " + std::to_string(pr.p.rho) +
                      "): use the adjoint method (the default) or --backend cpu");
 
+    std::uint64_t my_strikes = 0;  // this rank's, for the progress line
+    for (const auto& p : problems)
+      my_strikes += par::split_evenly(static_cast<std::size_t>(p.outer), world.size(), world.rank()).size();
+    Progress progress("price", "strikes", my_strikes, cli.quiet());
     PhaseLog log;
     if (backend == Backend::cuda) {  // the CUDA contexts, once per process: not inside the first solve
       timeline::Scope phase("cuda start-up");  // with the early start's wait (common/device.hpp)
@@ -361,22 +372,39 @@ int main(int argc, char** argv) {
                                : price::cuda_bytes_of(one_grid, precision, "sweep") + 16.0 * p.outer * p.num_x;
       const par::Range mine = par::split_evenly(static_cast<std::size_t>(p.outer), world.size(), world.rank());
       const price::StrikeRange range{static_cast<std::int64_t>(mine.begin), static_cast<std::int64_t>(mine.end)};
+      const std::uint64_t strikes_before = progress.done();
+      std::vector<double> repeat_seconds;  // --repeat
       if (backend == Backend::cpu) {
+        auto solve = [&] {
+          return method == price::Method::forward ? price::solve_cpu(setup, precision, range)
+                                                  : price::solve_cpu_adjoint(setup, precision, range);
+        };
         log.time("solve", bytes, flops, [&] {
-          prices = method == price::Method::forward ? price::solve_cpu(setup, precision, range)
-                                                    : price::solve_cpu_adjoint(setup, precision, range);
+          ActiveProgress active(progress);  // the forward method counts strikes as they finish
+          prices = solve();
         });
+        for (int r = 0; r < repeat; ++r) {
+          HostTimer timer;
+          solve();
+          repeat_seconds.push_back(timer.seconds());
+        }
       } else {
 #ifdef NUMPIPE_HAVE_CUDA
         price::CudaRun run;
         HostTimer timer;
         const bool forward = method == price::Method::forward;
-        if (forward)
-          prices = price::solve_cuda(setup, precision, range, devices, group, &run, gpu_kernel);
-        else
-          prices = price::prices_from_weights(
-              setup, precision, price::adjoint_weights_cuda(setup, precision, devices.front(), &run), range);
+        auto solve = [&](price::CudaRun* r) {
+          return forward ? price::solve_cuda(setup, precision, range, devices, group, r, gpu_kernel)
+                         : price::prices_from_weights(
+                               setup, precision, price::adjoint_weights_cuda(setup, precision, devices.front(), r), range);
+        };
+        prices = solve(&run);
         const double wall = timer.seconds();
+        for (int r = 0; r < repeat; ++r) {
+          price::CudaRun again;
+          solve(&again);
+          repeat_seconds.push_back(again.seconds);
+        }
         log.add("upload", run.upload_seconds);
         log.add("solve", run.seconds, forward ? price::cuda_bytes_of(p, precision, run.kernel) : bytes, flops);
         // Phases must not overlap (profile-report sums them): the rest of the wall time
@@ -397,6 +425,15 @@ int main(int argc, char** argv) {
         fail_resource("this build has no CUDA backend");
 #endif
       }
+      progress.update(strikes_before + range.last - range.first);
+      if (!repeat_seconds.empty() && world.is_root()) {
+        std::sort(repeat_seconds.begin(), repeat_seconds.end());
+        const std::size_t n = repeat_seconds.size();
+        const double median = n % 2 ? repeat_seconds[n / 2] : 0.5 * (repeat_seconds[n / 2 - 1] + repeat_seconds[n / 2]);
+        std::fprintf(stderr, "price: problem %zu (%lld strikes, %s, %s): %d runs after the first, median solve %.4f ms\n",
+                     k, static_cast<long long>(p.outer), price::method_name(method), backend_name(backend), repeat,
+                     median * 1e3);
+      }
       require_finite(ExitCode::internal, "price", Shape{static_cast<std::int64_t>(prices.size())}, prices.data(),
                      "a price came out non-finite (please report the input)");
       if (world.distributed()) {
@@ -416,6 +453,7 @@ int main(int argc, char** argv) {
       results.push_back(Record::from<double>("price", {p.outer}, prices.data(), cli.stamp(attrs, sources[k]->attrs)));
       params.push_back(price::params_json(p));
     }
+    progress.finish();
     if (!world.is_root()) return 0;
     StreamWriter writer(*out);
     for (const Record& r : results) writer.write(r);

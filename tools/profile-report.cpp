@@ -69,11 +69,14 @@ int run(int argc, char** argv) {
   Cli cli({"profile-report",
            "Report profile records: per-phase rates against the device's peaks, a comparison of runs, a roofline",
            "[FILE...]",
+           "  gen-input fluid --n 1024 -o in.nps\n"
            "  fluid-step --steps 100 --profile run.prof < in.nps > out.nps\n"
            "  fluid-step --steps 100 --backend cpu --profile run.prof < in.nps > out.nps\n"
            "  profile-report run.prof                       # tables and a CPU-vs-GPU comparison\n"
            "  profile-report --html -o report.html run.prof # one self-contained page with a roofline\n"
-           "  profile-report --calibrate                    # measure this machine's peaks once"},
+           "  profile-report --calibrate                    # measure this machine's peaks once",
+           "the report (text, Markdown, JSON, or with --html a self-contained page)",
+           "Accepted for symmetry with the other tools (profile-report shows no progress line)"},
           kInput | kOutput | kCompute | kNotStream);
   cli.add("Report")("format", "text, markdown, json or html", cxxopts::value<std::string>()->default_value("text"), "F")(
       "html", "Same as --format html: one self-contained page with SVG charts")(

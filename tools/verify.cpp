@@ -52,6 +52,26 @@ PerArray parse_per_array(const Cli& cli, const std::string& option) {
   return p;
 }
 
+// A per-array tolerance whose name is in no stream is a typo that would leave an
+// array compared at the wrong tolerance: refuse it, listing the arrays there are.
+void check_tolerance_names(const std::vector<const PerArray*>& options, const std::vector<const std::vector<Record>*>& streams) {
+  static const char* const option_names[] = {"rtol", "atol", "ulp"};
+  std::vector<std::string> names;
+  for (const auto* records : streams)
+    for (const auto& r : *records)
+      if (std::find(names.begin(), names.end(), r.name) == names.end()) names.push_back(r.name);
+  for (std::size_t k = 0; k < options.size(); ++k)
+    for (const auto& [name, value] : options[k]->by_name) {
+      if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      char v[32];
+      std::snprintf(v, sizeof v, "%g", value);
+      fail_input("--" + std::string(option_names[k < 3 ? k : 0]) + " " + name + "=" + v + ": no array '" + name +
+                 "' in either stream (the arrays: " + (list.empty() ? "none" : list) + ")");
+    }
+}
+
 struct Tolerance {
   double rtol = 0, atol = 0;
   double ulp = 0;
@@ -230,8 +250,10 @@ int run(int argc, char** argv) {
            "  gen-input array --seed 1 -o ref.nps\n"
            "  gen-input array --seed 1 | verify --against ref.nps --rtol 1e-12\n"
            "  gen-input price --dataset large | price | \\\n"
-           "    verify --text-ref large.output.data --array price --rtol 1e-4"},
+           "    verify --text-ref share/ref/finpar-locvolcalib/large.output.data --array price --range 0:128 --rtol 1e-5",
+           "", "Print only the arrays that fail, and the count of them; nothing when all pass"},
           kInput);
+  cli.exit_code(1, "some array differs beyond its tolerance");
   cli.add("Compare")("against", "Reference stream; the candidate is read from stdin or -i", cxxopts::value<std::string>(), "REF")(
       "text-ref", "Reference numbers in a text file (e.g. FinPar's [ a, b, ... ])", cxxopts::value<std::string>(), "FILE")(
       "rtol", "Relative tolerance: X for all arrays or NAME=X; repeatable", cxxopts::value<std::vector<std::string>>(), "X")(
@@ -284,6 +306,7 @@ int run(int argc, char** argv) {
     std::string cand_path = pos.empty() ? cli.input() : pos[0];
     auto text = read_text_numbers(cli.get<std::string>("text-ref"));
     auto records = read_stream(cand_path, limits, compared);
+    check_tolerance_names({&rtol, &atol, &ulp}, {&records});
     const Record* rec = nullptr;
     for (const auto& r : records)
       if (selected(r.name)) {
@@ -329,6 +352,7 @@ int run(int argc, char** argv) {
     if (cand_path == "-" && ref_path == "-") fail_input("only one of the streams can be stdin");
     auto cand = read_stream(cand_path, limits, compared);
     auto ref = read_stream(ref_path, limits, compared);
+    check_tolerance_names({&rtol, &atol, &ulp}, {&cand, &ref});
     // Match records by (name, occurrence), in the reference's order.
     std::map<std::string, std::vector<const Record*>> cand_by_name;
     for (const auto& r : cand) cand_by_name[r.name].push_back(&r);

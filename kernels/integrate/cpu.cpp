@@ -3,6 +3,8 @@
 // do not depend on the thread count.
 #include <omp.h>
 
+#include <atomic>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -28,6 +30,36 @@ double middle_sum(const Plan& plan, const SpouseView& sv, std::int32_t column, d
   return V;
 }
 
+// The progress line counts policies, but the spouse plan finishes every policy in
+// its last phase: the work of all three phases (one unit per Inner value, Middle
+// value and outer recurrence) is credited to the policies in proportion, so the
+// line moves, with a rate and time left, from the start.
+class WorkCredit {
+ public:
+  WorkCredit(const ProgressFn& progress, std::uint64_t policies, std::uint64_t total_work)
+      : progress_(progress), policies_(policies),
+        per_unit_(total_work ? static_cast<double>(policies) / static_cast<double>(total_work) : 0.0) {}
+  bool on() const { return static_cast<bool>(progress_); }
+  void add(std::uint64_t w) {  // from any thread
+    const std::uint64_t due = std::min<std::uint64_t>(
+        policies_, static_cast<std::uint64_t>(static_cast<double>(work_.fetch_add(w) + w) * per_unit_));
+    std::uint64_t before = credited_.load();
+    while (due > before && !credited_.compare_exchange_weak(before, due)) {
+    }
+    if (due > before) progress_(due - before);
+  }
+  void finish() {  // every policy credited once the work is done
+    const std::uint64_t before = credited_.exchange(policies_);
+    if (policies_ > before) progress_(policies_ - before);
+  }
+
+ private:
+  const ProgressFn& progress_;
+  std::uint64_t policies_;
+  double per_unit_;
+  std::atomic<std::uint64_t> work_{0}, credited_{0};
+};
+
 // The spouse pensions of a problem (every policy one): rows into the sink, or
 // into the result's reserve without one.
 Result solve_spouse_cpu(const Problem& problem, const RowSink* sink, const ProgressFn& progress) {
@@ -42,6 +74,7 @@ Result solve_spouse_cpu(const Problem& problem, const RowSink* sink, const Progr
   res.inner_steps_unshared = plan.inner_steps_unshared;
   res.columns = plan.columns();
   res.requests = plan.requests();
+  WorkCredit credit(progress, plan.policies, plan.inner_values() + plan.requests() + plan.policies);
 
   // 1. Inner for every (column, eta point); longest integrations first for balance.
   std::vector<double> inner(plan.inner_values());
@@ -58,6 +91,7 @@ Result solve_spouse_cpu(const Problem& problem, const RowSink* sink, const Progr
       const MortalityView& spouse = bv.laws[static_cast<std::size_t>(plan.column_law[c])];
       for (std::int64_t e = 0; e < n; ++e)
         out[e] = inner_value(rv, spouse, eta[e], plan.column_k[c], plan.column_t[c], plan.column_h3[c], plan.align);
+      if (credit.on()) credit.add(static_cast<std::uint64_t>(n));
     }
   });
 
@@ -69,6 +103,7 @@ Result solve_spouse_cpu(const Problem& problem, const RowSink* sink, const Progr
     for (std::int64_t q = 0; q < nreq; ++q) {
       std::int32_t c = plan.request_column[q];
       middle[q] = middle_sum(plan, bv.spouse, c, plan.request_tau[q], inner.data() + plan.column_offset[c]);
+      if (credit.on() && (q & 1023) == 1023) credit.add(1024);
     }
   });
 
@@ -88,9 +123,10 @@ Result solve_spouse_cpu(const Problem& problem, const RowSink* sink, const Progr
                                  plan.outer_t.data() + o, plan.outer_h.data() + (o - p) / 2, plan.outer_year.data() + o,
                                  n, middle.data() + o, row);
       (sink ? sink->premium[sink->index[p]] : res.premium[p]) = prem;
-      if (progress) progress(1);
+      if (credit.on()) credit.add(1);
     }
   });
+  if (credit.on()) credit.finish();
   return res;
 }
 

@@ -10,6 +10,7 @@
 #include <limits>
 #include <sstream>
 
+#include "common/progress.hpp"
 #include "common/error.hpp"
 #include "mle.hpp"
 #include "model.hpp"
@@ -401,6 +402,7 @@ void solve_cpu(const Series& s, const Params& p, std::int64_t first_task, std::i
         const std::size_t oi = static_cast<std::size_t>(si * W + w - base);
         evaluate(x, t0, p, st, oi, out, inner);
         if (p.shapes == 2) evaluate2(x, t0, sc, st, oi, out, u1, u2);
+        if (auto* progress = active_progress()) progress->advance(1);
       }
     }
   }

@@ -138,7 +138,7 @@ struct WindowSums {
   std::int64_t zero;
   double above, below;
 };
-NUMPIPE_HD_INLINE WindowSums window_sums(const double* x, std::int64_t n, double scale, double t, double p1, double p2,
+NUMPIPE_HD_OUTLINE WindowSums window_sums(const double* x, std::int64_t n, double scale, double t, double p1, double p2,
                                          bool all) {
   WindowSums s{{0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, 0, INFINITY, -INFINITY};
   for (std::int64_t k = 0; k < n; ++k) {
@@ -243,6 +243,35 @@ NUMPIPE_HD_INLINE double loglik_from_sums(const WindowSums& s, double p1, double
   return -n * log(D) - s.l.A0 * exp(-p1 * log(sl)) - s.r.A0 * exp(-p2 * log(sr));
 }
 
+// Theta's rows of the information from their expectations. Theta's
+// derivatives are the only ones that use the sums B0 = sum d^(p-1),
+// B1 = sum d^(p-1) log d and C0 = sum d^(p-2) of a side (d the distance to
+// theta): for p < 2 C0 is dominated by the point nearest theta (its variance
+// is infinite for p <= 1.5), and for p near 1 so are B0 and B1 (d^(p-1) is
+// near 1 however close the point). This replaces them by their expectations
+// under the fitted distribution (n points; on the left branch, of mass
+// s_l g1 / D, d = s_l t^(1/p1) with t ~ Gamma(1/p1); int z^(p-1) e^(-z^p) dz = 1/p,
+// int z^(p-1) log z e^(-z^p) dz = -gamma/p^2, int z^(p-2) e^(-z^p) dz = Gamma(1 - 1/p)/p):
+//   E B0 = n s^p / (p D),  E B1 = E B0 (log s - gamma_E / p),
+//   E C0 = n s^(p-1) Gamma(1 - 1/p) / (p D),  D = s_l g1 + s_r g2,
+// finite for p > 1. Then theta's expected score is 0, and minus the expected
+// second derivative in theta is
+//   n [p1 Gamma(2 - 1/p1) / s_l + p2 Gamma(2 - 1/p2) / s_r] / D
+// (one shape, p = 2: 2n / (s_l s_r), the normal's n / sigma^2 when s_l = s_r),
+// the expected squared score (the tests integrate both numerically).
+NUMPIPE_HD_INLINE void expect_theta_sums(WindowSums& s, double p1, double p2, double sl, double sr, double n) {
+  const double euler = 0.57721566490153286;
+  const double D = sl * exp(lgamma(1.0 + 1.0 / p1)) + sr * exp(lgamma(1.0 + 1.0 / p2));
+  for (int side = 0; side < 2; ++side) {
+    SideSums& q = side == 0 ? s.l : s.r;
+    const double p = side == 0 ? p1 : p2, sc = side == 0 ? sl : sr;
+    const double ls = log(sc), sp = exp(p * ls);
+    q.B0 = n * sp / (p * D);
+    q.B1 = q.B0 * (ls - euler / p);
+    q.C0 = n * (sp / sc) * exp(lgamma(1.0 - 1.0 / p)) / (p * D);
+  }
+}
+
 // ---- small dense linear algebra -------------------------------------------------
 // Cholesky of the m x m symmetric positive definite matrix M (rows idx[0..m) of
 // a kParams matrix); false when not positive definite. L lower, in place.
@@ -286,14 +315,14 @@ struct WindowTask {
 // The result, in the data's units. se: standard errors in the order of the
 // `stderr` record's columns: (theta, p, s_l, s_r), or (theta, p1, p2, s_l, s_r)
 // with two shapes; NaN where not defined. smooth: theta's row of the
-// information exists (p > 1 on both sides and theta not at a data point, or
-// p > 2); otherwise se[0] is NaN. [ci_lo, ci_hi]: theta's 95% profile-likelihood
+// information exists (p > 1 on both sides); otherwise se[0] is NaN. [ci_lo, ci_hi]: theta's 95% profile-likelihood
 // interval.
 struct WindowEstimate {
   double theta, p1, p2, s_l, s_r, loglik;
   double se[kParams];
   double ci_lo, ci_hi;
-  int smooth, iterations;
+  int smooth;
+  int iterations;  // profile evaluations (passes over the window) of the searches
 };
 
 // The 95% point of chi-square with one degree of freedom (1.959963984540054^2).
@@ -308,7 +337,7 @@ struct State {
 };
 
 // The profile at (t, p1, p2): sums, optimal scales, log-likelihood.
-NUMPIPE_HD_INLINE State profile_state(const double* x, std::int64_t n, double scale, double t, double p1, double p2,
+NUMPIPE_HD_OUTLINE State profile_state(const double* x, std::int64_t n, double scale, double t, double p1, double p2,
                                       bool all) {
   State st;
   st.theta = t;
@@ -356,67 +385,230 @@ NUMPIPE_HD_INLINE void profile_derivatives(const State& st, double n, bool two, 
   }
 }
 
-// Bounded maximisation of the profile over the free coordinates: Newton steps on
-// the profile (Cholesky of minus its Hessian; where that fails, per-coordinate
-// steps g_i / |H_ii|), projected into the box, halved until the log-likelihood
-// does not fall. Stops when a step moves no coordinate by more than 1e-12 of
-// its scale, or after 100 steps.
-NUMPIPE_HD_INLINE State newton_maximise(const double* x, std::int64_t n, double scale, State st, bool two, Free fr,
-                                        const double* lo, const double* hi, int* iterations) {
+// The profile's slope and curvature in theta alone (scales eliminated, shapes held).
+NUMPIPE_HD_INLINE void theta_slope(const State& st, double n, double* G, double* H) {
+  Free fr;
+  fr.idx[0] = kTheta;
+  fr.m = 1;
+  double gf[3] = {}, Hf[kParams][kParams] = {};
+  profile_derivatives(st, n, true, fr, gf, Hf);
+  *G = gf[0];
+  *H = Hf[0][0];
+}
+
+// The profile's maximum over theta in [lo, hi] at the state's shapes, from the
+// state's theta: the root of its slope G, which is continuous for p > 1 but
+// bends sharply at the data points (the point's term varies as |x - theta|^(p-1):
+// for p near 1 nearly a kink, where Newton steps hop across the point instead
+// of converging, and the root can lie within rounding of the point). So the
+// root is bracketed: steps in the rising direction (Newton's, at least doubling,
+// never past the next data point) until the slope changes sign, then the bracket
+// is shrunk by Newton steps from its end with the smaller slope where they land
+// inside and at least halve it, else by halving; towards an end on a data point
+// by halving the logarithm of the distance from it (the root may be within a
+// few ulps of the point). It stops when the bracket is 4 ulps of theta plus
+// 1e-15 of the scale wide: where the slope's rounding cannot move the root
+// further, so the result is the same on any machine to that width. passes:
+// profile evaluations (one pass over the window each).
+NUMPIPE_HD_OUTLINE State theta_solve(const double* x, std::int64_t n, double scale, State a, double lo, double hi,
+                                    int* passes) {
   const double nd = static_cast<double>(n);
-  for (int it = 0; it < 100; ++it) {
-    ++*iterations;
-    if (!finite(st.ll) || fr.m == 0) break;
-    double gf[3] = {}, Hf[kParams][kParams] = {};
-    profile_derivatives(st, nd, two, fr, gf, Hf);
-    double L[kParams][kParams] = {}, step[3] = {0, 0, 0};
-    for (int i = 0; i < fr.m; ++i)
-      for (int j = 0; j < fr.m; ++j) L[i][j] = -Hf[i][j];
-    for (int i = 0; i < fr.m; ++i) step[i] = gf[i];
-    bool all_finite = true;
-    for (int i = 0; i < fr.m; ++i) all_finite = all_finite && finite(gf[i]);
-    if (!all_finite) break;
-    if (cholesky(L, fr.m)) {
-      cholesky_solve(L, fr.m, step);
-    } else {
-      for (int i = 0; i < fr.m; ++i) {
-        const double h = fabs(Hf[i][i]);
-        step[i] = h > 0 && finite(h) ? gf[i] / h : (gf[i] > 0 ? 0.25 : -0.25) * (hi[i] - lo[i]);
+  double Ga = 0, Ha = 0;
+  theta_slope(a, nd, &Ga, &Ha);
+  if (!finite(a.ll) || !finite(Ga) || Ga == 0) return a;
+  const double dir = Ga > 0 ? 1.0 : -1.0;
+  const double tol_abs = 1e-15 * (a.s_l + a.s_r);
+  auto newton_distance = [](double G, double H) { return H < 0 && finite(H) ? fabs(G / H) : 0.0; };
+  // 1. the bracket [a, b]: G(a) dir > 0 >= G(b) dir
+  double h = newton_distance(Ga, Ha);
+  if (!(h > 0)) h = (a.s_l + a.s_r) / sqrt(nd);
+  State b = a;
+  double Gb = Ga, Hb = Ha;
+  for (int k = 0;; ++k) {
+    const double next = dir > 0 ? a.sums.above : a.sums.below;  // the nearest data point beyond a
+    double t = a.theta + dir * h;
+    if (finite(next) && (dir > 0 ? next < t : next > t)) t = next;
+    t = fmin(hi, fmax(lo, t));
+    if (t == a.theta) return a;  // on the bound, the slope pointing out
+    b = profile_state(x, n, scale, t, a.p1, a.p2, true);
+    ++*passes;
+    theta_slope(b, nd, &Gb, &Hb);
+    if (!finite(b.ll) || !finite(Gb)) return a;
+    if (Gb * dir <= 0) break;
+    if (k >= 60 || t == (dir > 0 ? hi : lo)) return b;
+    a = b;
+    Ga = Gb;
+    Ha = Hb;
+    h = fmax(newton_distance(Ga, Ha), 2.0 * h);
+  }
+  if (Gb == 0) return b;
+  // 2. shrink it
+  for (int k = 0; k < 200; ++k) {
+    const double tl = fmin(a.theta, b.theta), th = fmax(a.theta, b.theta), w = th - tl;
+    if (w <= 0x1p-50 * (fabs(a.theta) + fabs(b.theta)) + tol_abs) break;
+    const bool from_a = fabs(Ga) <= fabs(Gb);
+    const double te = from_a ? a.theta : b.theta, Ge = from_a ? Ga : Gb, He = from_a ? Ha : Hb;
+    double c = He < 0 && finite(He) ? te - Ge / He : NAN;
+    if (!(c > tl && c < th && fabs(c - te) <= 0.5 * w)) {
+      const double inner = dir > 0 ? a.sums.above : a.sums.below;  // a data point inside the bracket
+      if (inner > tl && inner < th) {
+        c = inner;
+      } else if (a.sums.zero > 0 || b.sums.zero > 0) {
+        const bool at_a = a.sums.zero > 0;
+        const double y = at_a ? a.theta : b.theta, toward = at_a ? dir : -dir;
+        const double dmin = fmax(0x1p-52 * fabs(y), tol_abs);
+        c = y + toward * sqrt(dmin * w);
+        if (!(c > tl && c < th)) c = 0.5 * (a.theta + b.theta);
+      } else {
+        c = 0.5 * (a.theta + b.theta);
       }
     }
-    double cur[3];
-    for (int i = 0; i < fr.m; ++i) {
-      const int fi = fr.idx[i];
-      cur[i] = fi == kTheta ? st.theta : (fi == kP1 ? st.p1 : st.p2);
+    const State sc = profile_state(x, n, scale, c, a.p1, a.p2, true);
+    ++*passes;
+    double Gc = 0, Hc = 0;
+    theta_slope(sc, nd, &Gc, &Hc);
+    if (!finite(sc.ll) || !finite(Gc)) break;
+    if (Gc == 0) return sc;
+    if (Gc * dir > 0) {
+      a = sc;
+      Ga = Gc;
+      Ha = Hc;
+    } else {
+      b = sc;
+      Gb = Gc;
+      Hb = Hc;
     }
-    bool accepted = false, moved = false;
+  }
+  return fabs(Ga) <= fabs(Gb) ? a : b;
+}
+
+// Bounded maximisation of the profile over the free coordinates (theta, and the
+// shape or shapes). Theta, when free, is maximised by theta_solve at every
+// shape tried (the profile over theta and the scales is smooth in the shapes,
+// where the joint one bends at every data point); the shapes take Newton steps
+// on it (Cholesky of minus its Hessian, theta eliminated by its Schur
+// complement; where that fails, per-coordinate steps g_i / |H_ii|), projected
+// into the box, halved until the log-likelihood does not fall. A shape on a
+// bound whose gradient points out of the box is held there and the step solved
+// for the others (projected Newton), so the convergence stays quadratic at a
+// bound too.
+//
+// Where it stops must not depend on rounding (the CPU's and CUDA's exp, log
+// and pow differ in the last bit, and CUDA contracts a*b + c). A step that
+// gains less than the log-likelihood's own rounding, kLoglikNoise (|ll| + n),
+// cannot be judged by comparing values: stopping at the first such comparison
+// left the optimum wherever the rounding happened to say no, about
+// sqrt(noise / curvature), 1e-8 of the scale, from the maximum. Instead, a
+// Newton step whose first-order gain g.step is below the noise is accepted
+// unless the log-likelihood falls by more than the noise; at that distance
+// Newton converges quadratically (1e-7 -> 1e-13 -> the rounding of the
+// gradient), and after kPolishSteps such steps the search stops: at the root
+// of the gradient to its rounding, the same to about 1e-14 of the scale with
+// any math library (tests/unit/test_mle_rounding.cpp). Other stops: no
+// coordinate moves, a step is refused after 40 halvings, or 100 steps.
+// passes: profile evaluations.
+inline constexpr double kLoglikNoise = 1e-13;
+inline constexpr int kPolishSteps = 2;
+
+NUMPIPE_HD_OUTLINE State newton_maximise(const double* x, std::int64_t n, double scale, State st, bool two, Free fr,
+                                        const double* lo, const double* hi, int* passes) {
+  const double nd = static_cast<double>(n);
+  // theta (inner) and the shapes (this loop)
+  bool free_theta = false;
+  double tlo = 0, thi = 0, slo[3], shi[3];
+  Free all, sh;
+  all.m = 0;
+  sh.m = 0;
+  for (int i = 0; i < fr.m; ++i)
+    if (fr.idx[i] == kTheta) {
+      free_theta = true;
+      tlo = lo[i];
+      thi = hi[i];
+    }
+  if (free_theta) all.idx[all.m++] = kTheta;
+  for (int i = 0; i < fr.m; ++i)
+    if (fr.idx[i] != kTheta) {
+      slo[sh.m] = lo[i];
+      shi[sh.m] = hi[i];
+      sh.idx[sh.m++] = fr.idx[i];
+      all.idx[all.m++] = fr.idx[i];
+    }
+  const int o = free_theta ? 1 : 0;  // the shapes' offset in `all`
+  if (free_theta) st = theta_solve(x, n, scale, st, tlo, thi, passes);
+  int polish = 0;
+  for (int it = 0; it < 100 && sh.m > 0; ++it) {
+    if (!finite(st.ll)) break;
+    double gf[3] = {}, Hf[kParams][kParams] = {};
+    profile_derivatives(st, nd, two, all, gf, Hf);
+    // theta eliminated: it follows the shapes, d theta = -H_tt^-1 H_ts d shape;
+    // not at a data point with p < 2 (the point's curvature is infinite: theta
+    // stays on it)
+    double g[3], Hs[3][3];
+    const bool pinned = st.sums.zero > 0 && (st.p1 < 2 || st.p2 < 2);
+    const double htt = Hf[0][0];
+    const bool eliminate = free_theta && htt < 0 && finite(htt) && !pinned;
+    for (int i = 0; i < sh.m; ++i) {
+      g[i] = gf[i + o];
+      for (int j = 0; j < sh.m; ++j) Hs[i][j] = Hf[i + o][j + o] - (eliminate ? Hf[i + o][0] * Hf[0][j + o] / htt : 0.0);
+    }
+    bool all_finite = true;
+    for (int i = 0; i < sh.m; ++i) all_finite = all_finite && finite(g[i]);
+    if (!all_finite) break;
+    double cur[3];
+    for (int i = 0; i < sh.m; ++i) cur[i] = sh.idx[i] == kP1 ? st.p1 : st.p2;
+    // the shapes that may move: not on a bound with the gradient pushing out
+    int act[3], m = 0;
+    for (int i = 0; i < sh.m; ++i)
+      if (!((cur[i] <= slo[i] && g[i] < 0) || (cur[i] >= shi[i] && g[i] > 0))) act[m++] = i;
+    if (m == 0) break;  // a corner of the box is the maximum
+    double L[kParams][kParams] = {}, sub[3] = {0, 0, 0}, step[3] = {0, 0, 0};
+    for (int a = 0; a < m; ++a) {
+      sub[a] = g[act[a]];
+      for (int b = 0; b < m; ++b) L[a][b] = -Hs[act[a]][act[b]];
+    }
+    const bool newton = cholesky(L, m);
+    if (newton) {
+      cholesky_solve(L, m, sub);
+      for (int a = 0; a < m; ++a) step[act[a]] = sub[a];
+    } else {
+      for (int a = 0; a < m; ++a) {
+        const int i = act[a];
+        const double h = fabs(Hs[i][i]);
+        step[i] = h > 0 && finite(h) ? g[i] / h : (g[i] > 0 ? 0.25 : -0.25) * (shi[i] - slo[i]);
+      }
+    }
+    const double noise = kLoglikNoise * (fabs(st.ll) + nd);
+    bool accepted = false, moved = false, fine = false;
     for (int half = 0; half < 40 && !accepted; ++half) {
-      double nx[3];
+      double nx[3], gain = 0;
       moved = false;
-      for (int i = 0; i < fr.m; ++i) {
-        nx[i] = fmin(hi[i], fmax(lo[i], cur[i] + step[i]));
-        const int fi = fr.idx[i];
-        const double tol = 1e-12 * (fi == kTheta ? (st.s_l + st.s_r) : cur[i]);
-        if (fabs(nx[i] - cur[i]) > tol) moved = true;
+      for (int i = 0; i < sh.m; ++i) {
+        nx[i] = fmin(shi[i], fmax(slo[i], cur[i] + step[i]));
+        gain += g[i] * (nx[i] - cur[i]);
+        // the fallback steps have no quadratic convergence to finish them:
+        // they stop at 1e-12 of the shape
+        if (newton ? nx[i] != cur[i] : fabs(nx[i] - cur[i]) > 1e-12 * cur[i]) moved = true;
       }
       if (!moved) break;
-      double t = st.theta, q1 = st.p1, q2 = st.p2;
-      for (int i = 0; i < fr.m; ++i) {
-        const int fi = fr.idx[i];
-        if (fi == kTheta) t = nx[i];
-        else if (fi == kP1) q1 = nx[i];
+      fine = newton && gain <= noise;
+      double q1 = st.p1, q2 = st.p2;
+      for (int i = 0; i < sh.m; ++i) {
+        if (sh.idx[i] == kP1) q1 = nx[i];
         else q2 = nx[i];
       }
       if (!two) q2 = q1;
-      State trial = profile_state(x, n, scale, t, q1, q2, true);
-      if (trial.ll >= st.ll) {
+      State trial = profile_state(x, n, scale, st.theta, q1, q2, true);
+      ++*passes;
+      if (free_theta) trial = theta_solve(x, n, scale, trial, tlo, thi, passes);
+      if (trial.ll >= st.ll || (fine && trial.ll >= st.ll - noise)) {
         st = trial;
         accepted = true;
       } else {
-        for (int i = 0; i < fr.m; ++i) step[i] *= 0.5;
+        for (int i = 0; i < sh.m; ++i) step[i] *= 0.5;
       }
     }
     if (!accepted || !moved) break;
+    if (fine && ++polish >= kPolishSteps) break;
   }
   return st;
 }
@@ -456,7 +648,7 @@ NUMPIPE_HD_INLINE double illinois(F f, double a, double fa, double b, double fb,
 // point the distance doubles until the profile falls below the level.
 // The profile at theta = t: the scales maximised, the shapes held at the
 // estimate's, or (shapes != nullptr, two shapes) maximised too in [lo, hi].
-NUMPIPE_HD_INLINE State profile_at(const double* x, std::int64_t n, double scale, const State& best, double t,
+NUMPIPE_HD_OUTLINE State profile_at(const double* x, std::int64_t n, double scale, const State& best, double t,
                                    const Free* shapes, const double* lo, const double* hi) {
   if (!shapes) return profile_state(x, n, scale, t, best.p1, best.p2, false);
   int iterations = 0;
@@ -464,7 +656,7 @@ NUMPIPE_HD_INLINE State profile_at(const double* x, std::int64_t n, double scale
                          &iterations);
 }
 
-NUMPIPE_HD_INLINE double profile_end(const double* x, std::int64_t n, double scale, const State& best, double level,
+NUMPIPE_HD_OUTLINE double profile_end(const double* x, std::int64_t n, double scale, const State& best, double level,
                                      int dir, double span, const Free* shapes, const double* lo, const double* hi) {
   auto prof = [&](double t) { return profile_at(x, n, scale, best, t, shapes, lo, hi); };
   double t = best.theta, ft = best.ll;
@@ -502,7 +694,7 @@ NUMPIPE_HD_INLINE double profile_end(const double* x, std::int64_t n, double sca
 
 // The same where the profile is smooth in theta (p > 1): steps of h, 2h, 4h ...
 // from theta-hat until the profile falls below the level, then the crossing.
-NUMPIPE_HD_INLINE double profile_step_out(const double* x, std::int64_t n, double scale, const State& best,
+NUMPIPE_HD_OUTLINE double profile_step_out(const double* x, std::int64_t n, double scale, const State& best,
                                           double level, int dir, double h, const Free* shapes, const double* lo,
                                           const double* hi) {
   auto prof = [&](double t) { return profile_at(x, n, scale, best, t, shapes, lo, hi).ll; };
@@ -537,18 +729,18 @@ NUMPIPE_HD_INLINE double profile_step_out(const double* x, std::int64_t n, doubl
 //
 // inform: the observed information -H at the estimate, H the Hessian of the full
 // log-likelihood in (theta, p, s_l, s_r) (two shapes: (theta, p1, p2, s_l, s_r)),
-// inverted by Cholesky; standard errors are the square roots of its diagonal.
-// Where theta's row does not exist (p <= 1, or theta at a data point), theta's
-// standard error is NaN and the others come from the information of the
+// except theta's row and column, which are their expectations under the
+// fitted distribution (expect_theta_sums: the observed ones sum powers of
+// |x - theta| dominated by the point nearest theta-hat); inverted by
+// Cholesky; standard errors are the square roots of its diagonal.
+// Where theta's row does not exist (p <= 1 on either side: the maximum over
+// theta lies at a data point, and the expected information is infinite),
+// theta's standard error is NaN and the others come from the information of the
 // remaining parameters at the estimated theta (theta held fixed).
 // [ci_lo, ci_hi] is the profile-likelihood interval
 // {theta : 2 (loglik-hat - profile(theta)) <= 3.84}, the scales maximised and
 // the shape held at its estimate (two shapes: both maximised in the grid's
-// range), in every case: for 1 < p < 2 theta's
-// observed information sums |x - theta|^(p-2), dominated by the point nearest
-// theta-hat (of infinite variance for p <= 1.5), so theta +- 1.96 se covers
-// the truth too rarely there (measured: 89% at p = 1.5, n = 300, where the
-// profile interval covers 95%; docs/mle.md).
+// range), in every case (docs/mle.md compares the two intervals' coverage).
 NUMPIPE_HD_INLINE WindowEstimate estimate_window(const double* x, std::int64_t n, const WindowTask& task) {
   const double nd = static_cast<double>(n);
   const bool two = task.two_shapes;
@@ -570,7 +762,6 @@ NUMPIPE_HD_INLINE WindowEstimate estimate_window(const double* x, std::int64_t n
   const double scale = ldexp(1.0, -e2), unscale = ldexp(1.0, e2);
   const double t0 = task.theta0 * scale;
   detail::State st = detail::profile_state(x, n, scale, t0, task.p1, task.p2, true);
-  const double tlo = st.sums.below, thi = st.sums.above;  // may be -inf / +inf
   const bool smooth_grid = task.p1 > 1 && task.p2 > 1;
   // With p <= 1 on the grid, theta stays at its data point while the shapes
   // move; if they end above 1, a second, smooth pass frees theta.
@@ -581,14 +772,6 @@ NUMPIPE_HD_INLINE WindowEstimate estimate_window(const double* x, std::int64_t n
     fr.m = 0;
     double lo[3], hi[3];
     if (smooth_pass) {
-      double g[kParams], H[kParams][kParams];
-      loglik_derivatives(st.sums, st.p1, st.p2, st.s_l, st.s_r, nd, g, H);
-      const double nb = g[kTheta] > 0 ? thi : tlo;
-      if (g[kTheta] != 0 && finite(nb)) {
-        const detail::State half =
-            detail::profile_state(x, n, scale, 0.5 * (t0 + nb), st.p1, st.p2, true);
-        if (half.ll >= st.ll) st = half;
-      }
       fr.idx[fr.m] = kTheta;
       lo[fr.m] = xmin * scale;
       hi[fr.m] = xmax * scale;
@@ -618,9 +801,11 @@ NUMPIPE_HD_INLINE WindowEstimate estimate_window(const double* x, std::int64_t n
   out.loglik = st.ll - nd * static_cast<double>(e2) * 0.69314718055994531;
   if (!task.inform || !finite(st.ll)) return out;
 
-  // observed information in the reported parameters
+  // the information in the reported parameters (theta's rows expected, below)
+  WindowSums info_sums = st.sums;
+  if (st.p1 > 1 && st.p2 > 1) expect_theta_sums(info_sums, st.p1, st.p2, st.s_l, st.s_r, nd);
   double g[kParams], H[kParams][kParams];
-  loglik_derivatives(st.sums, st.p1, st.p2, st.s_l, st.s_r, nd, g, H);
+  loglik_derivatives(info_sums, st.p1, st.p2, st.s_l, st.s_r, nd, g, H);
   // reported order: theta, p (tied) | p1, p2, s_l, s_r
   int cols[kParams];
   int K = 0;
@@ -633,8 +818,15 @@ NUMPIPE_HD_INLINE WindowEstimate estimate_window(const double* x, std::int64_t n
     for (int j = 0; j < kParams; ++j) H[kP1][j] += H[kP2][j];
     for (int i = 0; i < kParams; ++i) H[i][kP1] += H[i][kP2];
   }
-  // at a data point theta's second derivative exists for p > 2 (the point's term is 0)
-  const bool smooth = st.p1 > 1 && st.p2 > 1 && (st.sums.zero == 0 || (st.p1 > 2 && st.p2 > 2));
+  // theta's row exists for p > 1 on both sides (the log-likelihood is then
+  // continuously differentiable in theta, and theta's expected information is
+  // finite); it is the expected one (expect_theta_sums), the rest observed:
+  // the observed theta-theta entry sums |x - theta|^(p-2), dominated for p < 2
+  // by the point nearest theta-hat, so theta +- 1.96 se from it covered 90% at
+  // p = 1.5, and it changed by a factor of 4 when theta-hat moved by 1e-8
+  // towards a data point, where the expectation depends on the estimates
+  // smoothly.
+  const bool smooth = st.p1 > 1 && st.p2 > 1;
   out.smooth = smooth ? 1 : 0;
   const int first = smooth ? 0 : 1;  // drop theta where its row does not exist
   const int m = K - first;

@@ -138,7 +138,9 @@ Estimates finish(const Series& s, const Params& p, const WindowFits& fits, bool 
                  const std::vector<double>& levels, std::int64_t begin, std::int64_t end);
 
 // The searches of windows [begin, end) as inference.hpp's WindowTask: the grid's
-// location and shapes and their grid neighbours.
+// location and shapes and their grid neighbours. Here and in estimate_cpu and
+// estimate_cuda, `fits` holds those windows only (fits[u] is window begin + u,
+// as finish() and one MPI rank have them); other sizes are an internal error.
 std::vector<WindowTask> make_tasks(const Series& s, const Params& p, const WindowFits& fits, bool refine, bool inform,
                                    std::int64_t begin, std::int64_t end);
 // inference.hpp's estimate_window for windows [begin, end) of the fits, on the

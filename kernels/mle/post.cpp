@@ -336,8 +336,20 @@ WindowTask make_task(const Series& s, const Params& p, const WindowFits& fits, s
 }
 }  // namespace
 
+namespace {
+// fits must hold exactly windows [begin, end) (fits[u] is window begin + u):
+// passing a whole run's fits with a sub-range would pair each window with
+// another window's grid optimum.
+void require_range_fits(const char* who, const WindowFits& fits, std::int64_t begin, std::int64_t end) {
+  if (begin < 0 || end < begin || fits.index.size() != static_cast<std::size_t>(end - begin))
+    fail_internal(std::string(who) + ": the fits hold " + std::to_string(fits.index.size()) + " windows, not the " +
+                  std::to_string(end - begin) + " of [" + std::to_string(begin) + ", " + std::to_string(end) + ")");
+}
+}  // namespace
+
 std::vector<WindowTask> make_tasks(const Series& s, const Params& p, const WindowFits& fits, bool refine, bool inform,
                                    std::int64_t begin, std::int64_t end) {
+  require_range_fits("mle make_tasks", fits, begin, end);
   std::vector<WindowTask> tasks(static_cast<std::size_t>(end - begin));
   for (std::size_t u = 0; u < tasks.size(); ++u) tasks[u] = make_task(s, p, fits, u, begin, refine, inform);
   return tasks;
@@ -358,6 +370,7 @@ struct LoopProgress {
 std::vector<WindowEstimate> estimate_cpu(const Series& s, const Params& p, const WindowFits& fits, bool refine,
                                          bool inform, std::int64_t begin, std::int64_t end,
                                          const std::function<void(std::int64_t)>& progress) {
+  require_range_fits("mle estimate_cpu", fits, begin, end);
   const std::int64_t W = window_count(s, p);
   std::vector<WindowEstimate> out(static_cast<std::size_t>(end - begin));
   LoopProgress lp{progress};

@@ -812,6 +812,7 @@ class CudaRun {
     std::vector<double> host_step;  // MPI: the host waits on every exchange, so a step's wall time is the measure
     // the ring kernels write the ghosts of their output: those of the input state once here
     if (fuse_) launch_fill_ghosts<T>(g_, cur, main());
+    int reported = 0;  // steps known finished, for the progress line
     for (int s = 0; s < o_.steps; ++s) {
       if (o_.dt <= 0 && s > 0) {
         max_speed_now = max_speed(cur);
@@ -843,7 +844,12 @@ class CudaRun {
       const bool last = s + 1 == o_.steps;
       if (last || (o_.diag_every > 0 && (s + 1) % o_.diag_every == 0)) diagnose();
       if (o_.snapshot_every > 0 && (s + 1) % o_.snapshot_every == 0) snapshot(cur, nxt, r);
-      if (o_.on_step) o_.on_step(s + 1);
+      // Progress: the steps whose end event has passed (the host runs ahead of the
+      // GPU; cudaEventQuery does not wait, so no synchronisation is added).
+      if (o_.on_step) {
+        while (reported < s + 1 && cudaEventQuery(eve[static_cast<std::size_t>(reported)]) == cudaSuccess) ++reported;
+        o_.on_step(reported);
+      }
       // the fused ghosts of cur were written by the last sub-step; a diagnostic or
       // snapshot step filled them again (the same values)
     }
@@ -851,6 +857,7 @@ class CudaRun {
     if (!d_)
       for (int v = 0; v < kVars; ++v) r.fields[v].resize(static_cast<std::size_t>(g_.points()));
     NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+    if (o_.on_step) o_.on_step(o_.steps);
     for (int s = 0; s < o_.steps; ++s) {
       float ms = 0;
       NUMPIPE_CUDA_CHECK(cudaEventElapsedTime(&ms, evs[s], eve[s]));

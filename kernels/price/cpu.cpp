@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/progress.hpp"
 #include "price.hpp"
 
 namespace numpipe::price {
@@ -271,7 +272,10 @@ std::vector<double> solve(const Setup& s, StrikeRange range, std::uint64_t table
     {
       Work<Real> w(t.nx, t.ny, !t.xinv.empty());
 #pragma omp for schedule(static)
-      for (std::int64_t k = 0; k < count; ++k) out[k] = run_strike(t, first + k, w, 1, 0);
+      for (std::int64_t k = 0; k < count; ++k) {
+        out[k] = run_strike(t, first + k, w, 1, 0);
+        if (auto* progress = active_progress()) progress->advance(1);
+      }
     }
   } else {
     Work<Real> w(t.nx, t.ny, !t.xinv.empty());
@@ -282,6 +286,7 @@ std::vector<double> solve(const Setup& s, StrikeRange range, std::uint64_t table
 #pragma omp single
         out[k] = v;
       }
+      if (auto* progress = active_progress()) progress->advance(1);
     }
   }
   return out;

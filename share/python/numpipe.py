@@ -9,10 +9,12 @@ prod(shape) * itemsize bytes) -- and an end record {"end": true, "records": N}.
 Several complete streams may follow one another (``cat a.nps b.nps``).
 
     import numpipe
-    arrays = numpipe.read("a.nps")                 # {name: ndarray}, first record of each name
+    run = numpipe.read("a.nps")                    # {name: ndarray}, first record of each name
+    run.attrs["x"]; run.series("snap_d")           # attrs; every record of a name, stacked
     for name, array, attrs in numpipe.records("-"):  # every record, in order ("-" is stdin)
         ...
     numpipe.write("out.nps", {"x": x, "y": y}, attrs={"kind": "mine"})
+    ds = numpipe.to_xarray("a.nps")                # an xarray Dataset (needs python3-xarray)
 
 Python 3.11 has no zstd module, so this module calls libzstd (libzstd.so.1,
 present wherever numpipe builds) through ctypes; when the library cannot be
@@ -38,8 +40,8 @@ import threading
 import numpy as np
 
 __version__ = "0.1.0"  # numpipe's project version (CMakeLists.txt)
-__all__ = ["FormatError", "ZstdUnavailableError", "Record", "Writer", "read", "records", "write",
-           "zstd_backend", "DTYPES"]
+__all__ = ["FormatError", "ZstdUnavailableError", "Record", "Stream", "Writer", "read", "records", "write",
+           "to_xarray", "zstd_backend", "DTYPES"]
 
 MAGIC = b"NUMPIPE\0"
 VERSION = 1
@@ -765,16 +767,240 @@ def _read_records(source, max_bytes=None, max_header_bytes=MAX_HEADER_BYTES, kee
             f.close()
 
 
-def read(source="-", **kwargs):
-    """Reads a whole input (path, "-" or binary file) and returns {name: array}.
+class Stream(dict):
+    """What read() returns: a dict from record name to the array of the first record
+    of that name (so ``read(p)["x"]`` works as it always did), and everything else:
 
-    The first record of each name is kept (as in the C++ tools); use records() to see
-    every record and their attrs. The whole input is validated before anything is returned.
+    - ``attrs[name]``: the attrs (a dict) of the first record of each name;
+    - ``records``: every record, in stream order, as Record(name, array, attrs);
+    - ``all(name)``: every record of one name, in order (a snapshot series);
+    - ``series(name)``: their arrays stacked along a new first axis (NumPy array);
+    - ``series_attrs(name)``: their attrs, in order (each snapshot's step, time).
     """
+
+    def __init__(self, records_in_order):
+        super().__init__()
+        self.records = list(records_in_order)
+        self.attrs = {}
+        for rec in self.records:
+            if rec.name not in self:
+                self[rec.name] = rec.array
+                self.attrs[rec.name] = rec.attrs
+
+    def all(self, name):
+        """Every record named `name`, in stream order (KeyError when there is none)."""
+        found = [rec for rec in self.records if rec.name == name]
+        if not found:
+            raise KeyError(name)
+        return found
+
+    def series(self, name):
+        """The arrays of every record named `name`, stacked: shape (count,) + shape of one."""
+        arrays = [rec.array for rec in self.all(name)]
+        shapes = {a.shape for a in arrays}
+        if len(shapes) > 1:
+            raise ValueError("records '%s' differ in shape (%s): use all('%s')"
+                             % (name, ", ".join(str(list(x)) for x in sorted(shapes)), name))
+        return np.stack(arrays)
+
+    def series_attrs(self, name):
+        """The attrs of every record named `name`, in stream order."""
+        return [rec.attrs for rec in self.all(name)]
+
+    def counts(self):
+        """{name: how many records have it}, in the order the names first appear."""
+        out = {}
+        for rec in self.records:
+            out[rec.name] = out.get(rec.name, 0) + 1
+        return out
+
+    def __repr__(self):
+        parts = []
+        for name, n in self.counts().items():
+            a = self[name]
+            parts.append("%s %s %s%s" % (name, _code_of(a.dtype), list(a.shape), " x%d" % n if n > 1 else ""))
+        return "numpipe.Stream(%s)" % ", ".join(parts)
+
+
+def read(source="-", **kwargs):
+    """Reads a whole input (path, "-" or binary file) and returns a Stream.
+
+    A Stream is a dict {name: array} holding the first record of each name (as the C++
+    tools take it), with the rest reachable: ``.attrs[name]``, ``.records`` (every
+    record in order), ``.all(name)`` and ``.series(name)`` (every record of a name, such
+    as a snapshot series). The whole input is validated before anything is returned;
+    `max_bytes` bounds one payload and also the total of the payloads held.
+    """
+    return Stream(_read_records(source, bound_total=True, **kwargs))
+
+
+# ---------------------------------------------------------------------------------
+# xarray
+
+def _labels_text(array):
+    """The strings of a labels record (u1 [n, width], NUL-padded UTF-8)."""
+    return [bytes(row).rstrip(b"\0").decode("utf-8", "replace") for row in np.asarray(array, dtype=np.uint8)]
+
+
+def _is_labels(rec):
+    return rec.attrs.get("kind") == "labels" and rec.array.dtype == np.uint8 and rec.array.ndim == 2
+
+
+def _grid_coords(attrs, shape):
+    """(dims, {dim: coordinate values}) from attrs "grid" (DEVELOPING.md "Grid geometry"), or None."""
+    grid = attrs.get("grid")
+    if not isinstance(grid, dict):
+        return None
+    dims = grid.get("dims")
+    if not isinstance(dims, list) or len(dims) != len(shape) or not all(isinstance(d, str) for d in dims):
+        return None
+    origin = grid.get("origin", [0.0] * len(shape))
+    spacing = grid.get("spacing", [1.0] * len(shape))
+    coords = {}
+    for k, d in enumerate(dims):
+        try:
+            coords[d] = float(origin[k]) + float(spacing[k]) * np.arange(shape[k])
+        except (TypeError, ValueError, IndexError):
+            pass
+    return list(dims), coords
+
+
+# The axes of the workloads' outputs where their attrs do not name them.
+def _workload_dims(name, rec, shape):
+    kind = str(rec.attrs.get("kind", ""))
+    nd = len(shape)
+    if kind == "price.output" and nd == 1:
+        strike = 0.001 * np.arange(shape[0])  # strike o = 0.001*o (FinPar's LocVolCalib)
+        return ["strike"], {"strike": strike}
+    if kind == "integrate.reserve":
+        if name == "reserve" and nd == 2:
+            return ["policy", "year"], {"year": np.arange(shape[1], dtype=np.int64)}
+        if name == "reserve0" and nd == 1:
+            return ["policy"], {}
+    if kind.startswith("mle") and name not in ("start",):
+        if nd == 2:
+            return ["series", "window"], {}
+        if nd == 3 and name == "quantiles":
+            levels = rec.attrs.get("levels")
+            c = {"level": np.asarray(levels, dtype=float)} if isinstance(levels, list) and len(levels) == shape[2] else {}
+            return ["series", "window", "level"], c
+    if name == "start" and nd == 1 and kind.startswith("mle"):
+        return ["window"], {}
+    return None
+
+
+def to_xarray(source="-", **kwargs):
+    """Reads a stream (a path, "-", a binary file, or a Stream from read()) into an
+    xarray Dataset: one variable per record name, with named dimensions and
+    coordinates where the attrs say what the axes are:
+
+    - attrs "grid" (dims, origin, spacing): coordinates along each grid axis;
+    - attrs "dims": the axes' names; attrs "columns": the last axis is "column",
+      with the columns' names as its coordinate;
+    - a name that repeats (a snapshot series: snap_d, snap_u, ...) gets a leading
+      "time" dimension with the records' "time" (and "step") as coordinates;
+    - labels records (kind "labels": dates, names) become coordinates of the axis
+      they label; the workloads' tables get their own: strike (price), year
+      (integrate), window and level (mle-fit).
+
+    Each variable's attrs are its first record's attrs (JSON values; nested ones
+    as JSON text). Raises ImportError with advice when xarray is missing.
+    """
+    try:
+        import xarray as xr
+    except ImportError as e:
+        raise ImportError("numpipe.to_xarray needs xarray, which is not installed (Debian: apt-get install "
+                          "python3-xarray; in a virtual environment: pip install xarray); numpipe.read() needs "
+                          "only NumPy") from e
+    stream = source if isinstance(source, Stream) else read(source, **kwargs)
+    labels_by_axis = {}
+    for rec in stream.records:
+        if _is_labels(rec):
+            axis = rec.attrs.get("labels_of")
+            if isinstance(axis, str) and axis:
+                labels_by_axis.setdefault(axis, (rec.name, _labels_text(rec.array)))
+    data_vars, coords = {}, {}
+
+    def add_coord(dim, values):
+        values = np.asarray(values)
+        if dim in coords and (coords[dim][1].shape != values.shape or not np.array_equal(coords[dim][1], values)):
+            return  # a different axis under the same name: keep the first
+        coords[dim] = ([dim], values)
+
+    for name, count in stream.counts().items():
+        group = stream.all(name)
+        first = group[0]
+        if _is_labels(first):
+            continue
+        shape = first.array.shape
+        dims, cs = None, {}
+        grid = _grid_coords(first.attrs, shape)
+        if grid:
+            dims, cs = grid
+        elif isinstance(first.attrs.get("dims"), list) and len(first.attrs["dims"]) == len(shape) \
+                and all(isinstance(d, str) for d in first.attrs["dims"]):
+            dims = list(first.attrs["dims"])
+        else:
+            w = _workload_dims(name, first, shape)
+            if w:
+                dims, cs = w
+        if dims is None:
+            dims = ["%s_dim%d" % (name, k) for k in range(len(shape))]
+        columns = first.attrs.get("columns")
+        if isinstance(columns, list) and len(shape) >= 1 and len(columns) == shape[-1] \
+                and all(isinstance(c, str) for c in columns):
+            if dims[-1].startswith(name + "_dim"):
+                names = np.asarray(columns, dtype=object)
+                same = "column" not in coords or (coords["column"][1].shape == names.shape
+                                                  and list(coords["column"][1]) == list(names))
+                dims[-1] = "column" if same else "%s_column" % name
+            cs[dims[-1]] = np.asarray(columns, dtype=object)
+        # Sizes must agree across variables that share a dimension name; else keep this one's own.
+        for k, d in enumerate(dims):
+            for other in data_vars.values():
+                if d in other[0] and other[1].shape[other[0].index(d)] != shape[k]:
+                    dims[k] = "%s_%s" % (name, d)
+        for d, values in cs.items():
+            if d in dims:
+                add_coord(d, values)
+        for axis, (label_name, texts) in labels_by_axis.items():
+            if axis in dims and len(texts) == shape[dims.index(axis)]:
+                coords[label_name] = ([axis], np.asarray(texts, dtype=object))
+        attrs = _flat_attrs(first.attrs)
+        if count > 1:
+            shapes = {rec.array.shape for rec in group}
+            if len(shapes) > 1:
+                raise ValueError("records '%s' differ in shape (%s): not one series"
+                                 % (name, ", ".join(str(list(x)) for x in sorted(shapes))))
+            time_dim = "time" if all("time" in rec.attrs for rec in group) else "%s_index" % name
+            values = np.stack([rec.array for rec in group])
+            if time_dim == "time":
+                t = np.asarray([float(rec.attrs["time"]) for rec in group])
+                if "time" in coords and not np.array_equal(coords["time"][1], t):
+                    time_dim = "%s_time" % name
+                add_coord(time_dim, t)
+                if all("step" in rec.attrs for rec in group):
+                    coords.setdefault("step" if time_dim == "time" else "%s_step" % name,
+                                      ([time_dim], np.asarray([int(rec.attrs["step"]) for rec in group])))
+            data_vars[name] = ([time_dim] + dims, values, attrs)
+        else:
+            data_vars[name] = (dims, first.array, attrs)
+    return xr.Dataset({k: xr.Variable(d, v, attrs=a) for k, (d, v, a) in data_vars.items()},
+                      coords={k: xr.Variable(d, v) for k, (d, v) in coords.items()})
+
+
+def _flat_attrs(attrs):
+    """attrs for xarray/netCDF: numbers and strings as they are, anything nested as JSON text."""
     out = {}
-    # later records of a name are passed over unread; max_bytes also bounds the total held
-    for name, array, _attrs in _read_records(source, keep=lambda name: name not in out, bound_total=True, **kwargs):
-        out.setdefault(name, array)
+    for k, v in attrs.items():
+        if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+            out[k] = v
+        elif isinstance(v, bool):
+            out[k] = int(v)
+        elif isinstance(v, list) and v and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+            out[k] = np.asarray(v)
+        else:
+            out[k] = json.dumps(v, sort_keys=True)
     return out
 
 

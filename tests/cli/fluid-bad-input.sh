@@ -36,7 +36,7 @@ with_d 18,20 > rect3.nps
 expect_exit 2 "shape of 'u' is [18, 18], expected [18, 20] like 'd'" -- fluid-step -i rect3.nps -o out.nps
 with_d 18,18,2 > cube.nps
 expect_exit 2 "record 'd' must be a 2-D array [ny+2, nx+2], got shape [18, 18, 2]" -- fluid-step -i cube.nps -o out.nps
-expect_exit 2 "--scheme must be seed or stam, got 'euler'" -- fluid-step --scheme euler -i ok.nps -o out.nps
+expect_exit 2 "--scheme must be fused or stam, got 'euler'" -- fluid-step --scheme euler -i ok.nps -o out.nps
 expect_exit 2 '--steps must be >= 0, got -1' -- fluid-step --steps -1 -i ok.nps -o out.nps
 expect_exit 2 '--iters must be in [1, 100000], got 0' -- fluid-step --iters 0 -i ok.nps -o out.nps
 expect_exit 2 '--dt must be finite and >= 0, got -1' -- fluid-step --dt -1 -i ok.nps -o out.nps

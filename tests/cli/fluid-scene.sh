@@ -25,8 +25,8 @@ for r in solid source_d source_T T; do grep -q "^record [0-9]*: $r " scene.txt |
 inspect --json scene.nps > scene.json
 grep -q '"left": "inflow"' scene.json || fail "the box's sides are not in the attrs"
 S="--buoyancy 0.1,1 --vorticity 0.2 $P"
-# the default scheme for a scene is stam; --scheme seed is refused
-expect_exit 2 "--scheme seed runs a plain square box only, and this run has a 96 x 48 grid" -- fluid-step --scheme seed -i scene.nps -o x.nps
+# the default scheme for a scene is stam; --scheme fused (or its former name seed) is refused
+expect_exit 2 "--scheme fused runs a plain square box only, and this run has a 96 x 48 grid" -- fluid-step --scheme seed -i scene.nps -o x.nps
 for t in 1 3; do fluid-step --steps 6 $S --threads $t -i scene.nps -o t$t.nps; done
 verify t1.nps t3.nps --rtol 0 > /dev/null || fail "the scene's bits depend on the thread count"
 fluid-step --steps 3 $S -i scene.nps | fluid-step --steps 3 $S -o split.nps

@@ -40,6 +40,17 @@ verify c.nps r.nps --atol 1.01e-3 > /dev/null || fail "atol 1.01e-3 should pass"
 verify c.nps r.nps --rtol x=1.01e-3 --rtol 0 > /dev/null || fail "per-array rtol should win"
 expect_exit 1 "" -- verify c.nps r.nps --rtol x=1e-9 --rtol 1
 expect_exit 2 "--rtol takes a non-negative number" -- verify c.nps r.nps --rtol -1
+# A per-array tolerance naming no array of either stream is a typo: refused, naming the arrays.
+expect_exit 2 "--rtol typo=0.001: no array 'typo' in either stream (the arrays: x)" -- verify c.nps r.nps --rtol typo=1e-3
+expect_exit 2 "--atol typo=1: no array 'typo'" -- verify c.nps r.nps --atol typo=1
+expect_exit 2 "--ulp typo=4: no array 'typo'" -- verify c.nps r.nps --ulp typo=4
+# verify -q: nothing when all pass, only the failures otherwise (as --help and the man page say).
+verify -q c.nps r.nps --rtol 1.01e-3 > q.txt && [ ! -s q.txt ] || fail "verify -q printed on success: $(cat q.txt)"
+expect_exit 1 "" -- verify -q c.nps r.nps
+grep -q '^x .*FAIL' "$WORK/.stdout" || fail "verify -q should print the failing array"
+verify --help | grep -q -- "-q, --quiet .*Print only the arrays that fail" || fail "verify --help's -q"
+grep -q "Print only the arrays that fail, and the count of them; nothing when all pass" "$SRC/man/man1/verify.1" ||
+  fail "verify.1's -q differs from --help's"
 # ULPs: 1 and nextafter(1) are 1 ulp apart.
 /usr/bin/python3 -c 'print("[1.0000000000000002, 2]")' > near.txt 2>/dev/null || echo "[1.0000000000000002, 2]" > near.txt
 gen-input array --shape 2 --fill linspace --lo 1 --hi 2 -o one.nps

@@ -11,6 +11,7 @@
 #include "common/labels.hpp"
 #include "common/strings.hpp"
 #include "common/profile.hpp"
+#include "common/progress.hpp"
 #include "common/random.hpp"
 
 using namespace numpipe;
@@ -213,4 +214,66 @@ TEST_CASE("labels records carry text rows through a stream and back") {
   Record plain = Record::make("x", DType::u1, {2, 3});
   CHECK_FALSE(is_labels(plain));
   CHECK_THROWS(read_labels(plain));
+}
+
+TEST_CASE("Progress: the line says done/total in the tool's unit, percent, rate and time left") {
+  Progress p("integrate", "policies", 100000, true);
+  CHECK_FALSE(p.enabled());  // -q: nothing at all
+  CHECK(p.line(41250, 10.0) == "integrate: 41250/100000 policies (41%), 4125 policies/s, 0:14 left");
+  CHECK(p.line(0, 0.5) == "integrate: 0/100000 policies (0%)");
+  CHECK(p.summary(100000, 43.3) == "integrate: 100000 policies in 43 s, 2309 policies/s");
+  CHECK(p.summary(50, 2.0) == "integrate: 50 policies in 2.0 s, 25.0 policies/s, stopped at 50/100000");
+  Progress steps("fluid-step", 4000, true);
+  CHECK(steps.line(1000, 4000.0) == "fluid-step: 1000/4000 steps (25%), 0.25 steps/s, 3:20:00 left");
+  CHECK(steps.summary(4000, 75.0) == "fluid-step: 4000 steps in 75 s (1:15), 53.3 steps/s");
+  CHECK(format_rate(1.25e6) == "1.25M");
+  CHECK(format_rate(45200) == "45.2k");
+  CHECK(format_duration(59.6) == "1:00");
+  // Not a terminal (ctest captures stderr): disabled, and the count stays untouched.
+  if (!isatty(STDERR_FILENO)) {
+    Progress off("t", "items", 10, false);
+    CHECK_FALSE(off.enabled());
+    off.advance(3);
+    off.finish();
+    CHECK(off.done() == 0);
+  }
+}
+
+TEST_CASE("Cli: tuning options only under --help-all; exit codes as the tool has them") {
+  Cli cli({"tooltest", "a test tool", "", "  tooltest | inspect", "the fits (a stream)"}, kInput | kOutput | kCompute);
+  cli.add("Own")("count", "a number", cxxopts::value<int>()->default_value("3"));
+  cli.tuning()("chunk", "rows per chunk", cxxopts::value<int>()->default_value("0"));
+  cli.tuning_env("NUMPIPE_TOOLTEST_BLOCKS", "blocks per thread");
+  Argv args({"tooltest", "--chunk", "16"});
+  cli.parse(args.argc(), args.argv());
+  CHECK(cli.get<int>("chunk") == 16);  // parsed like any option
+  const std::string h = cli.help(), all = cli.help(true);
+  CHECK(h.find("--count") != std::string::npos);
+  CHECK(h.find("--chunk") == std::string::npos);
+  CHECK(h.find("NUMPIPE_TOOLTEST_BLOCKS") == std::string::npos);
+  CHECK(h.find("--help-all") != std::string::npos);
+  CHECK(all.find("--chunk") != std::string::npos);
+  CHECK(all.find("NUMPIPE_TOOLTEST_BLOCKS") != std::string::npos);
+  CHECK(h.find("Write the fits (a stream) to FILE") != std::string::npos);
+  CHECK(h.find("verification failed") == std::string::npos);  // only verify returns 1
+  CHECK(h.find("Exit codes: 0 success, 2 bad usage or bad input, 3 resource failure") != std::string::npos);
+
+  Cli verify({"verify", "", "", "", "", "Print only what fails"}, kInput);
+  verify.exit_code(1, "the streams differ beyond tolerance");
+  CHECK(verify.help().find("0 success, 1 the streams differ beyond tolerance, 2 bad usage") != std::string::npos);
+  CHECK(verify.help().find("Print only what fails") != std::string::npos);
+  CHECK(verify.help().find("--help-all") == std::string::npos);  // no tuning options: no --help-all
+}
+
+TEST_CASE("Cli: the recorded command is a shell command that re-runs the step") {
+  Cli gen({"gen-input mle", "", "", ""}, kOutput);
+  gen.add()("from-text", "", cxxopts::value<std::string>())("columns", "", cxxopts::value<std::string>());
+  Argv args({"/opt/my tools/gen-input mle", "--from-text", "my prices.csv", "--columns", "it's"});
+  gen.parse(args.argc(), args.argv());
+  CHECK(gen.command_line() == "'/opt/my tools/gen-input' mle --from-text 'my prices.csv' --columns 'it'\\''s'");
+  CHECK(gen.help().find("See man gen-input(1).") != std::string::npos);
+  Cli plain({"gen-input mle", "", "", ""}, kOutput);
+  Argv simple({"gen-input mle", "-o", "x.nps"});
+  plain.parse(simple.argc(), simple.argv());
+  CHECK(plain.command_line() == "gen-input mle -o x.nps");
 }

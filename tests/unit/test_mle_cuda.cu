@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "common/cuda_check.hpp"
@@ -159,10 +160,55 @@ TEST_CASE("mle prescreen: zeros, negatives and values outside the range") {
   CHECK(std::fabs(out[11] / std::exp2(-200.0 / 3.0) - 1.0) <= kApproxEps);
 }
 
+namespace {
+// The fits of windows [begin, end) alone, as one MPI rank holds them
+// (make_tasks pairs fits[u] with window begin + u).
+WindowFits fits_range(const WindowFits& f, std::size_t begin, std::size_t end) {
+  auto cut = [&](const auto& v) {
+    using V = std::decay_t<decltype(v)>;
+    return v.empty() ? V{} : V(v.begin() + static_cast<std::ptrdiff_t>(begin), v.begin() + static_cast<std::ptrdiff_t>(end));
+  };
+  WindowFits r;
+  r.shape = cut(f.shape);
+  r.shape2 = cut(f.shape2);
+  r.index = cut(f.index);
+  r.xm = cut(f.xm);
+  r.xp = cut(f.xp);
+  r.S = cut(f.S);
+  r.loglik = cut(f.loglik);
+  return r;
+}
+
+// The same bits in every field of two estimates, field by field (not memcmp of
+// the struct: a field added later, or padding, would be compared unnamed).
+bool same_bits(const WindowEstimate& a, const WindowEstimate& b) {
+  static_assert(sizeof(WindowEstimate) == (8 + kParams) * sizeof(double) + 2 * sizeof(int),
+                "a new field of WindowEstimate must be compared here too");
+  auto eq = [](double u, double v) { return std::memcmp(&u, &v, sizeof u) == 0; };
+  bool ok = eq(a.theta, b.theta) && eq(a.p1, b.p1) && eq(a.p2, b.p2) && eq(a.s_l, b.s_l) && eq(a.s_r, b.s_r) &&
+            eq(a.loglik, b.loglik) && eq(a.ci_lo, b.ci_lo) && eq(a.ci_hi, b.ci_hi) && a.smooth == b.smooth &&
+            a.iterations == b.iterations;
+  for (int k = 0; k < kParams; ++k) ok = ok && eq(a.se[k], b.se[k]);
+  return ok;
+}
+}  // namespace
+
 // The inference kernel (estimate_kernel: inference.hpp's estimate_window, one
 // thread per window) against the same code on the CPU: series with p > 1
 // (theta moves), p < 1 (theta stays on a data point, the profile walk), ties,
 // a constant stretch (no finite maximum), and two shapes.
+//
+// Tolerances (the same as tests/unit/test_mle_rounding.cpp, which checks them
+// on the CPU with exp/log/pow/lgamma moved by 4 ulps, and tests/cli/mle-gpu.sh):
+// CUDA's math library rounds differently and CUDA contracts a*b + c, so the
+// log-likelihoods differ by ~1e-16 n; the searches stop at the gradient's root
+// (to its rounding), so the optimum moves by ~1e-13 of the scale (measured
+// with the perturbed copy): 1e-9 for theta, p, s_l, s_r and the interval's ends,
+// theta and the ends relative to the scale s_l + s_r (theta may be ~0). The
+// standard errors are smooth in the estimates (theta's row of the information
+// is its expectation): 1e-6 relative (the estimates' error times the
+// information's condition number). The log-likelihood, flat at the optimum:
+// 1e-11. Whether theta's row exists (smooth, p > 1) must agree exactly.
 TEST_CASE("mle inference: estimate_cuda agrees with estimate_cpu") {
   std::vector<double> x(3000);
   std::uint64_t state = 12345;
@@ -190,31 +236,37 @@ TEST_CASE("mle inference: estimate_cuda agrees with estimate_cpu") {
     const std::int64_t W = window_count(s, p);
     const std::vector<WindowEstimate> c = estimate_cpu(s, p, f, true, true, 0, W);
     const std::vector<WindowEstimate> g = estimate_cuda(s, p, f, true, true, 0, W, 0);
-    const std::vector<WindowEstimate> g2 = estimate_cuda(s, p, f, true, true, 5, W - 3, 0);  // a range, as one MPI rank's
+    // a range, as one MPI rank's: its own fits only
+    const std::vector<WindowEstimate> g2 =
+        estimate_cuda(s, p, fits_range(f, 5, static_cast<std::size_t>(W - 3)), true, true, 5, W - 3, 0);
     REQUIRE(g.size() == c.size());
-    auto close = [](double a, double b, double tol) {
+    REQUIRE(g2.size() == c.size() - 8);
+    auto close = [](double a, double b, double tol, double unit) {
       if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
       if (std::isinf(a) || std::isinf(b)) return a == b;
-      return std::fabs(a - b) <= tol * std::max({std::fabs(a), std::fabs(b), 1e-300}) + 1e-13;
+      return std::fabs(a - b) <= tol * unit;
     };
-    int bad = 0, smooth = 0;
+    auto rel = [&](double a, double b, double tol) {
+      return close(a, b, tol, std::max({std::fabs(a), std::fabs(b), 1e-300}));
+    };
+    int bad = 0, smooth = 0, range_bad = 0;
     for (std::size_t i = 0; i < c.size(); ++i) {
       const WindowEstimate &a = c[i], &b = g[i];
       smooth += a.smooth;
-      bool ok = a.smooth == b.smooth && close(a.theta, b.theta, 1e-9) && close(a.p1, b.p1, 1e-9) &&
-                close(a.p2, b.p2, 1e-9) && close(a.s_l, b.s_l, 1e-9) && close(a.s_r, b.s_r, 1e-9) &&
-                close(a.loglik, b.loglik, 1e-11) && close(a.ci_lo, b.ci_lo, 1e-8) && close(a.ci_hi, b.ci_hi, 1e-8);
-      for (int k = 0; k < kParams; ++k) ok = ok && close(a.se[k], b.se[k], 1e-7);
-      if (i >= 5 && i < c.size() - 3) {
-        const WindowEstimate& r = g2[i - 5];
-        ok = ok && std::memcmp(&r, &b, sizeof r) == 0;  // the same bits for a range
-      }
+      const double unit = std::isfinite(a.s_l + a.s_r) && a.s_l + a.s_r > 0 ? a.s_l + a.s_r : 1.0;
+      bool ok = a.smooth == b.smooth && close(a.theta, b.theta, 1e-9, unit) && rel(a.p1, b.p1, 1e-9) &&
+                rel(a.p2, b.p2, 1e-9) && rel(a.s_l, b.s_l, 1e-9) && rel(a.s_r, b.s_r, 1e-9) &&
+                rel(a.loglik, b.loglik, 1e-11) && close(a.ci_lo, b.ci_lo, 1e-9, unit) &&
+                close(a.ci_hi, b.ci_hi, 1e-9, unit);
+      for (int k = 0; k < kParams; ++k) ok = ok && rel(a.se[k], b.se[k], 1e-6);
+      if (i >= 5 && i < c.size() - 3 && !same_bits(g2[i - 5], b)) ++range_bad;  // the same bits for a range
       if (!ok && bad++ < 5)
         std::printf("window %zu (shapes %d): cpu theta %.17g p %.17g %.17g se0 %.17g ci %.17g | gpu %.17g %.17g %.17g %.17g %.17g\n", i,
                     shapes, a.theta, a.p1, a.p2, a.se[0], a.ci_lo, b.theta, b.p1, b.p2, b.se[0], b.ci_lo);
     }
     CAPTURE(shapes);
     CHECK(bad == 0);
+    CHECK(range_bad == 0);
     CHECK(smooth > 0);
     CHECK(smooth < static_cast<int>(c.size()));
   }

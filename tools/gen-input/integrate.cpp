@@ -292,7 +292,9 @@ int run_integrate(int argc, char** argv) {
            "  gen-input integrate --portfolio 1000 --seed 7 --steps 2,2,2 | integrate -o reserve.nps\n"
            "  gen-input integrate --product annuity --x 40 --deferment 25 --premium equivalence | integrate | inspect\n"
            "  gen-input integrate --product endowment --x 45 --term 20 --mortality-table "
-           "share/examples/integrate-life-table.csv:q_male | integrate | inspect"},
+           "share/examples/integrate-life-table.csv:q_male | integrate | inspect",
+           "the policies and step settings for integrate",
+           "Accepted for symmetry with the other tools (gen-input integrate shows no progress line)"},
           kOutput);
   cli.add("Policies")("g,guarantee", "Guarantee years of the spouse pension (--g G also works)",
                       cxxopts::value<double>()->default_value("10"), "G")(

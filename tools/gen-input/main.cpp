@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     }
     for (const auto& g : numpipe::generators())
       if (g.name == what) {
-        std::string prog = "gen-input " + what;
+        std::string prog = std::string(argv[0]) + " " + what;  // the history's command: the program as typed
         std::vector<char*> args;
         args.push_back(prog.data());
         for (int i = 2; i < argc; ++i) args.push_back(argv[i]);

@@ -14,6 +14,7 @@
 #include "common/cli.hpp"
 #include "common/finite.hpp"
 #include "common/labels.hpp"
+#include "common/progress.hpp"
 #include "common/random.hpp"
 #include "common/text_table.hpp"
 #include "generator.hpp"
@@ -24,7 +25,8 @@ namespace {
 int run_mle(int argc, char** argv) {
   Cli cli({"gen-input mle", "Series for mle-fit: AEPD draws or a user's own columns", "",
            "  gen-input mle --length 100000 --series 4 --p 1.5 --sl 1 --sr 2 --seed 7 | mle-fit --window 500 | inspect\n"
-           "  gen-input mle --from-text prices.csv --columns close --returns log | mle-fit --window 250 --quantiles 0.01"},
+           "  gen-input mle --from-text share/ref/mle-prices.csv --columns close --returns log | mle-fit --window 250 --quantiles 0.01 -o var.nps",
+           "the series for mle-fit"},
           kOutput);
   cli.add("Series")("length", "Points per series", cxxopts::value<std::int64_t>()->default_value("10000"), "L")(
       "series", "Number of series", cxxopts::value<std::int64_t>()->default_value("1"), "S")(
@@ -134,12 +136,18 @@ int run_mle(int argc, char** argv) {
     // s_l Gamma(1+1/p) / (s_l Gamma(1+1/p) + s_r Gamma(1+1/p2)) (kernels/mle/inference.hpp)
     const double gl = sl * std::tgamma(1.0 + 1.0 / p), gr = sr * std::tgamma(1.0 + 1.0 / p2);
     const double wl = p2 == p ? sl / (sl + sr) : gl / (gl + gr);
+    // Long series take seconds (about 10 million points a second): a progress line in points.
+    Progress progress("gen-input", "points", x.size(), cli.quiet());
+    std::size_t done = 0;
     for (double& v : x) {
       const bool left = rng.uniform() < wl;
       const double q = left ? p : p2;
       const double g = std::pow(rng.gamma(1.0 / q), 1.0 / q);
       v = left ? theta - sl * g : theta + sr * g;
+      if ((++done & 0xffff) == 0) progress.update(done);
     }
+    progress.update(done);
+    progress.finish();
     attrs.update({{"dist", dist}, {"theta", theta}, {"p", p}, {"s_l", sl}, {"s_r", sr}, {"seed", seed},
                   {"generator", "mt19937_64; a uniform below the left mass picks the left branch, then Gamma(1/p) "
                                 "(Marsaglia-Tsang)"}});

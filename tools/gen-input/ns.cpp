@@ -7,6 +7,7 @@
 #include "common/cli.hpp"
 #include "common/finite.hpp"
 #include "common/memory.hpp"
+#include "common/progress.hpp"
 #include "common/random.hpp"
 #include "generator.hpp"
 #include "kernels/ns/bodies.hpp"
@@ -39,7 +40,8 @@ void parse_triple(const std::string& option, const std::string& text, double out
 int run_ns(int argc, char** argv) {
   Cli cli({"gen-input ns", "Write an initial state for ns-step", "",
            "  gen-input ns --n 64 --init taylor-green-3d --re 1600 --c 10 | ns-step --steps 100 --cfl 0.5 | inspect\n"
-           "  gen-input ns --n 96,64,1 --box 12,8,1 --re 100 --body cylinder:3,4,0.5 --free-stream 1,0,0 -o cyl.nps"},
+           "  gen-input ns --n 96,64,1 --box 12,8,1 --re 100 --body cylinder:3,4,0.5 --free-stream 1,0,0 -o cyl.nps",
+           "the initial state for ns-step"},
           kOutput);
   cli.add("State")("n,size", "Grid points: N for a cube, or NX,NY,NZ (also --n)", cxxopts::value<std::string>()->default_value("32"), "N[,NY,NZ]")(
       "box", "Box lengths LX,LY,LZ (one value: a cube)", cxxopts::value<std::string>()->default_value("6.283185307179586"), "L[,LY,LZ]")(
@@ -308,7 +310,14 @@ int run_ns(int argc, char** argv) {
       fail_input("rho" + index_in(shape, i) + " is " + value_text(pr.fields[0][i]) + ": --amplitude " + value_text(amp) +
                  " makes the density zero or negative");
   StreamWriter w(out);
-  for (int v = 0; v < ns::kVars; ++v) w.write<double>(ns::kVarNames[v], shape, pr.fields[v].data(), attrs);
+  // Large states take seconds to compress and write: a progress line in MB of the arrays.
+  const double mb = 8e-6 * static_cast<double>(pr.fields[0].size());
+  Progress progress("gen-input", "MB", static_cast<std::uint64_t>(std::llround(ns::kVars * mb)), cli.quiet());
+  for (int v = 0; v < ns::kVars; ++v) {
+    w.write<double>(ns::kVarNames[v], shape, pr.fields[v].data(), attrs);
+    progress.update(static_cast<std::uint64_t>(std::llround((v + 1) * mb)));
+  }
+  progress.finish();
   if (have_solid) {
     json sattrs = {{"kind", "ns.solid"}, {"grid", attrs["grid"]}};
     w.write("solid", DType::u1, shape, solid.payload.data(), cli.stamp(sattrs, solid.attrs));

@@ -192,7 +192,9 @@ int run_price(int argc, char** argv) {
   Cli cli({"gen-input price", "Write option-pricing problems (kind price.input): FinPar's LocVolCalib data sets, "
            "or the user's strikes, maturities and quote tables", "",
            "  gen-input price --dataset large | price | verify --text-ref share/ref/finpar-locvolcalib/large.output.data "
-           "--array price --range 0:128 --rtol 1e-4"},
+           "--array price --range 0:128 --rtol 1e-4",
+           "the LocVolCalib problems for price",
+           "Accepted for symmetry with the other tools (gen-input price shows no progress line)"},
           kOutput);
   cli.add("Problem")("dataset", "FinPar data set: small, medium, large, or xl (4096 strikes, numT 256)",
                      cxxopts::value<std::string>()->default_value("small"), "NAME")(
