@@ -37,7 +37,8 @@ for path in ("deep.nps", "dims.nps"):
         raise SystemExit("%s was read" % path)
 PYEOF
 
-# read() holds at most max_bytes in total; later records of a name are passed over
+# read() holds at most max_bytes in total (every record: later records of a name are
+# kept for .all() and .series())
 "$PY" - <<'PYEOF'
 import os, sys
 sys.path.insert(0, os.environ["SRC"] + "/share/python")
@@ -53,8 +54,15 @@ assert len(numpipe.read("three.nps", max_bytes=30000)) == 3
 # records() yields one at a time: each within max_bytes is fine
 assert len(list(numpipe.records("three.nps", max_bytes=8000))) == 3
 numpipe.write("same.nps", [("a", np.zeros(1000)), ("a", np.ones(1000))])
-a = numpipe.read("same.nps", max_bytes=10000)["a"]
-assert a.sum() == 0, "read() must keep the first record of a name"
+s = numpipe.read("same.nps", max_bytes=16000)
+assert s["a"].sum() == 0, "read() must give the first record of a name"
+assert s.series("a").shape == (2, 1000)
+try:
+    numpipe.read("same.nps", max_bytes=10000)
+except numpipe.FormatError as e:
+    assert "over the max_bytes limit of 10000 bytes" in str(e), e
+else:
+    raise SystemExit("read() held 16000 bytes with max_bytes=10000")
 PYEOF
 
 # dump: a failed write is a write error (exit 3), not "cannot read input"
