@@ -125,6 +125,19 @@ std::vector<int> parse_device_list(const std::string& spec) {
   return list;
 }
 
+// Writes `text` to stdout in one write(2) where the pipe takes it (up to 64 KiB): a
+// reader that stops at its first match (`tool --help | grep -q ...`) then cannot close
+// the pipe between two writes of a help text longer than stdio's 4 KiB buffer.
+void print_whole(const std::string& text) {
+  flush_stdout();
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail_resource(std::string("cannot write standard output: ") + std::strerror(errno));
+    done += static_cast<std::size_t>(n);
+  }
+}
+
 // The program words of argv[0]: a subcommand's Cli ("gen-input price") gets
 // argv[0] = "PROGRAM price" from its dispatcher; PROGRAM is one word (quoted
 // where needed), the subcommand words follow as words of their own.
@@ -268,8 +281,7 @@ const cxxopts::ParseResult& Cli::parse(int argc, char** argv) {
     fail_input(std::string(e.what()) + " (see " + spec_.name + " --help)");
   }
   if (result_.count("help") || (has_tuning_ && result_.count("help-all"))) {
-    std::cout << help(has_tuning_ && result_.count("help-all"));
-    flush_stdout();
+    print_whole(help(has_tuning_ && result_.count("help-all")));
     std::exit(0);
   }
   if (result_.count("version")) {
