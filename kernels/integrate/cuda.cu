@@ -365,11 +365,8 @@ Result solve_columns(const Problem& pb, const std::vector<int>& devices, const R
     res.columns += counts[i].columns;
     res.requests += counts[i].requests;
   }
-  if (sink) {  // a part of a mixed problem: its rows into the whole result
-    for (std::size_t i = 0; i < n; ++i) {
-      std::memcpy(sink->row(static_cast<std::int64_t>(i)), res.reserve.data() + i * kYears, sizeof(double) * kYears);
-      sink->premium[sink->index[i]] = res.premium[i];
-    }
+  if (sink) {  // a part of a mixed problem: its rows into the whole result (OpenMP's threads)
+    scatter_rows(*sink, res.reserve.data(), res.premium.data(), static_cast<std::int64_t>(n));
     res.reserve = ReserveArray();
     res.premium.clear();
   }
@@ -1023,6 +1020,7 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices, const Row
   if (path == ResultPath::host) {
     HostTimer pages_timer;
     if (large) first_touch(res.reserve.data(), total);
+    if (sink) touch_rows(*sink, npol);  // a part: the pages of its rows in the whole result
     pages_seconds = pages_timer.seconds();
   } else {
     HostTimer pages_timer;
@@ -1236,6 +1234,10 @@ Result solve_products(const Problem& pb, const std::vector<int>& devices, const 
     }
     pt.t_down.stop(pt.s.s);
   }
+  // While the devices work: this part's pages of the whole result.
+  HostTimer pages_timer;
+  if (sink) touch_rows(*sink, n);
+  const double pages_seconds = pages_timer.seconds();
   for (auto& p : parts) {
     NUMPIPE_CUDA_CHECK(cudaSetDevice(p->device));
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(p->s.s));
@@ -1256,6 +1258,7 @@ Result solve_products(const Problem& pb, const std::vector<int>& devices, const 
     res.log.add("products" + p->suffix, p->t_run.seconds(), rows_b);
     res.log.add("download" + p->suffix, p->t_down.seconds(), rows_b);
   }
+  if (sink) res.log.add("result pages", pages_seconds);
   res.log.add("result expand", expand_seconds, static_cast<double>(n) * row_bytes);
   res.product_steps = steps;
   res.products = static_cast<std::size_t>(n);
