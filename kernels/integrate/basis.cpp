@@ -246,8 +246,13 @@ ProductSpec product_spec(const Policy& p) {
 }
 
 std::vector<ProductSpec> product_specs(const Problem& pb, double& steps) {
+  std::vector<ProductSpec> specs(pb.policies.size());
+  product_specs(pb, specs.data(), steps);
+  return specs;
+}
+
+void product_specs(const Problem& pb, ProductSpec* specs, double& steps) {
   const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
-  std::vector<ProductSpec> specs(static_cast<std::size_t>(n));
   double total = 0;  // whole numbers: the same sum in any order
 #pragma omp parallel for schedule(static) reduction(+ : total) if (n > 20000)
   for (std::int64_t i = 0; i < n; ++i) {
@@ -256,7 +261,6 @@ std::vector<ProductSpec> product_specs(const Problem& pb, double& steps) {
     total += product_steps(specs[i], table, pb.align_breaks) * (specs[i].equivalence ? 3.0 : 1.0);
   }
   steps = total;
-  return specs;
 }
 
 }  // namespace numpipe::integrate
