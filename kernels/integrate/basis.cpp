@@ -6,6 +6,8 @@
 #include <sstream>
 #include <thread>
 
+#include <omp.h>
+
 #include "common/error.hpp"
 #include "common/profile.hpp"
 #include "integrate.hpp"
@@ -244,8 +246,13 @@ ProductSpec product_spec(const Policy& p) {
 }
 
 std::vector<ProductSpec> product_specs(const Problem& pb, double& steps) {
+  std::vector<ProductSpec> specs(pb.policies.size());
+  product_specs(pb, specs.data(), steps);
+  return specs;
+}
+
+void product_specs(const Problem& pb, ProductSpec* specs, double& steps) {
   const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
-  std::vector<ProductSpec> specs(static_cast<std::size_t>(n));
   double total = 0;  // whole numbers: the same sum in any order
 #pragma omp parallel for schedule(static) reduction(+ : total) if (n > 20000)
   for (std::int64_t i = 0; i < n; ++i) {
@@ -254,7 +261,6 @@ std::vector<ProductSpec> product_specs(const Problem& pb, double& steps) {
     total += product_steps(specs[i], table, pb.align_breaks) * (specs[i].equivalence ? 3.0 : 1.0);
   }
   steps = total;
-  return specs;
 }
 
 }  // namespace numpipe::integrate
@@ -270,11 +276,8 @@ Result solve_split(const Problem& pb, const PartSolver& spouse, const PartSolver
 #pragma omp parallel for schedule(static) reduction(+ : singles) if (ns > 20000)
   for (std::int64_t i = 0; i < ns; ++i) singles += pb.policies[static_cast<std::size_t>(i)].product != kSpousePension;
   if (singles == 0) return spouse(pb, nullptr);
-  std::vector<std::int64_t> which[2];  // policy indices: spouse pensions, products
-  which[0].reserve(n - static_cast<std::size_t>(singles));
-  which[1].reserve(static_cast<std::size_t>(singles));
-  for (std::size_t i = 0; i < n; ++i) which[pb.policies[i].product == kSpousePension ? 0 : 1].push_back(static_cast<std::int64_t>(i));
-  if (which[0].empty()) {
+  const std::int64_t counts[2] = {ns - singles, singles};
+  if (counts[0] == 0) {
     Result r = products(pb, nullptr);
     r.products = n;
     return r;
@@ -286,6 +289,24 @@ Result solve_split(const Problem& pb, const PartSolver& spouse, const PartSolver
   advise_huge_pages(res.reserve.data(), res.reserve.size() * sizeof(double));
   res.premium.assign(n, 0.0);
   res.log.add("result pages", pages.seconds());
+  // Each part's policy indices and its policies, in policy order, built by OpenMP's
+  // threads over fixed blocks (a block's place in a part is the count of the blocks
+  // before it), so the lists do not depend on the thread count.
+  constexpr std::int64_t kBlock = 4096;
+  const std::int64_t nblocks = (ns + kBlock - 1) / kBlock;
+  std::vector<std::int64_t> block_start[2];
+  for (auto& b : block_start) b.assign(static_cast<std::size_t>(nblocks) + 1, 0);
+#pragma omp parallel for schedule(static) if (ns > 20000)
+  for (std::int64_t b = 0; b < nblocks; ++b) {
+    std::int64_t spouses = 0;
+    const std::int64_t end = std::min(ns, (b + 1) * kBlock);
+    for (std::int64_t i = b * kBlock; i < end; ++i) spouses += pb.policies[static_cast<std::size_t>(i)].product == kSpousePension;
+    block_start[0][static_cast<std::size_t>(b) + 1] = spouses;
+    block_start[1][static_cast<std::size_t>(b) + 1] = end - b * kBlock - spouses;
+  }
+  for (auto& bs : block_start)
+    for (std::size_t b = 0; b < static_cast<std::size_t>(nblocks); ++b) bs[b + 1] += bs[b];
+  std::vector<std::int64_t> which[2];  // policy indices: spouse pensions, products
   Problem sub[2];
   RowSink sink[2];
   for (int part = 0; part < 2; ++part) {
@@ -294,14 +315,32 @@ Result solve_split(const Problem& pb, const PartSolver& spouse, const PartSolver
     sub[part].align_breaks = pb.align_breaks;
     sub[part].laws = pb.laws;
     sub[part].spouse = pb.spouse;
-    sub[part].policies.resize(which[part].size());
-    for (std::size_t k = 0; k < which[part].size(); ++k)
-      sub[part].policies[k] = pb.policies[static_cast<std::size_t>(which[part][k])];
-    sink[part] = RowSink{res.reserve.data(), res.premium.data(), which[part].data()};
+    which[part].resize(static_cast<std::size_t>(counts[part]));
+    sub[part].policies.resize(static_cast<std::size_t>(counts[part]));
   }
+#pragma omp parallel for schedule(static) if (ns > 20000)
+  for (std::int64_t b = 0; b < nblocks; ++b) {
+    std::int64_t at[2] = {block_start[0][static_cast<std::size_t>(b)], block_start[1][static_cast<std::size_t>(b)]};
+    const std::int64_t end = std::min(ns, (b + 1) * kBlock);
+    for (std::int64_t i = b * kBlock; i < end; ++i) {
+      const Policy& p = pb.policies[static_cast<std::size_t>(i)];
+      const int part = p.product == kSpousePension ? 0 : 1;
+      which[part][static_cast<std::size_t>(at[part])] = i;
+      sub[part].policies[static_cast<std::size_t>(at[part])] = p;
+      ++at[part];
+    }
+  }
+  for (int part = 0; part < 2; ++part) sink[part] = RowSink{res.reserve.data(), res.premium.data(), which[part].data()};
   Result r[2];
   std::exception_ptr error[2];
+  // Run at once, each part's OpenMP regions get a share of the threads: two full
+  // teams on the same cores would oversubscribe them (each team's barriers wait
+  // for threads the other team has descheduled). The bits do not depend on it.
+  const int threads = omp_get_max_threads();
+  const int share[2] = {concurrent ? std::max(1, threads - threads / 2) : threads,
+                        concurrent ? std::max(1, threads / 2) : threads};
   auto run = [&](int part) {
+    omp_set_num_threads(share[part]);  // this host thread's own setting
     try {
       r[part] = part == 0 ? spouse(sub[0], &sink[0]) : products(sub[1], &sink[1]);
     } catch (...) {
@@ -312,6 +351,7 @@ Result solve_split(const Problem& pb, const PartSolver& spouse, const PartSolver
     std::thread other(run, 1);
     run(0);
     other.join();
+    omp_set_num_threads(threads);  // the caller's setting back
   } else {
     run(0);
     run(1);

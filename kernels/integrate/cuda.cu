@@ -366,11 +366,8 @@ Result solve_columns(const Problem& pb, const std::vector<int>& devices, const R
     res.columns += counts[i].columns;
     res.requests += counts[i].requests;
   }
-  if (sink) {  // a part of a mixed problem: its rows into the whole result
-    for (std::size_t i = 0; i < n; ++i) {
-      std::memcpy(sink->row(static_cast<std::int64_t>(i)), res.reserve.data() + i * kYears, sizeof(double) * kYears);
-      sink->premium[sink->index[i]] = res.premium[i];
-    }
+  if (sink) {  // a part of a mixed problem: its rows into the whole result (OpenMP's threads)
+    scatter_rows(*sink, res.reserve.data(), res.premium.data(), static_cast<std::int64_t>(n));
     res.reserve = ReserveArray();
     res.premium.clear();
   }
@@ -1025,6 +1022,7 @@ Result solve_table(const Problem& pb, const std::vector<int>& devices, const Row
   if (path == ResultPath::host) {
     HostTimer pages_timer;
     if (large) first_touch(res.reserve.data(), total);
+    if (sink) touch_rows(*sink, npol);  // a part: the pages of its rows in the whole result
     pages_seconds = pages_timer.seconds();
   } else {
     HostTimer pages_timer;
@@ -1150,14 +1148,15 @@ Result solve_products(const Problem& pb, const std::vector<int>& devices, const 
   const std::size_t nd = std::max<std::size_t>(1, std::min<std::size_t>(devices.size(), static_cast<std::size_t>(n)));
   HostTimer plan_timer;
   double steps = 0;
-  std::vector<ProductSpec> specs = product_specs(pb, steps);
   RateTable rate_table = make_rate_table(pb);
   Blob blob;
   BasisBlob basis;
   basis.pack(blob, pb);
-  const std::size_t o_specs = blob.add(specs);
   const std::size_t o_knots = blob.add(rate_table.knots), o_alpha = blob.add(rate_table.alpha),
                     o_beta = blob.add(rate_table.beta);
+  // The specs are written straight into the pinned upload buffer (below the laws'
+  // views, so inside the uploaded range): no vector and blob copies of them.
+  const std::size_t o_specs = blob.reserve(static_cast<std::size_t>(n) * sizeof(ProductSpec));
   const std::size_t nlaws = pb.laws.size();
   const std::size_t o_laws = blob.reserve(nlaws * sizeof(MortalityView));
   const std::size_t row_bytes = kYears * sizeof(double);
@@ -1165,13 +1164,17 @@ Result solve_products(const Problem& pb, const std::vector<int>& devices, const 
   for (std::size_t i = 0; i < nd; ++i) max_range = std::max(max_range, split(n, nd, i).size());
   const std::size_t o_rows = blob.reserve(static_cast<std::size_t>(max_range) * row_bytes);
   const std::size_t o_prem = blob.reserve(static_cast<std::size_t>(max_range) * sizeof(double));
-  res.log.add("plan", plan_timer.seconds());
+  double plan_seconds = plan_timer.seconds();
 
   prepare_devices(std::vector<int>(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(nd)));
   // Uploaded: the blob's arrays, then the laws' views (written per device below).
   const std::size_t up_bytes = o_laws + nlaws * sizeof(MortalityView);
   char* up = held_host(kHostProductsUp, up_bytes);
+  HostTimer specs_timer;
   std::memcpy(up, blob.data(), blob.upload_bytes());
+  product_specs(pb, reinterpret_cast<ProductSpec*>(up + o_specs), steps);
+  plan_seconds += specs_timer.seconds();
+  res.log.add("plan", plan_seconds);
   char* down = held_host(kHostProducts, static_cast<std::size_t>(n) * (row_bytes + sizeof(double)));
   double* rows_host = reinterpret_cast<double*>(down);
   double* prem_host = rows_host + n * kYears;
@@ -1238,6 +1241,10 @@ Result solve_products(const Problem& pb, const std::vector<int>& devices, const 
     }
     pt.t_down.stop(pt.s.s);
   }
+  // While the devices work: this part's pages of the whole result.
+  HostTimer pages_timer;
+  if (sink) touch_rows(*sink, n);
+  const double pages_seconds = pages_timer.seconds();
   for (auto& p : parts) {
     NUMPIPE_CUDA_CHECK(cudaSetDevice(p->device));
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(p->s.s));
@@ -1258,6 +1265,7 @@ Result solve_products(const Problem& pb, const std::vector<int>& devices, const 
     res.log.add("products" + p->suffix, p->t_run.seconds(), rows_b);
     res.log.add("download" + p->suffix, p->t_down.seconds(), rows_b);
   }
+  if (sink) res.log.add("result pages", pages_seconds);
   res.log.add("result expand", expand_seconds, static_cast<double>(n) * row_bytes);
   res.product_steps = steps;
   res.products = static_cast<std::size_t>(n);

@@ -154,6 +154,8 @@ ProductSpec product_spec(const Policy& p);
 // Every policy's (all single-life), by OpenMP's threads; steps: the RK4 steps of
 // their chains (three chains with an equivalence premium).
 std::vector<ProductSpec> product_specs(const Problem& problem, double& steps);
+// The same into out[0..policies) (e.g. a pinned upload buffer: no copies).
+void product_specs(const Problem& problem, ProductSpec* out, double& steps);
 
 // The spouse pension's outer recurrence for one policy from its Middle values at
 // the stage points t (steps h, whole years `year`): writes 121 years (NaN past

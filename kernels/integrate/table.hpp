@@ -202,6 +202,9 @@ void expand_rows(const RowSink& sink, const double* rows, const double* prem, co
 // Rows 0..n-1 (and premiums, where prem and sink.premium are given) into the sink;
 // a sink without an index takes them in order. OpenMP's threads.
 void scatter_rows(const RowSink& sink, const double* rows, const double* prem, std::int64_t n);
+// Takes the page faults of a part's rows in the whole result (while the devices
+// work): writes the first value of each of its rows, which the part overwrites later.
+void touch_rows(const RowSink& sink, std::int64_t n);
 
 // Inner(eta, k) of a row from the table, by counting its stage points >= k.
 NUMPIPE_HD_INLINE double table_inner(const TableRow& r, const double* table, double k) {

@@ -263,6 +263,14 @@ typename FlatIds<W>::Key profile_key(const Policy& p) {
 template <int W>
 void plan_table_families_keyed(const Problem& pb, TablePlan& tp);
 
+void touch_rows(const RowSink& sink, std::int64_t n) {
+  // Each thread writes the first value of rows of this part only (the other part
+  // may be writing its rows into the same pages): the page faults are taken here,
+  // spread over the threads, and scatter_rows or expand_rows overwrites every value.
+#pragma omp parallel for schedule(static) if (n * kYears >= (std::int64_t{1} << 16))
+  for (std::int64_t i = 0; i < n; ++i) sink.row(i)[0] = 0.0;
+}
+
 void scatter_rows(const RowSink& sink, const double* rows, const double* prem, std::int64_t n) {
 #pragma omp parallel for schedule(static) if (n * kYears >= (std::int64_t{1} << 16))
   for (std::int64_t i = 0; i < n; ++i) {
