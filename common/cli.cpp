@@ -1,17 +1,27 @@
 #include "cli.hpp"
 
 #include <omp.h>
+#include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <new>
 #include <sstream>
 
+#include "memory.hpp"
 #include "parallel.hpp"
 #include "signals.hpp"
+#include "timeline.hpp"
+#include "workers.hpp"
 
 namespace numpipe {
 
@@ -23,6 +33,109 @@ std::string quote_arg(const std::string& a) {
   std::string q = "'";
   for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
+}
+
+// Ranks of the MPI job this process was started in (1 when not under mpirun/srun).
+int launched_ranks() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char* e = std::getenv(v)) return std::max(1, std::atoi(e));
+  return 1;
+}
+
+// OMP_STACKSIZE's bytes (libgomp: a number with B, K, M or G, K by default), 0 when unset.
+std::size_t omp_stack_bytes() {
+  const char* e = std::getenv("OMP_STACKSIZE");
+  if (!e) e = std::getenv("GOMP_STACKSIZE");
+  if (!e) return 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(e, &end, 10);
+  while (*end == ' ') ++end;
+  switch (*end) {
+    case 'b': case 'B': return v;
+    case 'm': case 'M': return v << 20;
+    case 'g': case 'G': return v << 30;
+    default: return v << 10;
+  }
+}
+
+extern "C" void* wait_for_release(void* flag) {
+  auto* go = static_cast<std::atomic<bool>*>(flag);
+  while (!go->load(std::memory_order_acquire)) usleep(1000);
+  return nullptr;
+}
+
+// libgomp ends the process with exit 1 ("Thread creation failed") when it cannot
+// start a team, before numpipe could say anything: start the team's threads here
+// first (with libgomp's stack size), all alive at once, and report a failure as a
+// resource error.
+void require_threads(int threads) {
+  if (threads <= 1) return;
+  std::atomic<bool> go{false};
+  std::vector<pthread_t> started;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  if (std::size_t stack = omp_stack_bytes()) pthread_attr_setstacksize(&attr, stack);
+  int err = 0;
+  for (int i = 1; i < threads && !err; ++i) {
+    pthread_t t;
+    err = pthread_create(&t, &attr, wait_for_release, &go);
+    if (!err) started.push_back(t);
+  }
+  pthread_attr_destroy(&attr);
+  go.store(true, std::memory_order_release);
+  for (pthread_t t : started) pthread_join(t, nullptr);
+  if (err)
+    fail_resource("cannot start " + std::to_string(threads) + " threads: thread " + std::to_string(started.size() + 1) +
+                  " failed (" + std::strerror(err) + "); use fewer --threads, or raise the limits (ulimit -u, ulimit -v)");
+}
+
+// --profile FILE: the file must be appendable (or creatable) before any work is done.
+void check_profile_path(const std::string& path) {
+  if (path.empty()) fail_input("--profile needs a file name");
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) fail_input("--profile '" + path + "' is a folder, not a file");
+    if (access(path.c_str(), W_OK) != 0)
+      fail_input("cannot append to the --profile file '" + path + "': " + std::strerror(errno));
+    return;
+  }
+  if (errno != ENOENT) fail_input("cannot use the --profile file '" + path + "': " + std::strerror(errno));
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (access(dir.c_str(), W_OK | X_OK) != 0)
+    fail_input("cannot create the --profile file '" + path + "' (folder '" + dir + "'): " + std::strerror(errno));
+}
+
+// --devices: 'all' or a list of non-negative integers (checked before any work, whatever the backend).
+std::vector<int> parse_device_list(const std::string& spec) {
+  std::vector<int> list;
+  if (spec == "all") return list;
+  std::stringstream ss(spec);
+  for (std::string item; std::getline(ss, item, ',');) {
+    try {
+      std::size_t used = 0;
+      int d = std::stoi(item, &used);
+      if (used != item.size() || d < 0) throw std::invalid_argument(item);
+      list.push_back(d);
+    } catch (const std::exception&) {
+      fail_input("--devices must be 'all' or a comma-separated list of device indices, got '" + spec + "'");
+    }
+  }
+  if (list.empty()) fail_input("--devices must be 'all' or a comma-separated list of device indices, got '" + spec + "'");
+  return list;
+}
+
+// Writes `text` to stdout in one write(2) where the pipe takes it (up to 64 KiB): a
+// reader that stops at its first match (`tool --help | grep -q ...`) then cannot close
+// the pipe between two writes of a help text longer than stdio's 4 KiB buffer.
+void print_whole(const std::string& text) {
+  flush_stdout();
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail_resource(std::string("cannot write standard output: ") + std::strerror(errno));
+    done += static_cast<std::size_t>(n);
+  }
 }
 
 // The program words of argv[0]: a subcommand's Cli ("gen-input price") gets
@@ -42,6 +155,25 @@ std::string program_words(const std::string& argv0, const std::string& tool_name
 }
 }  // namespace
 
+int max_threads() {
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return static_cast<int>(64 * std::max(1L, std::min(cores, 1L << 20)));
+}
+
+void flush_stdout() {
+  std::cout.flush();
+  const bool cpp_failed = !std::cout;
+  errno = 0;
+  const bool c_failed = std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (cpp_failed || c_failed) {
+    const int err = errno;
+    std::clearerr(stdout);
+    std::cout.clear();
+    fail_resource(std::string("cannot write standard output: ") +
+                  (err ? std::strerror(err) : "the write failed (a full disk, or a closed pipe?)"));
+  }
+}
+
 Cli::Cli(ToolSpec spec, unsigned common)
     : spec_(std::move(spec)), common_(common), options_(spec_.name, spec_.summary) {
   options_.custom_help("[OPTIONS]");
@@ -50,13 +182,17 @@ Cli::Cli(ToolSpec spec, unsigned common)
   auto g = options_.add_options("Common");
   if (common_ & kInput) {
     g("i,input", "Read the input stream from FILE ('-': stdin)", cxxopts::value<std::string>()->default_value("-"), "FILE");
-    g("max-bytes", "Refuse input arrays larger than this many bytes (default: half of RAM)",
+    g("max-bytes", "Refuse an input array larger than this many bytes, and arrays kept beyond it in total (default: half of RAM)",
       cxxopts::value<std::uint64_t>(), "N");
   }
-  if (common_ & kOutput)
+  if (common_ & kOutput) {
     g("o,output", "Write " + (spec_.output.empty() ? std::string("the output stream") : spec_.output) +
                       " to FILE ('-': stdout), renamed into place only when complete",
       cxxopts::value<std::string>()->default_value("-"), "FILE");
+    if (!(common_ & kNotStream))
+      g("compress", "Output compression: none (fastest: for local pipes and scratch files), fast, or a zstd level "
+      "1 to 19 (default: 1, or NUMPIPE_ZSTD_LEVEL)", cxxopts::value<std::string>(), "C");
+  }
   if (common_ & kCompute) {
     g("backend", "Backend: auto (CUDA if a device is present), cpu or cuda", cxxopts::value<std::string>()->default_value("auto"), "B");
     g("device", "CUDA device index", cxxopts::value<int>()->default_value("0"), "N");
@@ -145,20 +281,57 @@ const cxxopts::ParseResult& Cli::parse(int argc, char** argv) {
     fail_input(std::string(e.what()) + " (see " + spec_.name + " --help)");
   }
   if (result_.count("help") || (has_tuning_ && result_.count("help-all"))) {
-    std::cout << help(has_tuning_ && result_.count("help-all"));
+    print_whole(help(has_tuning_ && result_.count("help-all")));
     std::exit(0);
   }
   if (result_.count("version")) {
     std::cout << spec_.name << " (numpipe) " << numpipe_version() << " commit " << numpipe_commit()
               << (built_with_cuda() ? " cuda" : " cpu-only") << "\n";
+    flush_stdout();
     std::exit(0);
   }
   if (!result_.unmatched().empty()) fail_input("unexpected argument '" + result_.unmatched().front() + "' (see " + spec_.name + " --help)");
+  if (!(common_ & kMpi) && launched_ranks() > 1)
+    fail_input(spec_.name + " does not run under MPI: mpirun started " + std::to_string(launched_ranks()) +
+               " copies of it; run it as one process");
   if (common_ & kCompute) {
     int t = get<int>("threads");
     if (t < 0) fail_input("--threads must be >= 0, got " + std::to_string(t));
+    if (t > max_threads())
+      fail_input("--threads " + std::to_string(t) + " is more than 64 threads per core (" +
+                 std::to_string(max_threads() / 64) + " cores here: at most " + std::to_string(max_threads()) + ")");
+    if (t == 0)
+      if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+        const long long v = std::atoll(env);  // a list "8,2" counts by its first level
+        if (v > max_threads())
+          fail_input(std::string("OMP_NUM_THREADS=") + env + " is more than 64 threads per core (at most " +
+                     std::to_string(max_threads()) + ")");
+      }
     if (t > 0) omp_set_num_threads(t);
+    require_threads(t > 0 ? t : omp_get_max_threads());
+    const int d = get<int>("device");
+    if (d < 0) fail_input("--device must be >= 0, got " + std::to_string(d));
   }
+  if ((common_ & kMultiDevice) && has("devices")) parse_device_list(get<std::string>("devices"));
+  if ((common_ & kProfile) && has("profile")) check_profile_path(get<std::string>("profile"));
+  const bool stream_out = (common_ & kOutput) && !(common_ & kNotStream);
+  if (stream_out && has("compress")) set_output_compression(parse_compression(get<std::string>("compress"), "--compress"));
+  if (common_ & (kInput | kOutput)) {  // the stream's knobs, checked before any work
+    WorkerPool::default_size();
+    if (stream_out && !has("compress")) default_compression();
+  }
+  // The CUDA context is made while the input is read (device.hpp, start_cuda_early).
+  // Under MPI the rank picks its GPU later: nothing is started early there. Only the
+  // solvers (kProfile): profile-report's --backend is for its rare --calibrate.
+  if ((common_ & kCompute) && (common_ & kProfile) && get<std::string>("backend") != "cpu" && launched_ranks() <= 1) {
+    std::vector<int> early = {get<int>("device")};
+    if ((common_ & kMultiDevice) && has("devices")) {
+      early = parse_device_list(get<std::string>("devices"));
+      if (early.empty()) early = {-1};  // all
+    }
+    start_cuda_early(early);
+  }
+  timeline::mark_started();
   return result_;
 }
 
@@ -187,24 +360,11 @@ bool Cli::quiet() const { return has("quiet"); }
 std::vector<int> Cli::devices() const {
   if (!(common_ & kMultiDevice) || !has("devices")) return {device()};
   std::string spec = get<std::string>("devices");
-  std::vector<int> list;
+  std::vector<int> list = parse_device_list(spec);
   if (spec == "all") {
     for (int i = 0; i < cuda_device_count(); ++i) list.push_back(i);
     if (list.empty()) fail_resource("--devices all: no CUDA device is visible");
-    return list;
   }
-  std::stringstream ss(spec);
-  for (std::string item; std::getline(ss, item, ',');) {
-    try {
-      std::size_t used = 0;
-      int d = std::stoi(item, &used);
-      if (used != item.size() || d < 0) throw std::invalid_argument(item);
-      list.push_back(d);
-    } catch (const std::exception&) {
-      fail_input("--devices must be 'all' or a comma-separated list of device indices, got '" + spec + "'");
-    }
-  }
-  if (list.empty()) fail_input("--devices: empty list");
   return list;
 }
 
@@ -236,20 +396,40 @@ int failed(const std::string& name, int code, const std::string& message) {
 }  // namespace
 
 int run_tool(const std::string& name, const std::function<int()>& body) {
+  set_tool_name(name);
+  struct EndEarlyStart {
+    ~EndEarlyStart() { end_cuda_early(); }
+  } end_early_start;  // however the body ends
   try {
-    return body();
+    const int code = body();
+    flush_stdout();  // what the tool printed must have reached its reader
+    return code;
   } catch (const Error& e) {
     return failed(name, static_cast<int>(e.code()), e.what());
   } catch (const cxxopts::exceptions::exception& e) {
     return failed(name, static_cast<int>(ExitCode::bad_input), std::string(e.what()) + " (see " + name + " --help)");
   } catch (const std::bad_alloc&) {
-    return failed(name, static_cast<int>(ExitCode::resource), "out of memory");
+    return failed(name, static_cast<int>(ExitCode::resource), out_of_memory_message());
   } catch (const std::exception& e) {
     return failed(name, static_cast<int>(ExitCode::internal), std::string("internal error: ") + e.what() + " (please report this)");
   }
 }
 
-std::vector<Record> read_input_stream(const Cli& cli) { return read_stream(cli.input(), cli.read_limits()); }
-std::vector<Record> read_input(const Cli& cli) { return read_input_stream(cli); }
+std::vector<Record> read_input_stream(const Cli& cli, const RecordFilter& keep) {
+  return read_stream(cli.input(), cli.read_limits(), keep);
+}
+std::vector<Record> read_input(const Cli& cli, const RecordFilter& keep) { return read_input_stream(cli, keep); }
+
+RecordFilter keep_names_once(std::vector<std::string> names) {
+  auto seen = std::make_shared<std::map<std::string, std::uint64_t>>();
+  return [names = std::move(names), seen](const RecordHeader& h) {
+    if (std::find(names.begin(), names.end(), h.name) == names.end()) return false;
+    auto [it, fresh] = seen->emplace(h.name, h.index);
+    if (!fresh)
+      fail_input("the input holds two records '" + h.name + "' (records " + std::to_string(it->second) + " and " +
+                 std::to_string(h.index) + "): give one (for example, not two concatenated streams)");
+    return true;
+  };
+}
 
 }  // namespace numpipe

@@ -21,6 +21,8 @@ enum CommonOptions : unsigned {
   kCompute = 1u << 2,  // --backend, --device, --threads
   kProfile = 1u << 3,  // --profile FILE
   kMultiDevice = 1u << 4,  // --devices LIST|all
+  kMpi = 1u << 5,      // runs under mpirun/srun as one job (others refuse to run on several ranks)
+  kNotStream = 1u << 6,  // with kOutput: the output is not a numpipe stream (a picture, a table): no --compress
 };
 
 const char* numpipe_version();  // "0.1.0"
@@ -102,12 +104,26 @@ class Cli {
 };
 
 // Runs a tool's body: maps numpipe::Error to its exit code and "TOOL: message" on
-// stderr, cxxopts errors to exit 2, std::bad_alloc to exit 3, anything else to 4.
+// stderr, cxxopts errors to exit 2, std::bad_alloc to exit 3, anything else to 4;
+// a failed write to stdout (a full disk, a closed pipe with SIGPIPE ignored) is
+// exit 3 too.
 int run_tool(const std::string& name, const std::function<int()>& body);
 
-// Reads all records of the input named by the common options (in this process;
-// under MPI use par::world().read_input(cli), which reads on rank 0 only).
-std::vector<Record> read_input(const Cli& cli);
-std::vector<Record> read_input_stream(const Cli& cli);
+// Flushes stdout (C and C++ streams): resource error (exit 3) when a write failed.
+void flush_stdout();
+
+// The most OpenMP threads a tool accepts: 64 per online core.
+int max_threads();
+
+// Reads the records of the input named by the common options that `keep` keeps
+// (every record without a filter; the others' payloads are passed over unread),
+// within --max-bytes per record and in total (in this process; under MPI use
+// par::world().read_input(cli), which reads on rank 0 only).
+std::vector<Record> read_input(const Cli& cli, const RecordFilter& keep = {});
+std::vector<Record> read_input_stream(const Cli& cli, const RecordFilter& keep = {});
+
+// A filter keeping the records named in `names`, refusing (exit 2) a second
+// record of one of them: for tools that take one state or one series.
+RecordFilter keep_names_once(std::vector<std::string> names);
 
 }  // namespace numpipe

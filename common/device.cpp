@@ -2,12 +2,20 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
+#include <system_error>
 #include <thread>
+
+#include "timeline.hpp"
 
 #ifdef NUMPIPE_HAVE_CUDA
 #include "cuda_check.hpp"
+#include "staging.hpp"
 #endif
 
 namespace numpipe {
@@ -22,9 +30,139 @@ bool built_with_cuda() {
 #endif
 }
 
+namespace {
+// The early start's thread and what it found (start_cuda_early).
+struct EarlyStart {
+  std::mutex m;
+  std::condition_variable cv;
+  bool started = false, driver_done = false, done = false;
+  int count = 0;
+  double driver_seconds = 0, context_seconds = 0;
+  std::thread thread;
+  std::mutex join_m;
+  std::atomic<bool> staging{false};
+  std::vector<std::function<void()>> deferred;  // defer_until_cuda_ready
+  ~EarlyStart() { join(); }
+  void join() {
+    if (thread.joinable()) thread.join();
+  }
+};
+EarlyStart& early() {
+  static EarlyStart e;
+  return e;
+}
+
+// Waits (as the process phase "cuda start-up") until the early start has reached
+// `stage`: the driver (false) or everything (true). Returns whether it was started.
+bool wait_early(bool everything) {
+  EarlyStart& e = early();
+  std::unique_lock<std::mutex> lock(e.m);
+  if (!e.started) return false;
+  auto reached = [&] { return everything ? e.done : e.driver_done; };
+  if (reached()) return true;
+  timeline::Scope phase("cuda start-up");
+  e.cv.wait(lock, reached);
+  return true;
+}
+}  // namespace
+
+void start_cuda_early(const std::vector<int>& devices) {
+#ifdef NUMPIPE_HAVE_CUDA
+  EarlyStart& e = early();
+  std::lock_guard<std::mutex> lock(e.m);
+  if (e.started) return;
+  // Load a module's kernels when first launched, not all at context creation (the
+  // default since CUDA 12.2; set here for older drivers and runtimes).
+  setenv("CUDA_MODULE_LOADING", "LAZY", 0);
+  e.started = true;
+  try {
+    e.thread = std::thread([devices, &e] {
+      using Clock = std::chrono::steady_clock;
+      const auto t0 = Clock::now();
+      int n = 0;
+      if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        n = 0;
+      }
+      const auto t1 = Clock::now();
+      {
+        std::lock_guard<std::mutex> l(e.m);
+        e.count = n;
+        e.driver_done = true;
+        e.driver_seconds = std::chrono::duration<double>(t1 - t0).count();
+      }
+      e.cv.notify_all();
+      std::vector<int> list = devices;
+      if (list == std::vector<int>{-1})  // --devices all
+        for (int d = (list.clear(), 0); d < n; ++d) list.push_back(d);
+      for (int d : list) {
+        if (d < 0 || d >= n) continue;  // the tool reports a bad --device itself
+        if (cudaSetDevice(d) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) cudaGetLastError();
+      }
+      if (e.staging.load()) prepare_staging();
+      {
+        std::lock_guard<std::mutex> l(e.m);
+        e.done = true;
+        e.context_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
+      }
+      e.cv.notify_all();
+    });
+  } catch (const std::system_error&) {
+    e.started = false;  // no thread to be had: everything happens on first use, as without the early start
+  }
+#else
+  (void)devices;
+#endif
+}
+
+bool defer_until_cuda_ready(std::function<void()> check) {
+  EarlyStart& e = early();
+  std::lock_guard<std::mutex> lock(e.m);
+  if (!e.started || e.done) return false;
+  e.deferred.push_back(std::move(check));
+  return true;
+}
+
+void wait_cuda_ready() {
+  if (!wait_early(true)) return;
+  for (;;) {  // the checks deferred while the context was being made (they may refuse the run)
+    std::function<void()> check;
+    {
+      EarlyStart& e = early();
+      std::lock_guard<std::mutex> lock(e.m);
+      if (e.deferred.empty()) return;
+      check = std::move(e.deferred.front());
+      e.deferred.erase(e.deferred.begin());
+    }
+    check();
+  }
+}
+
+void request_staging_early() { early().staging.store(true); }
+
+void end_cuda_early() {
+  EarlyStart& e = early();
+  std::lock_guard<std::mutex> lock(e.join_m);
+  e.join();
+}
+
+CudaStartup cuda_startup() {
+  EarlyStart& e = early();
+  std::lock_guard<std::mutex> lock(e.m);
+  CudaStartup s;
+  s.started = e.started;
+  s.driver_seconds = e.driver_seconds;
+  s.context_seconds = e.context_seconds;
+  return s;
+}
+
 int cuda_device_count() {
 #ifdef NUMPIPE_HAVE_CUDA
   static const int count = [] {
+    if (wait_early(false)) {
+      std::lock_guard<std::mutex> lock(early().m);
+      return early().count;
+    }
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
       cudaGetLastError();
@@ -107,6 +245,7 @@ constexpr Datasheet kDatasheets[] = {
 
 void init_cuda_context(int index) {
 #ifdef NUMPIPE_HAVE_CUDA
+  wait_cuda_ready();
   NUMPIPE_CUDA_CHECK(cudaSetDevice(index));
   NUMPIPE_CUDA_CHECK(cudaFree(nullptr));
 #else
@@ -120,6 +259,7 @@ DeviceInfo query_cuda_device(int index) {
   info.kind = "cuda";
   info.index = index;
 #ifdef NUMPIPE_HAVE_CUDA
+  wait_cuda_ready();
   int count = cuda_device_count();
   if (index < 0 || index >= count)
     fail_resource("--device " + std::to_string(index) + ": there are " + std::to_string(count) + " CUDA devices");

@@ -2,7 +2,9 @@
 // go (peaks from `profile-report --calibrate` when measured, else the datasheet).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "stream.hpp"
 
@@ -33,11 +35,46 @@ struct DeviceInfo {
   json to_json() const;
 };
 
-// The CUDA device `index`; resource error if there is none.
+// The CUDA device `index`; resource error if there is none. Waits for the early
+// start (start_cuda_early) first.
 DeviceInfo query_cuda_device(int index);
 // Creates the CUDA context of device `index` (the driver's one-time set-up, ~0.1 s),
 // so that a tool can time it as its own phase instead of inside its first solve.
+// Waits for the early start first.
 void init_cuda_context(int index);
+
+// Start-up: the driver's initialisation and the devices' primary contexts cost a
+// GPU tool most of its start-up (0.1-0.3 s). start_cuda_early() does them on a thread
+// of their own while the tool reads and checks its input (Cli::parse calls it for
+// every tool with --backend auto or cuda; `devices` empty: the driver only, as under
+// MPI where the rank picks its GPU later); lazy module loading (CUDA_MODULE_LOADING=
+// LAZY unless set) loads only the kernels a run launches. wait_cuda_ready() returns
+// when that work is done, and counts the time the caller waited as the process phase
+// "cuda start-up". The CUDA runtime is thread-safe: a CUDA call made before waiting
+// is correct too, it only blocks inside the driver, unaccounted. Without CUDA, or
+// when never started, both do nothing.
+void start_cuda_early(const std::vector<int>& devices);
+void wait_cuda_ready();
+// A check that needs the device (its free memory) asked for while the early start is
+// still making the context: run it when the context is ready (wait_cuda_ready runs the
+// deferred checks, in order, on the thread that waits), so that reading the input goes
+// on meanwhile. Returns false when the check should run now (no early start under
+// way). The checks still come before any device allocation: every GPU path waits
+// first (query_cuda_device, init_cuda_context).
+bool defer_until_cuda_ready(std::function<void()> check);
+// A tool that copies large arrays between host and device (staging.hpp) asks for
+// the pinned buffers to be allocated by the early start too (after the contexts).
+void request_staging_early();
+// Joins the early start's thread (run_tool calls it before the process ends, so that
+// the thread never runs while the CUDA runtime tears down).
+void end_cuda_early();
+// What the early start measured on its thread (seconds; 0 when it did not run):
+// the driver's initialisation and the contexts' creation.
+struct CudaStartup {
+  double driver_seconds = 0, context_seconds = 0;
+  bool started = false;
+};
+CudaStartup cuda_startup();
 // The host CPU (model name, hardware threads, memory; peaks from calibration if any).
 DeviceInfo query_host_cpu();
 

@@ -21,10 +21,22 @@ Record make_labels(const std::string& name, const std::vector<std::string>& labe
   return r;
 }
 
-bool is_labels(const Record& r) {
-  return r.dtype == DType::u1 && r.shape.size() == 2 && r.attrs.is_object() &&
-         r.attrs.value("kind", std::string()) == kLabelsKind;
+namespace {
+// An attribute's text, "" when it is missing or not a string (json's value()
+// would throw on a number: bad input, not an internal error).
+std::string string_attr(const json& attrs, const char* key) {
+  if (!attrs.is_object()) return {};
+  const auto it = attrs.find(key);
+  return it != attrs.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
+bool labels_layout(DType dtype, const Shape& shape, const json& attrs) {
+  return dtype == DType::u1 && shape.size() == 2 && string_attr(attrs, "kind") == kLabelsKind;
+}
+}  // namespace
+
+bool is_labels(const Record& r) { return labels_layout(r.dtype, r.shape, r.attrs); }
+bool is_labels(const RecordHeader& h) { return labels_layout(h.dtype, h.shape, h.attrs); }
+std::string labels_of(const json& attrs) { return string_attr(attrs, "labels_of"); }
 
 std::vector<std::string> read_labels(const Record& r) {
   if (!is_labels(r))

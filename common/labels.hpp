@@ -22,6 +22,10 @@ Record make_labels(const std::string& name, const std::vector<std::string>& labe
 
 // True for a record made by make_labels (kind "labels", u1, two dimensions).
 bool is_labels(const Record& r);
+// The same from a header, for a stream reader's filter (before the payload is read).
+bool is_labels(const RecordHeader& h);
+// What a labels record's rows label (attrs labels_of), "" when missing or not text.
+std::string labels_of(const json& attrs);
 
 // The labels of such a record, trailing NULs removed; bad input otherwise.
 std::vector<std::string> read_labels(const Record& r);

@@ -11,9 +11,11 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include <cstring>
+#include <optional>
 
 #include "cli.hpp"
 #include "signals.hpp"
+#include "timeline.hpp"
 
 #ifdef NUMPIPE_HAVE_MPI
 #include <mpi.h>
@@ -133,14 +135,15 @@ void Group::broadcast(std::vector<Record>& records) {
     MemorySource source(bytes.data(), bytes.size(), "rank 0's broadcast");
     ReadLimits limits;
     limits.max_bytes = UINT64_MAX;  // rank 0 applied the user's limit already
+    limits.max_total_bytes = UINT64_MAX;
     StreamReader reader(source, limits);
     records = reader.read_all();
   }
 }
 
-std::vector<Record> Group::read_input(const Cli& cli) {
+std::vector<Record> Group::read_input(const Cli& cli, const RecordFilter& keep) {
   std::vector<Record> records;
-  if (is_root()) records = read_input_stream(cli);
+  if (is_root()) records = read_input_stream(cli, keep);
   broadcast(records);
   return records;
 }
@@ -331,53 +334,21 @@ namespace {
 void store_u32(unsigned char* p, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
 }
-// StreamWriter's level rule (stream.cpp): NUMPIPE_ZSTD_LEVEL, else 1.
-int default_level() {
-  int level = 1;
-  if (const char* env = std::getenv("NUMPIPE_ZSTD_LEVEL")) {
-    char* end = nullptr;
-    long v = std::strtol(env, &end, 10);
-    if (end == env || *end || v < -7 || v > 22)
-      fail_input(std::string("NUMPIPE_ZSTD_LEVEL must be an integer in [-7, 22], got '") + env + "'");
-    if (v != 0) level = static_cast<int>(v);
-  }
-  return level;
-}
 }  // namespace
 
 struct StreamOut::Impl {
   ByteSink* sink = nullptr;
-  ZSTD_CCtx* cctx = nullptr;
   int level = 1;
+  bool is_output = false;  // the tool's output: timed as the process phase "write output"
   bool magic_written = false;
   std::string frame;  // scratch for one compressed frame
 
-  Impl(ByteSink* s, int lvl) : sink(s), level(lvl == 0 ? default_level() : lvl) {
-    cctx = ZSTD_createCCtx();
-    if (!cctx) fail_resource("out of memory creating a zstd encoder");
-    check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level));
-    check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1));
-  }
-  Impl(const Impl&) = delete;
-  Impl& operator=(const Impl&) = delete;
-  ~Impl() { ZSTD_freeCCtx(cctx); }
-  static void check(std::size_t ret) {
-    if (ZSTD_isError(ret)) fail_internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(ret));
-  }
+  Impl(ByteSink* s, int lvl)
+      : sink(s), level(lvl == kCompressionDefault ? default_compression() : lvl),
+        is_output(dynamic_cast<OutputFile*>(s) != nullptr) {}
   // Appends one zstd frame holding [a, a + na) then [b, b + nb) to `out`.
-  void compress(const void* a, std::size_t na, const void* b, std::size_t nb, std::string& out) {
-    const std::size_t old = out.size();
-    out.resize(old + ZSTD_compressBound(na + nb));
-    ZSTD_outBuffer zout{out.data() + old, out.size() - old, 0};
-    ZSTD_inBuffer za{a, na, 0}, zb{b, nb, 0};
-    check(ZSTD_compressStream2(cctx, &zout, &za, ZSTD_e_continue));
-    for (;;) {
-      std::size_t left = ZSTD_compressStream2(cctx, &zout, &zb, ZSTD_e_end);
-      check(left);
-      if (left == 0) break;
-      if (zout.pos == zout.size) fail_internal("zstd frame larger than its bound");
-    }
-    out.resize(old + zout.pos);
+  void compress(const void* a, std::size_t na, const void* b, std::size_t nb, std::string& out) const {
+    append_zstd_frame(out, level, a, na, b, nb);
   }
   // Rank 0: a frame of [magic] u32 length, header, then `payload` (may be empty).
   void write_head(const json& header, const void* payload, std::size_t bytes) {
@@ -409,6 +380,8 @@ StreamOut::~StreamOut() = default;
 void StreamOut::write(const std::string& name, DType dtype, const Shape& shape, const void* data, const json& attrs) {
   if (finished_) fail_internal("StreamOut::write after finish()");
   if (!world().is_root()) return;
+  std::optional<timeline::Scope> phase;
+  if (impl_->is_output) phase.emplace("write output", static_cast<double>(payload_bytes(dtype, shape)));
   json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", attrs}};
   impl_->write_head(header, data, static_cast<std::size_t>(payload_bytes(dtype, shape)));
   ++records_;
@@ -418,6 +391,8 @@ void StreamOut::finish() {
   if (finished_) return;
   finished_ = true;
   if (!world().is_root()) return;
+  std::optional<timeline::Scope> phase;
+  if (impl_->is_output) phase.emplace("write output");
   json end = {{"end", true}, {"records", records_}};
   impl_->write_head(end, nullptr, 0);
 }
@@ -426,6 +401,8 @@ void StreamOut::write_blocks(const std::string& name, DType dtype, const Shape& 
                              const std::int64_t offset[3], const std::int64_t count[3], const void* data) {
   if (finished_) fail_internal("StreamOut::write_blocks after finish()");
   if (shape.size() != 3) fail_internal("StreamOut::write_blocks: record '" + name + "' is not 3-D");
+  std::optional<timeline::Scope> phase;  // rank 0: the whole record, its gathering and compression included
+  if (impl_->is_output) phase.emplace("write output", static_cast<double>(payload_bytes(dtype, shape)));
   const auto t0 = std::chrono::steady_clock::now();
   Group& g = world();
   const std::size_t es = dtype_size(dtype);
@@ -518,12 +495,11 @@ void StreamOut::write_blocks(const std::string& name, DType dtype, const Shape& 
   std::string error;
 #pragma omp parallel
   {
-    Impl local(nullptr, impl_->level);
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t f = 0; f < nf; ++f) {
       const std::int64_t p = q0 + f * per_frame, pe = std::min(q1, p + per_frame);
       try {
-        local.compress(planes + static_cast<std::size_t>(p - q0) * plane, static_cast<std::size_t>(pe - p) * plane, nullptr, 0,
+        impl_->compress(planes + static_cast<std::size_t>(p - q0) * plane, static_cast<std::size_t>(pe - p) * plane, nullptr, 0,
                        pieces[static_cast<std::size_t>(f)]);
       } catch (const std::exception& e) {
 #pragma omp critical(numpipe_stream_out)

@@ -43,8 +43,9 @@ class Group {
   int local_size() const { return local_size_; }
   bool distributed() const { return size_ > 1; }
 
-  // Rank 0 reads the tool's input stream; every rank gets the same records.
-  std::vector<Record> read_input(const Cli& cli);
+  // Rank 0 reads the tool's input stream (the records `keep` keeps: every record
+  // without a filter); every rank gets the same records.
+  std::vector<Record> read_input(const Cli& cli, const RecordFilter& keep = {});
   // Every rank gets rank 0's records (serialised as a stream).
   void broadcast(std::vector<Record>& records);
   void broadcast(std::string& bytes);
@@ -144,9 +145,11 @@ bool gpu_aware_mpi();
 // memory, and the compression, the costly part, runs on every rank at once.
 class StreamOut {
  public:
-  // sink: the output on rank 0 (nullptr on the other ranks). level: zstd level, 0 for
-  // StreamWriter's default (NUMPIPE_ZSTD_LEVEL, else 1).
-  explicit StreamOut(ByteSink* sink, int level = 0);
+  // sink: the output on rank 0 (nullptr on the other ranks). level: as StreamWriter's
+  // (kCompressionDefault: --compress, else NUMPIPE_ZSTD_LEVEL, else 1; kCompressionNone:
+  // stored frames). Every frame states its size, so readers decode them in parallel.
+  // Writing into an OutputFile is timed as the process phase "write output".
+  explicit StreamOut(ByteSink* sink, int level = kCompressionDefault);
   ~StreamOut();
   StreamOut(const StreamOut&) = delete;
   StreamOut& operator=(const StreamOut&) = delete;

@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 
 #include "cli.hpp"
+#include "timeline.hpp"
 
 namespace numpipe {
 
@@ -28,9 +30,36 @@ std::string host_name() {
 }
 }  // namespace
 
+std::vector<Phase> whole_process_phases(const PhaseLog& log, json* process_names, double* wall_seconds) {
+  // The process's phases around the tool's: start-up, reading, waiting for the
+  // CUDA context before them; writing after; what none of them covers last.
+  static const char* const kBefore[] = {"start-up", "read input", "cuda start-up"};
+  const std::vector<timeline::Entry> process = timeline::phases();
+  const double wall = timeline::now();
+  std::vector<Phase> out;
+  json names = json::array();
+  auto take = [&](const timeline::Entry& e) {
+    out.push_back({e.name, e.seconds, e.bytes, 0});
+    names.push_back(e.name);
+  };
+  for (const char* name : kBefore)
+    for (const auto& e : process)
+      if (e.name == name) take(e);
+  for (const auto& p : log.phases()) out.push_back(p);
+  for (const auto& e : process)
+    if (std::find(std::begin(kBefore), std::end(kBefore), e.name) == std::end(kBefore)) take(e);
+  double covered = 0;
+  for (const auto& p : out) covered += p.seconds;
+  out.push_back({"other (host)", std::max(0.0, wall - covered), 0, 0});
+  names.push_back("other (host)");
+  if (process_names) *process_names = names;
+  if (wall_seconds) *wall_seconds = wall;
+  return out;
+}
+
 Record make_profile_record(const Cli& cli, Backend backend, const DeviceInfo& device, const json& params,
                            const PhaseLog& log) {
-  const auto& phases = log.phases();
+  const std::vector<Phase>& phases = log.phases();
   json names = json::array();
   for (const auto& p : phases) names.push_back(p.name);
   json attrs = {{"kind", "profile"},
@@ -84,8 +113,21 @@ void write_profile_if_requested(const Cli& cli, Backend backend, const DeviceInf
                                 const PhaseLog& log) {
   std::string path = cli.profile_path();
   if (path.empty()) return;
+  // The whole process: the tool's phases between the process's (start-up, reading,
+  // the CUDA context, writing, the rest).
+  json process_names;
+  double wall = 0;
+  PhaseLog whole;
+  for (const Phase& p : whole_process_phases(log, &process_names, &wall)) whole.add(p.name, p.seconds, p.bytes, p.flops);
   std::vector<Record> records;
-  records.push_back(make_profile_record(cli, backend, device, params, log));
+  records.push_back(make_profile_record(cli, backend, device, params, whole));
+  json& attrs = records.back().attrs;
+  attrs["process_phases"] = process_names;
+  attrs["wall_seconds"] = wall;
+  attrs["solve_seconds"] = log.total_seconds();
+  const CudaStartup cuda = cuda_startup();
+  if (cuda.started)
+    attrs["cuda_startup"] = {{"driver_seconds", cuda.driver_seconds}, {"context_seconds", cuda.context_seconds}};
   append_stream(path, records);
 }
 

@@ -57,14 +57,24 @@ class HostTimer {
 // The current UTC time as ISO 8601 ("2026-11-22T18:05:26Z"), for records and reports.
 std::string utc_now_iso();
 
-// The profile record of one run: name "profile", f8 [phases, 3] with columns
+// The phases of the whole process: the process's own (timeline.hpp: start-up, read
+// input, cuda start-up; write output), the tool's `log` between them, and "other
+// (host)", the wall time none of them covers; they add up to the seconds from the
+// process's start to now. process_names gets the names that are not the tool's.
+std::vector<Phase> whole_process_phases(const PhaseLog& log, json* process_names = nullptr, double* wall_seconds = nullptr);
+
+// The profile record of `log`: name "profile", f8 [phases, 3] with columns
 // (seconds, bytes, flops); attrs: kind "profile", tool, version, commit, command,
 // backend, device{...}, params{...}, phases[names], columns, date, host.
 Record make_profile_record(const Cli& cli, Backend backend, const DeviceInfo& device, const json& params,
                            const PhaseLog& log);
 // Appends `records` as one complete stream to `path` (one write, O_APPEND).
 void append_stream(const std::string& path, const std::vector<Record>& records);
-// Both, when the tool was given --profile; does nothing otherwise.
+// When the tool was given --profile: appends the record of the whole process
+// (whole_process_phases of `log`) with attrs process_phases[names], wall_seconds
+// (from the process's start to this record), solve_seconds (the sum of `log`) and,
+// where the CUDA context was made early, cuda_startup{driver_seconds,
+// context_seconds}. Does nothing otherwise.
 void write_profile_if_requested(const Cli& cli, Backend backend, const DeviceInfo& device, const json& params,
                                 const PhaseLog& log);
 

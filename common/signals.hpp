@@ -1,6 +1,11 @@
 // Cleanup on signals: temporary output files registered here are removed when
-// the process is interrupted (SIGINT, SIGTERM, SIGHUP), so that an interrupted
-// run leaves nothing half-written behind.
+// the process is ended by a catchable signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+// SIGUSR1, SIGUSR2, SIGPIPE), and the signal is then raised again so that the
+// caller sees the usual death by that signal; an interrupted run leaves nothing
+// half-written behind. A signal the process inherited as ignored (nohup, a
+// shell's `trap '' PIPE`) stays ignored: with SIGPIPE ignored a write to a
+// closed pipe fails with EPIPE, which the tool reports (exit 3). SIGKILL cannot
+// be caught: report_stale_temp_files() lets the next run say what it left.
 #pragma once
 #include <string>
 #include <sys/types.h>
@@ -12,4 +17,12 @@ void unregister_temp_file(const std::string& path);
 // Removes every registered temporary file now (before MPI_Abort, which runs no destructors).
 void remove_temp_files_now();
 mode_t current_umask();
+
+// The running tool's name for messages that are not errors ("price: note: ..."); run_tool sets it.
+void set_tool_name(const std::string& name);
+const std::string& tool_name();
+// Notes on stderr every file of `folder` named like a temporary file of an output
+// named `base` (".BASE.tmp-XXXXXX"): left by a run that was killed (SIGKILL, a
+// power cut) or still being written by another run.
+void report_stale_temp_files(const std::string& folder, const std::string& base);
 }  // namespace numpipe

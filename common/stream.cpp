@@ -12,9 +12,15 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
+#include <deque>
+#include <initializer_list>
 #include <limits>
+#include <memory>
 
 #include "signals.hpp"
+#include "timeline.hpp"
+#include "workers.hpp"
 
 namespace numpipe {
 
@@ -102,6 +108,20 @@ double Record::value_as_double(std::size_t i) const {
 }
 
 // ---- sources and files -------------------------------------------------------------------
+namespace {
+// A pipe between two tools carries 64 KiB by default: one 1 MiB frame then costs
+// each side 16 wake-ups. Ask for 1 MiB (Linux; the unprivileged limit,
+// /proc/sys/fs/pipe-max-size); anything else is left as it is.
+void widen_pipe(int fd) {
+#ifdef F_SETPIPE_SZ
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && fcntl(fd, F_GETPIPE_SZ) < (1 << 20)) fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+#else
+  (void)fd;
+#endif
+}
+}  // namespace
+
 std::size_t MemorySource::read(void* dst, std::size_t n) {
   std::size_t take = std::min(n, size_ - pos_);
   if (take) std::memcpy(dst, data_ + pos_, take);
@@ -113,11 +133,18 @@ InputFile::InputFile(const std::string& path) {
   if (path.empty() || path == "-") {
     file_ = stdin;
     label_ = "stdin";
+    widen_pipe(STDIN_FILENO);
   } else {
     file_ = std::fopen(path.c_str(), "rb");
     if (!file_) fail_input("cannot open input '" + path + "': " + std::strerror(errno));
     owned_ = true;
     label_ = path;
+    struct stat st;
+    if (fstat(fileno(file_), &st) == 0 && S_ISDIR(st.st_mode)) {
+      std::fclose(file_);
+      file_ = nullptr;
+      fail_input("input '" + path + "' is a folder, not a stream");
+    }
   }
 }
 
@@ -133,11 +160,17 @@ std::size_t InputFile::read(void* dst, std::size_t n) {
 
 OutputFile::OutputFile(const std::string& path, bool binary) : path_(path) {
   if (path.empty() || path == "-") {
-    if (binary && isatty(STDOUT_FILENO))
-      fail_input("refusing to write a binary stream to a terminal: redirect stdout, pipe it into a tool, or use -o FILE");
+    if (binary && isatty(STDOUT_FILENO)) {
+      // Open MPI gives each rank a pseudo-terminal as stdout, even when mpirun's own output is redirected.
+      const bool mpi = std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
+      fail_input(mpi ? "refusing to write a binary stream to a terminal: under mpirun each rank's stdout is a "
+                       "pseudo-terminal (Open MPI gives ranks one, even when mpirun's output is redirected): use -o FILE"
+                     : "refusing to write a binary stream to a terminal: redirect stdout, pipe it into a tool, or use -o FILE");
+    }
     file_ = stdout;
     is_stdout_ = true;
     label_ = "stdout";
+    widen_pipe(STDOUT_FILENO);
     return;
   }
   label_ = path;
@@ -173,6 +206,7 @@ OutputFile::OutputFile(const std::string& path, bool binary) : path_(path) {
   if (access(dir.c_str(), W_OK | X_OK) != 0)
     fail_input("cannot create output '" + path + "' (folder '" + dir + "'): " + std::strerror(errno));
   temp_template_ = (dir == "/" ? "" : dir) + "/." + base + ".tmp-XXXXXX";
+  report_stale_temp_files(dir, base);
 }
 
 void OutputFile::open_temp() {
@@ -268,6 +302,8 @@ std::string human_bytes(std::uint64_t b) {
 // Headers are untrusted: deep nesting would overflow the stack of code that
 // walks the JSON recursively (dump(), comparisons), so it is refused up front.
 constexpr int kMaxHeaderDepth = 64;
+// No array needs more dimensions (NumPy 1.x allows 32); the Python reader refuses the same.
+constexpr int kMaxDims = 32;
 
 bool json_depth_exceeds(const std::string& text, int limit) {
   int depth = 0;
@@ -304,16 +340,230 @@ void store_u32_le(unsigned char* p, std::uint32_t v) {
 
 }  // namespace
 
+// ---- zstd frames, parsed and written by hand ---------------------------------------------
+// The stream's frames are independent: the reader finds where each ends from the
+// frame and block headers (RFC 8878, sections 3.1.1.1 and 3.1.1.2) without decoding
+// it, so that frames are decompressed in parallel even from a pipe; the writer makes
+// frames of stored blocks itself for uncompressed output (--compress none).
+namespace {
+
+constexpr std::uint32_t kZstdMagic = 0xFD2FB528u;
+constexpr std::size_t kZstdBlockMax = std::size_t(128) << 10;
+// Frames decoded on the worker threads: those that say how much they hold, from
+// 64 KiB (below, a job costs more than it saves) to 8 MiB (a buffer the reader may
+// allocate from a frame header before checking its data: with workers + 2 frames in
+// flight, a hostile stream of a few bytes can make it hold at most 18 x 8 MiB).
+constexpr std::uint64_t kMinParallelFrame = std::uint64_t(64) << 10;
+constexpr std::uint64_t kMaxParallelFrame = std::uint64_t(8) << 20;
+
+std::uint64_t load_le(const unsigned char* p, int bytes) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (bytes == 8) {  // one load (the hash's inner loop)
+    std::uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+#endif
+  std::uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = v << 8 | p[i];
+  return v;
+}
+
+void store_le(unsigned char* p, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+
+// XXH64 with seed 0, the content checksum of zstd frames (its low 32 bits), written
+// from the xxHash specification (libzstd does not export its copy).
+class Xxh64 {
+ public:
+  void update(const unsigned char* p, std::size_t n) {
+    total_ += n;
+    if (buffered_ + n < 32) {
+      if (n) std::memcpy(buf_ + buffered_, p, n);
+      buffered_ += n;
+      return;
+    }
+    if (buffered_) {
+      const std::size_t fill = 32 - buffered_;
+      std::memcpy(buf_ + buffered_, p, fill);
+      stripe(buf_);
+      p += fill;
+      n -= fill;
+      buffered_ = 0;
+    }
+    for (; n >= 32; p += 32, n -= 32) stripe(p);
+    if (n) std::memcpy(buf_, p, n);
+    buffered_ = n;
+  }
+  std::uint64_t digest() const {
+    std::uint64_t h;
+    if (total_ >= 32) {
+      h = rotl(v_[0], 1) + rotl(v_[1], 7) + rotl(v_[2], 12) + rotl(v_[3], 18);
+      for (std::uint64_t v : v_) h = (h ^ round(0, v)) * kP1 + kP4;
+    } else {
+      h = kP5;
+    }
+    h += total_;
+    const unsigned char* p = buf_;
+    std::size_t n = buffered_;
+    for (; n >= 8; p += 8, n -= 8) h = rotl(h ^ round(0, load_le(p, 8)), 27) * kP1 + kP4;
+    if (n >= 4) {
+      h = rotl(h ^ (load_le(p, 4) * kP1), 23) * kP2 + kP3;
+      p += 4;
+      n -= 4;
+    }
+    for (; n > 0; ++p, --n) h = rotl(h ^ (*p * kP5), 11) * kP1;
+    h ^= h >> 33;
+    h *= kP2;
+    h ^= h >> 29;
+    h *= kP3;
+    h ^= h >> 32;
+    return h;
+  }
+
+ private:
+  static constexpr std::uint64_t kP1 = 0x9E3779B185EBCA87ull, kP2 = 0xC2B2AE3D27D4EB4Full, kP3 = 0x165667B19E3779F9ull,
+                                 kP4 = 0x85EBCA77C2B2AE63ull, kP5 = 0x27D4EB2F165667C5ull;
+  static std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+  static std::uint64_t round(std::uint64_t acc, std::uint64_t input) { return rotl(acc + input * kP2, 31) * kP1; }
+  void stripe(const unsigned char* p) {
+    for (int i = 0; i < 4; ++i) v_[i] = round(v_[i], load_le(p + 8 * i, 8));
+  }
+  std::uint64_t v_[4] = {kP1 + kP2, kP2, 0, 0 - kP1};
+  unsigned char buf_[32] = {};
+  std::size_t buffered_ = 0;
+  std::uint64_t total_ = 0;
+};
+
+// A growable byte buffer that keeps its memory between uses (no zeroing, no page
+// faults for the frames after the first).
+struct ByteBuf {
+  std::unique_ptr<unsigned char[]> data;
+  std::size_t capacity = 0, size = 0;
+  unsigned char* reserve(std::size_t n) {
+    if (n > capacity) {
+      std::size_t grown = std::max(n, capacity + capacity / 2);
+      std::unique_ptr<unsigned char[]> fresh(new unsigned char[grown]);
+      if (size) std::memcpy(fresh.get(), data.get(), size);
+      data = std::move(fresh);
+      capacity = grown;
+    }
+    return data.get();
+  }
+};
+
+struct Span {
+  const unsigned char* data;
+  std::size_t size;
+};
+
+// One zstd frame of stored blocks holding the concatenation of `parts`: magic, a
+// single-segment header with the 8-byte content size and the checksum flag, blocks
+// of at most 128 KiB, the low 32 bits of XXH64.
+void write_stored_frame(ByteBuf& out, std::initializer_list<Span> parts) {
+  std::size_t content = 0;
+  for (const Span& s : parts) content += s.size;
+  const std::size_t blocks = std::max<std::size_t>(1, (content + kZstdBlockMax - 1) / kZstdBlockMax);
+  unsigned char* p = out.reserve(4 + 1 + 8 + 3 * blocks + content + 4);
+  store_le(p, kZstdMagic, 4);
+  p[4] = 0xE4;  // FCS_Field_Size 8 bytes (0b11), Single_Segment, Content_Checksum
+  store_le(p + 5, content, 8);
+  std::size_t at = 13;
+  Xxh64 hash;
+  auto part = parts.begin();
+  std::size_t part_pos = 0, left = content;
+  do {
+    const std::size_t block = std::min(left, kZstdBlockMax);
+    left -= block;
+    store_le(p + at, (std::uint64_t(block) << 3) | (left == 0 ? 1u : 0u), 3);  // Raw_Block (type 0)
+    at += 3;
+    for (std::size_t need = block; need > 0;) {
+      while (part_pos == part->size) {
+        ++part;
+        part_pos = 0;
+      }
+      const std::size_t take = std::min(need, part->size - part_pos);
+      std::memcpy(p + at, part->data + part_pos, take);
+      hash.update(part->data + part_pos, take);
+      part_pos += take;
+      at += take;
+      need -= take;
+    }
+  } while (left > 0);
+  store_le(p + at, hash.digest() & 0xffffffffu, 4);
+  out.size = at + 4;
+}
+
+// zstd contexts of the worker threads, made once per thread.
+struct ThreadZstd {
+  ZSTD_CCtx* c = nullptr;
+  ZSTD_DCtx* d = nullptr;
+  ~ThreadZstd() {
+    ZSTD_freeCCtx(c);
+    ZSTD_freeDCtx(d);
+  }
+};
+thread_local ThreadZstd tl_zstd;
+
+ZSTD_CCtx* thread_cctx(int level) {
+  if (!tl_zstd.c && !(tl_zstd.c = ZSTD_createCCtx())) fail_resource("out of memory creating a zstd encoder");
+  ZSTD_CCtx_reset(tl_zstd.c, ZSTD_reset_session_and_parameters);
+  for (auto [param, value] : {std::pair{ZSTD_c_compressionLevel, level}, std::pair{ZSTD_c_checksumFlag, 1}}) {
+    const std::size_t r = ZSTD_CCtx_setParameter(tl_zstd.c, param, value);
+    if (ZSTD_isError(r)) fail_internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(r));
+  }
+  return tl_zstd.c;
+}
+
+ZSTD_DCtx* thread_dctx() {
+  if (!tl_zstd.d && !(tl_zstd.d = ZSTD_createDCtx())) fail_resource("out of memory creating a zstd decoder");
+  return tl_zstd.d;
+}
+
+std::atomic<int> g_output_compression{kCompressionDefault};
+
+}  // namespace
+
+int parse_compression(const std::string& spec, const std::string& what) {
+  if (spec == "none") return kCompressionNone;
+  if (spec == "fast") return -5;
+  char* end = nullptr;
+  const long v = std::strtol(spec.c_str(), &end, 10);
+  if (spec.empty() || *end || v < 1 || v > 19)
+    fail_input(what + " must be none, fast or a zstd level from 1 to 19, got '" + spec + "'");
+  return static_cast<int>(v);
+}
+
+void set_output_compression(int level) { g_output_compression.store(level); }
+
+int default_compression() {
+  const int set = g_output_compression.load();
+  if (set != kCompressionDefault) return set;
+  if (const char* env = std::getenv("NUMPIPE_ZSTD_LEVEL")) {
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end == env || *end || v < -7 || v > 22)
+      fail_input(std::string("NUMPIPE_ZSTD_LEVEL must be an integer in [-7, 22] (0: no compression), got '") + env + "'");
+    return static_cast<int>(v);
+  }
+  return 1;
+}
+
 // Decompresses the input as one byte sequence, whatever its frame boundaries.
+// Frames that state their content size (the payload frames of large records) are
+// read whole and decompressed on the worker threads, straight into the record's
+// payload where they fall inside it; the others go through one streaming decoder
+// on the calling thread. Either way the bytes, and the errors, come in stream order.
 struct StreamReader::Impl {
   ByteSource& in;
   ReadLimits limits;
   ZSTD_DCtx* dctx = nullptr;
   std::vector<unsigned char> in_buf, out_buf;
-  ZSTD_inBuffer zin{nullptr, 0, 0};
+  std::size_t in_pos = 0, in_end = 0;  // unread input in in_buf
   std::size_t out_pos = 0, out_end = 0;
   bool input_eof = false;
-  bool frame_open = false;        // inside a zstd frame that has not ended
+  bool frame_open = false;        // the streaming decoder is inside a frame that has not ended
   std::uint64_t decoded_bytes = 0;
   // Stream-level state.
   bool in_stream = false;         // magic read, end record not yet
@@ -321,36 +571,86 @@ struct StreamReader::Impl {
   std::uint64_t streams_done = 0;
   std::uint64_t record_index = 0; // over all streams, for messages
 
+  // Frames being decoded on the workers, in stream order.
+  struct ParallelFrame {
+    ByteBuf src, out;  // the compressed frame; its content when not decoded in place
+  };
+  struct Chunk {
+    Job job;
+    std::unique_ptr<ParallelFrame> frame;
+    std::size_t size = 0, pos = 0;
+    bool in_place = false;  // decoded straight into the caller's buffer
+  };
+  std::deque<Chunk> chunks;
+  std::vector<std::unique_ptr<ParallelFrame>> spare;
+
   Impl(ByteSource& f, ReadLimits l) : in(f), limits(l) {
     if (limits.max_bytes == 0) limits.max_bytes = default_max_bytes();
     dctx = ZSTD_createDCtx();
     if (!dctx) fail_resource("out of memory creating a zstd decoder");
     in_buf.resize(ZSTD_DStreamInSize());
     out_buf.resize(ZSTD_DStreamOutSize());
-    zin.src = in_buf.data();
   }
-  ~Impl() { ZSTD_freeDCtx(dctx); }
+  ~Impl() {
+    wait_all_quietly();
+    ZSTD_freeDCtx(dctx);
+  }
 
   [[noreturn]] void bad(const std::string& what) { fail_input(in.label() + ": " + what); }
+
+  // Every job still running ends before its buffers (or the caller's) go away.
+  void wait_all_quietly() noexcept {
+    for (auto& c : chunks) {
+      try {
+        c.job.wait();
+      } catch (...) {
+      }
+    }
+    chunks.clear();
+  }
 
   bool refill_input() {
     if (input_eof) return false;
     std::size_t got = in.read(in_buf.data(), in_buf.size());
-    zin.size = got;
-    zin.pos = 0;
+    in_pos = 0;
+    in_end = got;
     if (got == 0) input_eof = true;
     return got > 0;
   }
 
-  // Decompresses into [dst, dst+n); returns the bytes produced (0 only at end of input).
+  // At least k unread bytes in in_buf (k small), reading no more than needed so that
+  // a reader in a pipe never waits for bytes beyond the frame it decodes; false when
+  // the input ends first.
+  bool ensure_input(std::size_t k) {
+    while (in_end - in_pos < k) {
+      if (input_eof) return false;
+      if (in_pos > 0) {
+        std::memmove(in_buf.data(), in_buf.data() + in_pos, in_end - in_pos);
+        in_end -= in_pos;
+        in_pos = 0;
+      }
+      const std::size_t want = k - in_end;
+      const std::size_t got = in.read(in_buf.data() + in_end, want);
+      in_end += got;
+      if (got < want) input_eof = true;
+    }
+    return true;
+  }
+
+  bool stream_exhausted() const { return input_eof && in_pos == in_end && !frame_open; }
+
+  // The streaming decoder: decompresses into [dst, dst+n); returns the bytes produced,
+  // 0 at the end of a frame that had no more to give or at the end of the input.
   std::size_t decompress_some(unsigned char* dst, std::size_t n) {
     for (;;) {
-      if (zin.pos == zin.size && !refill_input()) {
+      if (in_pos == in_end && !refill_input()) {
         if (frame_open) bad("truncated zstd frame: the input ends inside a compressed frame");
         return 0;
       }
+      ZSTD_inBuffer zin{in_buf.data(), in_end, in_pos};
       ZSTD_outBuffer zout{dst, n, 0};
       std::size_t ret = ZSTD_decompressStream(dctx, &zout, &zin);
+      in_pos = zin.pos;
       if (ZSTD_isError(ret)) {
         ZSTD_ErrorCode code = ZSTD_getErrorCode(ret);
         if (code == ZSTD_error_prefix_unknown)
@@ -361,55 +661,221 @@ struct StreamReader::Impl {
       }
       frame_open = ret != 0;
       decoded_bytes += zout.pos;
-      if (zout.pos > 0) return zout.pos;
+      if (zout.pos > 0 || !frame_open) return zout.pos;
     }
   }
 
+  // The next frame's content size when it is one for the workers (a zstd frame
+  // stating its size, without a dictionary, of a size worth a job); 0 otherwise.
+  // Reads only the frame header (at most 18 bytes).
+  struct FrameInfo {
+    std::uint64_t content = 0;
+    std::size_t header = 0;
+    bool checksum = false;
+  };
+  FrameInfo peek_parallel_frame() {
+    FrameInfo fi;
+    if (!ensure_input(5)) return fi;
+    const unsigned char* p = in_buf.data() + in_pos;
+    if (load_le(p, 4) != kZstdMagic) return fi;
+    const unsigned fhd = p[4], fcs_flag = fhd >> 6;
+    const bool single = fhd & 0x20, reserved = fhd & 0x08, dictionary = fhd & 0x03;
+    if (reserved || dictionary) return fi;
+    const std::size_t fcs_bytes = fcs_flag == 0 ? (single ? 1 : 0) : std::size_t(1) << fcs_flag;
+    if (fcs_bytes == 0) return fi;  // the size is not stated
+    const std::size_t at = 5 + (single ? 0 : 1), header = at + fcs_bytes;
+    if (!ensure_input(header)) return fi;
+    p = in_buf.data() + in_pos;
+    std::uint64_t content = load_le(p + at, static_cast<int>(fcs_bytes));
+    if (fcs_bytes == 2) content += 256;
+    if (content < kMinParallelFrame || content > kMaxParallelFrame) return fi;
+    fi.content = content;
+    fi.header = header;
+    fi.checksum = fhd & 0x04;
+    return fi;
+  }
+
+  // Reads the whole frame into f.src, block header by block header. False (the bytes
+  // read put back in front of the input, for the streaming decoder to report) when
+  // the input ends inside it or its blocks are not what a valid frame holds.
+  bool take_frame(const FrameInfo& fi, ParallelFrame& f) {
+    ByteBuf& s = f.src;
+    s.size = 0;
+    const std::uint64_t limit = fi.content + fi.content / 8 + 65536;  // zstd never expands data by more
+    auto have = [&](std::size_t k) {
+      if (k > limit) return false;
+      unsigned char* p = s.reserve(k);
+      while (s.size < k) {
+        if (in_pos < in_end) {
+          const std::size_t take = std::min(in_end - in_pos, k - s.size);
+          std::memcpy(p + s.size, in_buf.data() + in_pos, take);
+          in_pos += take;
+          s.size += take;
+          continue;
+        }
+        if (input_eof) return false;
+        const std::size_t want = k - s.size, got = in.read(p + s.size, want);
+        s.size += got;
+        if (got < want) input_eof = true;
+        if (got == 0) return false;
+      }
+      return true;
+    };
+    bool ok = have(fi.header);
+    std::size_t pos = fi.header;
+    while (ok) {
+      if (!(ok = have(pos + 3))) break;
+      const std::uint32_t block = static_cast<std::uint32_t>(load_le(s.data.get() + pos, 3));
+      const unsigned type = (block >> 1) & 3;
+      const std::size_t size = block >> 3;
+      if (type == 3 || size > kZstdBlockMax) {
+        ok = false;
+        break;
+      }
+      pos += 3 + (type == 1 ? 1 : size);
+      if (!(ok = have(pos))) break;
+      if (block & 1) {
+        if (fi.checksum) ok = have(pos += 4);
+        break;
+      }
+    }
+    if (ok) return true;
+    // Hand the bytes back: the streaming decoder reports the damage as it always did.
+    std::vector<unsigned char> rest(s.data.get(), s.data.get() + s.size);
+    rest.insert(rest.end(), in_buf.begin() + static_cast<std::ptrdiff_t>(in_pos), in_buf.begin() + static_cast<std::ptrdiff_t>(in_end));
+    if (rest.size() > in_buf.size()) in_buf.resize(rest.size());
+    std::memcpy(in_buf.data(), rest.data(), rest.size());
+    in_pos = 0;
+    in_end = rest.size();
+    return false;
+  }
+
+  // Queues the frames that hold bytes [done, n) of the caller's read, while they are
+  // frames for the workers: frames wholly inside [0, n) are decoded into dst (when
+  // there is one), others into their own buffer. False when none was queued.
+  bool schedule(unsigned char* dst, std::size_t n, std::size_t done) {
+    WorkerPool& pool = WorkerPool::io();
+    // Each worker busy and two frames waiting: at most workers + 2 frames held (about
+    // 2 MiB each for the writer's frames, at most 8 MiB out + its input for any frame).
+    const std::size_t ahead = static_cast<std::size_t>(pool.size()) + 2;
+    std::size_t at = done;
+    bool queued = false;
+    while (chunks.size() < ahead && at < n) {
+      const FrameInfo fi = peek_parallel_frame();
+      if (fi.content == 0) break;
+      std::unique_ptr<ParallelFrame> f;
+      if (spare.empty()) f = std::make_unique<ParallelFrame>();
+      else {
+        f = std::move(spare.back());
+        spare.pop_back();
+      }
+      if (!take_frame(fi, *f)) {
+        spare.push_back(std::move(f));
+        break;
+      }
+      Chunk c;
+      c.size = static_cast<std::size_t>(fi.content);
+      c.in_place = dst && c.size <= n - at;
+      unsigned char* target = c.in_place ? dst + at : f->out.reserve(c.size);
+      const unsigned char* src = f->src.data.get();
+      const std::size_t src_size = f->src.size, expect = c.size;
+      c.job = pool.submit([this, target, src, src_size, expect] {
+        const std::size_t r = ZSTD_decompressDCtx(thread_dctx(), target, expect, src, src_size);
+        if (ZSTD_isError(r)) {
+          if (ZSTD_getErrorCode(r) == ZSTD_error_checksum_wrong)
+            bad("corrupt data: zstd checksum mismatch (the stream was damaged)");
+          bad(std::string("corrupt zstd data: ") + ZSTD_getErrorName(r));
+        }
+        if (r != expect)
+          bad("corrupt zstd data: a frame holds " + std::to_string(r) + " bytes, its header says " + std::to_string(expect));
+      });
+      c.frame = std::move(f);
+      decoded_bytes += c.size;
+      at += c.size;
+      chunks.push_back(std::move(c));
+      queued = true;
+    }
+    return queued;
+  }
+
+  // Reads exactly n bytes into dst (nullptr: passes over them) unless the input ends
+  // first; returns the bytes read.
+  std::size_t consume(unsigned char* dst, std::size_t n) {
+    try {
+      return consume_in_order(dst, n);
+    } catch (...) {
+      wait_all_quietly();  // no job may still write into dst, or into its buffers, once this unwinds
+      throw;
+    }
+  }
+
+  std::size_t consume_in_order(unsigned char* dst, std::size_t n) {
+    if (n == 0) return 0;  // an empty payload has no buffer: memcpy(nullptr, ..., 0) is undefined
+    std::size_t done = std::min(n, out_end - out_pos);
+    if (dst && done) std::memcpy(dst, out_buf.data() + out_pos, done);
+    out_pos += done;
+    while (done < n) {
+      if (!chunks.empty()) {
+        Chunk& c = chunks.front();
+        c.job.wait();
+        if (c.in_place) {
+          done += c.size;
+          c.pos = c.size;
+        } else {
+          const std::size_t take = std::min(n - done, c.size - c.pos);
+          if (dst) std::memcpy(dst + done, c.frame->out.data.get() + c.pos, take);
+          c.pos += take;
+          done += take;
+        }
+        if (c.pos == c.size) {
+          spare.push_back(std::move(c.frame));
+          chunks.pop_front();
+        }
+        continue;
+      }
+      if (!frame_open && schedule(dst, n, done)) continue;
+      std::size_t got;
+      if (dst && n - done >= out_buf.size()) {  // large reads decompress straight into the destination
+        got = decompress_some(dst + done, n - done);
+        done += got;
+      } else {
+        got = decompress_some(out_buf.data(), out_buf.size());
+        out_pos = 0;
+        out_end = got;
+        const std::size_t take = std::min(n - done, got);
+        if (dst && take) std::memcpy(dst + done, out_buf.data(), take);
+        out_pos = take;
+        done += take;
+      }
+      if (got == 0 && stream_exhausted()) return done;
+    }
+    return done;
+  }
+
+  std::size_t read_bytes(void* dst, std::size_t n) { return consume(static_cast<unsigned char*>(dst), n); }
+
   // After a frame's last content byte only its checksum may remain: consume it
   // now, so that a damaged frame is reported before its record is handed out.
+  // (Frames decoded by the workers are checked whole before their bytes are used.)
   void settle_frame() {
     while (frame_open && out_pos == out_end) {
       std::size_t got = decompress_some(out_buf.data(), out_buf.size());
       out_pos = 0;
       out_end = got;
-      if (got == 0) break;
+      if (got == 0 && stream_exhausted()) break;
     }
-  }
-
-  // Reads exactly n bytes unless the input ends first; returns bytes read.
-  std::size_t read_bytes(void* dst_v, std::size_t n) {
-    if (n == 0) return 0;  // an empty payload has no buffer: memcpy(nullptr, ..., 0) is undefined
-    auto* dst = static_cast<unsigned char*>(dst_v);
-    std::size_t done = 0;
-    std::size_t staged = std::min(n, out_end - out_pos);
-    std::memcpy(dst, out_buf.data() + out_pos, staged);
-    out_pos += staged;
-    done += staged;
-    // Large reads decompress straight into the destination.
-    while (n - done >= out_buf.size()) {
-      std::size_t got = decompress_some(dst + done, n - done);
-      if (got == 0) return done;
-      done += got;
-    }
-    while (done < n) {
-      std::size_t got = decompress_some(out_buf.data(), out_buf.size());
-      if (got == 0) return done;
-      out_pos = 0;
-      out_end = got;
-      std::size_t take = std::min(n - done, got);
-      std::memcpy(dst + done, out_buf.data(), take);
-      out_pos = take;
-      done += take;
-    }
-    return done;
   }
 
   bool at_end_of_input() {
-    if (out_pos < out_end) return false;
-    std::size_t got = decompress_some(out_buf.data(), out_buf.size());
-    out_pos = 0;
-    out_end = got;
-    return got == 0;
+    if (out_pos < out_end || !chunks.empty()) return false;
+    for (;;) {
+      if (!frame_open && peek_parallel_frame().content > 0) return false;
+      std::size_t got = decompress_some(out_buf.data(), out_buf.size());
+      out_pos = 0;
+      out_end = got;
+      if (got > 0) return false;
+      if (stream_exhausted()) return true;
+    }
   }
 
   void read_magic() {
@@ -430,7 +896,15 @@ struct StreamReader::Impl {
 
   std::string where() const { return "record " + std::to_string(record_index); }
 
-  bool next(Record& out) {
+  // The record whose header was read and whose payload was not yet (next_header).
+  bool payload_pending = false;
+  std::uint64_t pending_bytes = 0;
+  std::string pending_label;
+
+  // Reads up to the next record's header; false at the end of the input. The
+  // payload is then read by read_payload() or passed over by skip_payload().
+  bool next_header(RecordHeader& out) {
+    if (payload_pending) skip_payload();
     if (!in_stream) {
       if (streams_done > 0 && at_end_of_input()) return false;
       read_magic();
@@ -481,6 +955,9 @@ struct StreamReader::Impl {
       if (!dtype) bad("unknown dtype \"" + dt->get<std::string>() + "\" in " + label + " (known: f8 f4 i8 i4 u8 u1)");
       auto sh = header.find("shape");
       if (sh == header.end() || !sh->is_array()) bad("the header of " + label + " has no \"shape\" array");
+      if (sh->size() > static_cast<std::size_t>(kMaxDims))
+        bad("the shape of " + label + " has " + std::to_string(sh->size()) + " dimensions, more than " +
+            std::to_string(kMaxDims));
       Shape shape;
       for (const auto& d : *sh) {
         if (!d.is_number_integer()) bad("the shape of " + label + " holds a non-integer: " + short_dump(*sh));
@@ -504,66 +981,136 @@ struct StreamReader::Impl {
         if (!a->is_object()) bad("the \"attrs\" of " + label + " is not a JSON object");
         attrs = std::move(*a);
       }
-      Record r;
-      r.name = std::move(rec_name);
-      r.dtype = *dtype;
-      r.shape = std::move(shape);
-      r.attrs = std::move(attrs);
-      r.payload = HostArray<std::byte>(static_cast<std::size_t>(bytes));
-      std::size_t have = read_bytes(r.payload.data(), r.payload.bytes());
-      if (have < bytes)
-        bad("truncated payload in " + label + ": expected " + human_bytes(bytes) + ", got " + human_bytes(have));
-      settle_frame();
-      ++records_in_stream;
-      ++record_index;
-      out = std::move(r);
+      out.name = std::move(rec_name);
+      out.dtype = *dtype;
+      out.shape = std::move(shape);
+      out.attrs = std::move(attrs);
+      out.bytes = bytes;
+      out.index = record_index;
+      payload_pending = true;
+      pending_bytes = bytes;
+      pending_label = std::move(label);
       return true;
     }
   }
+
+  void finish_record() {
+    settle_frame();
+    payload_pending = false;
+    ++records_in_stream;
+    ++record_index;
+  }
+
+  void read_payload(RecordHeader&& h, Record& out) {
+    if (!payload_pending) fail_internal("StreamReader::read_payload without a pending record header");
+    out.payload = HostArray<std::byte>();  // the previous payload goes before the next one is allocated
+    HostArray<std::byte> payload(static_cast<std::size_t>(pending_bytes));
+    std::size_t have = read_bytes(payload.data(), payload.bytes());
+    if (have < pending_bytes)
+      bad("truncated payload in " + pending_label + ": expected " + human_bytes(pending_bytes) + ", got " +
+          human_bytes(have));
+    finish_record();
+    out.name = std::move(h.name);
+    out.dtype = h.dtype;
+    out.shape = std::move(h.shape);
+    out.attrs = std::move(h.attrs);
+    out.payload = std::move(payload);
+  }
+
+  // Decompresses the pending payload (so that its frames' checksums are verified)
+  // without keeping it.
+  void skip_payload() {
+    if (!payload_pending) fail_internal("StreamReader::skip_payload without a pending record header");
+    std::uint64_t left = pending_bytes;
+    while (left > 0) {
+      const std::size_t step = static_cast<std::size_t>(std::min<std::uint64_t>(left, std::uint64_t(1) << 30));
+      const std::size_t got = consume(nullptr, step);
+      left -= got;
+      if (got < step)
+        bad("truncated payload in " + pending_label + ": expected " + human_bytes(pending_bytes) + ", got " +
+            human_bytes(pending_bytes - left));
+    }
+    finish_record();
+  }
+  bool next(Record& out) {
+    RecordHeader h;
+    if (!next_header(h)) return false;
+    read_payload(std::move(h), out);
+    return true;
+  }
 };
+
+std::string RecordHeader::label() const { return "record " + std::to_string(index) + " '" + name + "'"; }
 
 StreamReader::StreamReader(ByteSource& in, ReadLimits limits) : impl_(std::make_unique<Impl>(in, limits)) {}
 StreamReader::~StreamReader() = default;
 bool StreamReader::next(Record& out) { return impl_->next(out); }
-std::vector<Record> StreamReader::read_all() {
-  std::vector<Record> all;
-  Record r;
-  while (next(r)) all.push_back(std::move(r));
-  return all;
+bool StreamReader::next_header(RecordHeader& out) { return impl_->next_header(out); }
+void StreamReader::read_payload(RecordHeader&& header, Record& out) { impl_->read_payload(std::move(header), out); }
+void StreamReader::skip_payload() { impl_->skip_payload(); }
+const std::string& StreamReader::label() const { return impl_->in.label(); }
+
+std::vector<Record> StreamReader::read_all() { return read_records({}); }
+
+std::vector<Record> StreamReader::read_records(const RecordFilter& keep) {
+  std::uint64_t total = impl_->limits.max_total_bytes ? impl_->limits.max_total_bytes : impl_->limits.max_bytes;
+  std::vector<Record> kept;
+  std::uint64_t held = 0;
+  RecordHeader h;
+  while (next_header(h)) {
+    if (keep && !keep(h)) {
+      skip_payload();
+      continue;
+    }
+    if (h.bytes > total - held)
+      impl_->bad("the records kept so far (" + std::to_string(kept.size()) + ", " + human_bytes(held) + ") and " +
+                 h.label() + " (" + human_bytes(h.bytes) + ") are over the --max-bytes limit of " + human_bytes(total) +
+                 " on what a tool holds; raise --max-bytes if this is intended");
+    held += h.bytes;
+    kept.emplace_back();
+    read_payload(std::move(h), kept.back());
+    h = RecordHeader();
+  }
+  return kept;
 }
 
-std::vector<Record> read_stream(const std::string& path, ReadLimits limits) {
+std::vector<Record> read_stream(const std::string& path, ReadLimits limits, const RecordFilter& keep) {
+  timeline::Scope phase("read input");
   InputFile in(path);
   StreamReader reader(in, limits);
-  return reader.read_all();
+  std::vector<Record> records = reader.read_records(keep);
+  for (const Record& r : records) phase.add_bytes(static_cast<double>(r.payload.bytes()));
+  return records;
 }
 
 // ---- writing ---------------------------------------------------------------------------
-// One zstd frame per record (with its content checksum), so that a reader
-// verifies each record before handing it out and a pipe consumer starts work
-// as soon as a record is complete.
+// A record whose payload fits in kFramePayloadBytes is one zstd frame (with its
+// content checksum), so that a reader verifies each record before handing it out
+// and a pipe consumer starts work as soon as a record is complete. A larger one is
+// a frame holding its header, then its payload in frames of kFramePayloadBytes,
+// compressed on the worker threads (each frame alone, so the bytes do not depend
+// on the thread count) and written in order while the next ones compress.
 struct StreamWriter::Impl {
   ByteSink& out;
+  int level = 1;
+  bool stored = false;  // --compress none: frames of stored blocks
   ZSTD_CCtx* cctx = nullptr;
   std::vector<unsigned char> out_buf;
+  ByteBuf frame_buf;
   bool magic_written = false;
+  bool is_output = false;  // the tool's output: timed as the process phase "write output"
 
-  Impl(ByteSink& o, int level) : out(o) {
-    if (level == 0) {
-      level = 1;
-      if (const char* env = std::getenv("NUMPIPE_ZSTD_LEVEL")) {
-        char* end = nullptr;
-        long v = std::strtol(env, &end, 10);
-        if (end == env || *end || v < -7 || v > 22)
-          fail_input(std::string("NUMPIPE_ZSTD_LEVEL must be an integer in [-7, 22], got '") + env + "'");
-        if (v != 0) level = static_cast<int>(v);
-      }
+  Impl(ByteSink& o, int requested) : out(o) {
+    level = requested == kCompressionDefault ? default_compression() : requested;
+    stored = level == kCompressionNone;
+    is_output = dynamic_cast<OutputFile*>(&o) != nullptr;
+    if (!stored) {
+      cctx = ZSTD_createCCtx();
+      if (!cctx) fail_resource("out of memory creating a zstd encoder");
+      check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level));
+      check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1));
+      out_buf.resize(ZSTD_CStreamOutSize());
     }
-    cctx = ZSTD_createCCtx();
-    if (!cctx) fail_resource("out of memory creating a zstd encoder");
-    check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level));
-    check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1));
-    out_buf.resize(ZSTD_CStreamOutSize());
   }
   ~Impl() { ZSTD_freeCCtx(cctx); }
 
@@ -583,23 +1130,102 @@ struct StreamWriter::Impl {
     }
   }
 
-  void write_frame(const json& header, const void* payload, std::size_t payload_len) {
+  void write_frame(const json& header, const void* payload_v, std::size_t payload_len) {
+    const auto* payload = static_cast<const unsigned char*>(payload_v);
     std::string text = header.dump();
     if (text.size() > 0xffffffffu) fail_input("record header too large");
+    unsigned char head[12];
+    std::size_t head_len = 0;
     if (!magic_written) {
-      unsigned char head[12];
       std::memcpy(head, kStreamMagic, 8);
       store_u32_le(head + 8, kStreamVersion);
-      feed(head, sizeof head, ZSTD_e_continue);
+      head_len = 12;
       magic_written = true;
     }
     unsigned char len[4];
     store_u32_le(len, static_cast<std::uint32_t>(text.size()));
-    feed(len, 4, ZSTD_e_continue);
-    feed(text.data(), text.size(), ZSTD_e_continue);
-    feed(payload, payload_len, ZSTD_e_end);
+    const auto* text_bytes = reinterpret_cast<const unsigned char*>(text.data());
+    const bool split = payload_len > kFramePayloadBytes;
+    if (stored) {
+      write_stored_frame(frame_buf, {{head, head_len}, {len, 4}, {text_bytes, text.size()},
+                                     {payload, split ? 0 : payload_len}});
+      out.write(frame_buf.data.get(), frame_buf.size);
+    } else {
+      if (head_len) feed(head, head_len, ZSTD_e_continue);
+      feed(len, 4, ZSTD_e_continue);
+      if (split) {
+        feed(text.data(), text.size(), ZSTD_e_end);
+      } else {
+        feed(text.data(), text.size(), ZSTD_e_continue);
+        feed(payload, payload_len, ZSTD_e_end);
+      }
+    }
+    if (split) write_payload_frames(payload, payload_len);
+  }
+
+  void write_payload_frames(const unsigned char* payload, std::size_t bytes) {
+    WorkerPool& pool = WorkerPool::io();
+    const std::size_t frames = (bytes + kFramePayloadBytes - 1) / kFramePayloadBytes;
+    const std::size_t window = std::min<std::size_t>(frames, static_cast<std::size_t>(pool.size()) + 2);
+    std::vector<ByteBuf> bufs(window);
+    std::vector<Job> jobs(window);
+    JobGroup group(pool);  // after bufs: destroyed first, it waits for every job still writing into them
+    const int lvl = level;
+    const bool raw = stored;
+    for (std::size_t k = 0; k < frames + window; ++k) {
+      if (k >= window && k - window < frames) {  // frame k - window is next in the output
+        const std::size_t slot = (k - window) % window;
+        jobs[slot].wait();
+        out.write(bufs[slot].data.get(), bufs[slot].size);
+      }
+      if (k < frames) {
+        const std::size_t slot = k % window;
+        const unsigned char* src = payload + k * kFramePayloadBytes;
+        const std::size_t n = std::min(kFramePayloadBytes, bytes - k * kFramePayloadBytes);
+        ByteBuf* dst = &bufs[slot];
+        jobs[slot] = group.add([src, n, dst, lvl, raw] {
+          if (raw) {
+            write_stored_frame(*dst, {{src, n}});
+            return;
+          }
+          const std::size_t cap = ZSTD_compressBound(n);
+          const std::size_t got = ZSTD_compress2(thread_cctx(lvl), dst->reserve(cap), cap, src, n);
+          check(got);
+          dst->size = got;
+        });
+      }
+    }
   }
 };
+
+void append_zstd_frame(std::string& out, int level, const void* a, std::size_t na, const void* b, std::size_t nb) {
+  if (level == kCompressionDefault) level = default_compression();
+  const auto* pa = static_cast<const unsigned char*>(a);
+  const auto* pb = static_cast<const unsigned char*>(b);
+  if (level == kCompressionNone) {
+    thread_local ByteBuf frame;
+    write_stored_frame(frame, {{pa, na}, {pb, nb}});
+    out.append(reinterpret_cast<const char*>(frame.data.get()), frame.size);
+    return;
+  }
+  auto check = [](std::size_t ret) {
+    if (ZSTD_isError(ret)) fail_internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(ret));
+  };
+  ZSTD_CCtx* cctx = thread_cctx(level);
+  check(ZSTD_CCtx_setPledgedSrcSize(cctx, na + nb));  // the frame states its size
+  const std::size_t old = out.size();
+  out.resize(old + ZSTD_compressBound(na + nb));
+  ZSTD_outBuffer zout{out.data() + old, out.size() - old, 0};
+  ZSTD_inBuffer za{a, na, 0}, zb{b, nb, 0};
+  check(ZSTD_compressStream2(cctx, &zout, &za, ZSTD_e_continue));
+  for (;;) {
+    const std::size_t left = ZSTD_compressStream2(cctx, &zout, &zb, ZSTD_e_end);
+    check(left);
+    if (left == 0) break;
+    if (zout.pos == zout.size) fail_internal("zstd frame larger than its bound");
+  }
+  out.resize(old + zout.pos);
+}
 
 StreamWriter::StreamWriter(ByteSink& out, int level) : impl_(std::make_unique<Impl>(out, level)) {}
 StreamWriter::~StreamWriter() = default;
@@ -608,6 +1234,8 @@ void StreamWriter::write(const std::string& name, DType dtype, const Shape& shap
   if (finished_) fail_internal("StreamWriter::write after finish()");
   if (!attrs.is_object()) fail_internal("attrs of record '" + name + "' must be a JSON object");
   std::uint64_t bytes = payload_bytes(dtype, shape);
+  std::optional<timeline::Scope> phase;
+  if (impl_->is_output) phase.emplace("write output", static_cast<double>(bytes));
   json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", attrs}};
   impl_->write_frame(header, data, static_cast<std::size_t>(bytes));
   ++records_;
@@ -617,6 +1245,8 @@ void StreamWriter::write(const Record& r) { write(r.name, r.dtype, r.shape, r.pa
 
 void StreamWriter::finish() {
   if (finished_) return;
+  std::optional<timeline::Scope> phase;
+  if (impl_->is_output) phase.emplace("write output");
   json end = {{"end", true}, {"records", records_}};
   impl_->write_frame(end, nullptr, 0);
   finished_ = true;

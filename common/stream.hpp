@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -180,9 +181,29 @@ class OutputFile : public ByteSink {
 struct ReadLimits {
   std::uint64_t max_bytes = 0;              // largest payload accepted; 0 = default_max_bytes()
   std::uint64_t max_header_bytes = 1u << 24;  // 16 MiB of JSON per record
+  // Largest total of the payloads read_records() keeps; 0 = max_bytes (--max-bytes bounds
+  // one record and the total a tool holds).
+  std::uint64_t max_total_bytes = 0;
 };
 // Half of physical memory: a sane bound for one record held in RAM.
 std::uint64_t default_max_bytes();
+
+// A record's header, read before its payload (StreamReader::next_header): a tool
+// decides from it whether it needs the payload, and how much memory its work
+// will take, before anything large is allocated.
+struct RecordHeader {
+  std::string name;
+  DType dtype = DType::f8;
+  Shape shape;
+  json attrs = json::object();
+  std::uint64_t bytes = 0;  // the payload's size
+  std::uint64_t index = 0;  // over every stream of the input, for messages
+  std::string label() const;  // "record 3 'x'"
+};
+
+// Which records to keep: true keeps the record, false passes over its payload;
+// the filter may also refuse the input (fail_input naming the record).
+using RecordFilter = std::function<bool(const RecordHeader&)>;
 
 class StreamReader {
  public:
@@ -191,26 +212,68 @@ class StreamReader {
   StreamReader(const StreamReader&) = delete;
   StreamReader& operator=(const StreamReader&) = delete;
 
-  // Reads the next record into `out`. Returns false once the input ends after a
-  // complete stream. Throws bad-input errors (exit 2) naming the problem.
+  // Reads the next record into `out` (whose old payload is released first, so a
+  // consumer that goes record by record holds one at a time). Returns false once
+  // the input ends after a complete stream. Throws bad-input errors (exit 2)
+  // naming the problem.
   bool next(Record& out);
-  // Reads every remaining record.
+  // The lazy form: reads the next record's header (every check of the format but
+  // the payload's); the payload then is read by read_payload() or passed over by
+  // skip_payload(), which decompresses it through a small buffer (its checksum is
+  // still verified) without holding it. A next_header() with a payload pending
+  // skips it.
+  bool next_header(RecordHeader& out);
+  void read_payload(RecordHeader&& header, Record& out);
+  void skip_payload();
+  // Every remaining record the filter keeps (all without one), the others passed
+  // over unread; refuses (exit 2) when the kept payloads would exceed
+  // ReadLimits::max_total_bytes.
+  std::vector<Record> read_records(const RecordFilter& keep);
+  // Every remaining record (read_records without a filter).
   std::vector<Record> read_all();
+  const std::string& label() const;  // the input's label: "stdin", a path
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-// Reads a whole stream from a path or "-".
-std::vector<Record> read_stream(const std::string& path, ReadLimits limits = {});
+// Reads a whole stream from a path or "-": the records `keep` keeps (all without one).
+std::vector<Record> read_stream(const std::string& path, ReadLimits limits = {}, const RecordFilter& keep = {});
 
 // ---- writing ------------------------------------------------------------------------
+// Output compression: a zstd level (-7 to 22), or none: frames of stored (raw) zstd
+// blocks, which every zstd reader reads, written and read at memory speed.
+inline constexpr int kCompressionNone = 0;
+// The writer's default: --compress (set_output_compression), else NUMPIPE_ZSTD_LEVEL,
+// else 1 (floating-point payloads barely compress: speed matters more than ratio).
+inline constexpr int kCompressionDefault = -1000;
+// "none" (0), "fast" (zstd's --fast=5, level -5) or a level 1 to 19 (--compress);
+// bad input (exit 2) naming `what` otherwise.
+int parse_compression(const std::string& spec, const std::string& what);
+// Sets the level that writers made with kCompressionDefault use (the common --compress option).
+void set_output_compression(int level);
+// The level kCompressionDefault stands for now.
+int default_compression();
+
+// Payload bytes per zstd frame of a large record: a record whose payload is larger
+// is written as a frame holding its header, then frames of this many payload bytes
+// (the last one shorter), compressed in parallel and decompressed in parallel. The
+// frames depend only on the data and the level, never on the thread count.
+inline constexpr std::size_t kFramePayloadBytes = std::size_t(1) << 20;
+
+// Appends one complete zstd frame holding [a, a + na) then [b, b + nb) to `out`, with
+// its content size stated (readers decode such frames on their worker threads) and
+// the checksum on; level as StreamWriter's (kCompressionDefault, kCompressionNone for
+// stored blocks). The bytes depend only on the data and the level. For writers that
+// frame a stream themselves (par::StreamOut); safe on any thread.
+void append_zstd_frame(std::string& out, int level, const void* a, std::size_t na, const void* b = nullptr,
+                       std::size_t nb = 0);
+
 class StreamWriter {
  public:
-  // level: zstd compression level; 0 means NUMPIPE_ZSTD_LEVEL from the environment, else 1
-  // (floating-point payloads barely compress: speed matters more than ratio).
-  explicit StreamWriter(ByteSink& out, int level = 0);
+  // level: a zstd level, kCompressionNone, or kCompressionDefault.
+  explicit StreamWriter(ByteSink& out, int level = kCompressionDefault);
   ~StreamWriter();
   StreamWriter(const StreamWriter&) = delete;
   StreamWriter& operator=(const StreamWriter&) = delete;

@@ -10,7 +10,6 @@
 #include <sstream>
 
 #include "common/cli.hpp"
-#include "common/strings.hpp"
 #include "common/signals.hpp"
 #include "export/dataset.hpp"
 #include "export/formats.hpp"
@@ -28,6 +27,14 @@ std::string format_from_suffix(const std::string& path) {
     if (ends_with(path, s)) return "netcdf";
   if (ends_with(path, ".vti") || ends_with(path, ".pvd")) return "vtk";
   return "";
+}
+
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
 }
 
 // NetCDF writes a file by name: a temporary one beside the output (or in
@@ -72,7 +79,7 @@ int run(int argc, char** argv) {
            "  gen-input fluid --n 64 | fluid-step --steps 20 | nps-export -o state.vti",
            "the CSV table, NetCDF-4 file or VTK image data (the format from --to or the suffix)",
            "Accepted for symmetry with the other tools (nps-export shows no progress line)"},
-          kInput | kOutput);
+          kInput | kOutput | kNotStream);
   cli.add("Export")("to", "csv, netcdf or vtk (default: from the suffix of -o: .csv, .nc, .vti or .pvd)",
                     cxxopts::value<std::string>(), "FORMAT")(
       "records", "The records to export, by name (CSV: the columns of the table; default: every record that fits "
@@ -93,7 +100,7 @@ int run(int argc, char** argv) {
   if (format == "vtk" && out_path == "-") fail_input("--to vtk writes files: give -o NAME.vti (one state) or -o NAME.pvd (a series)");
   if (format == "vtk" && !ends_with(out_path, ".vti") && !ends_with(out_path, ".pvd"))
     fail_input("--to vtk: -o must end in .vti (one state) or .pvd (a time series), got '" + out_path + "'");
-  const std::vector<std::string> names = cli.has("records") ? split_items(cli.get<std::string>("records")) : std::vector<std::string>{};
+  const std::vector<std::string> names = cli.has("records") ? split_names(cli.get<std::string>("records")) : std::vector<std::string>{};
   std::optional<OutputFile> text_out;
   if (format == "csv") text_out.emplace(out_path, false);
 

@@ -3,12 +3,16 @@
 // chain. A plain square state runs the fused step's fast solvers; a scene
 // (obstacle, emitters, temperature, other sides or grids, forces) runs the
 // scene path (kernels/fluid/scene.hpp), Stam's step.
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/finite.hpp"
+#include "common/memory.hpp"
 #include "common/profile.hpp"
 #include "common/progress.hpp"
 #include "kernels/fluid/fluid.hpp"
@@ -73,16 +77,63 @@ std::unique_ptr<Solver<T>> make_solver(Backend backend, const Cli& cli, const Pa
   return make_cpu_solver<T>(p, fields);
 }
 
+// The working set (docs/fluid.md "Memory"), checked from the header of record 'd'
+// before any payload is read: the input records (until they are converted), the
+// tool's copy of the state (6 fields, kept for the final fetch) and the CPU
+// solver's (6 fields, a scratch field, a window per thread); on the GPU the
+// device holds the 6 fields and the scratch field.
+void require_fluid_memory(const RecordHeader& d, Backend backend, const std::string& precision, int device) {
+  const double cells = static_cast<double>(element_count(d.shape));
+  const double in = static_cast<double>(dtype_size(d.dtype));
+  const double s = precision.empty() ? in : precision == "fp64" ? 8.0 : 4.0;
+  const std::string what = "a fluid state of shape " + shape_string(d.shape) + " (" +
+                           std::to_string(static_cast<long long>(cells)) + " cells)";
+  if (backend == Backend::cuda) {
+    require_host_memory({what, cells, 6 * in + 6 * s, "cell"});
+    require_device_memory(device, {what, cells, 7 * s, "cell", 64.0 * 1048576});
+  } else {
+    require_host_memory({what, cells, std::max(6 * in + 6 * s, 13 * s), "cell", 4.0 * 1048576 * omp_get_max_threads()});
+  }
+}
+
+// The input's payloads, once converted (the records stay: the scene's refer to them).
+void release_payloads(std::vector<Record>& records) {
+  for (Record& r : records) r.payload = HostArray<std::byte>();
+}
+
+// Every field written must be finite (diagnose() checks d, u, v; this names the record and the cell).
 template <class T>
-int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int steps, int every, int repeat) {
+void require_finite_field(const std::string& name, const Shape& shape, const std::vector<T>& f, std::int64_t step) {
+  if (f.empty()) return;
+  require_finite(ExitCode::bad_input, name, shape, f.data(),
+                 "the state became non-finite by step " + std::to_string(step) + " (try a smaller --dt)");
+}
+template <class F>
+void require_finite_fields(const F& f, const Shape& shape, const std::string& prefix, bool all_six, std::int64_t step) {
+  require_finite_field(prefix + "d", shape, f.d, step);
+  require_finite_field(prefix + "u", shape, f.u, step);
+  require_finite_field(prefix + "v", shape, f.v, step);
+  if (!all_six) return;
+  require_finite_field(prefix + "d0", shape, f.d0, step);
+  require_finite_field(prefix + "u0", shape, f.u0, step);
+  require_finite_field(prefix + "v0", shape, f.v0, step);
+}
+
+template <class T>
+int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record>& records, Params p, int steps,
+             int every, int repeat) {
   const Backend backend = cli.backend();
   Fields<T> fields = load_fields<T>(in);
+  release_payloads(records);
   const DeviceInfo device = backend == Backend::cuda ? query_cuda_device(cli.devices().front()) : query_host_cpu();
   // --repeat R: R-1 timed runs of all steps from the input state before the one
   // whose state is written (every run computes the same bits); the median counts.
   std::vector<double> times;
   for (int r = 1; r < repeat; ++r) times.push_back(make_solver<T>(backend, cli, p, fields)->advance(steps));
-  std::unique_ptr<Solver<T>> solver = make_solver<T>(backend, cli, p, fields);
+  PhaseLog log;
+  std::unique_ptr<Solver<T>> solver;
+  const double state_bytes = 6.0 * static_cast<double>(fields.cells()) * sizeof(T);
+  log.time(backend == Backend::cuda ? "upload" : "set-up", state_bytes, 0, [&] { solver = make_solver<T>(backend, cli, p, fields); });
 
   const std::int64_t step0 = input_step(in);
   const double time0 = input_time(in, p.dt);
@@ -99,7 +150,6 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int step
   json forcing = {{"type", p.forcing == Forcing::react ? "react" : "none"}, {"force", p.force}, {"source", p.source}};
 
   StreamWriter writer(out);
-  PhaseLog log;
   Progress progress("fluid-step", "steps", static_cast<std::uint64_t>(steps), cli.quiet());
   double seconds = 0;
   // With a progress line the steps run in chunks of about a quarter second (the
@@ -114,10 +164,10 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int step
     done += chunk;
     progress.update(static_cast<std::uint64_t>(done));
     if (every > 0 && done % every == 0) {
-      Fields<T> snap;
-      solver->fetch(snap);
+      solver->fetch(fields);  // the tool's copy serves as the snapshot's buffer (the final fetch overwrites it)
+      require_finite_fields(fields, Shape{p.n + 2, p.n + 2}, "snap_", false, step0 + done);
       json a = {{"kind", "fluid.snapshot"}, {"n", p.n}, {"step", step0 + done}, {"time", time0 + done * p.dt}, {"grid", grid}};
-      write_fields(writer, snap, a, "snap_", false);
+      write_fields(writer, fields, a, "snap_", false);
     }
   }
   progress.finish();
@@ -129,7 +179,8 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int step
   log.add("steps", seconds, bytes_per_cell_step(p, sizeof(T), backend == Backend::cuda) * cells * steps,
           800.0 * cells * steps);
 
-  solver->fetch(fields);
+  log.time(backend == Backend::cuda ? "download" : "fetch", state_bytes, 0, [&] { solver->fetch(fields); });
+  require_finite_fields(fields, Shape{p.n + 2, p.n + 2}, "", true, step0 + steps);
   const Counters c = solver->counters();
   const Diagnostics g = diagnose(fields);
   if (!g.finite) fail_input("the state became non-finite after " + std::to_string(steps) + " steps (try a smaller --dt)");
@@ -150,17 +201,23 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, Params p, int step
                  {"steps", steps},
                  {"velocity_injections", c.velocity_injections},
                  {"density_injections", c.density_injections},
-                 {"ns_per_cell_step", steps > 0 ? seconds * 1e9 / (cells * steps) : 0.0},
-                 {"seconds", times},
                  {"bytes_per_cell_step", bytes_per_cell_step(p, sizeof(T), backend == Backend::cuda)},
-                 {"backend", backend_name(backend)},
-                 {"kernels", solver->kernels()}};
+                 {"backend", backend_name(backend)}};
+  // Timings and the kernels chosen online (by timing) differ between identical runs:
+  // they go to the profile, and into the attrs only when benchmarking (--repeat), so
+  // that the same input and options give the same output bytes.
+  const json timing = {{"ns_per_cell_step", steps > 0 ? seconds * 1e9 / (cells * steps) : 0.0},
+                       {"seconds", times},
+                       {"kernels", solver->kernels()}};
+  if (cli.has("repeat")) dattrs.update(timing);
+  require_finite(ExitCode::bad_input, "diagnostics", Shape{4}, diag, "the state's totals overflow");
   writer.write<double>("diagnostics", Shape{4}, diag, dattrs);
   writer.finish();
-  out.commit();
   json prof = params;
   prof["steps"] = steps;
-  write_profile_if_requested(cli, backend, device, prof, log);
+  prof.update(timing);
+  write_profile_if_requested(cli, backend, device, prof, log);  // before the commit: a failure leaves no output
+  out.commit();
   return 0;
 }
 
@@ -180,15 +237,20 @@ std::unique_ptr<SceneSolver<T>> make_scene_solver(Backend backend, const Cli& cl
 
 // The scene path: Stam's step with the scene's obstacle, emitters, sides and forces.
 template <class T>
-int run_scene(Cli& cli, OutputFile& out, const StateInput& in, const SceneRecords& records, const Scene& scene,
-              const Params& p, int steps, int every, int repeat) {
+int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record>& input, const SceneRecords& records,
+              const Scene& scene, const Params& p, int steps, int every, int repeat) {
   const Backend backend = cli.backend();
   SceneFields<T> fields = load_scene_fields<T>(in, records);
+  release_payloads(input);  // (records' pointers stay valid: only their payloads go)
   validate_scene(scene, fields);
   const DeviceInfo device = backend == Backend::cuda ? query_cuda_device(cli.devices().front()) : query_host_cpu();
   std::vector<double> times;
   for (int r = 1; r < repeat; ++r) times.push_back(make_scene_solver<T>(backend, cli, p, scene, fields)->advance(steps));
-  std::unique_ptr<SceneSolver<T>> solver = make_scene_solver<T>(backend, cli, p, scene, fields);
+  PhaseLog log;
+  std::unique_ptr<SceneSolver<T>> solver;
+  const double state_bytes = (fields.temperature() ? 7.0 : 6.0) * static_cast<double>(fields.cells()) * sizeof(T);
+  log.time(backend == Backend::cuda ? "upload" : "set-up", state_bytes, 0,
+           [&] { solver = make_scene_solver<T>(backend, cli, p, scene, fields); });
 
   const std::int64_t step0 = input_step(in);
   const double time0 = input_time(in, p.dt);
@@ -211,7 +273,6 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, const SceneRecord
                                                       fields.temperature(), static_cast<int>(sizeof(T)));
 
   StreamWriter writer(out);
-  PhaseLog log;
   Progress progress("fluid-step", static_cast<std::uint64_t>(steps), cli.quiet());
   double seconds = 0;
   // The CPU reports every step (no cost); the GPU every snapshot or at the end,
@@ -223,11 +284,12 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, const SceneRecord
     done += chunk;
     progress.update(static_cast<std::uint64_t>(done));
     if (every > 0 && done % every == 0) {
-      SceneFields<T> snap;
-      solver->fetch(snap);
+      solver->fetch(fields);  // the tool's copy serves as the snapshot's buffer (the final fetch overwrites it)
+      require_finite_fields(fields, Shape{scene.ny + 2, scene.nx + 2}, "snap_", false, step0 + done);
+      require_finite_field("snap_T", Shape{scene.ny + 2, scene.nx + 2}, fields.t, step0 + done);
       json a = {{"kind", "fluid.snapshot"}, {"nx", scene.nx}, {"ny", scene.ny}, {"step", step0 + done},
                 {"time", time0 + done * p.dt}, {"grid", grid}};
-      write_scene_fields(writer, snap, a, "snap_", false);
+      write_scene_fields(writer, fields, a, "snap_", false);
     }
   }
   progress.finish();
@@ -238,7 +300,9 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, const SceneRecord
   const double cells = static_cast<double>(scene.nx) * scene.ny;
   log.add("steps", seconds, bytes_cell * cells * steps, 800.0 * cells * steps);
 
-  solver->fetch(fields);
+  log.time(backend == Backend::cuda ? "download" : "fetch", state_bytes, 0, [&] { solver->fetch(fields); });
+  require_finite_fields(fields, Shape{scene.ny + 2, scene.nx + 2}, "", true, step0 + steps);
+  require_finite_field("T", Shape{scene.ny + 2, scene.nx + 2}, fields.t, step0 + steps);
   const Counters c = solver->counters();
   const Diagnostics g = diagnose_scene(scene, fields);
   if (!g.finite) fail_input("the state became non-finite after " + std::to_string(steps) + " steps (try a smaller --dt)");
@@ -262,17 +326,21 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, const SceneRecord
                  {"steps", steps},
                  {"velocity_injections", c.velocity_injections},
                  {"density_injections", c.density_injections},
-                 {"ns_per_cell_step", steps > 0 ? seconds * 1e9 / (cells * steps) : 0.0},
-                 {"seconds", times},
                  {"bytes_per_cell_step", bytes_cell},
-                 {"backend", backend_name(backend)},
-                 {"kernels", solver->kernels()}};
+                 {"backend", backend_name(backend)}};
+  // Timings out of the attrs but with --repeat, as in run_with.
+  const json timing = {{"ns_per_cell_step", steps > 0 ? seconds * 1e9 / (cells * steps) : 0.0},
+                       {"seconds", times},
+                       {"kernels", solver->kernels()}};
+  if (cli.has("repeat")) dattrs.update(timing);
+  require_finite(ExitCode::bad_input, "diagnostics", Shape{4}, diag, "the state's totals overflow");
   writer.write<double>("diagnostics", Shape{4}, diag, dattrs);
   writer.finish();
-  out.commit();
   json prof = params;
   prof["steps"] = steps;
-  write_profile_if_requested(cli, backend, device, prof, log);
+  prof.update(timing);
+  write_profile_if_requested(cli, backend, device, prof, log);  // before the commit: a failure leaves no output
+  out.commit();
   return 0;
 }
 
@@ -378,10 +446,20 @@ int run(int argc, char** argv) {
   if (cli.has("devices") && cli.devices().size() > 1)
     fail_input("fluid-step drives one GPU per process: give one device (--device N), and run one process per GPU "
                "for several states");
-  cli.backend();  // refuse --backend cuda without a device before reading
+  const Backend backend = cli.backend();  // refuse --backend cuda without a device before reading
+  request_staging_early();  // pinned buffers for the upload, made with the context while the input is read
 
   OutputFile out(cli.output());
-  const auto records = read_input(cli);
+  // The state's and the scene's records only (snapshots and diagnostics of a previous
+  // run are passed over unread), one of each name; the memory the run needs is
+  // checked from the header of 'd', before any payload is read.
+  const RecordFilter state_records = keep_names_once(
+      {"d", "u", "v", "d0", "u0", "v0", "solid", "T", kSourceNames[0], kSourceNames[1], kSourceNames[2], kSourceNames[3]});
+  auto records = read_input(cli, [&](const RecordHeader& h) {
+    if (!state_records(h)) return false;
+    if (h.name == "d") require_fluid_memory(h, backend, precision, cli.device());
+    return true;
+  });
   const StateInput in = find_state(records);
   Scene scene = scene_from_attrs(in.attrs, in.nx, in.ny);
   scene.buoyancy_a = buoyancy_a;
@@ -416,11 +494,11 @@ int run(int argc, char** argv) {
   refuse_discarded_sources(in, p.forcing);
   if (precision.empty()) precision = in.dtype == DType::f8 ? "fp64" : "fp32";
   if (!reason.empty()) {
-    if (precision == "fp64") return run_scene<double>(cli, out, in, scene_records, scene, p, steps, every, repeat);
-    return run_scene<float>(cli, out, in, scene_records, scene, p, steps, every, repeat);
+    if (precision == "fp64") return run_scene<double>(cli, out, in, records, scene_records, scene, p, steps, every, repeat);
+    return run_scene<float>(cli, out, in, records, scene_records, scene, p, steps, every, repeat);
   }
-  if (precision == "fp64") return run_with<double>(cli, out, in, p, steps, every, repeat);
-  return run_with<float>(cli, out, in, p, steps, every, repeat);
+  if (precision == "fp64") return run_with<double>(cli, out, in, records, p, steps, every, repeat);
+  return run_with<float>(cli, out, in, records, p, steps, every, repeat);
 }
 
 }  // namespace

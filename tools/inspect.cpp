@@ -90,20 +90,39 @@ int run(int argc, char** argv) {
   for (const std::string& path : files) {
     InputFile in(path);
     StreamReader reader(in, cli.read_limits());
+    // One record at a time (the previous payload goes before the next is read);
+    // without statistics or values the payloads are passed over unread.
     Record r;
+    RecordHeader h;
+    const bool need_payload = with_stats || show_values > 0;
     json file_records = json::array();
     if (!as_json && files.size() > 1) std::printf("== %s\n", in.label().c_str());
-    for (std::size_t index = 0; reader.next(r); ++index) {
+    for (std::size_t index = 0; reader.next_header(h); ++index) {
+      const std::uint64_t bytes = h.bytes;
       if (!only.empty()) {
-        if (std::find(seen.begin(), seen.end(), r.name) == seen.end()) seen.push_back(r.name);
-        auto it = std::find(only.begin(), only.end(), r.name);
-        if (it == only.end()) continue;
+        if (std::find(seen.begin(), seen.end(), h.name) == seen.end()) seen.push_back(h.name);
+        auto it = std::find(only.begin(), only.end(), h.name);
+        if (it == only.end()) {  // not asked for: its payload is passed over unread
+          reader.skip_payload();
+          h = RecordHeader();
+          continue;
+        }
         found[static_cast<std::size_t>(it - only.begin())] = true;
       }
+      if (need_payload) {
+        reader.read_payload(std::move(h), r);
+      } else {
+        reader.skip_payload();
+        r.name = std::move(h.name);
+        r.dtype = h.dtype;
+        r.shape = std::move(h.shape);
+        r.attrs = std::move(h.attrs);
+      }
+      h = RecordHeader();
       Stats s = with_stats ? stats_of(r) : Stats{};
       if (as_json) {
         json j = {{"index", index}, {"name", r.name}, {"dtype", dtype_name(r.dtype)}, {"shape", r.shape},
-                  {"bytes", r.payload.bytes()}, {"attrs", r.attrs}};
+                  {"bytes", bytes}, {"attrs", r.attrs}};
         if (with_stats)
           j["stats"] = {{"count", s.count}, {"nan", s.nans}, {"inf", s.infs}, {"min", number(s.min)},
                         {"max", number(s.max)}, {"mean", number(s.mean)}};
@@ -115,8 +134,8 @@ int run(int argc, char** argv) {
         file_records.push_back(std::move(j));
         continue;
       }
-      std::printf("record %zu: %s  %s %s  (%zu bytes)\n", index, r.name.c_str(), dtype_name(r.dtype),
-                  shape_string(r.shape).c_str(), r.payload.bytes());
+      std::printf("record %zu: %s  %s %s  (%llu bytes)\n", index, r.name.c_str(), dtype_name(r.dtype),
+                  shape_string(r.shape).c_str(), static_cast<unsigned long long>(bytes));
       if (with_stats && s.count)
         std::printf("  min %.10g  max %.10g  mean %.10g  nan %zu  inf %zu\n", s.min, s.max, s.mean, s.nans, s.infs);
       std::string attrs = full_attrs ? r.attrs.dump(2) : r.attrs.dump();

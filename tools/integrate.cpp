@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/finite.hpp"
 #include "common/labels.hpp"
+#include "common/memory.hpp"
 #include "common/progress.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
@@ -22,6 +24,12 @@ using numpipe::json;
 using numpipe::Record;
 
 namespace {
+
+// Peak resident memory per policy (docs/integrate.md "Memory"), measured on the CPU:
+// about 1100 bytes (its records, the reserve at every year) and 36 bytes per point
+// of its outer RK4 chain (2 h1 (120 - x) points: the plan's stage points and Middle
+// values), 54 KB for a policy of x = 45 at 10 outer steps per year.
+constexpr double kBytesPerPolicy = 1100, kBytesPerOuterPoint = 36;
 
 std::string num(double v) {
   std::ostringstream s;
@@ -294,7 +302,7 @@ int main(int argc, char** argv) {
                       "  gen-input integrate --portfolio 1000 --product mixed --premium equivalence --steps 2,2,2 | integrate -o mixed.nps",
                       "the policies with their reserves (reserve, reserve0)"},
                      numpipe::kInput | numpipe::kOutput | numpipe::kCompute | numpipe::kProfile |
-                         numpipe::kMultiDevice);
+                         numpipe::kMultiDevice | numpipe::kMpi);
     cli.add("Integrate")("align-breaks",
                          "Put step boundaries at every break of the integrands (s = k, eta = 120 - k, "
                          "tau = r, r + g, 15, whole years; a product's deferment and premium term; a table's "
@@ -320,10 +328,37 @@ int main(int argc, char** argv) {
                                                        numpipe::cuda_device_count())};
     std::unique_ptr<numpipe::OutputFile> out;
     if (world.is_root()) out = std::make_unique<numpipe::OutputFile>(cli.output());  // refuse a terminal first
-    auto records = world.read_input(cli);
+    // The groups' records only (the reserves of an earlier run are passed over unread);
+    // the memory is checked from each 'policies' header (docs/integrate.md "Memory":
+    // per policy its records, the reserve at every year and the solver's plan).
+    double policies_seen = 0;
+    auto records = world.read_input(cli, [&](const numpipe::RecordHeader& h) {
+      static const char* const kGroupNames[] = {"policies", "steps",    "curve",      "products",
+                                                 "lives",    "marriage", "spouse_age", "mortality"};
+      const bool labels = numpipe::is_labels(h);
+      if (!labels && std::find(std::begin(kGroupNames), std::end(kGroupNames), h.name) == std::end(kGroupNames))
+        return false;  // as group_records: other tools' records pass by
+      if (h.name == "policies" && !h.shape.empty()) {
+        policies_seen += static_cast<double>(h.shape[0]);
+        numpipe::require_host_memory(
+            {std::to_string(static_cast<long long>(policies_seen)) + " policies", policies_seen, kBytesPerPolicy, "policy"});
+      }
+      return true;
+    });
     auto groups = group_records(records);
     std::vector<ig::Problem> problems;
     for (const Group& g : groups) problems.push_back(make_problem(g, align));
+    {  // the plan's memory grows with each policy's outer steps: checked before the solve
+      double policies = 0, bytes = 0;
+      for (const ig::Problem& pb : problems)
+        for (const ig::Policy& p : pb.policies) {
+          policies += 1;
+          bytes += kBytesPerPolicy + kBytesPerOuterPoint * (2.0 * p.h1 * std::max(0.0, 120 - p.x) + 1);
+        }
+      if (policies > 0)
+        numpipe::require_host_memory({std::to_string(static_cast<long long>(policies)) + " policies", policies,
+                                      std::ceil(bytes / policies), "policy (on average at these steps)"});
+    }
 
     std::uint64_t total_policies = 0;
     for (const ig::Problem& p : problems)  // this rank's share (rank 0 shows the line)
@@ -406,6 +441,15 @@ int main(int argc, char** argv) {
         attrs["single_life_policies"] = single;
         attrs["units"] = "currency units, the benefits' unit";
       }
+      // NaN marks the years a policy's grid does not reach (documented); anything else
+      // non-finite, and a NaN at t = 0 (always on the grid), is a bug.
+      for (std::size_t i = 0; i < n; ++i)
+        for (int t = 0; t < ig::kYears; ++t) {
+          const double v = res.reserve[i * ig::kYears + t];
+          if (std::isinf(v) || (t == 0 && std::isnan(v)))
+            numpipe::fail_internal("reserve[" + std::to_string(i) + ", " + std::to_string(t) + "] is " +
+                                   numpipe::value_text(v) + ": a reserve came out non-finite (please report the input)");
+        }
       json stamped = cli.stamp(attrs, pol.attrs);
       for (const Record* r : groups[gi].carried) writer.write(r->name, r->dtype, r->shape, r->payload.data(), r->attrs);
       json a_res = stamped;
@@ -427,7 +471,6 @@ int main(int argc, char** argv) {
     progress.finish();
     if (!world.is_root()) return 0;
     writer.finish();
-    out->commit();
 
     numpipe::DeviceInfo dev = backend == numpipe::Backend::cuda ? numpipe::query_cuda_device(devices.front())
                                                                 : numpipe::query_host_cpu();
@@ -440,7 +483,8 @@ int main(int argc, char** argv) {
                    {"inner_steps", inner_steps},
                    {"inner_steps_unshared", unshared},
                    {"flops_per_inner_step", ig::kFlopsPerInnerStep}};
-    numpipe::write_profile_if_requested(cli, backend, dev, params, log);
+    numpipe::write_profile_if_requested(cli, backend, dev, params, log);  // before the commit: a failure leaves no output
+    out->commit();
     return 0;
   });
 }

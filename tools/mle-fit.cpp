@@ -8,7 +8,9 @@
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/finite.hpp"
 #include "common/labels.hpp"
+#include "common/memory.hpp"
 #include "common/progress.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
@@ -29,6 +31,104 @@ std::vector<double> parse_levels(const std::string& text) {
     levels.push_back(v);
   }
   return levels;
+}
+
+// The working set (docs/mle.md "Memory"), checked from the header of x before its
+// payload is read: per point the record and its copy in double; per window the
+// grid fits (44 bytes), the estimates and the output (56 bytes and 8 per level).
+void require_mle_memory(const RecordHeader& x, const mle::Params& params, std::size_t levels) {
+  if (x.shape.empty() || x.shape.size() > 2) return;  // refused after the read, with the shape
+  const double length = static_cast<double>(x.shape.back());
+  const double series = x.shape.size() == 2 ? static_cast<double>(x.shape[0]) : 1.0;
+  const double windows = length >= static_cast<double>(params.window)
+                             ? series * (std::floor((length - double(params.window)) / double(params.step)) + 1)
+                             : 0;
+  const double per_window = 44 + 56 + 8.0 * static_cast<double>(levels);
+  MemoryEstimate e{std::to_string(static_cast<long long>(windows)) + " windows of " + std::to_string(params.window) +
+                       " points",
+                   windows, per_window, "window"};
+  e.fixed = series * length * (static_cast<double>(dtype_size(x.dtype)) + 8);
+  require_host_memory(e);
+}
+
+// A series so large or small that |x - theta|^p would overflow or underflow (1e150
+// with p up to 4.45) is fitted scaled by a power of two, exactly: 2^-e per series
+// (0: as it is). Series with |log2 max|x|| * max p <= 900 are fitted as they are
+// (the same bits as without this).
+std::vector<int> scale_series(std::vector<double>& x, const mle::Series& s, const mle::Params& params) {
+  double max_shape = 1;
+  for (double a : params.grid.alpha) max_shape = std::max(max_shape, a);
+  std::vector<int> exponent(static_cast<std::size_t>(s.series), 0);
+  for (std::int64_t k = 0; k < s.series; ++k) {
+    double* xs = x.data() + k * s.length;
+    double big = 0;
+    for (std::int64_t i = 0; i < s.length; ++i) big = std::max(big, std::fabs(xs[i]));
+    if (big == 0 || std::fabs(std::log2(big)) * max_shape <= 900) continue;
+    int& e = exponent[static_cast<std::size_t>(k)];
+    std::frexp(big, &e);
+    for (std::int64_t i = 0; i < s.length; ++i) xs[i] = std::ldexp(xs[i], -e);
+  }
+  return exponent;
+}
+
+// The estimates of a scaled series back in the data's units: locations, scales and
+// quantiles times 2^e (their standard errors and intervals too), log-likelihoods
+// shifted by -n log(2^e); shapes, skew and the goodness-of-fit statistics do not
+// change. The series itself is scaled back as well.
+void unscale(std::vector<double>& x, const mle::Series& s, const mle::Params& params, std::int64_t windows,
+             const std::vector<int>& exponent, std::size_t levels, mle::Estimates& est) {
+  const std::size_t K = params.shapes == 2 ? 5 : 4;  // stderr columns: theta, p (p1, p2), s_l, s_r
+  for (std::int64_t k = 0; k < s.series; ++k) {
+    const int e = exponent[static_cast<std::size_t>(k)];
+    if (e == 0) continue;
+    const double shift = static_cast<double>(params.window) * e * std::log(2.0);
+    auto scale = [e](std::vector<double>& v, std::size_t at) {
+      if (at < v.size()) v[at] = std::ldexp(v[at], e);
+    };
+    for (std::int64_t w = k * windows; w < (k + 1) * windows; ++w) {
+      const std::size_t i = static_cast<std::size_t>(w);
+      for (auto* v : {&est.theta, &est.s_l, &est.s_r}) scale(*v, i);
+      if (i < est.loglik.size()) est.loglik[i] -= shift;
+      for (std::size_t q = 0; q < levels; ++q) scale(est.quantiles, i * levels + q);
+      for (std::size_t c : {std::size_t(0), K - 2, K - 1}) scale(est.stderr_, i * K + c);
+      for (std::size_t c = 0; c < 2; ++c) scale(est.theta_ci, i * 2 + c);
+      for (std::size_t c = 0; c < 2; ++c) scale(est.normal, i * 3 + c);
+      if (3 * i + 2 < est.normal.size()) est.normal[3 * i + 2] -= shift;
+      for (std::size_t c = 0; c < 2; ++c) scale(est.student, i * 4 + c);
+      if (4 * i + 3 < est.student.size()) est.student[4 * i + 3] -= shift;
+    }
+    double* xs = x.data() + k * s.length;
+    for (std::int64_t i = 0; i < s.length; ++i) xs[i] = std::ldexp(xs[i], e);
+  }
+}
+
+// A window whose fit is not finite is refused, but for the documented case of a
+// window whose points are all equal (loglik +inf, scales 0, skew NaN).
+void require_finite_fits(const mle::Series& s, const mle::Params& params, std::int64_t windows, const mle::Estimates& est,
+                         std::size_t levels) {
+  std::vector<std::pair<const char*, const std::vector<double>*>> outputs = {
+      {"theta", &est.theta}, {params.shapes == 2 ? "p1" : "p", &est.p}, {"s_l", &est.s_l}, {"s_r", &est.s_r},
+      {"loglik", &est.loglik}, {"skew", &est.skew}};
+  if (params.shapes == 2) outputs.push_back({"p2", &est.p2});
+  const Shape shape{s.series, windows};
+  for (std::int64_t w = 0; w < s.series * windows; ++w) {
+    const std::size_t i = static_cast<std::size_t>(w);
+    bool finite = true;
+    for (const auto& o : outputs) finite = finite && (i >= o.second->size() || std::isfinite((*o.second)[i]));
+    for (std::size_t q = 0; q < levels; ++q) finite = finite && std::isfinite(est.quantiles[i * levels + q]);
+    if (finite) continue;
+    const double* xw = s.x + (w / windows) * s.length + (w % windows) * params.step;
+    bool all_equal = true;
+    for (std::int64_t k = 1; k < params.window && all_equal; ++k) all_equal = xw[k] == xw[0];
+    if (all_equal) continue;
+    for (const auto& o : outputs)
+      if (i < o.second->size() && !std::isfinite((*o.second)[i]))
+        fail_input(std::string(o.first) + index_in(shape, i) + " is " + value_text((*o.second)[i]) +
+                   ": the window's fit is not finite (its values, or the --alpha-grid shapes, are beyond the range of "
+                   "doubles)");
+    fail_input("quantiles" + index_in(shape, i) +
+               " are not finite (the window's values, or the --alpha-grid shapes, are beyond the range of doubles)");
+  }
 }
 
 // --compare: a comma-separated list of normal and t.
@@ -57,7 +157,7 @@ int run(int argc, char** argv) {
            "    | mle-fit --window 500 --step 1 --alpha-grid 0.5:4.45:80 --quantiles 0.01,0.05 | inspect\n"
            "  gen-input mle --from-text share/ref/mle-prices.csv --columns close --returns log | mle-fit --window 250 --quantiles 0.01 -o var.nps",
            "the fits of every window (theta, p, s_l, s_r, loglik, skew, start; quantiles)"},
-          kInput | kOutput | kCompute | kMultiDevice | kProfile);
+          kInput | kOutput | kCompute | kMultiDevice | kProfile | kMpi);
   cli.add("Fit")("window", "Points per window (n >= 3)", cxxopts::value<std::int64_t>()->default_value("500"), "N")(
       "step", "A window starts every K points", cxxopts::value<std::int64_t>()->default_value("1"), "K")(
       "alpha-grid", "Shape grid: START:STOP:COUNT (evenly spaced, ends included) or a list a,b,c",
@@ -121,10 +221,16 @@ int run(int argc, char** argv) {
   auto& world = par::world();
   std::unique_ptr<OutputFile> out;
   if (world.is_root()) out = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
-  PhaseLog log;
-  HostTimer t_read;
-  std::vector<Record> records = world.read_input(cli);
-  log.add("read", t_read.seconds());
+  PhaseLog log;  // the tool's phases; reading and writing are the process's (common/timeline.hpp)
+  // x (one record of that name) and the labels of its points only; the memory is
+  // checked from x's header, before its payload is read.
+  const RecordFilter series_record = keep_names_once({"x"});
+  std::vector<Record> records = world.read_input(cli, [&](const RecordHeader& h) {
+    if (is_labels(h)) return labels_of(h.attrs) == "x";
+    if (!series_record(h)) return false;
+    require_mle_memory(h, params, levels.size());
+    return true;
+  });
 
   const Record* xr = nullptr;
   for (const Record& r : records)
@@ -141,6 +247,7 @@ int run(int argc, char** argv) {
   s.series = xr->shape.size() == 2 ? xr->shape[0] : 1;
   s.length = xr->shape.back();
   mle::validate(s, params);
+  const std::vector<int> exponent = scale_series(x, s, params);
 
   const std::int64_t W = mle::window_count(s, params);
   const mle::Work work = mle::work_estimate(s, params);
@@ -173,6 +280,11 @@ int run(int argc, char** argv) {
     if (world.distributed() && !cli.has("devices"))
       devices = {par::default_device_for_rank(cli.device(), cli.args().count("device") > 0, cuda_device_count())};
     device = query_cuda_device(devices.front());
+    {  // per window on a device: 12 bytes per shape (the best sums) and 44 of fits (docs/mle.md "Memory")
+      const double per_device = double(s.series * W) / double(world.size() * devices.size());
+      require_device_memory(devices.front(), {std::to_string(s.series * W) + " windows", per_device,
+                                              12.0 * double(params.grid.alpha.size()) + 44, "window", 64.0 * 1048576});
+    }
     mle::CudaTiming timing;
     HostTimer t;
     if (world.distributed()) share(mle::cuda_plan(s, params));
@@ -272,6 +384,8 @@ int run(int argc, char** argv) {
     est.smooth = world.gather_concat(est.smooth);
     if (!world.is_root()) return 0;
   }
+  unscale(x, s, params, W, exponent, levels.size(), est);
+  require_finite_fits(s, params, W, est, levels.size());
   // the backtest needs every window of a series: on rank 0
   std::vector<std::uint8_t> hits;
   std::vector<double> backtest_rows;
@@ -293,7 +407,7 @@ int run(int argc, char** argv) {
   // dates: a labels record of x's time axis, carried to every window (its last point)
   const Record* xlabels = nullptr;
   for (const Record& r : records)
-    if (is_labels(r) && r.attrs.value("labels_of", std::string()) == "x") {
+    if (is_labels(r) && labels_of(r.attrs) == "x") {
       xlabels = &r;
       break;
     }
@@ -325,7 +439,6 @@ int run(int argc, char** argv) {
   if (world.distributed()) attrs["ranks"] = world.size();
   attrs = cli.stamp(attrs, xr->attrs);
   const Shape shape{s.series, W};
-  HostTimer t_write;
   std::vector<std::int64_t> start(static_cast<std::size_t>(W));
   for (std::int64_t w = 0; w < W; ++w) start[static_cast<std::size_t>(w)] = w * params.step;
   StreamWriter writer(*out);
@@ -452,13 +565,12 @@ int run(int argc, char** argv) {
                                "exceedances", column_name));
   }
   writer.finish();
-  out->commit();
-  log.add("write", t_write.seconds());
   json prof = {{"window", params.window}, {"step", params.step}, {"series", s.series}, {"length", s.length},
                {"shapes", params.grid.alpha.size()}, {"windows", W}, {"exact", params.exact},
                {"refresh", params.refresh}, {"terms", work.terms}, {"ranks", world.size()},
                {"tail_shapes", params.shapes}, {"stderr", fo.inform}, {"backtest", backtest}};
-  write_profile_if_requested(cli, backend, device, prof, log);
+  write_profile_if_requested(cli, backend, device, prof, log);  // before the commit: a failure leaves no output
+  out->commit();
   return 0;
 }
 

@@ -9,9 +9,12 @@
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/finite.hpp"
+#include "common/memory.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
 #include "common/progress.hpp"
+#include "common/workers.hpp"
 #include "kernels/ns/ns.hpp"
 
 namespace numpipe {
@@ -85,8 +88,8 @@ void read_bodies(const std::vector<Record>& records, const Record& r0, ns::Probl
 
 ns::Problem read_state(std::vector<Record>& records, json& input_attrs) {
   ns::Problem pr;
-  const Record* rec[ns::kVars] = {nullptr, nullptr, nullptr, nullptr};
-  for (const Record& r : records)
+  Record* rec[ns::kVars] = {nullptr, nullptr, nullptr, nullptr};
+  for (Record& r : records)
     for (int v = 0; v < ns::kVars; ++v)
       if (r.name == ns::kVarNames[v]) {
         if (rec[v]) fail_input("input holds more than one record '" + r.name + "' (one state per stream)");
@@ -123,8 +126,41 @@ ns::Problem read_state(std::vector<Record>& records, json& input_attrs) {
   read_bodies(records, r0, pr);
   pr.t0 = r0.attrs.contains("t") && r0.attrs["t"].is_number() ? r0.attrs["t"].get<double>() : 0.0;
   pr.step0 = r0.attrs.contains("step") && r0.attrs["step"].is_number_integer() ? r0.attrs["step"].get<long long>() : 0;
-  for (int v = 0; v < ns::kVars; ++v) pr.fields[v] = rec[v]->to_vector<double>();
+  for (int v = 0; v < ns::kVars; ++v) {
+    if (rec[v]->dtype == DType::f8) {  // the same bits as to_vector, at memory speed
+      pr.fields[v].resize(rec[v]->size());
+      parallel_copy(pr.fields[v].data(), rec[v]->payload.data(), rec[v]->payload.bytes());
+    } else {
+      pr.fields[v] = rec[v]->to_vector<double>();
+    }
+    rec[v]->payload = HostArray<std::byte>();  // converted: the record's payload goes now
+  }
   return pr;
+}
+
+// The working set (docs/ns.md "Memory"), checked from the header of record rho
+// before any payload is read. CPU: the problem's fields (4 values of 8 bytes per
+// point) and the solver's three register sets (4 variables each, with two ghost
+// layers per side); the result replaces two of them. Under MPI rank 0 holds the
+// whole problem and its block's sets. CUDA: the host holds the problem's and the
+// result's fields and one pinned staging field, the device the three register sets.
+void require_ns_memory(const RecordHeader& rho, Backend backend, bool fp32, int device) {
+  if (rho.shape.size() != 3) return;  // read_state refuses it
+  const double s = fp32 ? 4 : 8, points = static_cast<double>(element_count(rho.shape));
+  double padded = 1;
+  for (std::int64_t n : rho.shape) padded *= static_cast<double>(n + 2 * ns::kGhost);
+  const double ghosts = points > 0 ? padded / points : 1;
+  const std::string what = "a state of " + shape_string(rho.shape) + " points";
+  const par::Group& world = par::world();
+  if (backend == Backend::cuda) {
+    require_host_memory({what, points, 64 + s * ghosts, "point"});
+    require_device_memory(device, {what, points / world.size(), 12 * s * ghosts, "point", 64.0 * 1048576});
+  } else if (world.distributed()) {
+    require_host_memory({what + " on " + std::to_string(world.size()) + " ranks", points,
+                         64 + 4 * s + 12 * s * ghosts / world.size(), "point"});
+  } else {
+    require_host_memory({what, points, 32 + 12 * s * ghosts, "point"});
+  }
 }
 
 double median(std::vector<double> v) {
@@ -139,7 +175,7 @@ int run(int argc, char** argv) {
            "  gen-input ns --n 64 --init taylor-green-3d --re 1600 | ns-step --steps 200 --cfl 0.5 --diag-every 20 -o s.nps\n"
            "  inspect s.nps --array diagnostics --values 8",
            "the state after the steps, the diagnostics table and the snapshots"},
-          kInput | kOutput | kCompute | kProfile | kMultiDevice);
+          kInput | kOutput | kCompute | kProfile | kMultiDevice | kMpi);
   cli.add("Solver")("steps", "Number of RK3 steps", cxxopts::value<int>()->default_value("10"), "K")(
       "dt", "Fixed time step (default: from --cfl)", cxxopts::value<double>(), "DT")(
       "cfl", "Time step = CFL * min(h) / (max|v| + c), capped by the viscous limit", cxxopts::value<double>()->default_value("0.5"), "C")(
@@ -215,14 +251,30 @@ int run(int argc, char** argv) {
     if (o.snapshot_fields.empty()) fail_input("--snapshot-fields names no field");
   }
   par::Group& world = par::world();
+  request_staging_early();  // pinned buffers for the upload, made with the context while the input is read
   const Backend backend = cli.backend();
 
   std::unique_ptr<OutputFile> out_file;
   if (world.is_root()) out_file = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
-  auto records = world.read_input(cli);
+  // The state's four fields and the bodies' mask only, one of each name; the memory
+  // the run needs is checked from rho's header before any payload is read.
+  const RecordFilter state_records = keep_names_once({"rho", "vx", "vy", "vz", "solid"});
+  auto records = world.read_input(cli, [&](const RecordHeader& h) {
+    if (!state_records(h)) return false;
+    if (h.name == "rho") require_ns_memory(h, backend, o.fp32, o.device);
+    return true;
+  });
   json input_attrs;
   ns::Problem pr = read_state(records, input_attrs);
   ns::validate(pr, o);
+  {  // the model divides by rho: a state with rho <= 0 (or NaN) is not one it can run
+    const std::vector<double>& rho = pr.fields[0];
+    std::size_t at = 0;
+    while (at < rho.size() && rho[at] > 0) ++at;
+    if (at < rho.size())
+      fail_input("rho" + index_in(Shape{pr.params.n[0], pr.params.n[1], pr.params.n[2]}, at) + " is " +
+                 value_text(rho[at]) + ": the density must be positive everywhere");
+  }
 
   if (o.dt > 0) {  // an explicit dt above the stability estimate: warn, or refuse with --strict
     const ns::Geometry g = ns::make_geometry(pr.params);
@@ -307,11 +359,19 @@ int run(int argc, char** argv) {
     res = solve_repeated([&] { return ns::solve_cpu(pr, o); });
   }
   progress.finish();
-  bool finite = true;
-  for (int v = 0; v < ns::kVars; ++v)
-    for (double x : res.fields[v]) finite = finite && std::isfinite(x);
-  if (!par::all_ranks(finite))
-    fail_input("the run blew up (the state is not finite after the last step): lower --dt or --cfl, or raise the resolution");
+  std::string bad;  // this rank's first non-finite value, named by its point in the whole grid
+  for (int v = 0; v < ns::kVars && bad.empty(); ++v) {
+    const std::int64_t at = first_non_finite(res.fields[v].data(), res.fields[v].size());
+    if (at < 0) continue;
+    const std::int64_t nb[3] = {res.block_n[0], res.block_n[1], res.block_n[2]};
+    const std::int64_t i = at / (nb[1] * nb[2]), j = at / nb[2] % nb[1], k = at % nb[2];
+    bad = std::string(ns::kVarNames[v]) + "[" + std::to_string(res.block_offset[0] + i) + ", " +
+          std::to_string(res.block_offset[1] + j) + ", " + std::to_string(res.block_offset[2] + k) + "] is " +
+          value_text(res.fields[v][static_cast<std::size_t>(at)]);
+  }
+  if (!par::all_ranks(bad.empty()))
+    fail_input("the run blew up after step " + std::to_string(res.step) + (bad.empty() ? " (on another rank)" : ": " + bad) +
+               ": lower --dt or --cfl, or raise the resolution");
 
   // Output: the state (same attrs, new t and step, history), the mask of --solid, the
   // diagnostics and the forces on the bodies.
@@ -343,8 +403,11 @@ int run(int argc, char** argv) {
                  {"backend", backend_name(backend)},
                  {"re", p.re},
                  {"c", p.c}};
-  writer.write<double>("diagnostics", Shape{static_cast<std::int64_t>(res.diag.size()), ns::kDiagColumns}, diag.data(),
-                       cli.stamp(dattrs, input_attrs));
+  const Shape diag_shape{static_cast<std::int64_t>(res.diag.size()), ns::kDiagColumns};
+  if (world.is_root())
+    require_finite(ExitCode::bad_input, "diagnostics", diag_shape, diag.data(),
+                   "a diagnostic overflowed: lower --dt or --cfl, or raise the resolution");
+  writer.write<double>("diagnostics", diag_shape, diag.data(), cli.stamp(dattrs, input_attrs));
   if (pr.bodies.any() && world.is_root()) {
     // body_force: the total over the bodies; body_force_<b>: each body's, with several
     const std::size_t nb = pr.bodies.list.size(), rows = res.forces.size();
@@ -385,7 +448,6 @@ int run(int argc, char** argv) {
   writer.finish();
   const double write_seconds = par::max_all(writer.blocked_seconds());
   if (!world.is_root()) return 0;
-  out_file->commit();
 
   // Timing and profile.
   const double points = double(p.n[0]) * double(p.n[1]) * double(p.n[2]);
@@ -424,9 +486,8 @@ int run(int argc, char** argv) {
   log.add("upload", res.upload_seconds, 4 * points * (o.fp32 ? 4 : 8));
   log.add("steps", total_steps, bytes_step * o.steps, flops_pt * 3 * points * o.steps);
   log.add("diagnostics", res.diag_seconds);
-
   log.add("download", res.download_seconds, 4 * points * (o.fp32 ? 4 : 8));
-  log.add("write", write_seconds, written_bytes);
+  // writing the output is the process phase "write output" (par::StreamOut)
   json params = {{"n", {p.n[0], p.n[1], p.n[2]}}, {"order", o.order}, {"precision", prec}, {"steps", o.steps},
                  {"dt_last", res.dt_last}, {"bc", ns::bc_spec(p.bc)}, {"median_step_seconds", med},
                  {"ps_per_point_substep", points > 0 ? med / (3 * points) * 1e12 : 0}};
@@ -438,7 +499,8 @@ int run(int argc, char** argv) {
     params["halo_path"] = res.halo_path;
     if (!res.exchange_seconds.empty()) params["halo_exchange_median_seconds_per_step"] = median(res.exchange_seconds);
   }
-  write_profile_if_requested(cli, backend, dev, params, log);
+  write_profile_if_requested(cli, backend, dev, params, log);  // before the commit: a failure leaves no output
+  out_file->commit();
   return 0;
 }
 

@@ -6,11 +6,16 @@
 #include <cstdio>
 #include <memory>
 
+#include <omp.h>
+
 #include "common/cli.hpp"
+#include "common/finite.hpp"
+#include "common/memory.hpp"
 #include "common/parallel.hpp"
-#include "common/profile.hpp"
 #include "common/labels.hpp"
+#include "common/profile.hpp"
 #include "common/progress.hpp"
+#include "common/timeline.hpp"
 #include "kernels/price/black.hpp"
 #include "kernels/price/calibrate.hpp"
 #include "kernels/price/price.hpp"
@@ -222,7 +227,7 @@ int main(int argc, char** argv) {
              "--array price --range 0:128 --rtol 1e-4\n"
              "  gen-input price --dataset xl | price --backend cuda --devices all --profile run.prof | inspect",
              "the prices, one record per problem"},
-            kInput | kOutput | kCompute | kProfile | kMultiDevice);
+            kInput | kOutput | kCompute | kProfile | kMultiDevice | kMpi);
     cli.add("Price")("precision", "Arithmetic: fp64 (the reference) or fp32",
                      cxxopts::value<std::string>()->default_value("fp64"), "P")(
         "method", "adjoint (one backward pass of the transposed steps prices every strike; the default) or "
@@ -284,13 +289,41 @@ int main(int argc, char** argv) {
 
     std::unique_ptr<OutputFile> out;
     if (world.is_root()) out = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
-    std::vector<Record> records = world.read_input(cli);
+    // Every record must be a problem or belong to one (strikes, maturities, quotes):
+    // another is refused from its header, before its payload is read.
+    std::vector<Record> records = world.read_input(cli, [](const RecordHeader& h) {
+      if (h.name == "strike" || h.name == "maturity" || h.name == "quotes") return true;  // read_problems checks them
+      const std::string kind = h.attrs.contains("kind") && h.attrs["kind"].is_string() ? h.attrs["kind"].get<std::string>()
+                                                                                    : std::string("(none)");
+      if (kind != price::kInputKind)
+        fail_input(h.label() + " has kind '" + kind + "', expected '" + price::kInputKind +
+                   "' (make one with gen-input price)");
+      return true;
+    });
     const std::vector<price::Problem> all = price::read_problems(records);  // bad input names the record
     std::vector<price::Params> problems;
     std::vector<const Record*> sources;
     for (const price::Problem& pr : all) {
       problems.push_back(pr.p);
       sources.push_back(pr.source);
+      // The working set (docs/price.md "Memory", measured): per grid point 4 values for
+      // each thread rolling a strike back (forward) or 5 once (adjoint), the pivot table
+      // (forward: numT-1 values per grid point, at most 1 GiB), the per-step y tables,
+      // 16 bytes per strike.
+      const price::Params& p = problems.back();
+      const double value = precision == price::Precision::fp64 ? 8 : 4, points = double(p.num_x) * double(p.num_y);
+      const bool forward = method == price::Method::forward;
+      const double rollers = forward && backend == Backend::cpu
+                                 ? double(std::min<std::int64_t>(omp_get_max_threads(), p.outer)) : 1.0;
+      MemoryEstimate e{"numX*numY = " + std::to_string(p.num_x) + "*" + std::to_string(p.num_y) + " grid points" +
+                           (rollers > 1 ? " on " + std::to_string(int(rollers)) + " threads" : std::string()),
+                       points * rollers, (forward ? 4 : 5) * value,
+                       "grid point" + std::string(rollers > 1 ? " and thread" : "")};
+      e.fixed = (forward && backend == Backend::cpu ? std::min(double(p.num_t) * points * value, 1073741824.0) : 0.0) +
+                3 * double(p.num_t) * double(p.num_y) * value + 16 * double(p.outer) +
+                8 * (4 * double(p.num_x) + 4 * double(p.num_y) + 3 * double(p.num_t));
+      require_host_memory(e);
+      if (backend == Backend::cuda && !forward) require_device_memory(devices.front(), e);
     }
     if (problems.empty()) fail_input("the input holds no price.input record (make one with gen-input price)");
     if (method == price::Method::forward && backend == Backend::cuda)
@@ -304,10 +337,10 @@ int main(int argc, char** argv) {
       my_strikes += par::split_evenly(static_cast<std::size_t>(p.outer), world.size(), world.rank()).size();
     Progress progress("price", "strikes", my_strikes, cli.quiet());
     PhaseLog log;
-    if (backend == Backend::cuda)  // the CUDA context, once per process: not inside the first solve
-      log.time("device init", 0, 0, [&] {
-        for (int d : devices) init_cuda_context(d);
-      });
+    if (backend == Backend::cuda) {  // the CUDA contexts, once per process: not inside the first solve
+      timeline::Scope phase("cuda start-up");  // with the early start's wait (common/device.hpp)
+      for (int d : devices) init_cuda_context(d);
+    }
     DeviceInfo info = backend == Backend::cuda ? query_cuda_device(devices.front()) : query_host_cpu();
     std::vector<Record> results;
     json params = json::array();
@@ -401,8 +434,8 @@ int main(int argc, char** argv) {
                      k, static_cast<long long>(p.outer), price::method_name(method), backend_name(backend), repeat,
                      median * 1e3);
       }
-      for (double v : prices)
-        if (!std::isfinite(v)) fail_internal("a price came out non-finite; please report the input");
+      require_finite(ExitCode::internal, "price", Shape{static_cast<std::int64_t>(prices.size())}, prices.data(),
+                     "a price came out non-finite (please report the input)");
       if (world.distributed()) {
         prices = world.gather_concat(prices);  // rank 0: every strike, in order
         if (!world.is_root()) continue;
@@ -425,10 +458,11 @@ int main(int argc, char** argv) {
     StreamWriter writer(*out);
     for (const Record& r : results) writer.write(r);
     writer.finish();
-    out->commit();
+    // The profile before the commit: a failure to append it leaves no output behind.
     write_profile_if_requested(
         cli, backend, info,
         {{"problems", params}, {"precision", price::precision_name(precision)}, {"ranks", world.size()}}, log);
+    out->commit();
     return 0;
   });
 }

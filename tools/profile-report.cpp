@@ -77,7 +77,7 @@ int run(int argc, char** argv) {
            "  profile-report --calibrate                    # measure this machine's peaks once",
            "the report (text, Markdown, JSON, or with --html a self-contained page)",
            "Accepted for symmetry with the other tools (profile-report shows no progress line)"},
-          kInput | kOutput | kCompute);
+          kInput | kOutput | kCompute | kNotStream);
   cli.add("Report")("format", "text, markdown, json or html", cxxopts::value<std::string>()->default_value("text"), "F")(
       "html", "Same as --format html: one self-contained page with SVG charts")(
       "precision", "fp64 or fp32: the peak the % of compute uses (default: each run's params, else fp64)",

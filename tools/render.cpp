@@ -12,7 +12,6 @@
 #include <sstream>
 
 #include "common/cli.hpp"
-#include "common/strings.hpp"
 #include "export/dataset.hpp"
 #include "render/canvas.hpp"
 #include "render/encode.hpp"
@@ -186,6 +185,14 @@ std::string frame_name(const std::string& pattern, int k) {
   return buf;
 }
 
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
 int run(int argc, char** argv) {
   Cli cli({"render", "Draw fields of a stream as images or animations, and 1-D data as line plots", "",
            "  gen-input fluid --n 64 | fluid-step --steps 50 | render --interior -o density.png\n"
@@ -195,7 +202,7 @@ int run(int argc, char** argv) {
            "the image (PNG), animation (GIF, MP4) or plot (SVG, PNG) its name ends in; with --frames, a pattern such "
            "as f-%03d.png",
            "Accepted for symmetry with the other tools (render shows no progress line)"},
-          kInput | kOutput);
+          kInput | kOutput | kNotStream);
   cli.add("Field")("array", "Record to draw (the last of that name; every snapshot for an animation)",
                    cxxopts::value<std::string>()->default_value("d"), "NAME")(
       "derive", "Draw a field derived from the velocity (u, v or vx, vy, vz): speed, vorticity (2-D) or "
@@ -311,7 +318,7 @@ int run(int argc, char** argv) {
   if (plot_mode) {
     if (gif || mp4 || frames) fail_input("a line plot is one picture: -o NAME.png or NAME.svg");
     PlotRequest pr;
-    pr.names = cli.has("plot") ? split_items(cli.get<std::string>("plot")) : std::vector<std::string>{rq.array};
+    pr.names = cli.has("plot") ? split_list(cli.get<std::string>("plot")) : std::vector<std::string>{rq.array};
     if (!cli.has("plot") && ds.variable(rq.array)->is_table()) pr.names = ds.variable(rq.array)->columns;
     if (cli.has("x")) pr.x = cli.get<std::string>("x");
     if (cli.has("title")) pr.title = cli.get<std::string>("title");

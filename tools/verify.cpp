@@ -294,6 +294,8 @@ int run(int argc, char** argv) {
   bool ignore_dtype = cli.has("ignore-dtype");
   bool quiet = cli.quiet(), as_json = cli.has("json");
   ReadLimits limits = cli.read_limits();
+  // Arrays that are not compared are passed over unread.
+  const RecordFilter compared = [&](const RecordHeader& h) { return selected(h.name); };
 
   std::vector<Summary> summaries;
   std::vector<Tolerance> tolerances;
@@ -303,7 +305,7 @@ int run(int argc, char** argv) {
     if (pos.size() > 1) fail_input("--text-ref takes at most one candidate stream");
     std::string cand_path = pos.empty() ? cli.input() : pos[0];
     auto text = read_text_numbers(cli.get<std::string>("text-ref"));
-    auto records = read_stream(cand_path, limits);
+    auto records = read_stream(cand_path, limits, compared);
     check_tolerance_names({&rtol, &atol, &ulp}, {&records});
     const Record* rec = nullptr;
     for (const auto& r : records)
@@ -348,8 +350,8 @@ int run(int argc, char** argv) {
       ref_path = pos[1];
     }
     if (cand_path == "-" && ref_path == "-") fail_input("only one of the streams can be stdin");
-    auto cand = read_stream(cand_path, limits);
-    auto ref = read_stream(ref_path, limits);
+    auto cand = read_stream(cand_path, limits, compared);
+    auto ref = read_stream(ref_path, limits, compared);
     check_tolerance_names({&rtol, &atol, &ulp}, {&cand, &ref});
     // Match records by (name, occurrence), in the reference's order.
     std::map<std::string, std::vector<const Record*>> cand_by_name;

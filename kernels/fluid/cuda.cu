@@ -45,6 +45,7 @@
 #include "common/cuda_check.hpp"
 #include "common/cuda_timer.hpp"
 #include "common/device_array.hpp"
+#include "common/staging.hpp"
 #include "fluid.hpp"
 
 namespace numpipe::fluid {
@@ -672,7 +673,7 @@ class CudaSolver final : public Solver<T> {
     const std::vector<T>* src[6] = {&init.d, &init.u, &init.v, &init.d0, &init.u0, &init.v0};
     for (int k = 0; k < 6; ++k) {
       buf_[k] = DeviceArray<T>(cells_);
-      buf_[k].copy_from_host(src[k]->data(), cells_, stream_);
+      copy_to_device(buf_[k].data(), src[k]->data(), cells_ * sizeof(T), stream_);  // pinned staging (common/staging.hpp)
     }
     flags_ = DeviceArray<int>(2);
     counters_ = DeviceArray<long long>(3);
@@ -736,9 +737,9 @@ class CudaSolver final : public Solver<T> {
   }
 
   void fetch(Fields<T>& out) override {
-    out.resize(n_);
+    if (out.n != n_ || out.cells() != cells_) out.resize(n_);  // every value is overwritten: no need to clear them first
     std::vector<T>* dst[6] = {&out.d, &out.u, &out.v, &out.d0, &out.u0, &out.v0};
-    for (int k = 0; k < 6; ++k) buf_[k].copy_to_host(dst[k]->data(), cells_, stream_);
+    for (int k = 0; k < 6; ++k) copy_to_host(dst[k]->data(), buf_[k].data(), cells_ * sizeof(T), stream_);  // pinned staging
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 

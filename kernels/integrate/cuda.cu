@@ -50,6 +50,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/cuda_timer.hpp"
+#include "common/device.hpp"
 #include "common/device_array.hpp"
 #include "integrate.hpp"
 #include "table.hpp"
@@ -628,6 +629,7 @@ char* held_host(HostUse use, std::size_t bytes) {
 // copies (the profiles' rows, device result path) go device to device instead of
 // through the host.
 void prepare_devices(const std::vector<int>& devices) {
+  wait_cuda_ready();  // the context made while the input was read and the plan begun (common/device.hpp)
   static std::mutex prepare_mutex;
   std::lock_guard<std::mutex> lock(prepare_mutex);
   static std::vector<int> loaded;

@@ -23,6 +23,7 @@
 #include "common/cuda_check.hpp"
 #include "common/device_array.hpp"
 #include "common/host_array.hpp"
+#include "common/staging.hpp"
 #include "decomp.hpp"
 #include "ns.hpp"
 
@@ -604,6 +605,31 @@ DiagRow device_diagnostics(const Geometry& g, const Params& p, int order, Ptrs<T
   return finish_diagnostics(g, p, step, t, sums, mdiv, msp);
 }
 
+// The layout conversions of the upload and download, on the device: interior values
+// of one variable (C order, double, elements [first, first + count)) into the padded
+// layout of T, with wall nodes where the variable is odd held at zero and, with
+// bodies (row_start not null), solid nodes at rest (every variable but rho zero), as
+// the host-staged upload does; and back.
+template <class T>
+__global__ void scatter_interior_kernel(Geometry g, int var, const double* piece, long long first, long long count,
+                                        const int* row_start, const IbEntry* entries, T* dst) {
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= count) return;
+  const long long idx = first + e, row = idx / g.n[2];
+  const int k = int(idx - row * g.n[2]), j = int(row % g.n[1]), i = int(row / g.n[1]);
+  const bool at_rest = var != kRho && row_start && ib_lookup(row_start, entries, int(row), k) == kIbSolid;
+  dst[g.at(i, j, k)] = pinned_point(g, i, j, k, var) || at_rest ? T(0) : T(piece[e]);
+}
+
+template <class T>
+__global__ void gather_interior_kernel(Geometry g, const T* src, long long first, long long count, double* piece) {
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= count) return;
+  const long long idx = first + e, row = idx / g.n[2];
+  const int k = int(idx - row * g.n[2]), j = int(row % g.n[1]), i = int(row / g.n[1]);
+  piece[e] = double(src[g.at(i, j, k)]);
+}
+
 template <class T>
 void launch_fill_ghosts(const Geometry& g, Ptrs<T> f, cudaStream_t s) {
   const long long m[3] = {2LL * kGhost * g.n[1] * g.n[2], 2LL * kGhost * g.n[0] * g.n[2],
@@ -827,6 +853,9 @@ class CudaRun {
       // the fused ghosts of cur were written by the last sub-step; a diagnostic or
       // snapshot step filled them again (the same values)
     }
+    // The result's host memory (page faults, zeroing) while the last steps run on the GPU.
+    if (!d_)
+      for (int v = 0; v < kVars; ++v) r.fields[v].resize(static_cast<std::size_t>(g_.points()));
     NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
     if (o_.on_step) o_.on_step(o_.steps);
     for (int s = 0; s < o_.steps; ++s) {
@@ -843,13 +872,18 @@ class CudaRun {
       par::world().barrier();
     }
     HostTimerLike t0;
-    std::vector<T> mine = download_interior(cur);
-    const std::size_t n = static_cast<std::size_t>(g_.points());
-    for (int v = 0; v < kVars; ++v) r.fields[v].assign(mine.begin() + v * n, mine.begin() + (v + 1) * n);
     for (int a = 0; a < 3; ++a) {
       r.block_offset[a] = g_.offset[a];
       r.block_n[a] = g_.n[a];
     }
+    if (!d_) {
+      download_staged(cur, r);
+      r.download_seconds = t0.seconds();
+      return r;
+    }
+    std::vector<T> mine = download_interior(cur);
+    const std::size_t n = static_cast<std::size_t>(g_.points());
+    for (int v = 0; v < kVars; ++v) r.fields[v].assign(mine.begin() + v * n, mine.begin() + (v + 1) * n);
     r.download_seconds = t0.seconds();
     return r;
   }
@@ -943,8 +977,28 @@ class CudaRun {
     if (o_.on_snapshot) o_.on_snapshot(bf);
   }
 
+  // One process: each variable's interior values stream to the device through the
+  // pinned staging ring (common/staging.hpp) and a kernel puts each piece into the
+  // padded layout while the next piece crosses the bus. Under MPI, the block's
+  // values come through a padded pinned buffer filled on the host.
   void upload(Result& r) {
     HostTimerLike t0;
+    if (!d_) {
+      const std::size_t n = static_cast<std::size_t>(g_.points());
+      for (int v = 0; v < kVars; ++v) {
+        T* dst = bufa_[v].data();
+        stream_to_device(pr_.fields[v].data(), n * sizeof(double), sizeof(double), main(),
+                         [&](const void* piece, std::size_t offset, std::size_t length) {
+                           const long long count = static_cast<long long>(length / sizeof(double));
+                           scatter_interior_kernel<T><<<unsigned((count + 255) / 256), 256, 0, main()>>>(
+                               g_, v, static_cast<const double*>(piece), static_cast<long long>(offset / sizeof(double)),
+                               count, tb_.row_start, tb_.entries, dst);
+                           NUMPIPE_CUDA_CHECK_LAUNCH();
+                         });
+      }
+      r.upload_seconds = t0.seconds();
+      return;
+    }
     HostArray<T> host(static_cast<std::size_t>(g_.padded()), true);
     for (int v = 0; v < kVars; ++v) {
       std::fill(host.begin(), host.end(), T(0));
@@ -965,6 +1019,24 @@ class CudaRun {
       NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(main()));
     }
     r.upload_seconds = t0.seconds();
+  }
+
+  // One process: the interior values of each variable, gathered from the padded
+  // layout on the device piece by piece and streamed into the result through the
+  // pinned staging ring.
+  void download_staged(Ptrs<T> f, Result& r) {
+    const std::size_t n = static_cast<std::size_t>(g_.points());
+    for (int v = 0; v < kVars; ++v) {
+      r.fields[v].resize(n);  // done during the steps (run()): no work here
+      const T* src = f.v[v];
+      stream_from_device(r.fields[v].data(), n * sizeof(double), sizeof(double), main(),
+                         [&](void* piece, std::size_t offset, std::size_t length) {
+                           const long long count = static_cast<long long>(length / sizeof(double));
+                           gather_interior_kernel<T><<<unsigned((count + 255) / 256), 256, 0, main()>>>(
+                               g_, src, static_cast<long long>(offset / sizeof(double)), count, static_cast<double*>(piece));
+                           NUMPIPE_CUDA_CHECK_LAUNCH();
+                         });
+    }
   }
 
   // The block's interior values, C order per variable, the variables concatenated.

@@ -46,6 +46,8 @@ __all__ = ["FormatError", "ZstdUnavailableError", "Record", "Stream", "Writer", 
 MAGIC = b"NUMPIPE\0"
 VERSION = 1
 MAX_HEADER_BYTES = 1 << 24  # 16 MiB of JSON per record, as in the C++ reader
+_MAX_HEADER_DEPTH = 64  # nesting levels of a header, as in the C++ reader
+_MAX_DIMS = 32  # dimensions of a shape, as in the C++ reader
 _INT64_MAX = (1 << 63) - 1
 
 # numpipe dtype name -> NumPy dtype (little-endian).
@@ -450,16 +452,65 @@ def _reject_constant(c):
 
 
 def _shape_dump(shape):
-    return json.dumps(shape, separators=(",", ":"))
+    text = json.dumps(shape, separators=(",", ":"))
+    return text if len(text) <= 120 else text[:117] + "..."  # as the C++ reader cuts it
+
+
+def _depth_exceeds(text, limit):
+    """True when the JSON text nests [ and { deeper than limit (outside strings), as the C++ reader counts."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c == "[" or c == "{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif c == "]" or c == "}":
+            depth -= 1
+    return False
+
+
+def _has_lone_surrogate(value):
+    """True when a string of the parsed header (key or value) holds an unpaired UTF-16 surrogate
+    escape (\\ud800): not valid Unicode, refused by the C++ reader's JSON parser."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
 
 
 class _StreamReader:
     """The C++ StreamReader's checks, in the same order, with the same messages."""
 
-    def __init__(self, dec, label, max_bytes, max_header_bytes):
+    def __init__(self, dec, label, max_bytes, max_header_bytes, keep=None, bound_total=False):
         self.dec = dec
         self.label = label
         self.max_bytes = _default_max_bytes() if not max_bytes else int(max_bytes)
+        self.keep = keep  # keep(name) -> False: the record's payload is passed over unread
+        self.bound_total = bound_total  # the kept payloads together within max_bytes (read() holds them all)
+        self.held = 0
+        self.kept = 0
         self.max_header_bytes = int(max_header_bytes)
         self.out_size = 1 << 17
         self.out_buf = ctypes.create_string_buffer(self.out_size)
@@ -500,6 +551,17 @@ class _StreamReader:
             take = min(n - done, got)
             ctypes.memmove(addr + done, self.out_addr, take)
             self.out_pos = take
+            done += take
+        return done
+
+    def skip_bytes(self, n):
+        """Decompresses n bytes through the staging buffer without keeping them; returns the bytes passed."""
+        done = 0
+        while done < n:
+            if self.out_pos == self.out_end and self._refill_out() == 0:
+                return done
+            take = min(n - done, self.out_end - self.out_pos)
+            self.out_pos += take
             done += take
         return done
 
@@ -554,9 +616,17 @@ class _StreamReader:
             if len(text) < header_len:
                 raise _Bad("truncated stream: the input ends inside the header of " + self.where())
             try:
-                header = json.loads(text.decode("utf-8"), parse_constant=_reject_constant)
-            except ValueError:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+                text = text.decode("utf-8")
+            except ValueError:
                 raise _Bad("the header of %s is not valid JSON" % self.where()) from None
+            if _depth_exceeds(text, _MAX_HEADER_DEPTH):
+                raise _Bad("the header of %s nests deeper than %d levels" % (self.where(), _MAX_HEADER_DEPTH))
+            try:
+                header = json.loads(text, parse_constant=_reject_constant)
+            except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+                raise _Bad("the header of %s is not valid JSON" % self.where()) from None
+            if _has_lone_surrogate(header):
+                raise _Bad("the header of %s is not valid JSON" % self.where())
             if not isinstance(header, dict):
                 raise _Bad("the header of %s is not a JSON object" % self.where())
 
@@ -590,6 +660,8 @@ class _StreamReader:
             sh = header.get("shape")
             if not isinstance(sh, list):
                 raise _Bad('the header of %s has no "shape" array' % label)
+            if len(sh) > _MAX_DIMS:
+                raise _Bad("the shape of %s has %d dimensions, more than %d" % (label, len(sh), _MAX_DIMS))
             shape = []
             for d in sh:
                 if type(d) is not int:
@@ -613,6 +685,22 @@ class _StreamReader:
             attrs = header.get("attrs", {})
             if not isinstance(attrs, dict):
                 raise _Bad('the "attrs" of %s is not a JSON object' % label)
+            if self.keep is not None and not self.keep(name):
+                have = self.skip_bytes(nbytes)
+                if have < nbytes:
+                    raise _Bad("truncated payload in %s: expected %s, got %s" % (label, _human_bytes(nbytes),
+                                                                                 _human_bytes(have)))
+                self.settle_frame()
+                self.records_in_stream += 1
+                self.record_index += 1
+                continue
+            if self.bound_total and nbytes > self.max_bytes - self.held:
+                raise _Bad("the records kept so far (%d, %s) and %s (%s) are over the max_bytes limit of %s on what "
+                           "is held; pass a larger max_bytes if this is intended" % (
+                               self.kept, _human_bytes(self.held), label, _human_bytes(nbytes),
+                               _human_bytes(self.max_bytes)))
+            self.held += nbytes
+            self.kept += 1
             payload = np.empty(nbytes, dtype=np.uint8)
             have = self.read_into(payload.ctypes.data, nbytes) if nbytes else 0
             if have < nbytes:
@@ -652,12 +740,18 @@ def records(source="-", *, max_bytes=None, max_header_bytes=MAX_HEADER_BYTES):
     only once its zstd frame checksum has been verified (with the libzstd backend).
     `max_bytes` bounds one payload (default: half of physical memory).
     """
+    return _read_records(source, max_bytes, max_header_bytes)
+
+
+def _read_records(source, max_bytes=None, max_header_bytes=MAX_HEADER_BYTES, keep=None, bound_total=False):
+    """records() with a filter keep(name) (False: the payload is passed over unread) and, with
+    bound_total, max_bytes also bounding the total of the kept payloads (for read(), which holds them)."""
     f, label, path, owned = _open_input(source)
     dec = None
     try:
         backend = _backend()
         dec = _LibzstdDecoder(f) if backend == "libzstd" else _CliDecoder(f, path)
-        reader = _StreamReader(dec, label, max_bytes, max_header_bytes)
+        reader = _StreamReader(dec, label, max_bytes, max_header_bytes, keep, bound_total)
         while True:
             try:
                 rec = reader.next()
@@ -734,9 +828,10 @@ def read(source="-", **kwargs):
     A Stream is a dict {name: array} holding the first record of each name (as the C++
     tools take it), with the rest reachable: ``.attrs[name]``, ``.records`` (every
     record in order), ``.all(name)`` and ``.series(name)`` (every record of a name, such
-    as a snapshot series). The whole input is validated before anything is returned.
+    as a snapshot series). The whole input is validated before anything is returned;
+    `max_bytes` bounds one payload and also the total of the payloads held.
     """
-    return Stream(records(source, **kwargs))
+    return Stream(_read_records(source, bound_total=True, **kwargs))
 
 
 # ---------------------------------------------------------------------------------
@@ -1119,7 +1214,7 @@ _USAGE = """usage: numpipe.py dump [--attrs] [--values] [FILE ...]
 dump lists every record of each stream (FILE, or stdin when none or "-"):
   name dtype shape
 --attrs adds each record's attrs (JSON); --values prints the arrays (NumPy's summary).
-Exit codes: 0 success, 2 bad usage or bad input.
+Exit codes: 0 success, 2 bad usage or bad input, 3 a failed write (stdout).
 Example: gen-input array --shape 3,4 | /usr/bin/python3 numpipe.py dump --attrs"""
 
 
@@ -1150,23 +1245,38 @@ def _main(argv):
             return 2
         else:
             files.append(arg)
+    def out(line):
+        try:
+            print(line)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise _WriteError(e) from None
+
     try:
         for src in files or ["-"]:
             for name, array, attrs in records(src):
-                print("%s %s [%s]" % (name, _code_of(array.dtype), ", ".join(str(d) for d in array.shape)))
+                out("%s %s [%s]" % (name, _code_of(array.dtype), ", ".join(str(d) for d in array.shape)))
                 if show_attrs:
-                    print("  attrs: " + json.dumps(attrs, sort_keys=True))
+                    out("  attrs: " + json.dumps(attrs, sort_keys=True))
                 if show_values:
-                    print("  " + np.array2string(array, threshold=64).replace("\n", "\n  "))
+                    out("  " + np.array2string(array, threshold=64).replace("\n", "\n  "))
     except (FormatError, ZstdUnavailableError) as e:
         print("%s: %s" % (prog, e), file=sys.stderr)
         return 2
     except BrokenPipeError:
         raise
+    except _WriteError as e:
+        print("%s: cannot write standard output: %s" % (prog, e.args[0].strerror or e.args[0]), file=sys.stderr)
+        return 3
     except OSError as e:
         print("%s: cannot read input: %s" % (prog, e), file=sys.stderr)
         return 2
     return 0
+
+
+class _WriteError(Exception):
+    """Internal: a failed write to stdout (a full disk), told apart from a failed read."""
 
 
 def _code_of(dtype):
@@ -1179,7 +1289,14 @@ def _code_of(dtype):
 def _cli():
     try:
         rc = _main(sys.argv[1:])
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            print("numpipe.py: cannot write standard output: %s" % (e.strerror or e), file=sys.stderr)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's own flush fails no more
+            rc = 3
     except BrokenPipeError:  # `numpipe.py dump x.nps | head`: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         rc = 0

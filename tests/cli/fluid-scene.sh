@@ -9,9 +9,10 @@ P="--diff 0.0001 --visc 0.0001"
 # today's step.
 gen-input fluid --n 72 -o plain.nps
 fluid-step --scheme stam --steps 5 $P -i plain.nps -o fused.nps
-NUMPIPE_FLUID_SCENE=1 fluid-step --scheme stam --vorticity 0 --steps 5 $P -i plain.nps -o general.nps
+NUMPIPE_FLUID_SCENE=1 fluid-step --scheme stam --vorticity 0 --steps 5 $P --profile general.prof -i plain.nps -o general.nps
 verify fused.nps general.nps --rtol 0 --ignore diagnostics > /dev/null || fail "the scene path differs from the fused stam step"
-inspect --json general.nps > general.json
+# the kernels that ran are in the profile (the output's attrs carry them only with --repeat)
+inspect --json general.prof > general.json
 grep -q '"kernels": "scene path' general.json || fail "NUMPIPE_FLUID_SCENE=1 did not run the scene path"
 
 # A scene with every feature: a wind tunnel 96 x 48 (length 2) with a cylinder,

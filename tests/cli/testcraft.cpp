@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <string>
 
 namespace {
@@ -39,14 +40,107 @@ std::string compress(const std::string& raw) {
 
 }  // namespace
 
+// np-testcraft zeros NAME DTYPE SHAPE [COUNT [ATTRS]]: COUNT records (default 1) of
+// zeros, compressed as they are made (1 MiB at a time), so that a stream holding
+// gigabytes takes kilobytes and no memory to write (the memory-bound tests).
+int zeros(int argc, char** argv) {
+  const std::string name = argv[2], dtype = argv[3], shape = argv[4];
+  const long count = argc > 5 ? std::atol(argv[5]) : 1;
+  const std::string attrs = argc > 6 ? argv[6] : "{}";
+  const std::size_t size = dtype == "u1" ? 1 : (dtype == "f4" || dtype == "i4") ? 4 : 8;
+  unsigned long long bytes = size;
+  std::string dims;
+  for (std::size_t at = 0; at <= shape.size();) {
+    std::size_t comma = shape.find(',', at);
+    if (comma == std::string::npos) comma = shape.size();
+    const unsigned long long d = std::stoull(shape.substr(at, comma - at));
+    bytes *= d;
+    dims += (dims.empty() ? "" : ",") + std::to_string(d);
+    at = comma + 1;
+  }
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+  std::string out(ZSTD_CStreamOutSize(), '\0');
+  auto feed = [&](const void* src, std::size_t n, ZSTD_EndDirective mode) {
+    ZSTD_inBuffer in{src, n, 0};
+    for (;;) {
+      ZSTD_outBuffer o{out.data(), out.size(), 0};
+      const std::size_t left = ZSTD_compressStream2(c, &o, &in, mode);
+      if (ZSTD_isError(left)) std::exit(4);
+      std::fwrite(out.data(), 1, o.pos, stdout);
+      if (mode == ZSTD_e_continue ? in.pos == in.size : left == 0) return;
+    }
+  };
+  const std::string zero(1 << 20, '\0');
+  const std::string head = magic();
+  feed(head.data(), head.size(), ZSTD_e_continue);
+  for (long r = 0; r < count; ++r) {
+    const std::string h = header("{\"name\":\"" + name + "\",\"dtype\":\"" + dtype + "\",\"shape\":[" + dims +
+                                 "],\"attrs\":" + attrs + "}");
+    feed(h.data(), h.size(), ZSTD_e_continue);
+    for (unsigned long long left = bytes; left > 0;) {
+      const std::size_t n = left < zero.size() ? static_cast<std::size_t>(left) : zero.size();
+      feed(zero.data(), n, ZSTD_e_continue);
+      left -= n;
+    }
+    feed(nullptr, 0, ZSTD_e_end);
+  }
+  const std::string e = end(static_cast<int>(count));
+  feed(e.data(), e.size(), ZSTD_e_end);
+  ZSTD_freeCCtx(c);
+  return 0;
+}
+
+// np-testcraft fill NAME DTYPE SHAPE VALUE [INDEX]: one f4 or f8 record of zeros with
+// VALUE ("inf", "nan", "1e300") at flat INDEX (default 0): the non-finite inputs that
+// gen-input refuses to write.
+int fill(int argc, char** argv) {
+  const std::string name = argv[2], dtype = argv[3], shape = argv[4];
+  const double value = std::strtod(argv[5], nullptr);
+  const unsigned long long index = argc > 6 ? std::stoull(argv[6]) : 0;
+  unsigned long long count = 1;
+  for (std::size_t at = 0; at <= shape.size();) {
+    std::size_t comma = shape.find(',', at);
+    if (comma == std::string::npos) comma = shape.size();
+    count *= std::stoull(shape.substr(at, comma - at));
+    at = comma + 1;
+  }
+  std::string values;
+  for (unsigned long long i = 0; i < count; ++i) {
+    const double v = i == index ? value : 0.0;
+    const float f = static_cast<float>(v);
+    if (dtype == "f4") values.append(reinterpret_cast<const char*>(&f), sizeof f);
+    else values.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  const std::string out = compress(magic() + header("{\"name\":\"" + name + "\",\"dtype\":\"" + dtype +
+                                                    "\",\"shape\":[" + shape + "],\"attrs\":{}}") + values + end(1));
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 5 && std::string(argv[1]) == "zeros") return zeros(argc, argv);
+  if (argc >= 6 && std::string(argv[1]) == "fill") return fill(argc, argv);
   if (argc != 2) {
-    std::fprintf(stderr, "usage: np-testcraft CASE\n");
+    std::fprintf(stderr, "usage: np-testcraft CASE | np-testcraft zeros NAME DTYPE SHAPE [COUNT [ATTRS]]\n");
     return 2;
   }
   std::string c = argv[1], raw;
   bool raw_output = false;
+  // CASE:N forms: a header nesting N levels in its attrs, a shape of N dimensions of 1
+  const auto colon = c.find(':');
+  const int arg = colon == std::string::npos ? 0 : std::atoi(c.c_str() + colon + 1);
+  if (colon != std::string::npos) c = c.substr(0, colon);
   if (c == "valid") raw = magic() + good_record() + end(1);
+  else if (c == "deep-attrs")
+    raw = magic() + header(R"({"name":"x","dtype":"f8","shape":[2],"attrs":{"a":)" + std::string(arg, '[') +
+                           std::string(arg, ']') + "}}") + payload_f8(2) + end(1);
+  else if (c == "many-dims") {
+    std::string dims = "1";
+    for (int i = 1; i < arg; ++i) dims += ",1";
+    raw = magic() + header(R"({"name":"x","dtype":"f8","shape":[)" + dims + "]}") + payload_f8(1) + end(1);
+  } else if (c == "surrogate-name")
+    raw = magic() + header(R"({"name":"x\ud800","dtype":"f8","shape":[2]})") + payload_f8(2) + end(1);
   else if (c == "not-zstd") { raw = "this is plain text, not a numpipe stream\n"; raw_output = true; }
   else if (c == "bad-magic") raw = std::string("NUMPIPX\0", 8) + u32(1) + good_record() + end(1);
   else if (c == "bad-version") raw = magic(7) + good_record() + end(1);

@@ -85,4 +85,44 @@ put('dec-trailing-garbage', MAGIC + end(0) + b'junk after the end')
 put('dec-concat-empty', MAGIC + end(0) + MAGIC + rec(a, pa) + end(1), b'\x09')
 put('dec-empty', b'')
 PY
+
+# Hand-made compressed streams whose payload frames state their size (64 KiB and up):
+# the reader decodes those on its worker threads (stored frames for headers, RLE
+# blocks for payloads, no checksums). tests/unit/test_stream_frames.cpp builds the
+# same bytes and checks these files. Names: the target reads "abc" as the first
+# record and passes over "a" (first) and "b" (second).
+python3 - "$out" <<'PY'
+import json, struct, sys, os
+out = sys.argv[1]
+MAGIC = b'NUMPIPE\x00' + struct.pack('<I', 1)
+def le(v, n): return v.to_bytes(n, 'little')
+def stored(content):
+    f, pos = le(0xFD2FB528, 4) + b'\xe0' + le(len(content), 8), 0
+    while True:
+        n = min(131072, len(content) - pos); pos += n
+        f += le((n << 3) | (pos == len(content)), 3) + content[pos - n:pos]
+        if pos == len(content): return f
+def rle(size, byte, fcs, kind=1):
+    f, left = le(0xFD2FB528, 4) + b'\xa0' + le(fcs, 4), size
+    while left:
+        n = min(131072, left); left -= n
+        f += le((n << 3) | (kind << 1) | (left == 0), 3) + bytes([byte])
+    return f
+def js(o): return json.dumps(o, separators=(',', ':'), sort_keys=True).encode()
+def u1(name, n, first):
+    h = js({'name': name, 'dtype': 'u1', 'shape': [n], 'attrs': {}})
+    return stored((MAGIC if first else b'') + le(len(h), 4) + h)
+def end(n):
+    e = js({'end': True, 'records': n}); return stored(le(len(e), 4) + e)
+def put(name, body): open(os.path.join(out, name), 'wb').write(b'\x00' + body)
+A = ord('A')
+whole = u1('abc', 3 * 65536, True) + rle(3 * 65536, A, 3 * 65536)
+put('e2e-rle-3x64k', u1('abc', 196608, True) + rle(65536, 1, 65536) + rle(65536, 2, 65536) + rle(65536, 3, 65536)
+    + u1('b', 65536, False) + rle(65536, 4, 65536) + end(2))
+put('e2e-rle-64k', u1('a', 65536, True) + rle(65536, A, 65536) + end(1))
+put('e2e-rle-lying-size', u1('abc', 65536, True) + rle(65536, A, 65537) + end(1))
+put('e2e-rle-reserved-block', u1('abc', 65536, True) + rle(65536, A, 65536, 3) + end(1))
+put('e2e-rle-truncated', whole[:-1])
+put('e2e-rle-overlong', u1('a', 65536, True) + rle(131072, A, 131072) + end(1))
+PY
 ls "$out" | wc -l; du -sh "$out"

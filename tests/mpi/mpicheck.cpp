@@ -8,7 +8,7 @@
 int main(int argc, char** argv) {
   return numpipe::run_tool("np-mpicheck", [&] {
     using namespace numpipe;
-    Cli cli({"np-mpicheck", "MPI layer check", "", "  mpirun -np 3 np-mpicheck < in.nps > out.nps"}, kInput | kOutput);
+    Cli cli({"np-mpicheck", "MPI layer check", "", "  mpirun -np 3 np-mpicheck < in.nps > out.nps"}, kInput | kOutput | kMpi);
     cli.add()("fail-on-rank", "Fail on this rank", cxxopts::value<int>()->default_value("-1"));
     cli.parse(argc, argv);
     auto& group = par::world();

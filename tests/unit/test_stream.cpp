@@ -16,7 +16,7 @@ using namespace numpipe;
 
 namespace {
 
-std::string write_to_memory(const std::vector<Record>& records, int level = 0) {
+std::string write_to_memory(const std::vector<Record>& records, int level = kCompressionDefault) {
   MemorySink sink;
   StreamWriter w(sink, level);
   for (const auto& r : records) w.write(r);

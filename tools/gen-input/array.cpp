@@ -4,11 +4,14 @@
 // a label column such as dates kept as a labels record).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/finite.hpp"
 #include "common/labels.hpp"
+#include "common/memory.hpp"
 #include "common/random.hpp"
 #include "common/text_table.hpp"
 #include "generator.hpp"
@@ -47,8 +50,16 @@ void fill(Record& r, const std::string& how, std::uint64_t seed, double lo, doub
     else if (how == "uniform") x = rng.uniform(lo, hi);
     else if (how == "normal") x = rng.normal();
     else fail_input("--fill must be zeros, ones, linspace, uniform or normal, got '" + how + "'");
-    if constexpr (std::is_integral_v<T>) v[i] = static_cast<T>(std::floor(x));
-    else v[i] = static_cast<T>(x);
+    if constexpr (std::is_integral_v<T>) x = std::floor(x);
+    // Refuse what the dtype cannot hold (a cast would be undefined or infinite).
+    // 2^63 and 2^64 are exact doubles: the bounds are compared without rounding.
+    const double lowest = static_cast<double>(std::numeric_limits<T>::lowest());
+    const double above = std::is_integral_v<T> ? std::ldexp(1.0, std::numeric_limits<T>::digits)
+                                               : static_cast<double>(std::numeric_limits<T>::max());
+    if (!(x >= lowest && (std::is_integral_v<T> ? x < above : x <= above)))
+      fail_input("--fill " + how + " gives " + value_text(x) + " at element " + std::to_string(i) + ", which dtype " +
+                 dtype_name(dtype_of<T>()) + " cannot hold: choose --lo and --hi within its range, or another --dtype");
+    v[i] = static_cast<T>(x);
   }
 }
 
@@ -161,6 +172,7 @@ int run_array(int argc, char** argv) {
       cxxopts::value<std::string>()->default_value("auto"), "H")(
       "allow-nonfinite", "Accept nan and inf in the table (refused by default)");
   cli.parse(argc, argv);
+  if (cli.get<std::string>("name").empty()) fail_input("--name must not be empty");
   if (cli.has("from-text")) {
     OutputFile out(cli.output());  // refuse a terminal before reading
     write_from_text(cli, out);
@@ -174,10 +186,16 @@ int run_array(int argc, char** argv) {
   std::uint64_t seed = cli.get<std::uint64_t>("seed");
   double lo = cli.get<double>("lo"), hi = cli.get<double>("hi");
   if (!std::isfinite(lo) || !std::isfinite(hi)) fail_input("--lo and --hi must be finite");
+  if (lo > hi) fail_input("--lo must not exceed --hi, got --lo " + std::to_string(lo) + " --hi " + std::to_string(hi));
+  if (how == "normal" && (*dtype == DType::u1 || *dtype == DType::u8))
+    fail_input(std::string("--fill normal gives negative values, which dtype ") + dtype_name(*dtype) +
+               " cannot hold: use --fill uniform with --lo and --hi, or a signed --dtype");
   json attrs = {{"kind", cli.get<std::string>("kind")}, {"fill", how}, {"seed", seed}, {"lo", lo}, {"hi", hi}};
   OutputFile out(cli.output());  // refuse a terminal before doing the work
-  Record r = Record::make(cli.get<std::string>("name"), *dtype, parse_shape(cli.get<std::string>("shape")),
-                          cli.stamp(attrs));
+  const Shape shape = parse_shape(cli.get<std::string>("shape"));
+  require_host_memory({"shape " + shape_string(shape), double(element_count(shape)), double(dtype_size(*dtype)),
+                       "element"});
+  Record r = Record::make(cli.get<std::string>("name"), *dtype, shape, cli.stamp(attrs));
   switch (*dtype) {
     case DType::f8: fill<double>(r, how, seed, lo, hi); break;
     case DType::f4: fill<float>(r, how, seed, lo, hi); break;

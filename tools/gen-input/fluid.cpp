@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "common/cli.hpp"
+#include "common/memory.hpp"
 #include "common/strings.hpp"
 #include "common/random.hpp"
 #include "generator.hpp"
@@ -257,6 +258,10 @@ int run_fluid(int argc, char** argv) {
   attrs["ny"] = sc.ny;
   if (sc.length != 1.0 || !sc.all_closed()) attrs["box"] = fluid::scene_attrs(sc);
   OutputFile out(cli.output());
+  // the state, made before it is written: up to 11 fields (d u v d0 u0 v0, heat, sources) and a mask
+  const double cells = double(sc.nx + 2) * double(sc.ny + 2);
+  require_host_memory({"a grid of " + std::to_string(sc.nx) + " x " + std::to_string(sc.ny) + " cells", cells,
+                       11.0 * (precision == "fp32" ? 4 : 8) + 1, "cell"});
   if (precision == "fp32") write_state<float>(cli, scene, sc, seed, attrs, out);
   else write_state<double>(cli, scene, sc, seed, attrs, out);
   out.commit();

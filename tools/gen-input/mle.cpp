@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "common/cli.hpp"
+#include "common/finite.hpp"
 #include "common/labels.hpp"
 #include "common/progress.hpp"
 #include "common/random.hpp"
@@ -154,6 +155,7 @@ int run_mle(int argc, char** argv) {
   }
   attrs["series"] = S;
   attrs["length"] = L;
+  require_finite(ExitCode::bad_input, "x", Shape{S, L}, x.data(), "the scales or the data give values beyond the range of doubles");
   StreamWriter w(out);
   w.write("x", Shape{S, L}, x.data(), cli.stamp(attrs));
   if (labels) w.write(*labels);

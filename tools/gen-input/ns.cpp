@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/finite.hpp"
+#include "common/memory.hpp"
 #include "common/progress.hpp"
 #include "common/random.hpp"
 #include "generator.hpp"
@@ -189,6 +191,9 @@ int run_ns(int argc, char** argv) {
   if (!(std::isfinite(width) && width > 0)) fail_input("--width must be positive and finite, got " + std::to_string(width));
 
   OutputFile out(cli.output());  // refuse a terminal before the work
+  // the four fields, and one more while --shift rolls them
+  require_host_memory({"a state of " + std::to_string(p.n[0]) + "x" + std::to_string(p.n[1]) + "x" + std::to_string(p.n[2]) +
+                           " points", double(count), 40, "point"});
   const ns::Geometry g = ns::make_geometry(p);
   for (auto& f : pr.fields) f.assign(count, 0.0);
   const double kx = 2 * M_PI / p.box[0], ky = 2 * M_PI / p.box[1], kz = 2 * M_PI / p.box[2];
@@ -296,8 +301,15 @@ int run_ns(int argc, char** argv) {
                             {"fringe_length", p.fringe_length},
                             {"fringe_strength", p.fringe_strength}};
   attrs = cli.stamp(attrs);
-  StreamWriter w(out);
   const Shape shape = {p.n[0], p.n[1], p.n[2]};
+  for (int v = 0; v < ns::kVars; ++v)  // never a state ns-step refuses, or non-finite values
+    require_finite(ExitCode::bad_input, ns::kVarNames[v], shape, pr.fields[v].data(),
+                   "--amplitude " + value_text(amp) + " gives values beyond the range of doubles");
+  for (std::size_t i = 0; i < pr.fields[0].size(); ++i)
+    if (!(pr.fields[0][i] > 0))
+      fail_input("rho" + index_in(shape, i) + " is " + value_text(pr.fields[0][i]) + ": --amplitude " + value_text(amp) +
+                 " makes the density zero or negative");
+  StreamWriter w(out);
   // Large states take seconds to compress and write: a progress line in MB of the arrays.
   const double mb = 8e-6 * static_cast<double>(pr.fields[0].size());
   Progress progress("gen-input", "MB", static_cast<std::uint64_t>(std::llround(ns::kVars * mb)), cli.quiet());

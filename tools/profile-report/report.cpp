@@ -176,6 +176,22 @@ std::string peaks_line(const Run& run) {
          run.precision + " (" + run.precision_from + ")";
 }
 
+// "wall 0.812 s: solve 35.2 ms (the tool's phases, 4.3%), around it 0.777 s (start-up
+// 0.210 s, read input ...)"; empty for profiles without process phases.
+std::string wall_line(const Run& r) {
+  if (r.process_phases.empty()) return "";
+  double around = 0;
+  std::string parts;
+  for (const auto& p : r.phases)
+    if (std::find(r.process_phases.begin(), r.process_phases.end(), p.name) != r.process_phases.end()) {
+      around += p.seconds;
+      parts += (parts.empty() ? "" : ", ") + p.name + " " + format_seconds(p.seconds);
+    }
+  const double wall = r.total.seconds, solve = wall - around;
+  return "wall " + format_seconds(wall) + ": solve " + format_seconds(solve) + " (the tool's phases, " +
+         fmt("%.1f%%", wall > 0 ? 100.0 * solve / wall : 0.0) + "), around it " + format_seconds(around) + " (" + parts + ")";
+}
+
 std::string speedup_string(const Run& r) {
   if (r.speedup <= 0) return "-";
   return r.baseline_run == r.number ? std::string("1.00x (base)") : fmt("%.2fx vs r%zu", r.speedup, r.baseline_run);
@@ -438,6 +454,9 @@ Run parse_run(const Record& r, const std::string& where) {
     p.flops = v[3 * i + 2];
     run.phases.push_back(p);
   }
+  if (auto pp = a.find("process_phases"); pp != a.end() && pp->is_array())
+    for (const auto& n : *pp)
+      if (n.is_string()) run.process_phases.push_back(n.get<std::string>());
   return run;
 }
 
@@ -544,6 +563,7 @@ std::string render_text(const std::vector<Run>& runs, std::size_t baseline) {
     out += "  " + run_meta(r) + "\n";
     out += "  device: " + device_line(r.device) + "\n";
     out += "  " + peaks_line(r) + "\n";
+    if (!wall_line(r).empty()) out += "  " + wall_line(r) + "\n";
     out += "  params: " + params_summary(r.params, 200) + "\n";
     if (!r.command.empty()) out += "  command: " + r.command + "\n";
     out += "\n" + table_text(phase_table(r), "  ") + "\n";
@@ -561,6 +581,7 @@ std::string render_markdown(const std::vector<Run>& runs, std::size_t baseline) 
     out += md_cell(run_meta(r)) + "  \n";
     out += "device: " + md_cell(device_line(r.device)) + "  \n";
     out += md_cell(peaks_line(r)) + "  \n";
+    if (!wall_line(r).empty()) out += md_cell(wall_line(r)) + "  \n";
     out += "params: `" + params_summary(r.params, 200) + "`\n\n";
     out += table_markdown(phase_table(r)) + "\n";
   }
@@ -964,6 +985,7 @@ std::string render_html(const std::vector<Run>& runs, std::size_t baseline) {
     h += "<p class=\"meta\">" + xml_escape(run_meta(r)) + "</p>\n";
     h += "<p class=\"meta\">device: " + xml_escape(device_line(r.device)) + "</p>\n";
     h += "<p class=\"meta\">" + xml_escape(peaks_line(r)) + "</p>\n";
+    if (!wall_line(r).empty()) h += "<p class=\"meta\">" + xml_escape(wall_line(r)) + "</p>\n";
     h += "<p class=\"meta\">params: <code>" + xml_escape(params_summary(r.params, 400)) + "</code></p>\n";
     if (!r.command.empty()) h += "<p class=\"meta\">command: <code>" + xml_escape(r.command) + "</code></p>\n";
     h += html_table(phase_table(r), "phases");

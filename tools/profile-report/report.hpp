@@ -44,6 +44,9 @@ struct Run {
   std::string precision_from; // "params", "option" or "default"
   std::vector<PhaseRow> phases;
   PhaseRow total;            // sums over phases (share 1); rates from the sums
+  // The phases that are the process's, not the tool's (start-up, read input, cuda
+  // start-up, write output, other): empty in profiles written before they were recorded.
+  std::vector<std::string> process_phases;
   // Speed-ups compare runs of one tool on one problem only (problem_key: the
   // tool and its params less how it ran: backend, devices, threads, ranks,
   // precision, method, kernel variant).

@@ -1,0 +1,59 @@
+// Non-finite values are never written silently: a solver checks its outputs
+// (and a tool the inputs its model cannot take) before writing them, in one line:
+//
+//   require_finite(ExitCode::bad_input, "rho", shape, rho.data(), "the run blew up: lower --dt or --cfl");
+//
+// gives "rho[3, 0, 7] is nan: the run blew up: lower --dt or --cfl" with that exit
+// code (2 when the input or the options caused it, 4 for a bug).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "error.hpp"
+#include "stream.hpp"
+
+namespace numpipe {
+
+// The flat index of the first value that is not finite, or -1 (the lowest such
+// index whatever the thread count).
+template <class T>
+std::int64_t first_non_finite(const T* v, std::size_t n) {
+  std::int64_t first = INT64_MAX;
+  const std::int64_t count = static_cast<std::int64_t>(n);
+#pragma omp parallel for reduction(min : first) schedule(static) if (n > (std::size_t(1) << 20))
+  for (std::int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(static_cast<double>(v[i])) && i < first) first = i;
+  return first == INT64_MAX ? -1 : first;
+}
+
+// "[3, 0, 7]": the C-order index of flat position i in shape (i for an empty shape).
+inline std::string index_in(const Shape& shape, std::uint64_t i) {
+  if (shape.empty()) return "[" + std::to_string(i) + "]";
+  std::string s;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    const std::uint64_t n = shape[d] > 0 ? static_cast<std::uint64_t>(shape[d]) : 1;
+    s = std::to_string(i % n) + (s.empty() ? "" : ", ") + s;
+    i /= n;
+  }
+  return "[" + s + "]";
+}
+
+inline std::string value_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// Error with `code` naming the record, the index and the value of the first
+// non-finite value of v (shape's element count of them); `why` says what to do.
+template <class T>
+void require_finite(ExitCode code, const std::string& record, const Shape& shape, const T* v, const std::string& why) {
+  const std::int64_t at = first_non_finite(v, static_cast<std::size_t>(element_count(shape)));
+  if (at < 0) return;
+  throw Error(code, record + index_in(shape, static_cast<std::uint64_t>(at)) + " is " +
+                        value_text(static_cast<double>(v[at])) + ": " + why);
+}
+
+}  // namespace numpipe
