@@ -312,8 +312,8 @@ int main(int argc, char** argv) {
     cli.tuning_env("NUMPIPE_INTEGRATE_RESULT=host|device",
                    "CUDA table plan: how the result reaches the host (docs/integrate.md); the same bits");
     cli.tuning_env("NUMPIPE_INTEGRATE_SPLIT=concurrent|sequential",
-                   "CUDA, plain policies mixed with life products: the two parts at once from two host threads "
-                   "(default) or one after the other; the same bits");
+                   "CUDA, plain policies mixed with life products: the two parts one after the other (default) "
+                   "or at once from two host threads; the same bits");
     cli.parse(argc, argv);
     bool align = cli.has("align-breaks");
     int repeat = cli.get<int>("repeat");
