@@ -1,4 +1,5 @@
-// Splitting the comma lists of options and specs ("a,b,c", "circle:0.5,0.4,0.1").
+// Small text helpers shared by the tools: splitting the comma lists of options and
+// specs ("a,b,c", "circle:0.5,0.4,0.1"), escaping text for XML, SVG and HTML.
 #pragma once
 #include <string>
 #include <vector>
@@ -21,6 +22,26 @@ inline std::vector<std::string> split_items(const std::string& text, char sep = 
   std::vector<std::string> out;
   for (std::string& item : split_fields(text, sep))
     if (!item.empty()) out.push_back(std::move(item));
+  return out;
+}
+
+// Text made safe inside XML/SVG/HTML elements and quoted attributes. Control
+// characters other than tab and line feed are not allowed in XML 1.0: shown as '?'.
+inline std::string xml_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default:
+        if (c < 0x20 && c != '\n' && c != '\t') out += '?';
+        else out += static_cast<char>(c);
+    }
+  }
   return out;
 }
 

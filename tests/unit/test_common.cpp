@@ -194,6 +194,12 @@ TEST_CASE("comma lists split into fields and items") {
   CHECK(split_items("").empty());
 }
 
+TEST_CASE("xml_escape makes text safe in elements and quoted attributes") {
+  CHECK(xml_escape("a<b & \"c\" 'd'>") == "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;");
+  CHECK(xml_escape(std::string("line\nTab\t") + char(1) + "bell") == "line\nTab\t?bell");
+  CHECK(xml_escape("plain") == "plain");
+}
+
 TEST_CASE("labels records carry text rows through a stream and back") {
   const std::vector<std::string> dates = {"2024-01-02", "2024-01-03", "", "2024-01-05 (\xc3\xa9t\xc3\xa9)"};
   Record r = make_labels("date", dates, "series rows", "Date");

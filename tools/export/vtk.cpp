@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "common/strings.hpp"
 #include "export/formats.hpp"
 
 namespace numpipe::exporter {
@@ -23,17 +24,6 @@ const char* vtk_type(DType t) {
   return "Float64";
 }
 
-std::string xml_attr(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
-}
 
 std::string field_name(const std::string& record) {
   return record.rfind("snap_", 0) == 0 && record.size() > 5 ? record.substr(5) : record;
@@ -176,11 +166,11 @@ void write_vti(const std::string& path, const Group& g, std::size_t step, const 
   if (has_time)
     x += "    <FieldData>\n      <DataArray type=\"Float64\" Name=\"TimeValue\" NumberOfTuples=\"1\" format=\"ascii\">" +
          format_double(time) + "</DataArray>\n    </FieldData>\n";
-  x += std::string("    <Piece Extent=\"") + extent + "\">\n      <PointData Scalars=\"" + xml_attr(arrays.front().name) + "\"" +
+  x += std::string("    <Piece Extent=\"") + extent + "\">\n      <PointData Scalars=\"" + xml_escape(arrays.front().name) + "\"" +
        (velocity ? " Vectors=\"velocity\"" : "") + ">\n";
   std::uint64_t offset = 0;
   for (const auto& a : arrays) {
-    x += "        <DataArray type=\"" + std::string(vtk_type(a.dtype)) + "\" Name=\"" + xml_attr(a.name) + "\"" +
+    x += "        <DataArray type=\"" + std::string(vtk_type(a.dtype)) + "\" Name=\"" + xml_escape(a.name) + "\"" +
          (a.components > 1 ? " NumberOfComponents=\"" + std::to_string(a.components) + "\"" : "") +
          " format=\"appended\" offset=\"" + std::to_string(offset) + "\"/>\n";
     offset += 8 + a.bytes.size();
@@ -258,7 +248,7 @@ std::vector<std::string> write_vtk(const Dataset& ds, const std::string& path, s
     write_vti(file, g, k, geo, true, t);
     written.paths.push_back(file);
     pvd += "    <DataSet timestep=\"" + format_double(t) + "\" group=\"\" part=\"0\" file=\"" +
-           xml_attr(file.substr(dir_prefix.size())) + "\"/>\n";
+           xml_escape(file.substr(dir_prefix.size())) + "\"/>\n";
   }
   pvd += "  </Collection>\n</VTKFile>\n";
   OutputFile out(path, false);

@@ -353,25 +353,6 @@ std::string format_seconds(double s) {
 
 std::string format_fixed(std::optional<double> v, int decimals) { return v ? fmt("%.*f", decimals, *v) : "-"; }
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default:
-        // Control characters are not allowed in XML 1.0; show them as '?'.
-        if (c < 0x20 && c != '\n' && c != '\t') out += '?';
-        else out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
 std::string params_summary(const json& params, std::size_t max_chars) {
   if (!params.is_object() || params.empty()) return "-";
   std::string s;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/stream.hpp"
+#include "common/strings.hpp"
 
 namespace numpipe::report {
 
@@ -113,7 +114,6 @@ std::vector<TextBox> phase_bars_texts(const Run& run, double* width = nullptr);
 // Estimated width in pixels of `s` in sans-serif at `font_px` (an upper bound for common fonts).
 double text_width_px(const std::string& s, double font_px);
 std::string phase_bars_svg(const Run& run);
-std::string xml_escape(const std::string& s);
 
 // Number formatting shared by the renderings.
 std::string format_seconds(double s);      // "1.234 s", "12.345 ms", "7.500 us"

@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "common/strings.hpp"
+
 namespace numpipe::render {
 namespace {
 
@@ -369,17 +371,6 @@ void CanvasPainter::text(double x, double y, const std::string& s, int color, in
 }
 
 namespace {
-std::string esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
-}
 std::string n2(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f", v);
@@ -419,10 +410,10 @@ void SvgPainter::text(double x, double y, const std::string& s, int c, int align
   // y is the top of the text: the baseline lies about 0.8 em below it.
   if (vertical)
     body_ += "<text x=\"0\" y=\"0\" transform=\"translate(" + n2(x + 10) + " " + n2(y) + ") rotate(-90)\" fill=\"" + color(c) +
-             "\" text-anchor=\"" + anchor + "\">" + esc(s) + "</text>\n";
+             "\" text-anchor=\"" + anchor + "\">" + xml_escape(s) + "</text>\n";
   else
     body_ += "<text x=\"" + n2(x) + "\" y=\"" + n2(y + 10) + "\" fill=\"" + color(c) + "\" text-anchor=\"" + anchor + "\">" +
-             esc(s) + "</text>\n";
+             xml_escape(s) + "</text>\n";
 }
 
 double SvgPainter::text_width(const std::string& s) const {
