@@ -119,6 +119,49 @@ void require_finite_fields(const F& f, const Shape& shape, const std::string& pr
   require_finite_field(prefix + "v0", shape, f.v0, step);
 }
 
+// What a run measured, for the diagnostics' attrs and the profile.
+struct RunFacts {
+  Backend backend;
+  const DeviceInfo& device;
+  const json& params;
+  int steps;
+  double seconds;  // the median run's
+  const std::vector<double>& times;
+  double cells;
+  double bytes_per_cell_step;
+  json kernels;
+};
+
+// Both paths end alike: the diagnostics record, the profile, then the output committed.
+int finish_run(const Cli& cli, OutputFile& out, StreamWriter& writer, const RunFacts& run, const Diagnostics& g,
+               const Counters& c, PhaseLog& log) {
+  const double diag[4] = {g.total_density, g.max_speed, g.max_divergence,
+                          static_cast<double>(c.velocity_injections + c.density_injections)};
+  json dattrs = {{"kind", "fluid.diagnostics"},
+                 {"columns", {"total_density", "max_speed", "max_divergence", "injections"}},
+                 {"steps", run.steps},
+                 {"velocity_injections", c.velocity_injections},
+                 {"density_injections", c.density_injections},
+                 {"bytes_per_cell_step", run.bytes_per_cell_step},
+                 {"backend", backend_name(run.backend)}};
+  // Timings and the kernels chosen online (by timing) differ between identical runs:
+  // they go to the profile, and into the attrs only when benchmarking (--repeat), so
+  // that the same input and options give the same output bytes.
+  const json timing = {{"ns_per_cell_step", run.steps > 0 ? run.seconds * 1e9 / (run.cells * run.steps) : 0.0},
+                       {"seconds", run.times},
+                       {"kernels", run.kernels}};
+  if (cli.has("repeat")) dattrs.update(timing);
+  require_finite(ExitCode::bad_input, "diagnostics", Shape{4}, diag, "the state's totals overflow");
+  writer.write<double>("diagnostics", Shape{4}, diag, dattrs);
+  writer.finish();
+  json prof = run.params;
+  prof["steps"] = run.steps;
+  prof.update(timing);
+  write_profile_if_requested(cli, run.backend, run.device, prof, log);  // before the commit: a failure leaves no output
+  out.commit();
+  return 0;
+}
+
 template <class T>
 int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record>& records, Params p, int steps,
              int every, int repeat) {
@@ -194,31 +237,9 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
   attrs["params"] = params;
   attrs["forcing"] = forcing;
   write_fields(writer, fields, cli.stamp(attrs, in.attrs), "", true);
-  const double diag[4] = {g.total_density, g.max_speed, g.max_divergence,
-                          static_cast<double>(c.velocity_injections + c.density_injections)};
-  json dattrs = {{"kind", "fluid.diagnostics"},
-                 {"columns", {"total_density", "max_speed", "max_divergence", "injections"}},
-                 {"steps", steps},
-                 {"velocity_injections", c.velocity_injections},
-                 {"density_injections", c.density_injections},
-                 {"bytes_per_cell_step", bytes_per_cell_step(p, sizeof(T), backend == Backend::cuda)},
-                 {"backend", backend_name(backend)}};
-  // Timings and the kernels chosen online (by timing) differ between identical runs:
-  // they go to the profile, and into the attrs only when benchmarking (--repeat), so
-  // that the same input and options give the same output bytes.
-  const json timing = {{"ns_per_cell_step", steps > 0 ? seconds * 1e9 / (cells * steps) : 0.0},
-                       {"seconds", times},
-                       {"kernels", solver->kernels()}};
-  if (cli.has("repeat")) dattrs.update(timing);
-  require_finite(ExitCode::bad_input, "diagnostics", Shape{4}, diag, "the state's totals overflow");
-  writer.write<double>("diagnostics", Shape{4}, diag, dattrs);
-  writer.finish();
-  json prof = params;
-  prof["steps"] = steps;
-  prof.update(timing);
-  write_profile_if_requested(cli, backend, device, prof, log);  // before the commit: a failure leaves no output
-  out.commit();
-  return 0;
+  return finish_run(cli, out, writer, {backend, device, params, steps, seconds, times, cells,
+                                        bytes_per_cell_step(p, sizeof(T), backend == Backend::cuda), solver->kernels()},
+                    g, c, log);
 }
 
 template <class T>
@@ -319,29 +340,8 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Recor
   attrs["params"] = params;
   attrs["forcing"] = forcing;
   write_scene_fields(writer, fields, cli.stamp(attrs, in.attrs), "", true);
-  const double diag[4] = {g.total_density, g.max_speed, g.max_divergence,
-                          static_cast<double>(c.velocity_injections + c.density_injections)};
-  json dattrs = {{"kind", "fluid.diagnostics"},
-                 {"columns", {"total_density", "max_speed", "max_divergence", "injections"}},
-                 {"steps", steps},
-                 {"velocity_injections", c.velocity_injections},
-                 {"density_injections", c.density_injections},
-                 {"bytes_per_cell_step", bytes_cell},
-                 {"backend", backend_name(backend)}};
-  // Timings out of the attrs but with --repeat, as in run_with.
-  const json timing = {{"ns_per_cell_step", steps > 0 ? seconds * 1e9 / (cells * steps) : 0.0},
-                       {"seconds", times},
-                       {"kernels", solver->kernels()}};
-  if (cli.has("repeat")) dattrs.update(timing);
-  require_finite(ExitCode::bad_input, "diagnostics", Shape{4}, diag, "the state's totals overflow");
-  writer.write<double>("diagnostics", Shape{4}, diag, dattrs);
-  writer.finish();
-  json prof = params;
-  prof["steps"] = steps;
-  prof.update(timing);
-  write_profile_if_requested(cli, backend, device, prof, log);  // before the commit: a failure leaves no output
-  out.commit();
-  return 0;
+  return finish_run(cli, out, writer, {backend, device, params, steps, seconds, times, cells, bytes_cell, solver->kernels()},
+                    g, c, log);
 }
 
 // Why a state needs the scene path (empty: it does not).
