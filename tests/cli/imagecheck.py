@@ -5,9 +5,9 @@ import struct
 import zlib
 
 
-def read_png(path):
-    """Returns (width, height, rows, indices): rows[y][x] an (r, g, b) tuple (alpha dropped), indices the palette
-    indices of a paletted image (else None)."""
+def png_rows(path):
+    """Returns (width, height, colour type, palette, rows): every row's bytes after un-filtering.
+    8-bit non-interlaced PNGs of any colour type; the chunks' CRCs are checked."""
     data = open(path, "rb").read()
     assert data[:8] == b"\x89PNG\r\n\x1a\n", path + ": not a PNG"
     pos, idat, palette = 8, b"", None
@@ -17,17 +17,18 @@ def read_png(path):
         assert zlib.crc32(kind + body) == struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0], "bad CRC"
         if kind == b"IHDR":
             width, height, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
-            assert depth == 8 and ctype in (2, 3, 6) and interlace == 0, (depth, ctype, interlace)
+            assert depth == 8 and interlace == 0, "%s: only 8-bit non-interlaced PNGs (depth %d, interlace %d)" % (
+                path, depth, interlace)
         elif kind == b"PLTE":
             palette = [tuple(body[i:i + 3]) for i in range(0, len(body), 3)]
         elif kind == b"IDAT":
             idat += body
         pos += 12 + length
-    bpp = {2: 3, 3: 1, 6: 4}[ctype]
+    bpp = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[ctype]
     raw = zlib.decompress(idat)
     stride = width * bpp
     prev = bytearray(stride)
-    indices = []
+    rows = []
     for y in range(height):
         f = raw[y * (stride + 1)]
         line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
@@ -42,12 +43,21 @@ def read_png(path):
                 p = a + b - c
                 pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        indices.append(bytes(line))
+        rows.append(bytes(line))
         prev = line
+    return width, height, ctype, palette, rows
+
+
+def read_png(path):
+    """Returns (width, height, rows, indices): rows[y][x] an (r, g, b) tuple (alpha dropped), indices the palette
+    indices of a paletted image (else None). render writes palette, RGB or RGBA images."""
+    width, height, ctype, palette, lines = png_rows(path)
+    assert ctype in (2, 3, 6), (path, ctype)
     if ctype == 3:
-        rows = [[palette[v] for v in line] for line in indices]
-        return width, height, rows, [list(line) for line in indices]
-    rows = [[tuple(line[bpp * x:bpp * x + 3]) for x in range(width)] for line in indices]
+        rows = [[palette[v] for v in line] for line in lines]
+        return width, height, rows, [list(line) for line in lines]
+    bpp = 3 if ctype == 2 else 4
+    rows = [[tuple(line[bpp * x:bpp * x + 3]) for x in range(width)] for line in lines]
     return width, height, rows, None
 
 
