@@ -1,6 +1,7 @@
 // Small text helpers shared by the tools: splitting the comma lists of options and
 // specs ("a,b,c", "circle:0.5,0.4,0.1"), escaping text for XML, SVG and HTML.
 #pragma once
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,15 @@ inline std::vector<std::string> split_items(const std::string& text, char sep = 
   for (std::string& item : split_fields(text, sep))
     if (!item.empty()) out.push_back(std::move(item));
   return out;
+}
+
+// A number in messages and attrs with all 17 significant digits, so that the text
+// names the exact double the user gave or the run computed ("0.10000000000000001").
+inline std::string exact_text(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
 }
 
 // Text made safe inside XML/SVG/HTML elements and quoted attributes. Control

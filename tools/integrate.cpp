@@ -16,6 +16,7 @@
 #include "common/progress.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
+#include "common/strings.hpp"
 #include "kernels/integrate/integrate.hpp"
 
 namespace ig = numpipe::integrate;
@@ -31,12 +32,6 @@ namespace {
 // values), 54 KB for a policy of x = 45 at 10 outer steps per year.
 constexpr double kBytesPerPolicy = 1100, kBytesPerOuterPoint = 36;
 
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
-}
 
 struct Group {
   const Record* policies = nullptr;
@@ -167,10 +162,10 @@ ig::Problem make_problem(const Group& gr, bool align) {
       ig::Policy& p = pb.policies[i];
       const double* row = v.data() + 7 * i;
       if (!(row[0] >= 0 && row[0] < ig::kProductKinds) || row[0] != std::floor(row[0]))
-        fail_input("'products' row " + std::to_string(i) + ": unknown product " + num(row[0]) +
+        fail_input("'products' row " + std::to_string(i) + ": unknown product " + exact_text(row[0]) +
                    " (0 spouse pension, 1 life annuity, 2 term insurance, 3 pure endowment, 4 endowment insurance)");
       if (row[6] != 0 && row[6] != 1)
-        fail_input("'products' row " + std::to_string(i) + ": equivalence must be 0 or 1: " + num(row[6]));
+        fail_input("'products' row " + std::to_string(i) + ": equivalence must be 0 or 1: " + exact_text(row[6]));
       p.product = static_cast<int>(row[0]);
       p.term = row[1];
       p.deferment = row[2];
@@ -190,7 +185,7 @@ ig::Problem make_problem(const Group& gr, bool align) {
     for (std::size_t i = 0; i < n; ++i) {
       for (int j = 0; j < 2; ++j)
         if (v[2 * i + j] != std::floor(v[2 * i + j]) || !(v[2 * i + j] >= 0 && v[2 * i + j] < 1e6))
-          fail_input("'lives' row " + std::to_string(i) + ": law indices must be whole numbers >= 0: " + num(v[2 * i + j]));
+          fail_input("'lives' row " + std::to_string(i) + ": law indices must be whole numbers >= 0: " + exact_text(v[2 * i + j]));
       pb.policies[i].insured = static_cast<int>(v[2 * i]);
       pb.policies[i].spouse = static_cast<int>(v[2 * i + 1]);
     }

@@ -10,17 +10,12 @@
 
 #include "common/error.hpp"
 #include "common/profile.hpp"
+#include "common/strings.hpp"
 #include "integrate.hpp"
 
 namespace numpipe::integrate {
 
 namespace {
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
-}
 const char* const kProductNames[kProductKinds] = {"spouse pension", "life annuity", "term insurance",
                                                   "pure endowment", "endowment insurance"};
 }  // namespace
@@ -89,12 +84,12 @@ void validate_law(MortalityLaw& m) {
   const std::string at = "mortality " + std::string(m.table ? "table" : "law") + " '" + m.name + "'";
   if (!m.table) {
     if (!std::isfinite(m.A) || !std::isfinite(m.B) || !std::isfinite(m.C))
-      fail_input(at + ": Gompertz-Makeham constants must be finite: " + num(m.A) + "," + num(m.B) + "," + num(m.C));
+      fail_input(at + ": Gompertz-Makeham constants must be finite: " + exact_text(m.A) + "," + exact_text(m.B) + "," + exact_text(m.C));
     // mu(a) = A + 10^(B + C a) is monotone in a: its extremes are at the ends of [0, 120].
     for (double age : {0.0, kMaxAge}) {
       double mu = mortality(m.view(), age);
       if (!std::isfinite(mu) || mu < 0 || mu > 1e6)
-        fail_input(at + ": the force of mortality at age " + num(age) + " must be finite, >= 0 and <= 1e6: " + num(mu));
+        fail_input(at + ": the force of mortality at age " + exact_text(age) + " must be finite, >= 0 and <= 1e6: " + exact_text(mu));
     }
     return;
   }
@@ -104,22 +99,22 @@ void validate_law(MortalityLaw& m) {
   m.force.assign(m.ages.size(), 0.0);
   for (std::size_t i = 0; i < m.ages.size(); ++i) {
     const double age = m.ages[i], v = m.values[i];
-    const std::string row = at + " row " + std::to_string(i + 1) + " (age " + num(age) + ")";
+    const std::string row = at + " row " + std::to_string(i + 1) + " (age " + exact_text(age) + ")";
     if (!std::isfinite(age) || age != std::floor(age) || age < 0 || age > 200)
       fail_input(row + ": ages must be whole numbers in [0, 200]");
     if (i > 0 && age != m.ages[i - 1] + 1)
-      fail_input(row + ": ages must increase by 1 from row to row, after age " + num(m.ages[i - 1]));
+      fail_input(row + ": ages must increase by 1 from row to row, after age " + exact_text(m.ages[i - 1]));
     if (m.q) {
-      if (!std::isfinite(v) || v < 0 || v > 1) fail_input(row + ": q_x must be in [0, 1]: " + num(v));
+      if (!std::isfinite(v) || v < 0 || v > 1) fail_input(row + ": q_x must be in [0, 1]: " + exact_text(v));
       // q_x = 1 makes the force infinite; RK4 cannot step through it.
       if (v == 1 && age < kMaxAge)
         fail_input(row + ": q_x = 1 below age 120 (an infinite force of mortality; every life ends at 120 here)");
       m.force[i] = -std::log1p(-v);  // constant force within the year: 1 - q = exp(-mu)
     } else {
-      if (!std::isfinite(v) || v < 0) fail_input(row + ": mu_x must be finite and >= 0: " + num(v));
+      if (!std::isfinite(v) || v < 0) fail_input(row + ": mu_x must be finite and >= 0: " + exact_text(v));
       m.force[i] = v;
     }
-    if (age < kMaxAge && m.force[i] > 1e6) fail_input(row + ": " + what + " gives a force of mortality above 1e6: " + num(v));
+    if (age < kMaxAge && m.force[i] > 1e6) fail_input(row + ": " + what + " gives a force of mortality above 1e6: " + exact_text(v));
   }
   // Rows from age 120 on are not used (every life ends there; age 120 itself takes
   // the force of the year before it).
@@ -128,7 +123,7 @@ void validate_law(MortalityLaw& m) {
   m.force.resize(used);
   // The last row's force holds through age 120.
   if (m.ages.back() < kMaxAge - 1 || m.force.empty())
-    fail_input(at + ": ends at age " + num(m.ages.back()) +
+    fail_input(at + ": ends at age " + exact_text(m.ages.back()) +
                "; the integrals reach age 120 (the last row must be for age 119 or later)");
 }
 
@@ -138,10 +133,10 @@ void validate_spouse(const SpouseBasis& s) {
     const auto& p = s.marriage_prob;
     if (a.size() != p.size() || a.empty()) fail_input("marriage table: no rows, or ages and probabilities differ in number");
     for (std::size_t i = 0; i < a.size(); ++i) {
-      const std::string row = "marriage table row " + std::to_string(i + 1) + " (age " + num(a[i]) + ")";
+      const std::string row = "marriage table row " + std::to_string(i + 1) + " (age " + exact_text(a[i]) + ")";
       if (!std::isfinite(a[i])) fail_input(row + ": the age must be finite");
-      if (i > 0 && !(a[i] > a[i - 1])) fail_input(row + ": ages must increase, after " + num(a[i - 1]));
-      if (!std::isfinite(p[i]) || p[i] < 0 || p[i] > 1) fail_input(row + ": the probability must be in [0, 1]: " + num(p[i]));
+      if (i > 0 && !(a[i] > a[i - 1])) fail_input(row + ": ages must increase, after " + exact_text(a[i - 1]));
+      if (!std::isfinite(p[i]) || p[i] < 0 || p[i] > 1) fail_input(row + ": the probability must be in [0, 1]: " + exact_text(p[i]));
     }
   }
   if (s.age_table) {
@@ -151,20 +146,20 @@ void validate_spouse(const SpouseBasis& s) {
       fail_input("spouse-age table: at least two rows (difference, density) are needed");
     double area = 0;
     for (std::size_t i = 0; i < d.size(); ++i) {
-      const std::string row = "spouse-age table row " + std::to_string(i + 1) + " (difference " + num(d[i]) + ")";
+      const std::string row = "spouse-age table row " + std::to_string(i + 1) + " (difference " + exact_text(d[i]) + ")";
       if (!std::isfinite(d[i]) || std::fabs(d[i]) >= kMaxAge) fail_input(row + ": the difference must be in (-120, 120)");
-      if (i > 0 && !(d[i] > d[i - 1])) fail_input(row + ": differences must increase, after " + num(d[i - 1]));
-      if (!std::isfinite(f[i]) || f[i] < 0) fail_input(row + ": the density must be finite and >= 0: " + num(f[i]));
+      if (i > 0 && !(d[i] > d[i - 1])) fail_input(row + ": differences must increase, after " + exact_text(d[i - 1]));
+      if (!std::isfinite(f[i]) || f[i] < 0) fail_input(row + ": the density must be finite and >= 0: " + exact_text(f[i]));
       if (i > 0) area += 0.5 * (f[i] + f[i - 1]) * (d[i] - d[i - 1]);
     }
     // A density integrates to 1 (linearly interpolated: the trapezoids' area).
     if (!(std::fabs(area - 1) <= 0.01))
-      fail_input("spouse-age table: the density integrates to " + num(area) + ", not 1 (within 1%)");
+      fail_input("spouse-age table: the density integrates to " + exact_text(area) + ", not 1 (within 1%)");
   } else {
     if (!std::isfinite(s.mean) || std::fabs(s.mean) >= kMaxAge)
-      fail_input("spouse age: the mean difference must be in (-120, 120): " + num(s.mean));
+      fail_input("spouse age: the mean difference must be in (-120, 120): " + exact_text(s.mean));
     if (!std::isfinite(s.sd) || !(s.sd >= 0.01) || s.sd > kMaxAge)
-      fail_input("spouse age: the spread (standard deviation) must be in [0.01, 120]: " + num(s.sd));
+      fail_input("spouse age: the spread (standard deviation) must be in [0.01, 120]: " + exact_text(s.sd));
   }
 }
 
@@ -180,35 +175,35 @@ void validate_policy_payments(const Problem& pb, std::size_t i) {
   if (p.insured < 0 || p.insured >= nlaws || p.spouse < 0 || p.spouse >= nlaws)
     fail_input(at + "mortality law index out of range (" + std::to_string(nlaws) + " laws): insured " +
                std::to_string(p.insured) + ", spouse " + std::to_string(p.spouse));
-  if (!std::isfinite(p.benefit) || std::fabs(p.benefit) > 1e12) fail_input(at + "benefit must be finite: " + num(p.benefit));
-  if (!std::isfinite(p.premium) || std::fabs(p.premium) > 1e12) fail_input(at + "premium must be finite: " + num(p.premium));
+  if (!std::isfinite(p.benefit) || std::fabs(p.benefit) > 1e12) fail_input(at + "benefit must be finite: " + exact_text(p.benefit));
+  if (!std::isfinite(p.premium) || std::fabs(p.premium) > 1e12) fail_input(at + "premium must be finite: " + exact_text(p.premium));
   if (!(p.premium_term >= 0 || p.premium_term == -1) || !std::isfinite(p.premium_term))
-    fail_input(at + "premium term must be >= 0 years: " + num(p.premium_term));
+    fail_input(at + "premium term must be >= 0 years: " + exact_text(p.premium_term));
   const double horizon = kMaxAge - p.x;
   if (p.product != kSpousePension) {
-    if (!(p.term > 0) || !std::isfinite(p.term)) fail_input(at + "term must be > 0 years: " + num(p.term));
+    if (!(p.term > 0) || !std::isfinite(p.term)) fail_input(at + "term must be > 0 years: " + exact_text(p.term));
     if (!(p.deferment >= 0) || !std::isfinite(p.deferment))
-      fail_input(at + "deferment must be >= 0 years: " + num(p.deferment));
+      fail_input(at + "deferment must be >= 0 years: " + exact_text(p.deferment));
     if (p.product == kLifeAnnuity && !(p.deferment < std::min(p.term, horizon)))
-      fail_input(at + "the annuity's deferment " + num(p.deferment) + " reaches its end " +
-                 num(std::min(p.term, horizon)) + " (term, or age 120): it would never pay");
+      fail_input(at + "the annuity's deferment " + exact_text(p.deferment) + " reaches its end " +
+                 exact_text(std::min(p.term, horizon)) + " (term, or age 120): it would never pay");
   }
   if (p.equivalence) {
     const double end = p.product == kSpousePension ? horizon : std::min(p.term, horizon);
     if (!(std::min(premium_term_of(p), end) > 0))
       fail_input(at + "the equivalence premium needs premiums to solve for, but the premium term is " +
-                 num(premium_term_of(p)) + " years");
+                 exact_text(premium_term_of(p)) + " years");
   }
   // The tables cover the ages the integrals reach: the insured's from x, the
   // spouse's (spouse pensions) from 1, the middle level's lowest age.
   const MortalityLaw& ins = pb.laws[static_cast<std::size_t>(p.insured)];
   if (ins.table && ins.ages.front() > std::floor(p.x))
-    fail_input(at + "mortality table '" + ins.name + "' starts at age " + num(ins.ages.front()) +
-               "; the insured is aged " + num(p.x));
+    fail_input(at + "mortality table '" + ins.name + "' starts at age " + exact_text(ins.ages.front()) +
+               "; the insured is aged " + exact_text(p.x));
   if (p.product == kSpousePension) {
     const MortalityLaw& sp = pb.laws[static_cast<std::size_t>(p.spouse)];
     if (sp.table && sp.ages.front() > kMiddleLow)
-      fail_input(at + "mortality table '" + sp.name + "' of the spouse starts at age " + num(sp.ages.front()) +
+      fail_input(at + "mortality table '" + sp.name + "' of the spouse starts at age " + exact_text(sp.ages.front()) +
                  "; the spouse's integrals reach age 1");
   }
 }

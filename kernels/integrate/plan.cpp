@@ -8,18 +8,10 @@
 
 #include "common/error.hpp"
 #include "common/text_table.hpp"
+#include "common/strings.hpp"
 #include "integrate.hpp"
 
 namespace numpipe::integrate {
-
-namespace {
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
-}
-}  // namespace
 
 void validate_curve(const Curve& c) {
   if (c.maturity.size() != c.rate.size()) fail_input("curve: maturities and rates differ in number");
@@ -28,24 +20,24 @@ void validate_curve(const Curve& c) {
     fail_input("curve: more than " + std::to_string(kMaxCurvePoints) + " points: " + std::to_string(c.maturity.size()));
   for (std::size_t i = 0; i < c.maturity.size(); ++i) {
     double m = c.maturity[i], r = c.rate[i];
-    if (!std::isfinite(m) || m < 0) fail_input("curve: maturity must be finite and >= 0, point " + std::to_string(i) + ": " + num(m));
+    if (!std::isfinite(m) || m < 0) fail_input("curve: maturity must be finite and >= 0, point " + std::to_string(i) + ": " + exact_text(m));
     if (!std::isfinite(r) || r <= -1 || r >= 1)
-      fail_input("curve: rate must be a finite fraction in (-1, 1), point " + std::to_string(i) + ": " + num(r));
+      fail_input("curve: rate must be a finite fraction in (-1, 1), point " + std::to_string(i) + ": " + exact_text(r));
     if (i > 0 && !(m > c.maturity[i - 1]))
-      fail_input("curve: maturities must increase, point " + std::to_string(i) + ": " + num(m) + " after " +
-                 num(c.maturity[i - 1]));
+      fail_input("curve: maturities must increase, point " + std::to_string(i) + ": " + exact_text(m) + " after " +
+                 exact_text(c.maturity[i - 1]));
   }
 }
 
 void validate(Problem& pb) {
-  if (!std::isfinite(pb.rate) || pb.rate <= -1 || pb.rate >= 1) fail_input("rate must be a finite fraction in (-1, 1): " + num(pb.rate));
+  if (!std::isfinite(pb.rate) || pb.rate <= -1 || pb.rate >= 1) fail_input("rate must be a finite fraction in (-1, 1): " + exact_text(pb.rate));
   if (!pb.curve.empty()) validate_curve(pb.curve);
   for (std::size_t i = 0; i < pb.policies.size(); ++i) {
     const Policy& p = pb.policies[i];
     std::string at = "policy " + std::to_string(i) + ": ";
-    if (!(p.x >= 0 && p.x <= 119)) fail_input(at + "x (age) must be in [0, 119]: " + num(p.x));
-    if (!(p.g >= 0 && p.g <= 120)) fail_input(at + "g (guarantee years) must be in [0, 120]: " + num(p.g));
-    if (!(p.r >= 0 && p.r <= 120)) fail_input(at + "r (retirement age) must be in [0, 120]: " + num(p.r));
+    if (!(p.x >= 0 && p.x <= 119)) fail_input(at + "x (age) must be in [0, 119]: " + exact_text(p.x));
+    if (!(p.g >= 0 && p.g <= 120)) fail_input(at + "g (guarantee years) must be in [0, 120]: " + exact_text(p.g));
+    if (!(p.r >= 0 && p.r <= 120)) fail_input(at + "r (retirement age) must be in [0, 120]: " + exact_text(p.r));
     for (int s : {p.h1, p.h2, p.h3})
       if (s < 1 || s > kMaxStepsPerYear)
         fail_input(at + "steps per year must be in [1, " + std::to_string(kMaxStepsPerYear) + "]: " + std::to_string(s));

@@ -12,18 +12,13 @@
 
 #include "common/progress.hpp"
 #include "common/error.hpp"
+#include "common/strings.hpp"
 #include "mle.hpp"
 #include "model.hpp"
 
 namespace numpipe::mle {
 
 namespace {
-std::string fmt(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
-}
 
 double parse_number(const std::string& item, const std::string& whole) {
   char* end = nullptr;
@@ -70,7 +65,7 @@ Grid parse_grid(const std::string& text) {
     if (g.alpha.empty()) fail_input("--alpha-grid is empty");
   }
   for (double a : g.alpha)
-    if (a > 64) fail_input("--alpha-grid: shapes above 64 overflow the power sums, got " + fmt(a));
+    if (a > 64) fail_input("--alpha-grid: shapes above 64 overflow the power sums, got " + exact_text(a));
   return g;
 }
 
@@ -93,7 +88,7 @@ void validate(const Series& s, const Params& p) {
   for (std::size_t i = 0; i < total; ++i)
     if (!std::isfinite(s.x[i]))
       fail_input("x: non-finite value at series " + std::to_string(i / static_cast<std::size_t>(s.length)) + ", index " +
-                 std::to_string(i % static_cast<std::size_t>(s.length)) + ": " + fmt(s.x[i]));
+                 std::to_string(i % static_cast<std::size_t>(s.length)) + ": " + exact_text(s.x[i]));
 }
 
 void WindowFits::resize(std::size_t count, bool two_shapes) {

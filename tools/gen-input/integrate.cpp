@@ -13,6 +13,7 @@
 #include "common/labels.hpp"
 #include "common/random.hpp"
 #include "common/text_table.hpp"
+#include "common/strings.hpp"
 #include "generator.hpp"
 #include "kernels/integrate/integrate.hpp"
 
@@ -21,12 +22,6 @@ namespace {
 
 namespace ig = integrate;
 
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
-}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -162,13 +157,13 @@ ig::MortalityLaw read_mortality_table(const std::string& spec) {
   // Row by row, naming the file's line: ages whole and consecutive, values in range.
   for (std::size_t i = 0; i < t.size(); ++i) {
     const double a = m.ages[i], v = m.values[i];
-    const std::string at = t.where(i) + "age " + num(a) + ": ";
+    const std::string at = t.where(i) + "age " + exact_text(a) + ": ";
     if (a != std::floor(a) || a < 0 || a > 200) fail_input(at + "ages must be whole numbers in [0, 200]");
-    if (i > 0 && a != m.ages[i - 1] + 1) fail_input(at + "ages must increase by 1 from row to row, after " + num(m.ages[i - 1]));
-    if (m.q && !(v >= 0 && v <= 1)) fail_input(at + "q_x must be in [0, 1]: " + num(v));
+    if (i > 0 && a != m.ages[i - 1] + 1) fail_input(at + "ages must increase by 1 from row to row, after " + exact_text(m.ages[i - 1]));
+    if (m.q && !(v >= 0 && v <= 1)) fail_input(at + "q_x must be in [0, 1]: " + exact_text(v));
     if (m.q && v == 1 && a < ig::kMaxAge)
       fail_input(at + "q_x = 1 below age 120 (an infinite force of mortality; every life ends at 120 here)");
-    if (!m.q && !(v >= 0 && std::isfinite(v))) fail_input(at + "mu_x must be finite and >= 0: " + num(v));
+    if (!m.q && !(v >= 0 && std::isfinite(v))) fail_input(at + "mu_x must be finite and >= 0: " + exact_text(v));
   }
   ig::validate_law(m);  // coverage (the last row reaches 120), the forces
   return m;
@@ -261,7 +256,7 @@ std::vector<ig::Policy> read_policies(const std::string& path, const ig::Policy&
   numbers("benefit", &ig::Policy::benefit);
   numbers("premium_term", &ig::Policy::premium_term);
   for (std::size_t i = 0; col.count("premium_term") && i < t.size(); ++i)
-    if (!(out[i].premium_term >= 0)) fail_input(t.where(i) + "premium_term must be >= 0 years: " + num(out[i].premium_term));
+    if (!(out[i].premium_term >= 0)) fail_input(t.where(i) + "premium_term must be >= 0 years: " + exact_text(out[i].premium_term));
   auto text = [&](const char* k) { return col.count(k) ? t.strings(col[k]) : std::vector<std::string>{}; };
   auto products = text("product"), premiums = text("premium"), insured = text("insured"), spouse = text("spouse");
   auto law_of = [&](const std::string& name, std::size_t i) {
@@ -382,7 +377,7 @@ int run_integrate(int argc, char** argv) {
   base.deferment = cli.has("deferment") ? cli.get<double>("deferment") : 0.0;
   if (cli.has("premium-term")) {
     base.premium_term = cli.get<double>("premium-term");
-    if (!(base.premium_term >= 0)) fail_input("--premium-term must be >= 0 years: " + num(base.premium_term));
+    if (!(base.premium_term >= 0)) fail_input("--premium-term must be >= 0 years: " + exact_text(base.premium_term));
   }
   base.benefit = cli.get<double>("benefit");
   parse_premium(cli.get<std::string>("premium"), "--premium: ", base);
