@@ -20,6 +20,7 @@
 #include "kernels/integrate/integrate.hpp"
 
 namespace ig = numpipe::integrate;
+using numpipe::exact_text;
 using numpipe::fail_input;
 using numpipe::json;
 using numpipe::Record;
@@ -31,7 +32,6 @@ namespace {
 // of its outer RK4 chain (2 h1 (120 - x) points: the plan's stage points and Middle
 // values), 54 KB for a policy of x = 45 at 10 outer steps per year.
 constexpr double kBytesPerPolicy = 1100, kBytesPerOuterPoint = 36;
-
 
 struct Group {
   const Record* policies = nullptr;
