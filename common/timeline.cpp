@@ -1,5 +1,7 @@
 #include "timeline.hpp"
 
+#include "signals.hpp"
+
 #include <time.h>
 #include <unistd.h>
 
@@ -7,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -121,6 +124,30 @@ double total_seconds() {
   return t;
 }
 
+bool tracing() {
+  static const bool on = [] {
+    const char* e = std::getenv("NUMPIPE_TIMELINE_TRACE");
+    return e != nullptr && e[0] != '\0' && std::strcmp(e, "0") != 0;
+  }();
+  return on;
+}
+
+void trace(const std::string& name, double begin, double end) {
+  if (!tracing()) return;
+  std::fprintf(stderr, "%s: timeline: %.4f-%.4f s %s\n", tool_name().c_str(), begin, end, name.c_str());
+}
+
+namespace {
+// The last moment the process's own code sees: static destruction of this library
+// (the CUDA runtime's and the C library's own teardown come after it).
+struct TraceAtExit {
+  ~TraceAtExit() {
+    // (not trace(): the tool's name may already be destroyed at this point)
+    if (tracing()) std::fprintf(stderr, "timeline: %.4f s static destruction reached\n", now());
+  }
+} trace_at_exit;
+}  // namespace
+
 Scope::Scope(std::string name, double bytes)
     : name_(std::move(name)), bytes_(bytes), t0_(now()), nested0_(nested_seconds) {
   (void)kInitialised;
@@ -131,6 +158,7 @@ Scope::~Scope() {
   const double inner = nested_seconds - nested0_;
   add(name_, std::max(0.0, elapsed - inner), bytes_);
   nested_seconds = nested0_ + elapsed;
+  trace(name_, t0_, t0_ + elapsed);
 }
 
 }  // namespace numpipe::timeline

@@ -34,6 +34,12 @@ std::vector<Entry> phases();
 // The seconds covered by the process phases (for "other (host)").
 double total_seconds();
 
+// With NUMPIPE_TIMELINE_TRACE=1, prints each phase as it ends ("TOOL: timeline:
+// BEGIN-END s NAME", seconds since the process's start) on stderr, so that the gaps
+// between phases (what the profile calls "other (host)") can be placed.
+bool tracing();
+void trace(const std::string& name, double begin, double end);
+
 // Times a block into a process phase. A Scope inside another one (a context wait
 // inside the reading) takes its time out of the outer one, so phases never overlap.
 class Scope {

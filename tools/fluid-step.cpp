@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "common/cli.hpp"
@@ -15,6 +16,7 @@
 #include "common/memory.hpp"
 #include "common/profile.hpp"
 #include "common/progress.hpp"
+#include "common/timeline.hpp"
 #include "kernels/fluid/fluid.hpp"
 #include "kernels/fluid/scene.hpp"
 #include "kernels/fluid/state_io.hpp"
@@ -166,8 +168,12 @@ template <class T>
 int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record>& records, Params p, int steps,
              int every, int repeat) {
   const Backend backend = cli.backend();
-  Fields<T> fields = load_fields<T>(in);
-  release_payloads(records);
+  Fields<T> fields;
+  {
+    timeline::Scope convert("convert input");
+    fields = load_fields<T>(in);
+    release_payloads(records);
+  }
   const DeviceInfo device = backend == Backend::cuda ? query_cuda_device(cli.devices().front()) : query_host_cpu();
   // --repeat R: R-1 timed runs of all steps from the input state before the one
   // whose state is written (every run computes the same bits); the median counts.
@@ -194,6 +200,7 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
 
   StreamWriter writer(out);
   Progress progress("fluid-step", "steps", static_cast<std::uint64_t>(steps), cli.quiet());
+  const double loop_t0 = timeline::now(), loop_covered0 = timeline::total_seconds();
   double seconds = 0;
   // With a progress line the steps run in chunks of about a quarter second (the
   // first of one step); without one (pipes, benchmarks), in one call as before.
@@ -214,6 +221,7 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
     }
   }
   progress.finish();
+  const double loop_rest = timeline::now() - loop_t0 - (timeline::total_seconds() - loop_covered0) - seconds;
   times.push_back(seconds);
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
@@ -221,11 +229,14 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
   const double cells = static_cast<double>(p.n) * p.n;
   log.add("steps", seconds, bytes_per_cell_step(p, sizeof(T), backend == Backend::cuda) * cells * steps,
           800.0 * cells * steps);
+  if (loop_rest > 0) log.add("step launches and waits", loop_rest);  // graph set-up, host waits beyond the steps' time
 
   log.time(backend == Backend::cuda ? "download" : "fetch", state_bytes, 0, [&] { solver->fetch(fields); });
+  std::optional<timeline::Scope> check(std::in_place, "check output");
   require_finite_fields(fields, Shape{p.n + 2, p.n + 2}, "", true, step0 + steps);
   const Counters c = solver->counters();
   const Diagnostics g = diagnose(fields);
+  check.reset();
   if (!g.finite) fail_input("the state became non-finite after " + std::to_string(steps) + " steps (try a smaller --dt)");
 
   json attrs = in.attrs;
@@ -237,8 +248,10 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
   attrs["params"] = params;
   attrs["forcing"] = forcing;
   write_fields(writer, fields, cli.stamp(attrs, in.attrs), "", true);
+  const std::string kernels = solver->kernels();
+  log.time("release", 0, 0, [&] { solver.reset(); });
   return finish_run(cli, out, writer, {backend, device, params, steps, seconds, times, cells,
-                                        bytes_per_cell_step(p, sizeof(T), backend == Backend::cuda), solver->kernels()},
+                                        bytes_per_cell_step(p, sizeof(T), backend == Backend::cuda), kernels},
                     g, c, log);
 }
 
@@ -261,9 +274,11 @@ template <class T>
 int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record>& input, const SceneRecords& records,
               const Scene& scene, const Params& p, int steps, int every, int repeat) {
   const Backend backend = cli.backend();
+  std::optional<timeline::Scope> convert(std::in_place, "convert input");
   SceneFields<T> fields = load_scene_fields<T>(in, records);
   release_payloads(input);  // (records' pointers stay valid: only their payloads go)
   validate_scene(scene, fields);
+  convert.reset();
   const DeviceInfo device = backend == Backend::cuda ? query_cuda_device(cli.devices().front()) : query_host_cpu();
   std::vector<double> times;
   for (int r = 1; r < repeat; ++r) times.push_back(make_scene_solver<T>(backend, cli, p, scene, fields)->advance(steps));
@@ -295,6 +310,7 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Recor
 
   StreamWriter writer(out);
   Progress progress("fluid-step", static_cast<std::uint64_t>(steps), cli.quiet());
+  const double loop_t0 = timeline::now(), loop_covered0 = timeline::total_seconds();
   double seconds = 0;
   // The CPU reports every step (no cost); the GPU every snapshot or at the end,
   // so that no step waits for the host.
@@ -314,18 +330,22 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Recor
     }
   }
   progress.finish();
+  const double loop_rest = timeline::now() - loop_t0 - (timeline::total_seconds() - loop_covered0) - seconds;
   times.push_back(seconds);
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
   seconds = sorted.size() % 2 ? sorted[sorted.size() / 2] : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
   const double cells = static_cast<double>(scene.nx) * scene.ny;
   log.add("steps", seconds, bytes_cell * cells * steps, 800.0 * cells * steps);
+  if (loop_rest > 0) log.add("step launches and waits", loop_rest);  // graph set-up, host waits beyond the steps' time
 
   log.time(backend == Backend::cuda ? "download" : "fetch", state_bytes, 0, [&] { solver->fetch(fields); });
+  std::optional<timeline::Scope> check(std::in_place, "check output");
   require_finite_fields(fields, Shape{scene.ny + 2, scene.nx + 2}, "", true, step0 + steps);
   require_finite_field("T", Shape{scene.ny + 2, scene.nx + 2}, fields.t, step0 + steps);
   const Counters c = solver->counters();
   const Diagnostics g = diagnose_scene(scene, fields);
+  check.reset();
   if (!g.finite) fail_input("the state became non-finite after " + std::to_string(steps) + " steps (try a smaller --dt)");
 
   json attrs = in.attrs;
@@ -340,7 +360,9 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Recor
   attrs["params"] = params;
   attrs["forcing"] = forcing;
   write_scene_fields(writer, fields, cli.stamp(attrs, in.attrs), "", true);
-  return finish_run(cli, out, writer, {backend, device, params, steps, seconds, times, cells, bytes_cell, solver->kernels()},
+  const std::string kernels = solver->kernels();
+  log.time("release", 0, 0, [&] { solver.reset(); });
+  return finish_run(cli, out, writer, {backend, device, params, steps, seconds, times, cells, bytes_cell, kernels},
                     g, c, log);
 }
 
