@@ -16,16 +16,23 @@
 
 namespace numpipe {
 
-// The flat index of the first value that is not finite, or -1 (the lowest such
-// index whatever the thread count).
-template <class T>
-std::int64_t first_non_finite(const T* v, std::size_t n) {
+// The lowest i in [0, n) for which bad(i) holds, or -1, whatever the thread count
+// (the OpenMP threads share the range; the minimum is exact).
+template <class Bad>
+std::int64_t first_where(std::size_t n, Bad bad) {
   std::int64_t first = INT64_MAX;
   const std::int64_t count = static_cast<std::int64_t>(n);
 #pragma omp parallel for reduction(min : first) schedule(static) if (n > (std::size_t(1) << 20))
   for (std::int64_t i = 0; i < count; ++i)
-    if (!std::isfinite(static_cast<double>(v[i])) && i < first) first = i;
+    if (i < first && bad(i)) first = i;
   return first == INT64_MAX ? -1 : first;
+}
+
+// The flat index of the first value that is not finite, or -1 (the lowest such
+// index whatever the thread count).
+template <class T>
+std::int64_t first_non_finite(const T* v, std::size_t n) {
+  return first_where(n, [v](std::int64_t i) { return !std::isfinite(static_cast<double>(v[i])); });
 }
 
 // "[3, 0, 7]": the C-order index of flat position i in shape (i for an empty shape).

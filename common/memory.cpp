@@ -2,6 +2,7 @@
 // budget of memory.hpp.
 #include "memory.hpp"
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include <cerrno>
@@ -241,9 +242,18 @@ void* allocate_host(std::size_t bytes, bool pinned) {
   }
 #endif
   (void)pinned;
-  constexpr std::size_t kAlign = 64;
-  std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-  void* p = std::aligned_alloc(kAlign, rounded);
+  // Large arrays start on a huge-page boundary and ask for transparent huge pages:
+  // their first touch (page faults) then runs 2-3x faster and their release about
+  // 10x faster (bench/host-memory on the H200 machine: 7 against 2.4 GB/s from one
+  // thread, 35-55 against 14-24 GB/s from 16; munmap 3 against 30 ms per GiB).
+  constexpr std::size_t kAlign = 64, kHugePage = std::size_t(2) << 20;
+  const bool large = bytes >= 2 * kHugePage;
+  const std::size_t align = large ? kHugePage : kAlign;
+  std::size_t rounded = (bytes + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, rounded);
+#ifdef MADV_HUGEPAGE
+  if (p && large) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: no huge pages, no harm
+#endif
   if (!p) {
     const HostMemory m = available_host_memory();
     fail_resource("out of host memory allocating " + gib(bytes) +

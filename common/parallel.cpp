@@ -6,6 +6,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <functional>
 
 #include <signal.h>
 #include <sys/types.h>
@@ -16,6 +17,7 @@
 #include "cli.hpp"
 #include "signals.hpp"
 #include "timeline.hpp"
+#include "workers.hpp"
 
 #ifdef NUMPIPE_HAVE_MPI
 #include <mpi.h>
@@ -336,6 +338,35 @@ void store_u32(unsigned char* p, std::uint32_t v) {
 }
 }  // namespace
 
+namespace {
+// Writes frames 0..count-1 to `sink` in order while the io workers make the next ones:
+// make(k, out) appends frame k to the empty string `out`. At most workers + 2 frames
+// are held; their buffers are reused (no fresh memory per frame).
+void write_frames_in_order(ByteSink& sink, std::size_t count,
+                           const std::function<void(std::size_t, std::string&)>& make) {
+  WorkerPool& pool = WorkerPool::io();
+  const std::size_t window = std::min<std::size_t>(count, static_cast<std::size_t>(pool.size()) + 2);
+  std::vector<std::string> bufs(window);
+  std::vector<Job> jobs(window);
+  JobGroup group(pool);  // after bufs: destroyed first, it waits for every job still writing into them
+  for (std::size_t k = 0; k < count + window; ++k) {
+    if (k >= window && k - window < count) {  // frame k - window is next in the output
+      const std::size_t slot = (k - window) % window;
+      jobs[slot].wait();
+      sink.write(bufs[slot].data(), bufs[slot].size());
+    }
+    if (k < count) {
+      const std::size_t slot = k % window;
+      std::string* out = &bufs[slot];
+      jobs[slot] = group.add([&make, k, out] {
+        out->clear();
+        make(k, *out);
+      });
+    }
+  }
+}
+}  // namespace
+
 struct StreamOut::Impl {
   ByteSink* sink = nullptr;
   int level = 1;
@@ -488,42 +519,45 @@ void StreamOut::write_blocks(const std::string& name, DType dtype, const Shape& 
     fail_internal("StreamOut::write_blocks: a block that is not the whole array without MPI");
 #endif
   }
-  // this rank's frames, compressed by its threads (each frame on its own: the bytes do
-  // not depend on which thread makes them)
+  // this rank's frames (each frame on its own: the bytes do not depend on which thread
+  // makes them)
   const std::int64_t nf = (q1 - q0 + per_frame - 1) / per_frame;
-  std::vector<std::string> pieces(static_cast<std::size_t>(nf));
-  std::string error;
-#pragma omp parallel
-  {
-#pragma omp for schedule(dynamic, 1)
-    for (std::int64_t f = 0; f < nf; ++f) {
-      const std::int64_t p = q0 + f * per_frame, pe = std::min(q1, p + per_frame);
-      try {
-        impl_->compress(planes + static_cast<std::size_t>(p - q0) * plane, static_cast<std::size_t>(pe - p) * plane, nullptr, 0,
-                       pieces[static_cast<std::size_t>(f)]);
-      } catch (const std::exception& e) {
-#pragma omp critical(numpipe_stream_out)
-        error = e.what();
-      }
-    }
-  }
-  if (!error.empty()) fail_internal(error);
-  std::string part;
-  std::size_t total = 0;
-  for (const std::string& x : pieces) total += x.size();
-  part.reserve(total);
-  for (std::string& x : pieces) {
-    part += x;
-    std::string().swap(x);
-  }
-  std::vector<char>().swap(mine);
-  // rank 0: the header, its frames, then every other rank's as they arrive
-  if (g.is_root()) {
+  auto make_frame = [&](std::size_t f, std::string& out) {
+    const std::int64_t p = q0 + static_cast<std::int64_t>(f) * per_frame, pe = std::min(q1, p + per_frame);
+    impl_->compress(planes + static_cast<std::size_t>(p - q0) * plane, static_cast<std::size_t>(pe - p) * plane, nullptr, 0,
+                    out);
+  };
+  std::string part;  // the other ranks: their frames, sent to rank 0 together
+  if (g.is_root()) {  // rank 0: the header, its frames written as they are made, then every other rank's as they arrive
     json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", attrs}};
     impl_->write_head(header, nullptr, 0);
-    impl_->sink->write(part.data(), part.size());
+    write_frames_in_order(*impl_->sink, static_cast<std::size_t>(nf), make_frame);
     ++records_;
+  } else {
+    std::vector<std::string> pieces(static_cast<std::size_t>(nf));
+    std::string error;
+#pragma omp parallel
+    {
+#pragma omp for schedule(dynamic, 1)
+      for (std::int64_t f = 0; f < nf; ++f) {
+        try {
+          make_frame(static_cast<std::size_t>(f), pieces[static_cast<std::size_t>(f)]);
+        } catch (const std::exception& e) {
+#pragma omp critical(numpipe_stream_out)
+          error = e.what();
+        }
+      }
+    }
+    if (!error.empty()) fail_internal(error);
+    std::size_t total = 0;
+    for (const std::string& x : pieces) total += x.size();
+    part.reserve(total);
+    for (std::string& x : pieces) {
+      part += x;
+      std::string().swap(x);
+    }
   }
+  std::vector<char>().swap(mine);
 #ifdef NUMPIPE_HAVE_MPI
   if (g.size() > 1) {
     std::uint64_t n = part.size();

@@ -105,7 +105,7 @@ void release_payloads(std::vector<Record>& records) {
 
 // Every field written must be finite (diagnose() checks d, u, v; this names the record and the cell).
 template <class T>
-void require_finite_field(const std::string& name, const Shape& shape, const std::vector<T>& f, std::int64_t step) {
+void require_finite_field(const std::string& name, const Shape& shape, const FieldVector<T>& f, std::int64_t step) {
   if (f.empty()) return;
   require_finite(ExitCode::bad_input, name, shape, f.data(),
                  "the state became non-finite by step " + std::to_string(step) + " (try a smaller --dt)");

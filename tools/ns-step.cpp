@@ -129,11 +129,17 @@ ns::Problem read_state(std::vector<Record>& records, json& input_attrs) {
   pr.t0 = r0.attrs.contains("t") && r0.attrs["t"].is_number() ? r0.attrs["t"].get<double>() : 0.0;
   pr.step0 = r0.attrs.contains("step") && r0.attrs["step"].is_number_integer() ? r0.attrs["step"].get<long long>() : 0;
   for (int v = 0; v < ns::kVars; ++v) {
-    if (rec[v]->dtype == DType::f8) {  // the same bits as to_vector, at memory speed
-      pr.fields[v].resize(rec[v]->size());
+    // the same bits as to_vector, at memory speed: the copy (or the conversion) is the
+    // first touch of the field's memory, on every thread
+    pr.fields[v].resize(rec[v]->size());
+    if (rec[v]->dtype == DType::f8) {
       parallel_copy(pr.fields[v].data(), rec[v]->payload.data(), rec[v]->payload.bytes());
     } else {
-      pr.fields[v] = rec[v]->to_vector<double>();
+      const float* src = rec[v]->data<float>();
+      double* dst = pr.fields[v].data();
+      const std::int64_t count = static_cast<std::int64_t>(rec[v]->size());
+#pragma omp parallel for schedule(static)
+      for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<double>(src[i]);
     }
     rec[v]->payload = HostArray<std::byte>();  // converted: the record's payload goes now
   }
@@ -271,21 +277,20 @@ int run(int argc, char** argv) {
   ns::Problem pr = read_state(records, input_attrs);
   ns::validate(pr, o);
   {  // the model divides by rho: a state with rho <= 0 (or NaN) is not one it can run
-    const std::vector<double>& rho = pr.fields[0];
-    std::size_t at = 0;
-    while (at < rho.size() && rho[at] > 0) ++at;
-    if (at < rho.size())
-      fail_input("rho" + index_in(Shape{pr.params.n[0], pr.params.n[1], pr.params.n[2]}, at) + " is " +
-                 value_text(rho[at]) + ": the density must be positive everywhere");
+    const double* rho = pr.fields[0].data();
+    const std::int64_t at = first_where(pr.fields[0].size(), [rho](std::int64_t i) { return !(rho[i] > 0); });
+    if (at >= 0)
+      fail_input("rho" + index_in(Shape{pr.params.n[0], pr.params.n[1], pr.params.n[2]}, static_cast<std::uint64_t>(at)) +
+                 " is " + value_text(rho[at]) + ": the density must be positive everywhere");
   }
 
   if (o.dt > 0) {  // an explicit dt above the stability estimate: warn, or refuse with --strict
     const ns::Geometry g = ns::make_geometry(pr.params);
-    double vmax = 0;
-    for (std::size_t i = 0; i < pr.fields[1].size(); ++i) {
-      const double vx = pr.fields[1][i], vy = pr.fields[2][i], vz = pr.fields[3][i];
-      vmax = std::max(vmax, std::sqrt(vx * vx + vy * vy + vz * vz));
-    }
+    double vmax = 0;  // a maximum: the same whatever the threads' order
+    const double *fx = pr.fields[1].data(), *fy = pr.fields[2].data(), *fz = pr.fields[3].data();
+    const std::int64_t count = static_cast<std::int64_t>(pr.fields[1].size());
+#pragma omp parallel for reduction(max : vmax) schedule(static)
+    for (std::int64_t i = 0; i < count; ++i) vmax = std::max(vmax, std::sqrt(fx[i] * fx[i] + fy[i] * fy[i] + fz[i] * fz[i]));
     const double limit = ns::stable_dt(g, o.order, vmax, pr.params.c, pr.params.re);
     if (o.dt > limit) {
       char msg[256];

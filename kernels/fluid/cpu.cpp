@@ -50,6 +50,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
+#include "common/finite.hpp"
 #include "fluid.hpp"
 #include "simd_avx512.hpp"
 
@@ -639,7 +640,8 @@ class CpuSolver final : public Solver<T> {
   bool trapezoid_ = env_int("NUMPIPE_FLUID_CPU_TRAPEZOID", 1) != 0;
   // NUMPIPE_FLUID_CPU_ADVECT_TILE=C: the advection's column tiles (0: whole rows).
   int adv_tile_ = std::max(0, env_int("NUMPIPE_FLUID_CPU_ADVECT_TILE", 0));
-  // NUMPIPE_FLUID_CPU_HUGE=0: no transparent huge pages for the fields;
+  // NUMPIPE_FLUID_CPU_HUGE=0: no transparent huge pages for the scratch buffer (the
+  // fields' own storage asks for them: common/host_vector.hpp);
   // NUMPIPE_FLUID_CPU_PIN=0|1: OpenMP threads pinned one per CPU (unless OMP_PROC_BIND,
   // OMP_PLACES or GOMP_CPU_AFFINITY say otherwise).
   bool huge_ = env_int("NUMPIPE_FLUID_CPU_HUGE", 1) != 0;
@@ -648,8 +650,9 @@ class CpuSolver final : public Solver<T> {
   // A copy of `from` in a buffer advised for transparent huge pages before its
   // first touch (Linux): the passes' row streams and the advection's gathers then
   // walk 2 MiB pages (fewer TLB misses, and far fewer nested page walks in a VM).
-  void adopt(std::vector<T>& to, const std::vector<T>& from) const {
-    std::vector<T>().swap(to);
+  template <class To, class From>
+  void adopt(To& to, const From& from) const {
+    To().swap(to);
     to.reserve(from.size());
     if (huge_) advise_huge_pages(to.data(), from.size() * sizeof(T));
     to.assign(from.begin(), from.end());
@@ -877,8 +880,8 @@ class CpuSolver final : public Solver<T> {
   // one barrier instead of three and the blocks of all three balance the load.
   struct Diffusion {
     int b;
-    std::vector<T>* x;
-    const std::vector<T>* x0;
+    FieldVector<T>* x;
+    const FieldVector<T>* x0;
     int field;
     double k;
     bool max_out;
@@ -902,7 +905,7 @@ class CpuSolver final : public Solver<T> {
 
   // project(u, v, p, div): div and its set_bnd, the solve from a generated zero
   // pressure (with react's velocity maximum p^2 + div^2 when max_out), the gradient.
-  void project(std::vector<T>& uvec, std::vector<T>& vvec, std::vector<T>& pvec, std::vector<T>& dvec, bool max_out) {
+  void project(FieldVector<T>& uvec, FieldVector<T>& vvec, FieldVector<T>& pvec, FieldVector<T>& dvec, bool max_out) {
     const int n = n_, w = w_;
     T* u = uvec.data();
     T* v = vvec.data();
@@ -1357,22 +1360,29 @@ template <class T>
 Diagnostics diagnose(const Fields<T>& f) {
   Diagnostics g;
   const int n = f.n, w = n + 2;
+  // Fixed order: each row's sum in turn, then the rows' sums in turn (the rows on all
+  // threads, the same bits on any number); maxima do not depend on the order.
+  std::vector<double> rows(static_cast<std::size_t>(n) + 1, 0.0);
+  double max_speed = 0, max_divergence = 0;
+#pragma omp parallel for schedule(static) reduction(max : max_speed, max_divergence)
   for (int j = 1; j <= n; ++j) {
-    double row = 0;  // fixed order: row sums, then the rows in turn
+    double row = 0;
     for (int i = 1; i <= n; ++i) {
       const double d = f.d[ix(i, j, w)], u = f.u[ix(i, j, w)], v = f.v[ix(i, j, w)];
       row += d;
-      g.max_speed = std::max(g.max_speed, std::sqrt(u * u + v * v));
+      max_speed = std::max(max_speed, std::sqrt(u * u + v * v));
       const double div = 0.5 * n *
                          (static_cast<double>(f.u[ix(i + 1, j, w)]) - f.u[ix(i - 1, j, w)] +
                           static_cast<double>(f.v[ix(i, j + 1, w)]) - f.v[ix(i, j - 1, w)]);
-      g.max_divergence = std::max(g.max_divergence, std::fabs(div));
+      max_divergence = std::max(max_divergence, std::fabs(div));
     }
-    g.total_density += row;
+    rows[static_cast<std::size_t>(j)] = row;
   }
+  for (int j = 1; j <= n; ++j) g.total_density += rows[static_cast<std::size_t>(j)];
+  g.max_speed = max_speed;
+  g.max_divergence = max_divergence;
   for (const auto* a : {&f.d, &f.u, &f.v})
-    for (T x : *a)
-      if (!std::isfinite(static_cast<double>(x))) g.finite = false;
+    if (first_non_finite(a->data(), a->size()) >= 0) g.finite = false;
   return g;
 }
 template Diagnostics diagnose(const Fields<float>&);

@@ -670,7 +670,7 @@ class CudaSolver final : public Solver<T> {
     NUMPIPE_CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
     NUMPIPE_CUDA_CHECK(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming));
     cells_ = init.cells();
-    const std::vector<T>* src[6] = {&init.d, &init.u, &init.v, &init.d0, &init.u0, &init.v0};
+    const FieldVector<T>* src[6] = {&init.d, &init.u, &init.v, &init.d0, &init.u0, &init.v0};
     for (int k = 0; k < 6; ++k) {
       buf_[k] = DeviceArray<T>(cells_);
       copy_to_device(buf_[k].data(), src[k]->data(), cells_ * sizeof(T), stream_);  // pinned staging (common/staging.hpp)
@@ -737,8 +737,8 @@ class CudaSolver final : public Solver<T> {
   }
 
   void fetch(Fields<T>& out) override {
-    if (out.n != n_ || out.cells() != cells_) out.resize(n_);  // every value is overwritten: no need to clear them first
-    std::vector<T>* dst[6] = {&out.d, &out.u, &out.v, &out.d0, &out.u0, &out.v0};
+    if (out.n != n_ || out.cells() != cells_) out.resize_uninitialised(n_);  // every value is overwritten below
+    FieldVector<T>* dst[6] = {&out.d, &out.u, &out.v, &out.d0, &out.u0, &out.v0};
     for (int k = 0; k < 6; ++k) copy_to_host(dst[k]->data(), buf_[k].data(), cells_ * sizeof(T), stream_);  // pinned staging
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }

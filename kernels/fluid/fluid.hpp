@@ -7,20 +7,31 @@
 #include <string>
 #include <vector>
 
+#include "common/host_vector.hpp"
 #include "model.hpp"
 
 namespace numpipe::fluid {
 
+// One field's values (common/host_vector.hpp: huge pages, filled on all threads).
+template <class T>
+using FieldVector = HostVector<T>;
+
 template <class T>
 struct Fields {
   int n = 0;
-  std::vector<T> d, u, v, d0, u0, v0;  // each (n+2)*(n+2), C order [y][x]
+  FieldVector<T> d, u, v, d0, u0, v0;  // each (n+2)*(n+2), C order [y][x]
 
   explicit Fields(int n_ = 0) { resize(n_); }
+  // Every value zero.
   void resize(int n_) {
+    resize_uninitialised(n_);
+    for (auto* f : {&d, &u, &v, &d0, &u0, &v0}) parallel_fill(f->data(), f->size(), T(0));
+  }
+  // For a state about to be overwritten whole (a conversion, a download): no pass over it.
+  void resize_uninitialised(int n_) {
     n = n_;
     const std::size_t cells = static_cast<std::size_t>(n + 2) * static_cast<std::size_t>(n + 2);
-    for (auto* f : {&d, &u, &v, &d0, &u0, &v0}) f->assign(cells, T(0));
+    for (auto* f : {&d, &u, &v, &d0, &u0, &v0}) f->resize(cells);
   }
   std::size_t cells() const { return d.size(); }
 };

@@ -16,9 +16,9 @@ struct Ref {
   Counters counters;
   explicit Ref(const Params& params) : p(params), n(params.n), w(params.n + 2) {}
 
-  T& at(std::vector<T>& x, int i, int j) { return x[ix(i, j, w)]; }
+  T& at(FieldVector<T>& x, int i, int j) { return x[ix(i, j, w)]; }
 
-  void set_bnd(int b, std::vector<T>& x) {
+  void set_bnd(int b, FieldVector<T>& x) {
     for (int i = 1; i <= n; ++i) {
       at(x, 0, i) = b == kU ? -at(x, 1, i) : at(x, 1, i);
       at(x, n + 1, i) = b == kU ? -at(x, n, i) : at(x, n, i);
@@ -31,7 +31,7 @@ struct Ref {
     at(x, n + 1, n + 1) = corner(at(x, n, n + 1), at(x, n + 1, n));
   }
 
-  void lin_solve(int b, std::vector<T>& x, std::vector<T>& x0, T a, T c) {
+  void lin_solve(int b, FieldVector<T>& x, FieldVector<T>& x0, T a, T c) {
     for (int k = 0; k < p.iters; ++k) {
       for (int color = 0; color < 2; ++color)
         for (int j = 1; j <= n; ++j)
@@ -42,12 +42,12 @@ struct Ref {
     }
   }
 
-  void diffuse(int b, std::vector<T>& x, std::vector<T>& x0, double k) {
+  void diffuse(int b, FieldVector<T>& x, FieldVector<T>& x0, double k) {
     T a = diffuse_a(T(p.dt), T(k), n);
     lin_solve(b, x, x0, a, T(1) + T(4) * a);
   }
 
-  void project(std::vector<T>& u, std::vector<T>& v, std::vector<T>& pr, std::vector<T>& div) {
+  void project(FieldVector<T>& u, FieldVector<T>& v, FieldVector<T>& pr, FieldVector<T>& div) {
     for (int j = 1; j <= n; ++j)
       for (int i = 1; i <= n; ++i) {
         at(div, i, j) = divergence_cell(at(u, i - 1, j), at(u, i + 1, j), at(v, i, j - 1), at(v, i, j + 1), n);
@@ -65,7 +65,7 @@ struct Ref {
     set_bnd(kV, v);
   }
 
-  void advect(std::vector<T>& out, const std::vector<T>& q, const std::vector<T>& U, const std::vector<T>& V) {
+  void advect(FieldVector<T>& out, const FieldVector<T>& q, const FieldVector<T>& U, const FieldVector<T>& V) {
     T dt0 = T(p.dt) * T(n);
     for (int j = 1; j <= n; ++j)
       for (int i = 1; i <= n; ++i)
@@ -104,7 +104,7 @@ struct Ref {
     }
   }
 
-  void add_source(std::vector<T>& x, const std::vector<T>& s) {
+  void add_source(FieldVector<T>& x, const FieldVector<T>& s) {
     const T dt = T(p.dt);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += dt * s[i];
   }

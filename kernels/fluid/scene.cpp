@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/finite.hpp"
 #include "common/strings.hpp"
 
 namespace numpipe::fluid {
@@ -125,9 +126,9 @@ void validate_scene(const Scene& s, const SceneFields<T>& f) {
       fail_input("'solid' covers every interior cell (" + std::to_string(ny) + " x " + std::to_string(nx) +
                  "): no fluid is left");
   }
-  const std::vector<T>* src[4] = {&f.src_d, &f.src_u, &f.src_v, &f.src_t};
+  const FieldVector<T>* src[4] = {&f.src_d, &f.src_u, &f.src_v, &f.src_t};
   for (int k = 0; k < 4; ++k) {
-    const std::vector<T>& a = *src[k];
+    const FieldVector<T>& a = *src[k];
     for (std::size_t i = 0; i < a.size(); ++i) {
       const double x = static_cast<double>(a[i]);
       if (x == 0) continue;
@@ -293,13 +294,13 @@ SceneRecords find_scene_records(const std::vector<Record>& records, const StateI
 template <class T>
 SceneFields<T> load_scene_fields(const StateInput& in, const SceneRecords& r) {
   SceneFields<T> f;
-  f.nx = in.nx;
-  f.ny = in.ny;
-  std::vector<T>* dst[6] = {&f.d, &f.u, &f.v, &f.d0, &f.u0, &f.v0};
-  for (int k = 0; k < 6; ++k) *dst[k] = record_values<T>(*in.records[k]);
+  f.resize_uninitialised(in.nx, in.ny);  // every value converted below
+  FieldVector<T>* dst[6] = {&f.d, &f.u, &f.v, &f.d0, &f.u0, &f.v0};
+  for (int k = 0; k < 6; ++k) fill_from_record(dst[k]->data(), *in.records[k]);
   if (r.solid) f.solid.assign(r.solid->data<std::uint8_t>(), r.solid->data<std::uint8_t>() + r.solid->size());
-  if (r.t || r.src[3]) f.t = r.t ? record_values<T>(*r.t) : std::vector<T>(f.cells(), T(0));
-  std::vector<T>* src[4] = {&f.src_d, &f.src_u, &f.src_v, &f.src_t};
+  if (r.t) f.t = record_values<T>(*r.t);
+  else if (r.src[3]) f.t.assign(f.cells(), T(0));
+  FieldVector<T>* src[4] = {&f.src_d, &f.src_u, &f.src_v, &f.src_t};
   for (int k = 0; k < 4; ++k)
     if (r.src[k]) *src[k] = record_values<T>(*r.src[k]);
   return f;
@@ -311,7 +312,7 @@ template <class T>
 void write_scene_fields(StreamWriter& w, const SceneFields<T>& f, const json& attrs, const std::string& prefix,
                         bool all) {
   const Shape shape{f.ny + 2, f.nx + 2};
-  const std::vector<T>* main[6] = {&f.d, &f.u, &f.v, &f.d0, &f.u0, &f.v0};
+  const FieldVector<T>* main[6] = {&f.d, &f.u, &f.v, &f.d0, &f.u0, &f.v0};
   for (int k = 0; k < 3; ++k) w.write<T>(prefix + kFieldNames[k], shape, main[k]->data(), attrs);
   if (f.temperature()) w.write<T>(prefix + "T", shape, f.t.data(), attrs);
   if (!all) return;
@@ -323,7 +324,7 @@ void write_scene_fields(StreamWriter& w, const SceneFields<T>& f, const json& at
     a["kind"] = "fluid.solid";
     w.write<std::uint8_t>("solid", shape, f.solid.data(), a);
   }
-  const std::vector<T>* src[4] = {&f.src_d, &f.src_u, &f.src_v, &f.src_t};
+  const FieldVector<T>* src[4] = {&f.src_d, &f.src_u, &f.src_v, &f.src_t};
   for (int k = 0; k < 4; ++k)
     if (!src[k]->empty()) {
       json a = plain;
@@ -342,24 +343,31 @@ Diagnostics diagnose_scene(const Scene& s, const SceneFields<T>& f) {
   const int nx = s.nx, ny = s.ny, w = nx + 2;
   const double inv_h = s.inv_h();
   const std::vector<std::uint8_t> code = f.solid.empty() ? std::vector<std::uint8_t>() : cell_codes(s, f.solid);
+  // Fixed order: each row's sum in turn, then the rows' sums in turn (the rows on all
+  // threads, the same bits on any number); maxima do not depend on the order.
+  std::vector<double> rows(static_cast<std::size_t>(ny) + 1, 0.0);
+  double max_speed = 0, max_divergence = 0;
+#pragma omp parallel for schedule(static) reduction(max : max_speed, max_divergence)
   for (int j = 1; j <= ny; ++j) {
-    double row = 0;  // fixed order: row sums, then the rows in turn
+    double row = 0;
     for (int i = 1; i <= nx; ++i) {
       const std::int64_t c = ix(i, j, w);
       const int cd = code.empty() ? 0 : code[static_cast<std::size_t>(c)];
       row += static_cast<double>(f.d[c]);
       if (cd & kSolidSelf) continue;
       const double u = f.u[c], v = f.v[c];
-      g.max_speed = std::max(g.max_speed, std::sqrt(u * u + v * v));
+      max_speed = std::max(max_speed, std::sqrt(u * u + v * v));
       const double ul = cd & kSolidL ? -u : f.u[c - 1], ur = cd & kSolidR ? -u : f.u[c + 1];
       const double vd = cd & kSolidD ? -v : f.v[c - w], vu = cd & kSolidU ? -v : f.v[c + w];
-      g.max_divergence = std::max(g.max_divergence, std::fabs(0.5 * inv_h * (ur - ul + vu - vd)));
+      max_divergence = std::max(max_divergence, std::fabs(0.5 * inv_h * (ur - ul + vu - vd)));
     }
-    g.total_density += row;
+    rows[static_cast<std::size_t>(j)] = row;
   }
+  for (int j = 1; j <= ny; ++j) g.total_density += rows[static_cast<std::size_t>(j)];
+  g.max_speed = max_speed;
+  g.max_divergence = max_divergence;
   for (const auto* a : {&f.d, &f.u, &f.v, &f.t})
-    for (T x : *a)
-      if (!std::isfinite(static_cast<double>(x))) g.finite = false;
+    if (first_non_finite(a->data(), a->size()) >= 0) g.finite = false;
   return g;
 }
 template Diagnostics diagnose_scene(const Scene&, const SceneFields<float>&);

@@ -53,16 +53,22 @@ inline const char* side_kind_name(SideKind k) {
 template <class T>
 struct SceneFields {
   int nx = 0, ny = 0;
-  std::vector<T> d, u, v, d0, u0, v0;  // as in Fields
-  std::vector<T> t;                    // temperature, empty when the scene has none
+  FieldVector<T> d, u, v, d0, u0, v0;  // as in Fields
+  FieldVector<T> t;                    // temperature, empty when the scene has none
   std::vector<std::uint8_t> solid;     // 1 inside an obstacle, empty when none
-  std::vector<T> src_d, src_u, src_v, src_t;  // emitters (rates per unit time), each empty when none
+  FieldVector<T> src_d, src_u, src_v, src_t;  // emitters (rates per unit time), each empty when none
   SceneFields() = default;
   SceneFields(int nx_, int ny_) { resize(nx_, ny_); }
+  // Every value of the six state fields zero.
   void resize(int nx_, int ny_) {
+    resize_uninitialised(nx_, ny_);
+    for (auto* f : {&d, &u, &v, &d0, &u0, &v0}) parallel_fill(f->data(), f->size(), T(0));
+  }
+  // For a state about to be overwritten whole: no pass over it.
+  void resize_uninitialised(int nx_, int ny_) {
     nx = nx_;
     ny = ny_;
-    for (auto* f : {&d, &u, &v, &d0, &u0, &v0}) f->assign(cells(), T(0));
+    for (auto* f : {&d, &u, &v, &d0, &u0, &v0}) f->resize(cells());
   }
   std::size_t cells() const { return static_cast<std::size_t>(nx + 2) * static_cast<std::size_t>(ny + 2); }
   bool temperature() const { return !t.empty(); }

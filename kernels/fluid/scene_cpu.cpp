@@ -338,7 +338,7 @@ class SceneCpuSolver final : public SceneSolver<T> {
     for (std::int64_t i = 0; i < cells; ++i) x[i] += dt * s[i];
   }
   // x += dt*src, then x += dt*force, over the interior (each where given).
-  void add_interior(T* x, const std::vector<T>& src, const T* f) const {
+  void add_interior(T* x, const FieldVector<T>& src, const T* f) const {
     const T* s = src.empty() ? nullptr : src.data();
     if (!s && !f) return;
     const int nx = nx_, ny = ny_, w = w_;

@@ -386,7 +386,7 @@ class SceneCudaSolver final : public SceneSolver<T> {
     inv_h_ = static_cast<T>(s.inv_h());
     dt_ = static_cast<T>(p.dt);
     dt0_ = dt_ * inv_h_;
-    auto upload = [&](DeviceArray<T>& to, const std::vector<T>& from) {
+    auto upload = [&](DeviceArray<T>& to, const FieldVector<T>& from) {
       to = DeviceArray<T>(cells_);
       to.copy_from_host(from.data(), cells_, stream_);
     };
@@ -401,7 +401,7 @@ class SceneCudaSolver final : public SceneSolver<T> {
       upload(t_, init.t);
       t0_ = zeros();
     }
-    const std::vector<T>* src[4] = {&init.src_d, &init.src_u, &init.src_v, &init.src_t};
+    const FieldVector<T>* src[4] = {&init.src_d, &init.src_u, &init.src_v, &init.src_t};
     for (int k = 0; k < 4; ++k)
       if (!src[k]->empty()) upload(src_[k], *src[k]);
     vort_ = s.vorticity != 0;
@@ -470,7 +470,7 @@ class SceneCudaSolver final : public SceneSolver<T> {
   void fetch(SceneFields<T>& out) override {
     out.nx = nx_;
     out.ny = ny_;
-    std::vector<T>* dst[6] = {&out.d, &out.u, &out.v, &out.d0, &out.u0, &out.v0};
+    FieldVector<T>* dst[6] = {&out.d, &out.u, &out.v, &out.d0, &out.u0, &out.v0};
     const DeviceArray<T>* src[6] = {&d_, &u_, &v_, &d0_, &u0_, &v0_};
     for (int k = 0; k < 6; ++k) {
       dst[k]->resize(cells_);

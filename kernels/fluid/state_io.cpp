@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "common/finite.hpp"
+
 namespace numpipe::fluid {
 
 StateInput find_state(const std::vector<Record>& records) {
@@ -34,15 +36,15 @@ StateInput find_state(const std::vector<Record>& records) {
       fail_input(std::string("dtype of '") + kFieldNames[k] + "' is " + dtype_name(r.dtype) + ", expected " +
                  dtype_name(d.dtype) + " like 'd'");
   }
-  for (int k = 0; k < 6; ++k) {
+  for (int k = 0; k < 6; ++k) {  // on all threads: a 4096^2 state is 100 million values
     const Record& r = *in.records[k];
-    const std::size_t count = r.size();
-    for (std::size_t i = 0; i < count; ++i) {
-      const double x = r.value_as_double(i);
-      if (!std::isfinite(x))
-        fail_input(std::string("non-finite value in '") + kFieldNames[k] + "' at [" +
-                   std::to_string(i / static_cast<std::size_t>(d.shape[1])) + ", " +
-                   std::to_string(i % static_cast<std::size_t>(d.shape[1])) + "]: " + std::to_string(x));
+    const std::int64_t at = r.dtype == DType::f4 ? first_non_finite(r.data<float>(), r.size())
+                                                 : first_non_finite(r.data<double>(), r.size());
+    if (at >= 0) {
+      const std::size_t i = static_cast<std::size_t>(at);
+      fail_input(std::string("non-finite value in '") + kFieldNames[k] + "' at [" +
+                 std::to_string(i / static_cast<std::size_t>(d.shape[1])) + ", " +
+                 std::to_string(i % static_cast<std::size_t>(d.shape[1])) + "]: " + std::to_string(r.value_as_double(i)));
     }
   }
   in.ny = static_cast<int>(d.shape[0] - 2);
@@ -55,42 +57,41 @@ StateInput find_state(const std::vector<Record>& records) {
 
 template <class T>
 Fields<T> load_fields(const StateInput& in) {
-  Fields<T> f(in.n);
-  std::vector<T>* dst[6] = {&f.d, &f.u, &f.v, &f.d0, &f.u0, &f.v0};
-  for (int k = 0; k < 6; ++k) {
-    const Record& r = *in.records[k];
-    std::vector<T>& out = *dst[k];
-    // Element by element, each element alone: the same bits on any thread count
-    // (parallel: a 4096^2 state is 400 MB, a second or so on one core).
-    const std::int64_t count = static_cast<std::int64_t>(out.size());
-    if (r.dtype == DType::f4) {
-      const float* s = r.data<float>();
-#pragma omp parallel for schedule(static)
-      for (std::int64_t i = 0; i < count; ++i) out[static_cast<std::size_t>(i)] = static_cast<T>(s[i]);
-    } else {
-      const double* s = r.data<double>();
-#pragma omp parallel for schedule(static)
-      for (std::int64_t i = 0; i < count; ++i) out[static_cast<std::size_t>(i)] = static_cast<T>(s[i]);
-    }
-  }
+  Fields<T> f;
+  f.resize_uninitialised(in.n);  // the conversion below writes every value, on all threads
+  FieldVector<T>* dst[6] = {&f.d, &f.u, &f.v, &f.d0, &f.u0, &f.v0};
+  for (int k = 0; k < 6; ++k) fill_from_record(dst[k]->data(), *in.records[k]);
   return f;
 }
+
 template <class T>
-std::vector<T> record_values(const Record& r) {
-  std::vector<T> out(r.size());
+void fill_from_record(T* out, const Record& r) {
+  // Element by element, each element alone: the same bits on any thread count
+  // (parallel: a 4096^2 state is 400 MB, and this is the first touch of `out`).
+  const std::int64_t count = static_cast<std::int64_t>(r.size());
   if (r.dtype == DType::f4) {
     const float* s = r.data<float>();
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(s[i]);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(s[i]);
   } else if (r.dtype == DType::f8) {
     const double* s = r.data<double>();
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(s[i]);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(s[i]);
   } else {
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(r.value_as_double(i));
+    for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(r.value_as_double(static_cast<std::size_t>(i)));
   }
+}
+template void fill_from_record(float*, const Record&);
+template void fill_from_record(double*, const Record&);
+
+template <class T>
+FieldVector<T> record_values(const Record& r) {
+  FieldVector<T> out(r.size());
+  fill_from_record(out.data(), r);
   return out;
 }
-template std::vector<float> record_values(const Record&);
-template std::vector<double> record_values(const Record&);
+template FieldVector<float> record_values(const Record&);
+template FieldVector<double> record_values(const Record&);
 
 template Fields<float> load_fields(const StateInput&);
 template Fields<double> load_fields(const StateInput&);
@@ -98,7 +99,7 @@ template Fields<double> load_fields(const StateInput&);
 template <class T>
 void write_fields(StreamWriter& w, const Fields<T>& f, const json& attrs, const std::string& prefix, bool all_six) {
   const Shape shape{f.n + 2, f.n + 2};
-  const std::vector<T>* src[6] = {&f.d, &f.u, &f.v, &f.d0, &f.u0, &f.v0};
+  const FieldVector<T>* src[6] = {&f.d, &f.u, &f.v, &f.d0, &f.u0, &f.v0};
   for (int k = 0; k < (all_six ? 6 : 3); ++k) w.write<T>(prefix + kFieldNames[k], shape, src[k]->data(), attrs);
 }
 template void write_fields(StreamWriter&, const Fields<float>&, const json&, const std::string&, bool);

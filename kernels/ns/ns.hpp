@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/host_vector.hpp"
 #include "model.hpp"
 
 namespace numpipe::ns {
@@ -67,7 +68,7 @@ Geometry make_geometry(const Params& p);
 struct Problem {
   Params params;
   Bodies bodies;
-  std::array<std::vector<double>, kVars> fields;  // interior values, nx*ny*nz each, C order
+  std::array<HostVector<double>, kVars> fields;  // interior values, nx*ny*nz each, C order
   double t0 = 0;
   long long step0 = 0;
 };
@@ -126,7 +127,7 @@ struct Result {
   // The final state of this process's block (the whole grid in one process), C order
   // over the block (fp32 runs: exact float values); under MPI every rank keeps its own
   // block and the output is written by all ranks together (ns-step, par::StreamOut).
-  std::array<std::vector<double>, kVars> fields;
+  std::array<HostVector<double>, kVars> fields;
   long long block_offset[3] = {0, 0, 0};
   int block_n[3] = {0, 0, 0};
   std::vector<DiagRow> diag;  // rank 0

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/finite.hpp"
 #include "ns.hpp"
 
 namespace numpipe::ns {
@@ -90,10 +91,10 @@ void validate(const Problem& pr, const RunOptions& o) {
     if (pr.fields[v].size() != count)
       fail_input(std::string("field ") + kVarNames[v] + " holds " + std::to_string(pr.fields[v].size()) + " values, the grid " +
                  std::to_string(count));
-    for (std::size_t i = 0; i < count; ++i)
-      if (!std::isfinite(pr.fields[v][i]))
-        fail_input(std::string("field ") + kVarNames[v] + " is not finite at flat index " + std::to_string(i) + ": " +
-                   std::to_string(pr.fields[v][i]));
+    const std::int64_t i = first_non_finite(pr.fields[v].data(), count);
+    if (i >= 0)
+      fail_input(std::string("field ") + kVarNames[v] + " is not finite at flat index " + std::to_string(i) + ": " +
+                 std::to_string(pr.fields[v][static_cast<std::size_t>(i)]));
   }
   if (o.steps < 0) fail_input("--steps must be >= 0, got " + std::to_string(o.steps));
   if (o.order != 2 && o.order != 4) fail_input("--order must be 2 or 4, got " + std::to_string(o.order));

@@ -34,7 +34,7 @@ Fields<T> random_state(int n, std::uint64_t seed, double scale = 1.0) {
 }
 
 template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+bool same_bits(const FieldVector<T>& a, const FieldVector<T>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
@@ -75,7 +75,7 @@ Params seed_params(int n) {
   return p;
 }
 
-double l2(const std::vector<float>& a) {
+double l2(const FieldVector<float>& a) {
   double s = 0;
   for (float x : a) s += double(x) * x;
   return std::sqrt(s);

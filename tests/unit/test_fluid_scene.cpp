@@ -48,9 +48,9 @@ SceneFields<T> run_scene(const Params& p, const Scene& s, const SceneFields<T>& 
   return out;
 }
 
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+template <class V>
+bool same_bits(const V& a, const V& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
 }
 
 Params params(int n, Forcing forcing = Forcing::none) {
@@ -64,7 +64,7 @@ Params params(int n, Forcing forcing = Forcing::none) {
 }
 
 template <class T>
-double interior_sum(const SceneFields<T>& f, const std::vector<T>& a) {
+double interior_sum(const SceneFields<T>& f, const FieldVector<T>& a) {
   double s = 0;
   for (int j = 1; j <= f.ny; ++j)
     for (int i = 1; i <= f.nx; ++i) s += static_cast<double>(a[ix(i, j, f.nx + 2)]);
@@ -72,13 +72,13 @@ double interior_sum(const SceneFields<T>& f, const std::vector<T>& a) {
 }
 
 // Sets `a` to `value` in the cells whose centre lies in the disc (cx, cy, r), unit box coordinates.
-template <class T>
-void disc(std::vector<T>& a, int nx, int ny, double cx, double cy, double r, double value, double length = 1.0) {
+template <class V>
+void disc(V& a, int nx, int ny, double cx, double cy, double r, double value, double length = 1.0) {
   const double h = length / nx;
   for (int j = 1; j <= ny; ++j)
     for (int i = 1; i <= nx; ++i) {
       const double x = (i - 0.5) * h - cx, y = (j - 0.5) * h - cy;
-      if (x * x + y * y <= r * r) a[static_cast<std::size_t>(ix(i, j, nx + 2))] = static_cast<T>(value);
+      if (x * x + y * y <= r * r) a[static_cast<std::size_t>(ix(i, j, nx + 2))] = static_cast<typename V::value_type>(value);
     }
 }
 
@@ -339,7 +339,7 @@ TEST_CASE("fluid scene: periodic sides give the same result as a shifted domain"
     g.solid = roll(f.solid, dx, dy);
     g.src_d = roll(f.src_d, dx, dy);
     const SceneFields<double> out = run_scene(p, s, g, 5);
-    const std::vector<double> expect_d = roll(base.d, dx, dy), expect_u = roll(base.u, dx, dy);
+    const FieldVector<double> expect_d = roll(base.d, dx, dy), expect_u = roll(base.u, dx, dy);
     double diff = 0, scale = 0;
     bool same = true;
     for (int j = 1; j <= ny; ++j)
@@ -359,7 +359,7 @@ TEST_CASE("fluid scene: periodic sides give the same result as a shifted domain"
 }
 
 TEST_CASE("fluid scene: buoyancy raises a warm blob, and dense smoke sinks") {
-  auto centroid_y = [](const SceneFields<double>& f, const std::vector<double>& q) {
+  auto centroid_y = [](const SceneFields<double>& f, const FieldVector<double>& q) {
     double m = 0, my = 0;
     for (int j = 1; j <= f.ny; ++j)
       for (int i = 1; i <= f.nx; ++i) {

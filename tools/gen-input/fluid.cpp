@@ -156,22 +156,22 @@ void write_state(const Cli& cli, const std::string& scene_name, const Scene& sc,
     if (for_cells(s, sc, [&](std::size_t c) { f.solid[c] = 1; }) == 0)
       fail_input("--obstacle '" + spec + "' covers no cell's centre (cell size " + std::to_string(sc.length / sc.nx) + ")");
   }
-  auto field = [&](const std::string& name, bool source) -> std::vector<T>& {
+  auto field = [&](const std::string& name, bool source) -> fluid::FieldVector<T>& {
     if (name == "T" && f.t.empty()) f.t.assign(cells, T(0));
-    std::vector<T>& a = source ? (name == "d" ? f.src_d : name == "u" ? f.src_u : name == "v" ? f.src_v : f.src_t)
+    fluid::FieldVector<T>& a = source ? (name == "d" ? f.src_d : name == "u" ? f.src_u : name == "v" ? f.src_v : f.src_t)
                                : (name == "d" ? f.d : name == "u" ? f.u : name == "v" ? f.v : f.t);
     if (a.empty()) a.assign(cells, T(0));
     return a;
   };
   for (const std::string& spec : all_values(cli, "set")) {
     const Placed p = parse_placed(spec, "--set");
-    std::vector<T>& a = field(p.field, false);
+    fluid::FieldVector<T>& a = field(p.field, false);
     if (for_cells(p.shape, sc, [&](std::size_t c) { a[c] = static_cast<T>(p.value); }) == 0)
       fail_input("--set '" + spec + "' covers no cell's centre");
   }
   for (const std::string& spec : all_values(cli, "emit")) {
     const Placed p = parse_placed(spec, "--emit");
-    std::vector<T>& a = field(p.field, true);
+    fluid::FieldVector<T>& a = field(p.field, true);
     if (for_cells(p.shape, sc, [&](std::size_t c) { a[c] = a[c] + static_cast<T>(p.value); }) == 0)
       fail_input("--emit '" + spec + "' covers no cell's centre");
   }

@@ -244,7 +244,7 @@ int run_ns(int argc, char** argv) {
   const long long sh[3] = {static_cast<long long>(shift_d[0]), static_cast<long long>(shift_d[1]), static_cast<long long>(shift_d[2])};
   if (sh[0] || sh[1] || sh[2]) {
     for (auto& f : pr.fields) {
-      std::vector<double> rolled(count);
+      HostVector<double> rolled(count);  // every value written below
       for (long long i = 0; i < p.n[0]; ++i)
         for (long long j = 0; j < p.n[1]; ++j)
           for (long long k = 0; k < p.n[2]; ++k) {
