@@ -57,7 +57,9 @@ using HostVector = std::vector<T, HostAllocator<T>>;
 template <class T>
 void parallel_fill(T* x, std::size_t n, T value) {
   const std::int64_t count = static_cast<std::int64_t>(n);
+#ifdef _OPENMP  // (CUDA translation units include this header without OpenMP)
 #pragma omp parallel for schedule(static) if (n > (std::size_t(1) << 18))
+#endif
   for (std::int64_t i = 0; i < count; ++i) x[i] = value;
 }
 

@@ -449,7 +449,7 @@ void StreamOut::write_blocks(const std::string& name, DType dtype, const Shape& 
   };
   std::int64_t q0 = 0, q1 = 0;
   planes_of(g.rank(), q0, q1);
-  const std::size_t my_bytes = static_cast<std::size_t>(q1 - q0) * plane;
+  [[maybe_unused]] const std::size_t my_bytes = static_cast<std::size_t>(q1 - q0) * plane;  // (MPI only)
   blocked_bytes_ += static_cast<std::uint64_t>(count[0] * count[1] * count[2]) * es;
 
   // the planes [q0, q1) of the array, from every rank's block

@@ -482,6 +482,7 @@ int run(int argc, char** argv) {
     if (h.name == "d") require_fluid_memory(h, backend, precision, cli.device());
     return true;
   });
+  std::optional<timeline::Scope> check_input(std::in_place, "check input");  // every value finite, the scene's arrays
   const StateInput in = find_state(records);
   Scene scene = scene_from_attrs(in.attrs, in.nx, in.ny);
   scene.buoyancy_a = buoyancy_a;
@@ -514,6 +515,7 @@ int run(int argc, char** argv) {
   }
   p.forcing = forcing == "react" ? Forcing::react : Forcing::none;
   refuse_discarded_sources(in, p.forcing);
+  check_input.reset();
   if (precision.empty()) precision = in.dtype == DType::f8 ? "fp64" : "fp32";
   if (!reason.empty()) {
     if (precision == "fp64") return run_scene<double>(cli, out, in, records, scene_records, scene, p, steps, every, repeat);
