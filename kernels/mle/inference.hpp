@@ -396,53 +396,16 @@ NUMPIPE_HD_INLINE void theta_slope(const State& st, double n, double* G, double*
   *H = Hf[0][0];
 }
 
-// The profile's maximum over theta in [lo, hi] at the state's shapes, from the
-// state's theta: the root of its slope G, which is continuous for p > 1 but
-// bends sharply at the data points (the point's term varies as |x - theta|^(p-1):
-// for p near 1 nearly a kink, where Newton steps hop across the point instead
-// of converging, and the root can lie within rounding of the point). So the
-// root is bracketed: steps in the rising direction (Newton's, at least doubling,
-// never past the next data point) until the slope changes sign, then the bracket
-// is shrunk by Newton steps from its end with the smaller slope where they land
-// inside and at least halve it, else by halving; towards an end on a data point
-// by halving the logarithm of the distance from it (the root may be within a
-// few ulps of the point). It stops when the bracket is 4 ulps of theta plus
-// 1e-15 of the scale wide: where the slope's rounding cannot move the root
-// further, so the result is the same on any machine to that width. passes:
-// profile evaluations (one pass over the window each).
-NUMPIPE_HD_OUTLINE State theta_solve(const double* x, std::int64_t n, double scale, State a, double lo, double hi,
-                                    int* passes) {
+// The root of the profile's slope in the bracket [a, b] (G(a) dir > 0 >= G(b) dir,
+// with their curvatures H): shrunk by Newton steps from its end with the smaller
+// slope where they land inside and at least halve it, else by halving; towards
+// an end on a data point by halving the logarithm of the distance from it (the
+// root may be within a few ulps of the point). It stops when the bracket is 4
+// ulps of theta plus tol_abs wide: where the slope's rounding cannot move the
+// root further, so the result is the same on any machine to that width.
+NUMPIPE_HD_OUTLINE State bracket_root(const double* x, std::int64_t n, double scale, State a, double Ga, double Ha,
+                                     State b, double Gb, double Hb, double dir, double tol_abs, int* passes) {
   const double nd = static_cast<double>(n);
-  double Ga = 0, Ha = 0;
-  theta_slope(a, nd, &Ga, &Ha);
-  if (!finite(a.ll) || !finite(Ga) || Ga == 0) return a;
-  const double dir = Ga > 0 ? 1.0 : -1.0;
-  const double tol_abs = 1e-15 * (a.s_l + a.s_r);
-  auto newton_distance = [](double G, double H) { return H < 0 && finite(H) ? fabs(G / H) : 0.0; };
-  // 1. the bracket [a, b]: G(a) dir > 0 >= G(b) dir
-  double h = newton_distance(Ga, Ha);
-  if (!(h > 0)) h = (a.s_l + a.s_r) / sqrt(nd);
-  State b = a;
-  double Gb = Ga, Hb = Ha;
-  for (int k = 0;; ++k) {
-    const double next = dir > 0 ? a.sums.above : a.sums.below;  // the nearest data point beyond a
-    double t = a.theta + dir * h;
-    if (finite(next) && (dir > 0 ? next < t : next > t)) t = next;
-    t = fmin(hi, fmax(lo, t));
-    if (t == a.theta) return a;  // on the bound, the slope pointing out
-    b = profile_state(x, n, scale, t, a.p1, a.p2, true);
-    ++*passes;
-    theta_slope(b, nd, &Gb, &Hb);
-    if (!finite(b.ll) || !finite(Gb)) return a;
-    if (Gb * dir <= 0) break;
-    if (k >= 60 || t == (dir > 0 ? hi : lo)) return b;
-    a = b;
-    Ga = Gb;
-    Ha = Hb;
-    h = fmax(newton_distance(Ga, Ha), 2.0 * h);
-  }
-  if (Gb == 0) return b;
-  // 2. shrink it
   for (int k = 0; k < 200; ++k) {
     const double tl = fmin(a.theta, b.theta), th = fmax(a.theta, b.theta), w = th - tl;
     if (w <= 0x1p-50 * (fabs(a.theta) + fabs(b.theta)) + tol_abs) break;
@@ -480,6 +443,123 @@ NUMPIPE_HD_OUTLINE State theta_solve(const double* x, std::int64_t n, double sca
     }
   }
   return fabs(Ga) <= fabs(Gb) ? a : b;
+}
+
+// Two maxima of the profile whose log-likelihoods differ by less than
+// kTieMargin (|loglik| + n) count as tied, and the smaller theta is taken: the
+// backends' log-likelihoods of one point differ by about 1e-13 of that, so an
+// exact tie (symmetric or repeated data) is decided the same way on both.
+inline constexpr double kTieMargin = 1e-10;
+
+// c replaces r as theta's maximum: higher by more than the margin, or tied and
+// at a smaller theta.
+NUMPIPE_HD_INLINE bool better_maximum(const State& c, const State& r, double n) {
+  if (!finite(c.ll)) return false;
+  const double margin = kTieMargin * (fabs(r.ll) + n);
+  if (c.ll > r.ll + margin) return true;
+  return !(c.ll < r.ll - margin) && c.theta < r.theta;
+}
+
+// The maximum next to the data point y at one end e of a bracket whose other
+// maximum r is known. toward: the direction from e into the bracket; Ge, He: the
+// slope and curvature at e, where y's own term has slope 0. Leaving y by u, the
+// m points at y, m |theta - y|^q / s^q (q, s: the shape and scale of y's side),
+// take m q s^-q u^(q-1) off the slope g = Ge toward, so for 1 <= q < 2, which
+// bends within u* = (g s^q / (m q))^(1/(q-1)) of y, the profile has a maximum there, about
+// g u* (1 - 1/q) above its value at y (at y itself when q = 1 and g < q s^-q).
+// The search: a probe at sqrt(u* |r - y|) from y, past that maximum and before
+// r's, then bracket_root between y and the probe. False when there is no such
+// maximum apart from r, or it cannot be higher than r (its value at y plus twice
+// that gain, below r's less the margin): the two are never compared then.
+NUMPIPE_HD_OUTLINE bool end_maximum(const double* x, std::int64_t n, double scale, const State& e, double Ge,
+                                   double He, double toward, double dir, const State& r, double tol_abs, int* passes,
+                                   State* out) {
+  const double nd = static_cast<double>(n);
+  const bool left = toward > 0;  // y lies left of the thetas inside the bracket
+  const double q = left ? e.p1 : e.p2, s = left ? e.s_l : e.s_r, g = Ge * toward;
+  if (!(e.sums.zero > 0) || !(q >= 1 && q < 2) || !(s > 0) || !(g > 0) || !finite(e.ll)) return false;
+  const double lr = log(g) + q * log(s) - log(q * static_cast<double>(e.sums.zero));  // log u*^(q-1), m points at y
+  double u;
+  if (q == 1) {
+    if (!(lr < 0)) return false;
+    u = 0;
+  } else {
+    u = exp(lr / (q - 1));
+  }
+  // r is that maximum (or there is none before r) when it lies within 4 u* of y
+  // or within 4 widths of the search (bracket_root's) of y
+  const double dist = fabs(r.theta - e.theta), width = 0x1p-50 * (fabs(e.theta) + fabs(r.theta)) + tol_abs;
+  if (!(u < 0.25 * dist) || !(dist > 4.0 * width)) return false;
+  const double margin = kTieMargin * (fabs(r.ll) + nd);
+  if (e.ll + 2.0 * g * u + margin < r.ll) return false;
+  if (u <= width) {  // at y to the search's width
+    *out = e;
+    return true;
+  }
+  const double tq = e.theta + toward * sqrt(u * dist);
+  const State sq = profile_state(x, n, scale, tq, e.p1, e.p2, true);
+  ++*passes;
+  double Gq = 0, Hq = 0;
+  theta_slope(sq, nd, &Gq, &Hq);
+  if (!finite(sq.ll) || !(Gq * toward < 0)) return false;  // the profile still rises there: no maximum near y
+  *out = toward == dir ? bracket_root(x, n, scale, e, Ge, He, sq, Gq, Hq, dir, tol_abs, passes)
+                       : bracket_root(x, n, scale, sq, Gq, Hq, e, Ge, He, dir, tol_abs, passes);
+  return fabs(out->theta - r.theta) > 4.0 * width;  // else r itself
+}
+
+// The profile's maximum over theta in [lo, hi] at the state's shapes, from the
+// state's theta: the root of its slope G, which is continuous for p > 1 but
+// bends sharply at the data points (the point's term varies as |x - theta|^(p-1):
+// for p near 1 nearly a kink, where Newton steps hop across the point instead
+// of converging, and the root can lie within rounding of the point). So the
+// root is bracketed: steps in the rising direction (Newton's, at least doubling,
+// never past the next data point) until the slope changes sign, then the bracket
+// is shrunk (bracket_root). For 1 <= p < 2 such a bracket between two data points
+// can hold two maxima, one next to each point (end_maximum), with a dip between
+// them: which one the shrinking reaches depends on the rounding of the slopes
+// it compares, so the two backends could end on different maxima. Both are
+// found then and the higher taken (better_maximum: ties within the margin go
+// to the smaller theta). passes: profile evaluations (one pass over the window
+// each).
+NUMPIPE_HD_OUTLINE State theta_solve(const double* x, std::int64_t n, double scale, State a, double lo, double hi,
+                                    int* passes) {
+  const double nd = static_cast<double>(n);
+  double Ga = 0, Ha = 0;
+  theta_slope(a, nd, &Ga, &Ha);
+  if (!finite(a.ll) || !finite(Ga) || Ga == 0) return a;
+  const double dir = Ga > 0 ? 1.0 : -1.0;
+  const double tol_abs = 1e-15 * (a.s_l + a.s_r);
+  auto newton_distance = [](double G, double H) { return H < 0 && finite(H) ? fabs(G / H) : 0.0; };
+  // 1. the bracket [a, b]: G(a) dir > 0 >= G(b) dir
+  double h = newton_distance(Ga, Ha);
+  if (!(h > 0)) h = (a.s_l + a.s_r) / sqrt(nd);
+  State b = a;
+  double Gb = Ga, Hb = Ha;
+  for (int k = 0;; ++k) {
+    const double next = dir > 0 ? a.sums.above : a.sums.below;  // the nearest data point beyond a
+    double t = a.theta + dir * h;
+    if (finite(next) && (dir > 0 ? next < t : next > t)) t = next;
+    t = fmin(hi, fmax(lo, t));
+    if (t == a.theta) return a;  // on the bound, the slope pointing out
+    b = profile_state(x, n, scale, t, a.p1, a.p2, true);
+    ++*passes;
+    theta_slope(b, nd, &Gb, &Hb);
+    if (!finite(b.ll) || !finite(Gb)) return a;
+    if (Gb * dir <= 0) break;
+    if (k >= 60 || t == (dir > 0 ? hi : lo)) return b;
+    a = b;
+    Ga = Gb;
+    Ha = Hb;
+    h = fmax(newton_distance(Ga, Ha), 2.0 * h);
+  }
+  if (Gb == 0) return b;
+  // 2. shrink it
+  State r = bracket_root(x, n, scale, a, Ga, Ha, b, Gb, Hb, dir, tol_abs, passes);
+  // 3. a maximum next to a data point at either end of the bracket
+  State c;
+  if (end_maximum(x, n, scale, a, Ga, Ha, dir, dir, r, tol_abs, passes, &c) && better_maximum(c, r, nd)) r = c;
+  if (end_maximum(x, n, scale, b, Gb, Hb, -dir, dir, r, tol_abs, passes, &c) && better_maximum(c, r, nd)) r = c;
+  return r;
 }
 
 // Bounded maximisation of the profile over the free coordinates (theta, and the

@@ -9,6 +9,9 @@
 // another math library) and compared with the unperturbed result, window by
 // window, within the tolerances that tests/cli/mle-gpu.sh and
 // tests/unit/test_mle_cuda.cu state for CPU against CUDA (the reasons are there).
+// And a window whose profile in theta has two maxima inside one search bracket
+// (the one of tests/cli/mle-gpu.sh where the CPU and an H100 ended on different
+// maxima): the same optimum from either start and under perturbation.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -60,6 +63,19 @@ struct Worst {
   double est = 0, se = 0, ll = 0;
   int smooth_flips = 0;
 };
+
+// gen-input mle's draws (--theta 0): the same series as `gen-input mle --length
+// n --p p --sl sl --sr sr --seed seed` (tools/gen-input/mle.cpp).
+std::vector<double> gen_input_mle(std::size_t n, double p, double sl, double sr, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<double> x(n);
+  for (double& v : x) {
+    const bool left = rng.uniform() < sl / (sl + sr);
+    const double g = std::pow(rng.gamma(1.0 / p), 1.0 / p);
+    v = left ? 0.0 - sl * g : 0.0 + sr * g;
+  }
+  return x;
+}
 
 Worst compare_all(const std::vector<double>& x, const Params& p, int ulps, std::uint64_t salt, bool check_library) {
   Series s{x.data(), 1, static_cast<std::int64_t>(x.size())};
@@ -128,5 +144,77 @@ TEST_CASE("mle inference: a few ulps of exp/log/pow/lgamma rounding move no resu
       CHECK(w.ll <= kLoglikTol);
       CHECK(w.est > 0);  // the perturbation reaches the results: the test can see a difference
     }
+  }
+}
+
+namespace {
+// One estimate against another within the CPU-CUDA tolerances.
+void check_close(const PlainEstimate& a, const PlainEstimate& b, const char* what) {
+  CAPTURE(what);
+  const double scale = a.s_l + a.s_r;
+  CHECK(rel(a.theta, b.theta, scale) <= kEstimateTol);
+  CHECK(rel(a.p1, b.p1, a.p1) <= kEstimateTol);
+  CHECK(rel(a.s_l, b.s_l, a.s_l) <= kEstimateTol);
+  CHECK(rel(a.s_r, b.s_r, a.s_r) <= kEstimateTol);
+  CHECK(rel(a.ci_lo, b.ci_lo, scale) <= kEstimateTol);
+  CHECK(rel(a.ci_hi, b.ci_hi, scale) <= kEstimateTol);
+  CHECK(rel(a.loglik, b.loglik, std::fabs(a.loglik)) <= kLoglikTol);
+  for (int k = 1; k < 4; ++k) CHECK(rel(a.se[k], b.se[k], std::fabs(a.se[k])) <= kStderrTol);
+}
+}  // namespace
+
+// tests/cli/mle-gpu.sh's inf-cusp case (gen-input mle --length 3000 --p 0.8 --sl
+// 1.5 --sr 1 --seed 22; --window 400 --step 2 --alpha-grid 0.5:3:26), window
+// 885: the grid's optimum is the data point A = 0.04106 at p = 1 (the next one
+// up, B = 0.04877, is 2.5e-4 lower there). With p free the refine reaches
+// p ~ 1.017, where the profile in theta has a maximum 4e-6 above A, a dip, and
+// a maximum at B 1.1e-3 higher; both lie in the search's first bracket [A, B],
+// and which one the shrinking bracket reached depended on the rounding of the
+// slopes it compared (the CPU ended next to A, an H100 at B). Now both are
+// found and the higher one taken: the same optimum starting from A or from B,
+// with any rounding, and at least as likely as the profile at either point.
+TEST_CASE("mle inference: two maxima in one bracket give one optimum, from either data point, under perturbation") {
+  const std::vector<double> x = gen_input_mle(3000, 0.8, 1.5, 1.0, 22);
+  Params p;
+  p.window = 400;
+  p.step = 2;
+  p.grid = parse_grid("0.5:3:26");
+  Series s{x.data(), 1, static_cast<std::int64_t>(x.size())};
+  WindowFits f;
+  solve_cpu(s, p, f);
+  const std::int64_t W = window_count(s, p), w = 885;
+  const std::vector<WindowTask> tasks = make_tasks(s, p, f, true, true, 0, W);
+  const double* win = x.data() + w * p.step;
+  // the series and the grid's optimum of the CLI test (else the draws differ)
+  REQUIRE(tasks[w].theta0 == 0x1.5067435fc716fp-5);
+  REQUIRE(tasks[w].p1 == 1.0);
+  double B = INFINITY;  // the next data point above A
+  for (std::int64_t k = 0; k < p.window; ++k)
+    if (win[k] > tasks[w].theta0) B = std::min(B, win[k]);
+  PlainTask from_a = plain(tasks[w]), from_b = from_a;
+  from_b.theta0 = B;
+  const PlainEstimate ref = mle_test::estimate_window_perturbed(win, p.window, from_a, 0, 0);
+  MESSAGE("window 885: theta " << ref.theta << " p " << ref.p1 << " loglik " << ref.loglik << " (B = " << B << ")");
+  // at least as likely as the profile at A and at B with the estimate's shape
+  // (to the log-likelihood's tolerance: B's maximum lies within 1e-14 of B)
+  const double slack = kLoglikTol * std::fabs(ref.loglik);
+  CHECK(ref.loglik >= profile_loglik_at(win, p.window, tasks[w].theta0, ref.p1) - slack);
+  CHECK(ref.loglik >= profile_loglik_at(win, p.window, B, ref.p1) - slack);
+  check_close(ref, mle_test::estimate_window_perturbed(win, p.window, from_b, 0, 0), "from B");
+  for (std::uint64_t salt = 1; salt <= 8; ++salt) {
+    CAPTURE(salt);
+    check_close(ref, mle_test::estimate_window_perturbed(win, p.window, from_a, 4, salt), "from A, 4 ulps");
+    check_close(ref, mle_test::estimate_window_perturbed(win, p.window, from_b, 4, salt), "from B, 4 ulps");
+  }
+  // the windows around it (872 and 892 hold such brackets too) under perturbation
+  Params sub = p;
+  const std::vector<double> part(x.begin() + 860 * p.step, x.begin() + 900 * p.step + p.window);
+  for (std::uint64_t salt : {3u, 4u}) {
+    const Worst wst = compare_all(part, sub, 4, salt, false);
+    CAPTURE(salt);
+    CHECK(wst.smooth_flips == 0);
+    CHECK(wst.est <= kEstimateTol);
+    CHECK(wst.se <= kStderrTol);
+    CHECK(wst.ll <= kLoglikTol);
   }
 }
