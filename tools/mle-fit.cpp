@@ -175,6 +175,8 @@ int run(int argc, char** argv) {
   cli.tuning_env("NUMPIPE_MLE_GROUP=4|8", "CUDA: shapes per block of the grid kernels (default 8)");
   cli.tuning_env("NUMPIPE_MLE_PRESCREEN=0", "CUDA: evaluate every candidate exactly (no single-precision prescreen); "
                  "the same bits");
+  cli.tuning_env("NUMPIPE_MLE_ESTIMATE_LANES=1|2|4|8|16|32",
+                 "CUDA --refine/--stderr: threads per window of the estimate kernel (default: about 32 points a thread)");
   cli.add("Inference")(
       "stderr", "Standard errors of the estimates from the observed information at the refined optimum "
                 "(implies --refine), and a 95% interval for theta")(
@@ -202,7 +204,7 @@ int run(int argc, char** argv) {
   fo.gof = cli.has("gof");
   parse_compare(cli.get<std::string>("compare"), fo.normal, fo.student);
   const bool refine = fo.refine, backtest = cli.has("backtest");
-  const std::vector<double>& levels = fo.levels;
+  const std::vector<double> levels = fo.levels;
   if (backtest && levels.empty()) fail_input("--backtest needs --quantiles (the VaR levels to test), e.g. --quantiles 0.01,0.05");
   if (params.window < 3) fail_input("--window must be >= 3, got " + std::to_string(params.window));
   if (params.step < 1) fail_input("--step must be >= 1, got " + std::to_string(params.step));
@@ -374,8 +376,23 @@ int run(int argc, char** argv) {
         progress->update(static_cast<std::uint64_t>(std::min<std::int64_t>(base + done, (win1 - win0) * passes)));
       };
     }
+    // With the CUDA backend the quantiles (a root search per window and level)
+    // are computed on the device, after finish has the estimates.
+    const bool device_quantiles = backend == Backend::cuda && !levels.empty();
+    if (device_quantiles) fo.levels.clear();
     log.time("finish", 0, 0, [&] { est = mle::finish(s, params, fits, fo, win0, win1, have_refined ? &refined : nullptr); });
     if (progress) progress->finish();
+#ifdef NUMPIPE_HAVE_CUDA
+    if (device_quantiles) {
+      double kernel = 0;
+      HostTimer t;
+      est.quantiles = mle::quantiles_cuda(est, levels, device.index, &kernel);
+      log.add("quantile kernel", kernel);
+      log.add("quantile copies", std::max(0.0, t.seconds() - kernel));
+    }
+#else
+    if (device_quantiles) fail_internal("mle-fit: the CUDA backend without CUDA");
+#endif
   }
   if (world.distributed()) {  // rank 0: every window, in [series][windows] order
     for (auto* v : {&est.theta, &est.p, &est.p2, &est.s_l, &est.s_r, &est.loglik, &est.skew, &est.quantiles,

@@ -12,6 +12,9 @@
 //                   (see the comment above the kernel and prescreen.cuh).
 //   finalize_kernel one thread per window: the best shape (model.hpp pick_shape)
 //                   and X-, X+ of the chosen (theta, p).
+// After the grid: estimate_kernel (--refine, --stderr: inference.hpp, a few
+// lanes per window) and quantile_kernel (--quantiles: distribution.hpp, one
+// thread per window and level).
 // No floating-point atomics anywhere; every reduction has a fixed order.
 #include <cuda_runtime.h>
 
@@ -26,6 +29,7 @@
 #include "common/cuda_check.hpp"
 #include "common/cuda_timer.hpp"
 #include "common/device_array.hpp"
+#include "common/error.hpp"
 #include "mle.hpp"
 #include "model.hpp"
 #include "prescreen.cuh"
@@ -616,16 +620,38 @@ __global__ void finalize_kernel(const double* __restrict__ x, std::int64_t lengt
   o_ll[idx] = ll;
 }
 
-// One thread per window: inference.hpp's estimate_window (refine, observed
-// information, theta's interval), the code the CPU runs. Consecutive threads
-// take consecutive windows, whose points overlap: the loads of a warp coalesce.
+// `lanes` consecutive threads per window (g_estimate_lanes, a power of two up
+// to 32): inference.hpp's estimate_window (refine, observed information,
+// theta's interval), the code the CPU runs. The lanes split each pass over
+// the window's points and combine their sums by a butterfly of shuffles
+// (window_sums), so all of them hold the same values and take the same path
+// through the searches; lane 0 writes the result. With one lane per window the
+// threads of a warp take 32 windows, whose searches branch apart (the estimate
+// of one window of 500 points makes about 45 passes, and their sequence
+// differs from window to window); with more, a warp's lanes follow fewer
+// windows, each pass is shorter, and the searches' scalar work is repeated
+// by every lane.
 __global__ void estimate_kernel(const double* __restrict__ x, std::int64_t length, std::int64_t n, std::int64_t K,
-                                std::int64_t W, std::int64_t first, std::int64_t count, const WindowTask* tasks,
-                                WindowEstimate* out) {
-  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+                                std::int64_t W, std::int64_t first, std::int64_t count, int lanes,
+                                const WindowTask* tasks, WindowEstimate* out) {
+  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t i = t / lanes;  // a window's lanes leave together
   if (i >= count) return;
   const std::int64_t g = first + i, si = g / W, w = g % W;
-  out[i] = estimate_window(x + si * length + w * K, n, tasks[i]);
+  const WindowEstimate e = estimate_window(x + si * length + w * K, n, tasks[i]);
+  if ((threadIdx.x & (lanes - 1)) == 0) out[i] = e;
+}
+
+// One thread per (window, level): the AEPD's quantile (distribution.hpp) of
+// the estimates est[k * count + i] (k: theta, p1, p2, s_l, s_r).
+__global__ void quantile_kernel(const double* __restrict__ est, std::int64_t count, const double* __restrict__ levels,
+                                int L, double* out) {
+  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= count * L) return;
+  const std::int64_t i = t / L;
+  const int q = static_cast<int>(t % L);
+  out[t] = aepd_quantile2(levels[q], est[i], est[count + i], est[2 * count + i], est[3 * count + i],
+                          est[4 * count + i]);
 }
 
 // Independent exp() chains, so that throughput, not latency, is measured.
@@ -868,6 +894,21 @@ void solve_cuda(const Series& s, const Params& p, const std::vector<int>& device
   solve_parts(s, p, devices, &parts, base, out, timing);
 }
 
+namespace {
+int estimate_lanes(std::int64_t window) {
+  // NUMPIPE_MLE_ESTIMATE_LANES=1|2|4|8|16|32 (a tuning knob for bench/mle-inference-cost);
+  // by default about 32 points a lane or more, at most 16 lanes.
+  if (const char* e = std::getenv("NUMPIPE_MLE_ESTIMATE_LANES")) {
+    const int v = std::atoi(e);
+    if (v == 1 || v == 2 || v == 4 || v == 8 || v == 16 || v == 32) return v;
+    fail_input(std::string("NUMPIPE_MLE_ESTIMATE_LANES must be 1, 2, 4, 8, 16 or 32, got '") + e + "'");
+  }
+  int lanes = 1;
+  while (lanes < 16 && 32 * 2 * lanes <= window) lanes *= 2;
+  return lanes;
+}
+}  // namespace
+
 std::vector<WindowEstimate> estimate_cuda(const Series& s, const Params& p, const WindowFits& fits, bool refine,
                                           bool inform, std::int64_t begin, std::int64_t end, int device,
                                           double* kernel_seconds) {
@@ -875,6 +916,7 @@ std::vector<WindowEstimate> estimate_cuda(const Series& s, const Params& p, cons
   std::vector<WindowEstimate> out(static_cast<std::size_t>(count));
   if (kernel_seconds) *kernel_seconds = 0;
   if (count <= 0) return out;
+  const int lanes = estimate_lanes(p.window);
   NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
   const std::vector<WindowTask> tasks = make_tasks(s, p, fits, refine, inform, begin, end);
   // the series rows these windows lie in
@@ -884,15 +926,51 @@ std::vector<WindowEstimate> estimate_cuda(const Series& s, const Params& p, cons
   DeviceArray<WindowTask> d_tasks(tasks.size());
   d_tasks.copy_from_host(tasks.data(), tasks.size());
   DeviceArray<WindowEstimate> d_out(out.size());
+  NUMPIPE_CUDA_CHECK(cudaMemcpyToSymbol(g_estimate_lanes, &lanes, sizeof lanes));
   CudaEventTimer timer;
   timer.start();
   const int threads = 128;
-  estimate_kernel<<<static_cast<unsigned>((count + threads - 1) / threads), threads>>>(
-      d_x.data(), s.length, p.window, p.step, W, begin - s0 * W, count, d_tasks.data(), d_out.data());
+  const std::int64_t total = count * lanes;
+  if ((total + threads - 1) / threads >= (std::int64_t{1} << 31)) fail_input("too many windows for the CUDA backend");
+  estimate_kernel<<<static_cast<unsigned>((total + threads - 1) / threads), threads>>>(
+      d_x.data(), s.length, p.window, p.step, W, begin - s0 * W, count, lanes, d_tasks.data(), d_out.data());
   NUMPIPE_CUDA_CHECK_LAUNCH();
   timer.stop();
   const double sec = timer.seconds();
   if (kernel_seconds) *kernel_seconds = sec;
+  d_out.copy_to_host(out.data(), out.size());
+  NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+  return out;
+}
+
+std::vector<double> quantiles_cuda(const Estimates& e, const std::vector<double>& levels, int device,
+                                   double* kernel_seconds) {
+  const std::int64_t count = static_cast<std::int64_t>(e.theta.size());
+  const int L = static_cast<int>(levels.size());
+  std::vector<double> out(static_cast<std::size_t>(count) * levels.size());
+  if (kernel_seconds) *kernel_seconds = 0;
+  if (count == 0 || L == 0) return out;
+  NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
+  // theta, p1, p2, s_l, s_r, one after another
+  std::vector<double> est(static_cast<std::size_t>(5 * count));
+  const std::vector<double>* cols[5] = {&e.theta, &e.p, &e.p2, &e.s_l, &e.s_r};
+  for (int k = 0; k < 5; ++k) {
+    if (cols[k]->size() != static_cast<std::size_t>(count)) fail_internal("mle quantiles_cuda: estimates of unequal sizes");
+    std::copy(cols[k]->begin(), cols[k]->end(), est.begin() + k * count);
+  }
+  DeviceArray<double> d_est(est.size()), d_levels(levels.size()), d_out(out.size());
+  d_est.copy_from_host(est.data(), est.size());
+  d_levels.copy_from_host(levels.data(), levels.size());
+  CudaEventTimer timer;
+  timer.start();
+  const int threads = 128;
+  const std::int64_t total = count * L;
+  if ((total + threads - 1) / threads >= (std::int64_t{1} << 31)) fail_input("too many windows for the CUDA backend");
+  quantile_kernel<<<static_cast<unsigned>((total + threads - 1) / threads), threads>>>(d_est.data(), count,
+                                                                                        d_levels.data(), L, d_out.data());
+  NUMPIPE_CUDA_CHECK_LAUNCH();
+  timer.stop();
+  if (kernel_seconds) *kernel_seconds = timer.seconds();
   d_out.copy_to_host(out.data(), out.size());
   NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
   return out;

@@ -77,7 +77,12 @@ std::vector<double> gen_input_mle(std::size_t n, double p, double sl, double sr,
   return x;
 }
 
-Worst compare_all(const std::vector<double>& x, const Params& p, int ulps, std::uint64_t salt, bool check_library) {
+using Copy = PlainEstimate (*)(const double*, std::int64_t, const PlainTask&, int, std::uint64_t);
+
+// Every window of x: the library's estimate (the unperturbed copy) against
+// `other` (by default the perturbed copy) with `ulps` of perturbation.
+Worst compare_all(const std::vector<double>& x, const Params& p, int ulps, std::uint64_t salt, bool check_library,
+                  Copy other = mle_test::estimate_window_perturbed) {
   Series s{x.data(), 1, static_cast<std::int64_t>(x.size())};
   WindowFits f;
   solve_cpu(s, p, f);
@@ -93,7 +98,7 @@ Worst compare_all(const std::vector<double>& x, const Params& p, int ulps, std::
       REQUIRE(std::memcmp(a.se, l.se, sizeof a.se) == 0);
       REQUIRE(std::memcmp(&a.ci_lo, &l.ci_lo, sizeof(double)) == 0);
     }
-    const PlainEstimate b = mle_test::estimate_window_perturbed(xi, p.window, plain(tasks[i]), ulps, salt);
+    const PlainEstimate b = other(xi, p.window, plain(tasks[i]), ulps, salt);
     const double scale = a.s_l + a.s_r;
     double est = std::max({rel(a.theta, b.theta, scale), rel(a.p1, b.p1, a.p1), rel(a.p2, b.p2, a.p2),
                            rel(a.s_l, b.s_l, a.s_l), rel(a.s_r, b.s_r, a.s_r), rel(a.ci_lo, b.ci_lo, scale),
@@ -217,4 +222,51 @@ TEST_CASE("mle inference: two maxima in one bracket give one optimum, from eithe
     CHECK(wst.se <= kStderrTol);
     CHECK(wst.ll <= kLoglikTol);
   }
+}
+
+// The CUDA estimate kernel sums each window over 8 lanes (every 8th point) and
+// a butterfly of their partial sums, with one division a point
+// (inference.hpp window_sums): the same searches in that order, run on the
+// host, with and without perturbed exp/log/pow/lgamma, within the CPU-CUDA
+// tolerances of the point-order results, window by window.
+TEST_CASE("mle inference: the CUDA kernel's order of the window sums moves no result beyond the CPU-CUDA tolerance") {
+  struct Case {
+    std::string name;
+    double p, sl, sr;
+    int shapes;
+    const char* grid;
+  };
+  for (const Case& c : {Case{"p 1.4", 1.4, 1.0, 2.0, 1, "0.5:3:26"}, Case{"p 0.8", 0.8, 1.5, 1.0, 1, "0.5:3:26"},
+                       Case{"p 2.5", 2.5, 1.0, 1.0, 1, "0.5:3:26"}, Case{"two shapes", 1.6, 1.0, 2.0, 2, "0.8:2.8:9"}}) {
+    const std::vector<double> x = draw(1400, c.p, c.sl, c.sr, 21);
+    Params p;
+    p.window = 400;
+    p.step = c.shapes == 2 ? 50 : 10;
+    p.shapes = c.shapes;
+    p.grid = parse_grid(c.grid);
+    for (int ulps : {0, 4}) {
+      const Worst w = compare_all(x, p, ulps, 5, false, mle_test::estimate_window_lanes);
+      CAPTURE(c.name);
+      CAPTURE(ulps);
+      MESSAGE(c.name << " lanes, " << ulps << " ulps: worst estimate " << w.est << ", stderr " << w.se << ", loglik "
+                     << w.ll);
+      CHECK(w.smooth_flips == 0);
+      CHECK(w.est <= kEstimateTol);
+      CHECK(w.se <= kStderrTol);
+      CHECK(w.ll <= kLoglikTol);
+      CHECK(w.est > 0);  // the order reaches the results
+    }
+  }
+  // tests/cli/mle-gpu.sh's inf-cusp windows 860 to 900 (two maxima in one bracket at 872, 885, 892)
+  const std::vector<double> x = gen_input_mle(3000, 0.8, 1.5, 1.0, 22);
+  Params p;
+  p.window = 400;
+  p.step = 2;
+  p.grid = parse_grid("0.5:3:26");
+  const std::vector<double> part(x.begin() + 860 * p.step, x.begin() + 900 * p.step + p.window);
+  const Worst w = compare_all(part, p, 4, 6, false, mle_test::estimate_window_lanes);
+  CHECK(w.smooth_flips == 0);
+  CHECK(w.est <= kEstimateTol);
+  CHECK(w.se <= kStderrTol);
+  CHECK(w.ll <= kLoglikTol);
 }
