@@ -259,8 +259,9 @@ struct LoopProgress {
   const std::function<void(std::int64_t)>& report;
   std::atomic<std::int64_t> done{0};
   void step() {
+    if (!report) return;  // no shared counter for every thread to contend on
     const std::int64_t d = ++done;
-    if (report && omp_get_thread_num() == 0) report(d);
+    if (omp_get_thread_num() == 0) report(d);
   }
 };
 }  // namespace
