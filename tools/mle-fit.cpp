@@ -346,17 +346,21 @@ int run(int argc, char** argv) {
                  win1 > win0 ? median / static_cast<double>(win1 - win0) * 1e6 : 0.0);
   }
   // The refined optimum and the information: on the GPU with the CUDA backend
-  // (one thread per window), else inside finish on the CPU.
+  // (a few threads per window), with the quantiles of the refined estimates;
+  // else inside finish on the CPU.
   std::vector<mle::WindowEstimate> refined;
-  bool have_refined = false;
+  std::vector<double> device_quantiles;  // [windows][levels], from the device
+  bool have_refined = false, have_quantiles = false;
 #ifdef NUMPIPE_HAVE_CUDA
   if (backend == Backend::cuda && refine) {
     double kernel = 0;
     HostTimer t;
-    refined = mle::estimate_cuda(s, params, fits, refine, fo.inform, win0, win1, device.index, &kernel);
+    refined = mle::estimate_cuda(s, params, fits, refine, fo.inform, win0, win1, device.index, &kernel, levels,
+                                 &device_quantiles);
     log.add("estimate kernel", kernel);
     log.add("estimate copies", std::max(0.0, t.seconds() - kernel));
     have_refined = true;
+    have_quantiles = true;
   }
 #endif
   mle::Estimates est;
@@ -377,22 +381,25 @@ int run(int argc, char** argv) {
       };
     }
     // With the CUDA backend the quantiles (a root search per window and level)
-    // are computed on the device, after finish has the estimates.
-    const bool device_quantiles = backend == Backend::cuda && !levels.empty();
-    if (device_quantiles) fo.levels.clear();
+    // are computed on the device: with the refined estimates (above), or from
+    // finish's estimates of the grid's fits.
+    const bool on_device = backend == Backend::cuda && !levels.empty();
+    if (on_device) fo.levels.clear();
     log.time("finish", 0, 0, [&] { est = mle::finish(s, params, fits, fo, win0, win1, have_refined ? &refined : nullptr); });
     if (progress) progress->finish();
+    if (on_device && have_quantiles) {
+      est.quantiles = std::move(device_quantiles);
+    } else if (on_device) {
 #ifdef NUMPIPE_HAVE_CUDA
-    if (device_quantiles) {
       double kernel = 0;
       HostTimer t;
       est.quantiles = mle::quantiles_cuda(est, levels, device.index, &kernel);
       log.add("quantile kernel", kernel);
       log.add("quantile copies", std::max(0.0, t.seconds() - kernel));
-    }
 #else
-    if (device_quantiles) fail_internal("mle-fit: the CUDA backend without CUDA");
+      fail_internal("mle-fit: the CUDA backend without CUDA");
 #endif
+    }
   }
   if (world.distributed()) {  // rank 0: every window, in [series][windows] order
     for (auto* v : {&est.theta, &est.p, &est.p2, &est.s_l, &est.s_r, &est.loglik, &est.skew, &est.quantiles,

@@ -620,6 +620,41 @@ __global__ void finalize_kernel(const double* __restrict__ x, std::int64_t lengt
   o_ll[idx] = ll;
 }
 
+// What the estimate kernel makes each window's WindowTask from (post.cpp
+// make_task on the host, the same values): the grid's candidate (a time index
+// in its series) and shapes, and the grid.
+struct TaskSource {
+  const std::int64_t* index;
+  const int *shape, *shape2;  // shape2: nullptr with one shape
+  const double* alpha;
+  int A;
+  double p_min, p_max;
+  bool refine, inform;
+};
+__device__ WindowTask make_task_device(const TaskSource& src, const double* series, std::int64_t i) {
+  auto box = [&](int a, double& v, double& lo, double& hi) {
+    v = src.alpha[a];
+    lo = src.alpha[a - 1 > 0 ? a - 1 : 0];
+    hi = src.alpha[a + 1 < src.A - 1 ? a + 1 : src.A - 1];
+  };
+  WindowTask t;
+  t.theta0 = series[src.index[i]];
+  box(src.shape[i], t.p1, t.p1_lo, t.p1_hi);
+  t.p_min = src.p_min;
+  t.p_max = src.p_max;
+  t.two_shapes = src.shape2 != nullptr;
+  if (t.two_shapes) {
+    box(src.shape2[i], t.p2, t.p2_lo, t.p2_hi);
+  } else {
+    t.p2 = t.p1;
+    t.p2_lo = t.p1_lo;
+    t.p2_hi = t.p1_hi;
+  }
+  t.refine = src.refine || src.inform;
+  t.inform = src.inform;
+  return t;
+}
+
 // `lanes` consecutive threads per window (g_estimate_lanes, a power of two up
 // to 32): inference.hpp's estimate_window (refine, observed information,
 // theta's interval), the code the CPU runs. The lanes split each pass over
@@ -632,26 +667,47 @@ __global__ void finalize_kernel(const double* __restrict__ x, std::int64_t lengt
 // windows, each pass is shorter, and the searches' scalar work is repeated
 // by every lane.
 __global__ void estimate_kernel(const double* __restrict__ x, std::int64_t length, std::int64_t n, std::int64_t K,
-                                std::int64_t W, std::int64_t first, std::int64_t count, int lanes,
-                                const WindowTask* tasks, WindowEstimate* out) {
+                                std::int64_t W, std::int64_t first, std::int64_t count, int lanes, TaskSource src,
+                                WindowEstimate* out) {
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t i = t / lanes;  // a window's lanes leave together
   if (i >= count) return;
   const std::int64_t g = first + i, si = g / W, w = g % W;
-  const WindowEstimate e = estimate_window(x + si * length + w * K, n, tasks[i]);
+  const double* series = x + si * length;
+  const WindowEstimate e = estimate_window(series + w * K, n, make_task_device(src, series, i));
   if ((threadIdx.x & (lanes - 1)) == 0) out[i] = e;
 }
 
-// One thread per (window, level): the AEPD's quantile (distribution.hpp) of
-// the estimates est[k * count + i] (k: theta, p1, p2, s_l, s_r).
-__global__ void quantile_kernel(const double* __restrict__ est, std::int64_t count, const double* __restrict__ levels,
-                                int L, double* out) {
+// The estimates of window i for the quantiles: theta, p1, p2, s_l, s_r.
+struct EstimateColumns {  // est[k * count + i]
+  const double* est;
+  std::int64_t count;
+  __device__ void get(std::int64_t i, double* v) const {
+    for (int k = 0; k < 5; ++k) v[k] = est[k * count + i];
+  }
+};
+struct EstimateRecords {  // estimate_kernel's output
+  const WindowEstimate* est;
+  __device__ void get(std::int64_t i, double* v) const {
+    const WindowEstimate& e = est[i];
+    v[0] = e.theta;
+    v[1] = e.p1;
+    v[2] = e.p2;
+    v[3] = e.s_l;
+    v[4] = e.s_r;
+  }
+};
+
+// One thread per (window, level): the AEPD's quantile (distribution.hpp).
+template <class Source>
+__global__ void quantile_kernel(Source src, std::int64_t count, const double* __restrict__ levels, int L, double* out) {
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= count * L) return;
   const std::int64_t i = t / L;
   const int q = static_cast<int>(t % L);
-  out[t] = aepd_quantile2(levels[q], est[i], est[count + i], est[2 * count + i], est[3 * count + i],
-                          est[4 * count + i]);
+  double v[5];
+  src.get(i, v);
+  out[t] = aepd_quantile2(levels[q], v[0], v[1], v[2], v[3], v[4]);
 }
 
 // Independent exp() chains, so that throughput, not latency, is measured.
@@ -909,34 +965,73 @@ int estimate_lanes(std::int64_t window) {
 }
 }  // namespace
 
+namespace {
+// count * per threads in blocks of 128: the grid's size.
+unsigned blocks_for(std::int64_t count, std::int64_t per, int threads) {
+  const std::int64_t b = (count * per + threads - 1) / threads;
+  if (b >= (std::int64_t{1} << 31)) fail_input("too many windows for the CUDA backend: " + std::to_string(count));
+  return static_cast<unsigned>(b);
+}
+
+// quantile_kernel over `count` windows of src into out ([windows][levels], on the host).
+template <class Source>
+double run_quantiles(Source src, std::int64_t count, const std::vector<double>& levels, double* out) {
+  const int L = static_cast<int>(levels.size());
+  DeviceArray<double> d_levels(levels.size()), d_q(static_cast<std::size_t>(count) * levels.size());
+  d_levels.copy_from_host(levels.data(), levels.size());
+  CudaEventTimer timer;
+  timer.start();
+  quantile_kernel<<<blocks_for(count, L, 128), 128>>>(src, count, d_levels.data(), L, d_q.data());
+  NUMPIPE_CUDA_CHECK_LAUNCH();
+  timer.stop();
+  const double sec = timer.seconds();
+  d_q.copy_to_host(out, d_q.size());
+  NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+  return sec;
+}
+}  // namespace
+
 std::vector<WindowEstimate> estimate_cuda(const Series& s, const Params& p, const WindowFits& fits, bool refine,
                                           bool inform, std::int64_t begin, std::int64_t end, int device,
-                                          double* kernel_seconds) {
+                                          double* kernel_seconds, const std::vector<double>& levels,
+                                          std::vector<double>* quantiles) {
   const std::int64_t W = window_count(s, p), count = end - begin;
   std::vector<WindowEstimate> out(static_cast<std::size_t>(count));
   if (kernel_seconds) *kernel_seconds = 0;
+  if (quantiles) quantiles->assign(static_cast<std::size_t>(std::max<std::int64_t>(count, 0)) * levels.size(), 0.0);
   if (count <= 0) return out;
+  if (fits.index.size() != static_cast<std::size_t>(count) || fits.shape.size() != static_cast<std::size_t>(count))
+    fail_internal("mle estimate_cuda: the fits do not hold the windows [begin, end)");
+  const bool two = p.shapes == 2;
+  if (two && fits.shape2.size() != static_cast<std::size_t>(count)) fail_internal("mle estimate_cuda: no second shapes");
   const int lanes = estimate_lanes(p.window);
   NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
-  const std::vector<WindowTask> tasks = make_tasks(s, p, fits, refine, inform, begin, end);
-  // the series rows these windows lie in
+  // the series rows these windows lie in, and what the kernel makes the tasks from
   const std::int64_t s0 = begin / W, s1 = (end - 1) / W + 1;
   DeviceArray<double> d_x(static_cast<std::size_t>((s1 - s0) * s.length));
   d_x.copy_from_host(s.x + s0 * s.length, static_cast<std::size_t>((s1 - s0) * s.length));
-  DeviceArray<WindowTask> d_tasks(tasks.size());
-  d_tasks.copy_from_host(tasks.data(), tasks.size());
+  DeviceArray<std::int64_t> d_index(fits.index.size());
+  d_index.copy_from_host(fits.index.data(), fits.index.size());
+  DeviceArray<int> d_shape(fits.shape.size()), d_shape2(two ? fits.shape2.size() : 0);
+  d_shape.copy_from_host(fits.shape.data(), fits.shape.size());
+  if (two) d_shape2.copy_from_host(fits.shape2.data(), fits.shape2.size());
+  const auto& alpha = p.grid.alpha;
+  DeviceArray<double> d_alpha(alpha.size());
+  d_alpha.copy_from_host(alpha.data(), alpha.size());
+  const TaskSource src{d_index.data(), d_shape.data(), two ? d_shape2.data() : nullptr, d_alpha.data(),
+                       static_cast<int>(alpha.size()), *std::min_element(alpha.begin(), alpha.end()),
+                       *std::max_element(alpha.begin(), alpha.end()), refine, inform};
   DeviceArray<WindowEstimate> d_out(out.size());
   NUMPIPE_CUDA_CHECK(cudaMemcpyToSymbol(g_estimate_lanes, &lanes, sizeof lanes));
   CudaEventTimer timer;
   timer.start();
-  const int threads = 128;
-  const std::int64_t total = count * lanes;
-  if ((total + threads - 1) / threads >= (std::int64_t{1} << 31)) fail_input("too many windows for the CUDA backend");
-  estimate_kernel<<<static_cast<unsigned>((total + threads - 1) / threads), threads>>>(
-      d_x.data(), s.length, p.window, p.step, W, begin - s0 * W, count, lanes, d_tasks.data(), d_out.data());
+  estimate_kernel<<<blocks_for(count, lanes, 128), 128>>>(d_x.data(), s.length, p.window, p.step, W, begin - s0 * W,
+                                                          count, lanes, src, d_out.data());
   NUMPIPE_CUDA_CHECK_LAUNCH();
   timer.stop();
-  const double sec = timer.seconds();
+  double sec = timer.seconds();
+  // the quantiles of the estimates, from the device's copy
+  if (quantiles && !levels.empty()) sec += run_quantiles(EstimateRecords{d_out.data()}, count, levels, quantiles->data());
   if (kernel_seconds) *kernel_seconds = sec;
   d_out.copy_to_host(out.data(), out.size());
   NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
@@ -946,10 +1041,9 @@ std::vector<WindowEstimate> estimate_cuda(const Series& s, const Params& p, cons
 std::vector<double> quantiles_cuda(const Estimates& e, const std::vector<double>& levels, int device,
                                    double* kernel_seconds) {
   const std::int64_t count = static_cast<std::int64_t>(e.theta.size());
-  const int L = static_cast<int>(levels.size());
   std::vector<double> out(static_cast<std::size_t>(count) * levels.size());
   if (kernel_seconds) *kernel_seconds = 0;
-  if (count == 0 || L == 0) return out;
+  if (count == 0 || levels.empty()) return out;
   NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
   // theta, p1, p2, s_l, s_r, one after another
   std::vector<double> est(static_cast<std::size_t>(5 * count));
@@ -958,21 +1052,10 @@ std::vector<double> quantiles_cuda(const Estimates& e, const std::vector<double>
     if (cols[k]->size() != static_cast<std::size_t>(count)) fail_internal("mle quantiles_cuda: estimates of unequal sizes");
     std::copy(cols[k]->begin(), cols[k]->end(), est.begin() + k * count);
   }
-  DeviceArray<double> d_est(est.size()), d_levels(levels.size()), d_out(out.size());
+  DeviceArray<double> d_est(est.size());
   d_est.copy_from_host(est.data(), est.size());
-  d_levels.copy_from_host(levels.data(), levels.size());
-  CudaEventTimer timer;
-  timer.start();
-  const int threads = 128;
-  const std::int64_t total = count * L;
-  if ((total + threads - 1) / threads >= (std::int64_t{1} << 31)) fail_input("too many windows for the CUDA backend");
-  quantile_kernel<<<static_cast<unsigned>((total + threads - 1) / threads), threads>>>(d_est.data(), count,
-                                                                                        d_levels.data(), L, d_out.data());
-  NUMPIPE_CUDA_CHECK_LAUNCH();
-  timer.stop();
-  if (kernel_seconds) *kernel_seconds = timer.seconds();
-  d_out.copy_to_host(out.data(), out.size());
-  NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+  const double sec = run_quantiles(EstimateColumns{d_est.data(), count}, count, levels, out.data());
+  if (kernel_seconds) *kernel_seconds = sec;
   return out;
 }
 

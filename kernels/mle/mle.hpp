@@ -150,11 +150,15 @@ std::vector<WindowEstimate> estimate_cpu(const Series& s, const Params& p, const
                                          bool inform, std::int64_t begin, std::int64_t end,
                                          const std::function<void(std::int64_t)>& progress = {});
 #ifdef NUMPIPE_HAVE_CUDA
-// The same on one CUDA device, one thread per window (the same source; the
-// results agree with the CPU's to rounding: exp and log differ in the last bit).
+// The same on one CUDA device, a few threads per window (the same source; the
+// results agree with the CPU's to rounding: exp and log differ in the last
+// bit, and the window's sums are added in another order). With `quantiles`,
+// also the quantiles at `levels` of each window's estimate, [windows][levels]
+// (as quantiles_cuda, without the estimates' round trip).
 std::vector<WindowEstimate> estimate_cuda(const Series& s, const Params& p, const WindowFits& fits, bool refine,
                                           bool inform, std::int64_t begin, std::int64_t end, int device,
-                                          double* kernel_seconds = nullptr);
+                                          double* kernel_seconds = nullptr, const std::vector<double>& levels = {},
+                                          std::vector<double>* quantiles = nullptr);
 // The quantiles (distribution.hpp aepd_quantile2) of the estimates e (theta,
 // p, p2, s_l, s_r of its windows) at the levels, on one CUDA device, one thread
 // per window and level: [windows][levels], as finish() computes them on the
