@@ -2,8 +2,10 @@
 if(TARGET numpipe_kernels_mle)
   numpipe_unit_test(unit_mle SOURCES unit/test_mle.cpp LIBS numpipe_kernels_mle)
   numpipe_unit_test(unit_mle_inference SOURCES unit/test_mle_inference.cpp LIBS numpipe_kernels_mle)
-  # the inference against a copy of itself whose exp/log/pow/lgamma round differently (CUDA's stand-in)
-  numpipe_unit_test(unit_mle_rounding SOURCES unit/test_mle_rounding.cpp unit/mle_perturbed.cpp LIBS numpipe_kernels_mle)
+  # the inference against copies of itself whose exp/log/pow/lgamma round differently and that sum in the
+  # CUDA estimate kernel's order (CUDA's stand-ins)
+  numpipe_unit_test(unit_mle_rounding SOURCES unit/test_mle_rounding.cpp unit/mle_perturbed.cpp unit/mle_lanes.cpp
+                    LIBS numpipe_kernels_mle)
   # the rolling kernel's prescreen bound, on the device (label gpu; CUDA builds only)
   numpipe_gpu_test(gpu_mle SOURCES unit/test_mle_cuda.cu LIBS numpipe_kernels_mle)
   numpipe_cli_tests(mle)

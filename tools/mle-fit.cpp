@@ -175,6 +175,8 @@ int run(int argc, char** argv) {
   cli.tuning_env("NUMPIPE_MLE_GROUP=4|8", "CUDA: shapes per block of the grid kernels (default 8)");
   cli.tuning_env("NUMPIPE_MLE_PRESCREEN=0", "CUDA: evaluate every candidate exactly (no single-precision prescreen); "
                  "the same bits");
+  cli.tuning_env("NUMPIPE_MLE_ESTIMATE_LANES=1|2|4|8|16|32",
+                 "CUDA --refine/--stderr: threads per window of the estimate kernel (default: about 32 points a thread)");
   cli.add("Inference")(
       "stderr", "Standard errors of the estimates from the observed information at the refined optimum "
                 "(implies --refine), and a 95% interval for theta")(
@@ -202,7 +204,7 @@ int run(int argc, char** argv) {
   fo.gof = cli.has("gof");
   parse_compare(cli.get<std::string>("compare"), fo.normal, fo.student);
   const bool refine = fo.refine, backtest = cli.has("backtest");
-  const std::vector<double>& levels = fo.levels;
+  const std::vector<double> levels = fo.levels;
   if (backtest && levels.empty()) fail_input("--backtest needs --quantiles (the VaR levels to test), e.g. --quantiles 0.01,0.05");
   if (params.window < 3) fail_input("--window must be >= 3, got " + std::to_string(params.window));
   if (params.step < 1) fail_input("--step must be >= 1, got " + std::to_string(params.step));
@@ -344,17 +346,21 @@ int run(int argc, char** argv) {
                  win1 > win0 ? median / static_cast<double>(win1 - win0) * 1e6 : 0.0);
   }
   // The refined optimum and the information: on the GPU with the CUDA backend
-  // (one thread per window), else inside finish on the CPU.
+  // (a few threads per window), with the quantiles of the refined estimates;
+  // else inside finish on the CPU.
   std::vector<mle::WindowEstimate> refined;
-  bool have_refined = false;
+  std::vector<double> device_quantiles;  // [windows][levels], from the device
+  bool have_refined = false, have_quantiles = false;
 #ifdef NUMPIPE_HAVE_CUDA
   if (backend == Backend::cuda && refine) {
     double kernel = 0;
     HostTimer t;
-    refined = mle::estimate_cuda(s, params, fits, refine, fo.inform, win0, win1, device.index, &kernel);
+    refined = mle::estimate_cuda(s, params, fits, refine, fo.inform, win0, win1, device.index, &kernel, levels,
+                                 &device_quantiles);
     log.add("estimate kernel", kernel);
     log.add("estimate copies", std::max(0.0, t.seconds() - kernel));
     have_refined = true;
+    have_quantiles = true;
   }
 #endif
   mle::Estimates est;
@@ -374,8 +380,26 @@ int run(int argc, char** argv) {
         progress->update(static_cast<std::uint64_t>(std::min<std::int64_t>(base + done, (win1 - win0) * passes)));
       };
     }
+    // With the CUDA backend the quantiles (a root search per window and level)
+    // are computed on the device: with the refined estimates (above), or from
+    // finish's estimates of the grid's fits.
+    const bool on_device = backend == Backend::cuda && !levels.empty();
+    if (on_device) fo.levels.clear();
     log.time("finish", 0, 0, [&] { est = mle::finish(s, params, fits, fo, win0, win1, have_refined ? &refined : nullptr); });
     if (progress) progress->finish();
+    if (on_device && have_quantiles) {
+      est.quantiles = std::move(device_quantiles);
+    } else if (on_device) {
+#ifdef NUMPIPE_HAVE_CUDA
+      double kernel = 0;
+      HostTimer t;
+      est.quantiles = mle::quantiles_cuda(est, levels, device.index, &kernel);
+      log.add("quantile kernel", kernel);
+      log.add("quantile copies", std::max(0.0, t.seconds() - kernel));
+#else
+      fail_internal("mle-fit: the CUDA backend without CUDA");
+#endif
+    }
   }
   if (world.distributed()) {  // rank 0: every window, in [series][windows] order
     for (auto* v : {&est.theta, &est.p, &est.p2, &est.s_l, &est.s_r, &est.loglik, &est.skew, &est.quantiles,

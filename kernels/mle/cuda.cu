@@ -12,6 +12,9 @@
 //                   (see the comment above the kernel and prescreen.cuh).
 //   finalize_kernel one thread per window: the best shape (model.hpp pick_shape)
 //                   and X-, X+ of the chosen (theta, p).
+// After the grid: estimate_kernel (--refine, --stderr: inference.hpp, a few
+// lanes per window) and quantile_kernel (--quantiles: distribution.hpp, one
+// thread per window and level).
 // No floating-point atomics anywhere; every reduction has a fixed order.
 #include <cuda_runtime.h>
 
@@ -26,6 +29,7 @@
 #include "common/cuda_check.hpp"
 #include "common/cuda_timer.hpp"
 #include "common/device_array.hpp"
+#include "common/error.hpp"
 #include "mle.hpp"
 #include "model.hpp"
 #include "prescreen.cuh"
@@ -616,16 +620,94 @@ __global__ void finalize_kernel(const double* __restrict__ x, std::int64_t lengt
   o_ll[idx] = ll;
 }
 
-// One thread per window: inference.hpp's estimate_window (refine, observed
-// information, theta's interval), the code the CPU runs. Consecutive threads
-// take consecutive windows, whose points overlap: the loads of a warp coalesce.
+// What the estimate kernel makes each window's WindowTask from (post.cpp
+// make_task on the host, the same values): the grid's candidate (a time index
+// in its series) and shapes, and the grid.
+struct TaskSource {
+  const std::int64_t* index;
+  const int *shape, *shape2;  // shape2: nullptr with one shape
+  const double* alpha;
+  int A;
+  double p_min, p_max;
+  bool refine, inform;
+};
+__device__ WindowTask make_task_device(const TaskSource& src, const double* series, std::int64_t i) {
+  auto box = [&](int a, double& v, double& lo, double& hi) {
+    v = src.alpha[a];
+    lo = src.alpha[a - 1 > 0 ? a - 1 : 0];
+    hi = src.alpha[a + 1 < src.A - 1 ? a + 1 : src.A - 1];
+  };
+  WindowTask t;
+  t.theta0 = series[src.index[i]];
+  box(src.shape[i], t.p1, t.p1_lo, t.p1_hi);
+  t.p_min = src.p_min;
+  t.p_max = src.p_max;
+  t.two_shapes = src.shape2 != nullptr;
+  if (t.two_shapes) {
+    box(src.shape2[i], t.p2, t.p2_lo, t.p2_hi);
+  } else {
+    t.p2 = t.p1;
+    t.p2_lo = t.p1_lo;
+    t.p2_hi = t.p1_hi;
+  }
+  t.refine = src.refine || src.inform;
+  t.inform = src.inform;
+  return t;
+}
+
+// `lanes` consecutive threads per window (g_estimate_lanes, a power of two up
+// to 32): inference.hpp's estimate_window (refine, observed information,
+// theta's interval), the code the CPU runs. The lanes split each pass over
+// the window's points and combine their sums by a butterfly of shuffles
+// (window_sums), so all of them hold the same values and take the same path
+// through the searches; lane 0 writes the result. With one lane per window the
+// threads of a warp take 32 windows, whose searches branch apart (the estimate
+// of one window of 500 points makes about 45 passes, and their sequence
+// differs from window to window); with more, a warp's lanes follow fewer
+// windows, each pass is shorter, and the searches' scalar work is repeated
+// by every lane.
 __global__ void estimate_kernel(const double* __restrict__ x, std::int64_t length, std::int64_t n, std::int64_t K,
-                                std::int64_t W, std::int64_t first, std::int64_t count, const WindowTask* tasks,
+                                std::int64_t W, std::int64_t first, std::int64_t count, int lanes, TaskSource src,
                                 WindowEstimate* out) {
-  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t i = t / lanes;  // a window's lanes leave together
   if (i >= count) return;
   const std::int64_t g = first + i, si = g / W, w = g % W;
-  out[i] = estimate_window(x + si * length + w * K, n, tasks[i]);
+  const double* series = x + si * length;
+  const WindowEstimate e = estimate_window(series + w * K, n, make_task_device(src, series, i));
+  if ((threadIdx.x & (lanes - 1)) == 0) out[i] = e;
+}
+
+// The estimates of window i for the quantiles: theta, p1, p2, s_l, s_r.
+struct EstimateColumns {  // est[k * count + i]
+  const double* est;
+  std::int64_t count;
+  __device__ void get(std::int64_t i, double* v) const {
+    for (int k = 0; k < 5; ++k) v[k] = est[k * count + i];
+  }
+};
+struct EstimateRecords {  // estimate_kernel's output
+  const WindowEstimate* est;
+  __device__ void get(std::int64_t i, double* v) const {
+    const WindowEstimate& e = est[i];
+    v[0] = e.theta;
+    v[1] = e.p1;
+    v[2] = e.p2;
+    v[3] = e.s_l;
+    v[4] = e.s_r;
+  }
+};
+
+// One thread per (window, level): the AEPD's quantile (distribution.hpp).
+template <class Source>
+__global__ void quantile_kernel(Source src, std::int64_t count, const double* __restrict__ levels, int L, double* out) {
+  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= count * L) return;
+  const std::int64_t i = t / L;
+  const int q = static_cast<int>(t % L);
+  double v[5];
+  src.get(i, v);
+  out[t] = aepd_quantile2(levels[q], v[0], v[1], v[2], v[3], v[4]);
 }
 
 // Independent exp() chains, so that throughput, not latency, is measured.
@@ -868,33 +950,112 @@ void solve_cuda(const Series& s, const Params& p, const std::vector<int>& device
   solve_parts(s, p, devices, &parts, base, out, timing);
 }
 
-std::vector<WindowEstimate> estimate_cuda(const Series& s, const Params& p, const WindowFits& fits, bool refine,
-                                          bool inform, std::int64_t begin, std::int64_t end, int device,
-                                          double* kernel_seconds) {
-  const std::int64_t W = window_count(s, p), count = end - begin;
-  std::vector<WindowEstimate> out(static_cast<std::size_t>(count));
-  if (kernel_seconds) *kernel_seconds = 0;
-  if (count <= 0) return out;
-  NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
-  const std::vector<WindowTask> tasks = make_tasks(s, p, fits, refine, inform, begin, end);
-  // the series rows these windows lie in
-  const std::int64_t s0 = begin / W, s1 = (end - 1) / W + 1;
-  DeviceArray<double> d_x(static_cast<std::size_t>((s1 - s0) * s.length));
-  d_x.copy_from_host(s.x + s0 * s.length, static_cast<std::size_t>((s1 - s0) * s.length));
-  DeviceArray<WindowTask> d_tasks(tasks.size());
-  d_tasks.copy_from_host(tasks.data(), tasks.size());
-  DeviceArray<WindowEstimate> d_out(out.size());
+namespace {
+int estimate_lanes(std::int64_t window) {
+  // NUMPIPE_MLE_ESTIMATE_LANES=1|2|4|8|16|32 (a tuning knob for bench/mle-inference-cost);
+  // by default about 32 points a lane or more, at most 16 lanes.
+  if (const char* e = std::getenv("NUMPIPE_MLE_ESTIMATE_LANES")) {
+    const int v = std::atoi(e);
+    if (v == 1 || v == 2 || v == 4 || v == 8 || v == 16 || v == 32) return v;
+    fail_input(std::string("NUMPIPE_MLE_ESTIMATE_LANES must be 1, 2, 4, 8, 16 or 32, got '") + e + "'");
+  }
+  int lanes = 1;
+  while (lanes < 16 && 32 * 2 * lanes <= window) lanes *= 2;
+  return lanes;
+}
+}  // namespace
+
+namespace {
+// count * per threads in blocks of 128: the grid's size.
+unsigned blocks_for(std::int64_t count, std::int64_t per, int threads) {
+  const std::int64_t b = (count * per + threads - 1) / threads;
+  if (b >= (std::int64_t{1} << 31)) fail_input("too many windows for the CUDA backend: " + std::to_string(count));
+  return static_cast<unsigned>(b);
+}
+
+// quantile_kernel over `count` windows of src into out ([windows][levels], on the host).
+template <class Source>
+double run_quantiles(Source src, std::int64_t count, const std::vector<double>& levels, double* out) {
+  const int L = static_cast<int>(levels.size());
+  DeviceArray<double> d_levels(levels.size()), d_q(static_cast<std::size_t>(count) * levels.size());
+  d_levels.copy_from_host(levels.data(), levels.size());
   CudaEventTimer timer;
   timer.start();
-  const int threads = 128;
-  estimate_kernel<<<static_cast<unsigned>((count + threads - 1) / threads), threads>>>(
-      d_x.data(), s.length, p.window, p.step, W, begin - s0 * W, count, d_tasks.data(), d_out.data());
+  quantile_kernel<<<blocks_for(count, L, 128), 128>>>(src, count, d_levels.data(), L, d_q.data());
   NUMPIPE_CUDA_CHECK_LAUNCH();
   timer.stop();
   const double sec = timer.seconds();
+  d_q.copy_to_host(out, d_q.size());
+  NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+  return sec;
+}
+}  // namespace
+
+std::vector<WindowEstimate> estimate_cuda(const Series& s, const Params& p, const WindowFits& fits, bool refine,
+                                          bool inform, std::int64_t begin, std::int64_t end, int device,
+                                          double* kernel_seconds, const std::vector<double>& levels,
+                                          std::vector<double>* quantiles) {
+  const std::int64_t W = window_count(s, p), count = end - begin;
+  std::vector<WindowEstimate> out(static_cast<std::size_t>(count));
+  if (kernel_seconds) *kernel_seconds = 0;
+  if (quantiles) quantiles->assign(static_cast<std::size_t>(std::max<std::int64_t>(count, 0)) * levels.size(), 0.0);
+  if (count <= 0) return out;
+  if (fits.index.size() != static_cast<std::size_t>(count) || fits.shape.size() != static_cast<std::size_t>(count))
+    fail_internal("mle estimate_cuda: the fits do not hold the windows [begin, end)");
+  const bool two = p.shapes == 2;
+  if (two && fits.shape2.size() != static_cast<std::size_t>(count)) fail_internal("mle estimate_cuda: no second shapes");
+  const int lanes = estimate_lanes(p.window);
+  NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
+  // the series rows these windows lie in, and what the kernel makes the tasks from
+  const std::int64_t s0 = begin / W, s1 = (end - 1) / W + 1;
+  DeviceArray<double> d_x(static_cast<std::size_t>((s1 - s0) * s.length));
+  d_x.copy_from_host(s.x + s0 * s.length, static_cast<std::size_t>((s1 - s0) * s.length));
+  DeviceArray<std::int64_t> d_index(fits.index.size());
+  d_index.copy_from_host(fits.index.data(), fits.index.size());
+  DeviceArray<int> d_shape(fits.shape.size()), d_shape2(two ? fits.shape2.size() : 0);
+  d_shape.copy_from_host(fits.shape.data(), fits.shape.size());
+  if (two) d_shape2.copy_from_host(fits.shape2.data(), fits.shape2.size());
+  const auto& alpha = p.grid.alpha;
+  DeviceArray<double> d_alpha(alpha.size());
+  d_alpha.copy_from_host(alpha.data(), alpha.size());
+  const TaskSource src{d_index.data(), d_shape.data(), two ? d_shape2.data() : nullptr, d_alpha.data(),
+                       static_cast<int>(alpha.size()), *std::min_element(alpha.begin(), alpha.end()),
+                       *std::max_element(alpha.begin(), alpha.end()), refine, inform};
+  DeviceArray<WindowEstimate> d_out(out.size());
+  NUMPIPE_CUDA_CHECK(cudaMemcpyToSymbol(g_estimate_lanes, &lanes, sizeof lanes));
+  CudaEventTimer timer;
+  timer.start();
+  estimate_kernel<<<blocks_for(count, lanes, 128), 128>>>(d_x.data(), s.length, p.window, p.step, W, begin - s0 * W,
+                                                          count, lanes, src, d_out.data());
+  NUMPIPE_CUDA_CHECK_LAUNCH();
+  timer.stop();
+  double sec = timer.seconds();
+  // the quantiles of the estimates, from the device's copy
+  if (quantiles && !levels.empty()) sec += run_quantiles(EstimateRecords{d_out.data()}, count, levels, quantiles->data());
   if (kernel_seconds) *kernel_seconds = sec;
   d_out.copy_to_host(out.data(), out.size());
   NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+  return out;
+}
+
+std::vector<double> quantiles_cuda(const Estimates& e, const std::vector<double>& levels, int device,
+                                   double* kernel_seconds) {
+  const std::int64_t count = static_cast<std::int64_t>(e.theta.size());
+  std::vector<double> out(static_cast<std::size_t>(count) * levels.size());
+  if (kernel_seconds) *kernel_seconds = 0;
+  if (count == 0 || levels.empty()) return out;
+  NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
+  // theta, p1, p2, s_l, s_r, one after another
+  std::vector<double> est(static_cast<std::size_t>(5 * count));
+  const std::vector<double>* cols[5] = {&e.theta, &e.p, &e.p2, &e.s_l, &e.s_r};
+  for (int k = 0; k < 5; ++k) {
+    if (cols[k]->size() != static_cast<std::size_t>(count)) fail_internal("mle quantiles_cuda: estimates of unequal sizes");
+    std::copy(cols[k]->begin(), cols[k]->end(), est.begin() + k * count);
+  }
+  DeviceArray<double> d_est(est.size());
+  d_est.copy_from_host(est.data(), est.size());
+  const double sec = run_quantiles(EstimateColumns{d_est.data(), count}, count, levels, out.data());
+  if (kernel_seconds) *kernel_seconds = sec;
   return out;
 }
 

@@ -138,10 +138,13 @@ struct WindowSums {
   std::int64_t zero;
   double above, below;
 };
-NUMPIPE_HD_OUTLINE WindowSums window_sums(const double* x, std::int64_t n, double scale, double t, double p1, double p2,
-                                         bool all) {
+// The sums over the points k = lane, lane + lanes, ... (all of them: lane 0 of 1).
+// Division: d^(p-1) and d^(p-2) as e / u and (e / u) / u; with recip, as
+// e (1/u) and e (1/u)^2 (one division instead of two; the CUDA kernel's).
+NUMPIPE_HD_INLINE WindowSums window_sums_part(const double* x, std::int64_t n, double scale, double t, double p1,
+                                              double p2, bool all, int lane, int lanes, bool recip) {
   WindowSums s{{0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, 0, INFINITY, -INFINITY};
-  for (std::int64_t k = 0; k < n; ++k) {
+  for (std::int64_t k = lane; k < n; k += lanes) {
     const double y = x[k] * scale;
     const double d = t - y;
     if (d == 0) {
@@ -156,15 +159,100 @@ NUMPIPE_HD_OUTLINE WindowSums window_sums(const double* x, std::int64_t n, doubl
     SideSums& q = left ? s.l : s.r;
     q.A0 += e;
     if (all) {
-      const double eu = e / u;
+      const double iu = recip ? 1.0 / u : 0.0, eu = recip ? e * iu : e / u;
       q.A1 += e * L;
       q.A2 += e * L * L;
       q.B0 += eu;
       q.B1 += eu * L;
-      q.C0 += eu / u;
+      q.C0 += recip ? eu * iu : eu / u;
     }
   }
   return s;
+}
+
+// s += o, field by field (IEEE addition is commutative: two lanes that add
+// each other's partial sums hold the same bits).
+NUMPIPE_HD_INLINE void add_sums(WindowSums& s, const WindowSums& o, bool all) {
+  SideSums* a[2] = {&s.l, &s.r};
+  const SideSums* b[2] = {&o.l, &o.r};
+  for (int i = 0; i < 2; ++i) {
+    a[i]->A0 += b[i]->A0;
+    if (all) {
+      a[i]->A1 += b[i]->A1;
+      a[i]->A2 += b[i]->A2;
+      a[i]->B0 += b[i]->B0;
+      a[i]->B1 += b[i]->B1;
+      a[i]->C0 += b[i]->C0;
+    }
+  }
+  s.zero += o.zero;
+  s.above = fmin(s.above, o.above);
+  s.below = fmax(s.below, o.below);
+}
+
+#ifdef __CUDACC__
+// Lanes per window of the CUDA estimate kernel (1, 2, 4, 8, 16 or 32; cuda.cu
+// sets it before a launch): a window's `lanes` consecutive threads split its
+// points and combine their partial sums by a butterfly of shuffles, so every
+// lane holds the same sums and takes the same path through the searches.
+static __constant__ int g_estimate_lanes = 1;
+// The shuffle mask of this thread's group of `lanes` (aligned within its warp).
+__device__ __forceinline__ unsigned estimate_group(int lanes) {
+  if (lanes == 32) return 0xffffffffu;
+  return ((1u << lanes) - 1u) << (static_cast<int>(threadIdx.x) & 31 & ~(lanes - 1));
+}
+#endif
+
+// The sums of the window at t. On the host in point order (lanes = 1); the CUDA
+// estimate kernel splits the points over `lanes` threads (above), a different
+// order of the same additions. NUMPIPE_MLE_EMULATE_LANES (tests only) runs the
+// kernel's order and arithmetic on the host.
+NUMPIPE_HD_OUTLINE WindowSums window_sums(const double* x, std::int64_t n, double scale, double t, double p1, double p2,
+                                         bool all) {
+#if defined(__CUDA_ARCH__)
+  const int lanes = g_estimate_lanes;
+  if (lanes == 1) return window_sums_part(x, n, scale, t, p1, p2, all, 0, 1, true);
+  const int lane = static_cast<int>(threadIdx.x) & (lanes - 1);
+  const unsigned group = estimate_group(lanes);
+  WindowSums s = window_sums_part(x, n, scale, t, p1, p2, all, lane, lanes, true);
+  for (int m = lanes >> 1; m > 0; m >>= 1) {
+    WindowSums o;
+    o.l.A0 = __shfl_xor_sync(group, s.l.A0, m);
+    o.r.A0 = __shfl_xor_sync(group, s.r.A0, m);
+    if (all) {
+      o.l.A1 = __shfl_xor_sync(group, s.l.A1, m);
+      o.l.A2 = __shfl_xor_sync(group, s.l.A2, m);
+      o.l.B0 = __shfl_xor_sync(group, s.l.B0, m);
+      o.l.B1 = __shfl_xor_sync(group, s.l.B1, m);
+      o.l.C0 = __shfl_xor_sync(group, s.l.C0, m);
+      o.r.A1 = __shfl_xor_sync(group, s.r.A1, m);
+      o.r.A2 = __shfl_xor_sync(group, s.r.A2, m);
+      o.r.B0 = __shfl_xor_sync(group, s.r.B0, m);
+      o.r.B1 = __shfl_xor_sync(group, s.r.B1, m);
+      o.r.C0 = __shfl_xor_sync(group, s.r.C0, m);
+    }
+    o.zero = __shfl_xor_sync(group, static_cast<long long>(s.zero), m);
+    o.above = __shfl_xor_sync(group, s.above, m);
+    o.below = __shfl_xor_sync(group, s.below, m);
+    add_sums(s, o, all);
+  }
+  return s;
+#elif defined(NUMPIPE_MLE_EMULATE_LANES)
+  constexpr int lanes = NUMPIPE_MLE_EMULATE_LANES;
+  WindowSums v[lanes];
+  for (int l = 0; l < lanes; ++l) v[l] = window_sums_part(x, n, scale, t, p1, p2, all, l, lanes, true);
+  for (int m = lanes >> 1; m > 0; m >>= 1) {
+    WindowSums w[lanes];
+    for (int l = 0; l < lanes; ++l) {
+      w[l] = v[l];
+      add_sums(w[l], v[l ^ m], all);
+    }
+    for (int l = 0; l < lanes; ++l) v[l] = w[l];
+  }
+  return v[0];
+#else
+  return window_sums_part(x, n, scale, t, p1, p2, all, 0, 1, false);
+#endif
 }
 
 // ---- derivatives --------------------------------------------------------------
@@ -385,64 +473,57 @@ NUMPIPE_HD_INLINE void profile_derivatives(const State& st, double n, bool two, 
   }
 }
 
-// The profile's slope and curvature in theta alone (scales eliminated, shapes held).
+// The profile's slope and curvature in theta alone (scales eliminated, shapes
+// held): profile_derivatives with theta free, computing only the entries of
+// loglik_derivatives it uses (theta's and the scales'), by the same operations
+// in the same order, so the same bits; it needs no digamma or trigamma (the
+// shapes' derivatives), which made up most of a theta step's work beside its
+// pass over the window.
 NUMPIPE_HD_INLINE void theta_slope(const State& st, double n, double* G, double* H) {
-  Free fr;
-  fr.idx[0] = kTheta;
-  fr.m = 1;
-  double gf[3] = {}, Hf[kParams][kParams] = {};
-  profile_derivatives(st, n, true, fr, gf, Hf);
-  *G = gf[0];
-  *H = Hf[0][0];
+  const double sl = st.s_l, sr = st.s_r;
+  const double gam0 = exp(lgamma(1.0 + 1.0 / st.p1)), gam1 = exp(lgamma(1.0 + 1.0 / st.p2));
+  const double D = sl * gam0 + sr * gam1;
+  // -n log D (loglik_derivatives' first loop; theta's entries of D's derivatives are 0)
+  double gt = 0, Htt = 0, Hts[2] = {0, 0}, Hll = 0, Hlr = 0, Hrr = 0;
+  gt -= n * 0.0 / D;
+  Htt -= n * (0.0 / D - 0.0 * 0.0 / (D * D));
+  Hts[0] -= n * (0.0 / D - 0.0 * gam0 / (D * D));
+  Hts[1] -= n * (0.0 / D - 0.0 * gam1 / (D * D));
+  Hll -= n * (0.0 / D - gam0 * gam0 / (D * D));
+  Hlr -= n * (0.0 / D - gam0 * gam1 / (D * D));
+  Hrr -= n * (0.0 / D - gam1 * gam1 / (D * D));
+  // the sums' terms
+  for (int side = 0; side < 2; ++side) {
+    const SideSums& q = side == 0 ? st.sums.l : st.sums.r;
+    const double p = side == 0 ? st.p1 : st.p2, sc = side == 0 ? sl : sr, sg = side == 0 ? 1.0 : -1.0;
+    const double ls = log(sc), f = exp(-p * ls);
+    const double Tt = sg * p * f * q.B0;
+    const double Ttt = p * (p - 1.0) * f * q.C0;
+    const double Tts = -sg * p * p * f * q.B0 / sc;
+    const double Tss = p * (p + 1.0) * f * q.A0 / (sc * sc);
+    gt -= Tt;
+    Htt -= Ttt;
+    Hts[side] -= Tts;
+    (side == 0 ? Hll : Hrr) -= Tss;
+  }
+  // profile_derivatives' elimination of the scales
+  const double a = Hll, b = Hlr, d = Hrr, det = a * d - b * b;
+  const double ui = Hts[0], vi = Hts[1], uj = Hts[0], vj = Hts[1];
+  const double corr = (ui * (d * uj - b * vj) + vi * (-b * uj + a * vj)) / det;
+  *G = gt;
+  *H = Htt - corr;
 }
 
-// The profile's maximum over theta in [lo, hi] at the state's shapes, from the
-// state's theta: the root of its slope G, which is continuous for p > 1 but
-// bends sharply at the data points (the point's term varies as |x - theta|^(p-1):
-// for p near 1 nearly a kink, where Newton steps hop across the point instead
-// of converging, and the root can lie within rounding of the point). So the
-// root is bracketed: steps in the rising direction (Newton's, at least doubling,
-// never past the next data point) until the slope changes sign, then the bracket
-// is shrunk by Newton steps from its end with the smaller slope where they land
-// inside and at least halve it, else by halving; towards an end on a data point
-// by halving the logarithm of the distance from it (the root may be within a
-// few ulps of the point). It stops when the bracket is 4 ulps of theta plus
-// 1e-15 of the scale wide: where the slope's rounding cannot move the root
-// further, so the result is the same on any machine to that width. passes:
-// profile evaluations (one pass over the window each).
-NUMPIPE_HD_OUTLINE State theta_solve(const double* x, std::int64_t n, double scale, State a, double lo, double hi,
-                                    int* passes) {
+// The root of the profile's slope in the bracket [a, b] (G(a) dir > 0 >= G(b) dir,
+// with their curvatures H): shrunk by Newton steps from its end with the smaller
+// slope where they land inside and at least halve it, else by halving; towards
+// an end on a data point by halving the logarithm of the distance from it (the
+// root may be within a few ulps of the point). It stops when the bracket is 4
+// ulps of theta plus tol_abs wide: where the slope's rounding cannot move the
+// root further, so the result is the same on any machine to that width.
+NUMPIPE_HD_OUTLINE State bracket_root(const double* x, std::int64_t n, double scale, State a, double Ga, double Ha,
+                                     State b, double Gb, double Hb, double dir, double tol_abs, int* passes) {
   const double nd = static_cast<double>(n);
-  double Ga = 0, Ha = 0;
-  theta_slope(a, nd, &Ga, &Ha);
-  if (!finite(a.ll) || !finite(Ga) || Ga == 0) return a;
-  const double dir = Ga > 0 ? 1.0 : -1.0;
-  const double tol_abs = 1e-15 * (a.s_l + a.s_r);
-  auto newton_distance = [](double G, double H) { return H < 0 && finite(H) ? fabs(G / H) : 0.0; };
-  // 1. the bracket [a, b]: G(a) dir > 0 >= G(b) dir
-  double h = newton_distance(Ga, Ha);
-  if (!(h > 0)) h = (a.s_l + a.s_r) / sqrt(nd);
-  State b = a;
-  double Gb = Ga, Hb = Ha;
-  for (int k = 0;; ++k) {
-    const double next = dir > 0 ? a.sums.above : a.sums.below;  // the nearest data point beyond a
-    double t = a.theta + dir * h;
-    if (finite(next) && (dir > 0 ? next < t : next > t)) t = next;
-    t = fmin(hi, fmax(lo, t));
-    if (t == a.theta) return a;  // on the bound, the slope pointing out
-    b = profile_state(x, n, scale, t, a.p1, a.p2, true);
-    ++*passes;
-    theta_slope(b, nd, &Gb, &Hb);
-    if (!finite(b.ll) || !finite(Gb)) return a;
-    if (Gb * dir <= 0) break;
-    if (k >= 60 || t == (dir > 0 ? hi : lo)) return b;
-    a = b;
-    Ga = Gb;
-    Ha = Hb;
-    h = fmax(newton_distance(Ga, Ha), 2.0 * h);
-  }
-  if (Gb == 0) return b;
-  // 2. shrink it
   for (int k = 0; k < 200; ++k) {
     const double tl = fmin(a.theta, b.theta), th = fmax(a.theta, b.theta), w = th - tl;
     if (w <= 0x1p-50 * (fabs(a.theta) + fabs(b.theta)) + tol_abs) break;
@@ -480,6 +561,123 @@ NUMPIPE_HD_OUTLINE State theta_solve(const double* x, std::int64_t n, double sca
     }
   }
   return fabs(Ga) <= fabs(Gb) ? a : b;
+}
+
+// Two maxima of the profile whose log-likelihoods differ by less than
+// kTieMargin (|loglik| + n) count as tied, and the smaller theta is taken: the
+// backends' log-likelihoods of one point differ by about 1e-13 of that, so an
+// exact tie (symmetric or repeated data) is decided the same way on both.
+inline constexpr double kTieMargin = 1e-10;
+
+// c replaces r as theta's maximum: higher by more than the margin, or tied and
+// at a smaller theta.
+NUMPIPE_HD_INLINE bool better_maximum(const State& c, const State& r, double n) {
+  if (!finite(c.ll)) return false;
+  const double margin = kTieMargin * (fabs(r.ll) + n);
+  if (c.ll > r.ll + margin) return true;
+  return !(c.ll < r.ll - margin) && c.theta < r.theta;
+}
+
+// The maximum next to the data point y at one end e of a bracket whose other
+// maximum r is known. toward: the direction from e into the bracket; Ge, He: the
+// slope and curvature at e, where y's own term has slope 0. Leaving y by u, the
+// m points at y, m |theta - y|^q / s^q (q, s: the shape and scale of y's side),
+// take m q s^-q u^(q-1) off the slope g = Ge toward, so for 1 <= q < 2, which
+// bends within u* = (g s^q / (m q))^(1/(q-1)) of y, the profile has a maximum there, about
+// g u* (1 - 1/q) above its value at y (at y itself when q = 1 and g < q s^-q).
+// The search: a probe at sqrt(u* |r - y|) from y, past that maximum and before
+// r's, then bracket_root between y and the probe. False when there is no such
+// maximum apart from r, or it cannot be higher than r (its value at y plus twice
+// that gain, below r's less the margin): the two are never compared then.
+NUMPIPE_HD_OUTLINE bool end_maximum(const double* x, std::int64_t n, double scale, const State& e, double Ge,
+                                   double He, double toward, double dir, const State& r, double tol_abs, int* passes,
+                                   State* out) {
+  const double nd = static_cast<double>(n);
+  const bool left = toward > 0;  // y lies left of the thetas inside the bracket
+  const double q = left ? e.p1 : e.p2, s = left ? e.s_l : e.s_r, g = Ge * toward;
+  if (!(e.sums.zero > 0) || !(q >= 1 && q < 2) || !(s > 0) || !(g > 0) || !finite(e.ll)) return false;
+  const double lr = log(g) + q * log(s) - log(q * static_cast<double>(e.sums.zero));  // log u*^(q-1), m points at y
+  double u;
+  if (q == 1) {
+    if (!(lr < 0)) return false;
+    u = 0;
+  } else {
+    u = exp(lr / (q - 1));
+  }
+  // r is that maximum (or there is none before r) when it lies within 4 u* of y
+  // or within 4 widths of the search (bracket_root's) of y
+  const double dist = fabs(r.theta - e.theta), width = 0x1p-50 * (fabs(e.theta) + fabs(r.theta)) + tol_abs;
+  if (!(u < 0.25 * dist) || !(dist > 4.0 * width)) return false;
+  const double margin = kTieMargin * (fabs(r.ll) + nd);
+  if (e.ll + 2.0 * g * u + margin < r.ll) return false;
+  if (u <= width) {  // at y to the search's width
+    *out = e;
+    return true;
+  }
+  const double tq = e.theta + toward * sqrt(u * dist);
+  const State sq = profile_state(x, n, scale, tq, e.p1, e.p2, true);
+  ++*passes;
+  double Gq = 0, Hq = 0;
+  theta_slope(sq, nd, &Gq, &Hq);
+  if (!finite(sq.ll) || !(Gq * toward < 0)) return false;  // the profile still rises there: no maximum near y
+  *out = toward == dir ? bracket_root(x, n, scale, e, Ge, He, sq, Gq, Hq, dir, tol_abs, passes)
+                       : bracket_root(x, n, scale, sq, Gq, Hq, e, Ge, He, dir, tol_abs, passes);
+  return fabs(out->theta - r.theta) > 4.0 * width;  // else r itself
+}
+
+// The profile's maximum over theta in [lo, hi] at the state's shapes, from the
+// state's theta: the root of its slope G, which is continuous for p > 1 but
+// bends sharply at the data points (the point's term varies as |x - theta|^(p-1):
+// for p near 1 nearly a kink, where Newton steps hop across the point instead
+// of converging, and the root can lie within rounding of the point). So the
+// root is bracketed: steps in the rising direction (Newton's, at least doubling,
+// never past the next data point) until the slope changes sign, then the bracket
+// is shrunk (bracket_root). For 1 <= p < 2 such a bracket between two data points
+// can hold two maxima, one next to each point (end_maximum), with a dip between
+// them: which one the shrinking reaches depends on the rounding of the slopes
+// it compares, so the two backends could end on different maxima. Both are
+// found then and the higher taken (better_maximum: ties within the margin go
+// to the smaller theta). passes: profile evaluations (one pass over the window
+// each).
+NUMPIPE_HD_OUTLINE State theta_solve(const double* x, std::int64_t n, double scale, State a, double lo, double hi,
+                                    int* passes) {
+  const double nd = static_cast<double>(n);
+  double Ga = 0, Ha = 0;
+  theta_slope(a, nd, &Ga, &Ha);
+  if (!finite(a.ll) || !finite(Ga) || Ga == 0) return a;
+  const double dir = Ga > 0 ? 1.0 : -1.0;
+  const double tol_abs = 1e-15 * (a.s_l + a.s_r);
+  auto newton_distance = [](double G, double H) { return H < 0 && finite(H) ? fabs(G / H) : 0.0; };
+  // 1. the bracket [a, b]: G(a) dir > 0 >= G(b) dir
+  double h = newton_distance(Ga, Ha);
+  if (!(h > 0)) h = (a.s_l + a.s_r) / sqrt(nd);
+  State b = a;
+  double Gb = Ga, Hb = Ha;
+  for (int k = 0;; ++k) {
+    const double next = dir > 0 ? a.sums.above : a.sums.below;  // the nearest data point beyond a
+    double t = a.theta + dir * h;
+    if (finite(next) && (dir > 0 ? next < t : next > t)) t = next;
+    t = fmin(hi, fmax(lo, t));
+    if (t == a.theta) return a;  // on the bound, the slope pointing out
+    b = profile_state(x, n, scale, t, a.p1, a.p2, true);
+    ++*passes;
+    theta_slope(b, nd, &Gb, &Hb);
+    if (!finite(b.ll) || !finite(Gb)) return a;
+    if (Gb * dir <= 0) break;
+    if (k >= 60 || t == (dir > 0 ? hi : lo)) return b;
+    a = b;
+    Ga = Gb;
+    Ha = Hb;
+    h = fmax(newton_distance(Ga, Ha), 2.0 * h);
+  }
+  if (Gb == 0) return b;
+  // 2. shrink it
+  State r = bracket_root(x, n, scale, a, Ga, Ha, b, Gb, Hb, dir, tol_abs, passes);
+  // 3. a maximum next to a data point at either end of the bracket
+  State c;
+  if (end_maximum(x, n, scale, a, Ga, Ha, dir, dir, r, tol_abs, passes, &c) && better_maximum(c, r, nd)) r = c;
+  if (end_maximum(x, n, scale, b, Gb, Hb, -dir, dir, r, tol_abs, passes, &c) && better_maximum(c, r, nd)) r = c;
+  return r;
 }
 
 // Bounded maximisation of the profile over the free coordinates (theta, and the
@@ -749,13 +947,29 @@ NUMPIPE_HD_INLINE WindowEstimate estimate_window(const double* x, std::int64_t n
   out.ci_lo = out.ci_hi = NAN;
   out.smooth = 0;
   out.iterations = 0;
-  // scale: a power of two near the largest distance from theta0
+  // scale: a power of two near the largest distance from theta0 (maxima and
+  // minima are exact in any order: the CUDA kernel's lanes split the points)
   double span = 0, xmin = INFINITY, xmax = -INFINITY;
-  for (std::int64_t k = 0; k < n; ++k) {
+  int lane = 0, lanes = 1;
+#ifdef __CUDA_ARCH__
+  lanes = g_estimate_lanes;
+  lane = static_cast<int>(threadIdx.x) & (lanes - 1);
+#endif
+  for (std::int64_t k = lane; k < n; k += lanes) {
     span = fmax(span, fabs(0.5 * x[k] - 0.5 * task.theta0));
     xmin = fmin(xmin, x[k]);
     xmax = fmax(xmax, x[k]);
   }
+#ifdef __CUDA_ARCH__
+  if (lanes > 1) {
+    const unsigned group = estimate_group(lanes);
+    for (int m = lanes >> 1; m > 0; m >>= 1) {
+      span = fmax(span, __shfl_xor_sync(group, span, m));
+      xmin = fmin(xmin, __shfl_xor_sync(group, xmin, m));
+      xmax = fmax(xmax, __shfl_xor_sync(group, xmax, m));
+    }
+  }
+#endif
   int e2 = 0;
   if (span > 0 && finite(span)) frexp(span, &e2);
   e2 = e2 + 1 > 1000 ? 1000 : (e2 + 1 < -1000 ? -1000 : e2 + 1);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "distribution.hpp"
 #include "inference.hpp"
 
 namespace numpipe::mle {
@@ -149,18 +150,25 @@ std::vector<WindowEstimate> estimate_cpu(const Series& s, const Params& p, const
                                          bool inform, std::int64_t begin, std::int64_t end,
                                          const std::function<void(std::int64_t)>& progress = {});
 #ifdef NUMPIPE_HAVE_CUDA
-// The same on one CUDA device, one thread per window (the same source; the
-// results agree with the CPU's to rounding: exp and log differ in the last bit).
+// The same on one CUDA device, a few threads per window (the same source; the
+// results agree with the CPU's to rounding: exp and log differ in the last
+// bit, and the window's sums are added in another order). With `quantiles`,
+// also the quantiles at `levels` of each window's estimate, [windows][levels]
+// (as quantiles_cuda, without the estimates' round trip).
 std::vector<WindowEstimate> estimate_cuda(const Series& s, const Params& p, const WindowFits& fits, bool refine,
                                           bool inform, std::int64_t begin, std::int64_t end, int device,
-                                          double* kernel_seconds = nullptr);
+                                          double* kernel_seconds = nullptr, const std::vector<double>& levels = {},
+                                          std::vector<double>* quantiles = nullptr);
+// The quantiles (distribution.hpp aepd_quantile2) of the estimates e (theta,
+// p, p2, s_l, s_r of its windows) at the levels, on one CUDA device, one thread
+// per window and level: [windows][levels], as finish() computes them on the
+// host (the same source; CUDA's exp, log and lgamma round differently).
+std::vector<double> quantiles_cuda(const Estimates& e, const std::vector<double>& levels, int device,
+                                   double* kernel_seconds = nullptr);
 #endif
 
 // ---- beside the fit -------------------------------------------------------------
-// The AEPD's distribution function (two shapes; p1 = p2 for one).
-double aepd_cdf(double x, double theta, double p1, double p2, double s_l, double s_r);
-// Quantile with two shapes (p1 == p2: aepd_quantile).
-double aepd_quantile2(double q, double theta, double p1, double p2, double s_l, double s_r);
+// (the distribution function and quantiles: distribution.hpp)
 // Kolmogorov-Smirnov sup |F_n - F| and Anderson-Darling A^2 of x[0..n) against
 // the fitted distribution (F clipped to [1e-300, 1 - 2^-53] inside the logs).
 void gof_statistics(const double* x, std::int64_t n, double theta, double p1, double p2, double s_l, double s_r,
@@ -195,12 +203,5 @@ double full_loglik(const double* x, std::int64_t n, double theta, double p, doub
 // Profile log-likelihood at location theta, shape p (closed-form scales), O(n).
 double profile_loglik_at(const double* x, std::int64_t n, double theta, double p);
 
-// Regularised lower incomplete gamma P(a, x) and its inverse in x.
-double gamma_p(double a, double x);
-double gamma_q(double a, double x);
-double gamma_p_inverse(double a, double prob);   // x with P(a, x) = prob
-double gamma_q_inverse(double a, double prob);   // x with Q(a, x) = prob
-// Quantile (left-tail probability q) of the AEPD.
-double aepd_quantile(double q, double theta, double p, double s_l, double s_r);
 
 }  // namespace numpipe::mle

@@ -1,12 +1,12 @@
 // mle-fit, after the grid search (host, both backends): estimates from the
-// grid fits, --refine's bounded 1-D searches, and quantiles (Value-at-Risk)
-// from the regularised incomplete gamma function.
+// grid fits, --refine's searches (inference.hpp) on the CPU, quantiles
+// (Value-at-Risk, distribution.hpp) where the CUDA backend does not compute
+// them, goodness of fit, the normal and Student-t fits, and the backtest.
 #include <omp.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <limits>
 
 #include "common/error.hpp"
 #include "mle.hpp"
@@ -27,120 +27,6 @@ double profile_loglik_at(const double* x, std::int64_t n, double theta, double p
     else xp += std::pow(x[k] - theta, p);
   }
   return profile_loglik(scale_sum(xm, xp, 1.0 / (p + 1.0)), p, static_cast<double>(n));
-}
-
-// ---- incomplete gamma ---------------------------------------------------------
-// P(a, x) by its power series for x < a + 1 (DLMF 8.11.4 with 8.7.1:
-// gamma(a, x) = x^a e^-x sum_k x^k / (a (a+1) ... (a+k))), else Q(a, x) by the
-// continued fraction of DLMF 8.9.2 evaluated with the modified Lentz method
-// (Lentz 1976; Thompson and Barnett 1986).
-namespace {
-double series_p(double a, double x) {
-  double term = 1.0 / a, sum = term;
-  for (int k = 1; k < 100000; ++k) {
-    term *= x / (a + k);
-    sum += term;
-    if (std::fabs(term) < std::fabs(sum) * 1e-17) break;
-  }
-  return sum * std::exp(-x + a * std::log(x) - std::lgamma(a));
-}
-double fraction_q(double a, double x) {
-  const double tiny = 1e-300;
-  double b = x + 1.0 - a, c = 1.0 / tiny, d = 1.0 / b, h = d;
-  for (int i = 1; i < 100000; ++i) {
-    const double an = -i * (i - a);
-    b += 2.0;
-    d = an * d + b;
-    if (std::fabs(d) < tiny) d = tiny;
-    c = b + an / c;
-    if (std::fabs(c) < tiny) c = tiny;
-    d = 1.0 / d;
-    const double delta = d * c;
-    h *= delta;
-    if (std::fabs(delta - 1.0) < 1e-16) break;
-  }
-  return std::exp(-x + a * std::log(x) - std::lgamma(a)) * h;
-}
-}  // namespace
-
-double gamma_p(double a, double x) {
-  if (x <= 0) return 0;
-  if (std::isinf(x)) return 1;
-  return x < a + 1.0 ? series_p(a, x) : 1.0 - fraction_q(a, x);
-}
-double gamma_q(double a, double x) {
-  if (x <= 0) return 1;
-  if (std::isinf(x)) return 0;
-  return x < a + 1.0 ? 1.0 - series_p(a, x) : fraction_q(a, x);
-}
-
-namespace {
-// Solves F(x) = prob for a monotone F on (0, inf) (increasing when up):
-// bracket by doubling, then Newton steps in log x kept inside the bracket,
-// bisection when a step leaves it.
-template <class F, class D>
-double solve_monotone(F f, D density, double prob, bool up) {
-  double lo = 0, hi = 1;
-  auto below = [&](double x) { return up ? f(x) < prob : f(x) > prob; };  // root lies above x
-  for (int i = 0; i < 2100 && below(hi); ++i) {
-    lo = hi;
-    hi *= 2;
-  }
-  double x = 0.5 * (lo + hi);
-  for (int it = 0; it < 300; ++it) {
-    const double fx = f(x) - prob;
-    if (fx == 0) return x;
-    if ((fx < 0) == up) lo = x;
-    else hi = x;
-    const double dens = density(x);
-    double nx = dens > 0 ? x - (up ? fx : -fx) / dens : -1;
-    if (!(nx > lo && nx < hi)) nx = 0.5 * (lo + hi);
-    if (std::fabs(nx - x) <= 1e-15 * std::fabs(x) || hi - lo <= 1e-15 * hi) return nx;
-    x = nx;
-  }
-  return x;
-}
-}  // namespace
-
-double gamma_p_inverse(double a, double prob) {
-  if (prob <= 0) return 0;
-  if (prob >= 1) return std::numeric_limits<double>::infinity();
-  auto dens = [a](double x) { return std::exp(-x + (a - 1) * std::log(x) - std::lgamma(a)); };
-  return solve_monotone([a](double x) { return gamma_p(a, x); }, dens, prob, true);
-}
-double gamma_q_inverse(double a, double prob) {
-  if (prob >= 1) return 0;
-  if (prob <= 0) return std::numeric_limits<double>::infinity();
-  auto dens = [a](double x) { return std::exp(-x + (a - 1) * std::log(x) - std::lgamma(a)); };
-  return solve_monotone([a](double x) { return gamma_q(a, x); }, dens, prob, false);
-}
-
-// The AEPD's quantile: the left branch theta - s_l G^(1/p) holds mass
-// w = s_l / (s_l + s_r), with G ~ Gamma(1/p, 1) (spec, "Generating data"), so
-// for q <= w: q = w Q(1/p, ((theta - x)/s_l)^p); else q = w + (1-w) P(1/p, ((x - theta)/s_r)^p).
-double aepd_quantile(double q, double theta, double p, double s_l, double s_r) {
-  if (!(s_l + s_r > 0)) return theta;
-  const double w = s_l / (s_l + s_r), a = 1.0 / p;
-  if (q <= w) return theta - s_l * std::pow(gamma_q_inverse(a, q / w), 1.0 / p);
-  return theta + s_r * std::pow(gamma_p_inverse(a, (q - w) / (1.0 - w)), 1.0 / p);
-}
-
-// Two shapes: the left branch theta - s_l G1^(1/p1), G1 ~ Gamma(1/p1, 1), holds
-// mass w = s_l g1 / (s_l g1 + s_r g2), g_i = Gamma(1 + 1/p_i) (inference.hpp).
-double aepd_quantile2(double q, double theta, double p1, double p2, double s_l, double s_r) {
-  if (p1 == p2) return aepd_quantile(q, theta, p1, s_l, s_r);
-  const double g1 = s_l * std::exp(std::lgamma(1.0 + 1.0 / p1)), g2 = s_r * std::exp(std::lgamma(1.0 + 1.0 / p2));
-  if (!(g1 + g2 > 0)) return theta;
-  const double w = g1 / (g1 + g2);
-  if (q <= w) return theta - s_l * std::pow(gamma_q_inverse(1.0 / p1, q / w), 1.0 / p1);
-  return theta + s_r * std::pow(gamma_p_inverse(1.0 / p2, (q - w) / (1.0 - w)), 1.0 / p2);
-}
-
-double aepd_cdf(double x, double theta, double p1, double p2, double s_l, double s_r) {
-  const double g1 = s_l * std::exp(std::lgamma(1.0 + 1.0 / p1)), g2 = s_r * std::exp(std::lgamma(1.0 + 1.0 / p2));
-  const double w = p1 == p2 ? s_l / (s_l + s_r) : g1 / (g1 + g2);
-  if (x <= theta) return w * gamma_q(1.0 / p1, std::pow((theta - x) / s_l, p1));
-  return w + (1.0 - w) * gamma_p(1.0 / p2, std::pow((x - theta) / s_r, p2));
 }
 
 // ---- goodness of fit ---------------------------------------------------------------
@@ -307,8 +193,17 @@ void fit_student_t(const double* x, std::int64_t n, double* out) {
 
 // ---- finishing -------------------------------------------------------------------
 namespace {
+// The grid's range of shapes (make_task's p_min, p_max), once per run.
+struct ShapeRange {
+  double lo, hi;
+};
+ShapeRange shape_range(const Params& p) {
+  const auto& alpha = p.grid.alpha;
+  return {*std::min_element(alpha.begin(), alpha.end()), *std::max_element(alpha.begin(), alpha.end())};
+}
+
 WindowTask make_task(const Series& s, const Params& p, const WindowFits& fits, std::size_t u, std::int64_t begin,
-                     bool refine, bool inform) {
+                     bool refine, bool inform, const ShapeRange& range) {
   const std::int64_t W = window_count(s, p);
   const std::int64_t si = (begin + static_cast<std::int64_t>(u)) / W;
   const auto& alpha = p.grid.alpha;
@@ -321,8 +216,8 @@ WindowTask make_task(const Series& s, const Params& p, const WindowFits& fits, s
   WindowTask t;
   t.theta0 = s.x[si * s.length + fits.index[u]];
   box(fits.shape[u], t.p1, t.p1_lo, t.p1_hi);
-  t.p_min = *std::min_element(alpha.begin(), alpha.end());
-  t.p_max = *std::max_element(alpha.begin(), alpha.end());
+  t.p_min = range.lo;
+  t.p_max = range.hi;
   t.two_shapes = p.shapes == 2;
   if (t.two_shapes) box(fits.shape2[u], t.p2, t.p2_lo, t.p2_hi);
   else {
@@ -351,7 +246,10 @@ std::vector<WindowTask> make_tasks(const Series& s, const Params& p, const Windo
                                    std::int64_t begin, std::int64_t end) {
   require_range_fits("mle make_tasks", fits, begin, end);
   std::vector<WindowTask> tasks(static_cast<std::size_t>(end - begin));
-  for (std::size_t u = 0; u < tasks.size(); ++u) tasks[u] = make_task(s, p, fits, u, begin, refine, inform);
+  const ShapeRange range = shape_range(p);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t u = 0; u < end - begin; ++u)
+    tasks[static_cast<std::size_t>(u)] = make_task(s, p, fits, static_cast<std::size_t>(u), begin, refine, inform, range);
   return tasks;
 }
 
@@ -361,8 +259,9 @@ struct LoopProgress {
   const std::function<void(std::int64_t)>& report;
   std::atomic<std::int64_t> done{0};
   void step() {
+    if (!report) return;  // no shared counter for every thread to contend on
     const std::int64_t d = ++done;
-    if (report && omp_get_thread_num() == 0) report(d);
+    if (omp_get_thread_num() == 0) report(d);
   }
 };
 }  // namespace
@@ -374,11 +273,12 @@ std::vector<WindowEstimate> estimate_cpu(const Series& s, const Params& p, const
   const std::int64_t W = window_count(s, p);
   std::vector<WindowEstimate> out(static_cast<std::size_t>(end - begin));
   LoopProgress lp{progress};
+  const ShapeRange range = shape_range(p);
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::int64_t i = 0; i < end - begin; ++i) {
     const std::size_t u = static_cast<std::size_t>(i);
     const std::int64_t si = (begin + i) / W, w = (begin + i) % W;
-    const WindowTask t = make_task(s, p, fits, u, begin, refine, inform);
+    const WindowTask t = make_task(s, p, fits, u, begin, refine, inform, range);
     out[u] = estimate_window(s.x + si * s.length + w * p.step, p.window, t);
     lp.step();
   }
