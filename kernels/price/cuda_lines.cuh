@@ -60,6 +60,23 @@ struct ChunkLayout {
   __device__ int at(int k) const { return (k / chunk) * stride + k % chunk; }
 };
 
+// The positions of k, k + step, k + 2 step, ... in a ChunkLayout without a division
+// each (at() divides by the runtime chunk: tens of instructions).
+struct ChunkWalk {
+  int c, o, dc, dod, chunk, stride;
+  __device__ ChunkWalk(const ChunkLayout& l, int k, int step)
+      : c(k / l.chunk), o(k % l.chunk), dc(step / l.chunk), dod(step % l.chunk), chunk(l.chunk), stride(l.stride) {}
+  __device__ int at() const { return c * stride + o; }
+  __device__ void next() {
+    c += dc;
+    o += dod;
+    if (o >= chunk) {
+      o -= chunk;
+      ++c;
+    }
+  }
+};
+
 // A CUDA stream (RAII), non-blocking with respect to the legacy default stream.
 struct Stream {
   cudaStream_t s = nullptr;

@@ -60,6 +60,7 @@ namespace {
 
 namespace cg = cooperative_groups;
 using lines::ChunkLayout;
+using lines::ChunkWalk;
 using lines::kWarp;
 using lines::Stream;
 using lines::warp_recurrence;
@@ -269,9 +270,13 @@ __device__ __forceinline__ void stage_ranges(StageRange<Real> r0, StageRange<Rea
   }
 }
 
+// Between phases: every block's writes of the state visible to the cluster (the fence,
+// then barrier.cluster's release and acquire); the block barrier after it makes the
+// shared-memory hand-over explicit (the cluster barrier orders it too).
 __device__ __forceinline__ void cluster_barrier() {
   __threadfence();
   cg::this_cluster().sync();
+  __syncthreads();
 }
 
 // A y phase of step g on the block's rows [i0, i1) (see the file's comment).
@@ -331,6 +336,7 @@ __device__ void mcs_y_phase(int input, int g, const McsTables<Real>& t, const Mc
         const int seg = item / ny, j = item % ny;
         const int ra = rb + seg * rows_per, rz = min(ra + rows_per, re);
         if (ra >= rz) continue;
+        const int jat = ly.at(j);
         const Real e0 = eyg[3 * j], e1 = eyg[3 * j + 1], e2 = eyg[3 * j + 2];
         // staged row i of an array (rows rb-1 .. re)
         auto row = [&](const Real* base, int i) { return base + std::int64_t(i - rb + 1) * ny + j; };
@@ -344,7 +350,7 @@ __device__ void mcs_y_phase(int input, int g, const McsTables<Real>& t, const Mc
           for (int i = ra; i < rz; ++i) {
             const Real tp = tmix(i + 1);
             const Real* e = ex + 3 * i;
-            rowlines[std::int64_t(i - rb) * L.unit_y + ly.at(j)] = Real(0.5) * explicit_y(e[0], e[1], e[2], tm, tc, tp);
+            rowlines[std::int64_t(i - rb) * L.unit_y + jat] = Real(0.5) * explicit_y(e[0], e[1], e[2], tm, tc, tp);
             tm = tc;
             tc = tp;
           }
@@ -363,7 +369,7 @@ __device__ void mcs_y_phase(int input, int g, const McsTables<Real>& t, const Mc
                      explicit_y_adjoint(g1, g0n, g2p, j > 0 ? pr[-1] : Real(0), pr[0], j + 1 < ny ? pr[1] : Real(0));
             const Real* e = ex + 3 * i;
             w += explicit_y(e[0], e[1], e[2], tm, tc, tp);
-            rowlines[std::int64_t(i - rb) * L.unit_y + ly.at(j)] = w;
+            rowlines[std::int64_t(i - rb) * L.unit_y + jat] = w;
             tm = tc;
             tc = tp;
             ym = yc;
@@ -379,7 +385,8 @@ __device__ void mcs_y_phase(int input, int g, const McsTables<Real>& t, const Mc
       Real* line = rowlines + std::int64_t(wid) * L.unit_y;
       if (slot >= 0) {  // cuda.cu adjoint_sum_kernel's order
         double sum = 0;
-        for (int j = lane; j < ny; j += kWarp) sum += static_cast<double>(line[ly.at(j)]);
+        ChunkWalk at(ly, lane, kWarp);
+        for (int j = lane; j < ny; j += kWarp, at.next()) sum += static_cast<double>(line[at.at()]);
         for (int o = kWarp / 2; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
         if (lane == 0) st.weights[lane_id * st.weights_lane + std::int64_t(slot) * nx + i] = sum;
       }
@@ -401,7 +408,8 @@ __device__ void mcs_y_phase(int input, int g, const McsTables<Real>& t, const Mc
             [&](int j) { return -beta_next[j]; }, keep);
         __syncwarp();
         Real* out = (input == kHalfMixed ? st.c : st.a) + off + std::int64_t(i) * ny;
-        for (int j = lane; j < ny; j += kWarp) out[j] = line[ly.at(j)];
+        ChunkWalk at(ly, lane, kWarp);
+        for (int j = lane; j < ny; j += kWarp, at.next()) out[j] = line[at.at()];
       }
     }
     __syncthreads();  // the lines and staged rows are reused
@@ -424,29 +432,36 @@ __device__ void mcs_x_phase(int g, int g0, const McsTables<Real>& t, const McsSt
   const Real* qyg = t.qy + (std::int64_t(lane_id) * t.steps + g) * ny;
   const Real dtg = t.dt[g];
   for (int jb = j0; jb < j1; jb += warps) {
-    const int wc = min(warps, j1 - jb), total = nx * wc;
-    // stage z and the pivots of columns jb .. jb+wc-1, coalesced along j
-    for (int base = tid; base < total; base += kStage * nthreads) {
-      Real zv[kStage], iv[kStage];
+    // the block's threads over the tile of rows 0..nx-1 and columns jb..jb+wc-1: thread
+    // (column col, first row r0) takes rows r0, r0 + rstep, ...; consecutive threads
+    // take consecutive columns of a row (coalesced)
+    const int wc = min(warps, j1 - jb), rstep = nthreads / wc;
+    const int col = tid % wc, r0 = tid / wc;
+    const bool mover = tid < rstep * wc;
+    Real* mycol = sm + L.cols + col * L.col_stride;
+    const std::int64_t gcol = off + jb + col;  // element (i, jb + col) at gcol + i ny
+    // stage z and the pivots of the tile
+    if (mover) {
+      ChunkWalk at(lx, r0 < nx ? r0 : 0, rstep);
+      for (int ib = r0; ib < nx; ib += kStage * rstep) {
+        Real zv[kStage], iv[kStage];
 #pragma unroll
-      for (int u = 0; u < kStage; ++u) {
-        const int q = base + u * nthreads;
-        zv[u] = iv[u] = Real(0);
-        if (q < total) {
-          const int i = q / wc, col = q - i * wc;
-          const std::int64_t k = std::int64_t(i) * ny + jb + col;
-          zv[u] = __ldcg(src + k);
-          iv[u] = __ldg(xinv + k);
+        for (int u = 0; u < kStage; ++u) {
+          const int i = ib + u * rstep;
+          zv[u] = iv[u] = Real(0);
+          if (i < nx) {
+            const std::int64_t k = std::int64_t(i) * ny + jb + col;
+            zv[u] = __ldcg(src + k);
+            iv[u] = __ldg(xinv + k);
+          }
         }
-      }
 #pragma unroll
-      for (int u = 0; u < kStage; ++u) {
-        const int q = base + u * nthreads;
-        if (q < total) {
-          const int i = q / wc, col = q - i * wc;
-          Real* cb = sm + L.cols + col * L.col_stride;
-          cb[lx.at(i)] = zv[u];
-          cb[L.unit_x + lx.at(i)] = iv[u];
+        for (int u = 0; u < kStage; ++u) {
+          if (ib + u * rstep < nx) {
+            mycol[at.at()] = zv[u];
+            mycol[L.unit_x + at.at()] = iv[u];
+            at.next();
+          }
         }
       }
     }
@@ -472,46 +487,46 @@ __device__ void mcs_x_phase(int g, int g0, const McsTables<Real>& t, const McsSt
           [&](int i) { return (h0[i] * qv) * inv[i]; }, keep);
     }
     __syncthreads();
-    // the columns out, coalesced along j
-    auto solved = [&](int q, Real& v, Real& z) {  // column line entry of item q
-      const int i = q / wc, col = q - i * wc;
-      const Real* cb = sm + L.cols + col * L.col_stride;
-      v = cb[2 * L.unit_x + lx.at(i)];
-      z = cb[lx.at(i)];
-      return off + std::int64_t(i) * ny + jb + col;
-    };
-    if constexpr (Second) {
-      for (int base = tid; base < total; base += kStage * nthreads) {
-        Real bv[kStage], pv[kStage];
+    // the tile out, coalesced along j
+    if (mover) {
+      ChunkWalk at(lx, r0 < nx ? r0 : 0, rstep);
+      for (int ib = r0; ib < nx; ib += kStage * rstep) {
+        if constexpr (Second) {
+          Real bv[kStage], pv[kStage];
 #pragma unroll
-        for (int u = 0; u < kStage; ++u) {
-          const int q = base + u * nthreads;
-          bv[u] = pv[u] = Real(0);
-          if (q < total) {
-            const int i = q / wc, col = q - i * wc;
-            const std::int64_t k = off + std::int64_t(i) * ny + jb + col;
-            bv[u] = __ldcg(st.y + k);
-            pv[u] = __ldcg(st.p + k);
+          for (int u = 0; u < kStage; ++u) {
+            const int i = ib + u * rstep;
+            bv[u] = pv[u] = Real(0);
+            if (i < nx) {
+              bv[u] = __ldcg(st.y + gcol + std::int64_t(i) * ny);
+              pv[u] = __ldcg(st.p + gcol + std::int64_t(i) * ny);
+            }
+          }
+#pragma unroll
+          for (int u = 0; u < kStage; ++u) {
+            const int i = ib + u * rstep;
+            if (i < nx) {
+              const std::int64_t k = gcol + std::int64_t(i) * ny;
+              const Real v = mycol[2 * L.unit_x + at.at()], z = mycol[at.at()];
+              st.r[k] = Real(0.5) * bv[u] + v;
+              st.y[k] = bv[u] + v;
+              st.p[k] = pv[u] + adjoint_p(v, z);
+              at.next();
+            }
+          }
+        } else {
+#pragma unroll
+          for (int u = 0; u < kStage; ++u) {
+            const int i = ib + u * rstep;
+            if (i < nx) {
+              const std::int64_t k = gcol + std::int64_t(i) * ny;
+              const Real v = mycol[2 * L.unit_x + at.at()], z = mycol[at.at()];
+              st.y[k] = v;
+              st.p[k] = adjoint_p(v, z);
+              at.next();
+            }
           }
         }
-#pragma unroll
-        for (int u = 0; u < kStage; ++u) {
-          const int q = base + u * nthreads;
-          if (q < total) {
-            Real v, z;
-            const std::int64_t k = solved(q, v, z);
-            st.r[k] = Real(0.5) * bv[u] + v;
-            st.y[k] = bv[u] + v;
-            st.p[k] = pv[u] + adjoint_p(v, z);
-          }
-        }
-      }
-    } else {
-      for (int q = tid; q < total; q += nthreads) {
-        Real v, z;
-        const std::int64_t k = solved(q, v, z);
-        st.y[k] = v;
-        st.p[k] = adjoint_p(v, z);
       }
     }
     __syncthreads();  // the column lines are reused
@@ -535,8 +550,9 @@ __global__ void __launch_bounds__(kMaxWarps* kWarp, 1)
   const ChunkLayout lx = ChunkLayout::of(nx);
   const Real* hx = t.hx + 3 * std::int64_t(lane_id) * nx;
   for (int i = threadIdx.x; i < nx; i += blockDim.x) {  // read after the first phase's barrier
-    sm[L.hx2p + lx.at(i)] = i > 0 ? hx[3 * (i - 1) + 2] : Real(0);
-    sm[L.hx0n + lx.at(i)] = i + 1 < nx ? hx[3 * (i + 1)] : Real(0);
+    const int at = lx.at(i);
+    sm[L.hx2p + at] = i > 0 ? hx[3 * (i - 1) + 2] : Real(0);
+    sm[L.hx0n + at] = i + 1 < nx ? hx[3 * (i + 1)] : Real(0);
   }
   for (int g = g0; g < g1; ++g) {
     {  // this step's pivots of the block's columns towards L2 (read in both x phases)
