@@ -350,7 +350,8 @@ __global__ void gather_points_kernel(const Real* __restrict__ r, double* __restr
 // State per lane on the device, each [numX][numY]: z (after a transposed y solve), y
 // and p = y - 0.5 z (after the transposed x solve), and with the mixed term (rho != 0)
 // c (the second y solve's result) and r = 0.5 b + d (model.hpp; docs/price.md). Per
-// step g: rho = 0 two kernels (y, x); with the mixed term four (y, x, y, x). The
+// step g: rho = 0 two kernels (y, x); with the mixed term four (y, x, y, x), where
+// cuda_mcs.cu's one kernel a batch of steps does not run (no clusters, wide grids). The
 // explicit part w = E^T y + G^T p (+ C^T r) of step g-1 is formed where the next y
 // kernel reads w.
 

@@ -69,8 +69,8 @@ constexpr int kMaxWarps = 16;   // warps a block (512 threads)
 constexpr int kMinAutoWarps = 8;  // fewer (wide grids): the four-kernel pass unless required
 constexpr int kBatchSteps = 32; // time steps a kernel, and x pivots a buffer
 
-// Every lane's tables, lane-major (McsWorkspace; formed by upload_mcs_tables and the
-// prep kernels).
+// Every lane's tables, lane-major (McsWorkspace: a few lines a lane uploaded by
+// mcs_weights_cuda, the per-step ones formed by the prep kernels below).
 template <class Real>
 struct McsTables {
   const Real* hx;     // [L][nx][3]  0.25 px[i] Dxx[i][k]
