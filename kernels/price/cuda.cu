@@ -38,12 +38,17 @@
 #include "common/device_array.hpp"
 #include "common/error.hpp"
 #include "common/profile.hpp"
+#include "cuda_lines.cuh"
+#include "cuda_mcs.hpp"
 #include "price.hpp"
 
 namespace numpipe::price {
 namespace {
 
-constexpr int kWarp = 32;
+using lines::kWarp;
+using lines::ChunkLayout;
+using lines::Stream;
+using lines::warp_recurrence;
 constexpr int kUnroll = 8;  // rows of x_step whose loads are issued together
 
 // strikes: the strikes of the group (null: FinPar's 0.001*o from first_strike)
@@ -273,57 +278,7 @@ __global__ void __launch_bounds__(512) x_chunk_kernel(const Real* __restrict__ r
   }
 }
 
-// A first-order affine recurrence over one line held by a warp, solved in place:
-// v_k = step(k, v_{k-1}) ascending (v_{-1} = 0), or v_k = step(k, v_{k+1})
-// descending (v_n = 0), where step(k, p) = slope(k) * p + (its value at p = 0). Lane
-// l owns the chunk [k0, k1) (lanes in order cover the line). Each chunk's map is
-// found by running step from 0 (the offset) and multiplying the slopes; the maps
-// are composed by a warp scan (the "scan formulation" the spec allows), then each
-// chunk reruns step from its entry value, passing every v_k to store(k, v_k).
-template <bool Ascending, class Real, class Step, class Slope, class Store>
-__device__ __forceinline__ void warp_recurrence(int k0, int k1, int lane, Step step, Slope slope, Store store) {
-  Real a = 1, b = 0;
-  if (Ascending) {
-    for (int k = k0; k < k1; ++k) {
-      b = step(k, b);
-      a = slope(k) * a;
-    }
-  } else {
-    for (int k = k1 - 1; k >= k0; --k) {
-      b = step(k, b);
-      a = slope(k) * a;
-    }
-  }
-  for (int off = 1; off < kWarp; off <<= 1) {
-    const Real ao = Ascending ? __shfl_up_sync(0xffffffffu, a, off) : __shfl_down_sync(0xffffffffu, a, off);
-    const Real bo = Ascending ? __shfl_up_sync(0xffffffffu, b, off) : __shfl_down_sync(0xffffffffu, b, off);
-    if (Ascending ? lane >= off : lane + off < kWarp) {
-      b = a * bo + b;
-      a = a * ao;
-    }
-  }
-  Real v = Ascending ? __shfl_up_sync(0xffffffffu, b, 1) : __shfl_down_sync(0xffffffffu, b, 1);
-  if (lane == (Ascending ? 0 : kWarp - 1)) v = 0;
-  if (Ascending) {
-    for (int k = k0; k < k1; ++k) store(k, v = step(k, v));
-  } else {
-    for (int k = k1 - 1; k >= k0; --k) store(k, v = step(k, v));
-  }
-}
-
-// A line of n values in shared memory as 32 chunks of `chunk` values, each chunk
-// `stride` (odd, >= chunk) apart so that lanes walking their chunks hit distinct banks.
-struct ChunkLayout {
-  int chunk, stride;
-  __host__ __device__ static ChunkLayout of(int n) {
-    const int c = (n + kWarp - 1) / kWarp;
-    return {c, c % 2 ? c : c + 1};
-  }
-  __host__ __device__ int unit() const { return kWarp * stride; }  // values per line
-  __device__ int at(int k) const { return (k / chunk) * stride + k % chunk; }
-};
-
-// One warp per row (strike s, point i): solves along j.// One warp per row (strike s, point i): solves along j. Shared memory: the step's
+// One warp per row (strike s, point i): solves along j. Shared memory: the step's
 // y tables (beta, inv, c; staged once per block when `stage` is set, else read
 // from global memory), then per warp the row; each as 32 chunks of `stride`
 // (>= chunk, odd) values, lane l owning chunk l.
@@ -395,7 +350,8 @@ __global__ void gather_points_kernel(const Real* __restrict__ r, double* __restr
 // State per lane on the device, each [numX][numY]: z (after a transposed y solve), y
 // and p = y - 0.5 z (after the transposed x solve), and with the mixed term (rho != 0)
 // c (the second y solve's result) and r = 0.5 b + d (model.hpp; docs/price.md). Per
-// step g: rho = 0 two kernels (y, x); with the mixed term four (y, x, y, x). The
+// step g: rho = 0 two kernels (y, x); with the mixed term four (y, x, y, x), where
+// cuda_mcs.cu's one kernel a batch of steps does not run (no clusters, wide grids). The
 // explicit part w = E^T y + G^T p (+ C^T r) of step g-1 is formed where the next y
 // kernel reads w.
 
@@ -877,15 +833,7 @@ std::vector<double> solve(const Setup& s, StrikeRange range, const std::vector<i
   return out;
 }
 
-// A CUDA stream and a graph (RAII).
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { NUMPIPE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(s); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s; }
-};
+// A CUDA graph (RAII).
 struct Graph {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -1015,6 +963,12 @@ std::vector<double> adjoint_on_device(const std::vector<Lane>& lanes, int dev, C
     mixed = mixed || o.p.rho != 0;
   }
   if (n_lanes > 65535) fail_internal("adjoint_weights_cuda: more than 65535 lanes");
+  // with the mixed term: one kernel a batch of steps where the device and the grid
+  // allow (cuda_mcs.cu), else the four kernels a step below
+  if (mixed) {
+    std::vector<double> weights;
+    if (detail::mcs_weights_cuda<Real>(lanes, dev, run, weights)) return weights;
+  }
   const std::uint64_t grid = std::uint64_t(nx) * ny;
   const int m_count = static_cast<int>(s.levels.size());
   int smem_optin = 0;

@@ -59,6 +59,8 @@ Setup make_setup(const Params& p, const std::vector<double>& maturities = {});
 // The y direction's implicit systems do not depend on the strike nor on the row i
 // (VarY = nu^2 is constant): their explicit weights gy = 0.5*VarY*Dyy[j][k], and per
 // time step g their Thomas factors (beta, inv) and upper diagonal c, in Real.
+// factors = false: gy and c only (the CUDA mixed-term pass forms the factors on the
+// device by the same operations).
 template <class Real>
 struct YTables {
   std::vector<Real> gy;    // [numY][3]
@@ -67,8 +69,8 @@ struct YTables {
   std::vector<Real> inv;   // [numT-1][numY]
 };
 template <class Real>
-YTables<Real> make_y_tables(const Setup& s) {
-  const std::int64_t ny = s.p.num_y, steps = s.p.num_t - 1;
+YTables<Real> make_y_tables(const Setup& s, bool factors = true) {
+  const std::int64_t ny = s.p.num_y, steps = factors ? s.p.num_t - 1 : 0;
   YTables<Real> t;
   t.gy.resize(3 * ny);
   t.c.resize(ny);

@@ -17,6 +17,41 @@ for rho in 0 -0.55; do
   verify m$rho.gpu.nps m$rho.fwd.nps --ignore implied_vol --rtol 1e-9 --atol 1e-12 >v.txt ||
     { cat v.txt; fail "rho $rho: CUDA adjoint differs from the CPU forward method"; }
 done
+# the mixed term's pass as one kernel a batch of steps (a cluster of blocks a lane): 72
+# steps (three batches, the pivot buffers reused), rows and columns split over 1, 2 or
+# 8 blocks (several rounds of rows and columns a block, or a few rows each) and the
+# cluster the device takes (auto: 16 where it fits), Greeks as four lanes; against the
+# CPU, the same bits whatever the split, and the four-kernel path
+# (NUMPIPE_PRICE_FUSED=0) against the CPU too
+gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --rho -0.55 --num-x 61 --num-y 45 --steps-per-year 36 \
+  --strikes 0.7:1.4:15 --maturities 0.25,1,2 --option put -o f.in
+price -i f.in --backend cpu --greeks -o f.cpu.nps
+for cs in 1 2 8 auto; do
+  if [ $cs = auto ]; then NUMPIPE_PRICE_FUSED=1 price -i f.in --backend cuda --greeks -o f$cs.nps
+  else NUMPIPE_PRICE_FUSED=1 NUMPIPE_PRICE_CLUSTER=$cs price -i f.in --backend cuda --greeks -o f$cs.nps; fi
+  verify f$cs.nps f.cpu.nps --rtol 1e-10 --atol 1e-13 >v.txt || { cat v.txt; fail "fused pass, $cs blocks a lane: CUDA differs from the CPU"; }
+  [ $cs = 1 ] || verify f1.nps f$cs.nps --rtol 0 >/dev/null || fail "fused pass: the bits depend on the blocks a lane (1, $cs)"
+done
+NUMPIPE_PRICE_FUSED=0 price -i f.in --backend cuda --greeks -o f0.nps
+verify f0.nps f.cpu.nps --rtol 1e-10 --atol 1e-13 >v.txt || { cat v.txt; fail "four-kernel mixed pass: CUDA differs from the CPU"; }
+NUMPIPE_PRICE_FUSED=1 price -i f.in --backend cuda --precision fp32 -o f32.nps
+verify f32.nps f.cpu.nps --array price --rtol 2e-4 --atol 1e-6 >v.txt || { cat v.txt; fail "fused pass in fp32 far from fp64"; }
+# a wide grid: fewer warps a block (4), many rounds; one too wide for a block's shared
+# memory falls back to the four kernels (and NUMPIPE_PRICE_FUSED=1 refuses it)
+gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --rho 0.4 --num-x 300 --num-y 1100 --num-t 4 \
+  --strikes 0.8,1,1.2 --maturities 0.5,1 -o fw.in
+price -i fw.in --backend cpu -o fw.cpu.nps
+NUMPIPE_PRICE_FUSED=1 price -i fw.in --backend cuda -o fw.gpu.nps
+verify fw.gpu.nps fw.cpu.nps --rtol 1e-10 --atol 1e-13 >v.txt || { cat v.txt; fail "fused pass, 300 x 1100: CUDA differs from the CPU"; }
+gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --rho 0.4 --num-x 40 --num-y 4000 --num-t 3 \
+  --strikes 0.9,1.1 -o fx.in
+price -i fx.in --backend cpu -o fx.cpu.nps
+price -i fx.in --backend cuda -o fx.gpu.nps
+verify fx.gpu.nps fx.cpu.nps --rtol 1e-10 --atol 1e-13 >v.txt || { cat v.txt; fail "40 x 4000 (four-kernel fallback): CUDA differs from the CPU"; }
+expect_exit 3 "NUMPIPE_PRICE_FUSED=1" -- env NUMPIPE_PRICE_FUSED=1 price -i fx.in --backend cuda -o x.nps
+expect_exit 2 "NUMPIPE_PRICE_FUSED" -- env NUMPIPE_PRICE_FUSED=yes price -i f.in --backend cuda -o x.nps
+expect_exit 2 "NUMPIPE_PRICE_CLUSTER" -- env NUMPIPE_PRICE_CLUSTER=3 price -i f.in --backend cuda -o x.nps
+
 # the CUDA forward method on the user's contracts (rho = 0), Greeks from the grid's points
 price -i m0.in --backend cuda --method forward --greeks -o m0.gfwd.nps
 verify m0.gfwd.nps m0.fwd.nps --rtol 1e-10 --atol 1e-13 >v.txt || { cat v.txt; fail "CUDA forward contracts differ from the CPU's"; }

@@ -1,0 +1,90 @@
+// price, CUDA: what the kernels of cuda.cu and cuda_mcs.cu share: a line of values in
+// shared memory laid out for a warp (ChunkLayout), the warp's affine recurrence over
+// it (the Thomas sweeps as scans), and a CUDA stream (RAII).
+#pragma once
+#include <cuda_runtime.h>
+
+#include "common/cuda_check.hpp"
+
+namespace numpipe::price::lines {
+
+constexpr int kWarp = 32;
+
+// A first-order affine recurrence over one line held by a warp, solved in place:
+// v_k = step(k, v_{k-1}) ascending (v_{-1} = 0), or v_k = step(k, v_{k+1})
+// descending (v_n = 0), where step(k, p) = slope(k) * p + (its value at p = 0). Lane
+// l owns the chunk [k0, k1) (lanes in order cover the line). Each chunk's map is
+// found by running step from 0 (the offset) and multiplying the slopes; the maps
+// are composed by a warp scan (the "scan formulation" the spec allows), then each
+// chunk reruns step from its entry value, passing every v_k to store(k, v_k).
+template <bool Ascending, class Real, class Step, class Slope, class Store>
+__device__ __forceinline__ void warp_recurrence(int k0, int k1, int lane, Step step, Slope slope, Store store) {
+  Real a = 1, b = 0;
+  if (Ascending) {
+    for (int k = k0; k < k1; ++k) {
+      b = step(k, b);
+      a = slope(k) * a;
+    }
+  } else {
+    for (int k = k1 - 1; k >= k0; --k) {
+      b = step(k, b);
+      a = slope(k) * a;
+    }
+  }
+  for (int off = 1; off < kWarp; off <<= 1) {
+    const Real ao = Ascending ? __shfl_up_sync(0xffffffffu, a, off) : __shfl_down_sync(0xffffffffu, a, off);
+    const Real bo = Ascending ? __shfl_up_sync(0xffffffffu, b, off) : __shfl_down_sync(0xffffffffu, b, off);
+    if (Ascending ? lane >= off : lane + off < kWarp) {
+      b = a * bo + b;
+      a = a * ao;
+    }
+  }
+  Real v = Ascending ? __shfl_up_sync(0xffffffffu, b, 1) : __shfl_down_sync(0xffffffffu, b, 1);
+  if (lane == (Ascending ? 0 : kWarp - 1)) v = 0;
+  if (Ascending) {
+    for (int k = k0; k < k1; ++k) store(k, v = step(k, v));
+  } else {
+    for (int k = k1 - 1; k >= k0; --k) store(k, v = step(k, v));
+  }
+}
+
+// A line of n values in shared memory as 32 chunks of `chunk` values, each chunk
+// `stride` (odd, >= chunk) apart so that lanes walking their chunks hit distinct banks.
+struct ChunkLayout {
+  int chunk, stride;
+  __host__ __device__ static ChunkLayout of(int n) {
+    const int c = (n + kWarp - 1) / kWarp;
+    return {c, c % 2 ? c : c + 1};
+  }
+  __host__ __device__ int unit() const { return kWarp * stride; }  // values per line
+  __device__ int at(int k) const { return (k / chunk) * stride + k % chunk; }
+};
+
+// The positions of k, k + step, k + 2 step, ... in a ChunkLayout without a division
+// each (at() divides by the runtime chunk: tens of instructions).
+struct ChunkWalk {
+  int c, o, dc, dod, chunk, stride;
+  __device__ ChunkWalk(const ChunkLayout& l, int k, int step)
+      : c(k / l.chunk), o(k % l.chunk), dc(step / l.chunk), dod(step % l.chunk), chunk(l.chunk), stride(l.stride) {}
+  __device__ int at() const { return c * stride + o; }
+  __device__ void next() {
+    c += dc;
+    o += dod;
+    if (o >= chunk) {
+      o -= chunk;
+      ++c;
+    }
+  }
+};
+
+// A CUDA stream (RAII), non-blocking with respect to the legacy default stream.
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { NUMPIPE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s; }
+};
+
+}  // namespace numpipe::price::lines
