@@ -27,7 +27,8 @@ std::uint64_t key_bits(double v) {
 }
 
 // An open-addressing map from W 64-bit words to dense ids in first-insertion order
-// (the plan's hashing is most of its time for large portfolios).
+// (the plan's hashing is most of its time for large portfolios). Each slot keeps
+// 32 bits of its key's hash, so that a probe compares whole keys only on a match.
 template <int W>
 class FlatIds {
  public:
@@ -35,45 +36,70 @@ class FlatIds {
   explicit FlatIds(std::size_t expect = 16) { rehash(expect < 8 ? 16 : 2 * expect); }
   // The id of key, a new one (== size() before the call) when it was absent.
   std::int32_t id(const Key& k) { return id(k, hash(k)); }
-  std::int32_t id(const Key& k, std::size_t h) {
+  // ... with h = hash(k) given.
+  std::int32_t id(const Key& k, std::uint64_t h) {
+    const std::uint32_t tag = static_cast<std::uint32_t>(h >> 32);
     std::size_t i = h & mask_;
-    while (slot_[i] >= 0) {
-      if (keys_[slot_[i]] == k) return slot_[i];
+    while (slot_[i].id >= 0) {
+      if (slot_[i].tag == tag && same(keys_[static_cast<std::size_t>(slot_[i].id)], k)) return slot_[i].id;
       i = (i + 1) & mask_;
     }
     std::int32_t n = static_cast<std::int32_t>(keys_.size());
-    slot_[i] = n;
+    slot_[i] = {n, tag};
     keys_.push_back(k);
+    hashes_.push_back(h);
     if (2 * keys_.size() > slot_.size()) rehash(2 * slot_.size());
     return n;
   }
   std::size_t size() const { return keys_.size(); }
-  static std::size_t hash(const Key& k) {
-    std::uint64_t h = 0x9E3779B97F4A7C15ull;
-    for (std::uint64_t w : k) {
-      h ^= w;
-      h *= 0xBF58476D1CE4E5B9ull;
-      h ^= h >> 31;
-    }
-    return static_cast<std::size_t>(h);
+  // W independent products summed, then MurmurHash3's 64-bit finaliser: the low
+  // bits (the slot) and the high bits (the plan's buckets, the tags) both mixed.
+  static std::uint64_t hash(const Key& k) {
+    static constexpr std::uint64_t kOdd[8] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull,
+                                              0xD6E8FEB86659FD93ull, 0xFF51AFD7ED558CCDull, 0xC4CEB9FE1A85EC53ull,
+                                              0x94D049BB133111EBull, 0xBF58476D1CE4E5B9ull};
+    std::uint64_t h = W;
+    for (int j = 0; j < W; ++j) h += (k[j] ^ (k[j] >> 29)) * kOdd[j % 8];
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ull;
+    h ^= h >> 33;
+    return h;
   }
 
  private:
+  static bool same(const Key& a, const Key& b) {
+    bool eq = true;
+    for (int j = 0; j < W; ++j) eq &= a[j] == b[j];
+    return eq;
+  }
   void rehash(std::size_t n) {
     std::size_t cap = 16;
     while (cap < n) cap *= 2;
-    slot_.assign(cap, -1);
+    slot_.assign(cap, Slot{});
     mask_ = cap - 1;
     for (std::size_t id = 0; id < keys_.size(); ++id) {
-      std::size_t i = hash(keys_[id]) & mask_;
-      while (slot_[i] >= 0) i = (i + 1) & mask_;
-      slot_[i] = static_cast<std::int32_t>(id);
+      std::size_t i = hashes_[id] & mask_;
+      while (slot_[i].id >= 0) i = (i + 1) & mask_;
+      slot_[i] = {static_cast<std::int32_t>(id), static_cast<std::uint32_t>(hashes_[id] >> 32)};
     }
   }
+  struct Slot {
+    std::int32_t id = -1;
+    std::uint32_t tag = 0;
+  };
   std::vector<Key> keys_;
-  std::vector<std::int32_t> slot_;
+  std::vector<std::uint64_t> hashes_;
+  std::vector<Slot> slot_;
   std::size_t mask_ = 0;
 };
+
+// The plan's passes over every policy go by fixed blocks of policies (each block
+// by one thread, the blocks' results joined in block order), so that what they
+// find does not depend on the thread count.
+constexpr std::int64_t kPlanBlock = 4096;
+std::int64_t plan_blocks(std::int64_t n) { return (n + kPlanBlock - 1) / kPlanBlock; }
 
 // The first stage point j of an outer segment with x + point_j < v (the points
 // decrease along j): an estimate from the uniform spacing, then exact comparisons.
@@ -90,24 +116,66 @@ std::int32_t first_below(const Segment& seg, int steps, double x, double v) {
 
 }  // namespace
 
-bool table_plan_applies(const Problem& pb) {
-  if (!pb.curve.empty() || pb.align_breaks) return false;
+TableScan scan_table(const Problem& pb) {
+  TableScan scan;
+  if (!pb.curve.empty() || pb.align_breaks) {
+    scan.applies = false;
+    return scan;
+  }
   // kmax <= max g (up to one rounding of r + g - tau): keep the table's cuts per row,
   // about 2 kmax h3, and its tail steps, about (kmax h3)^2, bounded.
   // One law per life for the whole batch (the table's rows and the class points'
-  // muF). A pass over every policy, by OpenMP's threads for a large batch.
+  // muF). One pass over every policy, by OpenMP's threads for a large batch; the
+  // types in the order of their first policy.
   const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
-  if (n == 0) return true;
+  if (n == 0) return scan;
   const int insured = pb.policies.front().insured, spouse = pb.policies.front().spouse;
-  std::int64_t misfits = 0;
-#pragma omp parallel for schedule(static) reduction(+ : misfits) if (n > 20000)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const Policy& p = pb.policies[static_cast<std::size_t>(i)];
-    misfits += p.g * p.h3 > kTableMaxCut - 1 || p.h2 > kTableMaxH2 || p.product != kSpousePension ||
-               p.insured != insured || p.spouse != spouse;
+  struct BlockScan {
+    std::vector<TableType> types;  // h2, h3 and the largest g, in the block's order
+    std::int64_t misfits = 0, payments = 0;
+  };
+  const std::int64_t nblocks = plan_blocks(n);
+  std::vector<BlockScan> blocks(static_cast<std::size_t>(nblocks));
+#pragma omp parallel for schedule(static) if (n > 20000)
+  for (std::int64_t b = 0; b < nblocks; ++b) {
+    BlockScan& o = blocks[static_cast<std::size_t>(b)];
+    std::size_t t = 0;
+    const std::int64_t end = std::min(n, (b + 1) * kPlanBlock);
+    for (std::int64_t i = b * kPlanBlock; i < end; ++i) {
+      const Policy& p = pb.policies[static_cast<std::size_t>(i)];
+      o.misfits += p.g * p.h3 > kTableMaxCut - 1 || p.h2 > kTableMaxH2 || p.product != kSpousePension ||
+                   p.insured != insured || p.spouse != spouse;
+      o.payments += !plain_spouse_pension(p);
+      if (t >= o.types.size() || o.types[t].h2 != p.h2 || o.types[t].h3 != p.h3) {  // not the last policy's type
+        t = 0;
+        while (t < o.types.size() && !(o.types[t].h2 == p.h2 && o.types[t].h3 == p.h3)) ++t;
+        if (t == o.types.size()) {
+          TableType ty;
+          ty.h2 = p.h2;
+          ty.h3 = p.h3;
+          o.types.push_back(ty);
+        }
+      }
+      o.types[t].kmax = std::max(o.types[t].kmax, p.g);
+    }
   }
-  return misfits == 0;
+  std::int64_t misfits = 0, payments = 0;
+  for (const BlockScan& o : blocks) {
+    misfits += o.misfits;
+    payments += o.payments;
+    for (const TableType& bt : o.types) {
+      std::size_t t = 0;
+      while (t < scan.types.size() && !(scan.types[t].h2 == bt.h2 && scan.types[t].h3 == bt.h3)) ++t;
+      if (t == scan.types.size()) scan.types.push_back(bt);
+      else scan.types[t].kmax = std::max(scan.types[t].kmax, bt.kmax);
+    }
+  }
+  scan.applies = misfits == 0;
+  scan.payments = payments > 0;
+  return scan;
 }
+
+bool table_plan_applies(const Problem& pb) { return scan_table(pb).applies; }
 
 void table_row_host(const RateView& rv, const MortalityView& spouse, const TableRow& r, double* table) {
   if (r.points == 0) {
@@ -129,23 +197,19 @@ void table_row_host(const RateView& rv, const MortalityView& spouse, const Table
         table_tail(r.seg, n, U[table_tail_start(n) - q_lo], coef);
 }
 
-void plan_table_rows(const Problem& pb, TablePlan& tp) {
-  if (!table_plan_applies(pb)) fail_internal("integrate: the table plan does not apply to this problem");
+void plan_table_rows(const Problem& pb, TablePlan& tp) { plan_table_rows(pb, scan_table(pb), tp); }
+
+void plan_table_rows(const Problem& pb, const TableScan& scan, TablePlan& tp) {
+  (void)pb;
+  if (!scan.applies) fail_internal("integrate: the table plan does not apply to this problem");
   // Types (h2, h3), each with a bound on its k: k is g, 0 or r + g - tau with
   // r <= tau, so k <= g up to the rounding of r + g and of the difference.
-  for (const Policy& p : pb.policies) {
-    std::size_t t = 0;
-    while (t < tp.types.size() && !(tp.types[t].h2 == p.h2 && tp.types[t].h3 == p.h3)) ++t;
-    if (t == tp.types.size()) {
-      TableType ty;
-      ty.h2 = p.h2;
-      ty.h3 = p.h3;
-      ty.mseg = make_segment(kMaxAge, kMiddleLow, p.h2);
-      tp.types.push_back(ty);
-    }
-    tp.types[t].kmax = std::max(tp.types[t].kmax, p.g);
+  tp.types = scan.types;
+  tp.payments = scan.payments;
+  for (TableType& ty : tp.types) {
+    ty.mseg = make_segment(kMaxAge, kMiddleLow, ty.h2);
+    ty.kmax += 1e-9 * (1.0 + ty.kmax);
   }
-  for (TableType& ty : tp.types) ty.kmax += 1e-9 * (1.0 + ty.kmax);
   // Table rows: per type, one per middle grid point; the type's table holds
   // depths x rows doubles, depth-major.
   TableWork work;
@@ -281,12 +345,9 @@ void scatter_rows(const RowSink& sink, const double* rows, const double* prem, s
 }
 
 void plan_table_families(const Problem& pb, TablePlan& tp) {
-  // The payments enter the profiles' keys only where some policy has any.
-  const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
-  std::int64_t general = 0;
-#pragma omp parallel for schedule(static) reduction(+ : general) if (n > 20000)
-  for (std::int64_t i = 0; i < n; ++i) general += !plain_spouse_pension(pb.policies[static_cast<std::size_t>(i)]);
-  if (general > 0) plan_table_families_keyed<8>(pb, tp);
+  // The payments enter the profiles' keys only where some policy has any (found by
+  // plan_table_rows' scan).
+  if (tp.payments) plan_table_families_keyed<8>(pb, tp);
   else plan_table_families_keyed<4>(pb, tp);
 }
 
@@ -301,53 +362,85 @@ void plan_table_families_keyed(const Problem& pb, TablePlan& tp) {
   };
 
   // Profiles: distinct (x, g, r, steps[, payments]); a portfolio repeats them. The
-  // policies are spread over 64 buckets by hash and each bucket's distinct keys
-  // found by one thread in policy order, so that each profile is known by its
-  // first policy and the plan does not depend on the thread count.
-  using Key = typename FlatIds<W>::Key;
-  std::vector<Key> keys(np);
-  std::vector<std::uint8_t> bucket(np);
-#pragma omp parallel for schedule(static) if (np > 20000)
-  for (std::int64_t i = 0; i < nps; ++i) {
-    keys[i] = profile_key<W>(pb.policies[i]);
-    bucket[i] = static_cast<std::uint8_t>(FlatIds<W>::hash(keys[i]) >> 58);
-  }
+  // policies are spread over 64 buckets by hash (in policy order within each) and
+  // each bucket's distinct keys found by one thread, so that each profile is known
+  // by its first policy and the plan does not depend on the thread count.
   constexpr int kBuckets = 64;
-  std::vector<std::int64_t> bstart(kBuckets + 1, 0);
-  for (std::uint8_t b : bucket) ++bstart[b + 1];
-  for (int b = 0; b < kBuckets; ++b) bstart[b + 1] += bstart[b];
-  std::vector<std::int32_t> by_bucket(np);  // policy indices, ascending within each bucket
-  {
-    std::vector<std::int64_t> fill(bstart.begin(), bstart.end() - 1);
-    for (std::size_t i = 0; i < np; ++i) by_bucket[fill[bucket[i]]++] = static_cast<std::int32_t>(i);
+  auto bucket_of = [](std::uint64_t h) { return static_cast<int>(h >> 58); };
+  const std::int64_t nblocks = plan_blocks(nps);
+  std::vector<std::uint64_t> hash(np);
+  std::vector<std::int64_t> at(static_cast<std::size_t>(nblocks) * kBuckets, 0);  // [block][bucket]
+#pragma omp parallel for schedule(static) if (np > 20000)
+  for (std::int64_t b = 0; b < nblocks; ++b) {
+    std::int64_t* count = at.data() + b * kBuckets;
+    const std::int64_t end = std::min(nps, (b + 1) * kPlanBlock);
+    for (std::int64_t i = b * kPlanBlock; i < end; ++i) {
+      hash[i] = FlatIds<W>::hash(profile_key<W>(pb.policies[i]));
+      ++count[bucket_of(hash[i])];
+    }
   }
-  std::vector<std::int32_t> local(np);                      // id within its bucket
-  std::vector<std::vector<std::int32_t>> firsts(kBuckets);  // per bucket: first policy of each id
-  std::vector<std::vector<double>> counts(kBuckets);        // per bucket: policies of each id
+  // Each bucket's policies: its blocks' in block order, so in policy order.
+  std::vector<std::int64_t> bstart(kBuckets + 1, 0);
+  for (int k = 0; k < kBuckets; ++k) {
+    std::int64_t s = bstart[k];
+    for (std::int64_t b = 0; b < nblocks; ++b) {
+      const std::int64_t c = at[b * kBuckets + k];
+      at[b * kBuckets + k] = s;
+      s += c;
+    }
+    bstart[k + 1] = s;
+  }
+  std::vector<std::int32_t> by_bucket(np);
+#pragma omp parallel for schedule(static) if (np > 20000)
+  for (std::int64_t b = 0; b < nblocks; ++b) {
+    std::int64_t* fill = at.data() + b * kBuckets;
+    const std::int64_t end = std::min(nps, (b + 1) * kPlanBlock);
+    for (std::int64_t i = b * kPlanBlock; i < end; ++i) by_bucket[fill[bucket_of(hash[i])]++] = static_cast<std::int32_t>(i);
+  }
+  std::vector<std::int32_t> local(np);                // id within its bucket
+  std::vector<std::uint8_t> first(np);                // 1: the first policy of its profile
+  std::vector<std::vector<double>> counts(kBuckets);  // per bucket: policies of each id
 #pragma omp parallel for schedule(dynamic, 1) if (np > 20000)
-  for (int b = 0; b < kBuckets; ++b) {
-    FlatIds<W> ids(static_cast<std::size_t>(bstart[b + 1] - bstart[b]));
-    for (std::int64_t q = bstart[b]; q < bstart[b + 1]; ++q) {
-      std::int32_t i = by_bucket[q];
-      std::int32_t id = ids.id(keys[i]);
-      if (static_cast<std::size_t>(id) == firsts[b].size()) {
-        firsts[b].push_back(i);
-        counts[b].push_back(0.0);
+  for (int k = 0; k < kBuckets; ++k) {
+    FlatIds<W> ids(static_cast<std::size_t>(bstart[k + 1] - bstart[k]));
+    for (std::int64_t q = bstart[k]; q < bstart[k + 1]; ++q) {
+      // A bucket's policies are far apart: the ones a few places on are fetched early.
+      if (q + 8 < bstart[k + 1]) {
+        const std::int32_t ahead = by_bucket[q + 8];
+        __builtin_prefetch(&pb.policies[static_cast<std::size_t>(ahead)]);
+        __builtin_prefetch(&hash[static_cast<std::size_t>(ahead)]);
       }
-      counts[b][id] += 1;
+      const std::int32_t i = by_bucket[q];
+      const std::int32_t id = ids.id(profile_key<W>(pb.policies[i]), hash[i]);
+      const bool fresh = static_cast<std::size_t>(id) == counts[k].size();
+      if (fresh) counts[k].push_back(0.0);
+      counts[k][id] += 1;
       local[i] = id;
+      first[i] = fresh;
     }
   }
   // Profiles in the order of their first policy: (first policy, bucket, id in bucket).
   struct First {
     std::int32_t policy, bucket, id;
   };
-  std::vector<First> by_first;
-  for (int b = 0; b < kBuckets; ++b)
-    for (std::size_t k = 0; k < firsts[b].size(); ++k)
-      by_first.push_back({firsts[b][k], b, static_cast<std::int32_t>(k)});
-  std::sort(by_first.begin(), by_first.end(), [](const First& u, const First& v) { return u.policy < v.policy; });
-  const std::size_t nprof = by_first.size();
+  std::vector<std::int64_t> block_first(static_cast<std::size_t>(nblocks) + 1, 0);
+#pragma omp parallel for schedule(static) if (np > 20000)
+  for (std::int64_t b = 0; b < nblocks; ++b) {
+    std::int64_t c = 0;
+    const std::int64_t end = std::min(nps, (b + 1) * kPlanBlock);
+    for (std::int64_t i = b * kPlanBlock; i < end; ++i) c += first[i];
+    block_first[b + 1] = c;
+  }
+  for (std::int64_t b = 0; b < nblocks; ++b) block_first[b + 1] += block_first[b];
+  const std::size_t nprof = static_cast<std::size_t>(block_first.back());
+  std::vector<First> by_first(nprof);
+#pragma omp parallel for schedule(static) if (np > 20000)
+  for (std::int64_t b = 0; b < nblocks; ++b) {
+    std::int64_t u = block_first[b];
+    const std::int64_t end = std::min(nps, (b + 1) * kPlanBlock);
+    for (std::int64_t i = b * kPlanBlock; i < end; ++i)
+      if (first[i]) by_first[u++] = {static_cast<std::int32_t>(i), bucket_of(hash[i]), local[i]};
+  }
 
   // Classes (x, h1, type), in the order of their first profile.
   std::vector<std::int32_t> cls_of(nprof);
@@ -380,7 +473,7 @@ void plan_table_families_keyed(const Problem& pb, TablePlan& tp) {
   std::vector<std::int32_t> first_policy(nprof);  // per profile (new numbering)
   std::vector<double> multiplicity(nprof);
   std::vector<std::vector<std::int32_t>> renumber(kBuckets);  // per bucket: the new id of each id
-  for (int b = 0; b < kBuckets; ++b) renumber[b].resize(firsts[b].size());
+  for (int b = 0; b < kBuckets; ++b) renumber[b].resize(counts[b].size());
   {
     std::vector<std::int32_t> fill(tp.class_profile.begin(), tp.class_profile.end() - 1);
     for (std::size_t u = 0; u < nprof; ++u) {
@@ -392,7 +485,7 @@ void plan_table_families_keyed(const Problem& pb, TablePlan& tp) {
   }
   tp.profile_of.resize(np);
 #pragma omp parallel for schedule(static) if (np > 20000)
-  for (std::int64_t i = 0; i < nps; ++i) tp.profile_of[i] = renumber[bucket[i]][local[i]];
+  for (std::int64_t i = 0; i < nps; ++i) tp.profile_of[i] = renumber[bucket_of(hash[i])][local[i]];
   tp.profiles.assign(nprof, TablePolicy{});
 
   // Each profile's thresholds and families (G: k = g, S: ramp with r + g, Z: k = 0),

@@ -3,6 +3,7 @@
 // give every policy the reference backend's reserve bit for bit when the Middle
 // sums run in the reference's order (and within 1e-13 in the GPU's lane order).
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <array>
@@ -326,6 +327,56 @@ TEST_CASE("integrate table: profiles are distinct, numbered by class, and every 
     steps += ig::segment_steps(tp.classes[tp.profiles[tp.profile_of[i]].cls].seg);
   CHECK(steps == tp.outer_steps);
   CHECK(tp.profile_steps < tp.outer_steps);
+}
+
+TEST_CASE("integrate table: the plan does not depend on the thread count") {
+  // Past the plan's threshold for threads (20000), several blocks of its passes,
+  // two step types, payments on some policies (the wide profile key), duplicates.
+  ig::Problem pb;
+  std::mt19937_64 rng(8);
+  for (int i = 0; i < 45000; ++i) {
+    pb.policies.push_back(policy(static_cast<double>(rng() % 16), static_cast<double>(60 + rng() % 11),
+                                 static_cast<double>(20 + rng() % 51), 1 + static_cast<int>(rng() % 2), 2,
+                                 2 + static_cast<int>(rng() % 2)));
+    if (rng() % 5 == 0) pb.policies.back().premium = 0.01 * static_cast<double>(rng() % 3);
+    if (rng() % 7 == 0 && pb.policies.back().r > pb.policies.back().x) pb.policies.back().equivalence = true;
+  }
+  ig::validate(pb);
+  const int saved = omp_get_max_threads();
+  auto plan = [&](int threads) {
+    omp_set_num_threads(threads);
+    ig::TablePlan tp = ig::make_table_plan(pb);
+    omp_set_num_threads(saved);
+    return tp;
+  };
+  auto bytes_of = [](const auto& v) {
+    return std::vector<unsigned char>(reinterpret_cast<const unsigned char*>(v.data()),
+                                      reinterpret_cast<const unsigned char*>(v.data() + v.size()));
+  };
+  const ig::TablePlan one = plan(1);
+  CHECK(one.types.size() == 2);
+  CHECK(one.payments);
+  CHECK(one.general_profiles > 0);
+  CHECK(one.profiles.size() < pb.policies.size());
+  for (int threads : {2, 3, 5}) {
+    const ig::TablePlan tp = plan(threads);
+    CHECK_MESSAGE(tp.profile_of == one.profile_of, threads << " threads");
+    CHECK(bytes_of(tp.profiles) == bytes_of(one.profiles));
+    CHECK(bytes_of(tp.families) == bytes_of(one.families));
+    CHECK(bytes_of(tp.classes) == bytes_of(one.classes));
+    CHECK(bytes_of(tp.types) == bytes_of(one.types));
+    CHECK(bytes_of(tp.rows) == bytes_of(one.rows));
+    CHECK(tp.class_profile == one.class_profile);
+    CHECK(tp.outer_steps == one.outer_steps);
+  }
+  // Profiles are numbered by class, then by their first policy.
+  std::vector<std::int64_t> first(one.profiles.size(), -1);
+  for (std::size_t i = 0; i < pb.policies.size(); ++i)
+    if (first[one.profile_of[i]] < 0) first[one.profile_of[i]] = static_cast<std::int64_t>(i);
+  int out_of_order = 0;
+  for (std::size_t q = 1; q < first.size(); ++q)
+    out_of_order += one.profiles[q].cls == one.profiles[q - 1].cls && first[q] < first[q - 1];
+  CHECK(out_of_order == 0);
 }
 
 TEST_CASE("integrate table: expand_rows copies each policy's profile row bit for bit") {
