@@ -286,6 +286,7 @@ struct RowSink {
   double* rows = nullptr;            // the whole problem's reserve, kYears per policy
   double* premium = nullptr;         // the whole problem's premiums
   const std::int64_t* index = nullptr;
+  bool touched = false;              // the whole result's pages are faulted in already (solve_split)
   double* row(std::int64_t i) const { return rows + index[i] * kYears; }
 };
 // Solves a problem by two solvers: `spouse` for its spouse pensions, `products` for
@@ -293,11 +294,21 @@ struct RowSink {
 // null: the solver returns the rows in Result::reserve); otherwise each solver gets
 // a problem of its policies alone and a sink into the whole result, and the phase
 // logs are joined.
+// A solver in two steps (PartStarter): starting plans its part and sets its device
+// work going, writing nothing into the result; the PartFinish it returns waits for
+// that work and writes the rows. One after the other (the default), the products
+// are started, then the spouse pensions, so that the products' kernel runs while
+// the host plans the spouse pensions; with touch_pages the whole result's pages are
+// then faulted in (the devices working), and each part finished.
 // concurrent: the two parts solved at once (two host threads: the CUDA backend,
 // whose parts wait for their devices).
 using PartSolver = std::function<Result(const Problem&, const RowSink*)>;
-Result solve_split(const Problem& problem, const PartSolver& spouse, const PartSolver& products,
-                   bool concurrent = false);
+using PartFinish = std::function<Result()>;
+using PartStarter = std::function<PartFinish(const Problem&, const RowSink*)>;
+Result solve_split(const Problem& problem, const PartStarter& spouse, const PartStarter& products,
+                   bool concurrent = false, bool touch_pages = false);
+// Solvers in one step (the CPU backend): all their work when finished.
+Result solve_split(const Problem& problem, const PartSolver& spouse, const PartSolver& products);
 // Asks Linux for huge pages on the 2 MiB-aligned interior of [p, p + bytes) (where
 // transparent huge pages are "madvise"): one fault per 2 MiB instead of 512.
 void advise_huge_pages(void* p, std::size_t bytes);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include "common/error.hpp"
 #ifdef __linux__
@@ -273,39 +274,55 @@ void parallel_items(std::int64_t n, void (*fn)(std::int64_t, void*), void* arg) 
   for (std::int64_t i = 0; i < n; ++i) fn(i, arg);
 }
 
+namespace {
+// Rows of a result larger than this go by streaming stores.
+constexpr std::int64_t kStreamValues = std::int64_t{1} << 16;
+// One row of kYears doubles; with stream, by streaming stores: the result's lines
+// are written whole without being read first, and are not read again here (the
+// caller fences before the region ends).
+inline void put_row(double* dst, const double* src, bool stream) {
+#if defined(__x86_64__)
+  if (stream) {
+    for (int y = 0; y < kYears; ++y) {
+      long long b;
+      std::memcpy(&b, src + y, sizeof b);
+      _mm_stream_si64(reinterpret_cast<long long*>(dst + y), b);
+    }
+    return;
+  }
+#endif
+  (void)stream;
+  std::memcpy(dst, src, sizeof(double) * kYears);
+}
+inline void stream_fence() {
+#if defined(__x86_64__)
+  _mm_sfence();  // this thread's streaming stores visible before the region ends
+#endif
+}
+}  // namespace
+
 void expand_rows(double* out, const double* rows, const std::int32_t* profile_of, std::int64_t n) {
-  const bool big = n * kYears >= (std::int64_t{1} << 16);
+  const bool big = n * kYears >= kStreamValues;
 #pragma omp parallel if (big)
   {
 #pragma omp for schedule(static) nowait
-    for (std::int64_t i = 0; i < n; ++i) {
-      const double* src = rows + static_cast<std::int64_t>(profile_of[i]) * kYears;
-      double* dst = out + i * kYears;
-#if defined(__x86_64__)
-      if (big) {
-        // Streaming stores: the result's lines are written whole without being read first.
-        for (int y = 0; y < kYears; ++y) {
-          long long b;
-          std::memcpy(&b, src + y, sizeof b);
-          _mm_stream_si64(reinterpret_cast<long long*>(dst + y), b);
-        }
-        continue;
-      }
-#endif
-      std::memcpy(dst, src, sizeof(double) * kYears);
-    }
-#if defined(__x86_64__)
-    _mm_sfence();  // this thread's streaming stores visible before the region ends
-#endif
+    for (std::int64_t i = 0; i < n; ++i)
+      put_row(out + i * kYears, rows + static_cast<std::int64_t>(profile_of[i]) * kYears, big);
+    stream_fence();
   }
 }
 
 void expand_rows(const RowSink& sink, const double* rows, const double* prem, const std::int32_t* profile_of,
                  std::int64_t n) {
-#pragma omp parallel for schedule(static) if (n * kYears >= (std::int64_t{1} << 16))
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::memcpy(sink.row(i), rows + static_cast<std::int64_t>(profile_of[i]) * kYears, sizeof(double) * kYears);
-    sink.premium[sink.index[i]] = prem ? prem[profile_of[i]] : 0.0;
+  const bool big = n * kYears >= kStreamValues;
+#pragma omp parallel if (big)
+  {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < n; ++i) {
+      put_row(sink.row(i), rows + static_cast<std::int64_t>(profile_of[i]) * kYears, big);
+      sink.premium[sink.index[i]] = prem ? prem[profile_of[i]] : 0.0;
+    }
+    stream_fence();
   }
 }
 
@@ -331,16 +348,21 @@ void touch_rows(const RowSink& sink, std::int64_t n) {
   // Each thread writes the first value of rows of this part only (the other part
   // may be writing its rows into the same pages): the page faults are taken here,
   // spread over the threads, and scatter_rows or expand_rows overwrites every value.
-#pragma omp parallel for schedule(static) if (n * kYears >= (std::int64_t{1} << 16))
+#pragma omp parallel for schedule(static) if (n * kYears >= kStreamValues)
   for (std::int64_t i = 0; i < n; ++i) sink.row(i)[0] = 0.0;
 }
 
 void scatter_rows(const RowSink& sink, const double* rows, const double* prem, std::int64_t n) {
-#pragma omp parallel for schedule(static) if (n * kYears >= (std::int64_t{1} << 16))
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t to = sink.index ? sink.index[i] : i;
-    std::memcpy(sink.rows + to * kYears, rows + i * kYears, sizeof(double) * kYears);
-    if (prem && sink.premium) sink.premium[to] = prem[i];
+  const bool big = n * kYears >= kStreamValues;
+#pragma omp parallel if (big)
+  {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t to = sink.index ? sink.index[i] : i;
+      put_row(sink.rows + to * kYears, rows + i * kYears, big);
+      if (prem && sink.premium) sink.premium[to] = prem[i];
+    }
+    stream_fence();
   }
 }
 
@@ -365,129 +387,29 @@ void plan_table_families_keyed(const Problem& pb, TablePlan& tp) {
   // policies are spread over 64 buckets by hash (in policy order within each) and
   // each bucket's distinct keys found by one thread, so that each profile is known
   // by its first policy and the plan does not depend on the thread count.
+  // One parallel region for the whole plan (its serial steps by one thread between
+  // barriers): the team is woken once. The per-policy arrays are left unwritten
+  // until the parallel loops write them (their pages faulted there, in parallel).
   constexpr int kBuckets = 64;
   auto bucket_of = [](std::uint64_t h) { return static_cast<int>(h >> 58); };
   const std::int64_t nblocks = plan_blocks(nps);
-  std::vector<std::uint64_t> hash(np);
+  std::unique_ptr<std::uint64_t[]> hash(new std::uint64_t[np]);
+  std::unique_ptr<std::int32_t[]> by_bucket(new std::int32_t[np]);
+  std::unique_ptr<std::int32_t[]> local(new std::int32_t[np]);  // id within its bucket
+  std::unique_ptr<std::uint8_t[]> first(new std::uint8_t[np]);  // 1: the first policy of its profile
   std::vector<std::int64_t> at(static_cast<std::size_t>(nblocks) * kBuckets, 0);  // [block][bucket]
-#pragma omp parallel for schedule(static) if (np > 20000)
-  for (std::int64_t b = 0; b < nblocks; ++b) {
-    std::int64_t* count = at.data() + b * kBuckets;
-    const std::int64_t end = std::min(nps, (b + 1) * kPlanBlock);
-    for (std::int64_t i = b * kPlanBlock; i < end; ++i) {
-      hash[i] = FlatIds<W>::hash(profile_key<W>(pb.policies[i]));
-      ++count[bucket_of(hash[i])];
-    }
-  }
-  // Each bucket's policies: its blocks' in block order, so in policy order.
   std::vector<std::int64_t> bstart(kBuckets + 1, 0);
-  for (int k = 0; k < kBuckets; ++k) {
-    std::int64_t s = bstart[k];
-    for (std::int64_t b = 0; b < nblocks; ++b) {
-      const std::int64_t c = at[b * kBuckets + k];
-      at[b * kBuckets + k] = s;
-      s += c;
-    }
-    bstart[k + 1] = s;
-  }
-  std::vector<std::int32_t> by_bucket(np);
-#pragma omp parallel for schedule(static) if (np > 20000)
-  for (std::int64_t b = 0; b < nblocks; ++b) {
-    std::int64_t* fill = at.data() + b * kBuckets;
-    const std::int64_t end = std::min(nps, (b + 1) * kPlanBlock);
-    for (std::int64_t i = b * kPlanBlock; i < end; ++i) by_bucket[fill[bucket_of(hash[i])]++] = static_cast<std::int32_t>(i);
-  }
-  std::vector<std::int32_t> local(np);                // id within its bucket
-  std::vector<std::uint8_t> first(np);                // 1: the first policy of its profile
   std::vector<std::vector<double>> counts(kBuckets);  // per bucket: policies of each id
-#pragma omp parallel for schedule(dynamic, 1) if (np > 20000)
-  for (int k = 0; k < kBuckets; ++k) {
-    FlatIds<W> ids(static_cast<std::size_t>(bstart[k + 1] - bstart[k]));
-    for (std::int64_t q = bstart[k]; q < bstart[k + 1]; ++q) {
-      // A bucket's policies are far apart: the ones a few places on are fetched early.
-      if (q + 8 < bstart[k + 1]) {
-        const std::int32_t ahead = by_bucket[q + 8];
-        __builtin_prefetch(&pb.policies[static_cast<std::size_t>(ahead)]);
-        __builtin_prefetch(&hash[static_cast<std::size_t>(ahead)]);
-      }
-      const std::int32_t i = by_bucket[q];
-      const std::int32_t id = ids.id(profile_key<W>(pb.policies[i]), hash[i]);
-      const bool fresh = static_cast<std::size_t>(id) == counts[k].size();
-      if (fresh) counts[k].push_back(0.0);
-      counts[k][id] += 1;
-      local[i] = id;
-      first[i] = fresh;
-    }
-  }
+  std::vector<std::int64_t> block_first(static_cast<std::size_t>(nblocks) + 1, 0);
   // Profiles in the order of their first policy: (first policy, bucket, id in bucket).
   struct First {
     std::int32_t policy, bucket, id;
   };
-  std::vector<std::int64_t> block_first(static_cast<std::size_t>(nblocks) + 1, 0);
-#pragma omp parallel for schedule(static) if (np > 20000)
-  for (std::int64_t b = 0; b < nblocks; ++b) {
-    std::int64_t c = 0;
-    const std::int64_t end = std::min(nps, (b + 1) * kPlanBlock);
-    for (std::int64_t i = b * kPlanBlock; i < end; ++i) c += first[i];
-    block_first[b + 1] = c;
-  }
-  for (std::int64_t b = 0; b < nblocks; ++b) block_first[b + 1] += block_first[b];
-  const std::size_t nprof = static_cast<std::size_t>(block_first.back());
-  std::vector<First> by_first(nprof);
-#pragma omp parallel for schedule(static) if (np > 20000)
-  for (std::int64_t b = 0; b < nblocks; ++b) {
-    std::int64_t u = block_first[b];
-    const std::int64_t end = std::min(nps, (b + 1) * kPlanBlock);
-    for (std::int64_t i = b * kPlanBlock; i < end; ++i)
-      if (first[i]) by_first[u++] = {static_cast<std::int32_t>(i), bucket_of(hash[i]), local[i]};
-  }
-
-  // Classes (x, h1, type), in the order of their first profile.
-  std::vector<std::int32_t> cls_of(nprof);
-  FlatIds<3> class_ids;
-  for (std::size_t u = 0; u < nprof; ++u) {
-    const Policy& p = pb.policies[by_first[u].policy];
-    std::int32_t type = type_of(p);
-    std::int32_t cls = class_ids.id({key_bits(p.x), static_cast<std::uint64_t>(p.h1), static_cast<std::uint64_t>(type)});
-    if (static_cast<std::size_t>(cls) == tp.classes.size()) {
-      TableClass c;
-      c.x = p.x;
-      c.h1 = p.h1;
-      c.type = type;
-      c.seg = make_segment(kMaxAge - p.x, 0.0, p.h1);
-      c.points = segment_points(c.seg);
-      c.point = tp.class_points;
-      tp.class_points += c.points;
-      tp.classes.push_back(c);
-    }
-    cls_of[u] = cls;
-  }
-  const std::size_t nc = tp.classes.size();
-
-  // Profiles numbered by class, then by first policy: the profiles of a run of
-  // classes are one run (a device computes the outer chains of the classes whose
-  // Middle values it computed).
-  tp.class_profile.assign(nc + 1, 0);
-  for (std::size_t u = 0; u < nprof; ++u) ++tp.class_profile[cls_of[u] + 1];
-  for (std::size_t c = 0; c < nc; ++c) tp.class_profile[c + 1] += tp.class_profile[c];
-  std::vector<std::int32_t> first_policy(nprof);  // per profile (new numbering)
-  std::vector<double> multiplicity(nprof);
+  std::vector<First> by_first;
+  std::size_t nprof = 0, nc = 0;
+  std::vector<std::int32_t> first_policy;  // per profile (numbered by class)
+  std::vector<double> multiplicity;
   std::vector<std::vector<std::int32_t>> renumber(kBuckets);  // per bucket: the new id of each id
-  for (int b = 0; b < kBuckets; ++b) renumber[b].resize(counts[b].size());
-  {
-    std::vector<std::int32_t> fill(tp.class_profile.begin(), tp.class_profile.end() - 1);
-    for (std::size_t u = 0; u < nprof; ++u) {
-      std::int32_t q = fill[cls_of[u]]++;
-      first_policy[q] = by_first[u].policy;
-      multiplicity[q] = counts[by_first[u].bucket][by_first[u].id];
-      renumber[by_first[u].bucket][by_first[u].id] = q;
-    }
-  }
-  tp.profile_of.resize(np);
-#pragma omp parallel for schedule(static) if (np > 20000)
-  for (std::int64_t i = 0; i < nps; ++i) tp.profile_of[i] = renumber[bucket_of(hash[i])][local[i]];
-  tp.profiles.assign(nprof, TablePolicy{});
-
   // Each profile's thresholds and families (G: k = g, S: ramp with r + g, Z: k = 0),
   // class by class in parallel: a family is (kind, value) within its class,
   // numbered in the order of its first profile.
@@ -495,54 +417,169 @@ void plan_table_families_keyed(const Problem& pb, TablePlan& tp) {
     std::vector<TableFamily> fams;
     std::vector<std::int32_t> end;  // one past the last point of each family
   };
-  std::vector<ClassFamilies> cf(nc);
+  std::vector<ClassFamilies> cf;
   struct Fams {
     std::int32_t G = -1, S = -1, Z = -1;  // within the class
   };
-  std::vector<Fams> fams(nprof);
-  const std::int64_t ncs = static_cast<std::int64_t>(nc);
-#pragma omp parallel for schedule(dynamic, 1) if (nprof > 2000)
-  for (std::int64_t ci = 0; ci < ncs; ++ci) {
-    const std::int32_t cls = static_cast<std::int32_t>(ci);
-    const TableClass& c = tp.classes[cls];
-    ClassFamilies& out = cf[cls];
-    FlatIds<2> ids;
-    auto family = [&](std::int32_t kind, double value, std::int32_t j0, std::int32_t j1) {
-      std::int32_t id = ids.id({static_cast<std::uint64_t>(kind), key_bits(value)});
-      if (static_cast<std::size_t>(id) == out.fams.size()) {
-        TableFamily f;
-        f.cls = cls;
-        f.kind = kind;
-        f.value = value;
-        f.j0 = j0;
-        out.fams.push_back(f);
-        out.end.push_back(j1);
-      } else {
-        out.fams[id].j0 = std::min(out.fams[id].j0, j0);
-        out.end[id] = std::max(out.end[id], j1);
+  std::vector<Fams> fams;
+#pragma omp parallel if (np > 2000)
+  {
+#pragma omp for schedule(static)
+    for (std::int64_t b = 0; b < nblocks; ++b) {
+      std::int64_t* count = at.data() + b * kBuckets;
+      const std::int64_t end = std::min(nps, (b + 1) * kPlanBlock);
+      for (std::int64_t i = b * kPlanBlock; i < end; ++i) {
+        hash[i] = FlatIds<W>::hash(profile_key<W>(pb.policies[i]));
+        ++count[bucket_of(hash[i])];
       }
-      return id;
-    };
-    for (std::int32_t q = tp.class_profile[cls]; q < tp.class_profile[cls + 1]; ++q) {
-      const Policy& p = pb.policies[first_policy[q]];
-      TablePolicy& tpp = tp.profiles[q];
-      tpp.cls = cls;
-      if (!plain_spouse_pension(p)) {
-        tpp.general = 1;
-        tpp.benefit = p.benefit;
-        tpp.premium = p.premium;
-        tpp.premium_end = premium_term_of(p);
-        tpp.equivalence = p.equivalence ? 1 : 0;
+    }
+#pragma omp single
+    {
+      // Each bucket's policies: its blocks' in block order, so in policy order.
+      for (int k = 0; k < kBuckets; ++k) {
+        std::int64_t s = bstart[k];
+        for (std::int64_t b = 0; b < nblocks; ++b) {
+          const std::int64_t c = at[b * kBuckets + k];
+          at[b * kBuckets + k] = s;
+          s += c;
+        }
+        bstart[k + 1] = s;
       }
-      if (p.g == 0) {  // k = 0 everywhere (pension_delay returns g = 0 or 0)
-        tpp.jG = tpp.jS = c.points;
-      } else {
-        tpp.jG = first_below(c.seg, c.h1, c.x, p.r);
-        tpp.jS = first_below(c.seg, c.h1, c.x, p.r + p.g);
+    }
+#pragma omp for schedule(static)
+    for (std::int64_t b = 0; b < nblocks; ++b) {
+      std::int64_t* fill = at.data() + b * kBuckets;
+      const std::int64_t end = std::min(nps, (b + 1) * kPlanBlock);
+      for (std::int64_t i = b * kPlanBlock; i < end; ++i) by_bucket[fill[bucket_of(hash[i])]++] = static_cast<std::int32_t>(i);
+    }
+#pragma omp for schedule(dynamic, 1)
+    for (int k = 0; k < kBuckets; ++k) {
+      FlatIds<W> ids(static_cast<std::size_t>(bstart[k + 1] - bstart[k]));
+      for (std::int64_t q = bstart[k]; q < bstart[k + 1]; ++q) {
+        // A bucket's policies are far apart: the ones a few places on are fetched early.
+        if (q + 8 < bstart[k + 1]) {
+          const std::int32_t ahead = by_bucket[q + 8];
+          __builtin_prefetch(&pb.policies[static_cast<std::size_t>(ahead)]);
+          __builtin_prefetch(&hash[ahead]);
+        }
+        const std::int32_t i = by_bucket[q];
+        const std::int32_t id = ids.id(profile_key<W>(pb.policies[i]), hash[i]);
+        const bool fresh = static_cast<std::size_t>(id) == counts[k].size();
+        if (fresh) counts[k].push_back(0.0);
+        counts[k][id] += 1;
+        local[i] = id;
+        first[i] = fresh;
       }
-      if (tpp.jG < c.points) fams[q].G = family(kFamilyG, p.g, tpp.jG, c.points);
-      if (tpp.jS < tpp.jG) fams[q].S = family(kFamilyS, p.r + p.g, tpp.jS, tpp.jG);
-      if (tpp.jS > 0) fams[q].Z = family(kFamilyZ, 0.0, 0, tpp.jS);
+    }
+#pragma omp for schedule(static)
+    for (std::int64_t b = 0; b < nblocks; ++b) {
+      std::int64_t c = 0;
+      const std::int64_t end = std::min(nps, (b + 1) * kPlanBlock);
+      for (std::int64_t i = b * kPlanBlock; i < end; ++i) c += first[i];
+      block_first[b + 1] = c;
+    }
+#pragma omp single
+    {
+      for (std::int64_t b = 0; b < nblocks; ++b) block_first[b + 1] += block_first[b];
+      nprof = static_cast<std::size_t>(block_first.back());
+      by_first.resize(nprof);
+    }
+#pragma omp for schedule(static)
+    for (std::int64_t b = 0; b < nblocks; ++b) {
+      std::int64_t u = block_first[b];
+      const std::int64_t end = std::min(nps, (b + 1) * kPlanBlock);
+      for (std::int64_t i = b * kPlanBlock; i < end; ++i)
+        if (first[i]) by_first[u++] = {static_cast<std::int32_t>(i), bucket_of(hash[i]), local[i]};
+    }
+#pragma omp single
+    {
+      // Classes (x, h1, type), in the order of their first profile.
+      std::vector<std::int32_t> cls_of(nprof);
+      FlatIds<3> class_ids;
+      for (std::size_t u = 0; u < nprof; ++u) {
+        const Policy& p = pb.policies[by_first[u].policy];
+        std::int32_t type = type_of(p);
+        std::int32_t cls = class_ids.id({key_bits(p.x), static_cast<std::uint64_t>(p.h1), static_cast<std::uint64_t>(type)});
+        if (static_cast<std::size_t>(cls) == tp.classes.size()) {
+          TableClass c;
+          c.x = p.x;
+          c.h1 = p.h1;
+          c.type = type;
+          c.seg = make_segment(kMaxAge - p.x, 0.0, p.h1);
+          c.points = segment_points(c.seg);
+          c.point = tp.class_points;
+          tp.class_points += c.points;
+          tp.classes.push_back(c);
+        }
+        cls_of[u] = cls;
+      }
+      nc = tp.classes.size();
+      // Profiles numbered by class, then by first policy: the profiles of a run of
+      // classes are one run (a device computes the outer chains of the classes whose
+      // Middle values it computed).
+      tp.class_profile.assign(nc + 1, 0);
+      for (std::size_t u = 0; u < nprof; ++u) ++tp.class_profile[cls_of[u] + 1];
+      for (std::size_t c = 0; c < nc; ++c) tp.class_profile[c + 1] += tp.class_profile[c];
+      first_policy.resize(nprof);
+      multiplicity.resize(nprof);
+      for (int k = 0; k < kBuckets; ++k) renumber[k].resize(counts[k].size());
+      std::vector<std::int32_t> fill(tp.class_profile.begin(), tp.class_profile.end() - 1);
+      for (std::size_t u = 0; u < nprof; ++u) {
+        std::int32_t q = fill[cls_of[u]]++;
+        first_policy[q] = by_first[u].policy;
+        multiplicity[q] = counts[by_first[u].bucket][by_first[u].id];
+        renumber[by_first[u].bucket][by_first[u].id] = q;
+      }
+      tp.profile_of.resize(np);
+      tp.profiles.resize(nprof);
+      cf.resize(nc);
+      fams.resize(nprof);
+    }
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < nps; ++i) tp.profile_of[i] = renumber[bucket_of(hash[i])][local[i]];
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t ci = 0; ci < static_cast<std::int64_t>(nc); ++ci) {
+      const std::int32_t cls = static_cast<std::int32_t>(ci);
+      const TableClass& c = tp.classes[cls];
+      ClassFamilies& out = cf[cls];
+      FlatIds<2> ids;
+      auto family = [&](std::int32_t kind, double value, std::int32_t j0, std::int32_t j1) {
+        std::int32_t id = ids.id({static_cast<std::uint64_t>(kind), key_bits(value)});
+        if (static_cast<std::size_t>(id) == out.fams.size()) {
+          TableFamily f;
+          f.cls = cls;
+          f.kind = kind;
+          f.value = value;
+          f.j0 = j0;
+          out.fams.push_back(f);
+          out.end.push_back(j1);
+        } else {
+          out.fams[id].j0 = std::min(out.fams[id].j0, j0);
+          out.end[id] = std::max(out.end[id], j1);
+        }
+        return id;
+      };
+      for (std::int32_t q = tp.class_profile[cls]; q < tp.class_profile[cls + 1]; ++q) {
+        const Policy& p = pb.policies[first_policy[q]];
+        TablePolicy& tpp = tp.profiles[q];
+        tpp.cls = cls;
+        if (!plain_spouse_pension(p)) {
+          tpp.general = 1;
+          tpp.benefit = p.benefit;
+          tpp.premium = p.premium;
+          tpp.premium_end = premium_term_of(p);
+          tpp.equivalence = p.equivalence ? 1 : 0;
+        }
+        if (p.g == 0) {  // k = 0 everywhere (pension_delay returns g = 0 or 0)
+          tpp.jG = tpp.jS = c.points;
+        } else {
+          tpp.jG = first_below(c.seg, c.h1, c.x, p.r);
+          tpp.jS = first_below(c.seg, c.h1, c.x, p.r + p.g);
+        }
+        if (tpp.jG < c.points) fams[q].G = family(kFamilyG, p.g, tpp.jG, c.points);
+        if (tpp.jS < tpp.jG) fams[q].S = family(kFamilyS, p.r + p.g, tpp.jS, tpp.jG);
+        if (tpp.jS > 0) fams[q].Z = family(kFamilyZ, 0.0, 0, tpp.jS);
+      }
     }
   }
   // Families ordered by class, so that a class's Middle values are one run.
