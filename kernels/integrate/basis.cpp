@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -289,10 +290,15 @@ Result solve_split(const Problem& pb, const PartStarter& spouse, const PartStart
   }
   Result res;
   HostTimer pages;
-  // Not touched here: the parts' parallel writes take the page faults, or the
-  // faulting below while the devices work.
+  // Not touched here: the parts' parallel writes take the page faults, or (with
+  // touch_pages, the parts in turn) helper threads from here on, beside the parts'
+  // plans, and the caller's OpenMP team while the devices work.
+  const bool touch = touch_pages && !concurrent;
   res.reserve.resize(n * kYears);
   advise_huge_pages(res.reserve.data(), res.reserve.size() * sizeof(double));
+  TeamShare team;
+  std::unique_ptr<PageFaulter> faulter;
+  if (touch) faulter = fault_pages_early(res.reserve.data(), res.reserve.size(), team);
   res.premium.assign(n, 0.0);
   double pages_seconds = pages.seconds();
   // Each part's policy indices and its policies, in policy order, built by OpenMP's
@@ -336,7 +342,6 @@ Result solve_split(const Problem& pb, const PartStarter& spouse, const PartStart
       ++at[part];
     }
   }
-  const bool touch = touch_pages && !concurrent;
   for (int part = 0; part < 2; ++part)
     sink[part] = RowSink{res.reserve.data(), res.premium.data(), which[part].data(), touch};
   Result r[2];
@@ -369,7 +374,8 @@ Result solve_split(const Problem& pb, const PartStarter& spouse, const PartStart
     PartFinish finish0 = spouse(sub[0], &sink[0]);
     if (touch) {
       HostTimer touch_timer;
-      first_touch(res.reserve.data(), res.reserve.size());
+      faulter->help();
+      team.restore();
       pages_seconds += touch_timer.seconds();
     }
     r[1] = finish1();

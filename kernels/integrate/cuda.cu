@@ -847,6 +847,9 @@ struct TableSolve {
   std::size_t o_prow = 0, o_reserve = 0;
   char* prem_host = nullptr;
   char* rows_host = nullptr;
+  double pages_seconds = 0;
+  TeamShare team;                        // the plan's OpenMP team beside the page helpers
+  std::unique_ptr<PageFaulter> faulter;  // the result's pages (no sink, host path)
 
   TableSolve(const Problem& problem, const std::vector<int>& devs, const RowSink* part_sink)
       : pb(problem), devices(devs), sink(part_sink) {}
@@ -860,12 +863,19 @@ struct TableSolve {
     // into the whole result, whose pages the caller has touched.
     large = !sink && total >= (std::size_t{1} << 20);
     path = sink ? (result_path(), ResultPath::host) : result_path();
+    if (!sink) res.reserve.resize(total);
+    if (large && path == ResultPath::host) {
+      // The result's page faults from here on, beside the plan (whose OpenMP team
+      // gives the helpers their share); the rest after the launches (finish).
+      HostTimer pages_timer;
+      faulter = fault_pages_early(res.reserve.data(), total, team);
+      pages_seconds = pages_timer.seconds();
+    }
     HostTimer plan_timer;
     plan_table_rows(pb, scan, tp);
     double plan_seconds = scan_seconds + plan_timer.seconds();
     RateTable rate_table = make_rate_table(pb);
     RateView rv = rate_table.view();  // constant rate: no device arrays
-    if (!sink) res.reserve.resize(total);
 
     // Set up outside the timed phases: kernels loaded, peer access, every slot's
     // streams and events (a device's context starts here).
@@ -1052,16 +1062,18 @@ struct TableSolve {
     // 5. On the host while the devices work: the result's pages (host path: touched;
     //    device path: touched and pinned in pieces, then each slot's rows downloaded
     //    straight into them).
-    double pages_seconds = 0, expand_seconds = 0, unpin_seconds = 0;
+    double expand_seconds = 0, unpin_seconds = 0;
     bool host_expand = path == ResultPath::host;
     PinnedPieces pins;
     pins.slots = &slot_list;
     pins.device = devices.front();
     if (path == ResultPath::host) {
       HostTimer pages_timer;
-      if (large) first_touch(res.reserve.data(), total);
+      if (faulter) faulter->help();  // the pages the helpers have not done yet
+      faulter.reset();
+      team.restore();
       if (sink && !sink->touched) touch_rows(*sink, npol);  // a part: the pages of its rows in the whole result
-      pages_seconds = pages_timer.seconds();
+      pages_seconds += pages_timer.seconds();
     } else {
       HostTimer pages_timer;
       if (large) {

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
+
+#include <omp.h>
 
 #include "common/error.hpp"
 #ifdef __linux__
@@ -267,6 +270,78 @@ void first_touch(double* p, std::size_t n) {
   const std::int64_t pages = static_cast<std::int64_t>((n + 511) / 512);
 #pragma omp parallel for schedule(static)
   for (std::int64_t pg = 0; pg < pages; ++pg) p[pg * 512] = 0.0;
+}
+
+namespace {
+constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
+constexpr std::uintptr_t kPage = 4096;
+}  // namespace
+
+PageFaulter::PageFaulter(double* p, std::size_t n, int helpers) {
+  if (n == 0) return;
+  advise_huge_pages(p, n * sizeof(double));
+  begin_ = reinterpret_cast<char*>(p);
+  end_ = begin_ + n * sizeof(double);
+  first_chunk_ = reinterpret_cast<std::uintptr_t>(begin_) & ~(kHugePage - 1);
+  chunks_ = (reinterpret_cast<std::uintptr_t>(end_) - first_chunk_ + kHugePage - 1) / kHugePage;
+  for (int i = 0; i < helpers; ++i) {
+    try {
+      helpers_.emplace_back([this] { take(); });
+    } catch (...) {  // no thread to be had: the others, or help(), take its share
+      break;
+    }
+  }
+}
+
+PageFaulter::~PageFaulter() { join(); }
+
+void PageFaulter::take() {
+  for (std::size_t k = next_.fetch_add(1); k < chunks_; k = next_.fetch_add(1)) {
+    const std::uintptr_t lo = std::max(first_chunk_ + k * kHugePage, reinterpret_cast<std::uintptr_t>(begin_));
+    const std::uintptr_t hi = std::min(first_chunk_ + (k + 1) * kHugePage, reinterpret_cast<std::uintptr_t>(end_));
+    // The first value of the chunk, then of each page that starts in it (a page
+    // start in the array is a value's start: the array is 8-byte aligned).
+    *reinterpret_cast<double*>(begin_ + ((lo - reinterpret_cast<std::uintptr_t>(begin_)) & ~std::uintptr_t{7})) = 0.0;
+    for (std::uintptr_t a = (lo + kPage - 1) & ~(kPage - 1); a < hi; a += kPage) *reinterpret_cast<double*>(a) = 0.0;
+  }
+}
+
+void PageFaulter::join() {
+  for (std::thread& t : helpers_) t.join();
+  helpers_.clear();
+}
+
+void PageFaulter::help() {
+  if (chunks_ > 0) {
+#pragma omp parallel
+    take();
+  }
+  join();
+}
+
+int early_page_helpers(int threads) {
+  const char* e = std::getenv("NUMPIPE_INTEGRATE_PAGES");
+  const bool early = !e || !*e || std::strcmp(e, "early") == 0;
+  if (!early && std::strcmp(e, "late") != 0)
+    fail_input(std::string("NUMPIPE_INTEGRATE_PAGES must be 'early' or 'late', not '") + e + "'");
+  return early && threads >= 4 ? threads / 4 : 0;
+}
+
+std::unique_ptr<PageFaulter> fault_pages_early(double* p, std::size_t n, TeamShare& team) {
+  const int threads = omp_get_max_threads(), helpers = early_page_helpers(threads);
+  auto faulter = std::make_unique<PageFaulter>(p, n, helpers);
+  if (helpers > 0) team.set(threads - helpers);
+  return faulter;
+}
+
+void TeamShare::set(int threads) {
+  if (saved_ == 0) saved_ = omp_get_max_threads();
+  omp_set_num_threads(std::max(1, threads));
+}
+
+void TeamShare::restore() {
+  if (saved_ > 0) omp_set_num_threads(saved_);
+  saved_ = 0;
 }
 
 void parallel_items(std::int64_t n, void (*fn)(std::int64_t, void*), void* arg) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -377,6 +378,55 @@ TEST_CASE("integrate table: the plan does not depend on the thread count") {
   for (std::size_t q = 1; q < first.size(); ++q)
     out_of_order += one.profiles[q].cls == one.profiles[q - 1].cls && first[q] < first[q - 1];
   CHECK(out_of_order == 0);
+}
+
+TEST_CASE("integrate: PageFaulter writes the first value of every page once, and nothing else") {
+  // Helpers and the calling team share the 2 MiB chunks: every page start (and the
+  // array's first value) is written 0 exactly where a page starts, whatever took it.
+  const int saved = omp_get_max_threads();
+  for (int helpers : {0, 1, 3}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{700}, std::size_t{3} << 20}) {
+      std::vector<double> v(n + 3, 1.0);
+      double* p = v.data() + 1;  // not page aligned
+      {
+        ig::TeamShare team;
+        team.set(2);
+        ig::PageFaulter f(p, n, helpers);
+        f.help();
+        team.restore();
+      }
+      CHECK(omp_get_max_threads() == saved);
+      int wrong = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto a = reinterpret_cast<std::uintptr_t>(p + i);
+        const bool page_start = i == 0 || a % 4096 == 0;
+        wrong += v[i + 1] != (page_start ? 0.0 : 1.0);
+      }
+      CHECK_MESSAGE(wrong == 0, helpers << " helpers, " << n << " values");
+      CHECK(v[0] == 1.0);
+      CHECK(v[n + 1] == 1.0);
+    }
+  }
+  // Destroyed without help(): the helpers finish every chunk.
+  std::vector<double> v(std::size_t{1} << 20, 1.0);
+  { ig::PageFaulter f(v.data(), v.size(), 2); }
+  int wrong = 0;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    wrong += (reinterpret_cast<std::uintptr_t>(&v[i]) % 4096 == 0 || i == 0) != (v[i] == 0.0);
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("integrate: NUMPIPE_INTEGRATE_PAGES picks the page helpers; a bad value is a bad-input error") {
+  unsetenv("NUMPIPE_INTEGRATE_PAGES");
+  CHECK(ig::early_page_helpers(16) == 4);
+  CHECK(ig::early_page_helpers(2) == 0);
+  setenv("NUMPIPE_INTEGRATE_PAGES", "late", 1);
+  CHECK(ig::early_page_helpers(16) == 0);
+  setenv("NUMPIPE_INTEGRATE_PAGES", "early", 1);
+  CHECK(ig::early_page_helpers(8) == 2);
+  setenv("NUMPIPE_INTEGRATE_PAGES", "sideways", 1);
+  CHECK_THROWS_WITH(ig::early_page_helpers(16), doctest::Contains("NUMPIPE_INTEGRATE_PAGES must be 'early' or 'late'"));
+  unsetenv("NUMPIPE_INTEGRATE_PAGES");
 }
 
 TEST_CASE("integrate table: expand_rows copies each policy's profile row bit for bit") {
