@@ -134,8 +134,12 @@ TableScan scan_table(const Problem& pb) {
   const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
   if (n == 0) return scan;
   const int insured = pb.policies.front().insured, spouse = pb.policies.front().spouse;
+  auto type_key = [](const auto& t) {
+    return FlatIds<1>::Key{static_cast<std::uint64_t>(static_cast<std::uint32_t>(t.h2)) << 32 |
+                           static_cast<std::uint32_t>(t.h3)};
+  };
   struct BlockScan {
-    std::vector<TableType> types;  // h2, h3 and the largest g, in the block's order
+    std::vector<TableType> types;  // h2, h3 and the largest g, in the block's order (while all fit)
     std::int64_t misfits = 0, payments = 0;
   };
   const std::int64_t nblocks = plan_blocks(n);
@@ -143,6 +147,7 @@ TableScan scan_table(const Problem& pb) {
 #pragma omp parallel for schedule(static) if (n > 20000)
   for (std::int64_t b = 0; b < nblocks; ++b) {
     BlockScan& o = blocks[static_cast<std::size_t>(b)];
+    FlatIds<1> ids;
     std::size_t t = 0;
     const std::int64_t end = std::min(n, (b + 1) * kPlanBlock);
     for (std::int64_t i = b * kPlanBlock; i < end; ++i) {
@@ -150,9 +155,9 @@ TableScan scan_table(const Problem& pb) {
       o.misfits += p.g * p.h3 > kTableMaxCut - 1 || p.h2 > kTableMaxH2 || p.product != kSpousePension ||
                    p.insured != insured || p.spouse != spouse;
       o.payments += !plain_spouse_pension(p);
+      if (o.misfits > 0) continue;  // no table plan: its types do not matter
       if (t >= o.types.size() || o.types[t].h2 != p.h2 || o.types[t].h3 != p.h3) {  // not the last policy's type
-        t = 0;
-        while (t < o.types.size() && !(o.types[t].h2 == p.h2 && o.types[t].h3 == p.h3)) ++t;
+        t = static_cast<std::size_t>(ids.id(type_key(p)));
         if (t == o.types.size()) {
           TableType ty;
           ty.h2 = p.h2;
@@ -167,15 +172,17 @@ TableScan scan_table(const Problem& pb) {
   for (const BlockScan& o : blocks) {
     misfits += o.misfits;
     payments += o.payments;
-    for (const TableType& bt : o.types) {
-      std::size_t t = 0;
-      while (t < scan.types.size() && !(scan.types[t].h2 == bt.h2 && scan.types[t].h3 == bt.h3)) ++t;
-      if (t == scan.types.size()) scan.types.push_back(bt);
-      else scan.types[t].kmax = std::max(scan.types[t].kmax, bt.kmax);
-    }
   }
   scan.applies = misfits == 0;
   scan.payments = payments > 0;
+  if (!scan.applies) return scan;
+  FlatIds<1> ids;
+  for (const BlockScan& o : blocks)
+    for (const TableType& bt : o.types) {
+      const std::size_t t = static_cast<std::size_t>(ids.id(type_key(bt)));
+      if (t == scan.types.size()) scan.types.push_back(bt);
+      else scan.types[t].kmax = std::max(scan.types[t].kmax, bt.kmax);
+    }
   return scan;
 }
 
