@@ -314,10 +314,6 @@ Result solve_split(const Problem& problem, const PartSolver& spouse, const PartS
 // Asks Linux for huge pages on the 2 MiB-aligned interior of [p, p + bytes) (where
 // transparent huge pages are "madvise"): one fault per 2 MiB instead of 512.
 void advise_huge_pages(void* p, std::size_t bytes);
-// Writes every page of p[0, n) once from OpenMP's threads (huge pages asked for
-// first): a fresh result's page faults taken in parallel.
-void first_touch(double* p, std::size_t n);
-
 // A fresh result's page faults taken early, beside the host's other work: `helpers`
 // threads of its own start at once on p[0, n) (huge pages asked for first), 2 MiB
 // at a time; help() has the calling thread's OpenMP team take what is left and

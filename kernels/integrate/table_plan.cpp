@@ -271,14 +271,6 @@ void advise_huge_pages(void* p, std::size_t bytes) {
 #endif
 }
 
-void first_touch(double* p, std::size_t n) {
-  if (n == 0) return;
-  advise_huge_pages(p, n * sizeof(double));
-  const std::int64_t pages = static_cast<std::int64_t>((n + 511) / 512);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t pg = 0; pg < pages; ++pg) p[pg * 512] = 0.0;
-}
-
 namespace {
 constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
 constexpr std::uintptr_t kPage = 4096;
