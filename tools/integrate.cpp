@@ -309,6 +309,9 @@ int main(int argc, char** argv) {
     cli.tuning_env("NUMPIPE_INTEGRATE_SPLIT=concurrent|sequential",
                    "CUDA, plain policies mixed with life products: the two parts one after the other (default) "
                    "or at once from two host threads; the same bits");
+    cli.tuning_env("NUMPIPE_INTEGRATE_PAGES=early|late",
+                   "CUDA, a large result: its pages faulted beside the plan by a quarter of the threads (default) "
+                   "or after the launches; the same bits");
     cli.parse(argc, argv);
     bool align = cli.has("align-breaks");
     int repeat = cli.get<int>("repeat");

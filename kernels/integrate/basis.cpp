@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -262,7 +263,17 @@ void product_specs(const Problem& pb, ProductSpec* specs, double& steps) {
 
 namespace numpipe::integrate {
 
-Result solve_split(const Problem& pb, const PartSolver& spouse, const PartSolver& products, bool concurrent) {
+Result solve_split(const Problem& pb, const PartSolver& spouse, const PartSolver& products) {
+  auto later = [](const PartSolver& solve) {
+    return PartStarter([&solve](const Problem& part, const RowSink* sink) {
+      return PartFinish([&solve, &part, sink] { return solve(part, sink); });
+    });
+  };
+  return solve_split(pb, later(spouse), later(products));
+}
+
+Result solve_split(const Problem& pb, const PartStarter& spouse, const PartStarter& products, bool concurrent,
+                   bool touch_pages) {
   const std::size_t n = pb.policies.size();
   const std::int64_t ns = static_cast<std::int64_t>(n);
   // Counted first, by OpenMP's threads: a batch of one kind (the spec's portfolio)
@@ -270,20 +281,26 @@ Result solve_split(const Problem& pb, const PartSolver& spouse, const PartSolver
   std::int64_t singles = 0;
 #pragma omp parallel for schedule(static) reduction(+ : singles) if (ns > 20000)
   for (std::int64_t i = 0; i < ns; ++i) singles += pb.policies[static_cast<std::size_t>(i)].product != kSpousePension;
-  if (singles == 0) return spouse(pb, nullptr);
+  if (singles == 0) return spouse(pb, nullptr)();
   const std::int64_t counts[2] = {ns - singles, singles};
   if (counts[0] == 0) {
-    Result r = products(pb, nullptr);
+    Result r = products(pb, nullptr)();
     r.products = n;
     return r;
   }
   Result res;
   HostTimer pages;
-  // Not touched here: the parts' parallel writes take the page faults.
+  // Not touched here: the parts' parallel writes take the page faults, or (with
+  // touch_pages, the parts in turn) helper threads from here on, beside the parts'
+  // plans, and the caller's OpenMP team while the devices work.
+  const bool touch = touch_pages && !concurrent;
   res.reserve.resize(n * kYears);
   advise_huge_pages(res.reserve.data(), res.reserve.size() * sizeof(double));
+  TeamShare team;
+  std::unique_ptr<PageFaulter> faulter;
+  if (touch) faulter = fault_pages_early(res.reserve.data(), res.reserve.size(), team);
   res.premium.assign(n, 0.0);
-  res.log.add("result pages", pages.seconds());
+  double pages_seconds = pages.seconds();
   // Each part's policy indices and its policies, in policy order, built by OpenMP's
   // threads over fixed blocks (a block's place in a part is the count of the blocks
   // before it), so the lists do not depend on the thread count.
@@ -325,34 +342,46 @@ Result solve_split(const Problem& pb, const PartSolver& spouse, const PartSolver
       ++at[part];
     }
   }
-  for (int part = 0; part < 2; ++part) sink[part] = RowSink{res.reserve.data(), res.premium.data(), which[part].data()};
+  for (int part = 0; part < 2; ++part)
+    sink[part] = RowSink{res.reserve.data(), res.premium.data(), which[part].data(), touch};
   Result r[2];
-  std::exception_ptr error[2];
-  // Run at once, each part's OpenMP regions get a share of the threads: two full
-  // teams on the same cores would oversubscribe them (each team's barriers wait
-  // for threads the other team has descheduled). The bits do not depend on it.
-  const int threads = omp_get_max_threads();
-  const int share[2] = {concurrent ? std::max(1, threads - threads / 2) : threads,
-                        concurrent ? std::max(1, threads / 2) : threads};
-  auto run = [&](int part) {
-    omp_set_num_threads(share[part]);  // this host thread's own setting
-    try {
-      r[part] = part == 0 ? spouse(sub[0], &sink[0]) : products(sub[1], &sink[1]);
-    } catch (...) {
-      error[part] = std::current_exception();
-    }
-  };
   if (concurrent) {
+    // Run at once, each part's OpenMP regions get a share of the threads: two full
+    // teams on the same cores would oversubscribe them (each team's barriers wait
+    // for threads the other team has descheduled). The bits do not depend on it.
+    std::exception_ptr error[2];
+    const int threads = omp_get_max_threads();
+    const int share[2] = {std::max(1, threads - threads / 2), std::max(1, threads / 2)};
+    auto run = [&](int part) {
+      omp_set_num_threads(share[part]);  // this host thread's own setting
+      try {
+        r[part] = (part == 0 ? spouse : products)(sub[part], &sink[part])();
+      } catch (...) {
+        error[part] = std::current_exception();
+      }
+    };
     std::thread other(run, 1);
     run(0);
     other.join();
     omp_set_num_threads(threads);  // the caller's setting back
+    for (auto& e : error)
+      if (e) std::rethrow_exception(e);
   } else {
-    run(0);
-    run(1);
+    // The products first: their device work is the longer, and it runs while the
+    // host plans the spouse pensions. A part started and not finished (the other
+    // threw) drains its work when its PartFinish is destroyed.
+    PartFinish finish1 = products(sub[1], &sink[1]);
+    PartFinish finish0 = spouse(sub[0], &sink[0]);
+    if (touch) {
+      HostTimer touch_timer;
+      faulter->help();
+      team.restore();
+      pages_seconds += touch_timer.seconds();
+    }
+    r[1] = finish1();
+    r[0] = finish0();
   }
-  for (auto& e : error)
-    if (e) std::rethrow_exception(e);
+  res.log.add("result pages", pages_seconds);
   for (int part = 0; part < 2; ++part)
     for (const auto& ph : r[part].log.phases()) res.log.add(ph.name, ph.seconds, ph.bytes, ph.flops);
   res.inner_steps = r[0].inner_steps;

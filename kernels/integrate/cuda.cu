@@ -59,28 +59,39 @@ namespace numpipe::integrate {
 
 namespace {
 
-// Host blobs: arrays packed at 256-byte offsets, uploaded in one copy.
+// Host blobs: arrays packed at 256-byte offsets, uploaded in one copy. The arrays
+// are only noted when added and copied once by write() (into a pinned upload
+// buffer: no staging copy); they must be alive and unchanged until then.
 class Blob {
  public:
-  template <class T>
-  std::size_t add(const std::vector<T>& v) {
-    std::size_t off = (bytes_.size() + 255) / 256 * 256;
-    bytes_.resize(off + v.size() * sizeof(T));
-    if (!v.empty()) std::memcpy(bytes_.data() + off, v.data(), v.size() * sizeof(T));
+  template <class T, class A>
+  std::size_t add(const std::vector<T, A>& v) {
+    std::size_t off = (bytes_ + 255) / 256 * 256;
+    parts_.push_back({off, v.data(), v.size() * sizeof(T)});
+    bytes_ = off + v.size() * sizeof(T);
     return off;
   }
   std::size_t reserve(std::size_t bytes) {  // space on the device only (not uploaded)
-    std::size_t off = (std::max(bytes_.size(), device_) + 255) / 256 * 256;
+    std::size_t off = (std::max(bytes_, device_) + 255) / 256 * 256;
     device_ = off + bytes;
     return off;
   }
-  std::size_t upload_bytes() const { return bytes_.size(); }
-  std::size_t device_bytes() const { return std::max(bytes_.size(), device_) + 256; }
-  const char* data() const { return bytes_.data(); }
+  std::size_t upload_bytes() const { return bytes_; }
+  std::size_t device_bytes() const { return std::max(bytes_, device_) + 256; }
+  // The uploaded bytes into dst[0, upload_bytes()) (the gaps left unwritten).
+  void write(char* dst) const {
+    for (const Part& p : parts_)
+      if (p.bytes > 0) std::memcpy(dst + p.off, p.src, p.bytes);
+  }
 
  private:
-  std::vector<char> bytes_;
-  std::size_t device_ = 0;
+  struct Part {
+    std::size_t off;
+    const void* src;
+    std::size_t bytes;
+  };
+  std::vector<Part> parts_;
+  std::size_t bytes_ = 0, device_ = 0;
 };
 
 // The basis's arrays (tables' forces, the marriage and spouse-age tables) packed
@@ -266,7 +277,9 @@ void solve_range(const Problem& pb, std::size_t first, std::size_t last, int dev
   BasisBlob basis;
   basis.pack(basis_blob, pb);
   DeviceArray<char> d_basis(basis_blob.upload_bytes() + 256);
-  if (basis_blob.upload_bytes() > 0) d_basis.copy_from_host(basis_blob.data(), basis_blob.upload_bytes(), s);
+  std::vector<char> basis_bytes(basis_blob.upload_bytes());  // alive until the stream has read it
+  basis_blob.write(basis_bytes.data());
+  if (!basis_bytes.empty()) d_basis.copy_from_host(basis_bytes.data(), basis_bytes.size(), s);
   auto d_laws = upload(basis.laws(d_basis.data()), s);
   const SpouseView sv = basis.spouse(d_basis.data());
   t_up.stop(s);
@@ -809,375 +822,381 @@ struct PinnedPieces {
 // batch so that every split of it runs the same kernel.
 constexpr std::int64_t kOuterWarpMaxProfiles = 4096;
 
-Result solve_table(const Problem& pb, const std::vector<int>& devices, const RowSink* sink) {
-  static std::mutex solve_mutex;  // the held buffers serve one solve at a time
-  std::lock_guard<std::mutex> lock(solve_mutex);
+// A spouse-pension batch by the table plan, in two steps (solve_split): start()
+// plans it and sets every device's work going; finish() takes the result's pages,
+// waits, and writes the rows. Held by its PartFinish between the two; destroyed
+// unfinished (the other part threw), it drains its streams (SlotList).
+std::mutex& table_solve_mutex() {
+  static std::mutex m;  // the held buffers serve one solve at a time
+  return m;
+}
+struct TableSolve {
+  const Problem& pb;
+  const std::vector<int>& devices;
+  const RowSink* sink;
+  std::unique_lock<std::mutex> lock{table_solve_mutex()};
   Result res;
-  const std::size_t nd = devices.size();
-  const std::int64_t npol = static_cast<std::int64_t>(pb.policies.size());
-  const std::size_t total = static_cast<std::size_t>(npol) * kYears;
-  // A part of a mixed problem (sink) goes by the host path: its rows are scattered
-  // into the whole result, whose pages the caller has touched.
-  const bool large = !sink && total >= (std::size_t{1} << 20);
-  const ResultPath path = sink ? (result_path(), ResultPath::host) : result_path();
-  HostTimer plan_timer;
+  std::size_t nd = 0, total = 0;
+  std::int64_t npol = 0, nprof = 0;
+  bool large = false, general = false;
+  ResultPath path = ResultPath::host;
   TablePlan tp;
-  plan_table_rows(pb, tp);
-  double plan_seconds = plan_timer.seconds();
-  RateTable rate_table = make_rate_table(pb);
-  RateView rv = rate_table.view();  // constant rate: no device arrays
-  if (!sink) res.reserve.resize(total);
-
-  // Set up outside the timed phases: kernels loaded, peer access, every slot's
-  // streams and events (a device's context starts here).
-  prepare_devices(devices);
   SlotList slot_list;
-  auto& slots = slot_list.v;
-  for (std::size_t i = 0; i < nd; ++i) {
-    NUMPIPE_CUDA_CHECK(cudaSetDevice(devices[i]));
-    slots.push_back(std::make_unique<Slot>());
-    slots.back()->device = devices[i];
-    slots.back()->suffix = device_suffix(devices, i);
-  }
+  Blob b1, b2;
+  static constexpr std::size_t row_bytes = kYears * sizeof(double);
+  std::size_t o_prow = 0, o_reserve = 0;
+  char* prem_host = nullptr;
+  char* rows_host = nullptr;
+  double pages_seconds = 0;
+  TeamShare team;                        // the plan's OpenMP team beside the page helpers
+  std::unique_ptr<PageFaulter> faulter;  // the result's pages (no sink, host path)
 
-  // 1. Every device computes the whole table: the table kernel is latency-bound
-  //    (one thread runs each row's trajectory), so a share of its rows would take
-  //    as long, and no device waits for another's table.
-  Blob b1;
-  const std::size_t o_rows = b1.add(tp.rows);
-  const std::size_t o_full = b1.add(tp.row_full);
-  BasisBlob basis;  // one law per life (table_plan_applies), the spouse assumptions
-  basis.pack(b1, pb);
-  const std::size_t insured_law = npol > 0 ? static_cast<std::size_t>(pb.policies.front().insured) : 0;
-  const std::size_t spouse_law = npol > 0 ? static_cast<std::size_t>(pb.policies.front().spouse) : 1;
-  const std::size_t o_table = b1.reserve(static_cast<std::size_t>(tp.table_size) * sizeof(double));
-  const std::int64_t nrows = static_cast<std::int64_t>(tp.rows.size());
-  const int tail_points = std::max(tp.max_tail_points, 1), tail_states = std::max(tp.max_tail_states, 1);
-  const std::size_t table_smem = sizeof(double) * (2 * kTableChunk + 1 + tail_points + tail_states);
-  if (table_smem > 48 * 1024) fail_internal("integrate: table rows too long for shared memory");
-  char* up1 = held_host(kHostUpload1, b1.upload_bytes());
-  std::memcpy(up1, b1.data(), b1.upload_bytes());
-  for (std::size_t i = 0; i < nd; ++i) {
-    Slot& sl = *slots[i];
-    sl.d1 = held_device(i, 0, sl.device, b1.device_bytes());  // the slot's device current
-    sl.t_up1.start(sl.s.s);
-    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d1, up1, b1.upload_bytes(), cudaMemcpyHostToDevice, sl.s.s));
-    sl.t_up1.stop(sl.s.s);
-    sl.t_inner.start(sl.s.s);
-    if (nrows > 0) {
-      table_kernel<<<static_cast<unsigned>(nrows), kTableBlock, table_smem, sl.s.s>>>(
-          rv, basis.law(spouse_law, sl.d1), reinterpret_cast<const TableRow*>(sl.d1 + o_rows),
-          reinterpret_cast<double*>(sl.d1 + o_table), tail_points, tail_states);
-      NUMPIPE_CUDA_CHECK_LAUNCH();
+  TableSolve(const Problem& problem, const std::vector<int>& devs, const RowSink* part_sink)
+      : pb(problem), devices(devs), sink(part_sink) {}
+
+  // scan_seconds: the scan's time (counted in the plan).
+  void start(const TableScan& scan, double scan_seconds) {
+    nd = devices.size();
+    npol = static_cast<std::int64_t>(pb.policies.size());
+    total = static_cast<std::size_t>(npol) * kYears;
+    // A part of a mixed problem (sink) goes by the host path: its rows are scattered
+    // into the whole result, whose pages the caller has touched.
+    large = !sink && total >= (std::size_t{1} << 20);
+    path = sink ? (result_path(), ResultPath::host) : result_path();
+    if (!sink) res.reserve.resize(total);
+    if (large && path == ResultPath::host) {
+      // The result's page faults from here on, beside the plan (whose OpenMP team
+      // gives the helpers their share); the rest after the launches (finish).
+      HostTimer pages_timer;
+      faulter = fault_pages_early(res.reserve.data(), total, team);
+      pages_seconds = pages_timer.seconds();
     }
-    sl.t_inner.stop(sl.s.s);
-  }
+    HostTimer plan_timer;
+    plan_table_rows(pb, scan, tp);
+    double plan_seconds = scan_seconds + plan_timer.seconds();
+    RateTable rate_table = make_rate_table(pb);
+    RateView rv = rate_table.view();  // constant rate: no device arrays
 
-  // 2. The rest of the plan on the host while the tables run.
-  HostTimer plan2_timer;
-  plan_table_families(pb, tp);
-  plan_seconds += plan2_timer.seconds();
-  res.log.add("plan", plan_seconds);
-
-  // Stage points per middle block: as many as 8 whose weights fit in 48 KiB.
-  const int group = static_cast<int>(std::min<std::size_t>(8, (48 * 1024) / (sizeof(double) * std::max(tp.max_rows, 1))));
-  if (group < 1) fail_internal("integrate: middle grid too fine for the middle kernel's shared memory");
-  const int weights_smem = static_cast<int>(sizeof(double)) * std::max(tp.max_rows, 1) * group;
-  const int nclass = static_cast<int>(tp.classes.size());
-  const std::int64_t blocks = assign_middle_blocks(tp, group);
-  const std::int64_t nprof = static_cast<std::int64_t>(tp.profiles.size());
-  Blob b2;
-  const std::size_t o_types = b2.add(tp.types);
-  const std::size_t o_classes = b2.add(tp.classes);
-  const std::size_t o_fams = b2.add(tp.families);
-  const std::size_t o_profiles = b2.add(tp.profiles);
-  const std::size_t o_profile_of = path == ResultPath::device ? b2.add(tp.profile_of) : 0;
-  const std::size_t cp = static_cast<std::size_t>(tp.class_points);
-  const std::size_t o_tau = b2.reserve(cp * sizeof(double));
-  const std::size_t o_rate = b2.reserve(cp * sizeof(double));
-  const std::size_t o_muf = b2.reserve(cp * sizeof(double));
-  const std::size_t o_year = b2.reserve(cp * sizeof(int));
-  const std::size_t o_middle = b2.reserve(static_cast<std::size_t>(tp.entries) * sizeof(double));
-  const std::size_t row_bytes = kYears * sizeof(double);
-  const std::size_t o_prow = b2.reserve(static_cast<std::size_t>(nprof) * row_bytes);
-  const bool general = tp.general_profiles > 0;  // premiums per profile
-  const std::size_t o_prem = general ? b2.reserve(static_cast<std::size_t>(nprof) * sizeof(double)) : 0;
-  char* prem_host = general ? held_host(kHostPremium, static_cast<std::size_t>(nprof) * sizeof(double)) : nullptr;
-  std::int64_t max_pol = 0;
-  for (std::size_t i = 0; i < nd; ++i) max_pol = std::max(max_pol, split(npol, nd, i).size());
-  const std::size_t o_reserve = path == ResultPath::device ? b2.reserve(static_cast<std::size_t>(max_pol) * row_bytes) : 0;
-  const bool warp_outer = nprof <= kOuterWarpMaxProfiles;
-  auto class_block = [&](int c) { return c < nclass ? tp.classes[c].block0 : static_cast<int>(blocks); };
-  char* up2 = held_host(kHostUpload2, b2.upload_bytes());
-  std::memcpy(up2, b2.data(), b2.upload_bytes());
-  char* rows_host = path == ResultPath::host ? held_host(kHostRows, static_cast<std::size_t>(nprof) * row_bytes) : nullptr;
-
-  // 3. Per device: r, muF, tau at every class stage point; the Middle values of its
-  //    classes; the outer chains of those classes' profiles.
-  for (std::size_t i = 0; i < nd; ++i) {
-    Slot& sl = *slots[i];
-    table_class_split(tp, nd, i, sl.c0, sl.c1);
-    sl.entries = {tp.class_entry[sl.c0], tp.class_entry[sl.c1]};
-    sl.profiles = {tp.class_profile[sl.c0], tp.class_profile[sl.c1]};
-    sl.policies = split(npol, nd, i);
-    sl.d2 = held_device(i, 1, sl.device, b2.device_bytes());  // the slot's device current
-    // Uploaded on the copy stream, beside the table kernel.
-    sl.t_up2.start(sl.copy.s);
-    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d2, up2, b2.upload_bytes(), cudaMemcpyHostToDevice, sl.copy.s));
-    sl.t_up2.stop(sl.copy.s);
-    NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.up2_done.e, sl.copy.s));
-    NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(sl.s.s, sl.up2_done.e, 0));
-    auto* classes = reinterpret_cast<const TableClass*>(sl.d2 + o_classes);
-    auto* tau = reinterpret_cast<double*>(sl.d2 + o_tau);
-    auto* rate = reinterpret_cast<double*>(sl.d2 + o_rate);
-    auto* muf = reinterpret_cast<double*>(sl.d2 + o_muf);
-    auto* year = reinterpret_cast<int*>(sl.d2 + o_year);
-    auto* middle = reinterpret_cast<double*>(sl.d2 + o_middle);
-    auto* prow = reinterpret_cast<double*>(sl.d2 + o_prow);
-    sl.t_middle.start(sl.s.s);
-    if (cp > 0) {
-      points_kernel<<<blocks_for(static_cast<std::int64_t>(cp), kPointsBlock), kPointsBlock, 0, sl.s.s>>>(
-          classes, nclass, static_cast<std::int64_t>(cp), rv, basis.law(insured_law, sl.d1), tau, rate, muf, year);
-      NUMPIPE_CUDA_CHECK_LAUNCH();
+    // Set up outside the timed phases: kernels loaded, peer access, every slot's
+    // streams and events (a device's context starts here).
+    prepare_devices(devices);
+    auto& slots = slot_list.v;
+    for (std::size_t i = 0; i < nd; ++i) {
+      NUMPIPE_CUDA_CHECK(cudaSetDevice(devices[i]));
+      slots.push_back(std::make_unique<Slot>());
+      slots.back()->device = devices[i];
+      slots.back()->suffix = device_suffix(devices, i);
     }
-    const int blk0 = class_block(sl.c0), blk1 = class_block(sl.c1);
-    if (blk1 > blk0) {
-      table_middle_kernel<<<static_cast<unsigned>(blk1 - blk0), kTableMiddleBlock, weights_smem, sl.s.s>>>(
-          classes, sl.c0, sl.c1, blk0, group, reinterpret_cast<const TableType*>(sl.d2 + o_types),
-          reinterpret_cast<const TableRow*>(sl.d1 + o_rows), reinterpret_cast<const std::int32_t*>(sl.d1 + o_full),
-          reinterpret_cast<const double*>(sl.d1 + o_table), basis.spouse(sl.d1), tau,
-          reinterpret_cast<const TableFamily*>(sl.d2 + o_fams), middle);
-      NUMPIPE_CUDA_CHECK_LAUNCH();
-    }
-    sl.t_middle.stop(sl.s.s);
-    sl.t_outer.start(sl.s.s);
-    if (sl.profiles.size() > 0) {
-      auto* profiles = reinterpret_cast<const TablePolicy*>(sl.d2 + o_profiles);
-      if (warp_outer)
-        table_outer_warp_kernel<<<blocks_for(sl.profiles.size() * 32, kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
-            profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow);
-      else
-        table_outer_kernel<<<blocks_for(sl.profiles.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
-            profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow);
-      NUMPIPE_CUDA_CHECK_LAUNCH();
-      if (general) {
-        auto* prem = reinterpret_cast<double*>(sl.d2 + o_prem);
-        table_outer_general_kernel<<<blocks_for(sl.profiles.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
-            profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow, prem);
+
+    // 1. Every device computes the whole table: the table kernel is latency-bound
+    //    (one thread runs each row's trajectory), so a share of its rows would take
+    //    as long, and no device waits for another's table.
+    const std::size_t o_rows = b1.add(tp.rows);
+    const std::size_t o_full = b1.add(tp.row_full);
+    BasisBlob basis;  // one law per life (table_plan_applies), the spouse assumptions
+    basis.pack(b1, pb);
+    const std::size_t insured_law = npol > 0 ? static_cast<std::size_t>(pb.policies.front().insured) : 0;
+    const std::size_t spouse_law = npol > 0 ? static_cast<std::size_t>(pb.policies.front().spouse) : 1;
+    const std::size_t o_table = b1.reserve(static_cast<std::size_t>(tp.table_size) * sizeof(double));
+    const std::int64_t nrows = static_cast<std::int64_t>(tp.rows.size());
+    const int tail_points = std::max(tp.max_tail_points, 1), tail_states = std::max(tp.max_tail_states, 1);
+    const std::size_t table_smem = sizeof(double) * (2 * kTableChunk + 1 + tail_points + tail_states);
+    if (table_smem > 48 * 1024) fail_internal("integrate: table rows too long for shared memory");
+    char* up1 = held_host(kHostUpload1, b1.upload_bytes());
+    b1.write(up1);
+    for (std::size_t i = 0; i < nd; ++i) {
+      Slot& sl = *slots[i];
+      sl.d1 = held_device(i, 0, sl.device, b1.device_bytes());  // the slot's device current
+      sl.t_up1.start(sl.s.s);
+      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d1, up1, b1.upload_bytes(), cudaMemcpyHostToDevice, sl.s.s));
+      sl.t_up1.stop(sl.s.s);
+      sl.t_inner.start(sl.s.s);
+      if (nrows > 0) {
+        table_kernel<<<static_cast<unsigned>(nrows), kTableBlock, table_smem, sl.s.s>>>(
+            rv, basis.law(spouse_law, sl.d1), reinterpret_cast<const TableRow*>(sl.d1 + o_rows),
+            reinterpret_cast<double*>(sl.d1 + o_table), tail_points, tail_states);
         NUMPIPE_CUDA_CHECK_LAUNCH();
-        NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(prem_host + static_cast<std::size_t>(sl.profiles.begin) * sizeof(double),
-                                           prem + sl.profiles.begin,
-                                           static_cast<std::size_t>(sl.profiles.size()) * sizeof(double),
-                                           cudaMemcpyDeviceToHost, sl.s.s));
       }
+      sl.t_inner.stop(sl.s.s);
     }
-    NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.chains_done.e, sl.s.s));
-  }
 
-  // 4. The rows to the host.
-  for (std::size_t dst = 0; dst < nd; ++dst) {
-    Slot& d = *slots[dst];
-    NUMPIPE_CUDA_CHECK(cudaSetDevice(d.device));
-    if (path == ResultPath::device) {
-      // Every other slot's profile rows (after its chains), then this slot's policies' rows.
-      for (std::size_t src = 0; src < nd; ++src) {
-        const Slot& sr = *slots[src];
-        if (src == dst || sr.profiles.size() == 0) continue;
-        const std::size_t off = o_prow + static_cast<std::size_t>(sr.profiles.begin) * row_bytes;
-        const std::size_t bytes = static_cast<std::size_t>(sr.profiles.size()) * row_bytes;
-        NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(d.s.s, sr.chains_done.e, 0));
-        if (sr.device == d.device)
-          NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(d.d2 + off, sr.d2 + off, bytes, cudaMemcpyDeviceToDevice, d.s.s));
+    // 2. The rest of the plan on the host while the tables run.
+    HostTimer plan2_timer;
+    plan_table_families(pb, tp);
+    plan_seconds += plan2_timer.seconds();
+    res.log.add("plan", plan_seconds);
+
+    // Stage points per middle block: as many as 8 whose weights fit in 48 KiB.
+    const int group = static_cast<int>(std::min<std::size_t>(8, (48 * 1024) / (sizeof(double) * std::max(tp.max_rows, 1))));
+    if (group < 1) fail_internal("integrate: middle grid too fine for the middle kernel's shared memory");
+    const int weights_smem = static_cast<int>(sizeof(double)) * std::max(tp.max_rows, 1) * group;
+    const int nclass = static_cast<int>(tp.classes.size());
+    const std::int64_t blocks = assign_middle_blocks(tp, group);
+    nprof = static_cast<std::int64_t>(tp.profiles.size());
+    const std::size_t o_types = b2.add(tp.types);
+    const std::size_t o_classes = b2.add(tp.classes);
+    const std::size_t o_fams = b2.add(tp.families);
+    const std::size_t o_profiles = b2.add(tp.profiles);
+    const std::size_t o_profile_of = path == ResultPath::device ? b2.add(tp.profile_of) : 0;
+    const std::size_t cp = static_cast<std::size_t>(tp.class_points);
+    const std::size_t o_tau = b2.reserve(cp * sizeof(double));
+    const std::size_t o_rate = b2.reserve(cp * sizeof(double));
+    const std::size_t o_muf = b2.reserve(cp * sizeof(double));
+    const std::size_t o_year = b2.reserve(cp * sizeof(int));
+    const std::size_t o_middle = b2.reserve(static_cast<std::size_t>(tp.entries) * sizeof(double));
+    o_prow = b2.reserve(static_cast<std::size_t>(nprof) * row_bytes);
+    general = tp.general_profiles > 0;  // premiums per profile
+    const std::size_t o_prem = general ? b2.reserve(static_cast<std::size_t>(nprof) * sizeof(double)) : 0;
+    prem_host = general ? held_host(kHostPremium, static_cast<std::size_t>(nprof) * sizeof(double)) : nullptr;
+    std::int64_t max_pol = 0;
+    for (std::size_t i = 0; i < nd; ++i) max_pol = std::max(max_pol, split(npol, nd, i).size());
+    o_reserve = path == ResultPath::device ? b2.reserve(static_cast<std::size_t>(max_pol) * row_bytes) : 0;
+    const bool warp_outer = nprof <= kOuterWarpMaxProfiles;
+    auto class_block = [&](int c) { return c < nclass ? tp.classes[c].block0 : static_cast<int>(blocks); };
+    char* up2 = held_host(kHostUpload2, b2.upload_bytes());
+    b2.write(up2);
+    rows_host = path == ResultPath::host ? held_host(kHostRows, static_cast<std::size_t>(nprof) * row_bytes) : nullptr;
+
+    // 3. Per device: r, muF, tau at every class stage point; the Middle values of its
+    //    classes; the outer chains of those classes' profiles.
+    for (std::size_t i = 0; i < nd; ++i) {
+      Slot& sl = *slots[i];
+      table_class_split(tp, nd, i, sl.c0, sl.c1);
+      sl.entries = {tp.class_entry[sl.c0], tp.class_entry[sl.c1]};
+      sl.profiles = {tp.class_profile[sl.c0], tp.class_profile[sl.c1]};
+      sl.policies = split(npol, nd, i);
+      sl.d2 = held_device(i, 1, sl.device, b2.device_bytes());  // the slot's device current
+      // Uploaded on the copy stream, beside the table kernel.
+      sl.t_up2.start(sl.copy.s);
+      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d2, up2, b2.upload_bytes(), cudaMemcpyHostToDevice, sl.copy.s));
+      sl.t_up2.stop(sl.copy.s);
+      NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.up2_done.e, sl.copy.s));
+      NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(sl.s.s, sl.up2_done.e, 0));
+      auto* classes = reinterpret_cast<const TableClass*>(sl.d2 + o_classes);
+      auto* tau = reinterpret_cast<double*>(sl.d2 + o_tau);
+      auto* rate = reinterpret_cast<double*>(sl.d2 + o_rate);
+      auto* muf = reinterpret_cast<double*>(sl.d2 + o_muf);
+      auto* year = reinterpret_cast<int*>(sl.d2 + o_year);
+      auto* middle = reinterpret_cast<double*>(sl.d2 + o_middle);
+      auto* prow = reinterpret_cast<double*>(sl.d2 + o_prow);
+      sl.t_middle.start(sl.s.s);
+      if (cp > 0) {
+        points_kernel<<<blocks_for(static_cast<std::int64_t>(cp), kPointsBlock), kPointsBlock, 0, sl.s.s>>>(
+            classes, nclass, static_cast<std::int64_t>(cp), rv, basis.law(insured_law, sl.d1), tau, rate, muf, year);
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+      }
+      const int blk0 = class_block(sl.c0), blk1 = class_block(sl.c1);
+      if (blk1 > blk0) {
+        table_middle_kernel<<<static_cast<unsigned>(blk1 - blk0), kTableMiddleBlock, weights_smem, sl.s.s>>>(
+            classes, sl.c0, sl.c1, blk0, group, reinterpret_cast<const TableType*>(sl.d2 + o_types),
+            reinterpret_cast<const TableRow*>(sl.d1 + o_rows), reinterpret_cast<const std::int32_t*>(sl.d1 + o_full),
+            reinterpret_cast<const double*>(sl.d1 + o_table), basis.spouse(sl.d1), tau,
+            reinterpret_cast<const TableFamily*>(sl.d2 + o_fams), middle);
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+      }
+      sl.t_middle.stop(sl.s.s);
+      sl.t_outer.start(sl.s.s);
+      if (sl.profiles.size() > 0) {
+        auto* profiles = reinterpret_cast<const TablePolicy*>(sl.d2 + o_profiles);
+        if (warp_outer)
+          table_outer_warp_kernel<<<blocks_for(sl.profiles.size() * 32, kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
+              profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow);
         else
-          NUMPIPE_CUDA_CHECK(cudaMemcpyPeerAsync(d.d2 + off, d.device, sr.d2 + off, sr.device, bytes, d.s.s));
-      }
-      if (d.policies.size() > 0) {
-        expand_kernel<<<blocks_for(d.policies.size() * 32, kTableOuterBlock), kTableOuterBlock, 0, d.s.s>>>(
-            reinterpret_cast<const std::int32_t*>(d.d2 + o_profile_of), reinterpret_cast<const double*>(d.d2 + o_prow),
-            d.policies.begin, d.policies.size(), reinterpret_cast<double*>(d.d2 + o_reserve));
+          table_outer_kernel<<<blocks_for(sl.profiles.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
+              profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow);
         NUMPIPE_CUDA_CHECK_LAUNCH();
+        if (general) {
+          auto* prem = reinterpret_cast<double*>(sl.d2 + o_prem);
+          table_outer_general_kernel<<<blocks_for(sl.profiles.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
+              profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow, prem);
+          NUMPIPE_CUDA_CHECK_LAUNCH();
+          NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(prem_host + static_cast<std::size_t>(sl.profiles.begin) * sizeof(double),
+                                             prem + sl.profiles.begin,
+                                             static_cast<std::size_t>(sl.profiles.size()) * sizeof(double),
+                                             cudaMemcpyDeviceToHost, sl.s.s));
+        }
       }
-      d.t_outer.stop(d.s.s);
-      d.t_down.start(d.s.s);  // stopped after the download, once the host has pinned the result
-    } else {
-      d.t_outer.stop(d.s.s);
-      d.t_down.start(d.s.s);
-      if (d.profiles.size() > 0)
-        NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(rows_host + static_cast<std::size_t>(d.profiles.begin) * row_bytes,
-                                           d.d2 + o_prow + static_cast<std::size_t>(d.profiles.begin) * row_bytes,
-                                           static_cast<std::size_t>(d.profiles.size()) * row_bytes,
-                                           cudaMemcpyDeviceToHost, d.s.s));
-      d.t_down.stop(d.s.s);
+      NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.chains_done.e, sl.s.s));
+    }
+
+    // 4. The rows to the host.
+    for (std::size_t dst = 0; dst < nd; ++dst) {
+      Slot& d = *slots[dst];
+      NUMPIPE_CUDA_CHECK(cudaSetDevice(d.device));
+      if (path == ResultPath::device) {
+        // Every other slot's profile rows (after its chains), then this slot's policies' rows.
+        for (std::size_t src = 0; src < nd; ++src) {
+          const Slot& sr = *slots[src];
+          if (src == dst || sr.profiles.size() == 0) continue;
+          const std::size_t off = o_prow + static_cast<std::size_t>(sr.profiles.begin) * row_bytes;
+          const std::size_t bytes = static_cast<std::size_t>(sr.profiles.size()) * row_bytes;
+          NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(d.s.s, sr.chains_done.e, 0));
+          if (sr.device == d.device)
+            NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(d.d2 + off, sr.d2 + off, bytes, cudaMemcpyDeviceToDevice, d.s.s));
+          else
+            NUMPIPE_CUDA_CHECK(cudaMemcpyPeerAsync(d.d2 + off, d.device, sr.d2 + off, sr.device, bytes, d.s.s));
+        }
+        if (d.policies.size() > 0) {
+          expand_kernel<<<blocks_for(d.policies.size() * 32, kTableOuterBlock), kTableOuterBlock, 0, d.s.s>>>(
+              reinterpret_cast<const std::int32_t*>(d.d2 + o_profile_of), reinterpret_cast<const double*>(d.d2 + o_prow),
+              d.policies.begin, d.policies.size(), reinterpret_cast<double*>(d.d2 + o_reserve));
+          NUMPIPE_CUDA_CHECK_LAUNCH();
+        }
+        d.t_outer.stop(d.s.s);
+        d.t_down.start(d.s.s);  // stopped after the download, once the host has pinned the result
+      } else {
+        d.t_outer.stop(d.s.s);
+        d.t_down.start(d.s.s);
+        if (d.profiles.size() > 0)
+          NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(rows_host + static_cast<std::size_t>(d.profiles.begin) * row_bytes,
+                                             d.d2 + o_prow + static_cast<std::size_t>(d.profiles.begin) * row_bytes,
+                                             static_cast<std::size_t>(d.profiles.size()) * row_bytes,
+                                             cudaMemcpyDeviceToHost, d.s.s));
+        d.t_down.stop(d.s.s);
+      }
     }
   }
 
-  // 5. On the host while the devices work: the result's pages (host path: touched;
-  //    device path: touched and pinned in pieces, then each slot's rows downloaded
-  //    straight into them).
-  double pages_seconds = 0, expand_seconds = 0, unpin_seconds = 0;
-  bool host_expand = path == ResultPath::host;
-  PinnedPieces pins;
-  pins.slots = &slot_list;
-  pins.device = devices.front();
-  if (path == ResultPath::host) {
-    HostTimer pages_timer;
-    if (large) first_touch(res.reserve.data(), total);
-    if (sink) touch_rows(*sink, npol);  // a part: the pages of its rows in the whole result
-    pages_seconds = pages_timer.seconds();
-  } else {
-    HostTimer pages_timer;
-    if (large) {
-      advise_huge_pages(res.reserve.data(), total * sizeof(double));
-      pins.cut(reinterpret_cast<char*>(res.reserve.data()), total * sizeof(double));
-      pins.pin();
-    }
-    pages_seconds = pages_timer.seconds();
-    if (large && !pins.all_pinned()) {
-      // Not pinned (the host refused): slot 0 holds every profile row; the host path.
-      host_expand = true;
-      rows_host = held_host(kHostRows, static_cast<std::size_t>(nprof) * row_bytes);
-      Slot& s0 = *slots[0];
-      NUMPIPE_CUDA_CHECK(cudaSetDevice(s0.device));
-      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(rows_host, s0.d2 + o_prow, static_cast<std::size_t>(nprof) * row_bytes,
-                                         cudaMemcpyDeviceToHost, s0.s.s));
+  Result finish() {
+    auto& slots = slot_list.v;
+    // 5. On the host while the devices work: the result's pages (host path: touched;
+    //    device path: touched and pinned in pieces, then each slot's rows downloaded
+    //    straight into them).
+    double expand_seconds = 0, unpin_seconds = 0;
+    bool host_expand = path == ResultPath::host;
+    PinnedPieces pins;
+    pins.slots = &slot_list;
+    pins.device = devices.front();
+    if (path == ResultPath::host) {
+      HostTimer pages_timer;
+      if (faulter) faulter->help();  // the pages the helpers have not done yet
+      faulter.reset();
+      team.restore();
+      if (sink && !sink->touched) touch_rows(*sink, npol);  // a part: the pages of its rows in the whole result
+      pages_seconds += pages_timer.seconds();
     } else {
-      // Each slot's rows: one copy per piece it meets (a copy stays within one
-      // registration), or one pageable copy for a small result.
-      char* const base = reinterpret_cast<char*>(res.reserve.data());
-      for (auto& slp : slots) {
-        Slot& sl = *slp;
-        if (sl.policies.size() == 0) continue;
-        NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
-        char* const lo = base + static_cast<std::size_t>(sl.policies.begin) * row_bytes;
-        char* const hi = base + static_cast<std::size_t>(sl.policies.end) * row_bytes;
-        auto copy = [&](char* a, char* b) {
-          NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(a, sl.d2 + o_reserve + (a - lo), static_cast<std::size_t>(b - a),
-                                             cudaMemcpyDeviceToHost, sl.s.s));
-        };
-        if (!large) copy(lo, hi);
-        for (const Piece& pc : pins.v) {
-          char* a = std::max(lo, pc.p);
-          char* b = std::min(hi, pc.p + pc.bytes);
-          if (a < b) copy(a, b);
+      HostTimer pages_timer;
+      if (large) {
+        advise_huge_pages(res.reserve.data(), total * sizeof(double));
+        pins.cut(reinterpret_cast<char*>(res.reserve.data()), total * sizeof(double));
+        pins.pin();
+      }
+      pages_seconds = pages_timer.seconds();
+      if (large && !pins.all_pinned()) {
+        // Not pinned (the host refused): slot 0 holds every profile row; the host path.
+        host_expand = true;
+        rows_host = held_host(kHostRows, static_cast<std::size_t>(nprof) * row_bytes);
+        Slot& s0 = *slots[0];
+        NUMPIPE_CUDA_CHECK(cudaSetDevice(s0.device));
+        NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(rows_host, s0.d2 + o_prow, static_cast<std::size_t>(nprof) * row_bytes,
+                                           cudaMemcpyDeviceToHost, s0.s.s));
+      } else {
+        // Each slot's rows: one copy per piece it meets (a copy stays within one
+        // registration), or one pageable copy for a small result.
+        char* const base = reinterpret_cast<char*>(res.reserve.data());
+        for (auto& slp : slots) {
+          Slot& sl = *slp;
+          if (sl.policies.size() == 0) continue;
+          NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
+          char* const lo = base + static_cast<std::size_t>(sl.policies.begin) * row_bytes;
+          char* const hi = base + static_cast<std::size_t>(sl.policies.end) * row_bytes;
+          auto copy = [&](char* a, char* b) {
+            NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(a, sl.d2 + o_reserve + (a - lo), static_cast<std::size_t>(b - a),
+                                               cudaMemcpyDeviceToHost, sl.s.s));
+          };
+          if (!large) copy(lo, hi);
+          for (const Piece& pc : pins.v) {
+            char* a = std::max(lo, pc.p);
+            char* b = std::min(hi, pc.p + pc.bytes);
+            if (a < b) copy(a, b);
+          }
         }
+      }
+      for (auto& slp : slots) {
+        NUMPIPE_CUDA_CHECK(cudaSetDevice(slp->device));
+        slp->t_down.stop(slp->s.s);
       }
     }
     for (auto& slp : slots) {
       NUMPIPE_CUDA_CHECK(cudaSetDevice(slp->device));
-      slp->t_down.stop(slp->s.s);
+      NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(slp->s.s));
     }
-  }
-  for (auto& slp : slots) {
-    NUMPIPE_CUDA_CHECK(cudaSetDevice(slp->device));
-    NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(slp->s.s));
-  }
-  const double* prem_rows = reinterpret_cast<const double*>(prem_host);
-  if (host_expand) {
-    HostTimer expand_timer;
-    if (sink)
-      expand_rows(*sink, reinterpret_cast<const double*>(rows_host), prem_rows, tp.profile_of.data(), npol);
-    else
-      expand_rows(res.reserve.data(), reinterpret_cast<const double*>(rows_host), tp.profile_of.data(), npol);
-    expand_seconds = expand_timer.seconds();
-  }
-  if (general && !sink) {
-    res.premium.resize(static_cast<std::size_t>(npol));
-    for (std::int64_t i = 0; i < npol; ++i) res.premium[static_cast<std::size_t>(i)] = prem_rows[tp.profile_of[i]];
-  }
-  if (!pins.v.empty()) {
-    HostTimer unpin_timer;
-    pins.unpin();
-    unpin_seconds = unpin_timer.seconds();
-    if (!std::none_of(pins.v.begin(), pins.v.end(), [](const Piece& pc) { return pc.pinned; }))
-      fail_internal("integrate: cudaHostUnregister failed on the result");
-  }
-
-  // Phases per device (CUDA events); flops as counted in integrate.hpp, each item
-  // on the device that computed it (the table on every device).
-  TableWork w;
-  for (const TableRow& r : tp.rows) w.add(r);
-  for (std::size_t i = 0; i < nd; ++i) {
-    Slot& sl = *slots[i];
-    NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
-    double weights = 0, products = 0, msteps = 0, osteps = 0;
-    for (int c = sl.c0; c < sl.c1; ++c) {
-      const TableClass& cl = tp.classes[c];
-      const TableType& ty = tp.types[cl.type];
-      double values = static_cast<double>(tp.class_entry[c + 1] - tp.class_entry[c]);
-      weights += static_cast<double>(cl.points) * ty.rows;
-      products += values * table_middle_products(segment_steps(ty.mseg));
-      msteps += values * segment_steps(ty.mseg);
-      osteps += static_cast<double>(tp.class_profile[c + 1] - tp.class_profile[c]) * segment_steps(cl.seg);
+    const double* prem_rows = reinterpret_cast<const double*>(prem_host);
+    if (host_expand) {
+      HostTimer expand_timer;
+      if (sink)
+        expand_rows(*sink, reinterpret_cast<const double*>(rows_host), prem_rows, tp.profile_of.data(), npol);
+      else
+        expand_rows(res.reserve.data(), reinterpret_cast<const double*>(rows_host), tp.profile_of.data(), npol);
+      expand_seconds = expand_timer.seconds();
     }
-    const double prow_bytes = static_cast<double>(sl.profiles.size()) * row_bytes;
-    const double pol_bytes = static_cast<double>(sl.policies.size()) * row_bytes;
-    const bool dev = path == ResultPath::device;
-    res.log.add("upload" + sl.suffix, sl.t_up1.seconds() + sl.t_up2.seconds(),
-                static_cast<double>(b1.upload_bytes() + b2.upload_bytes()));
-    res.log.add("inner" + sl.suffix, sl.t_inner.seconds(), 8.0 * static_cast<double>(tp.table_size),
-                w.coefficients * kFlopsCoefficient + (w.trajectory + w.tail) * kFlopsLinearStep);
-    res.log.add("middle" + sl.suffix, sl.t_middle.seconds(), 8.0 * static_cast<double>(sl.entries.size()),
-                static_cast<double>(tp.class_points) * kFlopsOuterPoint + weights * kFlopsMiddleWeight +
-                    products * kFlopsMiddleProduct + msteps * kFlopsMiddleStep);
-    res.log.add("outer" + sl.suffix, sl.t_outer.seconds(), prow_bytes + (dev ? pol_bytes : 0.0),
-                osteps * kFlopsOuterStep);
-    res.log.add("download" + sl.suffix, sl.t_down.seconds(), dev && !host_expand ? pol_bytes : prow_bytes);
-  }
-  res.log.add(path == ResultPath::device ? "result pin" : "result pages", pages_seconds);
-  if (host_expand) res.log.add("result expand", expand_seconds);
-  if (!pins.v.empty()) res.log.add("result unpin", unpin_seconds);
-  res.inner_steps = tp.trajectory_steps + tp.tail_steps;
-  res.inner_steps_unshared = 0;
-  res.columns = tp.rows.size();
-  res.requests = static_cast<std::size_t>(tp.requests);
-  res.table = true;
-  res.middle_values = static_cast<std::size_t>(tp.entries);
-  return res;
-}
+    if (general && !sink) {
+      res.premium.resize(static_cast<std::size_t>(npol));
+      for (std::int64_t i = 0; i < npol; ++i) res.premium[static_cast<std::size_t>(i)] = prem_rows[tp.profile_of[i]];
+    }
+    if (!pins.v.empty()) {
+      HostTimer unpin_timer;
+      pins.unpin();
+      unpin_seconds = unpin_timer.seconds();
+      if (!std::none_of(pins.v.begin(), pins.v.end(), [](const Piece& pc) { return pc.pinned; }))
+        fail_internal("integrate: cudaHostUnregister failed on the result");
+    }
 
+    // Phases per device (CUDA events); flops as counted in integrate.hpp, each item
+    // on the device that computed it (the table on every device).
+    TableWork w;
+    for (const TableRow& r : tp.rows) w.add(r);
+    for (std::size_t i = 0; i < nd; ++i) {
+      Slot& sl = *slots[i];
+      NUMPIPE_CUDA_CHECK(cudaSetDevice(sl.device));
+      double weights = 0, products = 0, msteps = 0, osteps = 0;
+      for (int c = sl.c0; c < sl.c1; ++c) {
+        const TableClass& cl = tp.classes[c];
+        const TableType& ty = tp.types[cl.type];
+        double values = static_cast<double>(tp.class_entry[c + 1] - tp.class_entry[c]);
+        weights += static_cast<double>(cl.points) * ty.rows;
+        products += values * table_middle_products(segment_steps(ty.mseg));
+        msteps += values * segment_steps(ty.mseg);
+        osteps += static_cast<double>(tp.class_profile[c + 1] - tp.class_profile[c]) * segment_steps(cl.seg);
+      }
+      const double prow_bytes = static_cast<double>(sl.profiles.size()) * row_bytes;
+      const double pol_bytes = static_cast<double>(sl.policies.size()) * row_bytes;
+      const bool dev = path == ResultPath::device;
+      res.log.add("upload" + sl.suffix, sl.t_up1.seconds() + sl.t_up2.seconds(),
+                  static_cast<double>(b1.upload_bytes() + b2.upload_bytes()));
+      res.log.add("inner" + sl.suffix, sl.t_inner.seconds(), 8.0 * static_cast<double>(tp.table_size),
+                  w.coefficients * kFlopsCoefficient + (w.trajectory + w.tail) * kFlopsLinearStep);
+      res.log.add("middle" + sl.suffix, sl.t_middle.seconds(), 8.0 * static_cast<double>(sl.entries.size()),
+                  static_cast<double>(tp.class_points) * kFlopsOuterPoint + weights * kFlopsMiddleWeight +
+                      products * kFlopsMiddleProduct + msteps * kFlopsMiddleStep);
+      res.log.add("outer" + sl.suffix, sl.t_outer.seconds(), prow_bytes + (dev ? pol_bytes : 0.0),
+                  osteps * kFlopsOuterStep);
+      res.log.add("download" + sl.suffix, sl.t_down.seconds(), dev && !host_expand ? pol_bytes : prow_bytes);
+    }
+    res.log.add(path == ResultPath::device ? "result pin" : "result pages", pages_seconds);
+    if (host_expand) res.log.add("result expand", expand_seconds);
+    if (!pins.v.empty()) res.log.add("result unpin", unpin_seconds);
+    res.inner_steps = tp.trajectory_steps + tp.tail_steps;
+    res.inner_steps_unshared = 0;
+    res.columns = tp.rows.size();
+    res.requests = static_cast<std::size_t>(tp.requests);
+    res.table = true;
+    res.middle_values = static_cast<std::size_t>(tp.entries);
+    return std::move(res);
+  }
+};
 
 // The single-life products: policies split into contiguous ranges over the devices
 // (a policy's bits do not depend on the split), one thread per policy, the rows
-// through a pinned buffer kept for the process into the result or the sink.
+// through a pinned buffer kept for the process into the result or the sink. In two
+// steps as TableSolve: start() writes the specs and sets the kernels and downloads
+// going; finish() waits and copies the rows into place.
 constexpr int kProductsBlock = 128;
-Result solve_products(const Problem& pb, const std::vector<int>& devices, const RowSink* sink) {
-  static std::mutex solve_mutex;  // the held buffers serve one solve at a time
-  std::lock_guard<std::mutex> lock(solve_mutex);
-  Result res;
-  const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
-  const std::size_t nd = std::max<std::size_t>(1, std::min<std::size_t>(devices.size(), static_cast<std::size_t>(n)));
-  HostTimer plan_timer;
-  double steps = 0;
-  RateTable rate_table = make_rate_table(pb);
-  Blob blob;
-  BasisBlob basis;
-  basis.pack(blob, pb);
-  const std::size_t o_knots = blob.add(rate_table.knots), o_alpha = blob.add(rate_table.alpha),
-                    o_beta = blob.add(rate_table.beta);
-  // The specs are written straight into the pinned upload buffer (below the laws'
-  // views, so inside the uploaded range): no vector and blob copies of them.
-  const std::size_t o_specs = blob.reserve(static_cast<std::size_t>(n) * sizeof(ProductSpec));
-  const std::size_t nlaws = pb.laws.size();
-  const std::size_t o_laws = blob.reserve(nlaws * sizeof(MortalityView));
-  const std::size_t row_bytes = kYears * sizeof(double);
-  std::int64_t max_range = 0;
-  for (std::size_t i = 0; i < nd; ++i) max_range = std::max(max_range, split(n, nd, i).size());
-  const std::size_t o_rows = blob.reserve(static_cast<std::size_t>(max_range) * row_bytes);
-  const std::size_t o_prem = blob.reserve(static_cast<std::size_t>(max_range) * sizeof(double));
-  double plan_seconds = plan_timer.seconds();
-
-  prepare_devices(std::vector<int>(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(nd)));
-  // Uploaded: the blob's arrays, then the laws' views (written per device below).
-  const std::size_t up_bytes = o_laws + nlaws * sizeof(MortalityView);
-  char* up = held_host(kHostProductsUp, up_bytes);
-  HostTimer specs_timer;
-  std::memcpy(up, blob.data(), blob.upload_bytes());
-  product_specs(pb, reinterpret_cast<ProductSpec*>(up + o_specs), steps);
-  plan_seconds += specs_timer.seconds();
-  res.log.add("plan", plan_seconds);
-  char* down = held_host(kHostProducts, static_cast<std::size_t>(n) * (row_bytes + sizeof(double)));
-  double* rows_host = reinterpret_cast<double*>(down);
-  double* prem_host = rows_host + n * kYears;
+std::mutex& products_solve_mutex() {
+  static std::mutex m;  // the held buffers serve one solve at a time
+  return m;
+}
+struct ProductsSolve {
   struct Part {
     int device = 0;
     std::string suffix;
@@ -1186,91 +1205,142 @@ Result solve_products(const Problem& pb, const std::vector<int>& devices, const 
     Range range;
     CudaEventTimer t_up, t_run, t_down;
   };
+  const Problem& pb;
+  const std::vector<int>& devices;
+  const RowSink* sink;
+  std::unique_lock<std::mutex> lock{products_solve_mutex()};
+  Result res;
+  std::int64_t n = 0;
+  double steps = 0;
+  std::size_t up_bytes = 0;
+  double* rows_host = nullptr;
+  double* prem_host = nullptr;
+  static constexpr std::size_t row_bytes = kYears * sizeof(double);
   std::vector<std::unique_ptr<Part>> parts;
-  for (std::size_t i = 0; i < nd; ++i) {
-    NUMPIPE_CUDA_CHECK(cudaSetDevice(devices[i]));
-    parts.push_back(std::make_unique<Part>());
-    parts.back()->device = devices[i];
-    parts.back()->suffix = device_suffix(std::vector<int>(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(nd)), i);
+
+  ProductsSolve(const Problem& problem, const std::vector<int>& devs, const RowSink* part_sink)
+      : pb(problem), devices(devs), sink(part_sink) {}
+  ~ProductsSolve() {  // every stream drained before its buffers are released (also on an exception)
+    for (auto& p : parts) {
+      cudaSetDevice(p->device);
+      cudaStreamSynchronize(p->s.s);
+    }
   }
-  struct Drain {  // every stream drained before its buffers are released (also on an exception)
-    std::vector<std::unique_ptr<Part>>& v;
-    ~Drain() {
-      for (auto& p : v) {
-        cudaSetDevice(p->device);
-        cudaStreamSynchronize(p->s.s);
+
+  void start() {
+    n = static_cast<std::int64_t>(pb.policies.size());
+    const std::size_t nd = std::max<std::size_t>(1, std::min<std::size_t>(devices.size(), static_cast<std::size_t>(n)));
+    HostTimer plan_timer;
+    RateTable rate_table = make_rate_table(pb);
+    Blob blob;
+    BasisBlob basis;
+    basis.pack(blob, pb);
+    const std::size_t o_knots = blob.add(rate_table.knots), o_alpha = blob.add(rate_table.alpha),
+                      o_beta = blob.add(rate_table.beta);
+    // The specs are written straight into the pinned upload buffer (below the laws'
+    // views, so inside the uploaded range): no vector and blob copies of them.
+    const std::size_t o_specs = blob.reserve(static_cast<std::size_t>(n) * sizeof(ProductSpec));
+    const std::size_t nlaws = pb.laws.size();
+    const std::size_t o_laws = blob.reserve(nlaws * sizeof(MortalityView));
+    std::int64_t max_range = 0;
+    for (std::size_t i = 0; i < nd; ++i) max_range = std::max(max_range, split(n, nd, i).size());
+    const std::size_t o_rows = blob.reserve(static_cast<std::size_t>(max_range) * row_bytes);
+    const std::size_t o_prem = blob.reserve(static_cast<std::size_t>(max_range) * sizeof(double));
+    double plan_seconds = plan_timer.seconds();
+
+    const std::vector<int> used(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(nd));
+    prepare_devices(used);
+    // Uploaded: the blob's arrays, then the laws' views (written per device below).
+    up_bytes = o_laws + nlaws * sizeof(MortalityView);
+    char* up = held_host(kHostProductsUp, up_bytes);
+    HostTimer specs_timer;
+    blob.write(up);
+    product_specs(pb, reinterpret_cast<ProductSpec*>(up + o_specs), steps);
+    plan_seconds += specs_timer.seconds();
+    res.log.add("plan", plan_seconds);
+    char* down = held_host(kHostProducts, static_cast<std::size_t>(n) * (row_bytes + sizeof(double)));
+    rows_host = reinterpret_cast<double*>(down);
+    prem_host = rows_host + n * kYears;
+    for (std::size_t i = 0; i < nd; ++i) {
+      NUMPIPE_CUDA_CHECK(cudaSetDevice(devices[i]));
+      parts.push_back(std::make_unique<Part>());
+      parts.back()->device = devices[i];
+      parts.back()->suffix = device_suffix(used, i);
+    }
+    for (std::size_t i = 0; i < nd; ++i) {
+      Part& pt = *parts[i];
+      pt.range = split(n, nd, i);
+      pt.d = held_device(i, 2, pt.device, blob.device_bytes());  // the part's device current
+      // The laws' views point into this device's copy of the blob.
+      std::vector<MortalityView> laws = basis.laws(pt.d);
+      std::memcpy(up + o_laws, laws.data(), nlaws * sizeof(MortalityView));
+      pt.t_up.start(pt.s.s);
+      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(pt.d, up, up_bytes, cudaMemcpyHostToDevice, pt.s.s));
+      pt.t_up.stop(pt.s.s);
+      // The next part's views differ: wait until this upload has read the buffer.
+      if (i + 1 < nd) NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(pt.s.s));
+      RateView rv = rate_table.view();
+      if (rv.n > 0) {
+        rv.knots = reinterpret_cast<const double*>(pt.d + o_knots);
+        rv.alpha = reinterpret_cast<const double*>(pt.d + o_alpha);
+        rv.beta = reinterpret_cast<const double*>(pt.d + o_beta);
       }
+      auto* rows = reinterpret_cast<double*>(pt.d + o_rows);
+      auto* prem = reinterpret_cast<double*>(pt.d + o_prem);
+      pt.t_run.start(pt.s.s);
+      if (pt.range.size() > 0) {
+        products_kernel<<<blocks_for(pt.range.size(), kProductsBlock), kProductsBlock, 0, pt.s.s>>>(
+            reinterpret_cast<const ProductSpec*>(pt.d + o_specs) + pt.range.begin, pt.range.size(), rv,
+            reinterpret_cast<const MortalityView*>(pt.d + o_laws), pb.align_breaks, rows, prem);
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+      }
+      pt.t_run.stop(pt.s.s);
+      pt.t_down.start(pt.s.s);
+      if (pt.range.size() > 0) {
+        NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(rows_host + pt.range.begin * kYears, rows,
+                                           static_cast<std::size_t>(pt.range.size()) * row_bytes,
+                                           cudaMemcpyDeviceToHost, pt.s.s));
+        NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(prem_host + pt.range.begin, prem,
+                                           static_cast<std::size_t>(pt.range.size()) * sizeof(double),
+                                           cudaMemcpyDeviceToHost, pt.s.s));
+      }
+      pt.t_down.stop(pt.s.s);
     }
-  } drain{parts};
-  for (std::size_t i = 0; i < nd; ++i) {
-    Part& pt = *parts[i];
-    pt.range = split(n, nd, i);
-    pt.d = held_device(i, 2, pt.device, blob.device_bytes());  // the part's device current
-    // The laws' views point into this device's copy of the blob.
-    std::vector<MortalityView> laws = basis.laws(pt.d);
-    std::memcpy(up + o_laws, laws.data(), nlaws * sizeof(MortalityView));
-    pt.t_up.start(pt.s.s);
-    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(pt.d, up, up_bytes, cudaMemcpyHostToDevice, pt.s.s));
-    pt.t_up.stop(pt.s.s);
-    // The next part's views differ: wait until this upload has read the buffer.
-    NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(pt.s.s));
-    RateView rv = rate_table.view();
-    if (rv.n > 0) {
-      rv.knots = reinterpret_cast<const double*>(pt.d + o_knots);
-      rv.alpha = reinterpret_cast<const double*>(pt.d + o_alpha);
-      rv.beta = reinterpret_cast<const double*>(pt.d + o_beta);
+  }
+
+  Result finish() {
+    // While the devices work: this part's pages of the whole result (unless the
+    // caller has faulted them in).
+    HostTimer pages_timer;
+    if (sink && !sink->touched) touch_rows(*sink, n);
+    const double pages_seconds = pages_timer.seconds();
+    for (auto& p : parts) {
+      NUMPIPE_CUDA_CHECK(cudaSetDevice(p->device));
+      NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(p->s.s));
     }
-    auto* rows = reinterpret_cast<double*>(pt.d + o_rows);
-    auto* prem = reinterpret_cast<double*>(pt.d + o_prem);
-    pt.t_run.start(pt.s.s);
-    if (pt.range.size() > 0) {
-      products_kernel<<<blocks_for(pt.range.size(), kProductsBlock), kProductsBlock, 0, pt.s.s>>>(
-          reinterpret_cast<const ProductSpec*>(pt.d + o_specs) + pt.range.begin, pt.range.size(), rv,
-          reinterpret_cast<const MortalityView*>(pt.d + o_laws), pb.align_breaks, rows, prem);
-      NUMPIPE_CUDA_CHECK_LAUNCH();
+    HostTimer expand_timer;
+    if (sink) {
+      scatter_rows(*sink, rows_host, prem_host, n);
+    } else {
+      res.reserve.resize(static_cast<std::size_t>(n) * kYears);
+      RowSink whole{res.reserve.data(), nullptr, nullptr};
+      scatter_rows(whole, rows_host, nullptr, n);
+      res.premium.assign(prem_host, prem_host + n);
     }
-    pt.t_run.stop(pt.s.s);
-    pt.t_down.start(pt.s.s);
-    if (pt.range.size() > 0) {
-      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(rows_host + pt.range.begin * kYears, rows,
-                                         static_cast<std::size_t>(pt.range.size()) * row_bytes, cudaMemcpyDeviceToHost,
-                                         pt.s.s));
-      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(prem_host + pt.range.begin, prem,
-                                         static_cast<std::size_t>(pt.range.size()) * sizeof(double),
-                                         cudaMemcpyDeviceToHost, pt.s.s));
+    const double expand_seconds = expand_timer.seconds();
+    for (auto& p : parts) {
+      const double rows_b = static_cast<double>(p->range.size()) * (row_bytes + sizeof(double));
+      res.log.add("upload" + p->suffix, p->t_up.seconds(), static_cast<double>(up_bytes));
+      res.log.add("products" + p->suffix, p->t_run.seconds(), rows_b);
+      res.log.add("download" + p->suffix, p->t_down.seconds(), rows_b);
     }
-    pt.t_down.stop(pt.s.s);
+    if (sink && !sink->touched) res.log.add("result pages", pages_seconds);
+    res.log.add("result expand", expand_seconds, static_cast<double>(n) * row_bytes);
+    res.product_steps = steps;
+    res.products = static_cast<std::size_t>(n);
+    return std::move(res);
   }
-  // While the devices work: this part's pages of the whole result.
-  HostTimer pages_timer;
-  if (sink) touch_rows(*sink, n);
-  const double pages_seconds = pages_timer.seconds();
-  for (auto& p : parts) {
-    NUMPIPE_CUDA_CHECK(cudaSetDevice(p->device));
-    NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(p->s.s));
-  }
-  HostTimer expand_timer;
-  if (sink) {
-    scatter_rows(*sink, rows_host, prem_host, n);
-  } else {
-    res.reserve.resize(static_cast<std::size_t>(n) * kYears);
-    RowSink whole{res.reserve.data(), nullptr, nullptr};
-    scatter_rows(whole, rows_host, nullptr, n);
-    res.premium.assign(prem_host, prem_host + n);
-  }
-  const double expand_seconds = expand_timer.seconds();
-  for (auto& p : parts) {
-    const double rows_b = static_cast<double>(p->range.size()) * (row_bytes + sizeof(double));
-    res.log.add("upload" + p->suffix, p->t_up.seconds(), static_cast<double>(up_bytes));
-    res.log.add("products" + p->suffix, p->t_run.seconds(), rows_b);
-    res.log.add("download" + p->suffix, p->t_down.seconds(), rows_b);
-  }
-  if (sink) res.log.add("result pages", pages_seconds);
-  res.log.add("result expand", expand_seconds, static_cast<double>(n) * row_bytes);
-  res.product_steps = steps;
-  res.products = static_cast<std::size_t>(n);
-  return res;
-}
+};
 
 // A mixed problem's two parts (NUMPIPE_INTEGRATE_SPLIT, for benchmarks): solved one
 // after the other (sequential, the default), or at once from two host threads
@@ -1289,11 +1359,22 @@ bool split_concurrent() {
 Result solve_cuda(const Problem& pb, const std::vector<int>& devices) {
   if (devices.empty()) fail_input("integrate: no CUDA device given");
   const bool concurrent = split_concurrent();
-  return solve_split(
-      pb,
-      [&](const Problem& sub, const RowSink* sink) {
-        return table_plan_applies(sub) ? solve_table(sub, devices, sink) : solve_columns(sub, devices, sink);
-      },
-      [&](const Problem& sub, const RowSink* sink) { return solve_products(sub, devices, sink); }, concurrent);
+  // Each part's state lives in its PartFinish until it is finished (or dropped: its
+  // destructor drains its streams).
+  PartStarter spouse = [&](const Problem& sub, const RowSink* sink) -> PartFinish {
+    HostTimer scan_timer;
+    const TableScan scan = scan_table(sub);  // one pass: applies? its types, payments
+    const double scan_seconds = scan_timer.seconds();
+    if (!scan.applies) return [&sub, &devices, sink] { return solve_columns(sub, devices, sink); };
+    auto t = std::make_shared<TableSolve>(sub, devices, sink);
+    t->start(scan, scan_seconds);
+    return [t] { return t->finish(); };
+  };
+  PartStarter products = [&](const Problem& sub, const RowSink* sink) -> PartFinish {
+    auto p = std::make_shared<ProductsSolve>(sub, devices, sink);
+    p->start();
+    return [p] { return p->finish(); };
+  };
+  return solve_split(pb, spouse, products, concurrent, /*touch_pages=*/true);
 }
 }  // namespace numpipe::integrate

@@ -11,11 +11,13 @@
 // distinct (k, t, steps) with a yield curve -- and the result is bit-identical to
 // calling Inner afresh for every Middle stage (tests check this).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -286,6 +288,7 @@ struct RowSink {
   double* rows = nullptr;            // the whole problem's reserve, kYears per policy
   double* premium = nullptr;         // the whole problem's premiums
   const std::int64_t* index = nullptr;
+  bool touched = false;              // the whole result's pages are faulted in already (solve_split)
   double* row(std::int64_t i) const { return rows + index[i] * kYears; }
 };
 // Solves a problem by two solvers: `spouse` for its spouse pensions, `products` for
@@ -293,17 +296,69 @@ struct RowSink {
 // null: the solver returns the rows in Result::reserve); otherwise each solver gets
 // a problem of its policies alone and a sink into the whole result, and the phase
 // logs are joined.
+// A solver in two steps (PartStarter): starting plans its part and sets its device
+// work going, writing nothing into the result; the PartFinish it returns waits for
+// that work and writes the rows. One after the other (the default), the products
+// are started, then the spouse pensions, so that the products' kernel runs while
+// the host plans the spouse pensions; with touch_pages the whole result's pages are
+// then faulted in (the devices working), and each part finished.
 // concurrent: the two parts solved at once (two host threads: the CUDA backend,
 // whose parts wait for their devices).
 using PartSolver = std::function<Result(const Problem&, const RowSink*)>;
-Result solve_split(const Problem& problem, const PartSolver& spouse, const PartSolver& products,
-                   bool concurrent = false);
+using PartFinish = std::function<Result()>;
+using PartStarter = std::function<PartFinish(const Problem&, const RowSink*)>;
+Result solve_split(const Problem& problem, const PartStarter& spouse, const PartStarter& products,
+                   bool concurrent = false, bool touch_pages = false);
+// Solvers in one step (the CPU backend): all their work when finished.
+Result solve_split(const Problem& problem, const PartSolver& spouse, const PartSolver& products);
 // Asks Linux for huge pages on the 2 MiB-aligned interior of [p, p + bytes) (where
 // transparent huge pages are "madvise"): one fault per 2 MiB instead of 512.
 void advise_huge_pages(void* p, std::size_t bytes);
-// Writes every page of p[0, n) once from OpenMP's threads (huge pages asked for
-// first): a fresh result's page faults taken in parallel.
-void first_touch(double* p, std::size_t n);
+// A fresh result's page faults taken early, beside the host's other work: `helpers`
+// threads of its own start at once on p[0, n) (huge pages asked for first), 2 MiB
+// at a time; help() has the calling thread's OpenMP team take what is left and
+// returns once every page is written (its first value, 0). Nothing else may write
+// p[0, n) before help() returns. The destructor waits for the helpers.
+class PageFaulter {
+ public:
+  PageFaulter(double* p, std::size_t n, int helpers);
+  ~PageFaulter();
+  PageFaulter(const PageFaulter&) = delete;
+  PageFaulter& operator=(const PageFaulter&) = delete;
+  void help();
+
+ private:
+  void take();
+  void join();
+  char* begin_ = nullptr;
+  char* end_ = nullptr;
+  std::uintptr_t first_chunk_ = 0;
+  std::size_t chunks_ = 0;
+  std::atomic<std::size_t> next_{0};
+  std::vector<std::thread> helpers_;
+};
+// The helper threads for the result's pages while the host plans (NUMPIPE_INTEGRATE_PAGES):
+// early (the default): a quarter of OpenMP's threads (none below 4), whose share the
+// plan's OpenMP team gives up meanwhile (TeamShare); late: none, every page faulted
+// after the plan while the devices work. Another value is a bad-input error.
+int early_page_helpers(int threads);
+// Sets the calling thread's OpenMP team size for a while; restores it when done.
+class TeamShare {
+ public:
+  TeamShare() = default;
+  ~TeamShare() { restore(); }
+  TeamShare(const TeamShare&) = delete;
+  TeamShare& operator=(const TeamShare&) = delete;
+  void set(int threads);
+  void restore();
+
+ private:
+  int saved_ = 0;
+};
+// A PageFaulter on p[0, n) with early_page_helpers(the calling thread's OpenMP
+// threads) helpers, whose share the calling thread's team gives up (team) until
+// team.restore().
+std::unique_ptr<PageFaulter> fault_pages_early(double* p, std::size_t n, TeamShare& team);
 
 // Flops of one Inner RK4 step as counted for the rate reports (docs/integrate.md):
 // the fp64 instructions of the step loop in inner_kernel's SASS (sm_90, nvcc 13):

@@ -121,6 +121,7 @@ struct TablePlan {
   std::int32_t max_tail_points = 0, max_tail_states = 0;  // per row, for the table kernel's shared memory
   std::int32_t max_rows = 0;                     // rows of the largest type (the middle kernel's weights)
   std::int64_t general_profiles = 0;             // profiles with payments (table_outer_general)
+  bool payments = false;                         // some policy has payments (plan_table_rows' scan)
 };
 
 // Whether the table plan applies: spouse pensions only, all with one insured's and
@@ -132,10 +133,21 @@ inline constexpr double kTableMaxCut = 600;
 // of shared memory.
 inline constexpr int kTableMaxH2 = 25;
 bool table_plan_applies(const Problem& problem);
+// One pass over a batch's policies (OpenMP's threads): whether the table plan
+// applies, its (h2, h3) types in the order of their first policy, each with the
+// largest g (kmax; mseg not set), and whether any policy has payments.
+struct TableScan {
+  bool applies = true;
+  bool payments = false;
+  std::vector<TableType> types;
+};
+TableScan scan_table(const Problem& problem);
 // The plan (host) in two parts: the types and table rows (from the step settings
 // and a bound on k alone, so the table can start on the device first), then the
-// profiles, classes and families. Throws an internal error if the problem does not qualify.
+// profiles, classes and families. Throws an internal error if the problem does not
+// qualify. The scan, where the caller has made it, is not made again.
 void plan_table_rows(const Problem& problem, TablePlan& plan);
+void plan_table_rows(const Problem& problem, const TableScan& scan, TablePlan& plan);
 void plan_table_families(const Problem& problem, TablePlan& plan);
 TablePlan make_table_plan(const Problem& problem);
 

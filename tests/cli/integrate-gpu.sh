@@ -66,3 +66,15 @@ integrate -i mixed.nps --backend cuda --align-breaks -o mixed-gpu-al.nps
 integrate -i mixed.nps --backend cpu --align-breaks | verify --against mixed-gpu-al.nps --rtol 1e-13 --atol 1e-13 ||
   fail "mixed products, --align-breaks: CUDA and CPU differ"
 expect_exit 2 'NUMPIPE_INTEGRATE_SPLIT' -- env NUMPIPE_INTEGRATE_SPLIT=sideways integrate -i mixed.nps --backend cuda
+# The result's pages faulted early, by helper threads beside the plan (the default),
+# or late: the same bits, for a result large enough for the helpers (over 2^20
+# values) and for the mixed portfolio's whole result; a bad value is bad input.
+gen-input integrate --portfolio 12000 --seed 4 --steps 1,1,1 -o big.nps
+integrate -i big.nps --backend cpu -o big-cpu.nps
+integrate -i big.nps --backend cuda -o big-gpu.nps
+verify big-gpu.nps big-cpu.nps --rtol 1e-13 --atol 1e-15 || fail "12000 policies: CUDA and CPU differ"
+NUMPIPE_INTEGRATE_PAGES=late integrate -i big.nps --backend cuda | verify --against big-gpu.nps --rtol 0 --atol 0 ||
+  fail "12000 policies, NUMPIPE_INTEGRATE_PAGES=late: other bits"
+NUMPIPE_INTEGRATE_PAGES=late integrate -i mixed.nps --backend cuda | verify --against mixed-gpu.nps --rtol 0 --atol 0 ||
+  fail "mixed products, NUMPIPE_INTEGRATE_PAGES=late: other bits"
+expect_exit 2 'NUMPIPE_INTEGRATE_PAGES' -- env NUMPIPE_INTEGRATE_PAGES=sideways integrate -i mixed.nps --backend cuda

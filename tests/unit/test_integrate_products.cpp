@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "common/error.hpp"
 #include "integrate_test_util.hpp"
@@ -286,6 +287,46 @@ TEST_CASE("integrate: mixed portfolios: each row as if alone, same bits for any 
     CHECK(same_bits(r.reserve, std::vector<double>(all.reserve.begin() + i * ig::kYears, all.reserve.begin() + (i + 1) * ig::kYears)));
     CHECK(r.premium[0] == all.premium[i]);
   }
+}
+
+TEST_CASE("integrate: solve_split in two steps: both parts started, the pages faulted, then both finished") {
+  // Parts that write each of their policies' rows (value: the whole problem's index)
+  // and premiums when finished, and note what happens when; with touch_pages the
+  // result's pages are faulted between the starts and the finishes (a fault
+  // written after a row would show in the row).
+  ig::Problem pb;
+  for (int i = 0; i < 5000; ++i) pb.policies.push_back(product(i % 3 ? ig::kTermInsurance : ig::kSpousePension, 40, 20, 0, 1));
+  std::vector<std::string> events;
+  auto part = [&](const char* name) {
+    return ig::PartStarter([&events, name](const ig::Problem& sub, const ig::RowSink* sink) -> ig::PartFinish {
+      events.push_back(std::string("start ") + name);
+      REQUIRE(sink);
+      CHECK(sink->touched);
+      return [&events, name, &sub, sink] {
+        events.push_back(std::string("finish ") + name);
+        for (std::size_t i = 0; i < sub.policies.size(); ++i) {
+          const auto at = sink->index[i];
+          for (int y = 0; y < ig::kYears; ++y) sink->row(static_cast<std::int64_t>(i))[y] = static_cast<double>(at) + y * 1e-3;
+          sink->premium[at] = -static_cast<double>(at);
+        }
+        ig::Result r;
+        r.log.add(name, 0.0);
+        return r;
+      };
+    });
+  };
+  ig::Result res = ig::solve_split(pb, part("spouse"), part("products"), false, true);
+  CHECK(events == std::vector<std::string>{"start products", "start spouse", "finish products", "finish spouse"});
+  CHECK(res.products == 3333);
+  int wrong = 0;
+  for (std::size_t i = 0; i < pb.policies.size(); ++i) {
+    for (int y = 0; y < ig::kYears; ++y) wrong += res.reserve[i * ig::kYears + y] != static_cast<double>(i) + y * 1e-3;
+    wrong += res.premium[i] != -static_cast<double>(i);
+  }
+  CHECK(wrong == 0);
+  std::vector<std::string> phases;
+  for (const auto& ph : res.log.phases()) phases.push_back(ph.name);
+  CHECK(phases == std::vector<std::string>{"result pages", "spouse", "products"});
 }
 
 TEST_CASE("integrate: bad tables and unknown products exit 2 naming the row, age or value") {

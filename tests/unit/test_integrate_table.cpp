@@ -3,10 +3,12 @@
 // give every policy the reference backend's reserve bit for bit when the Middle
 // sums run in the reference's order (and within 1e-13 in the GPU's lane order).
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -326,6 +328,105 @@ TEST_CASE("integrate table: profiles are distinct, numbered by class, and every 
     steps += ig::segment_steps(tp.classes[tp.profiles[tp.profile_of[i]].cls].seg);
   CHECK(steps == tp.outer_steps);
   CHECK(tp.profile_steps < tp.outer_steps);
+}
+
+TEST_CASE("integrate table: the plan does not depend on the thread count") {
+  // Past the plan's threshold for threads (20000), several blocks of its passes,
+  // two step types, payments on some policies (the wide profile key), duplicates.
+  ig::Problem pb;
+  std::mt19937_64 rng(8);
+  for (int i = 0; i < 45000; ++i) {
+    pb.policies.push_back(policy(static_cast<double>(rng() % 16), static_cast<double>(60 + rng() % 11),
+                                 static_cast<double>(20 + rng() % 51), 1 + static_cast<int>(rng() % 2), 2,
+                                 2 + static_cast<int>(rng() % 2)));
+    if (rng() % 5 == 0) pb.policies.back().premium = 0.01 * static_cast<double>(rng() % 3);
+    if (rng() % 7 == 0 && pb.policies.back().r > pb.policies.back().x) pb.policies.back().equivalence = true;
+  }
+  ig::validate(pb);
+  const int saved = omp_get_max_threads();
+  auto plan = [&](int threads) {
+    omp_set_num_threads(threads);
+    ig::TablePlan tp = ig::make_table_plan(pb);
+    omp_set_num_threads(saved);
+    return tp;
+  };
+  auto bytes_of = [](const auto& v) {
+    return std::vector<unsigned char>(reinterpret_cast<const unsigned char*>(v.data()),
+                                      reinterpret_cast<const unsigned char*>(v.data() + v.size()));
+  };
+  const ig::TablePlan one = plan(1);
+  CHECK(one.types.size() == 2);
+  CHECK(one.payments);
+  CHECK(one.general_profiles > 0);
+  CHECK(one.profiles.size() < pb.policies.size());
+  for (int threads : {2, 3, 5}) {
+    const ig::TablePlan tp = plan(threads);
+    CHECK_MESSAGE(tp.profile_of == one.profile_of, threads << " threads");
+    CHECK(bytes_of(tp.profiles) == bytes_of(one.profiles));
+    CHECK(bytes_of(tp.families) == bytes_of(one.families));
+    CHECK(bytes_of(tp.classes) == bytes_of(one.classes));
+    CHECK(bytes_of(tp.types) == bytes_of(one.types));
+    CHECK(bytes_of(tp.rows) == bytes_of(one.rows));
+    CHECK(tp.class_profile == one.class_profile);
+    CHECK(tp.outer_steps == one.outer_steps);
+  }
+  // Profiles are numbered by class, then by their first policy.
+  std::vector<std::int64_t> first(one.profiles.size(), -1);
+  for (std::size_t i = 0; i < pb.policies.size(); ++i)
+    if (first[one.profile_of[i]] < 0) first[one.profile_of[i]] = static_cast<std::int64_t>(i);
+  int out_of_order = 0;
+  for (std::size_t q = 1; q < first.size(); ++q)
+    out_of_order += one.profiles[q].cls == one.profiles[q - 1].cls && first[q] < first[q - 1];
+  CHECK(out_of_order == 0);
+}
+
+TEST_CASE("integrate: PageFaulter writes the first value of every page once, and nothing else") {
+  // Helpers and the calling team share the 2 MiB chunks: every page start (and the
+  // array's first value) is written 0 exactly where a page starts, whatever took it.
+  const int saved = omp_get_max_threads();
+  for (int helpers : {0, 1, 3}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{700}, std::size_t{3} << 20}) {
+      std::vector<double> v(n + 3, 1.0);
+      double* p = v.data() + 1;  // not page aligned
+      {
+        ig::TeamShare team;
+        team.set(2);
+        ig::PageFaulter f(p, n, helpers);
+        f.help();
+        team.restore();
+      }
+      CHECK(omp_get_max_threads() == saved);
+      int wrong = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto a = reinterpret_cast<std::uintptr_t>(p + i);
+        const bool page_start = i == 0 || a % 4096 == 0;
+        wrong += v[i + 1] != (page_start ? 0.0 : 1.0);
+      }
+      CHECK_MESSAGE(wrong == 0, helpers << " helpers, " << n << " values");
+      CHECK(v[0] == 1.0);
+      CHECK(v[n + 1] == 1.0);
+    }
+  }
+  // Destroyed without help(): the helpers finish every chunk.
+  std::vector<double> v(std::size_t{1} << 20, 1.0);
+  { ig::PageFaulter f(v.data(), v.size(), 2); }
+  int wrong = 0;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    wrong += (reinterpret_cast<std::uintptr_t>(&v[i]) % 4096 == 0 || i == 0) != (v[i] == 0.0);
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("integrate: NUMPIPE_INTEGRATE_PAGES picks the page helpers; a bad value is a bad-input error") {
+  unsetenv("NUMPIPE_INTEGRATE_PAGES");
+  CHECK(ig::early_page_helpers(16) == 4);
+  CHECK(ig::early_page_helpers(2) == 0);
+  setenv("NUMPIPE_INTEGRATE_PAGES", "late", 1);
+  CHECK(ig::early_page_helpers(16) == 0);
+  setenv("NUMPIPE_INTEGRATE_PAGES", "early", 1);
+  CHECK(ig::early_page_helpers(8) == 2);
+  setenv("NUMPIPE_INTEGRATE_PAGES", "sideways", 1);
+  CHECK_THROWS_WITH(ig::early_page_helpers(16), doctest::Contains("NUMPIPE_INTEGRATE_PAGES must be 'early' or 'late'"));
+  unsetenv("NUMPIPE_INTEGRATE_PAGES");
 }
 
 TEST_CASE("integrate table: expand_rows copies each policy's profile row bit for bit") {
