@@ -83,7 +83,12 @@ struct PassArgs {
   int mul;            // c is a power of two: multiply by r
   T a, c, r;
   T dt, force, source;
-  // A scene's (SceneSetup; null in a plain run):
+};
+
+// What a scene's pass adds (the scene's kernels take it as a parameter of its
+// own: the plain kernels' parameters, and so their code, stay as they were).
+template <class T>
+struct SceneArgs {
   const std::uint8_t* code;  // the obstacle's cell codes (scene_model.hpp), or null
   const T* emit;             // an emitter: x0 + dt*emit inside (after add's source), or null
   const std::uint8_t* tile;  // per tile: kTileScene, and kTileEmit* where `emit` has a value that is not +0
@@ -120,21 +125,21 @@ __device__ __forceinline__ T x0_value(const PassArgs<T>& A, std::int64_t g, int 
   const T v = A.x0[g];
   return A.add < 0 ? v : v + A.dt * react_source(A.add, gx, gy, A.n, fv, fd, A.force, A.source);
 }
-// A scene's emitter (A.emit set) at an interior cell: add_interior's x0 + dt*s,
+// A scene's emitter (S.emit set) at an interior cell: add_interior's x0 + dt*s,
 // reading s only where the tile has values other than +0 (`read`).
 template <class T>
-__device__ __forceinline__ T with_emit(T x0, const PassArgs<T>& A, std::int64_t g, bool read) {
-  return x0 + A.dt * (read ? A.emit[g] : T(0));
+__device__ __forceinline__ T with_emit(T x0, const PassArgs<T>& A, const SceneArgs<T>& S, std::int64_t g, bool read) {
+  return x0 + A.dt * (read ? S.emit[g] : T(0));
 }
 // A scene's cell (code cd: its solid neighbours, bits 0-3; 0 where none is):
 // gs_cell_solid, or Stam's update, each with one numerator and one division, so
 // that the unrolled half-sweeps stay within the registers.
 template <int MUL, class T>
-__device__ __forceinline__ T gs_scene(T x0, T l, T r, T d, T u, int cd, const PassArgs<T>& A) {
+__device__ __forceinline__ T gs_scene(T x0, T l, T r, T d, T u, int cd, const PassArgs<T>& A, const SceneArgs<T>& S) {
   const T num = x0 + A.a * fluid_neighbour_sum(l, r, d, u, cd);  // Stam's numerator where cd = 0
   const bool plain = cd == 0;
   if (plain && (MUL == 1 || (MUL == -1 && A.mul))) return num * A.r;  // gs_div's exact multiplication
-  return num / (plain ? A.c : solid_divisor(cd, A.a, A.c, A.sigma));
+  return num / (plain ? A.c : solid_divisor(cd, A.a, A.c, S.sigma));
 }
 
 // A block's maximum (every thread passes its own) into *slot, by a fixed tree.
@@ -186,7 +191,7 @@ using RegMask = std::conditional_t<(RPT * 4 > 32), unsigned long long, unsigned>
 template <int C, int RPT, int WY, bool EDGE, int MUL, bool SCENE = false>
 __device__ __forceinline__ void reg_half_sweep(float (&v)[RPT][4], const float* x0t, const float2* ex, int buf, int ty,
                                                int tx, RegMask<RPT> mask, const unsigned* cst,
-                                               const PassArgs<float>& A) {
+                                               const PassArgs<float>& A, const SceneArgs<float>& S) {
   using Tile = RegTile<RPT, WY>;
   // the other colour's cells of the rows below the first and above the last
   const float2 dn = ex[Tile::ex_index(buf, 1, ty > 0 ? ty - 1 : 0, tx)];
@@ -200,21 +205,27 @@ __device__ __forceinline__ void reg_half_sweep(float (&v)[RPT][4], const float* 
     const float u2 = s == RPT - 1 ? up.y : v[s < RPT - 1 ? s + 1 : RPT - 1][q + 2];
     const float x0a = x0t[(s * 4 + q) * 32];
     const float x0b = x0t[(s * 4 + q + 2) * 32];
-    float na, nb, la, ra, lb, rb;
-    if (q == 0) {  // cells 0 and 2: the left neighbour of 0 is the left lane's cell 3
-      const float ext = __shfl_up_sync(kFull, v[s][3], 1);
-      la = ext, ra = v[s][1], lb = v[s][1], rb = v[s][3];
-    } else {  // cells 1 and 3: the right neighbour of 3 is the right lane's cell 0
-      const float ext = __shfl_down_sync(kFull, v[s][0], 1);
-      la = v[s][0], ra = v[s][2], lb = v[s][2], rb = ext;
-    }
+    float na, nb;
     if constexpr (SCENE) {  // cells beside an obstacle take gs_cell_solid
       const unsigned cw = cst[s * 32];  // read here: codes held in registers through the loop would spill
-      na = gs_scene<MUL>(x0a, la, ra, d0, u0, static_cast<int>(cw >> (8 * q)) & 15, A);
-      nb = gs_scene<MUL>(x0b, lb, rb, d2, u2, static_cast<int>(cw >> (8 * q + 16)) & 15, A);
-    } else {
-      na = gs_update<MUL>(x0a, la, ra, d0, u0, A);
-      nb = gs_update<MUL>(x0b, lb, rb, d2, u2, A);
+      const int ca = static_cast<int>(cw >> (8 * q)) & 15, cb = static_cast<int>(cw >> (8 * q + 16)) & 15;
+      if (q == 0) {
+        const float ext = __shfl_up_sync(kFull, v[s][3], 1);
+        na = gs_scene<MUL>(x0a, ext, v[s][1], d0, u0, ca, A, S);
+        nb = gs_scene<MUL>(x0b, v[s][1], v[s][3], d2, u2, cb, A, S);
+      } else {
+        const float ext = __shfl_down_sync(kFull, v[s][0], 1);
+        na = gs_scene<MUL>(x0a, v[s][0], v[s][2], d0, u0, ca, A, S);
+        nb = gs_scene<MUL>(x0b, v[s][2], ext, d2, u2, cb, A, S);
+      }
+    } else if (q == 0) {  // cells 0 and 2: the left neighbour of 0 is the left lane's cell 3
+      const float ext = __shfl_up_sync(kFull, v[s][3], 1);
+      na = gs_update<MUL>(x0a, ext, v[s][1], d0, u0, A);
+      nb = gs_update<MUL>(x0b, v[s][1], v[s][3], d2, u2, A);
+    } else {  // cells 1 and 3: the right neighbour of 3 is the right lane's cell 0
+      const float ext = __shfl_down_sync(kFull, v[s][0], 1);
+      na = gs_update<MUL>(x0a, v[s][0], v[s][2], d0, u0, A);
+      nb = gs_update<MUL>(x0b, v[s][2], ext, d2, u2, A);
     }
     if (!EDGE || (mask >> (s * 4 + q) & 1)) v[s][q] = na;
     if (!EDGE || (mask >> (s * 4 + q + 2) & 1)) v[s][q + 2] = nb;
@@ -272,14 +283,16 @@ __device__ __forceinline__ void reg_edges(float (&v)[RPT][4], const float2* ex, 
   }
 }
 
-// SCENE (with EDGE): a scene's tile: solid cells stay 0 (they are never updated:
-// no fluid cell reads them, and the scene path zeroes them after the solve), the
-// cells beside them take gs_cell_solid (their codes in `cs`, a word per row of a
-// thread: byte j column 4*lane + j). `emit`: the tile reads A.emit.
+// SCENE: a scene's tile (S). Its emitter (S.emit) is added to x0 inside (`emit`: the
+// tile reads it, else + dt*0); with EDGE (the scene kernel), solid cells stay 0
+// (they are never updated: no fluid cell reads them, and the scene path zeroes
+// them after the solve) and the cells beside them take gs_cell_solid (their codes
+// in `cs`, a word per row of a thread: byte j column 4*lane + j). The plain
+// kernels (SCENE false) compile without any of it.
 template <int K, int RPT, int WY, bool EDGE, int MUL, bool SCENE = false>
-__device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int by, int tiles_x, float* x0s,
-                                         float2* ex, float* red, unsigned* cs, bool emit) {
-  static_assert(!SCENE || EDGE, "the scene's tiles take the edge tiles' masked update");
+__device__ __forceinline__ void reg_body(const PassArgs<float>& A, const SceneArgs<float>& S, int bx, int by,
+                                         int tiles_x, float* x0s, float2* ex, float* red, unsigned* cs, bool emit) {
+  constexpr bool CODES = SCENE && EDGE;
   constexpr int EH = RPT * WY, H = 2 * K, TX = kRegW - 2 * H, TY = EH - 2 * H;
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y), n = A.n, w = n + 2;
   const int gx0 = bx * TX - H, gy0 = by * TY - H;
@@ -287,7 +300,7 @@ __device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int b
   const bool fv = A.flags[0] != 0, fd = A.flags[1] != 0;
   float v[RPT][4];
   RegMask<RPT> mask = 0;  // EDGE: cells that the half-sweeps update (inside the interior; SCENE: fluid)
-  unsigned* cst = SCENE ? cs + ly0 * 32 + tx : nullptr;  // this thread's code words: cst[s*32]
+  unsigned* cst = CODES ? cs + ly0 * 32 + tx : nullptr;  // this thread's code words: cst[s*32]
   float* x0t = x0s + ly0 * 4 * 32 + tx;  // this thread's x0: x0t[(s*4 + j)*32]
 
   // load x (or generate it) and x0
@@ -309,8 +322,8 @@ __device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int b
           x0v.x = x0v.x + A.dt * react_source(A.add, gx0 + lx0 + 2 * h, gy, n, fv, fd, A.force, A.source);
           x0v.y = x0v.y + A.dt * react_source(A.add, gx0 + lx0 + 2 * h + 1, gy, n, fv, fd, A.force, A.source);
         }
-        if (A.emit) {  // an inner tile: every cell is inside
-          const float2 e = emit ? *reinterpret_cast<const float2*>(A.emit + rowg + 2 * h) : make_float2(0.f, 0.f);
+        if (SCENE && S.emit) {  // an inner tile: every cell is inside
+          const float2 e = emit ? *reinterpret_cast<const float2*>(S.emit + rowg + 2 * h) : make_float2(0.f, 0.f);
           x0v.x = x0v.x + A.dt * e.x;
           x0v.y = x0v.y + A.dt * e.y;
         }
@@ -329,11 +342,11 @@ __device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int b
         if (in) {
           xv = A.src ? A.src[rowg + j] : gen_value(A, gx, gy, fv, fd);
           x0v = x0_value(A, rowg + j, gx, gy, fv, fd);
-          if (A.emit && inside) x0v = with_emit(x0v, A, rowg + j, emit);
+          if (SCENE && S.emit && inside) x0v = with_emit(x0v, A, S, rowg + j, emit);
         }
         int cd = 0;
-        if constexpr (SCENE) {
-          if (A.code && inside) cd = A.code[rowg + j];
+        if constexpr (CODES) {
+          if (S.code && inside) cd = S.code[rowg + j];
           if (cd & kSolidSelf) xv = 0.f;
           row_codes |= static_cast<unsigned>(cd & 15) << (8 * j);
         }
@@ -341,7 +354,7 @@ __device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int b
         x0t[(s * 4 + j) * 32] = x0v;
         if (EDGE && inside && !(cd & kSolidSelf)) mask |= RegMask<RPT>(1) << (s * 4 + j);
       }
-      if constexpr (SCENE) cst[s * 32] = row_codes;
+      if constexpr (CODES) cst[s * 32] = row_codes;
     }
   }
   // set_bnd's edges where the extended tile reaches the boundary layer (a scene's
@@ -353,10 +366,10 @@ __device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int b
   __syncthreads();
 
   for (int it = 0; it < A.k; ++it) {
-    reg_half_sweep<0, RPT, WY, EDGE, MUL, SCENE>(v, x0t, ex, red_buf, ty, tx, mask, cst, A);
+    reg_half_sweep<0, RPT, WY, EDGE, MUL, CODES>(v, x0t, ex, red_buf, ty, tx, mask, cst, A, S);
     reg_publish<RPT, WY>(v, 0, ex, 0, ty, tx);
     __syncthreads();
-    reg_half_sweep<1, RPT, WY, EDGE, MUL, SCENE>(v, x0t, ex, 0, ty, tx, mask, cst, A);
+    reg_half_sweep<1, RPT, WY, EDGE, MUL, CODES>(v, x0t, ex, 0, ty, tx, mask, cst, A, S);
     reg_publish<RPT, WY>(v, 1, ex, 1, ty, tx);
     __syncthreads();
     if (edges) {
@@ -418,13 +431,22 @@ __global__ void __launch_bounds__(32 * WY, MINB) rb_reg_inner(const PassArgs<flo
   static_assert(RPT % 2 == 0, "rows per thread must be even (colours by (j + s) & 1)");
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const RegSmem<RPT, WY> sm(smem_raw);
+  reg_body<K, RPT, WY, false, MUL>(A, SceneArgs<float>{}, M.bx_lo + static_cast<int>(blockIdx.x),
+                                   M.by_lo + static_cast<int>(blockIdx.y), M.tiles_x, sm.x0s, sm.ex, sm.red, nullptr,
+                                   false);
+}
+
+// A scene's inner tiles (the scene kernel runs those near its obstacle).
+template <int K, int RPT, int WY, int MINB, int MUL>
+__global__ void __launch_bounds__(32 * WY, MINB) rb_reg_scene_inner(const PassArgs<float> A, const TileMap M,
+                                                                     const SceneArgs<float> S) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const RegSmem<RPT, WY> sm(smem_raw);
   const int bx = M.bx_lo + static_cast<int>(blockIdx.x), by = M.by_lo + static_cast<int>(blockIdx.y);
-  std::uint8_t flags = 0;
-  if (A.tile) {  // a scene: its kernel runs the tiles near the obstacle
-    flags = A.tile[by * M.tiles_x + bx];
-    if (flags & kTileScene) return;
-  }
-  reg_body<K, RPT, WY, false, MUL>(A, bx, by, M.tiles_x, sm.x0s, sm.ex, sm.red, nullptr, (flags & A.emit_bit) != 0);
+  const std::uint8_t flags = S.tile[by * M.tiles_x + bx];
+  if (flags & kTileScene) return;
+  reg_body<K, RPT, WY, false, MUL, true>(A, S, bx, by, M.tiles_x, sm.x0s, sm.ex, sm.red, nullptr,
+                                         (flags & S.emit_bit) != 0);
 }
 
 template <int K, int RPT, int WY, int MUL>
@@ -440,17 +462,18 @@ __global__ void __launch_bounds__(32 * WY, 1) rb_reg_edge(const PassArgs<float> 
     bx = M.ex[id % M.nex];
     by = M.by_lo + id / M.nex;
   }
-  reg_body<K, RPT, WY, true, MUL>(A, bx, by, M.tiles_x, sm.x0s, sm.ex, sm.red, nullptr, false);
+  reg_body<K, RPT, WY, true, MUL>(A, SceneArgs<float>{}, bx, by, M.tiles_x, sm.x0s, sm.ex, sm.red, nullptr, false);
 }
 
-// A scene's edge tiles and the tiles near its obstacle (A.scene_tiles).
+// A scene's edge tiles and the tiles near its obstacle (S.scene_tiles).
 template <int K, int RPT, int WY>
-__global__ void __launch_bounds__(32 * WY, 1) rb_reg_scene(const PassArgs<float> A, const TileMap M) {
+__global__ void __launch_bounds__(32 * WY, 1) rb_reg_scene(const PassArgs<float> A, const TileMap M,
+                                                           const SceneArgs<float> S) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const RegSmem<RPT, WY> sm(smem_raw);
-  const int t = A.scene_tiles[blockIdx.x];
-  reg_body<K, RPT, WY, true, -1, true>(A, t % M.tiles_x, t / M.tiles_x, M.tiles_x, sm.x0s, sm.ex, sm.red, sm.codes,
-                                       (A.tile[t] & A.emit_bit) != 0);
+  const int t = S.scene_tiles[blockIdx.x];
+  reg_body<K, RPT, WY, true, -1, true>(A, S, t % M.tiles_x, t / M.tiles_x, M.tiles_x, sm.x0s, sm.ex, sm.red,
+                                       sm.codes, (S.tile[t] & S.emit_bit) != 0);
 }
 
 template <int RPT, int WY>
@@ -467,10 +490,10 @@ constexpr int kPairs = 64;         // threads in x; extended tile width 2*kPairs
 constexpr int kExtW = 2 * kPairs;  // 128
 constexpr int kThreadsY = 8;
 
-// SCENE: a scene's solve (every tile): solid cells stay 0, the cells beside them
-// take gs_cell_solid, the emitter is added to x0 inside.
-template <class T, int K, int RPT, bool SCENE = false>
-__global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass(const PassArgs<T> A) {
+// SCENE: a scene's solve (every tile, S): solid cells stay 0, the cells beside
+// them take gs_cell_solid, the emitter is added to x0 inside.
+template <class T, int K, int RPT, bool SCENE>
+__device__ __forceinline__ void rb_pass_body(const PassArgs<T>& A, const SceneArgs<T>& S) {
   constexpr int kHalo = 2 * K, kTileX = kExtW - 2 * kHalo;
   constexpr int EH = kThreadsY * RPT, TY = EH - 2 * kHalo;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -482,7 +505,7 @@ __global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass(const PassArgs<T> A
   const bool fv = A.flags[0] != 0, fd = A.flags[1] != 0;
   T x0r0[RPT], x0r1[RPT];  // x0 at columns 2tx and 2tx+1 of the thread's rows
   [[maybe_unused]] unsigned codes[RPT];  // SCENE: the codes of columns 2tx (bits 0-7) and 2tx+1 (bits 8-15)
-  [[maybe_unused]] const bool emit = SCENE && A.emit && (A.tile[blockIdx.y * gridDim.x + blockIdx.x] & A.emit_bit);
+  [[maybe_unused]] const bool emit = SCENE && S.emit && (S.tile[blockIdx.y * gridDim.x + blockIdx.x] & S.emit_bit);
 
 #pragma unroll
   for (int s = 0; s < RPT; ++s) {
@@ -500,8 +523,8 @@ __global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass(const PassArgs<T> A
       }
       if constexpr (SCENE) {
         if (gx >= 1 && gx <= n && gy >= 1 && gy <= n) {
-          if (A.emit) v0 = with_emit(v0, A, g, emit);
-          const int cd = A.code ? A.code[g] : 0;
+          if (S.emit) v0 = with_emit(v0, A, S, g, emit);
+          const int cd = S.code ? S.code[g] : 0;
           if (cd & kSolidSelf) v = T(0);
           codes[s] |= static_cast<unsigned>(cd) << (8 * q);
         }
@@ -532,7 +555,7 @@ __global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass(const PassArgs<T> A
           const T xv = p ? x0r1[s] : x0r0[s];
           if constexpr (SCENE) {
             const int cd = static_cast<int>(codes[s] >> (8 * p)) & 0xff;
-            if (!(cd & kSolidSelf)) sm[(c * EH + ly) * kPairs + tx] = gs_scene<-1>(xv, l, r, d, u, cd, A);
+            if (!(cd & kSolidSelf)) sm[(c * EH + ly) * kPairs + tx] = gs_scene<-1>(xv, l, r, d, u, cd, A, S);
           } else {
             sm[(c * EH + ly) * kPairs + tx] = gs_update<-1>(xv, l, r, d, u, A);
           }
@@ -588,6 +611,14 @@ __global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass(const PassArgs<T> A
     }
   }
   if (A.max) block_max<T, kPairs * kThreadsY>(m, A.partial + blockIdx.y * gridDim.x + blockIdx.x, red);
+}
+template <class T, int K, int RPT>
+__global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass(const PassArgs<T> A) {
+  rb_pass_body<T, K, RPT, false>(A, SceneArgs<T>{});
+}
+template <class T, int K, int RPT>
+__global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass_scene(const PassArgs<T> A, const SceneArgs<T> S) {
+  rb_pass_body<T, K, RPT, true>(A, S);
 }
 
 // lin_solve's last set_bnd corners, from the edges the passes left.
@@ -1008,10 +1039,14 @@ class CudaSolver final : public Solver<T> {
   cudaGraphExec_t exec_ = nullptr;
   bool use_graph_ = true;
   using PassKernel = void (*)(PassArgs<T>);
+  using ScenePassKernel = void (*)(PassArgs<T>, SceneArgs<T>);
   using RegKernel = void (*)(PassArgs<float>, TileMap);
-  PassKernel pass_ = nullptr, scene_pass_ = nullptr;  // rb_pass: one kernel over all tiles (plain, scene)
+  using SceneRegKernel = void (*)(PassArgs<float>, TileMap, SceneArgs<float>);
+  PassKernel pass_ = nullptr;               // rb_pass: one kernel over all tiles
+  ScenePassKernel scene_pass_ = nullptr;    // rb_pass: a scene's
   RegKernel inner_[2] = {}, edge_[2] = {};  // rb_reg: inner and edge tiles, [1]: c a power of two
-  RegKernel scene_reg_ = nullptr;           // rb_reg: a scene's edge tiles and those near its obstacle
+  SceneRegKernel scene_inner_[2] = {};      // rb_reg: a scene's inner tiles
+  SceneRegKernel scene_reg_ = nullptr;      // rb_reg: a scene's edge tiles and those near its obstacle
   TileSpec tile_{};
   dim3 block_;
   int tiles_x_ = 0, tiles_y_ = 0, edge_tiles_ = 0;
@@ -1082,9 +1117,14 @@ class CudaSolver final : public Solver<T> {
       smem_bytes_ = reg_smem_bytes<RPT, WY>();
       block_ = dim3(32, WY);
       map_tiles(kRegW, RPT * WY, 2 * K);
+      scene_inner_[0] = rb_reg_scene_inner<K, RPT, WY, MINB, 0>;
+      scene_inner_[1] = rb_reg_scene_inner<K, RPT, WY, MINB, 1>;
       scene_reg_ = rb_reg_scene<K, RPT, WY>;
       scene_smem_bytes_ = reg_scene_smem_bytes<RPT, WY>();
-      for (RegKernel f : {inner_[0], inner_[1], edge_[0], edge_[1], scene_reg_})
+      for (RegKernel f : {inner_[0], inner_[1], edge_[0], edge_[1]})
+        NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(smem_bytes_)));
+      for (SceneRegKernel f : {scene_inner_[0], scene_inner_[1], scene_reg_})
         NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(f == scene_reg_ ? scene_smem_bytes_ : smem_bytes_)));
     }
@@ -1093,13 +1133,14 @@ class CudaSolver final : public Solver<T> {
   void use_smem() {
     constexpr int EH = kThreadsY * RPT, H = 2 * K;
     pass_ = rb_pass<T, K, RPT>;
-    scene_pass_ = rb_pass<T, K, RPT, true>;
+    scene_pass_ = rb_pass_scene<T, K, RPT>;
     smem_bytes_ = (2 * EH * kPairs + 16) * sizeof(T);
     block_ = dim3(kPairs, kThreadsY);
     map_tiles(kExtW, EH, H);
-    for (PassKernel f : {pass_, scene_pass_})
-      NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(smem_bytes_)));
+    NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(pass_, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(smem_bytes_)));
+    NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(scene_pass_, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(smem_bytes_)));
   }
   void select_tile() {
     tile_ = tile_spec(sizeof(T));
@@ -1119,10 +1160,12 @@ class CudaSolver final : public Solver<T> {
     }
   }
 
-  void launch_pass(const PassArgs<T>& A) {
+  // S: a scene's (scene_ set).
+  void launch_pass(const PassArgs<T>& A, const SceneArgs<T>& S) {
     if (pass_) {
-      (scene_ ? scene_pass_ : pass_)<<<dim3(static_cast<unsigned>(tiles_x_), static_cast<unsigned>(tiles_y_)), block_,
-                                       smem_bytes_, stream_>>>(A);
+      const dim3 grid(static_cast<unsigned>(tiles_x_), static_cast<unsigned>(tiles_y_));
+      if (scene_) scene_pass_<<<grid, block_, smem_bytes_, stream_>>>(A, S);
+      else pass_<<<grid, block_, smem_bytes_, stream_>>>(A);
       NUMPIPE_CUDA_CHECK_LAUNCH();
       return;
     }
@@ -1135,12 +1178,14 @@ class CudaSolver final : public Solver<T> {
         NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(side_, fork_, 0));
       }
       if (side_tiles > 0) {
-        (scene_ ? scene_reg_ : edge_[A.mul])<<<static_cast<unsigned>(side_tiles), block_,
-                                               scene_ ? scene_smem_bytes_ : smem_bytes_, inner ? side_ : stream_>>>(A, map_);
+        const unsigned blocks = static_cast<unsigned>(side_tiles);
+        if (scene_) scene_reg_<<<blocks, block_, scene_smem_bytes_, inner ? side_ : stream_>>>(A, map_, S);
+        else edge_[A.mul]<<<blocks, block_, smem_bytes_, inner ? side_ : stream_>>>(A, map_);
         NUMPIPE_CUDA_CHECK_LAUNCH();
       }
       if (inner) {
-        inner_[A.mul]<<<inner_grid_, block_, smem_bytes_, stream_>>>(A, map_);
+        if (scene_) scene_inner_[A.mul]<<<inner_grid_, block_, smem_bytes_, stream_>>>(A, map_, S);
+        else inner_[A.mul]<<<inner_grid_, block_, smem_bytes_, stream_>>>(A, map_);
         NUMPIPE_CUDA_CHECK_LAUNCH();
       }
       if (side_tiles > 0 && inner) {
@@ -1189,14 +1234,14 @@ class CudaSolver final : public Solver<T> {
                     dv.r,
                     T(p_.dt),
                     T(p_.force),
-                    T(p_.source),
-                    scene_ ? code_ptr() : nullptr,
-                    emit,
-                    scene_ ? tile_flags_.data() : nullptr,
-                    scene_ ? scene_tiles_.data() : nullptr,
-                    emit_bit,
-                    sigma};
-      launch_pass(A);
+                    T(p_.source)};
+      const SceneArgs<T> S{scene_ ? code_ptr() : nullptr,
+                           emit,
+                           scene_ ? tile_flags_.data() : nullptr,
+                           scene_ ? scene_tiles_.data() : nullptr,
+                           emit_bit,
+                           sigma};
+      launch_pass(A, S);
       src = dst;
     }
     corners_kernel<T><<<1, 32, 0, stream_>>>(x, n_);
