@@ -87,6 +87,21 @@ for f in smoke smoke64; do
 done
 inspect smoke.nps | grep -q "^record [0-9]*: T " || fail "the smoke scene has no temperature field"
 
+# Snapshots on the way (the state fetched between steps), and small boxes whose
+# tiles are all edge tiles (N=24, and an odd N=25 with the obstacle on a wall).
+fluid-step --steps 4 --vorticity 0.2 --buoyancy 0.1,1 --snapshot-every 2 $P --backend cpu -i smoke.nps -o snc.nps
+fluid-step --steps 4 --vorticity 0.2 --buoyancy 0.1,1 --snapshot-every 2 $P --backend cuda -i smoke.nps -o sng.nps
+verify sng.nps snc.nps --rtol 0 --ignore diagnostics > /dev/null || fail "tiles: CPU and CUDA differ with snapshots"
+for n in 24 25; do
+  gen-input fluid --n $n --scene random --seed $n --obstacle circle:0.5,0.5,0.2 --obstacle box:0.9,0,1,0.3 \
+    --emit d=1@circle:0.2,0.8,0.1 --emit u=2@box:0.1,0.1,0.3,0.2 -o small$n.nps
+  fluid-step --steps 5 $P --backend cpu -i small$n.nps -o smc.nps
+  fluid-step --steps 5 $P --backend cuda -i small$n.nps > smt.nps
+  NUMPIPE_FLUID_SCENE_TILES=0 fluid-step --steps 5 $P --backend cuda -i small$n.nps > smo.nps
+  verify smt.nps smc.nps --rtol 0 --ignore diagnostics > /dev/null || fail "tiles: CPU and CUDA differ (N=$n)"
+  cmp -s smt.nps smo.nps || fail "tiles and one kernel per operation write different bytes (N=$n)"
+done
+
 # A plain state on the scene path computes the fused stam solver's bits on the
 # tiles too; scenes that do not fit them (NX != NY, an open side) keep one kernel
 # per operation.
