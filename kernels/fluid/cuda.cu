@@ -30,6 +30,16 @@
 // both compute the bits of the CPU backend (both backends are built without
 // FMA contraction: --fmad=false here; the division by c is the IEEE division,
 // or the exact multiplication when c is a power of two).
+//
+// Scenes (SceneTiledSolver: a square box with closed sides; scene_cpu.cpp's step,
+// the same bits): the solves run the same passes. Tiles whose extended tile holds
+// an obstacle's cells or cells beside them, and the edge tiles, go to a scene
+// kernel (rb_reg_scene; rb_pass<SCENE> runs every tile), whose solid cells stay 0
+// and whose cells beside them take gs_cell_solid; the inner kernel leaves those
+// tiles to it. An emitter is added to x0 as the passes read it (read only in the
+// tiles where it has values; elsewhere + dt*0, the same bits). Forces, the
+// temperature and the obstacle's divergence, gradient and advection are kernels
+// of their own between the solves.
 #include <cuda_runtime.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -47,6 +57,8 @@
 #include "common/device_array.hpp"
 #include "common/staging.hpp"
 #include "fluid.hpp"
+#include "scene.hpp"
+#include "scene_cells.cuh"
 
 namespace numpipe::fluid {
 namespace {
@@ -73,6 +85,24 @@ struct PassArgs {
   T dt, force, source;
 };
 
+// What a scene's pass adds (the scene's kernels take it as a parameter of its
+// own: the plain kernels' parameters, and so their code, stay as they were).
+template <class T>
+struct SceneArgs {
+  const std::uint8_t* code;  // the obstacle's cell codes (scene_model.hpp), or null
+  const T* emit;             // an emitter: x0 + dt*emit inside (after add's source), or null
+  const std::uint8_t* tile;  // per tile: kTileScene, and kTileEmit* where `emit` has a value that is not +0
+  const int* scene_tiles;    // the tiles that the scene kernel runs (rb_reg)
+  int emit_bit;              // which kTileEmit* bit says that a tile reads `emit`
+  T sigma;                   // a solid neighbour counts as sigma times the cell (gs_cell_solid)
+};
+
+// Tile flags of a scene (PassArgs::tile): run by the scene kernel (an edge tile or
+// one whose extended tile holds obstacle cells or cells beside them), and where the
+// emitters of d, u, v are read (elsewhere they hold +0 only: x0 + dt*0 is formed
+// without reading them, the same bits).
+enum : std::uint8_t { kTileScene = 1, kTileEmitD = 2, kTileEmitU = 4, kTileEmitV = 8, kTileEmitT = 16 };
+
 // The division by c: MUL 1 multiplies by r (c a power of two), 0 divides, -1 asks A.
 template <int MUL, class T>
 __device__ __forceinline__ T gs_div(T num, const PassArgs<T>& A) {
@@ -94,6 +124,22 @@ template <class T>
 __device__ __forceinline__ T x0_value(const PassArgs<T>& A, std::int64_t g, int gx, int gy, bool fv, bool fd) {
   const T v = A.x0[g];
   return A.add < 0 ? v : v + A.dt * react_source(A.add, gx, gy, A.n, fv, fd, A.force, A.source);
+}
+// A scene's emitter (S.emit set) at an interior cell: add_interior's x0 + dt*s,
+// reading s only where the tile has values other than +0 (`read`).
+template <class T>
+__device__ __forceinline__ T with_emit(T x0, const PassArgs<T>& A, const SceneArgs<T>& S, std::int64_t g, bool read) {
+  return x0 + A.dt * (read ? S.emit[g] : T(0));
+}
+// A scene's cell (code cd: its solid neighbours, bits 0-3; 0 where none is):
+// gs_cell_solid, or Stam's update, each with one numerator and one division, so
+// that the unrolled half-sweeps stay within the registers.
+template <int MUL, class T>
+__device__ __forceinline__ T gs_scene(T x0, T l, T r, T d, T u, int cd, const PassArgs<T>& A, const SceneArgs<T>& S) {
+  const T num = x0 + A.a * fluid_neighbour_sum(l, r, d, u, cd);  // Stam's numerator where cd = 0
+  const bool plain = cd == 0;
+  if (plain && (MUL == 1 || (MUL == -1 && A.mul))) return num * A.r;  // gs_div's exact multiplication
+  return num / (plain ? A.c : solid_divisor(cd, A.a, A.c, S.sigma));
 }
 
 // A block's maximum (every thread passes its own) into *slot, by a fixed tree.
@@ -142,9 +188,10 @@ __device__ __forceinline__ void reg_publish(const float (&v)[RPT][4], int colour
 template <int RPT>
 using RegMask = std::conditional_t<(RPT * 4 > 32), unsigned long long, unsigned>;
 
-template <int C, int RPT, int WY, bool EDGE, int MUL>
+template <int C, int RPT, int WY, bool EDGE, int MUL, bool SCENE = false>
 __device__ __forceinline__ void reg_half_sweep(float (&v)[RPT][4], const float* x0t, const float2* ex, int buf, int ty,
-                                               int tx, RegMask<RPT> mask, const PassArgs<float>& A) {
+                                               int tx, RegMask<RPT> mask, const unsigned* cst,
+                                               const PassArgs<float>& A, const SceneArgs<float>& S) {
   using Tile = RegTile<RPT, WY>;
   // the other colour's cells of the rows below the first and above the last
   const float2 dn = ex[Tile::ex_index(buf, 1, ty > 0 ? ty - 1 : 0, tx)];
@@ -159,7 +206,19 @@ __device__ __forceinline__ void reg_half_sweep(float (&v)[RPT][4], const float* 
     const float x0a = x0t[(s * 4 + q) * 32];
     const float x0b = x0t[(s * 4 + q + 2) * 32];
     float na, nb;
-    if (q == 0) {  // cells 0 and 2: the left neighbour of 0 is the left lane's cell 3
+    if constexpr (SCENE) {  // cells beside an obstacle take gs_cell_solid
+      const unsigned cw = cst[s * 32];  // read here: codes held in registers through the loop would spill
+      const int ca = static_cast<int>(cw >> (8 * q)) & 15, cb = static_cast<int>(cw >> (8 * q + 16)) & 15;
+      if (q == 0) {
+        const float ext = __shfl_up_sync(kFull, v[s][3], 1);
+        na = gs_scene<MUL>(x0a, ext, v[s][1], d0, u0, ca, A, S);
+        nb = gs_scene<MUL>(x0b, v[s][1], v[s][3], d2, u2, cb, A, S);
+      } else {
+        const float ext = __shfl_down_sync(kFull, v[s][0], 1);
+        na = gs_scene<MUL>(x0a, v[s][0], v[s][2], d0, u0, ca, A, S);
+        nb = gs_scene<MUL>(x0b, v[s][2], ext, d2, u2, cb, A, S);
+      }
+    } else if (q == 0) {  // cells 0 and 2: the left neighbour of 0 is the left lane's cell 3
       const float ext = __shfl_up_sync(kFull, v[s][3], 1);
       na = gs_update<MUL>(x0a, ext, v[s][1], d0, u0, A);
       nb = gs_update<MUL>(x0b, v[s][1], v[s][3], d2, u2, A);
@@ -224,16 +283,24 @@ __device__ __forceinline__ void reg_edges(float (&v)[RPT][4], const float2* ex, 
   }
 }
 
-template <int K, int RPT, int WY, bool EDGE, int MUL>
-__device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int by, int tiles_x, float* x0s,
-                                         float2* ex, float* red) {
+// SCENE: a scene's tile (S). Its emitter (S.emit) is added to x0 inside (`emit`: the
+// tile reads it, else + dt*0); with EDGE (the scene kernel), solid cells stay 0
+// (they are never updated: no fluid cell reads them, and the scene path zeroes
+// them after the solve) and the cells beside them take gs_cell_solid (their codes
+// in `cs`, a word per row of a thread: byte j column 4*lane + j). The plain
+// kernels (SCENE false) compile without any of it.
+template <int K, int RPT, int WY, bool EDGE, int MUL, bool SCENE = false>
+__device__ __forceinline__ void reg_body(const PassArgs<float>& A, const SceneArgs<float>& S, int bx, int by,
+                                         int tiles_x, float* x0s, float2* ex, float* red, unsigned* cs, bool emit) {
+  constexpr bool CODES = SCENE && EDGE;
   constexpr int EH = RPT * WY, H = 2 * K, TX = kRegW - 2 * H, TY = EH - 2 * H;
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y), n = A.n, w = n + 2;
   const int gx0 = bx * TX - H, gy0 = by * TY - H;
   const int lx0 = 4 * tx, ly0 = ty * RPT;
   const bool fv = A.flags[0] != 0, fd = A.flags[1] != 0;
   float v[RPT][4];
-  RegMask<RPT> mask = 0;  // EDGE: cells that the half-sweeps update (inside the interior)
+  RegMask<RPT> mask = 0;  // EDGE: cells that the half-sweeps update (inside the interior; SCENE: fluid)
+  unsigned* cst = CODES ? cs + ly0 * 32 + tx : nullptr;  // this thread's code words: cst[s*32]
   float* x0t = x0s + ly0 * 4 * 32 + tx;  // this thread's x0: x0t[(s*4 + j)*32]
 
   // load x (or generate it) and x0
@@ -242,6 +309,7 @@ __device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int b
   for (int s = 0; s < RPT; ++s) {
     const int gy = gy0 + ly0 + s;
     const std::int64_t rowg = static_cast<std::int64_t>(gy) * w + gx0 + lx0;
+    [[maybe_unused]] unsigned row_codes = 0;
     if (pairs) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -254,6 +322,11 @@ __device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int b
           x0v.x = x0v.x + A.dt * react_source(A.add, gx0 + lx0 + 2 * h, gy, n, fv, fd, A.force, A.source);
           x0v.y = x0v.y + A.dt * react_source(A.add, gx0 + lx0 + 2 * h + 1, gy, n, fv, fd, A.force, A.source);
         }
+        if (SCENE && S.emit) {  // an inner tile: every cell is inside
+          const float2 e = emit ? *reinterpret_cast<const float2*>(S.emit + rowg + 2 * h) : make_float2(0.f, 0.f);
+          x0v.x = x0v.x + A.dt * e.x;
+          x0v.y = x0v.y + A.dt * e.y;
+        }
         v[s][2 * h] = xv.x;
         v[s][2 * h + 1] = xv.y;
         x0t[(s * 4 + 2 * h) * 32] = x0v.x;
@@ -264,29 +337,42 @@ __device__ __forceinline__ void reg_body(const PassArgs<float>& A, int bx, int b
       for (int j = 0; j < 4; ++j) {
         const int gx = gx0 + lx0 + j;
         const bool in = !EDGE || (gx >= 0 && gx <= n + 1 && gy >= 0 && gy <= n + 1);
+        const bool inside = !EDGE || (gx >= 1 && gx <= n && gy >= 1 && gy <= n);
         float xv = 0.f, x0v = 0.f;
         if (in) {
           xv = A.src ? A.src[rowg + j] : gen_value(A, gx, gy, fv, fd);
           x0v = x0_value(A, rowg + j, gx, gy, fv, fd);
+          if (SCENE && S.emit && inside) x0v = with_emit(x0v, A, S, rowg + j, emit);
+        }
+        int cd = 0;
+        if constexpr (CODES) {
+          if (S.code && inside) cd = S.code[rowg + j];
+          if (cd & kSolidSelf) xv = 0.f;
+          row_codes |= static_cast<unsigned>(cd & 15) << (8 * j);
         }
         v[s][j] = xv;
         x0t[(s * 4 + j) * 32] = x0v;
-        if (EDGE && gx >= 1 && gx <= n && gy >= 1 && gy <= n) mask |= RegMask<RPT>(1) << (s * 4 + j);
+        if (EDGE && inside && !(cd & kSolidSelf)) mask |= RegMask<RPT>(1) << (s * 4 + j);
       }
+      if constexpr (CODES) cst[s * 32] = row_codes;
     }
   }
-  constexpr int kRedBuf = EDGE ? 2 : 1;  // where the red half-sweep finds the black rows
-  reg_publish<RPT, WY>(v, 1, ex, kRedBuf, ty, tx);
+  // set_bnd's edges where the extended tile reaches the boundary layer (a scene's
+  // tiles near its obstacle may not); the red half-sweep then finds the black rows
+  // in buffer 2, else in 1
+  const bool edges = EDGE && (gx0 <= 0 || gy0 <= 0 || gx0 + kRegW - 1 >= n + 1 || gy0 + EH - 1 >= n + 1);
+  const int red_buf = edges ? 2 : 1;
+  reg_publish<RPT, WY>(v, 1, ex, red_buf, ty, tx);
   __syncthreads();
 
   for (int it = 0; it < A.k; ++it) {
-    reg_half_sweep<0, RPT, WY, EDGE, MUL>(v, x0t, ex, kRedBuf, ty, tx, mask, A);
+    reg_half_sweep<0, RPT, WY, EDGE, MUL, CODES>(v, x0t, ex, red_buf, ty, tx, mask, cst, A, S);
     reg_publish<RPT, WY>(v, 0, ex, 0, ty, tx);
     __syncthreads();
-    reg_half_sweep<1, RPT, WY, EDGE, MUL>(v, x0t, ex, 0, ty, tx, mask, A);
+    reg_half_sweep<1, RPT, WY, EDGE, MUL, CODES>(v, x0t, ex, 0, ty, tx, mask, cst, A, S);
     reg_publish<RPT, WY>(v, 1, ex, 1, ty, tx);
     __syncthreads();
-    if (EDGE) {
+    if (edges) {
       reg_edges<RPT, WY>(v, ex, ty, tx, gx0, gy0, A);
       reg_publish<RPT, WY>(v, 1, ex, 2, ty, tx);
       __syncthreads();
@@ -331,10 +417,12 @@ struct RegSmem {
   float* x0s;
   float2* ex;
   float* red;
+  unsigned* codes;  // a scene's: [EH][32] (reg_scene_smem_bytes)
   __device__ explicit RegSmem(unsigned char* raw) {
     x0s = reinterpret_cast<float*>(raw);                       // [EH][4][32]
     ex = reinterpret_cast<float2*>(x0s + RPT * WY * kRegW);      // [3][2][WY][32]
     red = reinterpret_cast<float*>(ex + 3 * 2 * WY * 32);       // [WY]
+    codes = reinterpret_cast<unsigned*>(red + WY);
   }
 };
 
@@ -343,8 +431,22 @@ __global__ void __launch_bounds__(32 * WY, MINB) rb_reg_inner(const PassArgs<flo
   static_assert(RPT % 2 == 0, "rows per thread must be even (colours by (j + s) & 1)");
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const RegSmem<RPT, WY> sm(smem_raw);
-  reg_body<K, RPT, WY, false, MUL>(A, M.bx_lo + static_cast<int>(blockIdx.x), M.by_lo + static_cast<int>(blockIdx.y),
-                              M.tiles_x, sm.x0s, sm.ex, sm.red);
+  reg_body<K, RPT, WY, false, MUL>(A, SceneArgs<float>{}, M.bx_lo + static_cast<int>(blockIdx.x),
+                                   M.by_lo + static_cast<int>(blockIdx.y), M.tiles_x, sm.x0s, sm.ex, sm.red, nullptr,
+                                   false);
+}
+
+// A scene's inner tiles (the scene kernel runs those near its obstacle).
+template <int K, int RPT, int WY, int MINB, int MUL>
+__global__ void __launch_bounds__(32 * WY, MINB) rb_reg_scene_inner(const PassArgs<float> A, const TileMap M,
+                                                                     const SceneArgs<float> S) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const RegSmem<RPT, WY> sm(smem_raw);
+  const int bx = M.bx_lo + static_cast<int>(blockIdx.x), by = M.by_lo + static_cast<int>(blockIdx.y);
+  const std::uint8_t flags = S.tile[by * M.tiles_x + bx];
+  if (flags & kTileScene) return;
+  reg_body<K, RPT, WY, false, MUL, true>(A, S, bx, by, M.tiles_x, sm.x0s, sm.ex, sm.red, nullptr,
+                                         (flags & S.emit_bit) != 0);
 }
 
 template <int K, int RPT, int WY, int MUL>
@@ -360,12 +462,27 @@ __global__ void __launch_bounds__(32 * WY, 1) rb_reg_edge(const PassArgs<float> 
     bx = M.ex[id % M.nex];
     by = M.by_lo + id / M.nex;
   }
-  reg_body<K, RPT, WY, true, MUL>(A, bx, by, M.tiles_x, sm.x0s, sm.ex, sm.red);
+  reg_body<K, RPT, WY, true, MUL>(A, SceneArgs<float>{}, bx, by, M.tiles_x, sm.x0s, sm.ex, sm.red, nullptr, false);
+}
+
+// A scene's edge tiles and the tiles near its obstacle (S.scene_tiles).
+template <int K, int RPT, int WY>
+__global__ void __launch_bounds__(32 * WY, 1) rb_reg_scene(const PassArgs<float> A, const TileMap M,
+                                                           const SceneArgs<float> S) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const RegSmem<RPT, WY> sm(smem_raw);
+  const int t = S.scene_tiles[blockIdx.x];
+  reg_body<K, RPT, WY, true, -1, true>(A, S, t % M.tiles_x, t / M.tiles_x, M.tiles_x, sm.x0s, sm.ex, sm.red,
+                                       sm.codes, (S.tile[t] & S.emit_bit) != 0);
 }
 
 template <int RPT, int WY>
 constexpr std::size_t reg_smem_bytes() {
   return static_cast<std::size_t>(RPT * WY * kRegW) * 4 + 3 * 2 * WY * 32 * 8 + WY * 4;
+}
+template <int RPT, int WY>
+constexpr std::size_t reg_scene_smem_bytes() {
+  return reg_smem_bytes<RPT, WY>() + static_cast<std::size_t>(RPT * WY * 32) * 4;
 }
 
 // ---- rb_pass: shared-memory planes (fp64; fp32 for comparison) ------------------------------
@@ -373,8 +490,10 @@ constexpr int kPairs = 64;         // threads in x; extended tile width 2*kPairs
 constexpr int kExtW = 2 * kPairs;  // 128
 constexpr int kThreadsY = 8;
 
-template <class T, int K, int RPT>
-__global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass(const PassArgs<T> A) {
+// SCENE: a scene's solve (every tile, S): solid cells stay 0, the cells beside
+// them take gs_cell_solid, the emitter is added to x0 inside.
+template <class T, int K, int RPT, bool SCENE>
+__device__ __forceinline__ void rb_pass_body(const PassArgs<T>& A, const SceneArgs<T>& S) {
   constexpr int kHalo = 2 * K, kTileX = kExtW - 2 * kHalo;
   constexpr int EH = kThreadsY * RPT, TY = EH - 2 * kHalo;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -385,10 +504,13 @@ __global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass(const PassArgs<T> A
   const int gy0 = static_cast<int>(blockIdx.y) * TY - kHalo;
   const bool fv = A.flags[0] != 0, fd = A.flags[1] != 0;
   T x0r0[RPT], x0r1[RPT];  // x0 at columns 2tx and 2tx+1 of the thread's rows
+  [[maybe_unused]] unsigned codes[RPT];  // SCENE: the codes of columns 2tx (bits 0-7) and 2tx+1 (bits 8-15)
+  [[maybe_unused]] const bool emit = SCENE && S.emit && (S.tile[blockIdx.y * gridDim.x + blockIdx.x] & S.emit_bit);
 
 #pragma unroll
   for (int s = 0; s < RPT; ++s) {
     const int ly = ty + kThreadsY * s, gy = gy0 + ly;
+    codes[s] = 0;
 #pragma unroll
     for (int q = 0; q < 2; ++q) {
       const int lx = 2 * tx + q, gx = gx0 + lx;
@@ -398,6 +520,14 @@ __global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass(const PassArgs<T> A
       if (in) {
         v = A.src ? A.src[g] : gen_value(A, gx, gy, fv, fd);
         v0 = x0_value(A, g, gx, gy, fv, fd);
+      }
+      if constexpr (SCENE) {
+        if (gx >= 1 && gx <= n && gy >= 1 && gy <= n) {
+          if (S.emit) v0 = with_emit(v0, A, S, g, emit);
+          const int cd = S.code ? S.code[g] : 0;
+          if (cd & kSolidSelf) v = T(0);
+          codes[s] |= static_cast<unsigned>(cd) << (8 * q);
+        }
       }
       const int colour = (lx + gy) & 1;
       sm[(colour * EH + ly) * kPairs + tx] = v;
@@ -423,7 +553,12 @@ __global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass(const PassArgs<T> A
           const T d = o[(ly - 1) * kPairs + tx];
           const T u = o[(ly + 1) * kPairs + tx];
           const T xv = p ? x0r1[s] : x0r0[s];
-          sm[(c * EH + ly) * kPairs + tx] = gs_update<-1>(xv, l, r, d, u, A);
+          if constexpr (SCENE) {
+            const int cd = static_cast<int>(codes[s] >> (8 * p)) & 0xff;
+            if (!(cd & kSolidSelf)) sm[(c * EH + ly) * kPairs + tx] = gs_scene<-1>(xv, l, r, d, u, cd, A, S);
+          } else {
+            sm[(c * EH + ly) * kPairs + tx] = gs_update<-1>(xv, l, r, d, u, A);
+          }
         }
       }
       __syncthreads();
@@ -476,6 +611,14 @@ __global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass(const PassArgs<T> A
     }
   }
   if (A.max) block_max<T, kPairs * kThreadsY>(m, A.partial + blockIdx.y * gridDim.x + blockIdx.x, red);
+}
+template <class T, int K, int RPT>
+__global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass(const PassArgs<T> A) {
+  rb_pass_body<T, K, RPT, false>(A, SceneArgs<T>{});
+}
+template <class T, int K, int RPT>
+__global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass_scene(const PassArgs<T> A, const SceneArgs<T> S) {
+  rb_pass_body<T, K, RPT, true>(A, S);
 }
 
 // lin_solve's last set_bnd corners, from the edges the passes left.
@@ -632,6 +775,101 @@ __global__ void advect_kernel(const T* U, const T* V, T* o1, const T* q1, T* o2,
   if (o3) o3[i] = advect_apply(q3, q);
 }
 
+// ---- a scene's operations between the solves (scene_cpu.cpp's, closed sides) ----------------
+// project, first half: div inside by the cells' codes and its set_bnd(0) copies
+// (the corners the mean of two copies of one interior value, as project_begin).
+template <class T>
+__global__ void scene_project_begin(const T* u, const T* v, T* div, const std::uint8_t* code, int n, T inv_h) {
+  const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (x > n + 1 || y > n + 1) return;
+  const int w = n + 2;
+  const int xi = x == 0 ? 1 : (x == n + 1 ? n : x), yi = y == 0 ? 1 : (y == n + 1 ? n : y);
+  const std::int64_t c = ix(xi, yi, w);
+  const T e = scene_cells::divergence(u, v, c, static_cast<std::int64_t>(w), code ? code[c] : 0, inv_h);
+  const bool ex = x == 0 || x == n + 1, ey = y == 0 || y == n + 1;
+  div[ix(x, y, w)] = ex && ey ? corner(e, e) : e;
+}
+
+// project, second half: the pressure gradient inside by the cells' codes.
+template <class T>
+__global__ void scene_project_end(T* u, T* v, const T* p, const std::uint8_t* code, int n, T inv_h) {
+  const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x) + 1;
+  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y) + 1;
+  if (x > n || y > n) return;
+  const int w = n + 2;
+  const std::int64_t c = ix(x, y, w);
+  scene_cells::gradient(u, v, p, c, static_cast<std::int64_t>(w), code ? code[c] : 0, inv_h);
+}
+
+// Advects one or two fields by (U, V) inside; solid cells get 0.
+template <class T>
+__global__ void scene_advect_kernel(const T* U, const T* V, T* o1, const T* q1, T* o2, const T* q2,
+                                    const std::uint8_t* code, int n, T dt0) {
+  const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x) + 1;
+  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y) + 1;
+  if (x > n || y > n) return;
+  const int w = n + 2;
+  const std::int64_t c = ix(x, y, w);
+  if (code && (code[c] & kSolidSelf)) {
+    o1[c] = T(0);
+    if (o2) o2[c] = T(0);
+    return;
+  }
+  const Trace<T> tx = back_trace(x, U[c], dt0, n, false);
+  const Trace<T> ty = back_trace(y, V[c], dt0, n, false);
+  o1[c] = interpolate(q1, w, tx, ty);
+  if (o2) o2[c] = interpolate(q2, w, tx, ty);
+}
+
+// The forces from the state at the start of the step (scene_cells.cuh): |w| first
+// (vorticity confinement), then fu, fv.
+template <class T>
+__global__ void scene_vorticity_kernel(const T* u, const T* v, T* wa, const std::uint8_t* code, int n, T inv_h) {
+  const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x) + 1;
+  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y) + 1;
+  if (x > n || y > n) return;
+  const std::int64_t w = n + 2, c = ix(x, y, n + 2);
+  wa[c] = scene_cells::vorticity_abs(u, v, c, w, code ? code[c] : 0, inv_h);
+}
+template <class T>
+__global__ void scene_forces_kernel(const T* u, const T* v, const T* wa, const T* d, const T* temp, T* fu, T* fv,
+                                    const std::uint8_t* code, int n, T inv_h, T eps_h, int vort, int buoy, T ba, T bb,
+                                    T ambient) {
+  const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x) + 1;
+  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y) + 1;
+  if (x > n || y > n) return;
+  const std::int64_t w = n + 2, c = ix(x, y, n + 2);
+  scene_cells::forces(u, v, wa, d, temp, fu, fv, c, w, code ? code[c] : 0, vort != 0, buoy != 0, inv_h, eps_h, ba, bb,
+                      ambient);
+}
+// A velocity component's x0 where forces act (the solve then adds nothing): react's
+// add_source over every cell, then inside + dt*emitter and + dt*force (scene_cpu.cpp).
+template <class T>
+__global__ void scene_add_velocity(T* x, int field, const T* emit, const T* f, const int* flags, int n, T dt, T force,
+                                   T source) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (i > n + 1 || j > n + 1) return;
+  const std::int64_t c = ix(i, j, n + 2);
+  T value = x[c] + dt * react_source(field, i, j, n, flags[0] != 0, flags[1] != 0, force, source);
+  if (i >= 1 && i <= n && j >= 1 && j <= n) {
+    if (emit) value = value + dt * emit[c];
+    if (f) value = value + dt * f[c];
+  }
+  x[c] = value;
+}
+
+// A scalar's solid cells beside fluid: the mean of their fluid neighbours for the
+// advection (fill), 0 again after it (clear).
+template <class T>
+__global__ void scene_border_kernel(T* q, const ObstacleLists::Border* border, int count, int fill) {
+  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (k >= count) return;
+  const ObstacleLists::Border b = border[k];
+  q[b.c] = fill ? scene_cells::border_mean(q, b) : T(0);
+}
+
 // The tiles (tile_config): name, kernel kind, K iterations per pass, RPT rows
 // per thread, WY threads in y (rb_reg) / the extended tile's height (rb_pass: 8*RPT).
 struct TileSpec {
@@ -660,26 +898,41 @@ TileSpec tile_spec(int element_size) {
   return kTiles[kDefaultTileF32];
 }
 
+// What a scene adds to the plain state (SceneTiledSolver): 1/h, the obstacle
+// (null: none), the emitters (null: none), a temperature field and the forces.
+template <class T>
+struct SceneSetup {
+  T inv_h;
+  const ObstacleLists* obstacle;
+  const T* emit[4];  // d, u, v, T
+  const T* temperature;  // the initial T, or null: none
+  double vorticity, buoyancy_a, buoyancy_b, ambient;
+};
+
 template <class T>
 class CudaSolver final : public Solver<T> {
  public:
-  CudaSolver(const Params& p, const Fields<T>& init, int device) : p_(p), n_(p.n) {
+  // state: d, u, v, d0, u0, v0, each `cells` values; scene: the step is a scene's
+  // (scene_cpu.cpp's stam step on a square box with closed sides), or null.
+  CudaSolver(const Params& p, const T* const state[6], std::size_t cells, int device,
+             const SceneSetup<T>* scene = nullptr)
+      : p_(p), n_(p.n) {
     NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
     NUMPIPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     NUMPIPE_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
     NUMPIPE_CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
     NUMPIPE_CUDA_CHECK(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming));
-    cells_ = init.cells();
-    const FieldVector<T>* src[6] = {&init.d, &init.u, &init.v, &init.d0, &init.u0, &init.v0};
+    cells_ = cells;
     for (int k = 0; k < 6; ++k) {
       buf_[k] = DeviceArray<T>(cells_);
-      copy_to_device(buf_[k].data(), src[k]->data(), cells_ * sizeof(T), stream_);  // pinned staging (common/staging.hpp)
+      copy_to_device(buf_[k].data(), state[k], cells_ * sizeof(T), stream_);  // pinned staging (common/staging.hpp)
     }
     flags_ = DeviceArray<int>(2);
     counters_ = DeviceArray<long long>(3);
     NUMPIPE_CUDA_CHECK(cudaMemsetAsync(counters_.data(), 0, 3 * sizeof(long long), stream_));
     NUMPIPE_CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, 2 * sizeof(int), stream_));
     select_tile();
+    if (scene) set_scene(*scene);
     const int passes = (p_.iters + tile_.k - 1) / tile_.k;
     if (passes > 1) scratch_ = DeviceArray<T>(cells_);
     // react's maxima of the initial sources, as the first partials (the rest -inf)
@@ -738,12 +991,30 @@ class CudaSolver final : public Solver<T> {
 
   void fetch(Fields<T>& out) override {
     if (out.n != n_ || out.cells() != cells_) out.resize_uninitialised(n_);  // every value is overwritten below
-    FieldVector<T>* dst[6] = {&out.d, &out.u, &out.v, &out.d0, &out.u0, &out.v0};
-    for (int k = 0; k < 6; ++k) copy_to_host(dst[k]->data(), buf_[k].data(), cells_ * sizeof(T), stream_);  // pinned staging
+    T* const dst[6] = {out.d.data(), out.u.data(), out.v.data(), out.d0.data(), out.u0.data(), out.v0.data()};
+    fetch(dst);
+  }
+  // A scene's temperature into t (empty without one), queued before fetch(dst), which waits for it.
+  void fetch_temperature(FieldVector<T>& t) {
+    if (!temperature()) {
+      t.clear();
+      return;
+    }
+    t.resize(cells_);
+    copy_to_host(t.data(), t_.data(), cells_ * sizeof(T), stream_);  // pinned staging
+  }
+  // d, u, v, d0, u0, v0 into arrays of cells() values each.
+  void fetch(T* const dst[6]) {
+    for (int k = 0; k < 6; ++k) copy_to_host(dst[k], buf_[k].data(), cells_ * sizeof(T), stream_);  // pinned staging
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  std::string kernels() const override { return std::string("tile ") + tile_.name; }
+  std::string kernels() const override {
+    if (!scene_) return std::string("tile ") + tile_.name;
+    return std::string("scene path, tile ") + tile_.name + " (" + (sizeof(T) == 4 ? "fp32" : "fp64") + "), " +
+           std::to_string(obstacle_tiles_) + " of " + std::to_string(tiles_x_ * tiles_y_) + " tiles near obstacles, " +
+           std::to_string(fix_count_) + " cells beside obstacles";
+  }
 
   Counters counters() const override {
     long long c[3] = {0, 0, 0};
@@ -768,20 +1039,40 @@ class CudaSolver final : public Solver<T> {
   cudaGraphExec_t exec_ = nullptr;
   bool use_graph_ = true;
   using PassKernel = void (*)(PassArgs<T>);
+  using ScenePassKernel = void (*)(PassArgs<T>, SceneArgs<T>);
   using RegKernel = void (*)(PassArgs<float>, TileMap);
-  PassKernel pass_ = nullptr;           // rb_pass: one kernel over all tiles
+  using SceneRegKernel = void (*)(PassArgs<float>, TileMap, SceneArgs<float>);
+  PassKernel pass_ = nullptr;               // rb_pass: one kernel over all tiles
+  ScenePassKernel scene_pass_ = nullptr;    // rb_pass: a scene's
   RegKernel inner_[2] = {}, edge_[2] = {};  // rb_reg: inner and edge tiles, [1]: c a power of two
+  SceneRegKernel scene_inner_[2] = {};      // rb_reg: a scene's inner tiles
+  SceneRegKernel scene_reg_ = nullptr;      // rb_reg: a scene's edge tiles and those near its obstacle
   TileSpec tile_{};
   dim3 block_;
   int tiles_x_ = 0, tiles_y_ = 0, edge_tiles_ = 0;
+  int ext_w_ = 0, ext_h_ = 0, halo_ = 0;  // the extended tile and its halo
   TileMap map_{};
   dim3 inner_grid_;
-  std::size_t smem_bytes_ = 0;
+  std::size_t smem_bytes_ = 0, scene_smem_bytes_ = 0;
+  // A scene (set_scene): its cell codes, the solid cells beside fluid, the emitters
+  // of d, u, v, the tile flags (kTile*) and the scene kernel's tiles.
+  bool scene_ = false, vort_ = false, buoy_ = false;
+  T inv_h_ = T(0);
+  double vorticity_ = 0, buoyancy_a_ = 0, buoyancy_b_ = 0, ambient_ = 0;
+  DeviceArray<std::uint8_t> code_, tile_flags_;
+  DeviceArray<ObstacleLists::Border> border_;
+  DeviceArray<T> emit_[4];
+  DeviceArray<T> t_, t0_, fu_, fv_, wabs_;  // temperature and its work buffer; the forces
+  DeviceArray<int> scene_tiles_;
+  int border_count_ = 0, fix_count_ = 0, scene_tile_count_ = 0, obstacle_tiles_ = 0;
 
   // The tiles of an extended tile of ew x eh cells with halo h: edge tiles are
   // those reaching x or y <= 0 or >= n+1 (a first and some last rows and columns).
   void map_tiles(int ew, int eh, int h) {
     const int tx = ew - 2 * h, ty = eh - 2 * h, n = n_;
+    ext_w_ = ew;
+    ext_h_ = eh;
+    halo_ = h;
     tiles_x_ = (n + 2 + tx - 1) / tx;
     tiles_y_ = (n + 2 + ty - 1) / ty;
     map_ = TileMap{};
@@ -826,19 +1117,29 @@ class CudaSolver final : public Solver<T> {
       smem_bytes_ = reg_smem_bytes<RPT, WY>();
       block_ = dim3(32, WY);
       map_tiles(kRegW, RPT * WY, 2 * K);
+      scene_inner_[0] = rb_reg_scene_inner<K, RPT, WY, MINB, 0>;
+      scene_inner_[1] = rb_reg_scene_inner<K, RPT, WY, MINB, 1>;
+      scene_reg_ = rb_reg_scene<K, RPT, WY>;
+      scene_smem_bytes_ = reg_scene_smem_bytes<RPT, WY>();
       for (RegKernel f : {inner_[0], inner_[1], edge_[0], edge_[1]})
         NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(smem_bytes_)));
+      for (SceneRegKernel f : {scene_inner_[0], scene_inner_[1], scene_reg_})
+        NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(f == scene_reg_ ? scene_smem_bytes_ : smem_bytes_)));
     }
   }
   template <int K, int RPT>
   void use_smem() {
     constexpr int EH = kThreadsY * RPT, H = 2 * K;
     pass_ = rb_pass<T, K, RPT>;
+    scene_pass_ = rb_pass_scene<T, K, RPT>;
     smem_bytes_ = (2 * EH * kPairs + 16) * sizeof(T);
     block_ = dim3(kPairs, kThreadsY);
     map_tiles(kExtW, EH, H);
-    NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(rb_pass<T, K, RPT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(pass_, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(smem_bytes_)));
+    NUMPIPE_CUDA_CHECK(cudaFuncSetAttribute(scene_pass_, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(smem_bytes_)));
   }
   void select_tile() {
@@ -859,27 +1160,35 @@ class CudaSolver final : public Solver<T> {
     }
   }
 
-  void launch_pass(const PassArgs<T>& A) {
+  // S: a scene's (scene_ set).
+  void launch_pass(const PassArgs<T>& A, const SceneArgs<T>& S) {
     if (pass_) {
-      pass_<<<dim3(static_cast<unsigned>(tiles_x_), static_cast<unsigned>(tiles_y_)), block_, smem_bytes_, stream_>>>(A);
+      const dim3 grid(static_cast<unsigned>(tiles_x_), static_cast<unsigned>(tiles_y_));
+      if (scene_) scene_pass_<<<grid, block_, smem_bytes_, stream_>>>(A, S);
+      else pass_<<<grid, block_, smem_bytes_, stream_>>>(A);
       NUMPIPE_CUDA_CHECK_LAUNCH();
       return;
     }
     if constexpr (sizeof(T) == 4) {
       const bool inner = inner_grid_.x > 0 && inner_grid_.y > 0;
-      if (edge_tiles_ > 0 && inner) {  // the edge tiles beside the inner ones
+      // the edge tiles (a scene's: and those near its obstacle) beside the inner ones
+      const int side_tiles = scene_ ? scene_tile_count_ : edge_tiles_;
+      if (side_tiles > 0 && inner) {
         NUMPIPE_CUDA_CHECK(cudaEventRecord(fork_, stream_));
         NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(side_, fork_, 0));
       }
-      if (edge_tiles_ > 0) {
-        edge_[A.mul]<<<static_cast<unsigned>(edge_tiles_), block_, smem_bytes_, inner ? side_ : stream_>>>(A, map_);
+      if (side_tiles > 0) {
+        const unsigned blocks = static_cast<unsigned>(side_tiles);
+        if (scene_) scene_reg_<<<blocks, block_, scene_smem_bytes_, inner ? side_ : stream_>>>(A, map_, S);
+        else edge_[A.mul]<<<blocks, block_, smem_bytes_, inner ? side_ : stream_>>>(A, map_);
         NUMPIPE_CUDA_CHECK_LAUNCH();
       }
       if (inner) {
-        inner_[A.mul]<<<inner_grid_, block_, smem_bytes_, stream_>>>(A, map_);
+        if (scene_) scene_inner_[A.mul]<<<inner_grid_, block_, smem_bytes_, stream_>>>(A, map_, S);
+        else inner_[A.mul]<<<inner_grid_, block_, smem_bytes_, stream_>>>(A, map_);
         NUMPIPE_CUDA_CHECK_LAUNCH();
       }
-      if (edge_tiles_ > 0 && inner) {
+      if (side_tiles > 0 && inner) {
         NUMPIPE_CUDA_CHECK(cudaEventRecord(join_, side_));
         NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(stream_, join_, 0));
       }
@@ -898,7 +1207,10 @@ class CudaSolver final : public Solver<T> {
   // lin_solve(b, x, x0, a, c) from the generated initial guess (gen: react's
   // source of that field, -1 zero), x0 read as x0 + dt*source(add) when add >= 0;
   // the last pass leaves react's maximum per block in `partial` (max 1: of x, 2: of x^2 + x0^2).
-  void lin_solve(int b, T* x, const T* x0, T a, T c, int gen, int add, int max, T* partial) {
+  // A scene's solve: x0 + dt*emit inside (emit_bit: the tiles that hold it), sigma
+  // for the cells beside the obstacle.
+  void lin_solve(int b, T* x, const T* x0, T a, T c, int gen, int add, int max, T* partial, const T* emit = nullptr,
+                 int emit_bit = 0, T sigma = T(1)) {
     const int passes = (p_.iters + tile_.k - 1) / tile_.k;
     const Divisor<T> dv = make_divisor(c, false);
     const T* src = nullptr;
@@ -923,7 +1235,13 @@ class CudaSolver final : public Solver<T> {
                     T(p_.dt),
                     T(p_.force),
                     T(p_.source)};
-      launch_pass(A);
+      const SceneArgs<T> S{scene_ ? code_ptr() : nullptr,
+                           emit,
+                           scene_ ? tile_flags_.data() : nullptr,
+                           scene_ ? scene_tiles_.data() : nullptr,
+                           emit_bit,
+                           sigma};
+      launch_pass(A, S);
       src = dst;
     }
     corners_kernel<T><<<1, 32, 0, stream_>>>(x, n_);
@@ -950,13 +1268,196 @@ class CudaSolver final : public Solver<T> {
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
 
+  // ---- a scene (scene_cpu.cpp's step on a square box with closed sides) ----------------------
+  const std::uint8_t* code_ptr() const { return code_.size() ? code_.data() : nullptr; }
+  const T* emit_ptr(int field) const { return emit_[field].size() ? emit_[field].data() : nullptr; }
+  bool temperature() const { return t_.size() > 0; }
+
+  // The scene's arrays on the device, and which tiles its kernel runs: a tile
+  // whose extended tile holds a cell of the obstacle or beside it (a code) takes
+  // the obstacle's formulas; one that holds an emitter's value other than +0
+  // reads that emitter (elsewhere x0 + dt*0 is formed without reading it).
+  void set_scene(const SceneSetup<T>& sc) {
+    scene_ = true;
+    inv_h_ = sc.inv_h;
+    const int n = n_, w = n + 2, tiles = tiles_x_ * tiles_y_;
+    const int tx = ext_w_ - 2 * halo_, ty = ext_h_ - 2 * halo_;
+    std::vector<std::uint8_t> flags(static_cast<std::size_t>(tiles), 0);
+    // the tiles whose extended tile holds cell (x, y): columns [bx0, bx1], rows [by0, by1]
+    auto mark = [&](int x, int y, std::uint8_t bit) {
+      const int lo_x = x + halo_ - ext_w_ + 1, lo_y = y + halo_ - ext_h_ + 1;
+      const int bx0 = lo_x <= 0 ? 0 : (lo_x + tx - 1) / tx, bx1 = std::min(tiles_x_ - 1, (x + halo_) / tx);
+      const int by0 = lo_y <= 0 ? 0 : (lo_y + ty - 1) / ty, by1 = std::min(tiles_y_ - 1, (y + halo_) / ty);
+      for (int by = by0; by <= by1; ++by)
+        for (int bx = bx0; bx <= bx1; ++bx) flags[static_cast<std::size_t>(by) * tiles_x_ + bx] |= bit;
+    };
+    if (sc.obstacle) {
+      const ObstacleLists& ob = *sc.obstacle;
+      code_ = DeviceArray<std::uint8_t>(cells_);
+      copy_to_device(code_.data(), ob.code.data(), cells_, stream_);  // pinned staging
+      border_count_ = static_cast<int>(ob.border.size());
+      border_ = DeviceArray<ObstacleLists::Border>(std::max<std::size_t>(1, ob.border.size()));
+      if (border_count_) border_.copy_from_host(ob.border.data(), ob.border.size(), stream_);
+      fix_count_ = static_cast<int>(ob.fix.size());
+      for (std::int64_t c : ob.solid) mark(static_cast<int>(c % w), static_cast<int>(c / w), kTileScene);
+      for (int j = 1; j <= n; ++j)
+        for (int q = ob.row_begin[static_cast<std::size_t>(j)]; q < ob.row_begin[static_cast<std::size_t>(j) + 1]; ++q)
+          mark(ob.fix[static_cast<std::size_t>(q)].i, j, kTileScene);
+    }
+    const std::uint8_t emit_bits[4] = {kTileEmitD, kTileEmitU, kTileEmitV, kTileEmitT};
+    for (int f = 0; f < 4; ++f) {
+      const T* e = sc.emit[f];
+      if (!e) continue;
+      emit_[f] = DeviceArray<T>(cells_);
+      copy_to_device(emit_[f].data(), e, cells_ * sizeof(T), stream_);
+      for (int y = 0; y <= n + 1; ++y) {
+        const T* row = e + static_cast<std::size_t>(y) * w;
+        bool any = false;  // a value whose bits are not +0's (-0 included)
+        for (int x = 0; x < w; ++x) any |= !(row[x] == T(0) && !std::signbit(row[x]));
+        if (!any) continue;
+        for (int x = 0; x < w; ++x)
+          if (!(row[x] == T(0) && !std::signbit(row[x]))) mark(x, y, emit_bits[f]);
+      }
+    }
+    // edge tiles (map_tiles): the scene kernel's too
+    for (int by = 0; by < tiles_y_; ++by)
+      for (int bx = 0; bx < tiles_x_; ++bx) {
+        const int gx0 = bx * tx - halo_, gy0 = by * ty - halo_;
+        std::uint8_t& f = flags[static_cast<std::size_t>(by) * tiles_x_ + bx];
+        if (f & kTileScene) ++obstacle_tiles_;
+        if (gx0 <= 0 || gy0 <= 0 || gx0 + ext_w_ - 1 >= n + 1 || gy0 + ext_h_ - 1 >= n + 1) f |= kTileScene;
+      }
+    std::vector<int> list;
+    for (int t = 0; t < tiles; ++t)
+      if (flags[static_cast<std::size_t>(t)] & kTileScene) list.push_back(t);
+    scene_tile_count_ = static_cast<int>(list.size());
+    tile_flags_ = DeviceArray<std::uint8_t>(flags.size());
+    tile_flags_.copy_from_host(flags.data(), flags.size(), stream_);
+    scene_tiles_ = DeviceArray<int>(std::max<std::size_t>(1, list.size()));
+    if (!list.empty()) scene_tiles_.copy_from_host(list.data(), list.size(), stream_);
+    auto zeros = [&] {
+      DeviceArray<T> a(cells_);
+      NUMPIPE_CUDA_CHECK(cudaMemsetAsync(a.data(), 0, a.bytes(), stream_));
+      return a;
+    };
+    if (sc.temperature) {
+      t_ = DeviceArray<T>(cells_);
+      copy_to_device(t_.data(), sc.temperature, cells_ * sizeof(T), stream_);
+      t0_ = zeros();
+    }
+    vorticity_ = sc.vorticity;
+    buoyancy_a_ = sc.buoyancy_a;
+    buoyancy_b_ = sc.buoyancy_b;
+    ambient_ = sc.ambient;
+    vort_ = vorticity_ != 0;
+    buoy_ = buoyancy_a_ != 0 || buoyancy_b_ != 0;
+    if (vort_ || buoy_) {
+      fu_ = zeros();
+      fv_ = zeros();
+    }
+    if (vort_) wabs_ = zeros();
+    NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host vectors go out of scope
+  }
+
+  // diffuse: from react's source of `field` (or zero: -1) as the initial guess, x0 +
+  // dt*react's source (add) + dt*the emitter (emit: 0 d, 1 u, 2 v, 3 T; -1 none).
+  void scene_diffuse(int b, T* x, const T* x0, int field, int add, int emit, double k, T* partial, T sigma) {
+    const T a = T(p_.dt) * static_cast<T>(k) * inv_h_ * inv_h_;  // scene_cpu.cpp's diffuse: 1/h for Stam's N
+    const int bits[4] = {kTileEmitD, kTileEmitU, kTileEmitV, kTileEmitT};
+    lin_solve(b, x, x0, a, T(1) + T(4) * a, field, add, partial ? 1 : 0, partial, emit >= 0 ? emit_ptr(emit) : nullptr,
+              emit >= 0 ? bits[emit] : 0, sigma);
+  }
+
+  // The forces from the state at the start of the step, and u, v with react's
+  // sources, the emitters and the forces added (the solves then add nothing).
+  void scene_forces() {
+    T *d = buf_[0].data(), *u = buf_[1].data(), *v = buf_[2].data();
+    set_bnd(kU, u);  // the ghost cells by the sides' rules first (an input state's may be stale)
+    set_bnd(kV, v);
+    T* wa = wabs_.size() ? wabs_.data() : nullptr;
+    if (vort_) {
+      scene_vorticity_kernel<T><<<grid2(n_), dim3(32, 8), 0, stream_>>>(u, v, wa, code_ptr(), n_, inv_h_);
+      NUMPIPE_CUDA_CHECK_LAUNCH();
+      set_bnd(kScalar, wa);  // closed sides: copies, as kSceneCopy
+    }
+    const T eps_h = static_cast<T>(vorticity_) / inv_h_;
+    scene_forces_kernel<T><<<grid2(n_), dim3(32, 8), 0, stream_>>>(
+        u, v, wa, d, temperature() ? t_.data() : nullptr, fu_.data(), fv_.data(), code_ptr(), n_, inv_h_, eps_h,
+        vort_ ? 1 : 0, buoy_ ? 1 : 0, static_cast<T>(buoyancy_a_), static_cast<T>(buoyancy_b_), static_cast<T>(ambient_));
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    const T dt = T(p_.dt), force = T(p_.force), source = T(p_.source);
+    scene_add_velocity<T><<<grid2(n_ + 2), dim3(32, 8), 0, stream_>>>(u, kFieldU, emit_ptr(1), vort_ ? fu_.data() : nullptr,
+                                                                      flags_.data(), n_, dt, force, source);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    scene_add_velocity<T><<<grid2(n_ + 2), dim3(32, 8), 0, stream_>>>(v, kFieldV, emit_ptr(2), fv_.data(), flags_.data(),
+                                                                      n_, dt, force, source);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+  }
+
+  void scene_project(T* u, T* v, T* p, T* div, T* partial) {
+    scene_project_begin<T><<<grid2(n_ + 2), dim3(32, 8), 0, stream_>>>(u, v, div, code_ptr(), n_, inv_h_);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    lin_solve(kScalar, p, div, T(1), T(4), -1, -1, partial ? 2 : 0, partial, nullptr, 0, T(1));
+    scene_project_end<T><<<grid2(n_), dim3(32, 8), 0, stream_>>>(u, v, p, code_ptr(), n_, inv_h_);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    set_bnd(kU, u);
+    set_bnd(kV, v);
+  }
+
+  void scene_border(T* q, bool fill) {
+    if (!border_count_) return;
+    scene_border_kernel<T><<<(border_count_ + 255) / 256, 256, 0, stream_>>>(q, border_.data(), border_count_, fill ? 1 : 0);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+  }
+
+  // scene_cpu.cpp's step on a square box with closed sides (react, then the
+  // sources, the emitters and add_source inside the solves' passes, or before them
+  // with the forces).
+  void enqueue_scene_step() {
+    T *d = buf_[0].data(), *u = buf_[1].data(), *v = buf_[2].data();
+    T *d0 = buf_[3].data(), *u0 = buf_[4].data(), *v0 = buf_[5].data();
+    const T dt0 = T(p_.dt) * inv_h_;
+    if (vort_ || buoy_) {
+      scene_forces();
+      scene_diffuse(kU, u0, u, kFieldU, -1, -1, p_.visc, nullptr, T(-1));
+      scene_diffuse(kV, v0, v, kFieldV, -1, -1, p_.visc, nullptr, T(-1));
+    } else {
+      scene_diffuse(kU, u0, u, kFieldU, kFieldU, 1, p_.visc, nullptr, T(-1));
+      scene_diffuse(kV, v0, v, kFieldV, kFieldV, 2, p_.visc, nullptr, T(-1));
+    }
+    scene_project(u0, v0, u, v, nullptr);
+    scene_advect_kernel<T><<<grid2(n_), dim3(32, 8), 0, stream_>>>(u0, v0, u, u0, v, v0, code_ptr(), n_, dt0);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    set_bnd(kU, u);
+    set_bnd(kV, v);
+    scene_project(u, v, u0, v0, partial_v_.data());
+    scene_diffuse(kScalar, d0, d, kFieldD, kFieldD, 0, p_.diff, partial_d_.data(), T(1));
+    // the temperature likewise (its work buffer cleared by react, no react source; closed
+    // sides: the ambient value never enters), advected with d (neither reads the other)
+    T* t = temperature() ? t_.data() : nullptr;
+    T* t0 = temperature() ? t0_.data() : nullptr;
+    if (t) scene_diffuse(kScalar, t0, t, -1, -1, 3, p_.diff, nullptr, T(1));
+    scene_border(d0, true);
+    if (t) scene_border(t0, true);
+    scene_advect_kernel<T><<<grid2(n_), dim3(32, 8), 0, stream_>>>(u, v, d, d0, t, t0, code_ptr(), n_, dt0);
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    scene_border(d0, false);
+    set_bnd(kScalar, d);
+    if (t) {
+      scene_border(t0, false);
+      set_bnd(kScalar, t);
+    }
+  }
+
   void enqueue_step() {
     T *d = buf_[0].data(), *u = buf_[1].data(), *v = buf_[2].data();
     T *d0 = buf_[3].data(), *u0 = buf_[4].data(), *v0 = buf_[5].data();
     react_decide<T><<<1, 256, 0, stream_>>>(partial_v_.data(), partial_d_.data(), parts_, d0, u0, v0, n_,
                                             flags_.data(), counters_.data(), p_.forcing == Forcing::react ? 1 : 0);
     NUMPIPE_CUDA_CHECK_LAUNCH();
-    if (p_.scheme == Scheme::seed) {
+    if (scene_) {
+      enqueue_scene_step();
+    } else if (p_.scheme == Scheme::seed) {
       add_zero_boundary<T><<<(n_ + 2 + 255) / 256, 256, 0, stream_>>>(d, n_, T(p_.dt));
       NUMPIPE_CUDA_CHECK_LAUNCH();
       diffuse(kScalar, d0, d, kFieldD, p_.diff, partial_d_.data());
@@ -998,8 +1499,61 @@ double cuda_solve_elements_per_cell(int iters, int element_size) {
 
 template <class T>
 std::unique_ptr<Solver<T>> make_cuda_solver(const Params& p, const Fields<T>& initial, int device) {
-  return std::make_unique<CudaSolver<T>>(p, initial, device);
+  const T* const state[6] = {initial.d.data(), initial.u.data(), initial.v.data(),
+                             initial.d0.data(), initial.u0.data(), initial.v0.data()};
+  return std::make_unique<CudaSolver<T>>(p, state, initial.cells(), device);
 }
+
+namespace {
+
+// A scene on the temporally blocked solver (scene.hpp, scene_fits_tiles).
+template <class T>
+class SceneTiledSolver final : public SceneSolver<T> {
+ public:
+  SceneTiledSolver(const Params& p, const Scene& s, const SceneFields<T>& init, int device) : n_(s.nx) {
+    ObstacleLists ob;
+    if (!init.solid.empty()) ob = obstacle_lists(s, init.solid);
+    auto ptr = [](const FieldVector<T>& a) { return a.empty() ? nullptr : a.data(); };
+    const SceneSetup<T> setup{static_cast<T>(s.inv_h()),
+                              init.solid.empty() ? nullptr : &ob,
+                              {ptr(init.src_d), ptr(init.src_u), ptr(init.src_v), ptr(init.src_t)},
+                              ptr(init.t),
+                              s.vorticity,
+                              s.buoyancy_a,
+                              s.buoyancy_b,
+                              s.ambient};
+    Params q = p;
+    q.n = s.nx;
+    q.scheme = Scheme::stam;
+    const T* const state[6] = {init.d.data(), init.u.data(), init.v.data(), init.d0.data(), init.u0.data(), init.v0.data()};
+    solver_ = std::make_unique<CudaSolver<T>>(q, state, init.cells(), device, &setup);
+  }
+  double advance(int steps) override { return solver_->advance(steps); }
+  void fetch(SceneFields<T>& out) override {
+    if (out.nx != n_ || out.ny != n_ || out.d.size() != out.cells()) out.resize_uninitialised(n_, n_);  // overwritten below
+    T* const dst[6] = {out.d.data(), out.u.data(), out.v.data(), out.d0.data(), out.u0.data(), out.v0.data()};
+    solver_->fetch_temperature(out.t);
+    solver_->fetch(dst);
+  }
+  Counters counters() const override { return solver_->counters(); }
+  std::string kernels() const override { return solver_->kernels(); }
+
+ private:
+  int n_;
+  std::unique_ptr<CudaSolver<T>> solver_;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<SceneSolver<T>> make_scene_tiled_solver(const Params& p, const Scene& s, const SceneFields<T>& init,
+                                                       int device) {
+  return std::make_unique<SceneTiledSolver<T>>(p, s, init, device);
+}
+template std::unique_ptr<SceneSolver<float>> make_scene_tiled_solver(const Params&, const Scene&,
+                                                                     const SceneFields<float>&, int);
+template std::unique_ptr<SceneSolver<double>> make_scene_tiled_solver(const Params&, const Scene&,
+                                                                      const SceneFields<double>&, int);
 template std::unique_ptr<Solver<float>> make_cuda_solver(const Params&, const Fields<float>&, int);
 template std::unique_ptr<Solver<double>> make_cuda_solver(const Params&, const Fields<double>&, int);
 

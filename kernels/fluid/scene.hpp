@@ -1,5 +1,8 @@
-// The scene path of fluid-step: Stam's step (the stam scheme) on a user's scene,
-// a separate solver from the fused fast path, which it never enters.
+// The scene path of fluid-step: Stam's step (the stam scheme) on a user's scene.
+// The CPU's is a solver of its own (scene_cpu.cpp); on the GPU a scene in a square
+// box with closed sides runs on the fused solver's temporally blocked tiles
+// (cuda.cu: the obstacle's codes and the emitters inside the solves' passes), any
+// other on one kernel per operation (scene_cuda.cu); all compute the same bits.
 //
 // A scene is NX x NY interior cells of size h = length / NX, each side closed,
 // open, periodic or an inflow, an optional obstacle mask (`solid`), optional
@@ -95,10 +98,24 @@ class SceneSolver {
 // The OpenMP backend: the same bits for any thread count.
 template <class T>
 std::unique_ptr<SceneSolver<T>> make_scene_cpu_solver(const Params& p, const Scene& s, const SceneFields<T>& init);
+// Whether the CUDA backend can run the scene on the fused solver's temporally
+// blocked tiles (the obstacle's codes and the emitters inside their passes, the
+// forces before them): a square box with closed sides (the other scenes take one
+// kernel per operation). Both compute the same bits.
+template <class T>
+bool scene_fits_tiles(const Scene& s, const SceneFields<T>&) {
+  return s.nx == s.ny && s.all_closed();
+}
 #ifdef NUMPIPE_FLUID_CUDA
+// The tiles where the scene fits them (NUMPIPE_FLUID_SCENE_TILES=0: never), else one
+// kernel per operation.
 template <class T>
 std::unique_ptr<SceneSolver<T>> make_scene_cuda_solver(const Params& p, const Scene& s, const SceneFields<T>& init,
                                                       int device);
+// The tiles' solver (cuda.cu); the scene must fit them.
+template <class T>
+std::unique_ptr<SceneSolver<T>> make_scene_tiled_solver(const Params& p, const Scene& s, const SceneFields<T>& init,
+                                                       int device);
 #endif
 
 // Checks the scene's arrays against the rules docs/fluid.md states (exit 2

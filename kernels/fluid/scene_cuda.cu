@@ -1,5 +1,7 @@
-// The scene path's CUDA backend (scene.hpp, docs/fluid.md "Scenes"): the steps
-// of scene_cpu.cpp, one kernel per operation, each cell computed by
+// The scene path's CUDA backend (scene.hpp, docs/fluid.md "Scenes"). A scene in a
+// square box with closed sides runs on the fused solver's tiles (cuda.cu,
+// make_scene_tiled_solver); any other here: the steps of scene_cpu.cpp, one kernel
+// per operation, each cell computed by
 // scene_model.hpp's formulas in the CPU's order (built without FMA contraction),
 // so that the two backends give the same bits. The state stays on the device;
 // one step is captured once as a CUDA Graph and replayed.
@@ -23,6 +25,7 @@
 #include "common/cuda_timer.hpp"
 #include "common/device_array.hpp"
 #include "scene.hpp"
+#include "scene_cells.cuh"
 
 namespace numpipe::fluid {
 namespace {
@@ -184,9 +187,7 @@ __global__ void divergence_kernel(const T* u, const T* v, T* div, T* pr, const s
   if (i > g.nx || j > g.ny) return;
   const std::int64_t w = g.w, c = ix(i, j, g.w);
   const int cd = MASK && rows[j] ? code[c] : 0;
-  if (cd == 0) div[c] = divergence_h(u[c - 1], u[c + 1], v[c - w], v[c + w], inv_h);
-  else if (cd & kSolidSelf) div[c] = T(0);
-  else div[c] = divergence_solid(u[c], v[c], u[c - 1], u[c + 1], v[c - w], v[c + w], cd, inv_h);
+  div[c] = scene_cells::divergence(u, v, c, w, cd, inv_h);
   pr[c] = T(0);
 }
 
@@ -197,17 +198,7 @@ __global__ void gradient_kernel(T* u, T* v, const T* pr, const std::uint8_t* cod
   if (i > g.nx || j > g.ny) return;
   const std::int64_t w = g.w, c = ix(i, j, g.w);
   const int cd = MASK && rows[j] ? code[c] : 0;
-  if (cd == 0) {
-    u[c] = gradient_sub_h(u[c], pr[c - 1], pr[c + 1], inv_h);
-    v[c] = gradient_sub_h(v[c], pr[c - w], pr[c + w], inv_h);
-  } else if (cd & kSolidSelf) {
-    u[c] = T(0);
-    v[c] = T(0);
-  } else {
-    const T pc = pr[c];
-    u[c] = gradient_sub_h(u[c], cd & kSolidL ? pc : pr[c - 1], cd & kSolidR ? pc : pr[c + 1], inv_h);
-    v[c] = gradient_sub_h(v[c], cd & kSolidD ? pc : pr[c - w], cd & kSolidU ? pc : pr[c + w], inv_h);
-  }
+  scene_cells::gradient(u, v, pr, c, w, cd, inv_h);
 }
 
 // ---- advection -------------------------------------------------------------------------------
@@ -233,14 +224,7 @@ __global__ void fill_border_kernel(T* q, const ObstacleLists::Border* border, in
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= count) return;
   const ObstacleLists::Border b = border[k];
-  T sum = T(0);
-  int n = 0;
-  for (int m = 0; m < 4; ++m)
-    if (b.fluid & (1 << m)) {
-      sum = n == 0 ? q[b.nb[m]] : sum + q[b.nb[m]];
-      ++n;
-    }
-  q[b.c] = sum / static_cast<T>(n);
+  q[b.c] = scene_cells::border_mean(q, b);
 }
 template <class T>
 __global__ void clear_border_kernel(T* q, const ObstacleLists::Border* border, int count) {
@@ -340,7 +324,7 @@ __global__ void vorticity_abs_kernel(const T* u, const T* v, T* wa, const std::u
   const int i = blockIdx.x * blockDim.x + threadIdx.x + 1, j = blockIdx.y * blockDim.y + threadIdx.y + 1;
   if (i > g.nx || j > g.ny) return;
   const std::int64_t w = g.w, c = ix(i, j, g.w);
-  wa[c] = MASK && rows[j] && (code[c] & kSolidSelf) ? T(0) : std::fabs(vorticity_cell(u[c - w], u[c + w], v[c - 1], v[c + 1], inv_h));
+  wa[c] = scene_cells::vorticity_abs(u, v, c, w, MASK && rows[j] ? code[c] : 0, inv_h);
 }
 template <class T, bool MASK>
 __global__ void forces_kernel(const T* u, const T* v, const T* wa, const T* d, const T* temp, T* fu, T* fv,
@@ -350,25 +334,8 @@ __global__ void forces_kernel(const T* u, const T* v, const T* wa, const T* d, c
   const int i = blockIdx.x * blockDim.x + threadIdx.x + 1, j = blockIdx.y * blockDim.y + threadIdx.y + 1;
   if (i > g.nx || j > g.ny) return;
   const std::int64_t w = g.w, c = ix(i, j, g.w);
-  const int cd = MASK && rows[j] ? code[c] : 0;
-  if (cd & kSolidSelf) {
-    fu[c] = T(0);
-    fv[c] = T(0);
-    return;
-  }
-  if (vort) {
-    const T wc = wa[c];
-    T x, y;
-    confinement_force(vorticity_cell(u[c - w], u[c + w], v[c - 1], v[c + 1], inv_h), cd & kSolidL ? wc : wa[c - 1],
-                      cd & kSolidR ? wc : wa[c + 1], cd & kSolidD ? wc : wa[c - w], cd & kSolidU ? wc : wa[c + w],
-                      inv_h, eps_h, x, y);
-    fu[c] = x;
-    fv[c] = y;
-  }
-  if (buoy) {
-    const T fb = buoyancy_force(d[c], temp ? temp[c] : ambient, ba, bb, ambient);
-    fv[c] = vort ? fv[c] + fb : fb;
-  }
+  scene_cells::forces(u, v, wa, d, temp, fu, fv, c, w, MASK && rows[j] ? code[c] : 0, vort != 0, buoy != 0, inv_h,
+                      eps_h, ba, bb, ambient);
 }
 
 dim3 grid2(int nx, int ny, dim3 block) {
@@ -704,6 +671,9 @@ class SceneCudaSolver final : public SceneSolver<T> {
 template <class T>
 std::unique_ptr<SceneSolver<T>> make_scene_cuda_solver(const Params& p, const Scene& s, const SceneFields<T>& init,
                                                       int device) {
+  const char* knob = std::getenv("NUMPIPE_FLUID_SCENE_TILES");
+  const bool tiles = !(knob && std::string(knob) == "0");
+  if (tiles && scene_fits_tiles(s, init)) return make_scene_tiled_solver<T>(p, s, init, device);
   return std::make_unique<SceneCudaSolver<T>>(p, s, init, device);
 }
 template std::unique_ptr<SceneSolver<float>> make_scene_cuda_solver(const Params&, const Scene&,

@@ -69,13 +69,23 @@ NUMPIPE_HD_INLINE int solid_neighbours(int code) {
 // gradient, for pressure and scalars; -1: zero at the face, no-slip, for the
 // velocity components), solved for the cell:
 //   x = (x0 + a * (sum of fluid neighbours)) / (c - a * sigma * m),  m solid neighbours.
+// Its two halves: the fluid neighbours' sum (for code 0 Stam's left + right +
+// down + up, in his order), and the divisor.
 template <class T>
-NUMPIPE_HD_INLINE T gs_cell_solid(T x0, T left, T right, T down, T up, int code, T a, T c, T sigma) {
+NUMPIPE_HD_INLINE T fluid_neighbour_sum(T left, T right, T down, T up, int code) {
   const T l = code & kSolidL ? T(0) : left;
   const T r = code & kSolidR ? T(0) : right;
   const T d = code & kSolidD ? T(0) : down;
   const T u = code & kSolidU ? T(0) : up;
-  return (x0 + a * (l + r + d + u)) / (c - a * (sigma * static_cast<T>(solid_neighbours(code))));
+  return l + r + d + u;
+}
+template <class T>
+NUMPIPE_HD_INLINE T solid_divisor(int code, T a, T c, T sigma) {
+  return c - a * (sigma * static_cast<T>(solid_neighbours(code)));
+}
+template <class T>
+NUMPIPE_HD_INLINE T gs_cell_solid(T x0, T left, T right, T down, T up, int code, T a, T c, T sigma) {
+  return (x0 + a * fluid_neighbour_sum(left, right, down, up, code)) / solid_divisor(code, a, c, sigma);
 }
 
 // Stam's divergence and gradient with 1/h in place of N (the same bits where 1/h = N).
