@@ -226,6 +226,23 @@ TEST_CASE("require_finite names the record, the index and the value") {
   f[2999999] = NAN;
   f[1234567] = INFINITY;
   CHECK(first_non_finite(f.data(), f.size()) == 1234567);
+  // the largest finite values, subnormals and negative zero are finite; every kind of
+  // non-finite value is found, the lowest index first, whatever block it falls in
+  std::vector<double> d(5000001, -0.0);
+  d[7] = std::numeric_limits<double>::max();
+  d[8] = -std::numeric_limits<double>::max();
+  d[9] = std::numeric_limits<double>::denorm_min();
+  CHECK(first_non_finite(d.data(), d.size()) == -1);
+  d[4999999] = -std::numeric_limits<double>::infinity();
+  CHECK(first_non_finite(d.data(), d.size()) == 4999999);
+  d[4096 * 700 + 4095] = std::nan("");
+  d[4096 * 700 + 4094] = std::numeric_limits<double>::infinity();
+  CHECK(first_non_finite(d.data(), d.size()) == 4096 * 700 + 4094);
+  d[0] = -std::nan("");
+  CHECK(first_non_finite(d.data(), d.size()) == 0);
+  std::vector<float> g(4097, std::numeric_limits<float>::max());
+  g[4096] = -INFINITY;
+  CHECK(first_non_finite(g.data(), g.size()) == 4096);
 }
 
 TEST_CASE("options checked before any work: --threads, --device, --devices, --profile, MPI") {
