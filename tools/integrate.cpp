@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
 #include "common/strings.hpp"
+#include "common/timeline.hpp"
 #include "kernels/integrate/integrate.hpp"
 
 namespace ig = numpipe::integrate;
@@ -343,6 +345,7 @@ int main(int argc, char** argv) {
       }
       return true;
     });
+    std::optional<numpipe::timeline::Scope> convert(std::in_place, "convert input");  // the policies and bases, checked
     auto groups = group_records(records);
     std::vector<ig::Problem> problems;
     for (const Group& g : groups) problems.push_back(make_problem(g, align));
@@ -357,6 +360,7 @@ int main(int argc, char** argv) {
         numpipe::require_host_memory({std::to_string(static_cast<long long>(policies)) + " policies", policies,
                                       std::ceil(bytes / policies), "policy (on average at these steps)"});
     }
+    convert.reset();
 
     std::uint64_t total_policies = 0;
     for (const ig::Problem& p : problems)  // this rank's share (rank 0 shows the line)
@@ -441,13 +445,18 @@ int main(int argc, char** argv) {
       }
       // NaN marks the years a policy's grid does not reach (documented); anything else
       // non-finite, and a NaN at t = 0 (always on the grid), is a bug.
-      for (std::size_t i = 0; i < n; ++i)
-        for (int t = 0; t < ig::kYears; ++t) {
-          const double v = res.reserve[i * ig::kYears + t];
-          if (std::isinf(v) || (t == 0 && std::isnan(v)))
-            numpipe::fail_internal("reserve[" + std::to_string(i) + ", " + std::to_string(t) + "] is " +
-                                   numpipe::value_text(v) + ": a reserve came out non-finite (please report the input)");
-        }
+      {
+        numpipe::timeline::Scope check("check output");
+        const double* reserve = res.reserve.data();
+        const std::int64_t bad = numpipe::first_where(n * ig::kYears, [reserve](std::int64_t k) {
+          const double v = reserve[k];
+          return std::isinf(v) || (k % ig::kYears == 0 && std::isnan(v));
+        });
+        if (bad >= 0)
+          numpipe::fail_internal("reserve[" + std::to_string(bad / ig::kYears) + ", " + std::to_string(bad % ig::kYears) +
+                                 "] is " + numpipe::value_text(reserve[bad]) +
+                                 ": a reserve came out non-finite (please report the input)");
+      }
       json stamped = cli.stamp(attrs, pol.attrs);
       for (const Record* r : groups[gi].carried) writer.write(r->name, r->dtype, r->shape, r->payload.data(), r->attrs);
       json a_res = stamped;
