@@ -869,15 +869,6 @@ struct AdjointWorkspace {
             sq.data(), dx1.data(), dy1.data(), rho_nu.data(), dt.data(), nx, ny, steps};
   }
 };
-template <class Real>
-AdjointWorkspace<Real>& adjoint_workspace(int dev) {
-  static std::mutex lock;
-  static auto* spaces = new std::map<int, std::unique_ptr<AdjointWorkspace<Real>>>();
-  std::lock_guard<std::mutex> guard(lock);
-  auto& w = (*spaces)[dev];
-  if (!w) w = std::make_unique<AdjointWorkspace<Real>>();
-  return *w;
-}
 
 // The lanes' tables (lane-major), built on the host in Real exactly as the CPU backend
 // builds them (one host thread per lane), into the workspace.
@@ -1020,7 +1011,7 @@ std::vector<double> adjoint_on_device(const std::vector<Lane>& lanes, int dev, C
                                  (free_bytes / 4 > state_bytes ? free_bytes / 4 - state_bytes : 0) / lane_grid)));
 
   HostTimer up;
-  AdjointWorkspace<Real>& ws = adjoint_workspace<Real>(dev);
+  AdjointWorkspace<Real>& ws = lines::per_device<AdjointWorkspace<Real>>(dev);
   upload_lane_tables<Real>(ws, lanes, mixed);
   const LaneTables<Real> t = ws.view(nx, ny, steps);
   std::vector<Real> start(static_cast<std::size_t>(grid) * n_lanes, Real(0));

@@ -1,12 +1,28 @@
 // price, CUDA: what the kernels of cuda.cu and cuda_mcs.cu share: a line of values in
 // shared memory laid out for a warp (ChunkLayout), the warp's affine recurrence over
-// it (the Thomas sweeps as scans), and a CUDA stream (RAII).
+// it (the Thomas sweeps as scans), a CUDA stream (RAII), and the per-device workspaces.
 #pragma once
 #include <cuda_runtime.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "common/cuda_check.hpp"
 
 namespace numpipe::price::lines {
+
+// One W per device, made at its first use and kept for the process (its device
+// buffers grow as passes need them and are never given back between passes).
+template <class W>
+W& per_device(int device) {
+  static std::mutex lock;
+  static auto* spaces = new std::map<int, std::unique_ptr<W>>();  // never freed: used until exit
+  std::lock_guard<std::mutex> guard(lock);
+  auto& w = (*spaces)[device];
+  if (!w) w = std::make_unique<W>();
+  return *w;
+}
 
 constexpr int kWarp = 32;
 

@@ -602,15 +602,6 @@ struct McsWorkspace {
   DeviceArray<int> level_slot;
   DeviceArray<std::int64_t> at;
 };
-template <class Real>
-McsWorkspace<Real>& mcs_workspace(int dev) {
-  static std::mutex lock;
-  static auto* spaces = new std::map<int, std::unique_ptr<McsWorkspace<Real>>>();
-  std::lock_guard<std::mutex> guard(lock);
-  auto& w = (*spaces)[dev];
-  if (!w) w = std::make_unique<McsWorkspace<Real>>();
-  return *w;
-}
 template <class T>
 std::uint64_t growth(const DeviceArray<T>& a, std::size_t n) {
   return a.size() < std::max<std::size_t>(n, 1) ? std::max<std::size_t>(n, 1) * sizeof(T) : 0;
@@ -740,7 +731,7 @@ bool mcs_weights_cuda(const std::vector<Lane>& lanes, int dev, CudaRun* run, std
   if (mode == Mode::automatic && shape.warps < kMinAutoWarps) return false;
   const std::uint64_t grid = std::uint64_t(nx) * ny, lane_grid = grid * n_lanes;
   const std::uint64_t table = std::uint64_t(steps) * ny * n_lanes;
-  McsWorkspace<Real>& ws = mcs_workspace<Real>(dev);
+  McsWorkspace<Real>& ws = lines::per_device<McsWorkspace<Real>>(dev);
   // device memory: six grids a lane, the per-step tables, two buffers of x pivots
   int batch = std::min(steps, kBatchSteps);
   auto needed = [&](int b) {
