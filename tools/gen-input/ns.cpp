@@ -183,7 +183,10 @@ int run_ns(int argc, char** argv) {
     ns::Problem probe;
     probe.params = p;
     probe.bodies = bodies;
-    for (auto& f : probe.fields) f.assign(count, 0.0);
+    for (auto& f : probe.fields) {
+      f.resize(count);
+      parallel_fill(f.data(), count, 0.0);
+    }
     ns::validate(probe, ns::RunOptions{});
   }
   double width = init == "acoustic" ? p.box[0] / 16 : p.box[1] / 30;
@@ -195,10 +198,14 @@ int run_ns(int argc, char** argv) {
   require_host_memory({"a state of " + std::to_string(p.n[0]) + "x" + std::to_string(p.n[1]) + "x" + std::to_string(p.n[2]) +
                            " points", double(count), 40, "point"});
   const ns::Geometry g = ns::make_geometry(p);
-  for (auto& f : pr.fields) f.assign(count, 0.0);
+  for (auto& f : pr.fields) f.resize(count);  // every point is written below
   const double kx = 2 * M_PI / p.box[0], ky = 2 * M_PI / p.box[1], kz = 2 * M_PI / p.box[2];
   const double c2 = p.c * p.c;
   Rng rng(seed);
+  // The analytic states on all threads (each point alone: the same bits); the random
+  // one draws its numbers in order, on one.
+  const bool drawn = init == "random";
+#pragma omp parallel for schedule(static) if (!drawn)
   for (long long i = 0; i < p.n[0]; ++i)
     for (long long j = 0; j < p.n[1]; ++j)
       for (long long k = 0; k < p.n[2]; ++k) {
