@@ -24,3 +24,9 @@ ns-step -i in.nps --steps 2 --dt 0.01 --backend cpu | ns-step --steps 3 --dt 0.0
 ns-step -i in.nps --steps 5 --dt 0.01 --backend cpu -o one.nps
 verify two.nps one.nps --rtol 0 --atol 0 --ignore diagnostics
 no_leftovers .
+# gen-input's analytic states are made on all threads: the same bits on one and on three
+for init in taylor-green-3d shear; do
+  OMP_NUM_THREADS=1 gen-input ns --n 9,7,5 --init $init -o g1.nps
+  OMP_NUM_THREADS=3 gen-input ns --n 9,7,5 --init $init -o g3.nps
+  cmp -s g1.nps g3.nps || fail "gen-input ns --init $init differs between 1 and 3 threads"
+done
