@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -439,13 +440,27 @@ class SceneCpuSolver final : public SceneSolver<T> {
 
 }  // namespace
 
+bool scene_tiles_allowed() {
+  const char* knob = std::getenv("NUMPIPE_FLUID_SCENE_TILES");
+  return !(knob && std::string(knob) == "0");
+}
+
+template <class T>
+std::unique_ptr<SceneSolver<T>> make_scene_cpu_rows_solver(const Params& p, const Scene& s, const SceneFields<T>& init) {
+  return std::make_unique<SceneCpuSolver<T>>(p, s, init);
+}
 template <class T>
 std::unique_ptr<SceneSolver<T>> make_scene_cpu_solver(const Params& p, const Scene& s, const SceneFields<T>& init) {
-  return std::make_unique<SceneCpuSolver<T>>(p, s, init);
+  if (scene_tiles_allowed() && scene_fits_tiles(s, init)) return make_scene_cpu_blocked_solver<T>(p, s, init);
+  return make_scene_cpu_rows_solver<T>(p, s, init);
 }
 template std::unique_ptr<SceneSolver<float>> make_scene_cpu_solver(const Params&, const Scene&,
                                                                    const SceneFields<float>&);
 template std::unique_ptr<SceneSolver<double>> make_scene_cpu_solver(const Params&, const Scene&,
                                                                     const SceneFields<double>&);
+template std::unique_ptr<SceneSolver<float>> make_scene_cpu_rows_solver(const Params&, const Scene&,
+                                                                        const SceneFields<float>&);
+template std::unique_ptr<SceneSolver<double>> make_scene_cpu_rows_solver(const Params&, const Scene&,
+                                                                         const SceneFields<double>&);
 
 }  // namespace numpipe::fluid
