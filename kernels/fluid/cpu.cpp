@@ -40,6 +40,7 @@
 #include <initializer_list>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -290,6 +291,37 @@ __attribute__((target("avx512f"))) void merge_avx512(const float* __restrict eve
 }
 #endif
 
+// ---- a scene's x0 ------------------------------------------------------------------------
+// out[i] = ((x[i] + z) + dt*e[i]) + dt*f[i], i in [lo, hi]: add_source's + dt*0 (add),
+// an emitter (e) and a force (f) where given, in scene_cpu.cpp's order.
+template <class T>
+void x0_row_generic(T* __restrict out, const T* __restrict x, const T* __restrict e, const T* __restrict f, int lo,
+                    int hi, bool add, T z, T dt) {
+  for (int i = lo; i <= hi; ++i) {
+    T v = x[i];
+    if (add) v = v + z;
+    if (e) v = v + dt * e[i];
+    if (f) v = v + dt * f[i];
+    out[i] = v;
+  }
+}
+#ifdef NUMPIPE_FLUID_X86
+__attribute__((target("avx512f"))) void x0_row_avx512(float* __restrict out, const float* __restrict x,
+                                                      const float* __restrict e, const float* __restrict f, int lo,
+                                                      int hi, bool add, float z, float dt) {
+  const __m512 vz = _mm512_set1_ps(z), vdt = _mm512_set1_ps(dt);
+  for (int i = lo; i <= hi; i += 16) {
+    const __mmask16 m =
+        hi - i + 1 >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (hi - i + 1)) - 1);
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    if (add) v = _mm512_add_ps(v, vz);
+    if (e) v = _mm512_add_ps(v, _mm512_mul_ps(vdt, _mm512_maskz_loadu_ps(m, e + i)));
+    if (f) v = _mm512_add_ps(v, _mm512_mul_ps(vdt, _mm512_maskz_loadu_ps(m, f + i)));
+    _mm512_mask_storeu_ps(out + i, m, v);
+  }
+}
+#endif
+
 // ---- advection of one row ------------------------------------------------------------------
 // out_f[c] = q_f advected to cell (i, j) by (U, V), i in [1, n], for `count` fields
 // (model.hpp's advect_weights and advect_apply, operation for operation).
@@ -437,6 +469,7 @@ using SweepF = void (*)(float*, const float*, const float*, const float*, const 
 using SweepWindowF = void (*)(float*, const float*, int, const float*, const float*, const float*, int, int, float,
                               const Divisor<float>&);
 using SplitF = void (*)(const float*, float*, float*, int, bool, float);
+using X0RowF = void (*)(float*, const float*, const float*, const float*, int, int, bool, float, float);
 using MergeF = void (*)(const float*, const float*, float*, int, int);
 using AdvectF = void (*)(const float*, const float*, const AdvectRow&, int, int, float, int, int);
 using DivergenceF = void (*)(float*, const float*, const float*, const float*, int, int, const Divisor<float>&);
@@ -447,6 +480,7 @@ struct FloatKernels {
   SweepF sweep = sweep_row_generic<float>;
   SweepWindowF sweep_window = nullptr;  // the aligned window version, where there is one
   SplitF split = split_generic<float>;
+  X0RowF x0_row = x0_row_generic<float>;
   MergeF merge = merge_generic<float>;
   AdvectF advect = advect_row_generic;
   AdvectF advect_gather = nullptr;  // the gather version, where there is one
@@ -469,6 +503,7 @@ FloatKernels pick_kernels(const char* forced = nullptr) {
     k.sweep = sweep_row_avx512;
     k.sweep_window = sweep_window_avx512;
     k.split = split_avx512;
+    k.x0_row = x0_row_avx512;
     k.merge = merge_avx512;
     k.divergence = divergence_row_avx512;
     k.gradient = gradient_row_avx512;
@@ -551,6 +586,29 @@ T max_row(const T* __restrict a, const T* __restrict b, int count, T m) {
     }
   }
   return m;
+}
+
+// x where keep, else +0, by a bitwise select: no branch for the compiler to put the
+// computation of x behind (then the loop around it does not vectorise).
+template <class T>
+inline T keep_if(bool keep, T x) {
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  U b;
+  std::memcpy(&b, &x, sizeof b);
+  b &= keep ? ~U(0) : U(0);
+  std::memcpy(&x, &b, sizeof b);
+  return x;
+}
+// scene_model.hpp's confinement_force operation for operation, its zero chosen after
+// the quotients instead of before them (the same bits), so that a row of it vectorises.
+template <class T>
+inline void confinement_force_rows(T w, T wl, T wr, T wd, T wu, T inv_h, T eps_h, T& fx, T& fy) {
+  const T ex = static_cast<T>(0.5) * inv_h * (wr - wl);
+  const T ey = static_cast<T>(0.5) * inv_h * (wu - wd);
+  const T len = std::sqrt(ex * ex + ey * ey);
+  const bool some = len > T(0);
+  fx = keep_if(some, eps_h * ((ey / len) * w));
+  fy = keep_if(some, -(eps_h * ((ex / len) * w)));
 }
 
 // What a scene adds to the plain state (SceneBlockedCpuSolver): 1/h, the obstacle
@@ -942,7 +1000,8 @@ class CpuSolver final : public Solver<T> {
 
   // The forces from the state at the start of the step (scene_cpu.cpp's forces():
   // the confinement, a solid neighbour's |w| the cell's own, then buoyancy added to
-  // f_y; 0 in solid cells).
+  // f_y; 0 in solid cells). Cell by cell in its order; both forces in one pass (each
+  // cell's f_y depends on that cell only), vector loops between the obstacle's runs.
   void scene_forces() {
     const int n = n_, w = w_;
     const T inv_h = inv_h_;
@@ -952,48 +1011,74 @@ class CpuSolver final : public Solver<T> {
     const T* v = f_.v.data();
     T* fu = fu_.data();
     T* fv = fv_.data();
-    const std::uint8_t* code = code_.empty() ? nullptr : code_.data();
-    if (vort_) {
-      T* wa = wabs_.data();
+    T* wa = vort_ ? wabs_.data() : nullptr;
+    const bool vort = vort_, buoy = buoy_;
+    if (vort) {
 #pragma omp parallel for schedule(dynamic, kRowChunk)
-      for (int j = 1; j <= n; ++j)
-        for (int i = 1; i <= n; ++i) {
-          const std::int64_t c = ix(i, j, w);
-          wa[c] = code && (code[c] & kSolidSelf) ? T(0)
-                                                 : std::fabs(vorticity_cell(u[c - w], u[c + w], v[c - 1], v[c + 1], inv_h));
-        }
+      for (int j = 1; j <= n; ++j) {
+        const std::int64_t r = ix(0, j, w);
+#pragma omp simd
+        for (int i = 1; i <= n; ++i)
+          wa[r + i] = std::fabs(vorticity_cell(u[r + i - w], u[r + i + w], v[r + i - 1], v[r + i + 1], inv_h));
+        if (obstacle_row(j)) for_runs(solid_, j, 1, n, [](int, int) {}, [&](int i) { wa[r + i] = T(0); });
+      }
       set_bnd(kScalar, wa);  // closed sides: copies (kSceneCopy)
-      const T eps_h = static_cast<T>(vorticity_) / inv_h;
+    }
+    const T eps_h = static_cast<T>(vorticity_) / inv_h;
+    const T ba = static_cast<T>(buoyancy_a_), bb = static_cast<T>(buoyancy_b_), amb = static_cast<T>(ambient_);
+    const T* d = f_.d.data();
+    const T* t = t_.empty() ? nullptr : t_.data();
 #pragma omp parallel for schedule(dynamic, kRowChunk)
-      for (int j = 1; j <= n; ++j)
-        for (int i = 1; i <= n; ++i) {
-          const std::int64_t c = ix(i, j, w);
-          const int cd = code ? code[c] : 0;
-          if (cd & kSolidSelf) {
-            fu[c] = fv[c] = T(0);
-            continue;
+    for (int j = 1; j <= n; ++j) {
+      const std::int64_t r = ix(0, j, w);
+      auto plain = [&](int lo, int hi) {
+        if (vort) {
+#pragma omp simd
+          for (int i = lo; i <= hi; ++i) {
+            const std::int64_t c = r + i;
+            T x, y;
+            confinement_force_rows(vorticity_cell(u[c - w], u[c + w], v[c - 1], v[c + 1], inv_h), wa[c - 1], wa[c + 1],
+                              wa[c - w], wa[c + w], inv_h, eps_h, x, y);
+            fu[c] = x;
+            fv[c] = y;
           }
+        }
+        if (buoy && t) {
+#pragma omp simd
+          for (int i = lo; i <= hi; ++i) {
+            const T fb = buoyancy_force(d[r + i], t[r + i], ba, bb, amb);
+            fv[r + i] = vort ? fv[r + i] + fb : fb;
+          }
+        } else if (buoy) {
+#pragma omp simd
+          for (int i = lo; i <= hi; ++i) {
+            const T fb = buoyancy_force(d[r + i], amb, ba, bb, amb);
+            fv[r + i] = vort ? fv[r + i] + fb : fb;
+          }
+        }
+      };
+      if (!obstacle_row(j)) {
+        plain(1, n);
+        continue;
+      }
+      for_runs(special_, j, 1, n, plain, [&](int i) {
+        const std::int64_t c = r + i;
+        const int cd = code_[static_cast<std::size_t>(c)];
+        if (cd & kSolidSelf) {
+          fu[c] = fv[c] = T(0);
+          return;
+        }
+        if (vort) {
           const T wc = wa[c];
           confinement_force(vorticity_cell(u[c - w], u[c + w], v[c - 1], v[c + 1], inv_h), cd & kSolidL ? wc : wa[c - 1],
                             cd & kSolidR ? wc : wa[c + 1], cd & kSolidD ? wc : wa[c - w], cd & kSolidU ? wc : wa[c + w],
                             inv_h, eps_h, fu[c], fv[c]);
         }
-    }
-    if (buoy_) {
-      const T a = static_cast<T>(buoyancy_a_), b = static_cast<T>(buoyancy_b_), amb = static_cast<T>(ambient_);
-      const T* d = f_.d.data();
-      const T* t = t_.empty() ? nullptr : t_.data();
-#pragma omp parallel for schedule(dynamic, kRowChunk)
-      for (int j = 1; j <= n; ++j)
-        for (int i = 1; i <= n; ++i) {
-          const std::int64_t c = ix(i, j, w);
-          if (code && (code[c] & kSolidSelf)) {
-            fu[c] = fv[c] = T(0);
-            continue;
-          }
-          const T fb = buoyancy_force(d[c], t ? t[c] : amb, a, b, amb);
-          fv[c] = vort_ ? fv[c] + fb : fb;
+        if (buoy) {
+          const T fb = buoyancy_force(d[c], t ? t[c] : amb, ba, bb, amb);
+          fv[c] = vort ? fv[c] + fb : fb;
         }
+      });
     }
   }
 
@@ -1358,6 +1443,10 @@ class CpuSolver final : public Solver<T> {
     if constexpr (sizeof(T) == 4) kf_.split(in, even, odd, cols, do_add, add);
     else split_generic<T>(in, even, odd, cols, do_add, add);
   }
+  void x0_row(T* out, const T* x, const T* e, const T* f, int lo, int hi, bool add, T z, T dt) const {
+    if constexpr (sizeof(T) == 4) kf_.x0_row(out, x, e, f, lo, hi, add, z, dt);
+    else x0_row_generic<T>(out, x, e, f, lo, hi, add, z, dt);
+  }
   void merge(const T* even, const T* odd, T* out, int j0, int j1) const {
     if constexpr (sizeof(T) == 4) kf_.merge(even, odd, out, j0, j1);
     else merge_generic<T>(even, odd, out, j0, j1);
@@ -1427,25 +1516,21 @@ class CpuSolver final : public Solver<T> {
       if (inside && ((S.emit && S.emit_rows[y]) || S.force)) {
         // a scene's row with an emitter's values or forces: add_source's x0 + dt*s,
         // then inside + dt*emit, + dt*force (scene_cpu.cpp's order), then the split
-        if (S.add >= 0) {
-#pragma omp simd
-          for (int i = 0; i < cols; ++i) row[i] = in0[i] + zero_add;
-          injection_points(y, lo_x, hi_x,
-                           [&](int x) { row[x - lo_x] = in0[x - lo_x] + dt * source_at(S.add, x, y); });
-        } else {
-          std::copy(in0, in0 + cols, row);
-        }
+        // (the boundary columns' x0 is never read: copied as it is)
         const int ia = std::max(lo_x, 1) - lo_x, ib = std::min(hi_x - 1, n) - lo_x;
-        if (S.emit) {
-          const T* e = S.emit + ix(lo_x, y, w);
-#pragma omp simd
-          for (int i = ia; i <= ib; ++i) row[i] = row[i] + dt * e[i];
-        }
-        if (S.force) {
-          const T* f = S.force + ix(lo_x, y, w);
-#pragma omp simd
-          for (int i = ia; i <= ib; ++i) row[i] = row[i] + dt * f[i];
-        }
+        const T* e = S.emit ? S.emit + ix(lo_x, y, w) : nullptr;
+        const T* f = S.force ? S.force + ix(lo_x, y, w) : nullptr;
+        std::copy(in0, in0 + ia, row);
+        std::copy(in0 + ib + 1, in0 + cols, row + ib + 1);
+        x0_row(row, in0, e, f, ia, ib, S.add >= 0, zero_add, dt);
+        if (S.add >= 0)
+          injection_points(y, lo_x, hi_x, [&](int x) {
+            const int i = x - lo_x;
+            T x0v = in0[i] + dt * source_at(S.add, x, y);
+            if (e) x0v = x0v + dt * e[i];
+            if (f) x0v = x0v + dt * f[i];
+            row[i] = x0v;
+          });
         split(row, e0, o0, cols, false, T(0));
         return;
       }
