@@ -19,6 +19,14 @@
 // after black k-1 of rows y-1..y+1, black k after red k of rows y-1..y+1, the
 // edges after black) computes the same bits.
 //
+// Scenes in a square box with closed sides (SceneBlockedCpuSolver; scene_cpu.cpp's
+// step, the same bits) run the same passes: a window row that holds an obstacle's
+// cell or one beside it is half-swept between the runs of solid cells (which stay
+// 0), then its cells beside the obstacle by gs_cell_solid (scene_model.hpp), which
+// reads the other colour only; an emitter and the forces are added to x0 as a pass
+// loads it; the row kernels of the divergence, gradient and advection run between
+// the obstacle's runs, its cells by the scene path's formulas.
+//
 // Memory passes saved without changing a bit (docs/fluid.md): react's sources
 // are never stored (a solve's first pass generates its initial guess, zero but
 // at the injection points, and forms add_source's x + dt*s as it reads x0);
@@ -414,12 +422,11 @@ void advect_row_avx512_pairs(const float* U, const float* V, const AdvectRow& f,
 #endif
 
 // ---- project's rows ---------------------------------------------------------------------
-// divergence: dj[i] = divergence_cell(uj[i-1], uj[i+1], vd[i], vu[i], n), i in [1, n],
-// its division by n as the Divisor for c = n says; gradient: uj[i] -= 0.5*n*(pj[i+1] -
-// pj[i-1]), vj[i] -= 0.5*n*(pu[i] - pd[i]).
-// Both over i in [lo, hi]; the divergence divides by dv.c (N, or a scene's 1/h),
-// the gradient multiplies by h = 0.5*N (0.5/h): divergence_cell and gradient_sub
-// (scene_model.hpp's divergence_h and gradient_sub_h) operation for operation.
+// divergence: dj[i] = divergence_cell(uj[i-1], uj[i+1], vd[i], vu[i], n), its division
+// by n as the Divisor for c = n says; gradient: uj[i] -= h*(pj[i+1] - pj[i-1]), vj[i] -=
+// h*(pu[i] - pd[i]), h = 0.5*n (gradient_sub). Both over i in [lo, hi]; a scene's 1/h
+// in place of n (scene_model.hpp's divergence_h and gradient_sub_h, the same
+// operations).
 template <class T>
 void divergence_row_generic(T* dj, const T* uj, const T* vd, const T* vu, int lo, int hi, const Divisor<T>& dv) {
   for (int i = lo; i <= hi; ++i) dj[i] = divergence_h(uj[i - 1], uj[i + 1], vd[i], vu[i], dv.c);

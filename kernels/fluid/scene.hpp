@@ -1,8 +1,9 @@
 // The scene path of fluid-step: Stam's step (the stam scheme) on a user's scene.
-// The CPU's is a solver of its own (scene_cpu.cpp); on the GPU a scene in a square
-// box with closed sides runs on the fused solver's temporally blocked tiles
-// (cuda.cu: the obstacle's codes and the emitters inside the solves' passes), any
-// other on one kernel per operation (scene_cuda.cu); all compute the same bits.
+// A scene in a square box with closed sides runs on the fused solver's temporally
+// blocked passes (cpu.cpp's blocks, cuda.cu's tiles: the obstacle's codes and the
+// emitters inside the solves' passes), any other on the scene path's own solver
+// (scene_cpu.cpp: one pass per half-sweep; scene_cuda.cu: one kernel per
+// operation); all compute the same bits.
 //
 // A scene is NX x NY interior cells of size h = length / NX, each side closed,
 // open, periodic or an inflow, an optional obstacle mask (`solid`), optional

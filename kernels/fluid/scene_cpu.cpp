@@ -1,7 +1,9 @@
 // The scene path's OpenMP backend (scene.hpp, docs/fluid.md "Scenes"): Stam's
 // step on NX x NY cells with per side boundaries, an obstacle mask, emitters,
-// a temperature field, buoyancy and vorticity confinement. A separate solver
-// from the fused fast path (cpu.cpp), which scene runs never enter.
+// a temperature field, buoyancy and vorticity confinement: the solver of the
+// scenes that do not fit the fused solver's temporally blocked passes (cpu.cpp:
+// a square box with closed sides), and of any scene with
+// NUMPIPE_FLUID_SCENE_TILES=0. The blocked passes compute its bits (tested).
 //
 // Every loop is over rows dealt to threads in chunks as they come free; each
 // cell's value depends on the cells of the other colour (Gauss-Seidel's
