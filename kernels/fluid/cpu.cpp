@@ -986,10 +986,17 @@ class CpuSolver final : public Solver<T> {
         emit_rows_[f][static_cast<std::size_t>(y)] = any;
       }
     }
-    const std::vector<T> zeros(cells, T(0));
+    // zeros in huge pages, filled on all threads
+    auto zeros = [&](FieldVector<T>& to) {
+      FieldVector<T>().swap(to);
+      to.reserve(cells);
+      if (huge_) advise_huge_pages(to.data(), cells * sizeof(T));
+      to.resize(cells);
+      parallel_fill(to.data(), cells, T(0));
+    };
     if (sc.temperature) {
       adopt(t_, sc.temperature, cells);
-      adopt(t0_, zeros.data(), cells);
+      zeros(t0_);
     }
     vorticity_ = sc.vorticity;
     buoyancy_a_ = sc.buoyancy_a;
@@ -998,10 +1005,10 @@ class CpuSolver final : public Solver<T> {
     vort_ = vorticity_ != 0;
     buoy_ = buoyancy_a_ != 0 || buoyancy_b_ != 0;
     if (vort_ || buoy_) {
-      adopt(fu_, zeros.data(), cells);
-      adopt(fv_, zeros.data(), cells);
+      zeros(fu_);
+      zeros(fv_);
     }
-    if (vort_) adopt(wabs_, zeros.data(), cells);
+    if (vort_) zeros(wabs_);
     rows_.assign(static_cast<std::size_t>(threads_), std::vector<T>(static_cast<std::size_t>(w) + 64, T(0)));
   }
 
