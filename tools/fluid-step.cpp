@@ -420,7 +420,9 @@ int run(int argc, char** argv) {
       cxxopts::value<int>()->default_value("1"), "R");
   cli.tuning_env("NUMPIPE_FLUID_TILE", "CUDA tile of the solves: r7x8 (default), r10x8, r7x8a, r5x8, r7x16, r10x16, r7x4, s5x10, s10x16");
   cli.tuning_env("NUMPIPE_FLUID_SCENE=1", "run a plain state on the scene path (the same bits as --scheme stam)");
-  cli.tuning_env("NUMPIPE_FLUID_SCENE_TILES=0", "CUDA: run a scene by one kernel per operation, not on the tiles");
+  cli.tuning_env("NUMPIPE_FLUID_SCENE_TILES=0",
+                 "run a scene on the scene path's own solver (CUDA: one kernel per operation; CPU: one pass per "
+                 "half-sweep), not on the fused solver's temporally blocked passes");
   cli.tuning_env("NUMPIPE_FLUID_NO_GRAPH", "launch each step's kernels one by one (no CUDA Graph)");
   cli.tuning_env("NUMPIPE_FLUID_CPU_ISA, _DIV, _ADVECT", "force the CPU row kernels: avx512|avx2|generic, reciprocal|divide, gather|scalar");
   cli.tuning_env("NUMPIPE_FLUID_CPU_WINDOW, _BLOCKS, _GROUP, _ALIGNED, _TRAPEZOID, _PREFETCH, _PIN, _HUGE, _BALANCE, _ADVECT_TILE",

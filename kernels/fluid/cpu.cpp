@@ -19,6 +19,14 @@
 // after black k-1 of rows y-1..y+1, black k after red k of rows y-1..y+1, the
 // edges after black) computes the same bits.
 //
+// Scenes in a square box with closed sides (SceneBlockedCpuSolver; scene_cpu.cpp's
+// step, the same bits) run the same passes: a window row that holds an obstacle's
+// cell or one beside it is half-swept between the runs of solid cells (which stay
+// 0), then its cells beside the obstacle by gs_cell_solid (scene_model.hpp), which
+// reads the other colour only; an emitter and the forces are added to x0 as a pass
+// loads it; the row kernels of the divergence, gradient and advection run between
+// the obstacle's runs, its cells by the scene path's formulas.
+//
 // Memory passes saved without changing a bit (docs/fluid.md): react's sources
 // are never stored (a solve's first pass generates its initial guess, zero but
 // at the injection points, and forms add_source's x + dt*s as it reads x0);
@@ -40,6 +48,7 @@
 #include <initializer_list>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -52,6 +61,7 @@
 
 #include "common/finite.hpp"
 #include "fluid.hpp"
+#include "scene.hpp"
 #include "simd_avx512.hpp"
 
 namespace numpipe::fluid {
@@ -289,6 +299,37 @@ __attribute__((target("avx512f"))) void merge_avx512(const float* __restrict eve
 }
 #endif
 
+// ---- a scene's x0 ------------------------------------------------------------------------
+// out[i] = ((x[i] + z) + dt*e[i]) + dt*f[i], i in [lo, hi]: add_source's + dt*0 (add),
+// an emitter (e) and a force (f) where given, in scene_cpu.cpp's order.
+template <class T>
+void x0_row_generic(T* __restrict out, const T* __restrict x, const T* __restrict e, const T* __restrict f, int lo,
+                    int hi, bool add, T z, T dt) {
+  for (int i = lo; i <= hi; ++i) {
+    T v = x[i];
+    if (add) v = v + z;
+    if (e) v = v + dt * e[i];
+    if (f) v = v + dt * f[i];
+    out[i] = v;
+  }
+}
+#ifdef NUMPIPE_FLUID_X86
+__attribute__((target("avx512f"))) void x0_row_avx512(float* __restrict out, const float* __restrict x,
+                                                      const float* __restrict e, const float* __restrict f, int lo,
+                                                      int hi, bool add, float z, float dt) {
+  const __m512 vz = _mm512_set1_ps(z), vdt = _mm512_set1_ps(dt);
+  for (int i = lo; i <= hi; i += 16) {
+    const __mmask16 m =
+        hi - i + 1 >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (hi - i + 1)) - 1);
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    if (add) v = _mm512_add_ps(v, vz);
+    if (e) v = _mm512_add_ps(v, _mm512_mul_ps(vdt, _mm512_maskz_loadu_ps(m, e + i)));
+    if (f) v = _mm512_add_ps(v, _mm512_mul_ps(vdt, _mm512_maskz_loadu_ps(m, f + i)));
+    _mm512_mask_storeu_ps(out + i, m, v);
+  }
+}
+#endif
+
 // ---- advection of one row ------------------------------------------------------------------
 // out_f[c] = q_f advected to cell (i, j) by (U, V), i in [1, n], for `count` fields
 // (model.hpp's advect_weights and advect_apply, operation for operation).
@@ -381,25 +422,30 @@ void advect_row_avx512_pairs(const float* U, const float* V, const AdvectRow& f,
 #endif
 
 // ---- project's rows ---------------------------------------------------------------------
-// divergence: dj[i] = divergence_cell(uj[i-1], uj[i+1], vd[i], vu[i], n), i in [1, n],
-// its division by n as the Divisor for c = n says; gradient: uj[i] -= 0.5*n*(pj[i+1] -
-// pj[i-1]), vj[i] -= 0.5*n*(pu[i] - pd[i]).
-void divergence_row_generic(float* dj, const float* uj, const float* vd, const float* vu, int n,
-                            const Divisor<float>&) {
-  for (int i = 1; i <= n; ++i) dj[i] = divergence_cell(uj[i - 1], uj[i + 1], vd[i], vu[i], n);
+// divergence: dj[i] = divergence_cell(uj[i-1], uj[i+1], vd[i], vu[i], n), its division
+// by n as the Divisor for c = n says; gradient: uj[i] -= h*(pj[i+1] - pj[i-1]), vj[i] -=
+// h*(pu[i] - pd[i]), h = 0.5*n (gradient_sub). Both over i in [lo, hi]; a scene's 1/h
+// in place of n (scene_model.hpp's divergence_h and gradient_sub_h, the same
+// operations).
+template <class T>
+void divergence_row_generic(T* dj, const T* uj, const T* vd, const T* vu, int lo, int hi, const Divisor<T>& dv) {
+  for (int i = lo; i <= hi; ++i) dj[i] = divergence_h(uj[i - 1], uj[i + 1], vd[i], vu[i], dv.c);
 }
-void gradient_row_generic(float* uj, float* vj, const float* pj, const float* pd, const float* pu, int n) {
-  for (int i = 1; i <= n; ++i) {
-    uj[i] = gradient_sub(uj[i], pj[i - 1], pj[i + 1], n);
-    vj[i] = gradient_sub(vj[i], pd[i], pu[i], n);
+template <class T>
+void gradient_row_generic(T* uj, T* vj, const T* pj, const T* pd, const T* pu, int lo, int hi, T h) {
+  for (int i = lo; i <= hi; ++i) {
+    uj[i] = uj[i] - h * (pj[i + 1] - pj[i - 1]);
+    vj[i] = vj[i] - h * (pu[i] - pd[i]);
   }
 }
 #ifdef NUMPIPE_FLUID_X86
 __attribute__((target("avx512f"))) void divergence_row_avx512(float* dj, const float* uj, const float* vd,
-                                                              const float* vu, int n, const Divisor<float>& dv) {
+                                                              const float* vu, int lo, int hi,
+                                                              const Divisor<float>& dv) {
   const __m512 half = _mm512_set1_ps(-0.5f), vc = _mm512_set1_ps(dv.c), vr = _mm512_set1_ps(dv.r);
-  for (int i = 1; i <= n; i += 16) {
-    const __mmask16 m = n - i + 1 >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i + 1)) - 1);
+  for (int i = lo; i <= hi; i += 16) {
+    const __mmask16 m =
+        hi - i + 1 >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (hi - i + 1)) - 1);
     const __m512 ul = _mm512_maskz_loadu_ps(m, uj + i - 1), ur = _mm512_maskz_loadu_ps(m, uj + i + 1);
     const __m512 d = _mm512_maskz_loadu_ps(m, vd + i), u = _mm512_maskz_loadu_ps(m, vu + i);
     const __m512 num = _mm512_mul_ps(half, _mm512_sub_ps(_mm512_add_ps(_mm512_sub_ps(ur, ul), u), d));
@@ -411,10 +457,11 @@ __attribute__((target("avx512f"))) void divergence_row_avx512(float* dj, const f
   }
 }
 __attribute__((target("avx512f"))) void gradient_row_avx512(float* uj, float* vj, const float* pj, const float* pd,
-                                                            const float* pu, int n) {
-  const __m512 h = _mm512_set1_ps(0.5f * static_cast<float>(n));
-  for (int i = 1; i <= n; i += 16) {
-    const __mmask16 m = n - i + 1 >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i + 1)) - 1);
+                                                            const float* pu, int lo, int hi, float hf) {
+  const __m512 h = _mm512_set1_ps(hf);
+  for (int i = lo; i <= hi; i += 16) {
+    const __mmask16 m =
+        hi - i + 1 >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (hi - i + 1)) - 1);
     const __m512 pl = _mm512_maskz_loadu_ps(m, pj + i - 1), pr = _mm512_maskz_loadu_ps(m, pj + i + 1);
     const __m512 dn = _mm512_maskz_loadu_ps(m, pd + i), up = _mm512_maskz_loadu_ps(m, pu + i);
     const __m512 u = _mm512_maskz_loadu_ps(m, uj + i), v = _mm512_maskz_loadu_ps(m, vj + i);
@@ -429,16 +476,18 @@ using SweepF = void (*)(float*, const float*, const float*, const float*, const 
 using SweepWindowF = void (*)(float*, const float*, int, const float*, const float*, const float*, int, int, float,
                               const Divisor<float>&);
 using SplitF = void (*)(const float*, float*, float*, int, bool, float);
+using X0RowF = void (*)(float*, const float*, const float*, const float*, int, int, bool, float, float);
 using MergeF = void (*)(const float*, const float*, float*, int, int);
 using AdvectF = void (*)(const float*, const float*, const AdvectRow&, int, int, float, int, int);
-using DivergenceF = void (*)(float*, const float*, const float*, const float*, int, const Divisor<float>&);
-using GradientF = void (*)(float*, float*, const float*, const float*, const float*, int);
+using DivergenceF = void (*)(float*, const float*, const float*, const float*, int, int, const Divisor<float>&);
+using GradientF = void (*)(float*, float*, const float*, const float*, const float*, int, int, float);
 struct FloatKernels {
-  DivergenceF divergence = divergence_row_generic;
-  GradientF gradient = gradient_row_generic;
+  DivergenceF divergence = divergence_row_generic<float>;
+  GradientF gradient = gradient_row_generic<float>;
   SweepF sweep = sweep_row_generic<float>;
   SweepWindowF sweep_window = nullptr;  // the aligned window version, where there is one
   SplitF split = split_generic<float>;
+  X0RowF x0_row = x0_row_generic<float>;
   MergeF merge = merge_generic<float>;
   AdvectF advect = advect_row_generic;
   AdvectF advect_gather = nullptr;  // the gather version, where there is one
@@ -461,6 +510,7 @@ FloatKernels pick_kernels(const char* forced = nullptr) {
     k.sweep = sweep_row_avx512;
     k.sweep_window = sweep_window_avx512;
     k.split = split_avx512;
+    k.x0_row = x0_row_avx512;
     k.merge = merge_avx512;
     k.divergence = divergence_row_avx512;
     k.gradient = gradient_row_avx512;
@@ -545,16 +595,54 @@ T max_row(const T* __restrict a, const T* __restrict b, int count, T m) {
   return m;
 }
 
+// x where keep, else +0, by a bitwise select: no branch for the compiler to put the
+// computation of x behind (then the loop around it does not vectorise).
+template <class T>
+inline T keep_if(bool keep, T x) {
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  U b;
+  std::memcpy(&b, &x, sizeof b);
+  b &= keep ? ~U(0) : U(0);
+  std::memcpy(&x, &b, sizeof b);
+  return x;
+}
+// scene_model.hpp's confinement_force operation for operation, its zero chosen after
+// the quotients instead of before them (the same bits), so that a row of it vectorises.
+template <class T>
+inline void confinement_force_rows(T w, T wl, T wr, T wd, T wu, T inv_h, T eps_h, T& fx, T& fy) {
+  const T ex = static_cast<T>(0.5) * inv_h * (wr - wl);
+  const T ey = static_cast<T>(0.5) * inv_h * (wu - wd);
+  const T len = std::sqrt(ex * ex + ey * ey);
+  const bool some = len > T(0);
+  fx = keep_if(some, eps_h * ((ey / len) * w));
+  fy = keep_if(some, -(eps_h * ((ex / len) * w)));
+}
+
+// What a scene adds to the plain state (SceneBlockedCpuSolver): 1/h, the obstacle
+// (null: none), the emitters (null: none), a temperature field and the forces.
+template <class T>
+struct CpuSceneSetup {
+  T inv_h;
+  const ObstacleLists* obstacle;
+  const T* emit[4];      // d, u, v, T
+  const T* temperature;  // the initial T, or null: none
+  double vorticity, buoyancy_a, buoyancy_b, ambient;
+};
+
 template <class T>
 class CpuSolver final : public Solver<T> {
  public:
-  CpuSolver(const Params& p, const Fields<T>& init)
+  // state: d, u, v, d0, u0, v0, each (n+2)^2 values; scene: the step is a scene's
+  // (scene_cpu.cpp's stam step on a square box with closed sides), or null.
+  CpuSolver(const Params& p, const T* const state[6], const CpuSceneSetup<T>* scene = nullptr)
       : p_(p), n_(p.n), w_(p.n + 2) {
-    f_.n = init.n;
-    for (auto [to, from] : {std::pair{&f_.d, &init.d}, std::pair{&f_.u, &init.u}, std::pair{&f_.v, &init.v},
-                            std::pair{&f_.d0, &init.d0}, std::pair{&f_.u0, &init.u0}, std::pair{&f_.v0, &init.v0}})
-      adopt(*to, *from);
+    f_.n = p.n;
+    const std::size_t cells = static_cast<std::size_t>(w_) * static_cast<std::size_t>(w_);
+    FieldVector<T>* const to[6] = {&f_.d, &f_.u, &f_.v, &f_.d0, &f_.u0, &f_.v0};
+    for (int k = 0; k < 6; ++k) adopt(*to[k], state[k], cells);
+    inv_h_ = static_cast<T>(n_);
     threads_ = std::max(1, omp_get_max_threads());
+    if (scene) set_scene(*scene);
     kf_ = pick_kernels();
     // Both ways of dividing by c (not a power of two) and of gathering in the
     // advection give the same bits; which is faster depends on the machine (and
@@ -598,7 +686,7 @@ class CpuSolver final : public Solver<T> {
     const std::size_t window_size = static_cast<std::size_t>(slots()) * 4 * wpw_ + 2 * kWindowPad + 64 / sizeof(T);
     for (auto& win : windows_) win.assign(window_size, T(0));
     partial_.assign(static_cast<std::size_t>(3 * nstrips_ * ncols_), T(0));
-    if ((p_.iters + kmax_ - 1) / kmax_ > 1) adopt(scratch_, std::vector<T>(f_.cells(), T(0)));
+    if ((p_.iters + kmax_ - 1) / kmax_ > 1) adopt(scratch_, std::vector<T>(f_.cells(), T(0)).data(), f_.cells());
     if (pin_) pin_threads();
     initial_maxima();
   }
@@ -650,12 +738,12 @@ class CpuSolver final : public Solver<T> {
   // A copy of `from` in a buffer advised for transparent huge pages before its
   // first touch (Linux): the passes' row streams and the advection's gathers then
   // walk 2 MiB pages (fewer TLB misses, and far fewer nested page walks in a VM).
-  template <class To, class From>
-  void adopt(To& to, const From& from) const {
+  template <class To>
+  void adopt(To& to, const T* from, std::size_t count) const {
     To().swap(to);
-    to.reserve(from.size());
-    if (huge_) advise_huge_pages(to.data(), from.size() * sizeof(T));
-    to.assign(from.begin(), from.end());
+    to.reserve(count);
+    if (huge_) advise_huge_pages(to.data(), count * sizeof(T));
+    to.assign(from, from + count);
   }
   // One CPU per OpenMP thread, the i-th of the process's CPUs for thread i, so
   // that a thread's window stays in its core's L2 from pass to pass. The master's
@@ -737,7 +825,7 @@ class CpuSolver final : public Solver<T> {
   // The division's option for the diffusion of `field` in this step.
   int div_option(int field) const {
     const int r = trial_step();
-    if (!div_.open || r == 0 || field == kFieldD) return div_.current;
+    if (!div_.open || r == 0 || (field != kFieldU && field != kFieldV)) return div_.current;
     return (field == kFieldU) == (r == 1) ? 0 : 1;
   }
   int adv_option() const {
@@ -759,6 +847,20 @@ class CpuSolver final : public Solver<T> {
 
  public:
   std::string kernels() const override {
+    if (scene_)
+      return std::string("scene path, blocked passes (") + (sizeof(T) == 4 ? "fp32" : "fp64") + "), " +
+             std::to_string(fix_.size()) + " cells beside obstacles, " + plain_kernels();
+    return plain_kernels();
+  }
+  // A scene's d, u, v, d0, u0, v0 and T (empty without one).
+  void fetch_scene(T* const dst[6], FieldVector<T>& t) const {
+    const FieldVector<T>* const from[6] = {&f_.d, &f_.u, &f_.v, &f_.d0, &f_.u0, &f_.v0};
+    for (int k = 0; k < 6; ++k) std::copy(from[k]->begin(), from[k]->end(), dst[k]);
+    t = t_;
+  }
+
+ private:
+  std::string plain_kernels() const {
     if (sizeof(T) == 8) return "generic (fp64), IEEE division, scalar advection";
     std::string k = std::string(kf_.isa) + ", " +
                     (div_.current == 0 && kf_.fma ? "reciprocal" : "IEEE") + " division" +
@@ -787,6 +889,272 @@ class CpuSolver final : public Solver<T> {
   T mv_ = 0, md_ = 0;          // react's maxima of the source buffers as they stand
   bool inj_v_ = false, inj_d_ = false;  // react's decision for this step
   Counters c_;
+
+  // ---- a scene (scene_cpu.cpp's stam step on a square box with closed sides) ----------------
+  // Per row y, the runs of solid cells and of cells with a code (solid or beside
+  // the obstacle), and the fluid cells beside it (column, code), each sorted by
+  // column: rows [begin[y], begin[y + 1]).
+  struct Run {
+    int x0, x1;  // columns, inclusive
+  };
+  struct Runs {
+    std::vector<int> begin;
+    std::vector<Run> run;
+  };
+  bool scene_ = false, vort_ = false, buoy_ = false;
+  T inv_h_ = T(1);  // 1/h: N for a plain state
+  double vorticity_ = 0, buoyancy_a_ = 0, buoyancy_b_ = 0, ambient_ = 0;
+  std::vector<std::uint8_t> code_;      // the obstacle's cell codes (scene_model.hpp), empty without one
+  std::vector<std::uint8_t> row_has_;   // [n + 2]: 1 where row y has a cell with a code
+  Runs solid_, special_;
+  std::vector<int> fix_begin_;
+  std::vector<ObstacleLists::Fix> fix_;
+  std::vector<ObstacleLists::Border> border_;
+  FieldVector<T> emit_[4];                   // d, u, v, T; each empty without one
+  std::vector<std::uint8_t> emit_rows_[4];   // [n + 2]: 1 where the row holds a value that is not +0
+  FieldVector<T> t_, t0_, fu_, fv_, wabs_;   // temperature and its work buffer, forces, |vorticity|
+  std::vector<std::vector<T>> rows_;         // a natural-layout row per thread (pass_block's x0)
+
+  bool obstacle_row(int y) const { return !row_has_.empty() && row_has_[static_cast<std::size_t>(y)]; }
+  bool solid_cell(int x, int y) const {
+    return !code_.empty() && (code_[static_cast<std::size_t>(ix(x, y, w_))] & kSolidSelf);
+  }
+  // Over columns [lo, hi] of row y: gap(a, b) for each stretch outside the runs,
+  // cell(i) for each column inside one.
+  template <class Gap, class Cell>
+  static void for_runs(const Runs& r, int y, int lo, int hi, Gap&& gap, Cell&& cell) {
+    int x = lo;
+    const int e = r.begin[static_cast<std::size_t>(y) + 1];
+    for (int q = r.begin[static_cast<std::size_t>(y)]; q < e && x <= hi; ++q) {
+      const Run& R = r.run[static_cast<std::size_t>(q)];
+      if (R.x1 < x) continue;
+      if (R.x0 > hi) break;
+      if (R.x0 > x) gap(x, R.x0 - 1);
+      const int b = std::min(R.x1, hi);
+      for (int i = std::max(R.x0, x); i <= b; ++i) cell(i);
+      x = R.x1 + 1;
+    }
+    if (x <= hi) gap(x, hi);
+  }
+
+  void set_scene(const CpuSceneSetup<T>& sc) {
+    scene_ = true;
+    inv_h_ = sc.inv_h;
+    const int n = n_, w = w_;
+    const std::size_t cells = f_.cells();
+    if (sc.obstacle) {
+      const ObstacleLists& ob = *sc.obstacle;
+      code_ = ob.code;
+      border_ = ob.border;
+      row_has_.assign(static_cast<std::size_t>(n) + 2, 0);
+      for (Runs* r : {&solid_, &special_}) r->begin.assign(static_cast<std::size_t>(n) + 3, 0);
+      fix_begin_.assign(static_cast<std::size_t>(n) + 3, 0);
+      for (int y = 0; y <= n + 1; ++y) {
+        const auto yy = static_cast<std::size_t>(y);
+        solid_.begin[yy] = static_cast<int>(solid_.run.size());
+        special_.begin[yy] = static_cast<int>(special_.run.size());
+        fix_begin_[yy] = static_cast<int>(fix_.size());
+        if (y < 1 || y > n) continue;
+        const std::uint8_t* cd = code_.data() + ix(0, y, w);
+        auto runs = [&](Runs& r, auto&& in) {
+          for (int i = 1; i <= n; ++i) {
+            if (!in(cd[i])) continue;
+            int e = i;
+            while (e < n && in(cd[e + 1])) ++e;
+            r.run.push_back(Run{i, e});
+            i = e;
+          }
+        };
+        runs(solid_, [](int c) { return (c & kSolidSelf) != 0; });
+        runs(special_, [](int c) { return c != 0; });
+        for (int i = 1; i <= n; ++i)
+          if (cd[i] && !(cd[i] & kSolidSelf)) fix_.push_back(ObstacleLists::Fix{i, cd[i]});
+        row_has_[yy] = special_.run.size() > static_cast<std::size_t>(special_.begin[yy]);
+      }
+      solid_.begin[static_cast<std::size_t>(n) + 2] = static_cast<int>(solid_.run.size());
+      special_.begin[static_cast<std::size_t>(n) + 2] = static_cast<int>(special_.run.size());
+      fix_begin_[static_cast<std::size_t>(n) + 2] = static_cast<int>(fix_.size());
+    }
+    for (int f = 0; f < 4; ++f) {
+      if (!sc.emit[f]) continue;
+      adopt(emit_[f], sc.emit[f], cells);
+      emit_rows_[f].assign(static_cast<std::size_t>(n) + 2, 0);
+      for (int y = 0; y <= n + 1; ++y) {
+        const T* r = sc.emit[f] + ix(0, y, w);
+        bool any = false;  // a value whose bits are not +0's (-0 included)
+        for (int x = 0; x < w; ++x) any |= !(r[x] == T(0) && !std::signbit(r[x]));
+        emit_rows_[f][static_cast<std::size_t>(y)] = any;
+      }
+    }
+    // zeros in huge pages, filled on all threads
+    auto zeros = [&](FieldVector<T>& to) {
+      FieldVector<T>().swap(to);
+      to.reserve(cells);
+      if (huge_) advise_huge_pages(to.data(), cells * sizeof(T));
+      to.resize(cells);
+      parallel_fill(to.data(), cells, T(0));
+    };
+    if (sc.temperature) {
+      adopt(t_, sc.temperature, cells);
+      zeros(t0_);
+    }
+    vorticity_ = sc.vorticity;
+    buoyancy_a_ = sc.buoyancy_a;
+    buoyancy_b_ = sc.buoyancy_b;
+    ambient_ = sc.ambient;
+    vort_ = vorticity_ != 0;
+    buoy_ = buoyancy_a_ != 0 || buoyancy_b_ != 0;
+    if (vort_ || buoy_) {
+      zeros(fu_);
+      zeros(fv_);
+    }
+    if (vort_) zeros(wabs_);
+    rows_.assign(static_cast<std::size_t>(threads_), std::vector<T>(static_cast<std::size_t>(w) + 64, T(0)));
+  }
+
+  // The forces from the state at the start of the step (scene_cpu.cpp's forces():
+  // the confinement, a solid neighbour's |w| the cell's own, then buoyancy added to
+  // f_y; 0 in solid cells). Cell by cell in its order; both forces in one pass (each
+  // cell's f_y depends on that cell only), vector loops between the obstacle's runs.
+  void scene_forces() {
+    const int n = n_, w = w_;
+    const T inv_h = inv_h_;
+    set_bnd(kU, f_.u.data());  // the ghost cells by the sides' rules first (an input state's may be stale)
+    set_bnd(kV, f_.v.data());
+    const T* u = f_.u.data();
+    const T* v = f_.v.data();
+    T* fu = fu_.data();
+    T* fv = fv_.data();
+    T* wa = vort_ ? wabs_.data() : nullptr;
+    const bool vort = vort_, buoy = buoy_;
+    if (vort) {
+#pragma omp parallel for schedule(dynamic, kRowChunk)
+      for (int j = 1; j <= n; ++j) {
+        const std::int64_t r = ix(0, j, w);
+#pragma omp simd
+        for (int i = 1; i <= n; ++i)
+          wa[r + i] = std::fabs(vorticity_cell(u[r + i - w], u[r + i + w], v[r + i - 1], v[r + i + 1], inv_h));
+        if (obstacle_row(j)) for_runs(solid_, j, 1, n, [](int, int) {}, [&](int i) { wa[r + i] = T(0); });
+      }
+      set_bnd(kScalar, wa);  // closed sides: copies (kSceneCopy)
+    }
+    const T eps_h = static_cast<T>(vorticity_) / inv_h;
+    const T ba = static_cast<T>(buoyancy_a_), bb = static_cast<T>(buoyancy_b_), amb = static_cast<T>(ambient_);
+    const T* d = f_.d.data();
+    const T* t = t_.empty() ? nullptr : t_.data();
+#pragma omp parallel for schedule(dynamic, kRowChunk)
+    for (int j = 1; j <= n; ++j) {
+      const std::int64_t r = ix(0, j, w);
+      auto plain = [&](int lo, int hi) {
+        if (vort) {
+#pragma omp simd
+          for (int i = lo; i <= hi; ++i) {
+            const std::int64_t c = r + i;
+            T x, y;
+            confinement_force_rows(vorticity_cell(u[c - w], u[c + w], v[c - 1], v[c + 1], inv_h), wa[c - 1], wa[c + 1],
+                              wa[c - w], wa[c + w], inv_h, eps_h, x, y);
+            fu[c] = x;
+            fv[c] = y;
+          }
+        }
+        if (buoy && t) {
+#pragma omp simd
+          for (int i = lo; i <= hi; ++i) {
+            const T fb = buoyancy_force(d[r + i], t[r + i], ba, bb, amb);
+            fv[r + i] = vort ? fv[r + i] + fb : fb;
+          }
+        } else if (buoy) {
+#pragma omp simd
+          for (int i = lo; i <= hi; ++i) {
+            const T fb = buoyancy_force(d[r + i], amb, ba, bb, amb);
+            fv[r + i] = vort ? fv[r + i] + fb : fb;
+          }
+        }
+      };
+      if (!obstacle_row(j)) {
+        plain(1, n);
+        continue;
+      }
+      for_runs(special_, j, 1, n, plain, [&](int i) {
+        const std::int64_t c = r + i;
+        const int cd = code_[static_cast<std::size_t>(c)];
+        if (cd & kSolidSelf) {
+          fu[c] = fv[c] = T(0);
+          return;
+        }
+        if (vort) {
+          const T wc = wa[c];
+          confinement_force(vorticity_cell(u[c - w], u[c + w], v[c - 1], v[c + 1], inv_h), cd & kSolidL ? wc : wa[c - 1],
+                            cd & kSolidR ? wc : wa[c + 1], cd & kSolidD ? wc : wa[c - w], cd & kSolidU ? wc : wa[c + w],
+                            inv_h, eps_h, fu[c], fv[c]);
+        }
+        if (buoy) {
+          const T fb = buoyancy_force(d[c], t ? t[c] : amb, ba, bb, amb);
+          fv[c] = vort ? fv[c] + fb : fb;
+        }
+      });
+    }
+  }
+
+  // A scalar's solid cells beside fluid: the mean of their fluid neighbours for the
+  // advection (fill; summed left, right, down, up), 0 again after it.
+  void fill_border(T* q) const {
+    for (const ObstacleLists::Border& b : border_) {
+      T sum = T(0);
+      int m = 0;
+      for (int k = 0; k < 4; ++k)
+        if (b.fluid & (1 << k)) {
+          sum = m == 0 ? q[b.nb[k]] : sum + q[b.nb[k]];
+          ++m;
+        }
+      q[b.c] = sum / static_cast<T>(m);
+    }
+  }
+  void clear_border(T* q) const {
+    for (const ObstacleLists::Border& b : border_) q[b.c] = T(0);
+  }
+
+  // scene_cpu.cpp's step: react (the decision; the sources inside the solves), the
+  // forces, the velocity's diffusions with add_source, the emitters and the forces
+  // inside their passes' x0, project, advect, project; the density's (and the
+  // temperature's) diffusion with its emitter, advection with the obstacle's border.
+  void scene_step() {
+    auto& F = f_;
+    react_decide();
+    if (vort_ || buoy_) scene_forces();
+    const int oa = adv_option();
+    diffuse({{kU, &F.u0, &F.u, kFieldU, p_.visc, false, 1, vort_ ? fu_.data() : nullptr, T(-1)},
+             {kV, &F.v0, &F.v, kFieldV, p_.visc, false, 2, vort_ || buoy_ ? fv_.data() : nullptr, T(-1)}});
+    project(F.u0, F.v0, F.u, F.v, false);
+    double t0 = now_s();
+    advect(F.u0.data(), F.v0.data(), {{F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
+    double ta = now_s() - t0;
+    set_bnd(kU, F.u.data());
+    set_bnd(kV, F.v.data());
+    project(F.u, F.v, F.u0, F.v0, true);
+    // the temperature beside the density (independent: its work buffer cleared by
+    // react, no react source; closed sides: the ambient value never enters)
+    const bool temp = !t_.empty();
+    if (temp) {
+      diffuse({{kScalar, &F.d0, &F.d, kFieldD, p_.diff, true, 0, nullptr, T(1)},
+               {kScalar, &t0_, &t_, -1, p_.diff, false, 3, nullptr, T(1)}});
+    } else {
+      diffuse({{kScalar, &F.d0, &F.d, kFieldD, p_.diff, true, 0, nullptr, T(1)}});
+    }
+    fill_border(F.d0.data());
+    if (temp) fill_border(t0_.data());
+    t0 = now_s();
+    if (temp) advect(F.u.data(), F.v.data(), {{F.d.data(), F.d0.data()}, {t_.data(), t0_.data()}});
+    else advect(F.u.data(), F.v.data(), {{F.d.data(), F.d0.data()}});
+    ta += now_s() - t0;
+    clear_border(F.d0.data());
+    set_bnd(kScalar, F.d.data());
+    if (temp) {
+      clear_border(t0_.data());
+      set_bnd(kScalar, t_.data());
+    }
+    record(adv_, oa, ta);
+  }
 
   // ---- natural-layout kernels ------------------------------------------------------
   void set_bnd(int b, T* x) const {
@@ -878,6 +1246,8 @@ class CpuSolver final : public Solver<T> {
   // diffuse(b, x, x0, k) of up to three fields at once (they are independent):
   // their blocks share one pass over the threads, so that a slow core holds up
   // one barrier instead of three and the blocks of all three balance the load.
+  // A scene's: field -1 (the temperature: no react source), its emitter (emit: 0 d,
+  // 1 u, 2 v, 3 T; -1 none), a force added after it, sigma of gs_cell_solid.
   struct Diffusion {
     int b;
     FieldVector<T>* x;
@@ -885,68 +1255,109 @@ class CpuSolver final : public Solver<T> {
     int field;
     double k;
     bool max_out;
+    int emit = -1;
+    const T* force = nullptr;
+    T sigma = T(1);
   };
   void diffuse(std::initializer_list<Diffusion> fields) {
     Solve S[3];
     int count = 0;
     for (const Diffusion& d : fields) {
-      const T a = diffuse_a(T(p_.dt), T(d.k), n_);
-      S[count++] = Solve{d.b, d.x->data(), d.x0->data(), a, T(1) + T(4) * a, d.field, d.field, d.max_out ? 1 : 0,
-                         div_option(d.field)};
+      // diffuse_a's dt*k*N*N; a scene's dt*k/h^2 (scene_cpu.cpp), the same where 1/h = N
+      const T a = scene_ ? T(p_.dt) * static_cast<T>(d.k) * inv_h_ * inv_h_ : diffuse_a(T(p_.dt), T(d.k), n_);
+      const bool emits = d.emit >= 0 && !emit_[d.emit].empty();
+      S[count++] = Solve{d.b,
+                         d.x->data(),
+                         d.x0->data(),
+                         a,
+                         T(1) + T(4) * a,
+                         d.field,
+                         d.field,
+                         d.max_out ? 1 : 0,
+                         div_option(d.field),
+                         emits ? emit_[d.emit].data() : nullptr,
+                         emits ? emit_rows_[d.emit].data() : nullptr,
+                         d.force,
+                         d.sigma};
     }
     double busy[3] = {0, 0, 0};  // the solves' block times, for the division's trial steps only
     const bool trial = div_.open && trial_step() != 0;
     lin_solve(S, count, trial ? busy : nullptr);
     for (int i = 0; i < count; ++i) {
       if (S[i].max) md_ = finish_max(i, S[i].x, nullptr);
-      if (trial && S[i].gen != kFieldD) record(div_, S[i].div_opt, busy[i]);
+      if (trial && (S[i].gen == kFieldU || S[i].gen == kFieldV)) record(div_, S[i].div_opt, busy[i]);
     }
   }
 
   // project(u, v, p, div): div and its set_bnd, the solve from a generated zero
   // pressure (with react's velocity maximum p^2 + div^2 when max_out), the gradient.
+  // A scene's rows beside its obstacle: the row kernels between the runs of cells
+  // with a code, those cells by scene_cpu.cpp's formulas (scene_model.hpp).
   void project(FieldVector<T>& uvec, FieldVector<T>& vvec, FieldVector<T>& pvec, FieldVector<T>& dvec, bool max_out) {
     const int n = n_, w = w_;
     T* u = uvec.data();
     T* v = vvec.data();
     T* pr = pvec.data();
     T* div = dvec.data();
-    const Divisor<T> dn = make_divisor(T(n), kf_.fma && div_.current == 0);
-#pragma omp parallel for schedule(dynamic, kRowChunk)
-    for (int j = 1; j <= n; ++j) {
+    const T inv_h = inv_h_;
+    const Divisor<T> dn = make_divisor(inv_h, kf_.fma && div_.current == 0);
+    const T hg = T(0.5) * inv_h;  // gradient_sub's 0.5*N (gradient_sub_h's 0.5/h)
+    auto div_row = [&](int j, int lo, int hi) {
       const T* uj = u + ix(0, j, w);
       const T* vd = v + ix(0, j - 1, w);
       const T* vu = v + ix(0, j + 1, w);
       T* dj = div + ix(0, j, w);
-      if constexpr (sizeof(T) == 4) {
-        kf_.divergence(dj, uj, vd, vu, n, dn);
-      } else {
-#pragma omp simd
-        for (int i = 1; i <= n; ++i) dj[i] = divergence_cell(uj[i - 1], uj[i + 1], vd[i], vu[i], n);
-      }
-    }
-    set_bnd(kScalar, div);
-    phase(1);
-    const Solve pressure{kScalar, pr, div, T(1), T(4), -1, -1, max_out ? 2 : 0, div_.current};
-    lin_solve(&pressure, 1, nullptr);
-    if (max_out) mv_ = finish_max(0, pr, div);
-    phase(2);
-#pragma omp parallel for schedule(dynamic, kRowChunk)
-    for (int j = 1; j <= n; ++j) {
+      if constexpr (sizeof(T) == 4) kf_.divergence(dj, uj, vd, vu, lo, hi, dn);
+      else divergence_row_generic<T>(dj, uj, vd, vu, lo, hi, dn);
+    };
+    auto grad_row = [&](int j, int lo, int hi) {
       const T* pj = pr + ix(0, j, w);
       const T* pd = pr + ix(0, j - 1, w);
       const T* pu = pr + ix(0, j + 1, w);
       T* uj = u + ix(0, j, w);
       T* vj = v + ix(0, j, w);
-      if constexpr (sizeof(T) == 4) {
-        kf_.gradient(uj, vj, pj, pd, pu, n);
-      } else {
-#pragma omp simd
-        for (int i = 1; i <= n; ++i) {
-          uj[i] = gradient_sub(uj[i], pj[i - 1], pj[i + 1], n);
-          vj[i] = gradient_sub(vj[i], pd[i], pu[i], n);
-        }
+      if constexpr (sizeof(T) == 4) kf_.gradient(uj, vj, pj, pd, pu, lo, hi, hg);
+      else gradient_row_generic<T>(uj, vj, pj, pd, pu, lo, hi, hg);
+    };
+#pragma omp parallel for schedule(dynamic, kRowChunk)
+    for (int j = 1; j <= n; ++j) {
+      if (!obstacle_row(j)) {
+        div_row(j, 1, n);
+        continue;
       }
+      for_runs(special_, j, 1, n, [&](int lo, int hi) { div_row(j, lo, hi); },
+               [&](int i) {
+                 const std::int64_t c = ix(i, j, w);
+                 const int cd = code_[static_cast<std::size_t>(c)];
+                 div[c] = cd & kSolidSelf ? T(0)
+                                          : divergence_solid(u[c], v[c], u[c - 1], u[c + 1], v[c - w], v[c + w], cd, inv_h);
+               });
+    }
+    set_bnd(kScalar, div);
+    phase(1);
+    const Solve pressure{kScalar, pr, div, T(1), T(4), -1, -1, max_out ? 2 : 0, div_.current, nullptr, nullptr, nullptr,
+                         T(1)};
+    lin_solve(&pressure, 1, nullptr);
+    if (max_out) mv_ = finish_max(0, pr, div);
+    phase(2);
+#pragma omp parallel for schedule(dynamic, kRowChunk)
+    for (int j = 1; j <= n; ++j) {
+      if (!obstacle_row(j)) {
+        grad_row(j, 1, n);
+        continue;
+      }
+      for_runs(special_, j, 1, n, [&](int lo, int hi) { grad_row(j, lo, hi); },
+               [&](int i) {  // a solid neighbour's pressure is the cell's own (zero normal gradient)
+                 const std::int64_t c = ix(i, j, w);
+                 const int cd = code_[static_cast<std::size_t>(c)];
+                 if (cd & kSolidSelf) {
+                   u[c] = v[c] = T(0);
+                   return;
+                 }
+                 const T pc = pr[c];
+                 u[c] = gradient_sub_h(u[c], cd & kSolidL ? pc : pr[c - 1], cd & kSolidR ? pc : pr[c + 1], inv_h);
+                 v[c] = gradient_sub_h(v[c], cd & kSolidD ? pc : pr[c - w], cd & kSolidU ? pc : pr[c + w], inv_h);
+               });
     }
     set_bnd(kU, u);
     set_bnd(kV, v);
@@ -954,13 +1365,23 @@ class CpuSolver final : public Solver<T> {
   }
 
   // out <- q advected by (U, V), interior only; up to three fields by one velocity,
-  // the interpolation weights computed once per cell.
+  // the interpolation weights computed once per cell. A scene's solid cells get 0.
   void advect(const T* U, const T* V, std::initializer_list<std::pair<T*, const T*>> jobs) const {
     const int n = n_, w = w_;
-    const T dt0 = T(p_.dt) * T(n);
+    const T dt0 = T(p_.dt) * inv_h_;
     std::pair<T*, const T*> job[3] = {};
     int count = 0;
     for (const auto& j : jobs) job[count++] = j;
+    // row j's cells [lo, hi], a scene's solid cells aside (0)
+    auto solid_aside = [&](int j, int lo, int hi, auto&& row) {
+      if (!obstacle_row(j)) {
+        row(lo, hi);
+        return;
+      }
+      for_runs(solid_, j, lo, hi, row, [&](int i) {
+        for (int k = 0; k < count; ++k) job[k].first[ix(i, j, w)] = T(0);
+      });
+    };
     if constexpr (sizeof(T) == 4) {
       AdvectRow f{};
       f.count = count;
@@ -979,20 +1400,23 @@ class CpuSolver final : public Solver<T> {
         const int jb = std::min(n, ja + chunk - 1);
         for (int b = 0; b < tiles; ++b) {
           const int i_lo = 1 + b * tile, i_hi = std::min(n, i_lo + tile - 1);
-          for (int j = ja; j <= jb; ++j) row(U, V, f, j, n, dt0, i_lo, i_hi);
+          for (int j = ja; j <= jb; ++j)
+            solid_aside(j, i_lo, i_hi, [&](int lo, int hi) { row(U, V, f, j, n, dt0, lo, hi); });
         }
       }
       return;
     }
 #pragma omp parallel for schedule(dynamic, kRowChunk)
     for (int j = 1; j <= n; ++j)
-      for (int i = 1; i <= n; ++i) {
-        const std::int64_t c = ix(i, j, w);
-        const AdvectWeights<T> q = advect_weights(w, n, i, j, U[c], V[c], dt0);
-        job[0].first[c] = advect_apply(job[0].second, q);
-        if (count > 1) job[1].first[c] = advect_apply(job[1].second, q);
-        if (count > 2) job[2].first[c] = advect_apply(job[2].second, q);
-      }
+      solid_aside(j, 1, n, [&](int lo, int hi) {
+        for (int i = lo; i <= hi; ++i) {
+          const std::int64_t c = ix(i, j, w);
+          const AdvectWeights<T> q = advect_weights(w, n, i, j, U[c], V[c], dt0);
+          job[0].first[c] = advect_apply(job[0].second, q);
+          if (count > 1) job[1].first[c] = advect_apply(job[1].second, q);
+          if (count > 2) job[2].first[c] = advect_apply(job[2].second, q);
+        }
+      });
   }
 
   // ---- lin_solve: temporally blocked passes over colour planes -----------------------
@@ -1006,6 +1430,14 @@ class CpuSolver final : public Solver<T> {
     int add;    // x0 is read as x0 + dt*(react's source of this field), or -1: as it is
     int max;    // the last pass's maximum: 0 none, 1 of x, 2 of x^2 + x0^2 (corners aside)
     int div_opt;  // the division: 0 the reciprocal route where it applies, 1 the IEEE division
+    // A scene's: x0 + dt*emit inside (after add's source; read in the rows where
+    // emit_rows says it holds a value other than +0), then + dt*force inside
+    // (scene_cpu.cpp's add_source and add_interior, in that order); sigma: a solid
+    // neighbour counts as sigma times the cell (gs_cell_solid).
+    const T* emit;
+    const std::uint8_t* emit_rows;
+    const T* force;
+    T sigma;
   };
   struct PassArgs {
     const T* src;  // x before the pass (natural layout), or null: the generated initial guess
@@ -1025,6 +1457,10 @@ class CpuSolver final : public Solver<T> {
     if constexpr (sizeof(T) == 4) kf_.split(in, even, odd, cols, do_add, add);
     else split_generic<T>(in, even, odd, cols, do_add, add);
   }
+  void x0_row(T* out, const T* x, const T* e, const T* f, int lo, int hi, bool add, T z, T dt) const {
+    if constexpr (sizeof(T) == 4) kf_.x0_row(out, x, e, f, lo, hi, add, z, dt);
+    else x0_row_generic<T>(out, x, e, f, lo, hi, add, z, dt);
+  }
   void merge(const T* even, const T* odd, T* out, int j0, int j1) const {
     if constexpr (sizeof(T) == 4) kf_.merge(even, odd, out, j0, j1);
     else merge_generic<T>(even, odd, out, j0, j1);
@@ -1038,7 +1474,13 @@ class CpuSolver final : public Solver<T> {
   // 2k - 1 - h of the block (a trapezoid: the cells farther out cannot reach the
   // block's final values), which halves the halo's redundant work. Returns the
   // block's maximum (A.max) over the cells it writes, corners aside.
-  T pass_block(const PassArgs& A, int r0, int r1, int c0, int c1, T* win) const {
+  //
+  // A scene (rows beside its obstacle): the half-sweep runs between the runs of
+  // solid cells, which stay 0 (loaded as 0 and never updated: no fluid cell reads
+  // them), then the fluid cells beside them again by gs_cell_solid, which reads
+  // the other colour only (scene_cpu.cpp's order, the same bits); x0 takes the
+  // emitter and the forces as it is loaded (through `row`, a natural-layout row).
+  T pass_block(const PassArgs& A, int r0, int r1, int c0, int c1, T* win, T* row) const {
     const Solve& S = *A.S;
     const int n = n_, w = w_, k = A.k, ns = slots();
     const std::size_t wpw = static_cast<std::size_t>(wpw_);
@@ -1076,17 +1518,44 @@ class CpuSolver final : public Solver<T> {
         std::fill(xe, xe + (cols + 1) / 2, T(0));
         std::fill(xo, xo + cols / 2, T(0));
         if (S.gen >= 0)
-          injection_points(y, lo_x, hi_x, [&](int x) {
-            ((x - lo_x) % 2 ? xo : xe)[(x - lo_x) / 2] = source_at(S.gen, x, y);
+          injection_points(y, lo_x, hi_x, [&](int x) {  // (a scene's solid cells stay 0)
+            ((x - lo_x) % 2 ? xo : xe)[(x - lo_x) / 2] = solid_cell(x, y) ? T(0) : source_at(S.gen, x, y);
           });
       }
       const T* in0 = S.x0 + ix(lo_x, y, w);
       T* e0 = plane(s, 2 + ce);
       T* o0 = plane(s, 2 + co);
-      split(in0, e0, o0, cols, S.add >= 0, zero_add);  // add_source: x0 + dt*s, s = 0 but at react's points
+      const T dt = T(p_.dt);
+      const bool inside = y >= 1 && y <= n;
+      if (inside && ((S.emit && S.emit_rows[y]) || S.force)) {
+        // a scene's row with an emitter's values or forces: add_source's x0 + dt*s,
+        // then inside + dt*emit, + dt*force (scene_cpu.cpp's order), then the split
+        // (the boundary columns' x0 is never read: copied as it is)
+        const int ia = std::max(lo_x, 1) - lo_x, ib = std::min(hi_x - 1, n) - lo_x;
+        const T* e = S.emit ? S.emit + ix(lo_x, y, w) : nullptr;
+        const T* f = S.force ? S.force + ix(lo_x, y, w) : nullptr;
+        std::copy(in0, in0 + ia, row);
+        std::copy(in0 + ib + 1, in0 + cols, row + ib + 1);
+        x0_row(row, in0, e, f, ia, ib, S.add >= 0, zero_add, dt);
+        if (S.add >= 0)
+          injection_points(y, lo_x, hi_x, [&](int x) {
+            const int i = x - lo_x;
+            T x0v = in0[i] + dt * source_at(S.add, x, y);
+            if (e) x0v = x0v + dt * e[i];
+            if (f) x0v = x0v + dt * f[i];
+            row[i] = x0v;
+          });
+        split(row, e0, o0, cols, false, T(0));
+        return;
+      }
+      // add_source: x0 + dt*s, s = 0 but at react's points; an emitter's + dt*0 where it
+      // holds +0 only (x + 0 + 0 = x + 0 whatever the signs of the zeros)
+      split(in0, e0, o0, cols, S.add >= 0 || S.emit, zero_add);
       if (S.add >= 0) {
         injection_points(y, lo_x, hi_x, [&](int x) {
-          ((x - lo_x) % 2 ? o0 : e0)[(x - lo_x) / 2] = in0[x - lo_x] + T(p_.dt) * source_at(S.add, x, y);
+          T x0v = in0[x - lo_x] + dt * source_at(S.add, x, y);
+          if (S.emit) x0v = x0v + dt * S.emit[ix(x, y, w)];  // (the value itself: +0 here)
+          ((x - lo_x) % 2 ? o0 : e0)[(x - lo_x) / 2] = x0v;
         });
       }
     };
@@ -1106,7 +1575,7 @@ class CpuSolver final : public Solver<T> {
       }
     };
     // Half-sweep of colour c over columns [xa, xb] of row y in slot s.
-    auto sweep_c = [&](int c, int y, int s, int xa, int xb) {
+    auto sweep_range = [&](int c, int y, int s, int xa, int xb) {
       const int par = (c + y) & 1;  // x parity of this colour's cells in row y
       const int i_lo = (xa - par + 1) >> 1, i_hi = (xb - par) >> 1;  // global pairs, x = 2i + par
       if (i_hi < i_lo) return;
@@ -1122,6 +1591,24 @@ class CpuSolver final : public Solver<T> {
             plane(s, 2 + c) - base, i_lo, i_hi, a, A.dv);
     };
     auto cell = [&](int x, int y, int s) -> T& { return plane(s, (x + y) & 1)[(x - lo_x) / 2]; };
+    // A scene's row beside its obstacle: the fluid cells between the solid runs,
+    // then those beside the obstacle by gs_cell_solid.
+    auto sweep_c = [&](int c, int y, int s, int xa, int xb) {
+      if (!obstacle_row(y)) {
+        sweep_range(c, y, s, xa, xb);
+        return;
+      }
+      for_runs(solid_, y, xa, xb, [&](int lo, int hi) { sweep_range(c, y, s, lo, hi); }, [](int) {});
+      const int e = fix_begin_[static_cast<std::size_t>(y) + 1];
+      for (int q = fix_begin_[static_cast<std::size_t>(y)]; q < e; ++q) {
+        const int i = fix_[static_cast<std::size_t>(q)].i;
+        if (i > xb) break;
+        if (i < xa || ((i + y) & 1) != c) continue;
+        cell(i, y, s) = gs_cell_solid(plane(s, 2 + c)[(i - lo_x) / 2], cell(i - 1, y, s), cell(i + 1, y, s),
+                                      cell(i, y - 1, prev(s)), cell(i, y + 1, next(s)), fix_[static_cast<std::size_t>(q)].code,
+                                      a, S.c, S.sigma);
+      }
+    };
     // The rows ahead are fetched while the sweeps run (the hardware prefetcher
     // restarts at every short row of a block): the rows of the next group, spread
     // over the iterations of the wavefront.
@@ -1230,8 +1717,10 @@ class CpuSolver final : public Solver<T> {
         const int i = item / nb, s = item % nb / nc, cb = item % nc;
         const int c0 = cb == 0 ? 0 : cut(cb, nc, k) & ~1, c1 = cb == nc - 1 ? w : cut(cb + 1, nc, k) & ~1;
         const double t0 = timed ? now_s() : 0;
+        const int thread = omp_get_thread_num();
         partial_[static_cast<std::size_t>(first * nb + item)] =
-            pass_block(A[i], cut(s, ns, k), cut(s + 1, ns, k), c0, c1, window(omp_get_thread_num()));
+            pass_block(A[i], cut(s, ns, k), cut(s + 1, ns, k), c0, c1, window(thread),
+                       scene_ ? rows_[static_cast<std::size_t>(thread)].data() : nullptr);
         if (timed) block_time_[static_cast<std::size_t>(item)] = now_s() - t0;
       }
       if (timed) {
@@ -1268,6 +1757,13 @@ class CpuSolver final : public Solver<T> {
   // reference would have overwritten it first.
   void step() {
     phase(-1);
+    if (scene_) {
+      scene_step();
+      decide(div_);
+      decide(adv_);
+      ++c_.steps;
+      return;
+    }
     react_decide();
     auto& F = f_;
     if (p_.scheme == Scheme::seed) {
@@ -1313,8 +1809,60 @@ class CpuSolver final : public Solver<T> {
 
 template <class T>
 std::unique_ptr<Solver<T>> make_cpu_solver(const Params& p, const Fields<T>& initial) {
-  return std::make_unique<CpuSolver<T>>(p, initial);
+  const T* const state[6] = {initial.d.data(), initial.u.data(), initial.v.data(),
+                             initial.d0.data(), initial.u0.data(), initial.v0.data()};
+  return std::make_unique<CpuSolver<T>>(p, state);
 }
+
+namespace {
+
+// A scene on the temporally blocked solver (scene.hpp, scene_fits_tiles).
+template <class T>
+class SceneBlockedCpuSolver final : public SceneSolver<T> {
+ public:
+  SceneBlockedCpuSolver(const Params& p, const Scene& s, const SceneFields<T>& init) : n_(s.nx) {
+    ObstacleLists ob;
+    if (!init.solid.empty()) ob = obstacle_lists(s, init.solid);
+    auto ptr = [](const FieldVector<T>& a) { return a.empty() ? nullptr : a.data(); };
+    const CpuSceneSetup<T> setup{static_cast<T>(s.inv_h()),
+                                 init.solid.empty() ? nullptr : &ob,
+                                 {ptr(init.src_d), ptr(init.src_u), ptr(init.src_v), ptr(init.src_t)},
+                                 ptr(init.t),
+                                 s.vorticity,
+                                 s.buoyancy_a,
+                                 s.buoyancy_b,
+                                 s.ambient};
+    Params q = p;
+    q.n = s.nx;
+    q.scheme = Scheme::stam;
+    const T* const state[6] = {init.d.data(), init.u.data(), init.v.data(), init.d0.data(), init.u0.data(), init.v0.data()};
+    solver_ = std::make_unique<CpuSolver<T>>(q, state, &setup);
+  }
+  double advance(int steps) override { return solver_->advance(steps); }
+  void fetch(SceneFields<T>& out) override {
+    if (out.nx != n_ || out.ny != n_ || out.d.size() != out.cells()) out.resize_uninitialised(n_, n_);  // overwritten below
+    T* const dst[6] = {out.d.data(), out.u.data(), out.v.data(), out.d0.data(), out.u0.data(), out.v0.data()};
+    solver_->fetch_scene(dst, out.t);
+  }
+  Counters counters() const override { return solver_->counters(); }
+  std::string kernels() const override { return solver_->kernels(); }
+
+ private:
+  int n_;
+  std::unique_ptr<CpuSolver<T>> solver_;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<SceneSolver<T>> make_scene_cpu_blocked_solver(const Params& p, const Scene& s,
+                                                              const SceneFields<T>& init) {
+  return std::make_unique<SceneBlockedCpuSolver<T>>(p, s, init);
+}
+template std::unique_ptr<SceneSolver<float>> make_scene_cpu_blocked_solver(const Params&, const Scene&,
+                                                                           const SceneFields<float>&);
+template std::unique_ptr<SceneSolver<double>> make_scene_cpu_blocked_solver(const Params&, const Scene&,
+                                                                            const SceneFields<double>&);
 template std::unique_ptr<Solver<float>> make_cpu_solver(const Params&, const Fields<float>&);
 template std::unique_ptr<Solver<double>> make_cpu_solver(const Params&, const Fields<double>&);
 

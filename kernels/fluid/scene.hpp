@@ -1,8 +1,9 @@
 // The scene path of fluid-step: Stam's step (the stam scheme) on a user's scene.
-// The CPU's is a solver of its own (scene_cpu.cpp); on the GPU a scene in a square
-// box with closed sides runs on the fused solver's temporally blocked tiles
-// (cuda.cu: the obstacle's codes and the emitters inside the solves' passes), any
-// other on one kernel per operation (scene_cuda.cu); all compute the same bits.
+// A scene in a square box with closed sides runs on the fused solver's temporally
+// blocked passes (cpu.cpp's blocks, cuda.cu's tiles: the obstacle's codes and the
+// emitters inside the solves' passes), any other on the scene path's own solver
+// (scene_cpu.cpp: one pass per half-sweep; scene_cuda.cu: one kernel per
+// operation); all compute the same bits.
 //
 // A scene is NX x NY interior cells of size h = length / NX, each side closed,
 // open, periodic or an inflow, an optional obstacle mask (`solid`), optional
@@ -95,17 +96,29 @@ class SceneSolver {
   virtual std::string kernels() const = 0;
 };
 
-// The OpenMP backend: the same bits for any thread count.
-template <class T>
-std::unique_ptr<SceneSolver<T>> make_scene_cpu_solver(const Params& p, const Scene& s, const SceneFields<T>& init);
-// Whether the CUDA backend can run the scene on the fused solver's temporally
-// blocked tiles (the obstacle's codes and the emitters inside their passes, the
-// forces before them): a square box with closed sides (the other scenes take one
-// kernel per operation). Both compute the same bits.
+// Whether a backend can run the scene on its fused solver's temporally blocked
+// passes (GPU: tiles; CPU: blocks of rows and columns), the obstacle's codes and
+// the emitters inside them, the forces before them: a square box with closed sides
+// (the other scenes take the scene path's own solver: one kernel per operation on
+// the GPU, one pass per half-sweep on the CPU). All compute the same bits.
 template <class T>
 bool scene_fits_tiles(const Scene& s, const SceneFields<T>&) {
   return s.nx == s.ny && s.all_closed();
 }
+// The OpenMP backend: the same bits for any thread count. The blocked passes where
+// the scene fits them (NUMPIPE_FLUID_SCENE_TILES=0: never), else the scene path's rows.
+template <class T>
+std::unique_ptr<SceneSolver<T>> make_scene_cpu_solver(const Params& p, const Scene& s, const SceneFields<T>& init);
+// The scene path's own solver (scene_cpu.cpp: colour planes, one pass per
+// half-sweep), any scene.
+template <class T>
+std::unique_ptr<SceneSolver<T>> make_scene_cpu_rows_solver(const Params& p, const Scene& s, const SceneFields<T>& init);
+// The fused solver's temporally blocked passes (cpu.cpp); the scene must fit them.
+template <class T>
+std::unique_ptr<SceneSolver<T>> make_scene_cpu_blocked_solver(const Params& p, const Scene& s,
+                                                              const SceneFields<T>& init);
+// NUMPIPE_FLUID_SCENE_TILES=0: the scene path's own solver on either backend.
+bool scene_tiles_allowed();
 #ifdef NUMPIPE_FLUID_CUDA
 // The tiles where the scene fits them (NUMPIPE_FLUID_SCENE_TILES=0: never), else one
 // kernel per operation.

@@ -1,7 +1,9 @@
 // The scene path's OpenMP backend (scene.hpp, docs/fluid.md "Scenes"): Stam's
 // step on NX x NY cells with per side boundaries, an obstacle mask, emitters,
-// a temperature field, buoyancy and vorticity confinement. A separate solver
-// from the fused fast path (cpu.cpp), which scene runs never enter.
+// a temperature field, buoyancy and vorticity confinement: the solver of the
+// scenes that do not fit the fused solver's temporally blocked passes (cpu.cpp:
+// a square box with closed sides), and of any scene with
+// NUMPIPE_FLUID_SCENE_TILES=0. The blocked passes compute its bits (tested).
 //
 // Every loop is over rows dealt to threads in chunks as they come free; each
 // cell's value depends on the cells of the other colour (Gauss-Seidel's
@@ -15,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -439,13 +442,27 @@ class SceneCpuSolver final : public SceneSolver<T> {
 
 }  // namespace
 
+bool scene_tiles_allowed() {
+  const char* knob = std::getenv("NUMPIPE_FLUID_SCENE_TILES");
+  return !(knob && std::string(knob) == "0");
+}
+
+template <class T>
+std::unique_ptr<SceneSolver<T>> make_scene_cpu_rows_solver(const Params& p, const Scene& s, const SceneFields<T>& init) {
+  return std::make_unique<SceneCpuSolver<T>>(p, s, init);
+}
 template <class T>
 std::unique_ptr<SceneSolver<T>> make_scene_cpu_solver(const Params& p, const Scene& s, const SceneFields<T>& init) {
-  return std::make_unique<SceneCpuSolver<T>>(p, s, init);
+  if (scene_tiles_allowed() && scene_fits_tiles(s, init)) return make_scene_cpu_blocked_solver<T>(p, s, init);
+  return make_scene_cpu_rows_solver<T>(p, s, init);
 }
 template std::unique_ptr<SceneSolver<float>> make_scene_cpu_solver(const Params&, const Scene&,
                                                                    const SceneFields<float>&);
 template std::unique_ptr<SceneSolver<double>> make_scene_cpu_solver(const Params&, const Scene&,
                                                                     const SceneFields<double>&);
+template std::unique_ptr<SceneSolver<float>> make_scene_cpu_rows_solver(const Params&, const Scene&,
+                                                                        const SceneFields<float>&);
+template std::unique_ptr<SceneSolver<double>> make_scene_cpu_rows_solver(const Params&, const Scene&,
+                                                                         const SceneFields<double>&);
 
 }  // namespace numpipe::fluid

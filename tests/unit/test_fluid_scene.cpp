@@ -535,3 +535,166 @@ TEST_CASE("fluid scene: the obstacle's cell codes") {
   CHECK(cell_codes(p, wrap)[static_cast<std::size_t>(ix(1, 4, 8))] == kSolidL);
   CHECK(cell_codes(s, wrap)[static_cast<std::size_t>(ix(1, 4, 8))] == 0);
 }
+
+namespace {
+// A scene in a square box with closed sides for the blocked passes: obstacles
+// against the walls and in a corner, across the blocks' borders, over react's
+// centre and one of its lattice points (n >= 130), a thin wall with fluid cells
+// shut in by it (they count as solid), emitters of every field, a temperature.
+template <class T>
+SceneFields<T> walled_scene(int n, bool temperature) {
+  SceneFields<T> f = random_scene_fields<T>(n, n, 29, 0.5);
+  const std::size_t cells = f.cells();
+  const int w = n + 2;
+  f.solid.assign(cells, 0);
+  disc(f.solid, n, n, 0.5, 0.5, 0.06, 1);                     // over the centre (react)
+  disc(f.solid, n, n, 0.0, 0.3, 0.12, 1);                     // against the left wall
+  for (int j = 1; j <= n; ++j)
+    for (int i = 1; i <= n; ++i) {
+      const double x = (i - 0.5) / n, y = (j - 0.5) / n;
+      const bool corner = x > 0.85 && y > 0.9;                            // the upper right corner
+      const bool lattice = x > 0.62 && x < 0.68 && y > 0.6 && y < 0.7;    // over (128, 128) for n >= 130
+      const bool bottom = y < 0.04 && x > 0.2 && x < 0.8;                 // along the bottom wall
+      const bool bar = j == n / 3 && i > n / 4 && i < 3 * n / 4;          // a wall one cell thick
+      if (corner || lattice || bottom || bar) f.solid[static_cast<std::size_t>(ix(i, j, w))] = 1;
+    }
+  // cells shut in: a ring of solid cells around one fluid cell
+  const int ci = n / 5, cj = 3 * n / 4;
+  for (int d : {-1, 1}) {
+    f.solid[static_cast<std::size_t>(ix(ci + d, cj, w))] = 1;
+    f.solid[static_cast<std::size_t>(ix(ci, cj + d, w))] = 1;
+  }
+  f.src_d.assign(cells, T(0));
+  f.src_u.assign(cells, T(0));
+  f.src_v.assign(cells, T(0));
+  disc(f.src_d, n, n, 0.3, 0.7, 0.05, 2.0);
+  disc(f.src_u, n, n, 0.75, 0.3, 0.04, -1.0);
+  disc(f.src_v, n, n, 0.75, 0.3, 0.04, 0.5);
+  disc(f.src_v, n, n, 0.2, 0.5, 0.03, -0.7);
+  if (temperature) {
+    f.t.assign(cells, T(0.2));
+    disc(f.t, n, n, 0.4, 0.2, 0.1, 1.0);
+    f.src_t.assign(cells, T(0));
+    disc(f.src_t, n, n, 0.6, 0.15, 0.05, 3.0);
+  }
+  const std::vector<std::uint8_t> code = cell_codes(square(n), f.solid);
+  for (std::size_t c = 0; c < cells; ++c)
+    if (code[c] & kSolidSelf) {
+      f.solid[c] = 1;
+      f.d[c] = f.u[c] = f.v[c] = T(0);
+      if (temperature) f.t[c] = T(0);
+      f.src_d[c] = f.src_u[c] = f.src_v[c] = T(0);
+      if (temperature) f.src_t[c] = T(0);
+    }
+  validate_scene(square(n), f);
+  return f;
+}
+
+template <class T>
+SceneFields<T> run_with(bool blocked, const Params& p, const Scene& s, const SceneFields<T>& init, int steps,
+                        int threads, std::string* kernels = nullptr) {
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  auto solver = blocked ? make_scene_cpu_blocked_solver<T>(p, s, init) : make_scene_cpu_rows_solver<T>(p, s, init);
+  solver->advance(steps);
+  SceneFields<T> out = init;
+  solver->fetch(out);
+  if (kernels) *kernels = solver->kernels();
+  omp_set_num_threads(saved);
+  return out;
+}
+
+template <class T>
+void check_same_state(const SceneFields<T>& a, const SceneFields<T>& b) {
+  CHECK(same_bits(a.d, b.d));
+  CHECK(same_bits(a.u, b.u));
+  CHECK(same_bits(a.v, b.v));
+  CHECK(same_bits(a.d0, b.d0));
+  CHECK(same_bits(a.u0, b.u0));
+  CHECK(same_bits(a.v0, b.v0));
+  CHECK(same_bits(a.t, b.t));
+}
+}  // namespace
+
+TEST_CASE("fluid scene: the CPU's blocked passes give the bits of the scene path's rows") {
+  // The fused solver's temporally blocked passes with the obstacle's codes and the
+  // emitters (cpu.cpp) against the scene path's own solver (scene_cpu.cpp), all six
+  // arrays and T bit for bit: small windows make 64-column blocks (obstacles across
+  // their borders and the strips'), several passes per solve, 1 to 4 threads, both
+  // precisions, forces and a temperature, react injecting into solid cells, an odd N.
+  setenv("NUMPIPE_FLUID_CPU_WINDOW", "16384", 1);
+  struct Case {
+    int n, steps, iters;
+    bool temperature;
+    double vorticity, buoyancy_a, buoyancy_b;
+    Forcing forcing;
+  };
+  for (const Case& k : {Case{200, 5, 20, true, 0.3, 0.1, 1.0, Forcing::react}, Case{200, 4, 20, false, 0, 0, 0, Forcing::react},
+                        Case{131, 4, 33, true, 0, 0, 0.5, Forcing::none}, Case{97, 3, 7, false, 0.5, 0, 0, Forcing::react}}) {
+    CAPTURE(k.n);
+    Scene s = square(k.n);
+    s.vorticity = k.vorticity;
+    s.buoyancy_a = k.buoyancy_a;
+    s.buoyancy_b = k.buoyancy_b;
+    s.ambient = 0.1;
+    Params p = params(k.n, k.forcing);
+    p.iters = k.iters;
+    const SceneFields<float> f = walled_scene<float>(k.n, k.temperature);
+    const SceneFields<float> rows = run_with(false, p, s, f, k.steps, 2);
+    for (int threads : {1, 2, 3, 4}) {
+      CAPTURE(threads);
+      std::string kernels;
+      check_same_state(run_with(true, p, s, f, k.steps, threads, &kernels), rows);
+      CHECK(kernels.find("blocked passes") != std::string::npos);
+      if (threads == 4 && k.n == 200) CHECK(kernels.find("x4 blocks") != std::string::npos);  // 64-column blocks
+    }
+    const SceneFields<double> g = walled_scene<double>(k.n, k.temperature);
+    const SceneFields<double> rows64 = run_with(false, p, s, g, k.steps, 3);
+    for (int threads : {1, 3}) check_same_state(run_with(true, p, s, g, k.steps, threads), rows64);
+    // and the comparison can fail: one emitter's rate changed changes the bits
+    SceneFields<float> e = f;
+    for (std::size_t c = 0; c < e.cells(); ++c)
+      if (e.src_d[c] > 0) e.src_d[c] *= 1.5f;
+    CHECK(!same_bits(run_with(true, p, s, e, k.steps, 2).d, rows.d));
+  }
+  // Both division routes and every row kernel set (the same bits by construction).
+  for (const char* isa : {"avx512", "avx2", "generic"})
+    for (const char* div : {"reciprocal", "divide"}) {
+      CAPTURE(isa);
+      CAPTURE(div);
+      setenv("NUMPIPE_FLUID_CPU_ISA", isa, 1);
+      setenv("NUMPIPE_FLUID_CPU_DIV", div, 1);
+      const Scene s = square(150);
+      const Params p = params(150, Forcing::react);
+      const SceneFields<float> f = walled_scene<float>(150, true);
+      check_same_state(run_with(true, p, s, f, 3, 2), run_with(false, p, s, f, 3, 2));
+    }
+  unsetenv("NUMPIPE_FLUID_CPU_ISA");
+  unsetenv("NUMPIPE_FLUID_CPU_DIV");
+  unsetenv("NUMPIPE_FLUID_CPU_WINDOW");
+}
+
+TEST_CASE("fluid scene: which CPU solver runs a scene") {
+  // The blocked passes take a square box with closed sides (length and forces
+  // aside); other boxes, and any scene under NUMPIPE_FLUID_SCENE_TILES=0, the rows.
+  Scene s = square(40);
+  s.length = 2.5;
+  s.vorticity = 0.2;
+  SceneFields<float> f = walled_scene<float>(40, true);
+  Params p = params(40);
+  auto kernels = [&](const Scene& sc, const SceneFields<float>& init) {
+    return make_scene_cpu_solver<float>(p, sc, init)->kernels();
+  };
+  CHECK(kernels(s, f).find("blocked passes") != std::string::npos);
+  Scene open = s;
+  open.side[kTop] = SideKind::open;
+  CHECK(kernels(open, f).find("rows") != std::string::npos);
+  Scene wide = square(40);
+  wide.nx = 48;
+  CHECK(kernels(wide, random_scene_fields<float>(48, 40, 3)).find("rows") != std::string::npos);
+  setenv("NUMPIPE_FLUID_SCENE_TILES", "0", 1);
+  CHECK(kernels(s, f).find("rows") != std::string::npos);
+  unsetenv("NUMPIPE_FLUID_SCENE_TILES");
+  // a length other than 1 (1/h not N) on the blocked passes: the rows' bits
+  check_same_state(run_with(true, p, s, f, 4, 2), run_with(false, p, s, f, 4, 2));
+}
