@@ -618,23 +618,12 @@ inline void confinement_force_rows(T w, T wl, T wr, T wd, T wu, T inv_h, T eps_h
   fy = keep_if(some, -(eps_h * ((ex / len) * w)));
 }
 
-// What a scene adds to the plain state (SceneBlockedCpuSolver): 1/h, the obstacle
-// (null: none), the emitters (null: none), a temperature field and the forces.
-template <class T>
-struct CpuSceneSetup {
-  T inv_h;
-  const ObstacleLists* obstacle;
-  const T* emit[4];      // d, u, v, T
-  const T* temperature;  // the initial T, or null: none
-  double vorticity, buoyancy_a, buoyancy_b, ambient;
-};
-
 template <class T>
 class CpuSolver final : public Solver<T> {
  public:
   // state: d, u, v, d0, u0, v0, each (n+2)^2 values; scene: the step is a scene's
   // (scene_cpu.cpp's stam step on a square box with closed sides), or null.
-  CpuSolver(const Params& p, const T* const state[6], const CpuSceneSetup<T>* scene = nullptr)
+  CpuSolver(const Params& p, const T* const state[6], const FusedScene<T>* scene = nullptr)
       : p_(p), n_(p.n), w_(p.n + 2) {
     f_.n = p.n;
     const std::size_t cells = static_cast<std::size_t>(w_) * static_cast<std::size_t>(w_);
@@ -937,7 +926,7 @@ class CpuSolver final : public Solver<T> {
     if (x <= hi) gap(x, hi);
   }
 
-  void set_scene(const CpuSceneSetup<T>& sc) {
+  void set_scene(const FusedScene<T>& sc) {
     scene_ = true;
     inv_h_ = sc.inv_h;
     const int n = n_, w = w_;
@@ -1823,15 +1812,7 @@ class SceneBlockedCpuSolver final : public SceneSolver<T> {
   SceneBlockedCpuSolver(const Params& p, const Scene& s, const SceneFields<T>& init) : n_(s.nx) {
     ObstacleLists ob;
     if (!init.solid.empty()) ob = obstacle_lists(s, init.solid);
-    auto ptr = [](const FieldVector<T>& a) { return a.empty() ? nullptr : a.data(); };
-    const CpuSceneSetup<T> setup{static_cast<T>(s.inv_h()),
-                                 init.solid.empty() ? nullptr : &ob,
-                                 {ptr(init.src_d), ptr(init.src_u), ptr(init.src_v), ptr(init.src_t)},
-                                 ptr(init.t),
-                                 s.vorticity,
-                                 s.buoyancy_a,
-                                 s.buoyancy_b,
-                                 s.ambient};
+    const FusedScene<T> setup = fused_scene(s, init, init.solid.empty() ? nullptr : &ob);
     Params q = p;
     q.n = s.nx;
     q.scheme = Scheme::stam;

@@ -898,24 +898,13 @@ TileSpec tile_spec(int element_size) {
   return kTiles[kDefaultTileF32];
 }
 
-// What a scene adds to the plain state (SceneTiledSolver): 1/h, the obstacle
-// (null: none), the emitters (null: none), a temperature field and the forces.
-template <class T>
-struct SceneSetup {
-  T inv_h;
-  const ObstacleLists* obstacle;
-  const T* emit[4];  // d, u, v, T
-  const T* temperature;  // the initial T, or null: none
-  double vorticity, buoyancy_a, buoyancy_b, ambient;
-};
-
 template <class T>
 class CudaSolver final : public Solver<T> {
  public:
   // state: d, u, v, d0, u0, v0, each `cells` values; scene: the step is a scene's
   // (scene_cpu.cpp's stam step on a square box with closed sides), or null.
   CudaSolver(const Params& p, const T* const state[6], std::size_t cells, int device,
-             const SceneSetup<T>* scene = nullptr)
+             const FusedScene<T>* scene = nullptr)
       : p_(p), n_(p.n) {
     NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
     NUMPIPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -1277,7 +1266,7 @@ class CudaSolver final : public Solver<T> {
   // whose extended tile holds a cell of the obstacle or beside it (a code) takes
   // the obstacle's formulas; one that holds an emitter's value other than +0
   // reads that emitter (elsewhere x0 + dt*0 is formed without reading it).
-  void set_scene(const SceneSetup<T>& sc) {
+  void set_scene(const FusedScene<T>& sc) {
     scene_ = true;
     inv_h_ = sc.inv_h;
     const int n = n_, w = n + 2, tiles = tiles_x_ * tiles_y_;
@@ -1513,15 +1502,7 @@ class SceneTiledSolver final : public SceneSolver<T> {
   SceneTiledSolver(const Params& p, const Scene& s, const SceneFields<T>& init, int device) : n_(s.nx) {
     ObstacleLists ob;
     if (!init.solid.empty()) ob = obstacle_lists(s, init.solid);
-    auto ptr = [](const FieldVector<T>& a) { return a.empty() ? nullptr : a.data(); };
-    const SceneSetup<T> setup{static_cast<T>(s.inv_h()),
-                              init.solid.empty() ? nullptr : &ob,
-                              {ptr(init.src_d), ptr(init.src_u), ptr(init.src_v), ptr(init.src_t)},
-                              ptr(init.t),
-                              s.vorticity,
-                              s.buoyancy_a,
-                              s.buoyancy_b,
-                              s.ambient};
+    const FusedScene<T> setup = fused_scene(s, init, init.solid.empty() ? nullptr : &ob);
     Params q = p;
     q.n = s.nx;
     q.scheme = Scheme::stam;

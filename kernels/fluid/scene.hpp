@@ -227,6 +227,31 @@ struct ObstacleLists {
 };
 ObstacleLists obstacle_lists(const Scene& s, const std::vector<std::uint8_t>& solid);
 
+// What a scene adds to a plain state for the fused solvers of both backends
+// (scene_fits_tiles): 1/h, the obstacle (null: none), the emitters d, u, v, T (null:
+// none), the initial temperature (null: none) and the forces. It points into `init`
+// and `obstacle`, which must outlive it.
+template <class T>
+struct FusedScene {
+  T inv_h;
+  const ObstacleLists* obstacle;
+  const T* emit[4];
+  const T* temperature;
+  double vorticity, buoyancy_a, buoyancy_b, ambient;
+};
+template <class T>
+FusedScene<T> fused_scene(const Scene& s, const SceneFields<T>& init, const ObstacleLists* obstacle) {
+  auto ptr = [](const FieldVector<T>& a) { return a.empty() ? nullptr : a.data(); };
+  return {static_cast<T>(s.inv_h()),
+          obstacle,
+          {ptr(init.src_d), ptr(init.src_u), ptr(init.src_v), ptr(init.src_t)},
+          ptr(init.t),
+          s.vorticity,
+          s.buoyancy_a,
+          s.buoyancy_b,
+          s.ambient};
+}
+
 // An obstacle from a PNG image: dark (grey < 128), opaque (alpha >= 128) pixels
 // are solid; the image is scaled to nx x ny by the nearest pixel to each cell's
 // centre, its top row at the top of the box. Exit 2 when it cannot be read.
