@@ -338,35 +338,6 @@ void store_u32(unsigned char* p, std::uint32_t v) {
 }
 }  // namespace
 
-namespace {
-// Writes frames 0..count-1 to `sink` in order while the io workers make the next ones:
-// make(k, out) appends frame k to the empty string `out`. At most workers + 2 frames
-// are held; their buffers are reused (no fresh memory per frame).
-void write_frames_in_order(ByteSink& sink, std::size_t count,
-                           const std::function<void(std::size_t, std::string&)>& make) {
-  WorkerPool& pool = WorkerPool::io();
-  const std::size_t window = std::min<std::size_t>(count, static_cast<std::size_t>(pool.size()) + 2);
-  std::vector<std::string> bufs(window);
-  std::vector<Job> jobs(window);
-  JobGroup group(pool);  // after bufs: destroyed first, it waits for every job still writing into them
-  for (std::size_t k = 0; k < count + window; ++k) {
-    if (k >= window && k - window < count) {  // frame k - window is next in the output
-      const std::size_t slot = (k - window) % window;
-      jobs[slot].wait();
-      sink.write(bufs[slot].data(), bufs[slot].size());
-    }
-    if (k < count) {
-      const std::size_t slot = k % window;
-      std::string* out = &bufs[slot];
-      jobs[slot] = group.add([&make, k, out] {
-        out->clear();
-        make(k, *out);
-      });
-    }
-  }
-}
-}  // namespace
-
 struct StreamOut::Impl {
   ByteSink* sink = nullptr;
   int level = 1;
@@ -531,7 +502,14 @@ void StreamOut::write_blocks(const std::string& name, DType dtype, const Shape& 
   if (g.is_root()) {  // rank 0: the header, its frames written as they are made, then every other rank's as they arrive
     json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", attrs}};
     impl_->write_head(header, nullptr, 0);
-    write_frames_in_order(*impl_->sink, static_cast<std::size_t>(nf), make_frame);
+    ByteSink& sink = *impl_->sink;
+    make_in_order<std::string>(
+        WorkerPool::io(), static_cast<std::size_t>(nf),
+        [&make_frame](std::size_t f, std::string& out) {
+          out.clear();
+          make_frame(f, out);
+        },
+        [&sink](const std::string& frame) { sink.write(frame.data(), frame.size()); });
     ++records_;
   } else {
     std::vector<std::string> pieces(static_cast<std::size_t>(nf));

@@ -1164,37 +1164,24 @@ struct StreamWriter::Impl {
   }
 
   void write_payload_frames(const unsigned char* payload, std::size_t bytes) {
-    WorkerPool& pool = WorkerPool::io();
     const std::size_t frames = (bytes + kFramePayloadBytes - 1) / kFramePayloadBytes;
-    const std::size_t window = std::min<std::size_t>(frames, static_cast<std::size_t>(pool.size()) + 2);
-    std::vector<ByteBuf> bufs(window);
-    std::vector<Job> jobs(window);
-    JobGroup group(pool);  // after bufs: destroyed first, it waits for every job still writing into them
     const int lvl = level;
     const bool raw = stored;
-    for (std::size_t k = 0; k < frames + window; ++k) {
-      if (k >= window && k - window < frames) {  // frame k - window is next in the output
-        const std::size_t slot = (k - window) % window;
-        jobs[slot].wait();
-        out.write(bufs[slot].data.get(), bufs[slot].size);
-      }
-      if (k < frames) {
-        const std::size_t slot = k % window;
-        const unsigned char* src = payload + k * kFramePayloadBytes;
-        const std::size_t n = std::min(kFramePayloadBytes, bytes - k * kFramePayloadBytes);
-        ByteBuf* dst = &bufs[slot];
-        jobs[slot] = group.add([src, n, dst, lvl, raw] {
+    make_in_order<ByteBuf>(
+        WorkerPool::io(), frames,
+        [payload, bytes, lvl, raw](std::size_t k, ByteBuf& dst) {
+          const unsigned char* src = payload + k * kFramePayloadBytes;
+          const std::size_t n = std::min(kFramePayloadBytes, bytes - k * kFramePayloadBytes);
           if (raw) {
-            write_stored_frame(*dst, {{src, n}});
+            write_stored_frame(dst, {{src, n}});
             return;
           }
           const std::size_t cap = ZSTD_compressBound(n);
-          const std::size_t got = ZSTD_compress2(thread_cctx(lvl), dst->reserve(cap), cap, src, n);
+          const std::size_t got = ZSTD_compress2(thread_cctx(lvl), dst.reserve(cap), cap, src, n);
           check(got);
-          dst->size = got;
-        });
-      }
-    }
+          dst.size = got;
+        },
+        [this](const ByteBuf& b) { out.write(b.data.get(), b.size); });
   }
 };
 

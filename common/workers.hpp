@@ -8,6 +8,7 @@
 // of work (one frame, one slice of a copy) whose output does not depend on which
 // thread ran it or how many there are.
 #pragma once
+#include <algorithm>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -91,6 +92,30 @@ class JobGroup {
   WorkerPool& pool_;
   std::vector<Job> jobs_;
 };
+
+// Makes items 0..count-1 on `pool` and hands each to take(buffer), on the calling
+// thread and in order, as soon as it and the ones before it are made: make(k, buffer)
+// fills one of a window of pool.size() + 2 buffers, reused from item to item (no
+// fresh memory per item). Writing compressed frames in order while the next ones
+// compress. An exception of make() is rethrown here after the jobs ended.
+template <class Buffer, class Make, class Take>
+void make_in_order(WorkerPool& pool, std::size_t count, Make make, Take take) {
+  const std::size_t window = std::min<std::size_t>(count, static_cast<std::size_t>(pool.size()) + 2);
+  std::vector<Buffer> bufs(window);
+  std::vector<Job> jobs(window);
+  JobGroup group(pool);  // after bufs: destroyed first, it waits for every job still writing into them
+  for (std::size_t k = 0; k < count + window; ++k) {
+    if (k >= window && k - window < count) {  // item k - window is next
+      const std::size_t slot = (k - window) % window;
+      jobs[slot].wait();
+      take(static_cast<const Buffer&>(bufs[slot]));
+    }
+    if (k < count) {
+      Buffer* buffer = &bufs[k % window];
+      jobs[k % window] = group.add([&make, k, buffer] { make(k, *buffer); });
+    }
+  }
+}
 
 // memcpy spread over the io pool for large copies (pinned staging, frame assembly).
 void parallel_copy(void* dst, const void* src, std::size_t bytes);
