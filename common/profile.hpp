@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "device.hpp"
-#include "timeline.hpp"
 #include "stream.hpp"
 
 namespace numpipe {
@@ -26,7 +25,6 @@ struct Phase {
 class PhaseLog {
  public:
   void add(std::string name, double seconds, double bytes = 0, double flops = 0) {
-    if (timeline::tracing()) timeline::trace(name + " (logged)", timeline::now() - seconds, timeline::now());
     phases_.push_back({std::move(name), seconds, bytes, flops});
   }
   const std::vector<Phase>& phases() const { return phases_; }
