@@ -340,6 +340,26 @@ void store_u32_le(unsigned char* p, std::uint32_t v) {
 
 }  // namespace
 
+template <class T>
+void Record::convert_to(T* out) const {
+  const std::int64_t count = static_cast<std::int64_t>(size());
+  if (dtype == dtype_of<T>()) {
+    parallel_copy(out, payload.data(), payload.bytes());
+  } else if (dtype == DType::f4) {
+    const float* s = data<float>();
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(s[i]);
+  } else if (dtype == DType::f8) {
+    const double* s = data<double>();
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(s[i]);
+  } else {
+    for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(value_as_double(static_cast<std::size_t>(i)));
+  }
+}
+template void Record::convert_to(float*) const;
+template void Record::convert_to(double*) const;
+
 // ---- zstd frames, parsed and written by hand ---------------------------------------------
 // The stream's frames are independent: the reader finds where each ends from the
 // frame and block headers (RFC 8878, sections 3.1.1.1 and 3.1.1.2) without decoding

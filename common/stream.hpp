@@ -87,6 +87,11 @@ struct Record {
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(value_as_double(i));
     return out;
   }
+  // The values of to_vector into out[0, size()), on all threads (each value alone: the
+  // same bits on any thread count); for a large record this is also the first touch
+  // of `out`. T: float or double.
+  template <class T>
+  void convert_to(T* out) const;
 
   // Makes a record of the given type and shape with an uninitialised payload.
   static Record make(std::string name, DType dtype, Shape shape, json attrs = json::object());

@@ -129,18 +129,8 @@ ns::Problem read_state(std::vector<Record>& records, json& input_attrs) {
   pr.t0 = r0.attrs.contains("t") && r0.attrs["t"].is_number() ? r0.attrs["t"].get<double>() : 0.0;
   pr.step0 = r0.attrs.contains("step") && r0.attrs["step"].is_number_integer() ? r0.attrs["step"].get<long long>() : 0;
   for (int v = 0; v < ns::kVars; ++v) {
-    // the same bits as to_vector, at memory speed: the copy (or the conversion) is the
-    // first touch of the field's memory, on every thread
-    pr.fields[v].resize(rec[v]->size());
-    if (rec[v]->dtype == DType::f8) {
-      parallel_copy(pr.fields[v].data(), rec[v]->payload.data(), rec[v]->payload.bytes());
-    } else {
-      const float* src = rec[v]->data<float>();
-      double* dst = pr.fields[v].data();
-      const std::int64_t count = static_cast<std::int64_t>(rec[v]->size());
-#pragma omp parallel for schedule(static)
-      for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<double>(src[i]);
-    }
+    pr.fields[v].resize(rec[v]->size());  // written (first touched) by the conversion, on all threads
+    rec[v]->convert_to(pr.fields[v].data());
     rec[v]->payload = HostArray<std::byte>();  // converted: the record's payload goes now
   }
   return pr;

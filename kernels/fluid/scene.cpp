@@ -296,7 +296,7 @@ SceneFields<T> load_scene_fields(const StateInput& in, const SceneRecords& r) {
   SceneFields<T> f;
   f.resize_uninitialised(in.nx, in.ny);  // every value converted below
   FieldVector<T>* dst[6] = {&f.d, &f.u, &f.v, &f.d0, &f.u0, &f.v0};
-  for (int k = 0; k < 6; ++k) fill_from_record(dst[k]->data(), *in.records[k]);
+  for (int k = 0; k < 6; ++k) in.records[k]->convert_to(dst[k]->data());
   if (r.solid) f.solid.assign(r.solid->data<std::uint8_t>(), r.solid->data<std::uint8_t>() + r.solid->size());
   if (r.t) f.t = record_values<T>(*r.t);
   else if (r.src[3]) f.t.assign(f.cells(), T(0));

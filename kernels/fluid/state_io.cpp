@@ -60,34 +60,14 @@ Fields<T> load_fields(const StateInput& in) {
   Fields<T> f;
   f.resize_uninitialised(in.n);  // the conversion below writes every value, on all threads
   FieldVector<T>* dst[6] = {&f.d, &f.u, &f.v, &f.d0, &f.u0, &f.v0};
-  for (int k = 0; k < 6; ++k) fill_from_record(dst[k]->data(), *in.records[k]);
+  for (int k = 0; k < 6; ++k) in.records[k]->convert_to(dst[k]->data());
   return f;
 }
 
 template <class T>
-void fill_from_record(T* out, const Record& r) {
-  // Element by element, each element alone: the same bits on any thread count
-  // (parallel: a 4096^2 state is 400 MB, and this is the first touch of `out`).
-  const std::int64_t count = static_cast<std::int64_t>(r.size());
-  if (r.dtype == DType::f4) {
-    const float* s = r.data<float>();
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(s[i]);
-  } else if (r.dtype == DType::f8) {
-    const double* s = r.data<double>();
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(s[i]);
-  } else {
-    for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(r.value_as_double(static_cast<std::size_t>(i)));
-  }
-}
-template void fill_from_record(float*, const Record&);
-template void fill_from_record(double*, const Record&);
-
-template <class T>
 FieldVector<T> record_values(const Record& r) {
   FieldVector<T> out(r.size());
-  fill_from_record(out.data(), r);
+  r.convert_to(out.data());
   return out;
 }
 template FieldVector<float> record_values(const Record&);

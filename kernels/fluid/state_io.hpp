@@ -31,9 +31,6 @@ Fields<T> load_fields(const StateInput& in);
 // Converts one record of the state's shape to T.
 template <class T>
 FieldVector<T> record_values(const Record& r);
-// Converts a record's values to T into out (r.size() of them), on all threads.
-template <class T>
-void fill_from_record(T* out, const Record& r);
 
 // Writes fields as records named prefix + d, u, v (and d0, u0, v0 when all_six).
 template <class T>
