@@ -17,6 +17,8 @@
 #include <initializer_list>
 #include <limits>
 #include <memory>
+#include <system_error>
+#include <thread>
 
 #include "signals.hpp"
 #include "timeline.hpp"
@@ -209,6 +211,19 @@ OutputFile::OutputFile(const std::string& path, bool binary) : path_(path) {
   report_stale_temp_files(dir, base);
 }
 
+namespace {
+// Closes fd on a detached thread: where it is the last reference to a replaced file,
+// the kernel frees the file's pages there, beside the process's own teardown (the
+// process still ends only when that thread has). Inline when no thread can start.
+void release_in_background(int fd) {
+  try {
+    std::thread([fd] { close(fd); }).detach();
+  } catch (const std::system_error&) {
+    close(fd);
+  }
+}
+}  // namespace
+
 void OutputFile::open_temp() {
   std::vector<char> buf(temp_template_.begin(), temp_template_.end());
   buf.push_back('\0');
@@ -272,14 +287,21 @@ void OutputFile::commit() {
     unregister_temp_file(temp_path_);
     fail_resource("cannot write " + label_ + ": " + std::strerror(err));
   }
+  // The file being replaced, held open across the rename: its last reference then goes
+  // on a thread of its own, which frees its pages while this process finishes (freeing
+  // them took the kernel 185 ms for a 403 MB file on the GPU machine, in the call that
+  // drops the last reference).
+  const int replaced = open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     err = errno;
+    if (replaced >= 0) close(replaced);
     unlink(temp_path_.c_str());
     unregister_temp_file(temp_path_);
     fail_resource("cannot rename the finished output into place at '" + path_ + "': " + std::strerror(err));
   }
   unregister_temp_file(temp_path_);
   committed_ = true;
+  if (replaced >= 0) release_in_background(replaced);
 }
 
 // ---- reading ---------------------------------------------------------------------------

@@ -184,6 +184,8 @@ std::vector<Record> calibrate_problem(const Cli& cli, const price::Problem& pr, 
   json attrs = {{"kind", "price.calibrated"},
                 {"parameters", fit.names},
                 {"start", fit.start},
+                {"started_from", fit.started_from},
+                {"hagan_start", fit.hagan_values},
                 {"standard_error", fit.standard_error},
                 {"converged", fit.converged},
                 {"status", fit.status},
@@ -247,11 +249,15 @@ int main(int argc, char** argv) {
         "implied-vol", "Also each price's Black implied volatility (zero rates; NaN with a warning where the price "
         "lies outside the no-arbitrage bounds)");
     cli.add("Calibration")("calibrate", "Fit the model to the input's quote table (gen-input price --from-text) by "
-                           "Levenberg-Marquardt, from the input's parameters")(
+                           "Levenberg-Marquardt")(
         "fit", "With --calibrate: the free parameters, a comma list of alpha, nu, rho, beta",
         cxxopts::value<std::string>()->default_value("alpha,nu,rho"), "LIST")(
         "max-evaluations", "With --calibrate: at most this many pricing passes",
-        cxxopts::value<int>()->default_value("200"), "N");
+        cxxopts::value<int>()->default_value("200"), "N")(
+        "start", "With --calibrate: hagan (fit Hagan's short-expiry formula to the quotes' implied volatilities "
+        "first, and start from there when the model fits the quotes better there than at the input's parameters) "
+        "or given (start from the input's parameters)",
+        cxxopts::value<std::string>()->default_value("hagan"), "S");
     cli.parse(argc, argv);
     const int repeat = cli.get<int>("repeat");
     if (repeat < 0 || repeat > 1000) fail_input("--repeat must be in [0, 1000], got " + std::to_string(repeat));
@@ -265,11 +271,15 @@ int main(int argc, char** argv) {
     if (method == price::Method::adjoint && (cli.has("gpu-group") || cli.has("gpu-kernel")))
       fail_input("--gpu-group and --gpu-kernel tune the forward method's kernels: add --method forward");
     const bool greeks = cli.has("greeks"), implied = cli.has("implied-vol"), calibrate = cli.has("calibrate");
-    if ((cli.has("fit") || cli.has("max-evaluations")) && !calibrate) fail_input("--fit and --max-evaluations need --calibrate");
+    if ((cli.has("fit") || cli.has("max-evaluations") || cli.has("start")) && !calibrate)
+      fail_input("--fit, --max-evaluations and --start need --calibrate");
     price::CalibrationOptions calibration;
     if (calibrate) {
       calibration.fit = price::parse_fit(cli.get<std::string>("fit"));
       calibration.max_evaluations = cli.get<int>("max-evaluations");
+      const std::string start = cli.get<std::string>("start");
+      if (start != "hagan" && start != "given") fail_input("--start must be hagan or given, got '" + start + "'");
+      calibration.hagan_start = start == "hagan";
       if (calibration.max_evaluations < 1)
         fail_input("--max-evaluations must be >= 1, got " + std::to_string(calibration.max_evaluations));
       if (!price::calibration_available())

@@ -103,4 +103,21 @@ double implied_vol(double price, double forward, double strike, double maturity,
   return s / std::sqrt(maturity);
 }
 
+double hagan_implied_vol(double forward, double strike, double maturity, double alpha, double beta, double rho,
+                         double nu) {
+  if (!(alpha > 0) || !(nu > 0) || !(std::fabs(rho) < 1) || !(forward > 0) || !(strike > 0))
+    return std::numeric_limits<double>::quiet_NaN();
+  const double omb = 1 - beta, omb2 = omb * omb;
+  const double fk = std::pow(forward * strike, 0.5 * omb);  // (f K)^((1 - beta) / 2)
+  const double l = std::log(forward / strike), l2 = l * l;
+  const double den = fk * (1 + omb2 / 24 * l2 + omb2 * omb2 / 1920 * l2 * l2);
+  const double z = nu / alpha * fk * l;
+  const double z_over_x = std::fabs(z) < 1e-6
+                              ? 1 - 0.5 * rho * z
+                              : z / std::log((std::sqrt(1 - 2 * rho * z + z * z) + z - rho) / (1 - rho));
+  const double correction =
+      omb2 / 24 * alpha * alpha / (fk * fk) + rho * beta * nu * alpha / (4 * fk) + (2 - 3 * rho * rho) / 24 * nu * nu;
+  return alpha / den * z_over_x * (1 + correction * maturity);
+}
+
 }  // namespace numpipe::price

@@ -1,6 +1,6 @@
 // price: Black's formula with zero rates (the forward is the spot s0) and its
-// inverse, the implied volatility; host code, used by the tool's --implied-vol,
-// calibration's weights and the tests.
+// inverse, the implied volatility, and Hagan's SABR approximation of it; host code,
+// used by the tool's --implied-vol, calibration's weights and start, and the tests.
 #pragma once
 
 namespace numpipe::price {
@@ -30,5 +30,13 @@ double implied_vol(double price, double forward, double strike, double maturity,
 // True when a price lies inside Black's no-arbitrage bounds: intrinsic <= price <
 // upper (F for a call, K for a put).
 bool inside_bounds(double price, double forward, double strike, bool put);
+
+// SABR's Black implied volatility to first order in the expiry: Hagan, Kumar,
+// Lesniewski and Woodward, "Managing smile risk", Wilmott (2002), eq. (2.17a), with
+// z / x(z) = 1 - rho z / 2 (its expansion) where |z| < 1e-6. Accurate at short
+// expiries (error O(T^2)); NaN where the formula has no value (|rho| >= 1, alpha or
+// nu not positive).
+double hagan_implied_vol(double forward, double strike, double maturity, double alpha, double beta, double rho,
+                         double nu);
 
 }  // namespace numpipe::price

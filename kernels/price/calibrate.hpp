@@ -22,6 +22,9 @@ struct CalibrationOptions {
   int max_evaluations = 200;  // pricing passes (each point of a Jacobian counts one)
   double xtol = 1e-8;         // relative change of the (transformed) parameters
   double ftol = 1e-10;        // relative reduction of the sum of squares
+  // Start from Hagan's formula fitted to the quotes where the model fits them better
+  // there than at the given parameters (calibrate below).
+  bool hagan_start = true;
 };
 
 struct CalibrationIteration {
@@ -34,7 +37,9 @@ struct CalibrationIteration {
 struct CalibrationResult {
   Params fitted;                       // the start with the free parameters replaced
   std::vector<std::string> names;      // the free parameters
-  std::vector<double> start, values;   // their start and fitted values
+  std::vector<double> start, values;   // their given start and fitted values
+  std::vector<double> hagan_values;    // the free parameters of Hagan's fit (empty: none made)
+  std::string started_from;            // "hagan" or "given": where the fit started
   std::vector<double> standard_error;  // from the Jacobian at the fit (NaN when it is singular)
   bool converged = false;
   std::string status;                  // the optimiser's reason for stopping
@@ -46,8 +51,12 @@ struct CalibrationResult {
   double rms = 0;                      // of the weighted residuals, volatility units
 };
 
-// Fits the problem's free parameters to its quotes (the problem's parameters are the
-// start). Residual of quote q: weight_q * (model price - quote price) / vega_q, where
+// Fits the problem's free parameters to its quotes. The start: with hagan_start,
+// Hagan's formula (black.hpp) is fitted to the quotes' implied volatilities from the
+// problem's parameters, and the fit starts there when the model's residuals are
+// smaller there than at the problem's parameters (both priced in one pass; at long
+// expiries the formula is biased, but its point is usually much nearer the answer);
+// otherwise the problem's parameters are the start. Residual of quote q: weight_q * (model price - quote price) / vega_q, where
 // the quote price is the quote or Black's price of the quoted implied volatility and
 // vega_q Black's vega at the quote's implied volatility (floored at 1e-3 s0 sqrt(T)):
 // to first order the implied-volatility error. Parameters are moved in unbounded

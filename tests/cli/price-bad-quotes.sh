@@ -61,7 +61,7 @@ expect_exit 2 "drop --strikes" -- gen-input price $MODEL --from-text bad.txt --s
 
 # price: the new options
 gen-input price $MODEL --strikes 0.9,1.1 -o ok.in
-expect_exit 2 "--fit and --max-evaluations need --calibrate" -- price -i ok.in --fit alpha -o out.nps
+expect_exit 2 "--fit, --max-evaluations and --start need --calibrate" -- price -i ok.in --fit alpha -o out.nps
 expect_exit 2 "--calibrate needs a quote table" -- price -i ok.in --calibrate -o out.nps
 expect_exit 2 "--fit takes a comma list of alpha, nu, rho, beta; got 'sigma'" -- price -i ok.in --calibrate --fit alpha,sigma -o out.nps
 expect_exit 2 "--fit names nu twice" -- price -i ok.in --calibrate --fit nu,nu -o out.nps

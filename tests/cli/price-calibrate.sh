@@ -29,6 +29,18 @@ for start in "--alpha 0.4 --nu 0.3 --rho 0" "--alpha 0.22 --nu 0.8 --rho -0.7"; 
   check_fit fit-p.nps 0.3 0.5 -0.4
 done
 
+# the start: by default Hagan's formula fitted to the quotes (within a year), taken
+# when the model fits better there; --start given starts at the input's parameters;
+# both give the parameters back, the formula's start in fewer pricing passes
+passes() { inspect "$1" --json | tr -d ' \n' | grep -o '"evaluations":[0-9]*' | head -1 | cut -d: -f2; }
+inspect fit-p.nps --json | tr -d ' \n' | grep '"started_from":"hagan"' >/dev/null || fail "the default start must be Hagan's fit"
+price --backend cpu -i qp.in --calibrate --start given -o fit-g.nps
+check_fit fit-g.nps 0.3 0.5 -0.4
+inspect fit-g.nps --json | tr -d ' \n' | grep '"started_from":"given"' >/dev/null || fail "--start given must start at the input's parameters"
+[ "$(passes fit-p.nps)" -lt "$(passes fit-g.nps)" ] || fail "Hagan's start took $(passes fit-p.nps) passes, the given one $(passes fit-g.nps)"
+expect_exit 2 "--start must be hagan or given" -- price --backend cpu -i qp.in --calibrate --start formula -o bad.nps
+expect_exit 2 "need --calibrate" -- price --backend cpu -i qp.in --start given -o bad.nps
+
 # the records: calibrated [3] named in attrs, per quote residual, the iteration log
 inspect fit-v.nps | grep 'calibrated  f8 \[3\]' >/dev/null || fail "no calibrated [3]"
 inspect fit-v.nps --json | tr -d ' \n' | grep '"parameters":\["alpha","nu","rho"\]' >/dev/null || fail "calibrated lacks its parameters' names"

@@ -56,17 +56,6 @@ Priced priced(const Params& p, bool greeks, const std::vector<double>& maturitie
 double norm_pdf(double x) { return std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI); }
 double norm_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
-// Hagan, Kumar, Lesniewski and Woodward, "Managing smile risk", Wilmott (2002),
-// eq. (2.17a): SABR's Black volatility to first order in the expiry.
-double hagan_vol(double f, double k, double t, double a, double b, double r, double n) {
-  const double omb = 1 - b, fk = std::pow(f * k, 0.5 * omb), l = std::log(f / k);
-  const double den = fk * (1 + omb * omb / 24 * l * l + std::pow(omb, 4) / 1920 * std::pow(l, 4));
-  const double z = n / a * fk * l;
-  const double zx = std::fabs(z) < 1e-12 ? 1.0 : z / std::log((std::sqrt(1 - 2 * r * z + z * z) + z - r) / (1 - r));
-  return a / den * zx *
-         (1 + (omb * omb / 24 * a * a / (fk * fk) + r * b * n * a / (4 * fk) + (2 - 3 * r * r) / 24 * n * n) * t);
-}
-
 }  // namespace
 
 TEST_CASE("time_grid: one maturity is FinPar's grid; several are levels of it") {
@@ -287,6 +276,28 @@ TEST_CASE("rho != 0 against a Monte Carlo simulation of correlated SABR (beta = 
   }
 }
 
+TEST_CASE("Hagan's formula: its at-the-money form, its limits, no step at the money") {
+  // at the money eq. (2.17a) reduces to Hagan et al.'s eq. (2.18):
+  // alpha / f^(1-beta) (1 + [(1-beta)^2/24 alpha^2/f^(2-2beta) + rho beta nu alpha/(4 f^(1-beta)) + (2-3rho^2)/24 nu^2] T)
+  const double f = 1.3, a = 0.3, b = 0.6, r = -0.35, n = 0.7, t = 2.5;
+  const double fb = std::pow(f, 1 - b);
+  const double atm = a / fb * (1 + ((1 - b) * (1 - b) / 24 * a * a / (fb * fb) + r * b * n * a / (4 * fb) +
+                                    (2 - 3 * r * r) / 24 * n * n) * t);
+  CHECK(hagan_implied_vol(f, f, t, a, b, r, n) == doctest::Approx(atm).epsilon(1e-15));
+  // either side of the money (the expansion of z / x(z) there and the formula beyond it) meet
+  for (double d : {1e-7, 2e-6, -2e-6}) {
+    const double side = hagan_implied_vol(f, f * (1 + d), t, a, b, r, n);
+    CHECK(std::fabs(side - atm) < 2 * std::fabs(d));
+  }
+  // lognormal without volatility of volatility: Black's volatility alpha
+  CHECK(hagan_implied_vol(1, 0.8, 1, 0.25, 1, 0.3, 1e-9) == doctest::Approx(0.25).epsilon(1e-8));
+  // the skew: negative rho lowers the volatility above the money, raises it below
+  CHECK(hagan_implied_vol(1, 1.2, 1, 0.25, 1, -0.5, 0.5) < hagan_implied_vol(1, 1.2, 1, 0.25, 1, 0.5, 0.5));
+  CHECK(hagan_implied_vol(1, 0.8, 1, 0.25, 1, -0.5, 0.5) > hagan_implied_vol(1, 0.8, 1, 0.25, 1, 0.5, 0.5));
+  CHECK(std::isnan(hagan_implied_vol(1, 1, 1, 0.25, 1, 1.0, 0.5)));
+  CHECK(std::isnan(hagan_implied_vol(1, 1, 1, -0.25, 1, 0.0, 0.5)));
+}
+
 TEST_CASE("rho != 0 against Hagan's formula at short expiry") {
   // T = 0.1: Hagan's expansion is accurate to O(T^2) there; measured agreement of the
   // implied volatilities 6.4e-5 (numX 512), growing away from the money as Hagan's error does
@@ -295,7 +306,7 @@ TEST_CASE("rho != 0 against Hagan's formula at short expiry") {
     const Priced r = priced(model(512, 96, 81, 0.1, 0.3, 0.4, beta, rho), false);
     for (double k : {0.9, 0.95, 1.0, 1.05, 1.1}) {
       const double iv = implied_vol(r.value(0, 0, k, k < 1), 1, k, 0.1, k < 1);
-      CHECK(std::fabs(iv - hagan_vol(1, k, 0.1, 0.3, beta, rho, 0.4)) < 1e-4);
+      CHECK(std::fabs(iv - hagan_implied_vol(1, k, 0.1, 0.3, beta, rho, 0.4)) < 1e-4);
     }
   }
 }
@@ -323,6 +334,29 @@ TEST_CASE("calibration recovers the parameters; with noise, within its standard 
   CHECK(exact.values[1] == doctest::Approx(0.6).epsilon(1e-7));
   CHECK(exact.values[2] == doctest::Approx(-0.5).epsilon(1e-7));
   CHECK(exact.rms < 1e-9);
+  // the start: Hagan's fit (two years: biased, but near) is taken over the given one,
+  // and it saves pricing passes; from the given start the same parameters come back
+  CHECK(exact.started_from == "hagan");
+  REQUIRE(exact.hagan_values.size() == 3);
+  CHECK(std::fabs(exact.hagan_values[0] - 0.25) < 0.02);
+  CHECK(std::fabs(exact.hagan_values[2] + 0.5) < 0.1);
+  CalibrationOptions given;
+  given.hagan_start = false;
+  const CalibrationResult slow = calibrate(start, given, Engine{});
+  CHECK(slow.converged);
+  CHECK(slow.started_from == "given");
+  CHECK(slow.hagan_values.empty());
+  MESSAGE("pricing passes from Hagan's start " << exact.evaluations << ", from the given start " << slow.evaluations);
+  CHECK(exact.evaluations < slow.evaluations);
+  for (int k = 0; k < 3; ++k) CHECK(slow.values[k] == doctest::Approx(exact.values[k]).epsilon(1e-7));
+  // a given start that already fits (the truth) is kept: the formula's point fits worse
+  Problem at_truth = pr;
+  const CalibrationResult kept = calibrate(at_truth, CalibrationOptions{}, Engine{});
+  CHECK(kept.started_from == "given");
+  CHECK(kept.hagan_values.size() == 3);
+  CHECK(kept.values[0] == doctest::Approx(0.25).epsilon(1e-7));
+  CHECK(kept.values[1] == doctest::Approx(0.6).epsilon(1e-7));
+  CHECK(kept.values[2] == doctest::Approx(-0.5).epsilon(1e-7));
   // 10 bp of noise on every implied volatility: the fit's error within 4 standard errors
   Rng rng(5);
   Problem noisy = start;
