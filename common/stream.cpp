@@ -195,6 +195,7 @@ OutputFile::OutputFile(const std::string& path, bool binary) : path_(path) {
     }
   }
   path_ = target;
+  replaces_file_ = stat(target.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   // The temporary file lives in the same folder so that rename() is atomic.
   std::string dir = ".", base = target;
   if (auto slash = target.rfind('/'); slash != std::string::npos) {
@@ -261,6 +262,22 @@ void OutputFile::write(const void* src, std::size_t n) {
   if (!file_) open_temp();
   if (n && std::fwrite(src, 1, n, file_) != n)
     fail_resource("cannot write " + label_ + ": " + std::strerror(errno));
+  written_ += n;
+  if (replaces_file_ && written_ - written_back_ >= kWritebackChunk) start_writeback();
+}
+
+// Renaming over an existing file makes ext4 (auto_da_alloc) start the new file's
+// writeback inside rename(), so that a crash cannot leave it empty: measured 110-240 ms
+// for 400 MB. When the output replaces a file, that same writeback is started here
+// instead, a chunk at a time, while the rest of the output is still being made.
+void OutputFile::start_writeback() {
+#ifdef SYNC_FILE_RANGE_WRITE
+  if (std::fflush(file_) != 0) fail_resource("cannot write " + label_ + ": " + std::strerror(errno));
+  // a hint: where it fails, rename() does the same work as before
+  (void)sync_file_range(fileno(file_), static_cast<off_t>(written_back_), static_cast<off_t>(written_ - written_back_),
+                        SYNC_FILE_RANGE_WRITE);
+#endif
+  written_back_ = written_;
 }
 
 void OutputFile::commit() {
@@ -278,6 +295,7 @@ void OutputFile::commit() {
     return;
   }
   if (!file_) open_temp();  // an empty output is still an output
+  if (replaces_file_ && written_ > written_back_) start_writeback();
   bool ok = std::fflush(file_) == 0;
   int err = errno;
   ok = (std::fclose(file_) == 0) && ok;
@@ -288,9 +306,8 @@ void OutputFile::commit() {
     fail_resource("cannot write " + label_ + ": " + std::strerror(err));
   }
   // The file being replaced, held open across the rename: its last reference then goes
-  // on a thread of its own, which frees its pages while this process finishes (freeing
-  // them took the kernel 185 ms for a 403 MB file on the GPU machine, in the call that
-  // drops the last reference).
+  // on a thread of its own, which frees its pages while this process finishes (about
+  // 70 ms for 400 MB, in the call that drops the last reference).
   const int replaced = open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     err = errno;

@@ -178,8 +178,12 @@ class OutputFile : public ByteSink {
   bool is_stdout_ = false;
   bool is_stream_ = false;  // a device or FIFO, written in place
   bool committed_ = false;
+  bool replaces_file_ = false;  // the path names an existing regular file
+  std::uint64_t written_ = 0, written_back_ = 0;
+  static constexpr std::uint64_t kWritebackChunk = std::uint64_t(64) << 20;
   std::string path_, temp_path_, temp_template_, label_;
   void open_temp();
+  void start_writeback();
 };
 
 // ---- reading ------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <limits>
 
 #include "common/stream.hpp"
@@ -225,6 +226,27 @@ TEST_CASE("OutputFile renames into place on commit and leaves nothing otherwise"
   std::string content;
   f >> content;
   CHECK(content == "abc");
+  // over an existing file (its writeback started before the rename, the old file let go
+  // on a thread): the new bytes in place, the old gone, nothing left beside them; a
+  // reader that had the old file open still reads the old bytes
+  {
+    std::ifstream before(path);
+    std::vector<char> big((std::size_t(64) << 20) + 4096);  // past one writeback chunk
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>('a' + i % 23);
+    {
+      OutputFile out(path);
+      out.write(big.data(), big.size() / 2);
+      out.write(big.data() + big.size() / 2, big.size() - big.size() / 2);
+      out.commit();
+    }
+    std::string old;
+    before >> old;
+    CHECK(old == "abc");
+    std::ifstream after(path, std::ios::binary);
+    std::vector<char> got((std::istreambuf_iterator<char>(after)), std::istreambuf_iterator<char>());
+    CHECK(got == big);
+    CHECK(count_files() == std::make_pair(1, 1));
+  }
   std::remove(path.c_str());
   rmdir(dir.c_str());
   CHECK_THROWS_AS(OutputFile("/nonexistent-dir-for-numpipe/x.nps"), Error);
