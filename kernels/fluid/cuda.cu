@@ -53,7 +53,7 @@
 #include <cub/device/device_reduce.cuh>
 
 #include "common/cuda_check.hpp"
-#include "common/cuda_timer.hpp"
+#include "common/cuda_graph.hpp"
 #include "common/device_array.hpp"
 #include "common/staging.hpp"
 #include "fluid.hpp"
@@ -946,10 +946,8 @@ class CudaSolver final : public Solver<T> {
     NUMPIPE_CUDA_CHECK(cub::DeviceReduce::Reduce(temp.data(), bytes, buf_[3].data(), partial_d_.data(),
                                                  static_cast<long long>(cells_), MaxOp<T>{}, T(-INFINITY), stream_));
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    use_graph_ = std::getenv("NUMPIPE_FLUID_NO_GRAPH") == nullptr;
   }
   ~CudaSolver() override {
-    if (exec_) cudaGraphExecDestroy(exec_);
     if (fork_) cudaEventDestroy(fork_);
     if (join_) cudaEventDestroy(join_);
     if (side_) cudaStreamDestroy(side_);
@@ -957,25 +955,7 @@ class CudaSolver final : public Solver<T> {
   }
 
   double advance(int steps) override {
-    if (steps <= 0) return 0;
-    if (use_graph_ && !exec_) {
-      cudaGraph_t graph = nullptr;
-      NUMPIPE_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-      enqueue_step();
-      NUMPIPE_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-      NUMPIPE_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
-      NUMPIPE_CUDA_CHECK(cudaGraphDestroy(graph));
-    }
-    CudaEventTimer timer;
-    timer.start(stream_);
-    for (int s = 0; s < steps; ++s) {
-      if (use_graph_) NUMPIPE_CUDA_CHECK(cudaGraphLaunch(exec_, stream_));
-      else enqueue_step();
-    }
-    timer.stop(stream_);
-    const double t = timer.seconds();
-    NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return t;
+    return steps_.run(stream_, steps, [this](cudaStream_t) { enqueue_step(); });
   }
 
   void fetch(Fields<T>& out) override {
@@ -1025,8 +1005,7 @@ class CudaSolver final : public Solver<T> {
   DeviceArray<int> flags_;
   DeviceArray<long long> counters_;
   int parts_ = 0;
-  cudaGraphExec_t exec_ = nullptr;
-  bool use_graph_ = true;
+  StepReplay steps_{std::getenv("NUMPIPE_FLUID_NO_GRAPH") == nullptr};  // a step: one graph launch
   using PassKernel = void (*)(PassArgs<T>);
   using ScenePassKernel = void (*)(PassArgs<T>, SceneArgs<T>);
   using RegKernel = void (*)(PassArgs<float>, TileMap);

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "common/cuda_check.hpp"
-#include "common/cuda_timer.hpp"
+#include "common/cuda_graph.hpp"
 #include "common/device_array.hpp"
 #include "scene.hpp"
 #include "scene_cells.cuh"
@@ -405,33 +405,13 @@ class SceneCudaSolver final : public SceneSolver<T> {
     counters_ = DeviceArray<long long>(3);
     NUMPIPE_CUDA_CHECK(cudaMemsetAsync(counters_.data(), 0, 3 * sizeof(long long), stream_));
     NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    use_graph_ = std::getenv("NUMPIPE_FLUID_NO_GRAPH") == nullptr;
   }
   ~SceneCudaSolver() override {
-    if (exec_) cudaGraphExecDestroy(exec_);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
   double advance(int steps) override {
-    if (steps <= 0) return 0;
-    if (use_graph_ && !exec_) {
-      cudaGraph_t graph = nullptr;
-      NUMPIPE_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-      enqueue_step();
-      NUMPIPE_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-      NUMPIPE_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
-      NUMPIPE_CUDA_CHECK(cudaGraphDestroy(graph));
-    }
-    CudaEventTimer timer;
-    timer.start(stream_);
-    for (int k = 0; k < steps; ++k) {
-      if (use_graph_) NUMPIPE_CUDA_CHECK(cudaGraphLaunch(exec_, stream_));
-      else enqueue_step();
-    }
-    timer.stop(stream_);
-    const double t = timer.seconds();
-    NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return t;
+    return steps_.run(stream_, steps, [this](cudaStream_t) { enqueue_step(); });
   }
 
   void fetch(SceneFields<T>& out) override {
@@ -471,8 +451,8 @@ class SceneCudaSolver final : public SceneSolver<T> {
   Geo geo_{};
   T inv_h_, dt_, dt0_;
   cudaStream_t stream_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-  bool use_graph_ = true, temperature_ = false, vort_ = false, buoy_ = false, touches_ = false;
+  StepReplay steps_{std::getenv("NUMPIPE_FLUID_NO_GRAPH") == nullptr};  // a step: one graph launch
+  bool temperature_ = false, vort_ = false, buoy_ = false, touches_ = false;
   DeviceArray<T> d_, u_, v_, d0_, u0_, v0_, t_, t0_, fu_, fv_, wabs_, src_[4];
   DeviceArray<std::uint8_t> code_, rows_;
   DeviceArray<std::int64_t> solid_;

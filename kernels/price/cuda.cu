@@ -34,6 +34,7 @@
 #include <thread>
 
 #include "common/cuda_check.hpp"
+#include "common/cuda_graph.hpp"
 #include "common/cuda_timer.hpp"
 #include "common/device_array.hpp"
 #include "common/error.hpp"
@@ -833,19 +834,6 @@ std::vector<double> solve(const Setup& s, StrikeRange range, const std::vector<i
   return out;
 }
 
-// A CUDA graph (RAII).
-struct Graph {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  Graph() = default;
-  ~Graph() {
-    if (exec) cudaGraphExecDestroy(exec);
-    if (graph) cudaGraphDestroy(graph);
-  }
-  Graph(const Graph&) = delete;
-  Graph& operator=(const Graph&) = delete;
-};
-
 // Device buffers of the adjoint pass, kept from one pass to the next in a process
 // (calibration runs dozens of passes; allocating and freeing hundreds of MB each time
 // cost more than the pass): grown when a pass needs more, never shrunk; one set per
@@ -1086,20 +1074,9 @@ std::vector<double> adjoint_on_device(const std::vector<Lane>& lanes, int dev, C
       }
     }
   };
-  Graph graph;
-  if (use_graph) {
-    NUMPIPE_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
-    launch_pass(stream.get());
-    NUMPIPE_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph.graph));
-    NUMPIPE_CUDA_CHECK(cudaGraphInstantiate(&graph.exec, graph.graph, 0));
-  }
-  CudaEventTimer timer;
-  timer.start(stream.get());
-  if (use_graph) NUMPIPE_CUDA_CHECK(cudaGraphLaunch(graph.exec, stream.get()));
-  else launch_pass(stream.get());
-  timer.stop(stream.get());
-  if (run) run->seconds = timer.seconds();  // waits for the pass
-  NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  StepReplay pass(use_graph);
+  const double seconds = pass.run(stream.get(), 1, launch_pass);  // waits for the pass
+  if (run) run->seconds = seconds;
   std::vector<double> weights(static_cast<std::size_t>(w_lane * n_lanes));
   d_weights.copy_to_host(weights.data(), weights.size());
   NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
