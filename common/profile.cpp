@@ -13,6 +13,13 @@
 
 namespace numpipe {
 
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
 std::string utc_now_iso() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};

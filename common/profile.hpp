@@ -57,6 +57,10 @@ class HostTimer {
 // The current UTC time as ISO 8601 ("2026-11-22T18:05:26Z"), for records and reports.
 std::string utc_now_iso();
 
+// The median of repeated runs' times (--repeat's reports): the middle value, or the
+// mean of the two middle ones; 0 for none.
+double median_of(std::vector<double> values);
+
 // The phases of the whole process: the process's own (timeline.hpp: start-up, read
 // input, cuda start-up; write output), the tool's `log` between them, and "other
 // (host)", the wall time none of them covers; they add up to the seconds from the

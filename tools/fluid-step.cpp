@@ -223,9 +223,7 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
   progress.finish();
   const double loop_rest = timeline::now() - loop_t0 - (timeline::total_seconds() - loop_covered0) - seconds;
   times.push_back(seconds);
-  std::vector<double> sorted = times;
-  std::sort(sorted.begin(), sorted.end());
-  seconds = sorted.size() % 2 ? sorted[sorted.size() / 2] : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+  seconds = median_of(times);
   const double cells = static_cast<double>(p.n) * p.n;
   log.add("steps", seconds, bytes_per_cell_step(p, sizeof(T), backend == Backend::cuda) * cells * steps,
           800.0 * cells * steps);
@@ -332,9 +330,7 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Recor
   progress.finish();
   const double loop_rest = timeline::now() - loop_t0 - (timeline::total_seconds() - loop_covered0) - seconds;
   times.push_back(seconds);
-  std::vector<double> sorted = times;
-  std::sort(sorted.begin(), sorted.end());
-  seconds = sorted.size() % 2 ? sorted[sorted.size() / 2] : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+  seconds = median_of(times);
   const double cells = static_cast<double>(scene.nx) * scene.ny;
   log.add("steps", seconds, bytes_cell * cells * steps, 800.0 * cells * steps);
   if (loop_rest > 0) log.add("step launches and waits", loop_rest);  // graph set-up, host waits beyond the steps' time
@@ -416,7 +412,7 @@ int run(int argc, char** argv) {
       "ambient", "The ambient temperature of --buoyancy", cxxopts::value<double>()->default_value("0"), "TA")(
       "vorticity", "Vorticity confinement's epsilon (0: off)", cxxopts::value<double>()->default_value("0"), "EPS")(
       "precision", "fp32 or fp64 (default: the input's dtype)", cxxopts::value<std::string>(), "P")(
-      "repeat", "Benchmark: run the steps R times from the input, report the median time on stderr",
+      "repeat", "Benchmark: run the steps R times from the input; the median time goes to the diagnostics record's attrs (ns_per_cell_step, seconds) and the profile",
       cxxopts::value<int>()->default_value("1"), "R");
   cli.tuning_env("NUMPIPE_FLUID_TILE", "CUDA tile of the solves: r7x8 (default), r10x8, r7x8a, r5x8, r7x16, r10x16, r7x4, s5x10, s10x16");
   cli.tuning_env("NUMPIPE_FLUID_SCENE=1", "run a plain state on the scene path (the same bits as --scheme stam)");

@@ -242,16 +242,11 @@ void report_repeats(const ig::Problem& pb, const ig::Result& first, int repeat, 
     for (std::size_t j = 0; j < ph.size() && j < times.size() - 1; ++j) times[j].push_back(ph[j].seconds);
     times.back().push_back(w);
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  };
   std::fprintf(stderr, "integrate: %zu policies, %d runs after a warm-up, median seconds:", pb.policies.size(), repeat);
   double kernels = 0, inner = 0, flops = 0, fl[3] = {0, 0, 0};
   const char* levels[3] = {"inner", "middle", "outer"};
   for (std::size_t j = 0; j + 1 < times.size(); ++j) {
-    double m = median(times[j]);
+    double m = numpipe::median_of(times[j]);
     const auto& ph = first.log.phases()[j];
     for (int l = 0; l < 3; ++l)
       if (ph.name.rfind(levels[l], 0) == 0) {
@@ -262,7 +257,7 @@ void report_repeats(const ig::Problem& pb, const ig::Result& first, int repeat, 
     if (ph.name.rfind("inner", 0) == 0) inner += m;
     std::fprintf(stderr, " %s %.6g", ph.name.c_str(), m);
   }
-  double wall = median(times.back());
+  double wall = numpipe::median_of(times.back());
   std::fprintf(stderr, " | compute %.6g | wall %.6g\n", kernels, wall);
   if (first.table)
     std::fprintf(stderr,

@@ -338,9 +338,7 @@ int run(int argc, char** argv) {
     progress->finish();
   }
   if (!repeat_seconds.empty() && world.is_root()) {
-    std::sort(repeat_seconds.begin(), repeat_seconds.end());
-    const std::size_t n = repeat_seconds.size();
-    const double median = n % 2 ? repeat_seconds[n / 2] : 0.5 * (repeat_seconds[n / 2 - 1] + repeat_seconds[n / 2]);
+    const double median = median_of(repeat_seconds);
     std::fprintf(stderr, "mle-fit: %lld windows (%s): %d runs after the first, median grid search %.4f ms, %.4g us/window\n",
                  static_cast<long long>(win1 - win0), backend_name(backend), repeat, median * 1e3,
                  win1 > win0 ? median / static_cast<double>(win1 - win0) * 1e6 : 0.0);

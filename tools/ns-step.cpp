@@ -161,13 +161,6 @@ void require_ns_memory(const RecordHeader& rho, Backend backend, bool fp32, int 
   }
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 int run(int argc, char** argv) {
   Cli cli({"ns-step", "Advance a 3-D Navier-Stokes state (weakly compressible, RK3, 4th-order stencils)", "",
            "  gen-input ns --n 64 --init taylor-green-3d --re 1600 | ns-step --steps 200 --cfl 0.5 --diag-every 20 -o s.nps\n"
@@ -461,7 +454,7 @@ int run(int argc, char** argv) {
   const double bytes_step = 3 * points * ns::bytes_per_point_substep(o.fp32);
   std::vector<double> steady = res.step_seconds;
   if (steady.size() > 1) steady.erase(steady.begin());  // the first step is the warm-up
-  const double med = median(steady);
+  const double med = median_of(steady);
   if (repeat > 0 && med > 0) {
     std::fprintf(stderr,
                  "ns-step: timing: %s %s order %d n=%lldx%lldx%lld steps=%d median %.4f ms/step, %.2f ps/point/substep, "
@@ -478,7 +471,7 @@ int run(int argc, char** argv) {
         std::fprintf(stderr,
                      "ns-step: timing: halo exchange %.4f ms/step (median; the slowest rank's wait for packing, copies "
                      "and messages, %s)\n",
-                     median(ex) * 1e3, o.overlap ? "the inner part computed meanwhile" : "no overlap");
+                     median_of(ex) * 1e3, o.overlap ? "the inner part computed meanwhile" : "no overlap");
     }
   }
   if (repeat > 0 && write_seconds > 0)
@@ -507,7 +500,7 @@ int run(int argc, char** argv) {
     params["decomposition"] = {d[0], d[1], d[2]};
     params["overlap"] = o.overlap;
     params["halo_path"] = res.halo_path;
-    if (!res.exchange_seconds.empty()) params["halo_exchange_median_seconds_per_step"] = median(res.exchange_seconds);
+    if (!res.exchange_seconds.empty()) params["halo_exchange_median_seconds_per_step"] = median_of(res.exchange_seconds);
   }
   write_profile_if_requested(cli, backend, dev, params, log);  // before the commit: a failure leaves no output
   out_file->commit();

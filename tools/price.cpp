@@ -437,9 +437,7 @@ int main(int argc, char** argv) {
       }
       progress.update(strikes_before + range.last - range.first);
       if (!repeat_seconds.empty() && world.is_root()) {
-        std::sort(repeat_seconds.begin(), repeat_seconds.end());
-        const std::size_t n = repeat_seconds.size();
-        const double median = n % 2 ? repeat_seconds[n / 2] : 0.5 * (repeat_seconds[n / 2 - 1] + repeat_seconds[n / 2]);
+        const double median = median_of(repeat_seconds);
         std::fprintf(stderr, "price: problem %zu (%lld strikes, %s, %s): %d runs after the first, median solve %.4f ms\n",
                      k, static_cast<long long>(p.outer), price::method_name(method), backend_name(backend), repeat,
                      median * 1e3);

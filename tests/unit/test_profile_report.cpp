@@ -95,6 +95,14 @@ std::string temp_path(const char* stem) {
 
 }  // namespace
 
+TEST_CASE("median_of: the middle value, the mean of the two middle ones, in any order") {
+  CHECK(median_of({}) == 0);
+  CHECK(median_of({3.0}) == 3.0);
+  CHECK(median_of({5.0, 1.0, 4.0}) == 4.0);
+  CHECK(median_of({4.0, 1.0, 9.0, 2.0}) == 3.0);
+  CHECK(median_of({2.0, 2.0, 7.0, 1.0, 8.0}) == 2.0);
+}
+
 TEST_CASE("derived numbers: units, shares, percentages of peak, intensity") {
   Run cpu = derived(cpu_record());
   REQUIRE(cpu.phases.size() == 3);
