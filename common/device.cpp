@@ -142,8 +142,53 @@ void request_staging_early() { early().staging.store(true); }
 
 void end_cuda_early() {
   EarlyStart& e = early();
-  std::lock_guard<std::mutex> lock(e.join_m);
-  e.join();
+  {
+    std::lock_guard<std::mutex> lock(e.join_m);
+    e.join();
+  }
+  wait_device_release();
+}
+
+namespace {
+struct DeviceRelease {
+  std::mutex m;
+  std::thread thread;
+  bool started = false;
+};
+DeviceRelease& device_release() {
+  static DeviceRelease* r = new DeviceRelease;  // never destroyed: joined by run_tool's end
+  return *r;
+}
+}  // namespace
+
+void release_devices_in_background(const std::vector<int>& devices) {
+#ifdef NUMPIPE_HAVE_CUDA
+  if (devices.empty()) return;
+  DeviceRelease& r = device_release();
+  std::lock_guard<std::mutex> lock(r.m);
+  if (r.started) return;
+  forget_staging();
+  try {
+    r.thread = std::thread([devices] {
+      for (int d : devices)
+        if (cudaSetDevice(d) == cudaSuccess) cudaDeviceReset();  // a failure here changes no result
+      cudaGetLastError();
+    });
+    r.started = true;
+  } catch (const std::system_error&) {
+    // no thread to be had: the driver releases the devices at exit, as before
+  }
+#else
+  (void)devices;
+#endif
+}
+
+void wait_device_release() {
+  DeviceRelease& r = device_release();
+  std::lock_guard<std::mutex> lock(r.m);
+  if (!r.thread.joinable()) return;
+  timeline::Scope phase("cuda teardown");
+  r.thread.join();
 }
 
 CudaStartup cuda_startup() {

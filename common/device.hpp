@@ -68,6 +68,15 @@ void request_staging_early();
 // Joins the early start's thread (run_tool calls it before the process ends, so that
 // the thread never runs while the CUDA runtime tears down).
 void end_cuda_early();
+// The end of a run's device work: ends this process's use of `devices` (cudaDeviceReset
+// of each: their memory, modules, streams and graphs) on a thread of its own while the
+// host goes on writing its output, instead of at the process's exit, where the driver
+// does the same work outside any profile. After it no CUDA call may be made: every
+// device object must be gone; the pinned staging buffers go with the contexts.
+// wait_device_release() waits for it, as the process phase "cuda teardown"
+// (write_profile_if_requested and run_tool's end call it). Without CUDA: nothing.
+void release_devices_in_background(const std::vector<int>& devices);
+void wait_device_release();
 // What the early start measured on its thread (seconds; 0 when it did not run):
 // the driver's initialisation and the contexts' creation.
 struct CudaStartup {

@@ -120,6 +120,7 @@ void write_profile_if_requested(const Cli& cli, Backend backend, const DeviceInf
                                 const PhaseLog& log) {
   std::string path = cli.profile_path();
   if (path.empty()) return;
+  wait_device_release();  // a device released in the background: the wait is a phase of the process
   // The whole process: the tool's phases between the process's (start-up, reading,
   // the CUDA context, writing, the rest).
   json process_names;

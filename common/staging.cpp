@@ -160,6 +160,14 @@ void to_host(void* dst, const void* src, std::size_t bytes, std::size_t align, c
 
 }  // namespace
 
+void forget_staging() {
+  Ring& r = ring();
+  std::lock_guard<std::mutex> lock(r.m);
+  r.host = {};
+  r.tried = r.pinned = false;
+  r.devices.clear();
+}
+
 void prepare_staging() {
   Ring& r = ring();
   std::lock_guard<std::mutex> lock(r.m);

@@ -29,6 +29,11 @@ inline constexpr int kStagingBuffers = 4;
 // when the tool asked: request_staging_early in device.hpp); else the first copy does.
 void prepare_staging();
 
+// Drops the pinned buffers and device buffers of the staging ring without freeing
+// them: their contexts are about to be destroyed (release_devices_in_background),
+// which frees them. A later copy would make new ones.
+void forget_staging();
+
 // Copies `bytes` from host `src` to device `dst` on `stream` (after the stream's
 // earlier work). Returns once `src` may be reused; the device copy completes in
 // stream order. Pinned sources and small copies go straight to cudaMemcpyAsync.

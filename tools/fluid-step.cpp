@@ -245,9 +245,10 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
   attrs["grid"] = grid;
   attrs["params"] = params;
   attrs["forcing"] = forcing;
-  write_fields(writer, fields, cli.stamp(attrs, in.attrs), "", true);
   const std::string kernels = solver->kernels();
   log.time("release", 0, 0, [&] { solver.reset(); });
+  if (backend == Backend::cuda) release_devices_in_background(cli.devices());  // its teardown beside the writing
+  write_fields(writer, fields, cli.stamp(attrs, in.attrs), "", true);
   return finish_run(cli, out, writer, {backend, device, params, steps, seconds, times, cells,
                                         bytes_per_cell_step(p, sizeof(T), backend == Backend::cuda), kernels},
                     g, c, log);
@@ -355,9 +356,10 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Recor
   attrs["box"] = scene_attrs(scene);
   attrs["params"] = params;
   attrs["forcing"] = forcing;
-  write_scene_fields(writer, fields, cli.stamp(attrs, in.attrs), "", true);
   const std::string kernels = solver->kernels();
   log.time("release", 0, 0, [&] { solver.reset(); });
+  if (backend == Backend::cuda) release_devices_in_background(cli.devices());  // its teardown beside the writing
+  write_scene_fields(writer, fields, cli.stamp(attrs, in.attrs), "", true);
   return finish_run(cli, out, writer, {backend, device, params, steps, seconds, times, cells, bytes_cell, kernels},
                     g, c, log);
 }

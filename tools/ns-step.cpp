@@ -349,6 +349,8 @@ int run(int argc, char** argv) {
                                             cuda_device_count());
     dev = query_cuda_device(o.device);
     res = solve_repeated([&] { return ns::solve_cuda(pr, o); });
+    // the device's work is done: its teardown beside the checks and the writing
+    if (!world.distributed()) release_devices_in_background({o.device});
 #else
     fail_resource("this build has no CUDA backend");
 #endif
