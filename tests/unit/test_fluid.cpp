@@ -14,8 +14,11 @@
 #include "common/random.hpp"
 #include "kernels/fluid/fluid.hpp"
 #include "kernels/fluid/reference.hpp"
+#include "fluid_test_util.hpp"
 
 using namespace numpipe::fluid;
+using fluid_test::check_same_fields;
+using fluid_test::same_bits;
 
 namespace {
 
@@ -34,18 +37,8 @@ Fields<T> random_state(int n, std::uint64_t seed, double scale = 1.0) {
 }
 
 template <class T>
-bool same_bits(const FieldVector<T>& a, const FieldVector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
-
-template <class T>
 void check_same(const Fields<T>& a, const Fields<T>& b) {
-  CHECK(same_bits(a.d, b.d));
-  CHECK(same_bits(a.u, b.u));
-  CHECK(same_bits(a.v, b.v));
-  CHECK(same_bits(a.d0, b.d0));
-  CHECK(same_bits(a.u0, b.u0));
-  CHECK(same_bits(a.v0, b.v0));
+  check_same_fields(a, b);
 }
 
 template <class T>

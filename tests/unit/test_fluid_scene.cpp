@@ -11,8 +11,11 @@
 #include "common/random.hpp"
 #include "kernels/fluid/reference.hpp"
 #include "kernels/fluid/scene.hpp"
+#include "fluid_test_util.hpp"
 
 using namespace numpipe::fluid;
+using fluid_test::check_same_fields;
+using fluid_test::same_bits;
 
 namespace {
 
@@ -46,11 +49,6 @@ SceneFields<T> run_scene(const Params& p, const Scene& s, const SceneFields<T>& 
   solver->fetch(out);
   omp_set_num_threads(saved);
   return out;
-}
-
-template <class V>
-bool same_bits(const V& a, const V& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
 }
 
 Params params(int n, Forcing forcing = Forcing::none) {
@@ -99,12 +97,7 @@ TEST_CASE("fluid scene: without features the scene path computes the reference s
       reference::Ref<float> ref(p);
       for (int k = 0; k < 5; ++k) ref.step(rf);
       const SceneFields<float> out = run_scene(p, square(70), sf, 5);
-      CHECK(same_bits(out.d, rf.d));
-      CHECK(same_bits(out.u, rf.u));
-      CHECK(same_bits(out.v, rf.v));
-      CHECK(same_bits(out.d0, rf.d0));
-      CHECK(same_bits(out.u0, rf.u0));
-      CHECK(same_bits(out.v0, rf.v0));
+      check_same_fields(out, rf);
     }
   }
   // fp64, odd N
@@ -606,12 +599,7 @@ SceneFields<T> run_with(bool blocked, const Params& p, const Scene& s, const Sce
 
 template <class T>
 void check_same_state(const SceneFields<T>& a, const SceneFields<T>& b) {
-  CHECK(same_bits(a.d, b.d));
-  CHECK(same_bits(a.u, b.u));
-  CHECK(same_bits(a.v, b.v));
-  CHECK(same_bits(a.d0, b.d0));
-  CHECK(same_bits(a.u0, b.u0));
-  CHECK(same_bits(a.v0, b.v0));
+  check_same_fields(a, b);
   CHECK(same_bits(a.t, b.t));
 }
 }  // namespace
