@@ -118,26 +118,35 @@ Worst compare_all(const std::vector<double>& x, const Params& p, int ulps, std::
   return w;
 }
 
+// The series of the rounding tests: p = 1.4: theta moves between data points and
+// its curvature sums |x - theta|^(p-2) (the old failure); p = 0.8: theta on a data
+// point, the profile walk; p = 2.5: smooth; two shapes.
+struct RoundingCase {
+  const char* name;
+  double p, sl, sr;
+  int shapes;
+  const char* grid;
+  std::vector<double> series() const { return draw(1400, p, sl, sr, 21); }
+  Params params() const {
+    Params q;
+    q.window = 400;
+    q.step = shapes == 2 ? 50 : 10;
+    q.shapes = shapes;
+    q.grid = parse_grid(grid);
+    return q;
+  }
+};
+const RoundingCase kRoundingCases[] = {{"p 1.4", 1.4, 1.0, 2.0, 1, "0.5:3:26"},
+                                       {"p 0.8", 0.8, 1.5, 1.0, 1, "0.5:3:26"},
+                                       {"p 2.5", 2.5, 1.0, 1.0, 1, "0.5:3:26"},
+                                       {"two shapes", 1.6, 1.0, 2.0, 2, "0.8:2.8:9"}};
+
 }  // namespace
 
 TEST_CASE("mle inference: a few ulps of exp/log/pow/lgamma rounding move no result beyond the CPU-CUDA tolerance") {
-  struct Case {
-    std::string name;
-    double p, sl, sr;
-    int shapes;
-    const char* grid;
-  };
-  // p = 1.4: theta moves between data points and its curvature sums
-  // |x - theta|^(p-2) (the old failure); p = 0.8: theta on a data point, the
-  // profile walk; p = 2.5: smooth; two shapes.
-  for (const Case& c : {Case{"p 1.4", 1.4, 1.0, 2.0, 1, "0.5:3:26"}, Case{"p 0.8", 0.8, 1.5, 1.0, 1, "0.5:3:26"},
-                       Case{"p 2.5", 2.5, 1.0, 1.0, 1, "0.5:3:26"}, Case{"two shapes", 1.6, 1.0, 2.0, 2, "0.8:2.8:9"}}) {
-    const std::vector<double> x = draw(1400, c.p, c.sl, c.sr, 21);
-    Params p;
-    p.window = 400;
-    p.step = c.shapes == 2 ? 50 : 10;
-    p.shapes = c.shapes;
-    p.grid = parse_grid(c.grid);
+  for (const RoundingCase& c : kRoundingCases) {
+    const std::vector<double> x = c.series();
+    const Params p = c.params();
     for (std::uint64_t salt : {1u, 2u}) {
       const Worst w = compare_all(x, p, 4, salt, salt == 1);
       CAPTURE(c.name);
@@ -254,20 +263,9 @@ TEST_CASE("mle inference: p near 1: perturbed rounding does not move the optimum
 // host, with and without perturbed exp/log/pow/lgamma, within the CPU-CUDA
 // tolerances of the point-order results, window by window.
 TEST_CASE("mle inference: the CUDA kernel's order of the window sums moves no result beyond the CPU-CUDA tolerance") {
-  struct Case {
-    std::string name;
-    double p, sl, sr;
-    int shapes;
-    const char* grid;
-  };
-  for (const Case& c : {Case{"p 1.4", 1.4, 1.0, 2.0, 1, "0.5:3:26"}, Case{"p 0.8", 0.8, 1.5, 1.0, 1, "0.5:3:26"},
-                       Case{"p 2.5", 2.5, 1.0, 1.0, 1, "0.5:3:26"}, Case{"two shapes", 1.6, 1.0, 2.0, 2, "0.8:2.8:9"}}) {
-    const std::vector<double> x = draw(1400, c.p, c.sl, c.sr, 21);
-    Params p;
-    p.window = 400;
-    p.step = c.shapes == 2 ? 50 : 10;
-    p.shapes = c.shapes;
-    p.grid = parse_grid(c.grid);
+  for (const RoundingCase& c : kRoundingCases) {
+    const std::vector<double> x = c.series();
+    const Params p = c.params();
     for (int ulps : {0, 4}) {
       const Worst w = compare_all(x, p, ulps, 5, false, mle_test::estimate_window_lanes);
       CAPTURE(c.name);
