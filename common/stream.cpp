@@ -13,7 +13,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <atomic>
+#include <condition_variable>
 #include <deque>
+#include <mutex>
 #include <initializer_list>
 #include <limits>
 #include <memory>
@@ -160,6 +162,13 @@ std::size_t InputFile::read(void* dst, std::size_t n) {
   return got;
 }
 
+namespace {
+bool is_pipe_like(int fd) {
+  struct stat st;
+  return fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+}  // namespace
+
 OutputFile::OutputFile(const std::string& path, bool binary) : path_(path) {
   if (path.empty() || path == "-") {
     if (binary && isatty(STDOUT_FILENO)) {
@@ -171,6 +180,7 @@ OutputFile::OutputFile(const std::string& path, bool binary) : path_(path) {
     }
     file_ = stdout;
     is_stdout_ = true;
+    flush_records_ = is_pipe_like(STDOUT_FILENO);
     label_ = "stdout";
     widen_pipe(STDOUT_FILENO);
     return;
@@ -184,6 +194,7 @@ OutputFile::OutputFile(const std::string& path, bool binary) : path_(path) {
     file_ = std::fopen(path.c_str(), "wb");
     if (!file_) fail_input("cannot open output '" + path + "': " + std::strerror(errno));
     is_stream_ = true;
+    flush_records_ = is_pipe_like(fileno(file_));
     return;
   }
   // A symbolic link to a file: replace the file it points to, not the link.
@@ -256,6 +267,11 @@ OutputFile::~OutputFile() {
     unlink(temp_path_.c_str());
     unregister_temp_file(temp_path_);
   }
+}
+
+void OutputFile::flush() {
+  if (!flush_records_ || !file_) return;
+  if (std::fflush(file_) != 0) fail_resource("cannot write " + label_ + ": " + std::strerror(errno));
 }
 
 void OutputFile::write(const void* src, std::size_t n) {
@@ -1149,7 +1165,17 @@ std::vector<Record> read_stream(const std::string& path, ReadLimits limits, cons
 // a frame holding its header, then its payload in frames of kFramePayloadBytes,
 // compressed on the worker threads (each frame alone, so the bytes do not depend
 // on the thread count) and written in order while the next ones compress.
+//
+// One-frame records are compressed on the worker threads too, several at once (a
+// tool's nine 800 kB result records took 24 ms one after another): write() copies
+// the record and returns; the frame goes out, in order, from the thread that finishes
+// the frame at the head of the queue, and the sink is flushed whenever the queue runs
+// dry (ByteSink::flush: a pipe's), so a consumer downstream gets each record as soon
+// as it is compressed, not at the tool's next write. The frame is compressed by the same calls as on the calling
+// thread: the same bytes. Small records (headers, scalars) are compressed at once:
+// handing them over would cost more than compressing them.
 struct StreamWriter::Impl {
+  static constexpr std::size_t kQueuedPayloadMin = std::size_t(64) << 10;
   ByteSink& out;
   int level = 1;
   bool stored = false;  // --compress none: frames of stored blocks
@@ -1158,6 +1184,21 @@ struct StreamWriter::Impl {
   ByteBuf frame_buf;
   bool magic_written = false;
   bool is_output = false;  // the tool's output: timed as the process phase "write output"
+
+  // A one-frame record on its way: its content (stream magic where first, header
+  // length, header, payload) and its frame.
+  struct QueuedFrame {
+    ByteBuf content, frame;
+    std::size_t head_len = 0, text_len = 0;  // where the content's pieces end
+    bool done = false;
+    std::exception_ptr error;
+  };
+  std::mutex queue_m;
+  std::condition_variable queue_cv;
+  std::deque<std::unique_ptr<QueuedFrame>> queue;  // stream order
+  std::vector<std::unique_ptr<QueuedFrame>> spare;
+  bool emitting = false;                           // a thread is writing the queue's head
+  std::exception_ptr failure;                      // the first error of a queued frame or of the sink
 
   Impl(ByteSink& o, int requested) : out(o) {
     level = requested == kCompressionDefault ? default_compression() : requested;
@@ -1171,22 +1212,153 @@ struct StreamWriter::Impl {
       out_buf.resize(ZSTD_CStreamOutSize());
     }
   }
-  ~Impl() { ZSTD_freeCCtx(cctx); }
+  ~Impl() {
+    // The queued frames' jobs use this object: every one ends first (an error that
+    // unwinds the tool still leaves no worker writing into freed memory).
+    std::unique_lock<std::mutex> lock(queue_m);
+    queue_cv.wait(lock, [&] { return queue.empty() && !emitting; });
+    lock.unlock();
+    ZSTD_freeCCtx(cctx);
+  }
 
   static void check(std::size_t ret) {
     if (ZSTD_isError(ret)) fail_internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(ret));
   }
 
-  void feed(const void* src, std::size_t n, ZSTD_EndDirective mode) {
+  // Streams [src, src + n) through `c` into sink(bytes, count), as the calling
+  // thread's frames are made (the queued ones go through the same calls).
+  template <class Sink>
+  static void feed(ZSTD_CCtx* c, std::vector<unsigned char>& buf, const void* src, std::size_t n, ZSTD_EndDirective mode,
+                   Sink&& sink) {
     ZSTD_inBuffer zin{src, n, 0};
     for (;;) {
-      ZSTD_outBuffer zout{out_buf.data(), out_buf.size(), 0};
-      std::size_t remaining = ZSTD_compressStream2(cctx, &zout, &zin, mode);
+      ZSTD_outBuffer zout{buf.data(), buf.size(), 0};
+      std::size_t remaining = ZSTD_compressStream2(c, &zout, &zin, mode);
       check(remaining);
-      out.write(out_buf.data(), zout.pos);
+      sink(buf.data(), zout.pos);
       bool done = mode == ZSTD_e_continue ? zin.pos == zin.size : remaining == 0;
       if (done) return;
     }
+  }
+  void feed(const void* src, std::size_t n, ZSTD_EndDirective mode) {
+    feed(cctx, out_buf, src, n, mode, [this](const unsigned char* b, std::size_t k) { out.write(b, k); });
+  }
+
+  // Waits until every queued frame is written (or failed), then rethrows any error.
+  void drain() {
+    std::unique_lock<std::mutex> lock(queue_m);
+    queue_cv.wait(lock, [&] { return queue.empty() && !emitting; });
+    if (failure) std::rethrow_exception(failure);
+  }
+
+  static void compress_queued(QueuedFrame& q, int lvl, bool raw) {
+    const unsigned char* c = q.content.data.get();
+    if (raw) {
+      write_stored_frame(q.frame, {{c, q.content.size}});
+      return;
+    }
+    // The pieces fed as the calling thread feeds them (a first call with ZSTD_e_end
+    // would state the content size and change the frame's bytes).
+    ZSTD_CCtx* z = thread_cctx(lvl);
+    thread_local std::vector<unsigned char> buf(ZSTD_CStreamOutSize());
+    q.frame.size = 0;
+    auto append = [&q](const unsigned char* b, std::size_t k) {
+      std::memcpy(q.frame.reserve(q.frame.size + k) + q.frame.size, b, k);
+      q.frame.size += k;
+    };
+    const std::size_t payload_at = q.head_len + 4 + q.text_len;
+    if (q.head_len) feed(z, buf, c, q.head_len, ZSTD_e_continue, append);
+    feed(z, buf, c + q.head_len, 4, ZSTD_e_continue, append);
+    feed(z, buf, c + q.head_len + 4, q.text_len, ZSTD_e_continue, append);
+    feed(z, buf, c + payload_at, q.content.size - payload_at, ZSTD_e_end, append);
+  }
+
+  // A queued frame is made: writes the queue's head while it is done (whichever
+  // thread gets here first does the writing; the others leave their frame to it),
+  // then flushes the sink.
+  void frame_made(QueuedFrame* q) {
+    std::unique_lock<std::mutex> lock(queue_m);
+    q->done = true;
+    if (emitting) return;  // the thread writing now takes this frame too
+    emitting = true;
+    bool wrote = false;
+    while (!queue.empty() && queue.front()->done) {
+      std::unique_ptr<QueuedFrame> head = std::move(queue.front());
+      queue.pop_front();
+      const bool skip = failure != nullptr;  // after an error nothing more is written
+      if (head->error && !failure) failure = head->error;
+      lock.unlock();
+      std::exception_ptr error;
+      if (!skip && !head->error) {
+        try {
+          out.write(head->frame.data.get(), head->frame.size);
+          wrote = true;
+        } catch (...) {
+          error = std::current_exception();
+        }
+      }
+      lock.lock();
+      if (error && !failure) failure = error;
+      spare.push_back(std::move(head));
+      if (queue.empty() && wrote && !failure) {
+        lock.unlock();
+        try {
+          out.flush();
+        } catch (...) {
+          error = std::current_exception();
+        }
+        wrote = false;
+        lock.lock();
+        if (error && !failure) failure = error;
+      }
+    }
+    emitting = false;
+    queue_cv.notify_all();  // under the lock: a waiter may destroy this object as soon as it has it
+  }
+
+  void queue_frame(const unsigned char* head, std::size_t head_len, const unsigned char* len, const std::string& text,
+                   const unsigned char* payload, std::size_t payload_len, WorkerPool& pool) {
+    std::unique_ptr<QueuedFrame> q;
+    {
+      std::unique_lock<std::mutex> lock(queue_m);
+      if (failure) std::rethrow_exception(failure);
+      // At most a frame a worker, and two more, in flight (the memory stays bounded).
+      const std::size_t window = static_cast<std::size_t>(pool.size()) + 2;
+      queue_cv.wait(lock, [&] { return queue.size() < window || failure; });
+      if (failure) std::rethrow_exception(failure);
+      if (!spare.empty()) {
+        q = std::move(spare.back());
+        spare.pop_back();
+      }
+    }
+    if (!q) q = std::make_unique<QueuedFrame>();
+    q->done = false;
+    q->error = nullptr;
+    q->head_len = head_len;
+    q->text_len = text.size();
+    const std::size_t n = head_len + 4 + text.size() + payload_len;
+    unsigned char* c = q->content.reserve(n);
+    std::memcpy(c, head, head_len);
+    std::memcpy(c + head_len, len, 4);
+    std::memcpy(c + head_len + 4, text.data(), text.size());
+    if (payload_len) std::memcpy(c + head_len + 4 + text.size(), payload, payload_len);
+    q->content.size = n;
+    QueuedFrame* raw_q = q.get();
+    {
+      std::lock_guard<std::mutex> lock(queue_m);
+      queue.push_back(std::move(q));
+    }
+    const int lvl = level;
+    const bool raw = stored;
+    // Not under the lock: a pool without threads runs the job here.
+    pool.submit([this, raw_q, lvl, raw] {
+      try {
+        compress_queued(*raw_q, lvl, raw);
+      } catch (...) {
+        raw_q->error = std::current_exception();
+      }
+      frame_made(raw_q);
+    });
   }
 
   void write_frame(const json& header, const void* payload_v, std::size_t payload_len) {
@@ -1203,8 +1375,14 @@ struct StreamWriter::Impl {
     }
     unsigned char len[4];
     store_u32_le(len, static_cast<std::uint32_t>(text.size()));
-    const auto* text_bytes = reinterpret_cast<const unsigned char*>(text.data());
     const bool split = payload_len > kFramePayloadBytes;
+    WorkerPool& pool = WorkerPool::io();
+    if (!split && payload_len >= kQueuedPayloadMin && pool.size() > 1) {
+      queue_frame(head, head_len, len, text, payload, payload_len, pool);
+      return;
+    }
+    drain();  // the queued records go first
+    const auto* text_bytes = reinterpret_cast<const unsigned char*>(text.data());
     if (stored) {
       write_stored_frame(frame_buf, {{head, head_len}, {len, 4}, {text_bytes, text.size()},
                                      {payload, split ? 0 : payload_len}});
@@ -1220,6 +1398,7 @@ struct StreamWriter::Impl {
       }
     }
     if (split) write_payload_frames(payload, payload_len);
+    out.flush();
   }
 
   void write_payload_frames(const unsigned char* payload, std::size_t bytes) {
@@ -1295,6 +1474,7 @@ void StreamWriter::finish() {
   if (impl_->is_output) phase.emplace("write output");
   json end = {{"end", true}, {"records", records_}};
   impl_->write_frame(end, nullptr, 0);
+  impl_->drain();
   finished_ = true;
 }
 

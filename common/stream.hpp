@@ -119,6 +119,9 @@ class ByteSink {
  public:
   virtual ~ByteSink() = default;
   virtual void write(const void* src, std::size_t n) = 0;
+  // A record is complete: hands what is buffered to a reader waiting downstream (a
+  // pipe's), so that it need not wait for the next record.
+  virtual void flush() {}
 };
 
 // Bytes held in memory (tests, the fuzzer, profile records).
@@ -170,6 +173,7 @@ class OutputFile : public ByteSink {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
   void write(const void* src, std::size_t n) override;
+  void flush() override;  // a pipe, FIFO or socket only (a file gains nothing from it)
   void commit();
   const std::string& label() const { return label_; }
 
@@ -179,6 +183,7 @@ class OutputFile : public ByteSink {
   bool is_stream_ = false;  // a device or FIFO, written in place
   bool committed_ = false;
   bool replaces_file_ = false;  // the path names an existing regular file
+  bool flush_records_ = false;  // a pipe, FIFO or socket: each record handed on when complete
   std::uint64_t written_ = 0, written_back_ = 0;
   static constexpr std::uint64_t kWritebackChunk = std::uint64_t(64) << 20;
   std::string path_, temp_path_, temp_template_, label_;

@@ -7,9 +7,15 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <fcntl.h>
+#include <poll.h>
+
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
+#include <mutex>
 #include <thread>
 
 #include "common/stream.hpp"
@@ -106,6 +112,47 @@ std::vector<Record> mixed_records() {
   rs.push_back(Record::from<float>("flat", {static_cast<std::int64_t>(f.size())}, f.data()));
   return rs;
 }
+
+// Records of one frame each, large enough to be compressed on the worker threads
+// (64 KiB to 1 MiB of payload), more of them than a small pool has workers.
+std::vector<Record> one_frame_records(int count) {
+  std::vector<Record> rs;
+  for (int k = 0; k < count; ++k) {
+    const std::size_t n = (std::size_t(64) << 10) / 8 + static_cast<std::size_t>(k) * 9001;
+    const std::vector<double> v = field(n, 100 + static_cast<unsigned>(k));
+    rs.push_back(Record::from<double>("r" + std::to_string(k), {static_cast<std::int64_t>(n)}, v.data(), {{"k", k}}));
+  }
+  return rs;
+}
+
+// A sink that counts what reaches it, and fails from its `fail_at`-th write on.
+class CountingSink : public ByteSink {
+ public:
+  explicit CountingSink(int fail_at = -1) : fail_at_(fail_at) {}
+  void write(const void* src, std::size_t n) override {
+    std::lock_guard<std::mutex> lock(m_);
+    if (fail_at_ >= 0 && writes_ >= fail_at_) fail_resource("test sink: disk full");
+    ++writes_;
+    bytes_.append(static_cast<const char*>(src), n);
+  }
+  void flush() override {
+    std::lock_guard<std::mutex> lock(m_);
+    ++flushes_;
+  }
+  std::string bytes() {
+    std::lock_guard<std::mutex> lock(m_);
+    return bytes_;
+  }
+  int flushes() {
+    std::lock_guard<std::mutex> lock(m_);
+    return flushes_;
+  }
+
+ private:
+  std::mutex m_;
+  int fail_at_, writes_ = 0, flushes_ = 0;
+  std::string bytes_;
+};
 
 void check_same(const std::vector<Record>& a, const std::vector<Record>& b) {
   REQUIRE(a.size() == b.size());
@@ -402,4 +449,109 @@ TEST_CASE("the fuzz target's seeds for the parallel path are these streams") {
     std::fclose(f);
     CHECK(seed == std::string(1, '\0') + s.bytes);
   }
+}
+
+TEST_CASE("records of one frame are compressed on the workers, in order, with the calling thread's bytes") {
+  const auto rs = one_frame_records(11);
+  for (int level : {1, -5, kCompressionNone}) {
+    CAPTURE(level);
+    WorkerPool::reset_io_for_testing(1);  // one thread: every frame made where write() is called
+    const std::string here = write_records(rs, level);
+    WorkerPool::reset_io_for_testing(3);
+    const std::string queued = write_records(rs, level);
+    CHECK(here == queued);
+    CHECK(frame_sizes(queued).size() == rs.size() + 1);
+    check_same(read_records(queued), rs);
+    if (level != kCompressionNone)  // fed as a stream, as before: no stated size
+      CHECK(ZSTD_getFrameContentSize(queued.data(), queued.size()) == ZSTD_CONTENTSIZE_UNKNOWN);
+  }
+}
+
+TEST_CASE("a record compressed on a worker reaches the sink without waiting for the next write") {
+  WorkerPool::reset_io_for_testing(4);
+  const auto rs = one_frame_records(1);
+  const std::string whole = write_records(rs, 1);
+  const std::size_t first_frame = frame_sizes(whole).front();
+  CountingSink sink;
+  StreamWriter w(sink, 1);
+  w.write(rs[0]);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((sink.bytes().size() < first_frame || sink.flushes() == 0) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(sink.bytes() == whole.substr(0, first_frame));
+  CHECK(sink.flushes() >= 1);
+  w.finish();
+  CHECK(sink.bytes() == whole);
+}
+
+TEST_CASE("a sink's error while records are compressed on the workers comes back to the writer's caller") {
+  WorkerPool::reset_io_for_testing(4);
+  const auto rs = one_frame_records(10);
+  for (int fail_at : {0, 3}) {
+    CAPTURE(fail_at);
+    CountingSink sink(fail_at);
+    bool thrown = false;
+    try {
+      StreamWriter w(sink, 1);
+      for (const auto& r : rs) w.write(r);
+      w.finish();
+    } catch (const Error& e) {
+      thrown = true;
+      CHECK(e.code() == ExitCode::resource);
+      CHECK(std::string(e.what()).find("disk full") != std::string::npos);
+    }
+    CHECK(thrown);
+    // nothing was written after the failure, and what was written is whole frames in order
+    const std::string got = sink.bytes();
+    const std::string whole = write_records(rs, 1);
+    CHECK(whole.compare(0, got.size(), got) == 0);
+  }
+}
+
+TEST_CASE("an output into a pipe hands on each record when it is complete") {
+  WorkerPool::reset_io_for_testing(4);
+  const std::vector<double> v = field(100, 9);  // a small record: it would sit in stdio's buffer
+  std::vector<Record> rs;
+  rs.push_back(Record::from<double>("small", {100}, v.data()));
+  const Record& small = rs[0];
+  const std::string whole = write_records(rs, 1);
+  const std::size_t first_frame = frame_sizes(whole).front();
+  char dir[] = "/tmp/numpipe-flush-XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  const std::string fifo = std::string(dir) + "/pipe";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  std::promise<std::string> first;
+  std::thread reader([&] {
+    const int fd = open(fifo.c_str(), O_RDONLY);
+    std::string got;
+    bool told = false;
+    char buf[4096];
+    for (;;) {  // read to the end (the writer never meets a closed pipe), telling the first frame on arrival
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 20000) <= 0) break;
+      const ssize_t k = read(fd, buf, sizeof buf);
+      if (k <= 0) break;
+      got.append(buf, static_cast<std::size_t>(k));
+      if (!told && got.size() >= first_frame) {
+        first.set_value(got);
+        told = true;
+      }
+    }
+    if (!told) first.set_value(got);
+    close(fd);
+  });
+  auto arrived = first.get_future();
+  {
+    OutputFile out(fifo);
+    StreamWriter w(out, 1);
+    w.write(small);
+    const bool in_time = arrived.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+    CHECK(in_time);
+    if (in_time) CHECK(arrived.get() == whole.substr(0, first_frame));
+    w.finish();
+    out.commit();
+  }
+  reader.join();
+  unlink(fifo.c_str());
+  rmdir(dir);
 }
