@@ -46,9 +46,10 @@ std::vector<const Record*> records_of(const Dataset& ds, const std::string& name
   const Variable* v = ds.variable(name);
   const Variable* snap = ds.variable("snap_" + name);
   if (series) {
-    if (v && v->records.size() > 1) return v->records;
-    if (snap) return snap->records;
-    if (v) return v->records;
+    // One copy for the three cases (GCC 13 saw a copy known to hold at most one pointer
+    // as out of bounds: -Warray-bounds).
+    const Variable* pick = v && v->records.size() > 1 ? v : snap ? snap : v;
+    if (pick) return pick->records;
   } else {
     if (v) return {v->records.back()};
     if (snap) return {snap->records.back()};
