@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -181,6 +182,23 @@ void parallel_copy(void* dst, const void* src, std::size_t bytes) {
     const std::size_t a = std::min(bytes, i * per), b = std::min(bytes, a + per);
     if (b > a) std::memcpy(static_cast<char*>(dst) + a, static_cast<const char*>(src) + a, b - a);
   });
+}
+
+void touch_pages(void* p, std::size_t bytes) {
+  constexpr std::uintptr_t kPage = 4096;               // the smallest page: a huge one holds many
+  constexpr std::size_t kChunk = std::size_t(2) << 20;  // one huge page a job
+  if (bytes == 0) return;
+  const std::uintptr_t begin = reinterpret_cast<std::uintptr_t>(p), end = begin + bytes;
+  const std::size_t chunks = (bytes + kChunk - 1) / kChunk;
+  auto touch = [&](std::size_t c) {
+    const std::uintptr_t a = begin + c * kChunk, e = std::min<std::uintptr_t>(end, a + kChunk);
+    for (std::uintptr_t q = a; q < e; q = (q | (kPage - 1)) + 1) *reinterpret_cast<volatile char*>(q) = 0;
+  };
+  if (chunks == 1) {
+    touch(0);
+    return;
+  }
+  WorkerPool::io().parallel_for(chunks, touch);
 }
 
 }  // namespace numpipe

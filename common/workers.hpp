@@ -120,4 +120,10 @@ void make_in_order(WorkerPool& pool, std::size_t count, Make make, Take take) {
 // memcpy spread over the io pool for large copies (pinned staging, frame assembly).
 void parallel_copy(void* dst, const void* src, std::size_t bytes);
 
+// Writes one byte (0) in every page of [p, p + bytes), spread over the io pool: the
+// page faults (and the kernel's zeroing) of fresh memory taken now, on many threads,
+// instead of by the one that fills it later (a download while the GPU still works).
+// For memory whose contents are about to be overwritten.
+void touch_pages(void* p, std::size_t bytes);
+
 }  // namespace numpipe

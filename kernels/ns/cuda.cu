@@ -24,6 +24,7 @@
 #include "common/device_array.hpp"
 #include "common/host_array.hpp"
 #include "common/staging.hpp"
+#include "common/workers.hpp"
 #include "decomp.hpp"
 #include "ns.hpp"
 
@@ -853,9 +854,15 @@ class CudaRun {
       // the fused ghosts of cur were written by the last sub-step; a diagnostic or
       // snapshot step filled them again (the same values)
     }
-    // The result's host memory (page faults, zeroing) while the last steps run on the GPU.
+    // The result's host memory (page faults, zeroing) while the last steps run on the GPU:
+    // resize leaves it untouched (HostVector), so its pages are touched here, on the io
+    // threads (the download then runs at the ring's speed, about twice what it reaches
+    // into fresh memory).
     if (!d_)
-      for (int v = 0; v < kVars; ++v) r.fields[v].resize(static_cast<std::size_t>(g_.points()));
+      for (int v = 0; v < kVars; ++v) {
+        r.fields[v].resize(static_cast<std::size_t>(g_.points()));
+        touch_pages(r.fields[v].data(), r.fields[v].size() * sizeof(double));
+      }
     NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
     if (o_.on_step) o_.on_step(o_.steps);
     for (int s = 0; s < o_.steps; ++s) {

@@ -1,6 +1,7 @@
 // Units for the common library: reproducible random numbers, the CLI
 // conventions, backend selection, profile records.
 #include <doctest/doctest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "common/profile.hpp"
 #include "common/progress.hpp"
 #include "common/random.hpp"
+#include "common/workers.hpp"
 
 using namespace numpipe;
 
@@ -282,4 +284,36 @@ TEST_CASE("Cli: the recorded command is a shell command that re-runs the step") 
   Argv simple({"gen-input mle", "-o", "x.nps"});
   plain.parse(simple.argc(), simple.argv());
   CHECK(plain.command_line() == "gen-input mle -o x.nps");
+}
+
+TEST_CASE("touch_pages faults in every page of the range, and no other") {
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), pages = 1200;  // over two 2 MiB jobs
+  void* region = mmap(nullptr, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(region != MAP_FAILED);
+#ifdef MADV_NOHUGEPAGE
+  madvise(region, pages * page, MADV_NOHUGEPAGE);  // so that a touch faults one page, not its neighbours
+#endif
+  char* base = static_cast<char*>(region);
+  std::vector<unsigned char> resident(pages);
+  auto in_core = [&] {
+    REQUIRE(mincore(region, pages * page, resident.data()) == 0);
+    std::vector<bool> r(pages);
+    for (std::size_t i = 0; i < pages; ++i) r[i] = resident[i] & 1;
+    return r;
+  };
+  REQUIRE(in_core() == std::vector<bool>(pages, false));
+  // [first, last] byte ranges that start and end inside pages, and a one-byte range
+  struct Range {
+    std::size_t offset, bytes;
+  };
+  WorkerPool::reset_io_for_testing(3);
+  std::vector<bool> expect(pages, false);
+  for (Range r : {Range{5 * page + 100, 700 * page + 3}, Range{900 * page + page - 1, 1}, Range{1000 * page + 1, 150 * page}}) {
+    touch_pages(base + r.offset, r.bytes);
+    for (std::size_t i = r.offset / page; i <= (r.offset + r.bytes - 1) / page; ++i) expect[i] = true;
+    CHECK(in_core() == expect);
+  }
+  touch_pages(base, 0);  // nothing
+  CHECK(in_core() == expect);
+  munmap(region, pages * page);
 }
