@@ -170,7 +170,10 @@ void JobGroup::wait_all_quietly() noexcept {
 }
 
 void parallel_copy(void* dst, const void* src, std::size_t bytes) {
-  constexpr std::size_t kSlice = std::size_t(1) << 20;  // below ~1 MiB a thread's start costs more than it saves
+  // A thread's share: 512 KiB (16 shares of a staging piece). On the H200 host an 8 MiB
+  // piece copied into pinned memory at 24-25 GB/s in 1 MiB shares (8 threads) and at
+  // 47-49 GB/s in these (smaller shares not measured).
+  constexpr std::size_t kSlice = std::size_t(512) << 10;
   if (bytes <= 2 * kSlice) {
     if (bytes) std::memcpy(dst, src, bytes);
     return;
