@@ -180,7 +180,9 @@ void parallel_copy(void* dst, const void* src, std::size_t bytes) {
   }
   WorkerPool& pool = WorkerPool::io();
   const std::size_t parts = std::min<std::size_t>((bytes + kSlice - 1) / kSlice, static_cast<std::size_t>(pool.size()) + 1);
-  const std::size_t per = (bytes / parts + 63) & ~std::size_t(63);
+  // ceil(bytes / parts), rounded up to a cache line: the shares cover every byte (the
+  // quotient rounded down lost the last bytes where it was already a multiple of 64).
+  const std::size_t per = ((bytes + parts - 1) / parts + 63) & ~std::size_t(63);
   pool.parallel_for(parts, [&](std::size_t i) {
     const std::size_t a = std::min(bytes, i * per), b = std::min(bytes, a + per);
     if (b > a) std::memcpy(static_cast<char*>(dst) + a, static_cast<const char*>(src) + a, b - a);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 
 #include "common/cli.hpp"
@@ -316,4 +317,24 @@ TEST_CASE("touch_pages faults in every page of the range, and no other") {
   touch_pages(base, 0);  // nothing
   CHECK(in_core() == expect);
   munmap(region, pages * page);
+}
+
+TEST_CASE("parallel_copy copies every byte, whatever the size and the thread count") {
+  // Sizes whose share (size / shares) is a multiple of 64 with a remainder: 8192008 =
+  // 16 x 512000 + 8, 21760008 = 17 x 1280000 + 8; and others around the share sizes.
+  const std::size_t sizes[] = {0, 1, 1048575, 1048576, 1048577, 2097153, 3 * 1048576 + 7, 8192008, 8388608, 21760008, 17928072};
+  std::vector<unsigned char> src(21760008 + 64), dst(src.size());
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
+  for (int threads : {1, 3, 8, 16}) {
+    WorkerPool::reset_io_for_testing(threads);
+    for (std::size_t n : sizes) {
+      CAPTURE(threads);
+      CAPTURE(n);
+      std::fill(dst.begin(), dst.end(), 0xAA);
+      parallel_copy(dst.data() + 1, src.data() + 3, n);  // unaligned ends
+      CHECK(std::memcmp(dst.data() + 1, src.data() + 3, n) == 0);
+      CHECK(dst[0] == 0xAA);
+      CHECK(dst[n + 1] == 0xAA);
+    }
+  }
 }
