@@ -1351,14 +1351,20 @@ struct StreamWriter::Impl {
     const int lvl = level;
     const bool raw = stored;
     // Not under the lock: a pool without threads runs the job here.
-    pool.submit([this, raw_q, lvl, raw] {
-      try {
-        compress_queued(*raw_q, lvl, raw);
-      } catch (...) {
-        raw_q->error = std::current_exception();
-      }
+    try {
+      pool.submit([this, raw_q, lvl, raw] {
+        try {
+          compress_queued(*raw_q, lvl, raw);
+        } catch (...) {
+          raw_q->error = std::current_exception();
+        }
+        frame_made(raw_q);
+      });
+    } catch (...) {  // not queued (out of memory): the frame fails in its place, the writer with it
+      raw_q->error = std::current_exception();
       frame_made(raw_q);
-    });
+      drain();
+    }
   }
 
   void write_frame(const json& header, const void* payload_v, std::size_t payload_len) {
