@@ -1171,9 +1171,9 @@ std::vector<Record> read_stream(const std::string& path, ReadLimits limits, cons
 // the record and returns; the frame goes out, in order, from the thread that finishes
 // the frame at the head of the queue, and the sink is flushed whenever the queue runs
 // dry (ByteSink::flush: a pipe's), so a consumer downstream gets each record as soon
-// as it is compressed, not at the tool's next write. The frame is compressed by the same calls as on the calling
-// thread: the same bytes. Small records (headers, scalars) are compressed at once:
-// handing them over would cost more than compressing them.
+// as it is compressed, not at the tool's next write. The frame is compressed by the
+// same calls as on the calling thread: the same bytes. Small records (headers,
+// scalars) are compressed at once: handing them over would cost more.
 struct StreamWriter::Impl {
   static constexpr std::size_t kQueuedPayloadMin = std::size_t(64) << 10;
   ByteSink& out;
