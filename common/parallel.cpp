@@ -386,6 +386,7 @@ void StreamOut::write(const std::string& name, DType dtype, const Shape& shape, 
   if (impl_->is_output) phase.emplace("write output", static_cast<double>(payload_bytes(dtype, shape)));
   json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", attrs}};
   impl_->write_head(header, data, static_cast<std::size_t>(payload_bytes(dtype, shape)));
+  impl_->sink->flush();  // a complete record: handed on to a reader in a pipe
   ++records_;
 }
 
@@ -397,6 +398,7 @@ void StreamOut::finish() {
   if (impl_->is_output) phase.emplace("write output");
   json end = {{"end", true}, {"records", records_}};
   impl_->write_head(end, nullptr, 0);
+  impl_->sink->flush();
 }
 
 void StreamOut::write_blocks(const std::string& name, DType dtype, const Shape& shape, const json& attrs,
@@ -560,6 +562,7 @@ void StreamOut::write_blocks(const std::string& name, DType dtype, const Shape& 
     }
   }
 #endif
+  if (g.is_root()) impl_->sink->flush();  // the record is complete
   blocked_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
