@@ -18,6 +18,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/parallel.hpp"
 #include "common/stream.hpp"
 #include "common/workers.hpp"
 
@@ -554,4 +555,18 @@ TEST_CASE("an output into a pipe hands on each record when it is complete") {
   reader.join();
   unlink(fifo.c_str());
   rmdir(dir);
+}
+
+TEST_CASE("the MPI writer hands each record on when it is complete") {
+  const std::vector<double> v = field(1000, 5);
+  std::vector<Record> rs;
+  rs.push_back(Record::from<double>("a", {1000}, v.data(), {{"k", 1}}));
+  CountingSink sink;
+  par::StreamOut w(&sink, 1);  // one process: rank 0
+  w.write(rs[0].name, rs[0].dtype, rs[0].shape, rs[0].payload.data(), rs[0].attrs);
+  CHECK(sink.flushes() == 1);
+  CHECK(!sink.bytes().empty());
+  w.finish();
+  CHECK(sink.flushes() == 2);
+  check_same(read_records(sink.bytes()), rs);
 }
