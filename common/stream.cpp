@@ -269,15 +269,17 @@ OutputFile::~OutputFile() {
   }
 }
 
+void OutputFile::fail_write(int err) const { fail_resource("cannot write " + label_ + ": " + std::strerror(err)); }
+
 void OutputFile::flush() {
   if (!flush_records_ || !file_) return;
-  if (std::fflush(file_) != 0) fail_resource("cannot write " + label_ + ": " + std::strerror(errno));
+  if (std::fflush(file_) != 0) fail_write(errno);
 }
 
 void OutputFile::write(const void* src, std::size_t n) {
   if (!file_) open_temp();
   if (n && std::fwrite(src, 1, n, file_) != n)
-    fail_resource("cannot write " + label_ + ": " + std::strerror(errno));
+    fail_write(errno);
   written_ += n;
   if (replaces_file_ && written_ - written_back_ >= kWritebackChunk) start_writeback();
 }
@@ -288,7 +290,7 @@ void OutputFile::write(const void* src, std::size_t n) {
 // instead, a chunk at a time, while the rest of the output is still being made.
 void OutputFile::start_writeback() {
 #ifdef SYNC_FILE_RANGE_WRITE
-  if (std::fflush(file_) != 0) fail_resource("cannot write " + label_ + ": " + std::strerror(errno));
+  if (std::fflush(file_) != 0) fail_write(errno);
   // a hint: where it fails, rename() does the same work as before
   (void)sync_file_range(fileno(file_), static_cast<off_t>(written_back_), static_cast<off_t>(written_ - written_back_),
                         SYNC_FILE_RANGE_WRITE);
@@ -299,14 +301,14 @@ void OutputFile::start_writeback() {
 void OutputFile::commit() {
   if (committed_) return;
   if (is_stdout_) {
-    if (std::fflush(stdout) != 0) fail_resource(std::string("cannot write stdout: ") + std::strerror(errno));
+    if (std::fflush(stdout) != 0) fail_write(errno);
     committed_ = true;
     return;
   }
   if (is_stream_) {
     int err = std::fclose(file_) == 0 ? 0 : errno;
     file_ = nullptr;
-    if (err) fail_resource("cannot write " + label_ + ": " + std::strerror(err));
+    if (err) fail_write(err);
     committed_ = true;
     return;
   }
@@ -319,12 +321,12 @@ void OutputFile::commit() {
   if (!ok) {
     unlink(temp_path_.c_str());
     unregister_temp_file(temp_path_);
-    fail_resource("cannot write " + label_ + ": " + std::strerror(err));
+    fail_write(err);
   }
   // The file being replaced, held open across the rename: its last reference then goes
   // on a thread of its own, which frees its pages while this process finishes (about
   // 70 ms for 400 MB, in the call that drops the last reference).
-  const int replaced = open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  const int replaced = replaces_file_ ? open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     err = errno;
     if (replaced >= 0) close(replaced);
@@ -398,16 +400,16 @@ void store_u32_le(unsigned char* p, std::uint32_t v) {
 template <class T>
 void Record::convert_to(T* out) const {
   const std::int64_t count = static_cast<std::int64_t>(size());
+  auto convert = [count, out](const auto* s) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(s[i]);
+  };
   if (dtype == dtype_of<T>()) {
     parallel_copy(out, payload.data(), payload.bytes());
   } else if (dtype == DType::f4) {
-    const float* s = data<float>();
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(s[i]);
+    convert(data<float>());
   } else if (dtype == DType::f8) {
-    const double* s = data<double>();
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(s[i]);
+    convert(data<double>());
   } else {
     for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(value_as_double(static_cast<std::size_t>(i)));
   }
@@ -1216,9 +1218,14 @@ struct StreamWriter::Impl {
     // The queued frames' jobs use this object: every one ends first (an error that
     // unwinds the tool still leaves no worker writing into freed memory).
     std::unique_lock<std::mutex> lock(queue_m);
-    queue_cv.wait(lock, [&] { return queue.empty() && !emitting; });
+    wait_idle(lock);
     lock.unlock();
     ZSTD_freeCCtx(cctx);
+  }
+
+  // Under queue_m: waits until every queued frame is written (or failed).
+  void wait_idle(std::unique_lock<std::mutex>& lock) {
+    queue_cv.wait(lock, [&] { return queue.empty() && !emitting; });
   }
 
   static void check(std::size_t ret) {
@@ -1247,7 +1254,7 @@ struct StreamWriter::Impl {
   // Waits until every queued frame is written (or failed), then rethrows any error.
   void drain() {
     std::unique_lock<std::mutex> lock(queue_m);
-    queue_cv.wait(lock, [&] { return queue.empty() && !emitting; });
+    wait_idle(lock);
     if (failure) std::rethrow_exception(failure);
   }
 

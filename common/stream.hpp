@@ -189,6 +189,7 @@ class OutputFile : public ByteSink {
   std::string path_, temp_path_, temp_template_, label_;
   void open_temp();
   void start_writeback();
+  [[noreturn]] void fail_write(int err) const;  // exit 3: "cannot write LABEL: the error"
 };
 
 // ---- reading ------------------------------------------------------------------------

@@ -298,9 +298,12 @@ bool hagan_start(const Problem& pr, const std::vector<std::string>& names, const
     for (std::size_t q = 0; q < used.size(); ++q) used[q] = std::isfinite(vols[q]) && pr.quotes[q].maturity <= within;
     return used;
   };
+  auto too_few = [&](const std::vector<bool>& used) {
+    return static_cast<std::size_t>(std::count(used.begin(), used.end(), true)) < names.size();
+  };
   std::vector<bool> used = usable(kShortExpiry);
-  if (static_cast<std::size_t>(std::count(used.begin(), used.end(), true)) < names.size()) used = usable(shortest);
-  if (static_cast<std::size_t>(std::count(used.begin(), used.end(), true)) < names.size()) return false;
+  if (too_few(used)) used = usable(shortest);
+  if (too_few(used)) return false;
   HaganResiduals functor(pr, names, vols, used);
   Eigen::NumericalDiff<HaganResiduals> differenced(functor);
   Eigen::LevenbergMarquardt<Eigen::NumericalDiff<HaganResiduals>> lm(differenced);
