@@ -51,6 +51,47 @@ expect_exit 2 "--obstacle: a shape is circle:X,Y,R or box:X0,Y0,X1,Y1 or png:FIL
 expect_exit 2 "--obstacle 'circle:0.5,0.5,-1': the radius must be > 0" -- gen-input fluid --obstacle circle:0.5,0.5,-1
 expect_exit 2 "--obstacle 'circle:5,5,0.1' covers no cell's centre" -- gen-input fluid --obstacle circle:5,5,0.1
 expect_exit 2 "--obstacle png:nothere.png: cannot read the image" -- gen-input fluid --obstacle png:nothere.png
+# Hostile PNG masks: crafted headers cost neither memory nor time beyond one image row.
+"$PY" - <<'PYEOF'
+import struct, zlib
+def chunk(kind, data, length=None):
+    return struct.pack(">I", len(data) if length is None else length) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+sig = b"\x89PNG\r\n\x1a\n"
+def ihdr(w, h, depth=1, colour=0):
+    return chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, colour, 0, 0, 0))
+# 48 bytes: a tEXt chunk declaring 2^31 - 1 bytes
+open("text-bomb.png", "wb").write(sig + ihdr(16, 16, 8) + struct.pack(">I", 2**31 - 1) + b"tEXt" + b"Comment")
+def bilevel(name, w, h, black_rows):
+    # 1-bit grey: the first black_rows rows black, the rest white (a few hundred KB)
+    z = zlib.compressobj(9)
+    black, white = b"\0" + b"\0" * (w // 8), b"\0" + b"\xff" * (w // 8)
+    data = b"".join(z.compress(black if r < black_rows else white) for r in range(h)) + z.flush()
+    open(name, "wb").write(sig + ihdr(w, h) + chunk(b"IDAT", data) + chunk(b"IEND", b""))
+bilevel("bomb.png", 65536, 32767, 8192)   # 2.1 G pixels: the top quarter black
+bilevel("largest.png", 65536, 65536, 0)  # the largest image accepted, all white
+open("too-wide.png", "wb").write(sig + ihdr(65537, 1) + chunk(b"IEND", b""))
+PYEOF
+# peak CMD...: runs CMD (at most 120 s) and prints its exit code and peak resident memory in MiB
+peak() {
+  "$PY" -c 'import resource, subprocess, sys
+try: rc = subprocess.run(sys.argv[1:], stderr=open("peak.err", "w"), timeout=120).returncode
+except subprocess.TimeoutExpired: rc = 124
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$BIN/$1" "${@:2}"
+}
+read -r rc mib < <(NUMPIPE_MEMORY_LIMIT=256M peak gen-input fluid --n 16 --obstacle png:text-bomb.png -o out.nps)
+[ "$rc" = 2 ] && [ "$mib" -lt 128 ] || fail "48-byte PNG with a 2 GiB tEXt chunk: exit $rc, peak $mib MiB: $(cat peak.err)"
+grep -q "png:text-bomb.png: cannot read the image: the file ends inside a chunk" peak.err || fail "tEXt bomb: $(cat peak.err)"
+read -r rc mib < <(NUMPIPE_MEMORY_LIMIT=256M peak gen-input fluid --n 16 --obstacle png:bomb.png -o bomb.nps)
+[ "$rc" = 0 ] && [ "$mib" -lt 128 ] || fail "65536 x 32767 PNG: exit $rc, peak $mib MiB (the grid needs 16 x 16): $(cat peak.err)"
+PYTHONPATH="$SRC/share/python" "$PY" - <<'PYEOF' || fail "the 65536 x 32767 mask is not its top quarter"
+import numpy as np, numpipe
+s = numpipe.read("bomb.nps")["solid"]
+want = np.zeros((18, 18), np.uint8); want[13:17, 1:17] = 1   # [y, x]: cell rows 13..16 are the image's top quarter
+assert (s == want).all(), s
+PYEOF
+read -r rc mib < <(peak gen-input fluid --n 16 --obstacle png:largest.png -o largest.nps)
+[ "$rc" = 0 ] && [ "$mib" -lt 128 ] || fail "65536 x 65536 PNG (the largest stated): exit $rc, peak $mib MiB: $(cat peak.err)"
+expect_exit 2 "--obstacle png:too-wide.png: the image is 65537 x 1 pixels (1 to 65536 each way)" -- gen-input fluid --obstacle png:too-wide.png
 expect_exit 2 "--emit: FIELD must be d, u, v or T, got 'p' in 'p=1@circle:0.5,0.5,0.1'" -- gen-input fluid --emit p=1@circle:0.5,0.5,0.1
 expect_exit 2 "--emit: expected FIELD=VALUE@SHAPE (FIELD d, u, v or T), got 'd=1'" -- gen-input fluid --emit d=1
 expect_exit 2 "'source_d' must be >= 0 (a rate per unit time), got -2" -- gen-input fluid --emit d=-2@circle:0.5,0.5,0.1
