@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -13,18 +15,48 @@
 namespace numpipe {
 namespace {
 
-// Fixed storage: the handler may only touch async-signal-safe state.
-constexpr int kMaxTemps = 16;
+// Fixed storage: the handler may only touch async-signal-safe state. A slot
+// holds a temporary output and, from its rename on, the path it was renamed to.
+constexpr int kMaxTemps = 64;
 constexpr int kMaxPath = 4096;
+enum SlotState : sig_atomic_t {
+  kFree = 0,
+  kTemp = 1,      // a temporary file: removed on a signal
+  kRenaming = 2,  // being renamed into place: whichever of the two names exists is removed
+  kPlaced = 3,    // renamed into place by this run: removed on a signal (the run then fails)
+};
 char g_temp_paths[kMaxTemps][kMaxPath];
-volatile sig_atomic_t g_temp_used[kMaxTemps];
+char g_final_paths[kMaxTemps][kMaxPath];
+volatile sig_atomic_t g_state[kMaxTemps];
 std::mutex g_mutex;
 
+// Removes what slot i names for a run that ends by a signal or fails. rename() is
+// atomic: while it may be under way, the temporary name gone (ENOENT) means the
+// rename happened, so the file is at its final path; otherwise the temporary file
+// is removed and the rename, if it still comes, fails.
+void remove_slot(int i) {
+  switch (g_state[i]) {
+    case kTemp: unlink(g_temp_paths[i]); break;
+    case kRenaming:
+      if (unlink(g_temp_paths[i]) != 0 && errno == ENOENT) unlink(g_final_paths[i]);
+      break;
+    case kPlaced: unlink(g_final_paths[i]); break;
+    default: break;
+  }
+}
+
 extern "C" void cleanup_and_reraise(int sig) {
-  for (int i = 0; i < kMaxTemps; ++i)
-    if (g_temp_used[i]) unlink(g_temp_paths[i]);
+  const int saved_errno = errno;
+  for (int i = 0; i < kMaxTemps; ++i) remove_slot(i);
+  errno = saved_errno;
   signal(sig, SIG_DFL);
   raise(sig);
+}
+
+int slot_of(const std::string& temp) {
+  for (int i = 0; i < kMaxTemps; ++i)
+    if ((g_state[i] == kTemp || g_state[i] == kRenaming) && temp == g_temp_paths[i]) return i;
+  return -1;
 }
 
 }  // namespace
@@ -80,29 +112,42 @@ void register_temp_file(const std::string& path) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (path.size() >= kMaxPath) return;
   for (int i = 0; i < kMaxTemps; ++i)
-    if (!g_temp_used[i]) {
+    if (g_state[i] == kFree) {
       std::memcpy(g_temp_paths[i], path.c_str(), path.size() + 1);
-      g_temp_used[i] = 1;
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // the path is complete before the handler may read it
+      g_state[i] = kTemp;
       return;
     }
 }
 
 void unregister_temp_file(const std::string& path) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  for (int i = 0; i < kMaxTemps; ++i)
-    if (g_temp_used[i] && path == g_temp_paths[i]) {
-      g_temp_used[i] = 0;
-      return;
+  if (int i = slot_of(path); i >= 0) g_state[i] = kFree;
+}
+
+int rename_into_place(const std::string& temp, const std::string& final_path) {
+  int slot = -1;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    slot = final_path.size() < kMaxPath ? slot_of(temp) : -1;
+    if (slot >= 0) {
+      std::memcpy(g_final_paths[slot], final_path.c_str(), final_path.size() + 1);
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      g_state[slot] = kRenaming;
     }
+  }
+  const int err = std::rename(temp.c_str(), final_path.c_str()) == 0 ? 0 : errno;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (slot >= 0) g_state[slot] = err == 0 ? kPlaced : kTemp;
+  return err;
 }
 
 void remove_temp_files_now() {
   std::lock_guard<std::mutex> lock(g_mutex);
-  for (int i = 0; i < kMaxTemps; ++i)
-    if (g_temp_used[i]) {
-      unlink(g_temp_paths[i]);
-      g_temp_used[i] = 0;
-    }
+  for (int i = 0; i < kMaxTemps; ++i) {
+    remove_slot(i);
+    g_state[i] = kFree;
+  }
 }
 
 mode_t current_umask() {

@@ -14,7 +14,14 @@ namespace numpipe {
 void install_signal_cleanup();
 void register_temp_file(const std::string& path);
 void unregister_temp_file(const std::string& path);
-// Removes every registered temporary file now (before MPI_Abort, which runs no destructors).
+// Renames the registered temporary file `temp` to `final_path` in agreement with the
+// signal handler: a catchable signal at any point of the commit, or after it, ends the
+// run with no output at final_path (before the rename the temporary file is removed,
+// after it the file renamed into place), so that a run ended by a signal never leaves
+// an output behind. Returns 0, or rename's errno (the file is then still registered).
+int rename_into_place(const std::string& temp, const std::string& final_path);
+// Removes every registered temporary file, and every output renamed into place by this
+// run, now (a failing MPI rank, before it ends without running destructors).
 void remove_temp_files_now();
 mode_t current_umask();
 

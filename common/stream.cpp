@@ -327,14 +327,12 @@ void OutputFile::commit() {
   // on a thread of its own, which frees its pages while this process finishes (about
   // 70 ms for 400 MB, in the call that drops the last reference).
   const int replaced = replaces_file_ ? open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
-  if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-    err = errno;
+  if ((err = rename_into_place(temp_path_, path_)) != 0) {
     if (replaced >= 0) close(replaced);
     unlink(temp_path_.c_str());
     unregister_temp_file(temp_path_);
     fail_resource("cannot rename the finished output into place at '" + path_ + "': " + std::strerror(err));
   }
-  unregister_temp_file(temp_path_);
   committed_ = true;
   if (replaced >= 0) release_in_background(replaced);
 }

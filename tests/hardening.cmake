@@ -5,3 +5,7 @@
 # them; tests/stress/hostile is run by hand (not by ctest).
 numpipe_cli_tests(hardening)
 numpipe_unit_test(unit_hardening SOURCES unit/test_hardening.cpp)
+# LD_PRELOAD fault injector of tests/cli/hardening-signals.sh (a signal at points of an output's commit).
+add_library(np-faultshim MODULE cli/faultshim.cpp)
+target_link_libraries(np-faultshim PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(np-faultshim PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
