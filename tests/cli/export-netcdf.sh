@@ -90,3 +90,31 @@ PY
 expect_exit 2 "--records: no record 'zz' in the stream" -- nps-export -i run.nps --records zz -o x.nc
 [ ! -e x.nc ] || fail "a refused export left x.nc"
 no_leftovers .
+
+# A full disk: exit 3 naming "No space left on device" at every fill level, never a
+# crash in HDF5's clean-up, and no file left behind. A small tmpfs in a mount namespace
+# of our own (as root, or in a user namespace where the kernel allows one).
+gen-input array --shape 100000 --fill uniform -o full-in.nps
+cat > full.sh <<'SH'
+set -u
+mkdir -p full
+for kb in 4 8 16 24 48 64 128 200 300 400 550 700 800 900 1000 1200; do
+  mount -t tmpfs -o size=${kb}k tmpfs full || { echo "cannot mount"; exit 1; }
+  rc=0; nps-export -i full-in.nps --to netcdf -o full/out.nc 2> full.err || rc=$?
+  left=$(ls -A full)
+  umount full
+  [ "$rc" = 3 ] || { echo "$kb KiB free: exit $rc (not 3): $(cat full.err)"; exit 1; }
+  grep -q "No space left on device" full.err || { echo "$kb KiB free: the cause is not named: $(cat full.err)"; exit 1; }
+  [ -z "$left" ] || { echo "$kb KiB free: left $left"; exit 1; }
+done
+echo ok
+SH
+ns=
+if unshare --mount true 2> /dev/null; then ns="unshare --mount"
+elif unshare --user --map-root-user --mount true 2> /dev/null; then ns="unshare --user --map-root-user --mount"; fi
+if [ -n "$ns" ] && $ns bash -c 'mkdir -p probe && mount -t tmpfs -o size=64k tmpfs probe' 2> /dev/null; then
+  out=$($ns bash full.sh 2>&1) || fail "nps-export on a full file system: $out"
+else
+  echo "note: cannot mount a small tmpfs here (needs root or user namespaces): the full-disk case is not tested" >&2
+fi
+no_leftovers .

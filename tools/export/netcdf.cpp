@@ -1,11 +1,19 @@
 // NetCDF-4 files following the CF conventions (1.8), through libnetcdf.
+#include <fcntl.h>
 #include <netcdf.h>
+#include <netcdf_mem.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <set>
 
 #include "common/cli.hpp"
+#include "common/signals.hpp"
 #include "export/formats.hpp"
 
 namespace numpipe::exporter {
@@ -97,9 +105,42 @@ const char* cf_axis(const std::string& name) {
 
 bool netcdf_built() { return true; }
 
+namespace {
+// A failed close leaves HDF5 (under libnetcdf) in a state its exit-time clean-up
+// was seen to crash on (SIGSEGV after main returned): the message is printed and
+// the process ends here, without that clean-up.
+[[noreturn]] void fail_closing(const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", tool_name().c_str(), message.c_str());
+  remove_temp_files_now();
+  std::fflush(nullptr);
+  _exit(static_cast<int>(ExitCode::resource));
+}
+
+// Writes the finished file's bytes to `path` (errors as exit 3 naming the cause:
+// "No space left on device", a quota, an I/O error).
+void write_file(const std::string& path, const void* bytes, std::size_t size) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail_resource("cannot write the NetCDF file " + path + ": " + std::strerror(errno));
+  for (std::size_t done = 0; done < size;) {
+    const ssize_t n = write(fd, static_cast<const char*>(bytes) + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      close(fd);
+      fail_resource("cannot write the NetCDF file " + path + ": " + std::strerror(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (close(fd) != 0) fail_resource("cannot write the NetCDF file " + path + ": " + std::strerror(errno));
+}
+}  // namespace
+
+// The file is made in memory (libnetcdf's NC_INMEMORY: HDF5's core driver) and then
+// written out in one piece: a full disk is then an ordinary write error naming its
+// cause, never an HDF5 error in the middle of the file's structures.
 void write_netcdf(const Dataset& ds, const std::string& path, int deflate, const std::string& export_command) {
   int ncid = -1;
-  check(nc_create(path.c_str(), NC_NETCDF4 | NC_CLOBBER, &ncid), "cannot create " + path);
+  check(nc_create_mem(path.c_str(), NC_NETCDF4, std::size_t(1) << 20, &ncid), "cannot create " + path + " in memory");
   struct Closer {
     int id;
     ~Closer() {
@@ -281,7 +322,14 @@ void write_netcdf(const Dataset& ds, const std::string& path, int deflate, const
     }
   }
   closer.id = -1;
-  check(nc_close(ncid), "closing " + path);
+  NC_memio image{};
+  if (const int status = nc_close_memio(ncid, &image); status != NC_NOERR)
+    fail_closing("NetCDF: closing " + path + ": " + nc_strerror(status));
+  struct Free {
+    void* p;
+    ~Free() { std::free(p); }
+  } free_image{image.memory};
+  write_file(path, image.memory, image.size);
 }
 
 }  // namespace numpipe::exporter
