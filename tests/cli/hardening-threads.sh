@@ -17,3 +17,28 @@ if command -v price > /dev/null; then
   [ ! -e out.nps ] || fail "a refused run left out.nps"
   price --backend cpu --threads 3 -i p.nps -o ok.nps || fail "3 threads refused"
 fi
+
+# A busy machine: OpenMP's idle threads wait passively unless the user chose a policy
+# (libgomp spins for milliseconds at every barrier by default, taking the cores of a
+# shared machine from the threads doing the work). The tool restarts itself before
+# main with OMP_WAIT_POLICY=passive: its arguments, stdin and results are the same.
+if command -v price > /dev/null; then
+  gen-input price --outer 2 --num-x 32 --num-y 32 --num-t 16 -o busy.nps
+  # spin_count CMD...: the spin count libgomp runs CMD's threads with (its last OMP_DISPLAY_ENV report)
+  spin_count() { env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT OMP_DISPLAY_ENV=verbose "$@" 2>&1 >/dev/null |
+                 sed -n "s/^ *GOMP_SPINCOUNT = '\([0-9]*\)'.*/\1/p" | tail -1; }
+  spins=$(spin_count price --backend cpu --threads 2 -q -i busy.nps -o default.nps)
+  if [ -n "$spins" ]; then   # libgomp (another OpenMP runtime reports otherwise)
+    [ "$spins" = 0 ] || fail "price --threads 2 waits spinning by default (GOMP_SPINCOUNT $spins), not passively"
+    [ "$(spin_count env OMP_WAIT_POLICY=active price --backend cpu --threads 2 -q -i busy.nps -o active.nps)" != 0 ] ||
+      fail "OMP_WAIT_POLICY=active set by the user was not kept"
+    [ "$(spin_count env GOMP_SPINCOUNT=300000 price --backend cpu --threads 2 -q -i busy.nps -o spin.nps)" = 300000 ] ||
+      fail "GOMP_SPINCOUNT set by the user was not kept"
+    verify default.nps spin.nps > /dev/null || fail "passive and spinning waits give different values"   # exact: rtol 0, atol 0
+    # stdin and the arguments reach the restarted tool: the same output and command line from a pipe
+    env -u OMP_WAIT_POLICY price --backend cpu --threads 2 -q < busy.nps > piped.nps
+    inspect --json piped.nps | grep -q '"command": *"price --backend cpu --threads 2 -q"' ||
+      fail "the restarted tool's command line is not the one given: $(inspect --json piped.nps | grep -m1 command)"
+    verify piped.nps default.nps > /dev/null || fail "price from stdin differs after the restart"
+  fi
+fi
