@@ -19,3 +19,6 @@ if(TARGET numpipe_kernels_fluid AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64
   # not a tool: outside bin/, where every program must be one (foundation-docs)
   set_target_properties(fluid_sweep_micro PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
 endif()
+if(TARGET numpipe_kernels_fluid AND TARGET PNG::PNG)
+  numpipe_unit_test(unit_mask_png SOURCES unit/test_mask_png.cpp LIBS numpipe_kernels_fluid PNG::PNG)
+endif()
