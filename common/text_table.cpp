@@ -9,6 +9,8 @@
 #include <cstring>
 #include <sstream>
 
+#include <sys/stat.h>
+
 #include "error.hpp"
 #include "memory.hpp"
 #include "stream.hpp"
@@ -270,6 +272,9 @@ std::string read_counted(const std::string& path, const TextBudget& budget) {
   } closer{f};
   const double limit = static_cast<double>(budget.limit());
   std::string text;
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && static_cast<double>(st.st_size) + 1 <= limit)
+    text.reserve(static_cast<std::size_t>(st.st_size) + 1);  // a file's size: read without growing
   std::vector<char> chunk(std::size_t(1) << 20);
   long lines = 1;
   for (;;) {
@@ -279,7 +284,10 @@ std::string read_counted(const std::string& path, const TextBudget& budget) {
     if (want > text.capacity()) {
       // Doubling, as far as the budget lets: the old buffer is held until the new one is filled.
       const double room = limit - static_cast<double>(text.capacity());
-      if (static_cast<double>(want) > room) budget.refuse(source, lines);
+      if (static_cast<double>(want) > room) {  // the line where the text passes the limit
+        const double fits = std::clamp(limit - static_cast<double>(text.size()), 0.0, static_cast<double>(n));
+        budget.refuse(source, lines + static_cast<long>(std::count(chunk.data(), chunk.data() + static_cast<std::size_t>(fits), '\n')));
+      }
       text.reserve(static_cast<std::size_t>(std::min(room, std::max<double>(want, 2.0 * text.capacity()))));
     }
     text.append(chunk.data(), n);

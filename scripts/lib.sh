@@ -60,12 +60,12 @@ configure_and_build() {
   cmake --build "$BUILD" -j "$(nproc)"
 }
 
-# fuzz_stream_reader SECONDS: builds the stream reader's libFuzzer target (tests/fuzz)
-# with clang in $BUILD-fuzz and fuzzes for SECONDS from the committed corpus (new
-# inputs go to a scratch copy); a crash or sanitizer report fails. Skipped, saying
-# so, without clang and libFuzzer.
+# fuzz_stream_reader SECONDS [TARGET CORPUS]: builds the stream reader's libFuzzer target
+# (tests/fuzz; or TARGET, with its corpus tests/fuzz/CORPUS) with clang in $BUILD-fuzz
+# and fuzzes for SECONDS from the committed corpus (new inputs go to a scratch copy);
+# a crash or sanitizer report fails. Skipped, saying so, without clang and libFuzzer.
 fuzz_stream_reader() {
-  local seconds=$1 fuzz=$BUILD-fuzz
+  local seconds=$1 target=${2:-fuzz_stream_reader} corpus_dir=${3:-corpus} fuzz=$BUILD-fuzz
   if ! command -v clang++ > /dev/null || ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' |
       clang++ -x c++ -fsanitize=fuzzer - -o /dev/null 2> /dev/null; then
     echo "numpipe: fuzzing skipped: clang with libFuzzer not found (Debian: apt-get install clang libclang-rt-dev)" >&2
@@ -74,16 +74,16 @@ fuzz_stream_reader() {
   mkdir -p "$fuzz"
   CC=clang CXX=clang++ cmake -S "$ROOT" -B "$fuzz" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNUMPIPE_FUZZ=ON -DNUMPIPE_CUDA=OFF \
     -DNUMPIPE_WORKLOADS= > "$fuzz/configure.log" 2>&1 || { cat "$fuzz/configure.log" >&2; exit 1; }
-  cmake --build "$fuzz" --target fuzz_stream_reader -j "$(nproc)"
+  cmake --build "$fuzz" --target "$target" -j "$(nproc)"
   local corpus
   corpus=$(mktemp -d)
-  cp "$ROOT"/tests/fuzz/corpus/* "$corpus/"
-  (cd "$corpus" && "$fuzz/fuzz/fuzz_stream_reader" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
-     -print_final_stats=1 "$corpus" 2> "$fuzz/fuzz.log") || {
-    tail -50 "$fuzz/fuzz.log" >&2
-    echo "numpipe: the fuzzer found a crash (log: $fuzz/fuzz.log; reproducer: crash-* in $corpus)" >&2
+  cp "$ROOT/tests/fuzz/$corpus_dir"/* "$corpus/"
+  (cd "$corpus" && "$fuzz/fuzz/$target" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
+     -print_final_stats=1 "$corpus" 2> "$fuzz/$target.log") || {
+    tail -50 "$fuzz/$target.log" >&2
+    echo "numpipe: the fuzzer found a crash (log: $fuzz/$target.log; reproducer: crash-* in $corpus)" >&2
     exit 1
   }
-  grep -E "stat::number_of_executed_units|Done" "$fuzz/fuzz.log" | tail -2 >&2
+  grep -E "stat::number_of_executed_units|Done" "$fuzz/$target.log" | tail -2 >&2
   rm -rf "$corpus"
 }

@@ -65,11 +65,11 @@ int run_mle(int argc, char** argv) {
     if (!column_spec.empty()) {
       picked = table.columns_of(column_spec, "--columns");
       for (std::size_t c = 0; c < table.columns() && !label_column; ++c)
-        if (std::find(picked.begin(), picked.end(), c) == picked.end() && !table.is_numeric(c)) label_column = c;
+        if (std::find(picked.begin(), picked.end(), c) == picked.end() && table.is_label_column(c)) label_column = c;
     } else {
       for (std::size_t c = 0; c < table.columns(); ++c) {
         if (label_column == c) continue;
-        if (!table.is_numeric(c) && !label_column && !cli.has("labels")) label_column = c;
+        if (table.is_label_column(c) && !label_column && !cli.has("labels")) label_column = c;
         else picked.push_back(c);  // numbers() below names a field that is not a number
       }
     }
