@@ -194,7 +194,7 @@ int run_array(int argc, char** argv) {
                         cxxopts::value<std::string>(), "FILE")(
       "columns", "The columns to take, by header name or 1-based number (default: every numeric column)",
       cxxopts::value<std::string>(), "C,...")(
-      "labels", "The label column (dates, names), kept as the labels record row_label (default: the first text column not taken by --columns)",
+      "labels", "The label column (dates, names), kept as the labels record row_label (default: the first column not taken by --columns that is text under a header such as date, or the first column, all text); any other column with text is an error",
       cxxopts::value<std::string>(), "C")(
       "layout", "table: one [rows, columns] record named --name; columns: one 1-D record per column, named by its header",
       cxxopts::value<std::string>()->default_value("table"), "L")(

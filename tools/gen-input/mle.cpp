@@ -42,7 +42,7 @@ int run_mle(int argc, char** argv) {
       "columns", "With --from-text: the columns to take, by header name or 1-based number (default: every numeric one)",
       cxxopts::value<std::string>()->default_value(""), "C,...")(
       "labels", "With --from-text: the label column (dates), kept as the labels record x_label (default: the first "
-                "text column not taken by --columns)",
+                "column not taken by --columns that is text under a header such as date, or the first column, all text)",
       cxxopts::value<std::string>(), "C")(
       "returns", "With --from-text: none, log (log(x[t]/x[t-1])) or simple (x[t]/x[t-1] - 1)",
       cxxopts::value<std::string>()->default_value("none"), "R");
