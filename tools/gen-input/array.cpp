@@ -39,15 +39,21 @@ Shape parse_shape(const std::string& text) {
 
 // Refuses (bad input) a value that dtype T cannot hold (a cast would be undefined
 // or infinite). 2^63 and 2^64 are exact doubles: the bounds are compared without rounding.
-template <class T>
-void check_holds(double x, const std::string& how, const std::string& at) {
+// `at` says where ("at element 7"), made only for the message.
+template <class T, class Where>
+void check_holds(double x, const std::string& how, Where at) {
   const double lowest = static_cast<double>(std::numeric_limits<T>::lowest());
   const double above = std::is_integral_v<T> ? std::ldexp(1.0, std::numeric_limits<T>::digits)
                                              : static_cast<double>(std::numeric_limits<T>::max());
   if (!(x >= lowest && (std::is_integral_v<T> ? x < above : x <= above)))
-    fail_input("--fill " + how + " gives " + value_text(x) + at + ", which dtype " + dtype_name(dtype_of<T>()) +
+    fail_input("--fill " + how + " gives " + value_text(x) + at() + ", which dtype " + dtype_name(dtype_of<T>()) +
                " cannot hold: choose --lo and --hi within its range, or another --dtype");
 }
+template <class T>
+void check_holds(double x, const std::string& how, const char* at) {
+  check_holds<T>(x, how, [at] { return std::string(at); });
+}
+std::string at_element(std::size_t i) { return " at element " + std::to_string(i); }
 
 // The fill's values for elements [first, first + count) of n, into v; `rng` goes on
 // from the piece before (the same values as one pass over the whole array).
@@ -62,7 +68,7 @@ void fill(T* v, std::size_t first, std::size_t count, std::size_t n, const std::
     else if (how == "uniform") x = rng.uniform(lo, hi);
     else x = rng.normal();
     if constexpr (std::is_integral_v<T>) x = std::floor(x);
-    check_holds<T>(x, how, " at element " + std::to_string(i));
+    check_holds<T>(x, how, [i] { return at_element(i); });
     v[i - first] = static_cast<T>(x);
   }
 }
@@ -75,8 +81,8 @@ void check_fill_range(std::size_t n, const std::string& how, double lo, double h
   if (n == 0) return;
   const double floor_lo = std::is_integral_v<T> ? std::floor(lo) : lo;
   if (how == "linspace") {
-    check_holds<T>(floor_lo, how, " at element 0");
-    if (n > 1) check_holds<T>(std::is_integral_v<T> ? std::floor(hi) : hi, how, " at element " + std::to_string(n - 1));
+    check_holds<T>(floor_lo, how, [] { return at_element(0); });
+    if (n > 1) check_holds<T>(std::is_integral_v<T> ? std::floor(hi) : hi, how, [n] { return at_element(n - 1); });
   } else if (how == "uniform") {
     check_holds<T>(floor_lo, how, " (its lowest value)");
     // [lo, hi): an integer dtype gets at most the largest integer below hi (lo when lo == hi).
