@@ -1372,7 +1372,8 @@ struct StreamWriter::Impl {
     }
   }
 
-  void write_frame(const json& header, const void* payload_v, std::size_t payload_len) {
+  // payload_in_pieces: a split record's header frame only (write_in_pieces writes the payload frames).
+  void write_frame(const json& header, const void* payload_v, std::size_t payload_len, bool payload_in_pieces = false) {
     const auto* payload = static_cast<const unsigned char*>(payload_v);
     std::string text = header.dump();
     if (text.size() > 0xffffffffu) fail_input("record header too large");
@@ -1408,7 +1409,7 @@ struct StreamWriter::Impl {
         feed(payload, payload_len, ZSTD_e_end);
       }
     }
-    if (split) write_payload_frames(payload, payload_len);
+    if (split && !payload_in_pieces) write_payload_frames(payload, payload_len);
     out.flush();
   }
 
@@ -1478,6 +1479,31 @@ void StreamWriter::write(const std::string& name, DType dtype, const Shape& shap
 }
 
 void StreamWriter::write(const Record& r) { write(r.name, r.dtype, r.shape, r.payload.data(), r.attrs); }
+
+void StreamWriter::write_in_pieces(const std::string& name, DType dtype, const Shape& shape, const json& attrs,
+                                   const PieceFill& fill) {
+  const std::uint64_t bytes = payload_bytes(dtype, shape);
+  if (bytes <= kPieceBytes) {  // one piece: as write()
+    HostArray<std::byte> payload(static_cast<std::size_t>(bytes));
+    if (bytes) fill(0, static_cast<std::size_t>(bytes), payload.data());
+    write(name, dtype, shape, payload.data(), attrs);
+    return;
+  }
+  if (finished_) fail_internal("StreamWriter::write_in_pieces after finish()");
+  if (!attrs.is_object()) fail_internal("attrs of record '" + name + "' must be a JSON object");
+  std::optional<timeline::Scope> phase;
+  if (impl_->is_output) phase.emplace("write output", static_cast<double>(bytes));
+  json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", attrs}};
+  impl_->write_frame(header, nullptr, static_cast<std::size_t>(bytes), /*payload_in_pieces=*/true);
+  HostArray<unsigned char> piece(kPieceBytes);
+  for (std::uint64_t at = 0; at < bytes; at += kPieceBytes) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kPieceBytes, bytes - at));
+    fill(at, n, piece.data());
+    impl_->write_payload_frames(piece.data(), n);
+  }
+  impl_->out.flush();
+  ++records_;
+}
 
 void StreamWriter::finish() {
   if (finished_) return;

@@ -299,6 +299,14 @@ class StreamWriter {
   void write(const std::string& name, const Shape& shape, const T* data, const json& attrs = json::object()) {
     write(name, dtype_of<T>(), shape, data, attrs);
   }
+  // Writes a record whose payload is made in pieces, so that memory is bounded by a
+  // piece, not by the payload: fill(offset, bytes, dst) writes the payload's bytes
+  // [offset, offset + bytes) to dst, called in order, piece after piece. The stream's
+  // bytes are write()'s for the same payload (pieces are whole payload frames).
+  using PieceFill = std::function<void(std::uint64_t offset, std::size_t bytes, void* dst)>;
+  static constexpr std::size_t kPieceBytes = 16 * kFramePayloadBytes;
+  void write_in_pieces(const std::string& name, DType dtype, const Shape& shape, const json& attrs,
+                       const PieceFill& fill);
   // Writes the end record and flushes. The OutputFile is committed by its owner.
   void finish();
   std::uint64_t records_written() const { return records_; }

@@ -1,14 +1,19 @@
 #include "text_table.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iostream>
 #include <sstream>
 
+#include <sys/stat.h>
+
 #include "error.hpp"
+#include "memory.hpp"
+#include "stream.hpp"
 
 namespace numpipe {
 
@@ -179,46 +184,128 @@ bool all_text(const std::vector<std::string>& fields) {
 
 }  // namespace
 
-TextTable parse_text_table(const std::string& text, const std::string& source, const TextTableOptions& options) {
+TextBudget::TextBudget(std::uint64_t max_bytes) {
+  limit_ = max_bytes ? max_bytes : default_max_bytes();
+  bound_ = max_bytes ? "--max-bytes" : "half of the machine's memory";
+  const HostMemory m = available_host_memory();
+  if (m.known && m.bytes < limit_) {
+    limit_ = m.bytes;
+    bound_ = m.source;
+  }
+}
+
+void TextBudget::refuse(const std::string& source, long line) const {
+  fail_resource(source + ": at line " + std::to_string(line) + " the table would hold more than " +
+                format_bytes(static_cast<double>(limit_)) + ", the memory limit (" + bound_ +
+                "); read a smaller table, or raise the limit");
+}
+
+namespace {
+
+// What a data row costs while the table is read and used: its vector of fields and
+// line number (twice: the rows' vectors grow by doubling), an allocation's header,
+// and for each field its std::string (with its heap block past the short-string
+// buffer) and the numbers callers make of a cell (at most three doubles: the
+// column, a table, the record written).
+double row_bytes(const std::vector<std::string>& fields) {
+  double bytes = 2.0 * (sizeof(std::vector<std::string>) + sizeof(int)) + 16;
+  for (const auto& f : fields)
+    bytes += sizeof(std::string) + (f.size() > 15 ? f.size() + 1 + 16 : 0) + 3 * sizeof(double);
+  return bytes;
+}
+
+TextTable parse_counted(const std::string& text, const std::string& source, const TextTableOptions& options,
+                        const TextBudget& budget) {
   TextTable t;
   t.source = source;
   Splitter split(text, source);
-  std::vector<RawRow> raw;
-  for (RawRow row; split.next(row);) raw.push_back(row);
+  double held = static_cast<double>(text.capacity());
+  RawRow row;
+  while (split.next(row)) {
+    held += row_bytes(row.fields);
+    budget.check(held, source, row.line);
+    // Every row has the first row's width (the header's, or the first data row's).
+    if (!t.rows.empty() && row.fields.size() != t.rows[0].size())
+      fail_input(source + ":" + std::to_string(row.line) + ": expected " + std::to_string(t.rows[0].size()) +
+                 " fields, got " + std::to_string(row.fields.size()));
+    t.rows.push_back(std::move(row.fields));
+    t.lines.push_back(row.line);
+    row.fields = {};
+  }
   t.separator = split.separator();
-  if (raw.empty()) fail_input(source + ": no data rows");
+  if (t.rows.empty()) fail_input(source + ": no data rows");
 
-  const std::size_t width = raw[0].fields.size();
+  const std::size_t width = t.rows[0].size();
   using H = TextTableOptions::Header;
   bool header = options.header == H::present;
   if (options.header == H::detect) {
-    if (raw.size() == 1) {
-      header = all_text(raw[0].fields);
+    if (t.rows.size() == 1) {
+      header = all_text(t.rows[0]);
     } else {
       double v;
-      for (std::size_t c = 0; c < width && c < raw[1].fields.size(); ++c)
-        header |= !parse_number(raw[0].fields[c], v) && parse_number(raw[1].fields[c], v);
+      for (std::size_t c = 0; c < width; ++c) header |= !parse_number(t.rows[0][c], v) && parse_number(t.rows[1][c], v);
     }
   }
   t.has_header = header;
   if (header) {
-    t.names = raw[0].fields;
+    t.names = std::move(t.rows[0]);
+    t.rows.erase(t.rows.begin());
+    t.lines.erase(t.lines.begin());
   } else {
     for (std::size_t c = 0; c < width; ++c) t.names.push_back("column" + std::to_string(c + 1));
-  }
-  for (std::size_t r = header ? 1 : 0; r < raw.size(); ++r) {
-    if (raw[r].fields.size() != width)
-      fail_input(source + ":" + std::to_string(raw[r].line) + ": expected " + std::to_string(width) + " fields, got " +
-                 std::to_string(raw[r].fields.size()));
-    t.rows.push_back(std::move(raw[r].fields));
-    t.lines.push_back(raw[r].line);
   }
   if (t.rows.empty()) fail_input(source + ": no data rows (only the header line)");
   return t;
 }
 
+// Reads the whole text of `path` ("-": stdin), counting it against the budget as it
+// grows (its capacity, and the old buffer beside the new one while it grows).
+std::string read_counted(const std::string& path, const TextBudget& budget) {
+  const std::string source = path == "-" ? "stdin" : path;
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) fail_input("cannot open '" + path + "': " + std::strerror(errno));
+  struct Closer {
+    std::FILE* f;
+    ~Closer() {
+      if (f != stdin) std::fclose(f);
+    }
+  } closer{f};
+  const double limit = static_cast<double>(budget.limit());
+  std::string text;
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && static_cast<double>(st.st_size) + 1 <= limit)
+    text.reserve(static_cast<std::size_t>(st.st_size) + 1);  // a file's size: read without growing
+  std::vector<char> chunk(std::size_t(1) << 20);
+  long lines = 1;
+  for (;;) {
+    const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), f);
+    if (n == 0) break;
+    const std::size_t want = text.size() + n;
+    if (want > text.capacity()) {
+      // Doubling, as far as the budget lets: the old buffer is held until the new one is filled.
+      const double room = limit - static_cast<double>(text.capacity());
+      if (static_cast<double>(want) > room) {  // the line where the text passes the limit
+        const double fits = std::clamp(limit - static_cast<double>(text.size()), 0.0, static_cast<double>(n));
+        budget.refuse(source, lines + static_cast<long>(std::count(chunk.data(), chunk.data() + static_cast<std::size_t>(fits), '\n')));
+      }
+      text.reserve(static_cast<std::size_t>(std::min(room, std::max<double>(want, 2.0 * text.capacity()))));
+    }
+    text.append(chunk.data(), n);
+    lines += static_cast<long>(std::count(chunk.data(), chunk.data() + n, '\n'));
+  }
+  if (std::ferror(f)) fail_input("cannot read " + (path == "-" ? std::string("standard input") : "'" + path + "'") + ": " + std::strerror(errno));
+  return text;
+}
+
+}  // namespace
+
+TextTable parse_text_table(const std::string& text, const std::string& source, const TextTableOptions& options) {
+  return parse_counted(text, source, options, TextBudget(options.max_bytes));
+}
+
 TextTable read_text_table(const std::string& path, const TextTableOptions& options) {
-  return parse_text_table(read_text_file(path), path == "-" ? "stdin" : path, options);
+  const TextBudget budget(options.max_bytes);
+  return parse_counted(read_counted(path, budget), path == "-" ? "stdin" : path, options, budget);
 }
 
 std::string TextTable::where(std::size_t row) const { return source + ":" + std::to_string(lines.at(row)) + ": "; }
@@ -248,6 +335,18 @@ bool TextTable::is_numeric(std::size_t c) const {
   for (const auto& row : rows)
     if (!parse_number(row.at(c), v)) return false;
   return true;
+}
+
+bool TextTable::is_label_column(std::size_t c) const {
+  double v;
+  std::size_t numbers_seen = 0;
+  for (const auto& row : rows) numbers_seen += parse_number(row.at(c), v) ? 1 : 0;
+  if (numbers_seen == rows.size()) return false;  // all numbers: data
+  std::string name = names.at(c);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  for (const char* label : {"date", "time", "datetime", "timestamp", "day", "label", "name"})
+    if (name == label) return true;
+  return c == 0 && numbers_seen == 0;
 }
 
 std::vector<double> TextTable::numbers(std::size_t c, bool allow_nonfinite) const {
@@ -312,18 +411,8 @@ std::vector<std::vector<double>> parse_number_rows(const std::string& text, cons
   return rows;
 }
 
-std::string read_text_file(const std::string& path) {
-  std::stringstream ss;
-  if (path == "-") {
-    ss << std::cin.rdbuf();
-    if (std::cin.bad()) fail_input("cannot read standard input");
-    return ss.str();
-  }
-  std::ifstream in(path);
-  if (!in) fail_input("cannot open '" + path + "': " + std::strerror(errno));
-  ss << in.rdbuf();
-  if (in.bad()) fail_input("cannot read '" + path + "': " + std::strerror(errno));
-  return ss.str();
+std::string read_text_file(const std::string& path, std::uint64_t max_bytes) {
+  return read_counted(path, TextBudget(max_bytes));
 }
 
 }  // namespace numpipe

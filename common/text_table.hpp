@@ -3,6 +3,8 @@
 // Every bad input (exit 2) names the file and the line: "FILE:LINE: ...".
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +27,35 @@ namespace numpipe {
 //   text). Without a header the columns are named column1, column2, ...
 //   TextTableOptions::header forces either reading.
 // - Every row has as many fields as the first one.
+// - Memory: the reader holds at most TextTableOptions::max_bytes (see TextBudget),
+//   counting the text, its rows and the numbers a caller makes of each cell, and
+//   refuses (exit 3) at the line where the table would hold more.
 struct TextTableOptions {
   enum class Header { detect, present, absent };
   Header header = Header::detect;
+  std::uint64_t max_bytes = 0;  // 0: default_max_bytes() (half of RAM), as --max-bytes
+};
+
+// What a text reader may hold: the least of `max_bytes` (0: default_max_bytes(),
+// half of RAM, as for --max-bytes) and the available host memory (memory.hpp:
+// NUMPIPE_MEMORY_LIMIT, the cgroup's limit, ulimit -v, MemAvailable). A reader
+// counts what it holds as it reads, so that a file too large (or without end,
+// such as /dev/zero) is refused before it is held, naming the line reached:
+// "big.csv: at line 81234 the table would hold more than 256.0 MiB, the memory
+// limit (NUMPIPE_MEMORY_LIMIT=256M); read a smaller table, or raise the limit".
+class TextBudget {
+ public:
+  explicit TextBudget(std::uint64_t max_bytes = 0);
+  std::uint64_t limit() const { return limit_; }
+  // Resource error (exit 3) when `held` bytes exceed the limit.
+  void check(double held, const std::string& source, long line) const {
+    if (held > static_cast<double>(limit_)) refuse(source, line);
+  }
+  [[noreturn]] void refuse(const std::string& source, long line) const;
+
+ private:
+  std::uint64_t limit_ = 0;
+  std::string bound_;  // what sets the limit: "--max-bytes", "NUMPIPE_MEMORY_LIMIT=256M", ...
 };
 
 struct TextTable {
@@ -49,6 +77,13 @@ struct TextTable {
 
   // True when every data row's field in `column` is a number (finite or not).
   bool is_numeric(std::size_t column) const;
+  // True when `column` may be the label column (dates, names) when none is named:
+  // a column that holds a field that is not a number and either has a label's
+  // header (date, time, datetime, timestamp, day, label, name, any case) or is the
+  // table's first column and holds no number at all. Every other column is a
+  // data column, whose bad cell numbers() names: a typo or an NA in a column of
+  // prices is an error, never a reason to read the prices as labels.
+  bool is_label_column(std::size_t column) const;
 
   // The column's numbers. Bad input names the row's line, the column and the
   // field: "FILE:LINE: column 'close': not a finite number: 'oops'" (non-finite
@@ -63,10 +98,12 @@ struct TextTable {
 
 // Reads a table from text; `source` names it in messages. Bad input: ragged
 // rows ("FILE:LINE: expected 3 fields, got 2"), an unclosed quote, text after a
-// closing quote, no data rows ("FILE: no data rows").
+// closing quote, no data rows ("FILE: no data rows"). Resource error (exit 3):
+// the text and its rows beyond the options' TextBudget.
 TextTable parse_text_table(const std::string& text, const std::string& source, const TextTableOptions& options = {});
 
-// The same from a file; "-" reads standard input.
+// The same from a file; "-" reads standard input. The text counts against the
+// budget as it is read.
 TextTable read_text_table(const std::string& path, const TextTableOptions& options = {});
 
 // One number written as text, whole (no trailing characters), independent of
@@ -82,7 +119,9 @@ bool parse_number(const std::string& field, double& value);
 std::vector<std::vector<double>> parse_number_rows(const std::string& text, const std::string& label,
                                                    std::size_t columns, const std::string& column_names);
 
-// The whole content of a text file ("-": standard input); bad input when it cannot be read.
-std::string read_text_file(const std::string& path);
+// The whole content of a text file ("-": standard input); bad input when it cannot
+// be read; a resource error (exit 3) naming the line reached when the text would
+// exceed TextBudget(max_bytes).
+std::string read_text_file(const std::string& path, std::uint64_t max_bytes = 0);
 
 }  // namespace numpipe

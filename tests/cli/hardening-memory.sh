@@ -79,3 +79,53 @@ cat k.nps k.nps k.nps > k3.nps
 verify --max-bytes 20000 k.nps k.nps > /dev/null
 expect_exit 2 "over the --max-bytes limit of 20000 bytes on what a tool holds" -- verify --max-bytes 20000 k3.nps k3.nps
 expect_exit 2 "over the --max-bytes limit" -- inspect --max-bytes 4000 k.nps
+
+# ---- text tables: held within the memory limit, refused at the line reached ----------
+# A generated CSV of 300000 rows (about 4.5 MB of text, some 60 MB once read as rows
+# of fields) under a 16 MiB budget: every text reader refuses it with exit 3 naming
+# the file, the line reached and the limit, before it holds the table.
+awk 'BEGIN { print "g,r,x"; for (i = 1; i <= 300000; i++) printf "%d,%d,%d.5\n", i % 20, 60 + i % 7, 30 + i % 30 }' > big.csv
+awk 'BEGIN { print "date,close"; for (i = 1; i <= 300000; i++) printf "d%d,%d.25\n", i, 100 + i % 50 }' > big-prices.csv
+awk 'BEGIN { print "strike,maturity,type,price"; for (i = 1; i <= 300000; i++) printf "%d,1,call,%d.5\n", 50 + i % 100, 1 + i % 9 }' > big-quotes.csv
+awk 'BEGIN { print "maturity,rate"; for (i = 1; i <= 300000; i++) printf "%d,0.0%d\n", i, 1 + i % 9 }' > big-curve.csv
+awk 'BEGIN { for (i = 1; i <= 300000; i++) printf "s0=%d.5\n", 1 + i % 9 }' > big-sweep.txt
+limit16="the memory limit (NUMPIPE_MEMORY_LIMIT=16M)"
+for cmd in "array --from-text big.csv" "mle --from-text big-prices.csv" "integrate --from-text big.csv" \
+           "integrate --curve big-curve.csv" "price --from-text big-quotes.csv" "price --sweep big-sweep.txt"; do
+  file=$(echo "$cmd" | awk '{print $3}')
+  expect_exit 3 "$file: at line " -- env NUMPIPE_MEMORY_LIMIT=16M timeout 120 gen-input $cmd -o out.nps
+  grep -qF "$limit16" "$WORK/.stderr" || fail "gen-input $cmd: the message lacks the limit: $(cat "$WORK/.stderr")"
+  [ ! -e out.nps ] || fail "gen-input $cmd: a refused run left out.nps"
+done
+# The line reached is a line of the file, past the start and before its end.
+expect_exit 3 "" -- env NUMPIPE_MEMORY_LIMIT=16M gen-input array --from-text big.csv -o out.nps
+line=$(sed -n 's/.*big.csv: at line \([0-9]*\) .*/\1/p' "$WORK/.stderr")
+[ -n "$line" ] && [ "$line" -gt 1000 ] && [ "$line" -lt 300002 ] || fail "the line reached: '$line' ($(cat "$WORK/.stderr"))"
+# The same table fits a larger budget: the estimate does not refuse what fits.
+env NUMPIPE_MEMORY_LIMIT=256M gen-input array --from-text big.csv -o big.nps || fail "big.csv under 256M"
+inspect big.nps | grep -q 'x  f8 \[300000, 3\]' || fail "big.csv: $(inspect big.nps)"
+# A text without end (/dev/zero: one line that never ends; yes: lines that never end),
+# and a line with no newline: refused at the limit, never a hang (timeout: exit 124).
+expect_exit 3 "/dev/zero: at line 1 the table would hold more than 64.0 MiB" -- \
+  env NUMPIPE_MEMORY_LIMIT=64M timeout 120 gen-input array --from-text /dev/zero -o out.nps
+expect_exit 3 "stdin: at line " -- env NUMPIPE_MEMORY_LIMIT=32M timeout 120 bash -c 'yes 1,2 | gen-input mle --from-text -'
+head -c 20000000 /dev/zero | tr '\0' 7 > one-line.txt
+expect_exit 3 "one-line.txt: at line 1 " -- env NUMPIPE_MEMORY_LIMIT=16M timeout 120 gen-input array --from-text one-line.txt -o out.nps
+no_leftovers .
+
+# ---- generated arrays: written in pieces, memory bounded by a piece -------------------
+# 256 MiB of f8 under a 64 MiB budget, and under an address-space limit smaller than the
+# array (the whole array held at once would not fit).
+env NUMPIPE_MEMORY_LIMIT=64M gen-input array --shape 33554432 --fill zeros -o zeros.nps || fail "a 256 MiB array under 64M"
+inspect zeros.nps | grep -q 'x  f8 \[33554432\]' || fail "zeros.nps: $(inspect zeros.nps)"
+inspect zeros.nps | grep -q 'min 0 .*max 0' || fail "zeros.nps is not zeros: $(inspect zeros.nps)"
+bash -c 'ulimit -v 600000; exec gen-input array --shape 100000000 --fill ones --dtype f8 -o /dev/null' ||
+  fail "an 800 MB array under a 600 MB address-space limit"
+# A piece that does not fit is refused up front (exit 3), naming the pieces.
+expect_exit 3 "written in pieces of 16.0 MiB" -- env NUMPIPE_MEMORY_LIMIT=1M gen-input array --shape 33554432 --fill zeros -o out.nps
+# A value the dtype cannot hold is refused before anything is written, also for an
+# array written in pieces (to stdout: nothing half-written reaches the pipe).
+gen-input array --shape 3000000 --dtype u1 --fill uniform --lo 0 --hi 300 > u1.nps 2> u1.err && fail "u1 up to 300 accepted"
+[ ! -s u1.nps ] || fail "a refused array wrote $(stat -c %s u1.nps) bytes to stdout"
+grep -q "which dtype u1 cannot hold" u1.err || fail "u1: $(cat u1.err)"
+no_leftovers .

@@ -2,7 +2,9 @@
 // whitespace columns, quoting, comments, labels) and their line-numbered errors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -154,4 +156,79 @@ TEST_CASE("parse_number_rows keeps its form and messages") {
   CHECK(rows[1] == std::vector<double>{5, 60, 40});
   CHECK(input_error([] { parse_number_rows("1 2\n", "pol.txt", 3, "g r x"); }) ==
         "pol.txt:1: want three numbers (g r x), got '1 2'");
+}
+
+TEST_CASE("text table: one rule for label columns; a bad cell in a data column is an error") {
+  // A typo in a column of numbers: a data column with a bad cell, named by line and column.
+  TextTable typo = parse_text_table("a,b\n1,2\n3,4\n5,0.5abc\n", "typo.csv");
+  CHECK(!typo.is_label_column(0));
+  CHECK(!typo.is_label_column(1));
+  CHECK(input_error([&] { typo.numbers(1); }) == "typo.csv:4: column 'b': not a finite number: '0.5abc'");
+  // A missing value (NA) in the first column of prices: still data, not labels.
+  TextTable na = parse_text_table("DAX,SMI\n1628.75,1678.1\nNA,1688.5\n1613.63,1750.5\n", "na.csv");
+  CHECK(!na.is_label_column(0));
+  CHECK(input_error([&] { na.numbers(0); }) == "na.csv:3: column 'DAX': not a finite number: 'NA'");
+  // The first column of dates (no number in it) holds labels; so does a text column by a label's name.
+  TextTable dated = parse_text_table("day_of,close\n2020-01-02,1\n2020-01-03,2\n", "d.csv");
+  CHECK(dated.is_label_column(0));
+  CHECK(!dated.is_label_column(1));
+  TextTable named = parse_text_table("close,Name\n1,x\n2,y\n", "n.csv");
+  CHECK(named.is_label_column(1));
+  CHECK(!named.is_label_column(0));
+  // ...but a text column elsewhere, or a first column holding some numbers, does not.
+  TextTable second = parse_text_table("close,ticker\n1,x\n2,y\n", "s.csv");
+  CHECK(!second.is_label_column(1));
+  TextTable mixed = parse_text_table("id,v\nA1,1\n2,2\n", "m.csv");
+  CHECK(!mixed.is_label_column(0));
+  // A numeric column with a label's name is data.
+  TextTable numeric_date = parse_text_table("date,v\n20200102,1\n20200103,2\n", "nd.csv");
+  CHECK(!numeric_date.is_label_column(0));
+}
+
+namespace {
+// The message of the resource error `f` throws ("" when it does not throw).
+template <class F>
+std::string resource_error(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::resource);
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("text table: memory bounded by --max-bytes, refused at the line reached") {
+  std::string text = "a,b\n";
+  for (int i = 0; i < 10000; ++i) text += std::to_string(i) + "," + std::to_string(2 * i) + "\n";
+  TextTableOptions roomy;
+  roomy.max_bytes = 64 << 20;
+  CHECK(parse_text_table(text, "big.csv", roomy).size() == 10000);
+  TextTableOptions tight;
+  tight.max_bytes = 200000;  // the text (~110 kB) fits, its 10000 rows do not
+  const std::string message = resource_error([&] { parse_text_table(text, "big.csv", tight); });
+  CHECK(message.rfind("big.csv: at line ", 0) == 0);
+  CHECK(message.find("the table would hold more than 195.3 KiB, the memory limit (--max-bytes)") != std::string::npos);
+  const long line = std::stol(message.substr(std::strlen("big.csv: at line ")));
+  CHECK(line > 100);
+  CHECK(line < 10000);
+  // A file is refused as its text grows past the limit, before it is all held.
+  const std::string path = "text-budget-test.csv";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f);
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  TextTableOptions tiny;
+  tiny.max_bytes = 50000;
+  // The line reached: the one holding the text's 50001st byte.
+  const long reached = 1 + static_cast<long>(std::count(text.begin(), text.begin() + 50000, '\n'));
+  const std::string refused = resource_error([&] { read_text_table(path, tiny); });
+  CHECK(refused.rfind("text-budget-test.csv: at line " + std::to_string(reached) + " ", 0) == 0);
+  CHECK(refused.find("more than 48.8 KiB, the memory limit (--max-bytes)") != std::string::npos);
+  CHECK(resource_error([&] { read_text_file(path, 50000); }) == refused);
+  CHECK(read_text_file(path, 1 << 20) == text);
+  std::remove(path.c_str());
 }

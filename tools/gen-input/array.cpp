@@ -37,30 +37,71 @@ Shape parse_shape(const std::string& text) {
   return shape;
 }
 
+// Refuses (bad input) a value that dtype T cannot hold (a cast would be undefined
+// or infinite). 2^63 and 2^64 are exact doubles: the bounds are compared without rounding.
+// `at` says where ("at element 7"), made only for the message.
+template <class T, class Where>
+void check_holds(double x, const std::string& how, Where at) {
+  const double lowest = static_cast<double>(std::numeric_limits<T>::lowest());
+  const double above = std::is_integral_v<T> ? std::ldexp(1.0, std::numeric_limits<T>::digits)
+                                             : static_cast<double>(std::numeric_limits<T>::max());
+  if (!(x >= lowest && (std::is_integral_v<T> ? x < above : x <= above)))
+    fail_input("--fill " + how + " gives " + value_text(x) + at() + ", which dtype " + dtype_name(dtype_of<T>()) +
+               " cannot hold: choose --lo and --hi within its range, or another --dtype");
+}
 template <class T>
-void fill(Record& r, const std::string& how, std::uint64_t seed, double lo, double hi) {
-  T* v = r.data<T>();
-  std::size_t n = r.size();
-  Rng rng(seed);
-  for (std::size_t i = 0; i < n; ++i) {
+void check_holds(double x, const std::string& how, const char* at) {
+  check_holds<T>(x, how, [at] { return std::string(at); });
+}
+std::string at_element(std::size_t i) { return " at element " + std::to_string(i); }
+
+// The fill's values for elements [first, first + count) of n, into v; `rng` goes on
+// from the piece before (the same values as one pass over the whole array).
+template <class T>
+void fill(T* v, std::size_t first, std::size_t count, std::size_t n, const std::string& how, Rng& rng, double lo,
+          double hi) {
+  for (std::size_t i = first; i < first + count; ++i) {
     double x;
     if (how == "zeros") x = 0;
     else if (how == "ones") x = 1;
     else if (how == "linspace") x = n > 1 ? lo + (hi - lo) * static_cast<double>(i) / static_cast<double>(n - 1) : lo;
     else if (how == "uniform") x = rng.uniform(lo, hi);
-    else if (how == "normal") x = rng.normal();
-    else fail_input("--fill must be zeros, ones, linspace, uniform or normal, got '" + how + "'");
+    else x = rng.normal();
     if constexpr (std::is_integral_v<T>) x = std::floor(x);
-    // Refuse what the dtype cannot hold (a cast would be undefined or infinite).
-    // 2^63 and 2^64 are exact doubles: the bounds are compared without rounding.
-    const double lowest = static_cast<double>(std::numeric_limits<T>::lowest());
-    const double above = std::is_integral_v<T> ? std::ldexp(1.0, std::numeric_limits<T>::digits)
-                                               : static_cast<double>(std::numeric_limits<T>::max());
-    if (!(x >= lowest && (std::is_integral_v<T> ? x < above : x <= above)))
-      fail_input("--fill " + how + " gives " + value_text(x) + " at element " + std::to_string(i) + ", which dtype " +
-                 dtype_name(dtype_of<T>()) + " cannot hold: choose --lo and --hi within its range, or another --dtype");
-    v[i] = static_cast<T>(x);
+    check_holds<T>(x, how, [i] { return at_element(i); });
+    v[i - first] = static_cast<T>(x);
   }
+}
+
+// Before anything is written (the array goes out in pieces): the values at the ends
+// of the fill's range, so that a value the dtype cannot hold is refused up front
+// (fill() checks every element again).
+template <class T>
+void check_fill_range(std::size_t n, const std::string& how, double lo, double hi) {
+  if (n == 0) return;
+  const double floor_lo = std::is_integral_v<T> ? std::floor(lo) : lo;
+  if (how == "linspace") {
+    check_holds<T>(floor_lo, how, [] { return at_element(0); });
+    if (n > 1) check_holds<T>(std::is_integral_v<T> ? std::floor(hi) : hi, how, [n] { return at_element(n - 1); });
+  } else if (how == "uniform") {
+    check_holds<T>(floor_lo, how, " (its lowest value)");
+    // [lo, hi): an integer dtype gets at most the largest integer below hi (lo when lo == hi).
+    const double top = std::is_integral_v<T> ? std::max(floor_lo, std::ceil(hi) - 1) : hi;
+    check_holds<T>(top, how, " (its highest value)");
+  }
+}
+
+// The generated array, written in pieces (StreamWriter::write_in_pieces): memory is a
+// piece, whatever the shape.
+template <class T>
+void write_filled(StreamWriter& writer, const std::string& name, const Shape& shape, const json& attrs,
+                  const std::string& how, std::uint64_t seed, double lo, double hi) {
+  const std::size_t n = static_cast<std::size_t>(element_count(shape));
+  check_fill_range<T>(n, how, lo, hi);
+  Rng rng(seed);
+  writer.write_in_pieces(name, dtype_of<T>(), shape, attrs, [&](std::uint64_t offset, std::size_t bytes, void* dst) {
+    fill<T>(static_cast<T*>(dst), static_cast<std::size_t>(offset / sizeof(T)), bytes / sizeof(T), n, how, rng, lo, hi);
+  });
 }
 
 // --from-text: the chosen numeric columns as one table [rows, columns] (attrs
@@ -82,23 +123,18 @@ void write_from_text(const Cli& cli, OutputFile& out) {
   else if (header != "auto") fail_input("--header must be auto, yes or no, got '" + header + "'");
   const TextTable table = read_text_table(path, options);
 
-  // The label column: --labels, else the first column that is not all numbers
-  // and not taken by --columns.
+  // The label column: --labels, else the first column not taken by --columns that
+  // may hold labels (TextTable::is_label_column); every other column is data, and
+  // numbers() below names its first bad cell.
   std::optional<std::size_t> label_column;
   if (cli.has("labels")) label_column = table.column(cli.get<std::string>("labels"), "--labels");
   std::vector<std::size_t> picked;
-  if (cli.has("columns")) {
-    picked = table.columns_of(cli.get<std::string>("columns"), "--columns");
-    for (std::size_t c = 0; c < table.columns() && !cli.has("labels") && !label_column; ++c)
-      if (std::find(picked.begin(), picked.end(), c) == picked.end() && !table.is_numeric(c)) label_column = c;
-  } else {
-    for (std::size_t c = 0; c < table.columns(); ++c) {
-      if (label_column == c) continue;
-      if (table.is_numeric(c)) picked.push_back(c);
-      else if (!label_column && !cli.has("labels")) label_column = c;
-      else picked.push_back(c);  // numbers() below names the offending field
-    }
-  }
+  if (cli.has("columns")) picked = table.columns_of(cli.get<std::string>("columns"), "--columns");
+  for (std::size_t c = 0; c < table.columns() && !label_column; ++c)
+    if (std::find(picked.begin(), picked.end(), c) == picked.end() && table.is_label_column(c)) label_column = c;
+  if (!cli.has("columns"))
+    for (std::size_t c = 0; c < table.columns(); ++c)
+      if (label_column != c) picked.push_back(c);
   if (picked.empty()) fail_input("--from-text " + path + ": no numeric columns to take (columns: " + std::to_string(table.columns()) + ")");
   for (std::size_t c : picked)
     if (label_column == c) fail_input("--columns and --labels both take column '" + table.names[c] + "'");
@@ -164,7 +200,7 @@ int run_array(int argc, char** argv) {
                         cxxopts::value<std::string>(), "FILE")(
       "columns", "The columns to take, by header name or 1-based number (default: every numeric column)",
       cxxopts::value<std::string>(), "C,...")(
-      "labels", "The label column (dates, names), kept as the labels record row_label (default: the first text column not taken by --columns)",
+      "labels", "The label column (dates, names), kept as the labels record row_label (default: the first column not taken by --columns that is text under a header such as date, or the first column, all text); any other column with text is an error",
       cxxopts::value<std::string>(), "C")(
       "layout", "table: one [rows, columns] record named --name; columns: one 1-D record per column, named by its header",
       cxxopts::value<std::string>()->default_value("table"), "L")(
@@ -191,21 +227,26 @@ int run_array(int argc, char** argv) {
     fail_input(std::string("--fill normal gives negative values, which dtype ") + dtype_name(*dtype) +
                " cannot hold: use --fill uniform with --lo and --hi, or a signed --dtype");
   json attrs = {{"kind", cli.get<std::string>("kind")}, {"fill", how}, {"seed", seed}, {"lo", lo}, {"hi", hi}};
+  if (how != "zeros" && how != "ones" && how != "linspace" && how != "uniform" && how != "normal")
+    fail_input("--fill must be zeros, ones, linspace, uniform or normal, got '" + how + "'");
   OutputFile out(cli.output());  // refuse a terminal before doing the work
   const Shape shape = parse_shape(cli.get<std::string>("shape"));
-  require_host_memory({"shape " + shape_string(shape), double(element_count(shape)), double(dtype_size(*dtype)),
-                       "element"});
-  Record r = Record::make(cli.get<std::string>("name"), *dtype, shape, cli.stamp(attrs));
-  switch (*dtype) {
-    case DType::f8: fill<double>(r, how, seed, lo, hi); break;
-    case DType::f4: fill<float>(r, how, seed, lo, hi); break;
-    case DType::i8: fill<std::int64_t>(r, how, seed, lo, hi); break;
-    case DType::i4: fill<std::int32_t>(r, how, seed, lo, hi); break;
-    case DType::u8: fill<std::uint64_t>(r, how, seed, lo, hi); break;
-    case DType::u1: fill<std::uint8_t>(r, how, seed, lo, hi); break;
-  }
+  // One piece at a time (and the frames compressing), not the array.
+  const std::uint64_t bytes = payload_bytes(*dtype, shape);
+  require_host_memory({"shape " + shape_string(shape) + " (written in pieces of " +
+                           format_bytes(double(StreamWriter::kPieceBytes)) + ")",
+                       double(std::min<std::uint64_t>(bytes, StreamWriter::kPieceBytes)), 1.0, "byte"});
+  const std::string name = cli.get<std::string>("name");
+  const json stamped = cli.stamp(attrs);
   StreamWriter writer(out);
-  writer.write(r);
+  switch (*dtype) {
+    case DType::f8: write_filled<double>(writer, name, shape, stamped, how, seed, lo, hi); break;
+    case DType::f4: write_filled<float>(writer, name, shape, stamped, how, seed, lo, hi); break;
+    case DType::i8: write_filled<std::int64_t>(writer, name, shape, stamped, how, seed, lo, hi); break;
+    case DType::i4: write_filled<std::int32_t>(writer, name, shape, stamped, how, seed, lo, hi); break;
+    case DType::u8: write_filled<std::uint64_t>(writer, name, shape, stamped, how, seed, lo, hi); break;
+    case DType::u1: write_filled<std::uint8_t>(writer, name, shape, stamped, how, seed, lo, hi); break;
+  }
   writer.finish();
   out.commit();
   return 0;

@@ -42,7 +42,7 @@ int run_mle(int argc, char** argv) {
       "columns", "With --from-text: the columns to take, by header name or 1-based number (default: every numeric one)",
       cxxopts::value<std::string>()->default_value(""), "C,...")(
       "labels", "With --from-text: the label column (dates), kept as the labels record x_label (default: the first "
-                "text column not taken by --columns)",
+                "column not taken by --columns that is text under a header such as date, or the first column, all text)",
       cxxopts::value<std::string>(), "C")(
       "returns", "With --from-text: none, log (log(x[t]/x[t-1])) or simple (x[t]/x[t-1] - 1)",
       cxxopts::value<std::string>()->default_value("none"), "R");
@@ -65,11 +65,11 @@ int run_mle(int argc, char** argv) {
     if (!column_spec.empty()) {
       picked = table.columns_of(column_spec, "--columns");
       for (std::size_t c = 0; c < table.columns() && !label_column; ++c)
-        if (std::find(picked.begin(), picked.end(), c) == picked.end() && !table.is_numeric(c)) label_column = c;
+        if (std::find(picked.begin(), picked.end(), c) == picked.end() && table.is_label_column(c)) label_column = c;
     } else {
       for (std::size_t c = 0; c < table.columns(); ++c) {
         if (label_column == c) continue;
-        if (!table.is_numeric(c) && !label_column && !cli.has("labels")) label_column = c;
+        if (table.is_label_column(c) && !label_column && !cli.has("labels")) label_column = c;
         else picked.push_back(c);  // numbers() below names a field that is not a number
       }
     }

@@ -63,11 +63,14 @@ void set_field(price::Params& p, const std::string& key, const std::string& valu
 // --sweep FILE: one problem per line, "key=value" pairs applied on top of the
 // base problem (the data set and options); '#' starts a comment.
 std::vector<price::Params> read_sweep(const std::string& path, const price::Params& base) {
-  std::ifstream in(path);
-  if (!in) fail_input("--sweep: cannot open '" + path + "'");
+  // The text and the problems within the memory limit (exit 3 naming the line reached).
+  const TextBudget budget;
+  const std::string text = read_text_file(path);
   std::vector<price::Params> out;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
+  for (std::size_t at = 0, n = 1; at < text.size(); ++n) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    std::string line = text.substr(at, end - at);
+    at = end + 1;
     if (auto h = line.find('#'); h != std::string::npos) line.erase(h);
     std::istringstream ss(line);
     price::Params p = base;
@@ -86,6 +89,7 @@ std::vector<price::Params> read_sweep(const std::string& path, const price::Para
       fail_input(where + e.what());
     }
     out.push_back(p);
+    budget.check(static_cast<double>(text.size()) + 2.0 * sizeof(price::Params) * out.size(), path, static_cast<long>(n));
   }
   if (out.empty()) fail_input("--sweep " + path + ": no parameter sets in the file");
   return out;
