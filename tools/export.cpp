@@ -109,7 +109,9 @@ int run(int argc, char** argv) {
   std::vector<std::string> notes;
   if (format == "csv") {
     const exporter::TableChoice table = exporter::choose_table(ds, names);
-    for (const auto& n : table.left_out) notes.push_back("left out '" + n + "' (other axes: export it with --records " + n + ")");
+    for (const auto& n : table.left_out)
+      notes.push_back("left out '" + n + "'" + (ds.variable(n)->gridded ? " (a field on a grid: export it with --to netcdf or --to vtk)"
+                                                                    : " (other axes: export it with --records " + n + ")"));
     exporter::write_csv(ds, table, *text_out);
     text_out->commit();
   } else {
