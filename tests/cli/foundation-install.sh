@@ -43,8 +43,8 @@ else
 fi
 
 # The install says where the Python module went, as python3 does not look in a temporary prefix.
-grep -qF "numpipe: the Python module numpipe.py is in $P/lib/python3/dist-packages, where" install.log ||
-  fail "cmake --install did not say that python3 does not look in PREFIX/lib/python3/dist-packages: $(cat install.log)"
+grep -qF "numpipe: the Python module numpipe.py is in $P/lib/python3/dist-packages, where" "$WORK/install.log" ||
+  fail "cmake --install did not say that python3 does not look in PREFIX/lib/python3/dist-packages: $(cat "$WORK/install.log")"
 
 # Debian's python3 imports the installed module from PREFIX/lib/python3/dist-packages.
 if [ -n "${PY:-}" ] && "$PY" -c 'import numpy' 2> /dev/null; then
