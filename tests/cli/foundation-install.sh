@@ -63,6 +63,9 @@ PATH="$P/bin:$PATH" bash -c '
   COMP_WORDS=(gen-input pr); COMP_CWORD=1; _numpipe; [[ " ${COMPREPLY[*]} " == *" price "* ]] || exit 2
   COMP_WORDS=(gen-input price --data); COMP_CWORD=2; _numpipe; [[ " ${COMPREPLY[*]} " == *" --dataset "* ]] || exit 3
   COMP_WORDS=(price --backend c); COMP_CWORD=2; _numpipe; [[ " ${COMPREPLY[*]} " == *" cpu "* ]] || exit 4
+  COMP_WORDS=(render --cmap c); COMP_CWORD=2; _numpipe; [ "${COMPREPLY[*]}" = coolwarm ] || exit 5
+  COMP_WORDS=(nps-export --to ""); COMP_CWORD=2; _numpipe; [ "${COMPREPLY[*]}" = "csv netcdf vtk" ] || exit 6
+  COMP_WORDS=(profile-report --format h); COMP_CWORD=2; _numpipe; [ "${COMPREPLY[*]}" = html ] || exit 7
 ' || fail "bash completion (case $?)"
 
 # pip install ./share/python into a virtual environment, offline: Debian's NumPy and
