@@ -360,6 +360,19 @@ constexpr int kMaxHeaderDepth = 64;
 // No array needs more dimensions (NumPy 1.x allows 32); the Python reader refuses the same.
 constexpr int kMaxDims = 32;
 
+// nlohmann::json refuses a number beyond a double's range (out_of_range 406, e.g. 1e400 or
+// the integer 10**400) as it refuses malformed text; the message tells the two apart.
+bool json_number_out_of_range(const std::string& text) {
+  try {
+    json parsed = json::parse(text);
+    (void)parsed;
+  } catch (const json::out_of_range& e) {
+    return e.id == 406;
+  } catch (const json::exception&) {
+  }
+  return false;
+}
+
 bool json_depth_exceeds(const std::string& text, int limit) {
   int depth = 0;
   bool in_string = false, escaped = false;
@@ -1001,7 +1014,9 @@ struct StreamReader::Impl {
       if (json_depth_exceeds(text, kMaxHeaderDepth))
         bad("the header of " + where() + " nests deeper than " + std::to_string(kMaxHeaderDepth) + " levels");
       json header = json::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (header.is_discarded()) bad("the header of " + where() + " is not valid JSON");
+      if (header.is_discarded())
+        bad("the header of " + where() + (json_number_out_of_range(text) ? " holds a number beyond a double's range"
+                                                                          : " is not valid JSON"));
       if (!header.is_object()) bad("the header of " + where() + " is not a JSON object");
 
       if (header.contains("end")) {
@@ -1041,6 +1056,14 @@ struct StreamReader::Impl {
         std::int64_t v = d.get<std::int64_t>();
         if (v < 0) bad("the shape of " + label + " has a negative size: " + short_dump(*sh));
         shape.push_back(v);
+      }
+      // An empty array's other sizes still count (as in NumPy): [0, 2^62] of f8 is refused like [2^62] of f8.
+      Shape nonzero_sizes;
+      for (std::int64_t v : shape) if (v != 0) nonzero_sizes.push_back(v);
+      try {
+        (void)payload_bytes(*dtype, nonzero_sizes);
+      } catch (const Error&) {
+        bad("the shape of " + label + " overflows: " + short_dump(*sh));
       }
       std::uint64_t bytes;
       try {

@@ -109,7 +109,12 @@ int run(int argc, char** argv) {
   std::vector<std::string> notes;
   if (format == "csv") {
     const exporter::TableChoice table = exporter::choose_table(ds, names);
-    for (const auto& n : table.left_out) notes.push_back("left out '" + n + "' (other axes: export it with --records " + n + ")");
+    std::string fields;  // on a grid: not a spreadsheet
+    for (const auto& n : table.left_out) {
+      if (ds.variable(n)->gridded) fields += (fields.empty() ? "" : ", ") + n;
+      else notes.push_back("left out '" + n + "' (other axes: export it with --records " + n + ")");
+    }
+    if (!fields.empty()) notes.push_back("left out the fields on a grid: " + fields + " (export them with --to netcdf or --to vtk)");
     exporter::write_csv(ds, table, *text_out);
     text_out->commit();
   } else {

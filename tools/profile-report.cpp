@@ -6,7 +6,10 @@
 // the device's peaks and stores them for later runs and reports.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 
 #include "common/cli.hpp"
 #include "profile-report/calibrate.hpp"
@@ -28,6 +31,30 @@ void print_rates(const std::string& label, const calibrate::Rates& r, const Devi
   std::printf("  fp64 FMA        %10.1f GFLOP/s  %s\n", r.fp64_gflops, was(before.peak_fp64_gflops).c_str());
   std::printf("  fp32 FMA        %10.1f GFLOP/s  %s\n", r.fp32_gflops, was(before.peak_fp32_gflops).c_str());
   std::printf("  method: %s\n", r.method.c_str());
+}
+
+// Stores a device's measured peaks, keeping stored ones that are higher, and says which
+// were kept: a calibration that measures less than before (a busy machine) never lowers
+// the roofs under which later runs are reported.
+void store_peaks(const std::string& path, const std::string& name, const json& entry) {
+  std::vector<std::string> kept;
+  calibrate::store(path, name, entry, &kept);
+  for (const auto& k : kept)
+    std::printf("  kept the earlier, higher peak: %s (a lower measurement means other work was running)\n",
+                k.c_str());
+}
+
+// The CPU's peaks measured while other processes run are low: say so, and record the load.
+double warn_if_busy() {
+  double load[1] = {0};
+  if (getloadavg(load, 1) != 1) return -1;
+  unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  if (load[0] > 0.5 * cpus)
+    std::fprintf(stderr,
+                 "profile-report: note: the machine is busy (load average %.1f on %u CPUs): the CPU's measured peaks "
+                 "will be low; calibrate on an idle machine\n",
+                 load[0], cpus);
+  return load[0];
 }
 
 void run_calibration(const Cli& cli, bool quick) {
@@ -52,14 +79,17 @@ void run_calibration(const Cli& cli, bool quick) {
     calibrate::Rates r = calibrate::measure_cuda(index, quick);
     print_rates("cuda " + std::to_string(index) + ": " + before.name + " (" + std::to_string(before.multiprocessors) + " SMs)",
                 r, before);
-    calibrate::store(path, before.name, calibrate::entry(r, "cuda", date));
+    store_peaks(path, before.name, calibrate::entry(r, "cuda", date));
   }
   if (do_cpu) {
     DeviceInfo before = query_host_cpu();
     std::fflush(stdout);
+    double load = warn_if_busy();
     calibrate::Rates r = calibrate::measure_cpu(quick);
     print_rates("cpu: " + before.name + " (" + std::to_string(r.workers) + " threads)", r, before);
-    calibrate::store(path, before.name, calibrate::entry(r, "cpu", date));
+    json entry = calibrate::entry(r, "cpu", date);
+    if (load >= 0) entry["load_average"] = load;
+    store_peaks(path, before.name, entry);
   }
   std::printf("stored in %s (%s)\n", path.c_str(), date.c_str());
   std::fflush(stdout);

@@ -16,10 +16,11 @@ Several complete streams may follow one another (``cat a.nps b.nps``).
     numpipe.write("out.nps", {"x": x, "y": y}, attrs={"kind": "mine"})
     ds = numpipe.to_xarray("a.nps")                # an xarray Dataset (needs python3-xarray)
 
-Python 3.11 has no zstd module, so this module calls libzstd (libzstd.so.1,
-present wherever numpipe builds) through ctypes; when the library cannot be
-loaded it falls back to the ``zstd`` command-line program. The environment
-variable NUMPIPE_PY_ZSTD=libzstd|cli|auto forces a choice (default auto).
+Python 3.11 has no zstd module: this module uses python-zstandard (Debian:
+python3-zstandard) where it is installed, else calls libzstd (libzstd.so.1,
+present wherever numpipe builds) through ctypes, else the ``zstd`` command-line
+program. The environment variable NUMPIPE_PY_ZSTD=zstandard|libzstd|cli|auto
+forces a choice (default auto, in that order).
 
 Run ``/usr/bin/python3 numpipe.py dump FILE`` to list the records of a stream.
 Use Debian's /usr/bin/python3 (python3-numpy); see docs/python.md.
@@ -155,11 +156,26 @@ def _load_libzstd():
     return lib
 
 
+def _load_zstandard():
+    """The python-zstandard module, or None where it is not installed."""
+    try:
+        import zstandard
+    except ImportError:
+        return None
+    return zstandard
+
+
 def _backend():
-    """'libzstd' or 'cli', by NUMPIPE_PY_ZSTD and what this machine has."""
+    """'zstandard', 'libzstd' or 'cli', by NUMPIPE_PY_ZSTD and what this machine has."""
     choice = os.environ.get("NUMPIPE_PY_ZSTD", "auto") or "auto"
-    if choice not in ("auto", "libzstd", "cli"):
-        raise ValueError("NUMPIPE_PY_ZSTD must be auto, libzstd or cli, got %r" % choice)
+    if choice not in ("auto", "zstandard", "libzstd", "cli"):
+        raise ValueError("NUMPIPE_PY_ZSTD must be auto, zstandard, libzstd or cli, got %r" % choice)
+    if choice in ("auto", "zstandard"):
+        if _load_zstandard() is not None:
+            return "zstandard"
+        if choice == "zstandard":
+            raise ZstdUnavailableError("NUMPIPE_PY_ZSTD=zstandard but the zstandard module is not installed "
+                                       "(Debian: apt-get install python3-zstandard)")
     if choice in ("auto", "libzstd"):
         try:
             _load_libzstd()
@@ -175,8 +191,12 @@ def _backend():
 
 
 def zstd_backend():
-    """Describes the zstd implementation in use, e.g. 'libzstd 1.5.4 (ctypes)' or 'zstd program'."""
-    if _backend() == "libzstd":
+    """Describes the zstd implementation in use, e.g. 'python-zstandard 0.20.0',
+    'libzstd 1.5.4 (ctypes)' or 'zstd program'."""
+    backend = _backend()
+    if backend == "zstandard":
+        return "python-zstandard %s" % _load_zstandard().__version__
+    if backend == "libzstd":
         v = _load_libzstd().ZSTD_versionNumber()
         return "libzstd %d.%d.%d (ctypes)" % (v // 10000, v // 100 % 100, v % 100)
     return "zstd program (%s)" % shutil.which("zstd")
@@ -273,6 +293,75 @@ class _LibzstdDecoder:
                 return zout.pos
             if flushing:
                 raise _Bad("truncated zstd frame: the input ends inside a compressed frame")
+
+
+class _ZstandardDecoder:
+    """python-zstandard, one decompressobj a frame. Its output per call is not bounded, so the
+    input goes in small pieces (a zstd block of 128 KiB can be a few bytes of input): a
+    crafted stream makes at most a few tens of MiB at a time, never the whole payload."""
+
+    piece = 1024  # input bytes per call
+
+    def __init__(self, f):
+        self.zstd = _load_zstandard()
+        self.dctx = self.zstd.ZstdDecompressor()
+        self.f = f
+        self.obj = None  # the frame being decoded
+        self.pending = b""  # input not yet given to the decoder
+        self.out = b""  # output not yet handed out
+        self.out_pos = 0
+        self.input_eof = False
+        self.frame_open = False
+        self.decoded = 0
+
+    def close(self):
+        self.obj = None
+
+    def _fail(self, e):
+        text = str(e)
+        if text.startswith("zstd decompress error: "):
+            text = text[len("zstd decompress error: "):]
+        if "Unknown frame descriptor" in text:
+            raise _Bad("not a numpipe stream: the input is not zstd-compressed (bad magic)"
+                       if self.decoded == 0 else "corrupt data: garbage where a zstd frame should start")
+        if "checksum" in text:
+            raise _Bad("corrupt data: zstd checksum mismatch (the stream was damaged)")
+        raise _Bad("corrupt zstd data: " + text)
+
+    def _step(self):
+        """Gives the decoder one piece of input; False at the end of the input."""
+        if not self.pending:
+            if self.input_eof:
+                return False
+            self.pending = _read_some(self.f, 1 << 17)
+            if not self.pending:
+                self.input_eof = True
+                return False
+        if self.obj is None:
+            self.obj = self.dctx.decompressobj()
+        piece, self.pending = self.pending[:self.piece], self.pending[self.piece:]
+        try:
+            self.out = self.obj.decompress(piece)
+        except self.zstd.ZstdError as e:
+            self._fail(e)
+        self.out_pos = 0
+        self.frame_open = not self.obj.eof
+        if self.obj.eof:  # the frame ended: what follows it starts the next one
+            self.pending = self.obj.unused_data + self.pending
+            self.obj = None
+        return True
+
+    def decompress_some(self, addr, n):
+        while self.out_pos == len(self.out):
+            if not self._step():
+                if self.frame_open:
+                    raise _Bad("truncated zstd frame: the input ends inside a compressed frame")
+                return 0
+        take = min(n, len(self.out) - self.out_pos)
+        ctypes.memmove(addr, self.out[self.out_pos:self.out_pos + take], take)
+        self.out_pos += take
+        self.decoded += take
+        return take
 
 
 class _CliDecoder:
@@ -404,6 +493,24 @@ class _LibzstdEncoder:
         self._feed(parts[-1], _ZSTD_e_end)
 
 
+class _ZstandardEncoder:
+    def __init__(self, sink, level):
+        self.sink = sink
+        self.cctx = _load_zstandard().ZstdCompressor(level=level, write_checksum=True)
+
+    def close(self):
+        pass
+
+    def frame(self, parts):
+        """Writes the byte strings `parts` as one zstd frame."""
+        obj = self.cctx.compressobj()
+        for p in parts:
+            data = obj.compress(p)
+            if data:
+                self.sink.write(data)
+        self.sink.write(obj.flush())
+
+
 class _CliEncoder:
     def __init__(self, sink, level):
         self.sink = sink
@@ -449,6 +556,26 @@ def _human_bytes(b):
 
 def _reject_constant(c):
     raise ValueError("%s is not valid JSON" % c)
+
+
+class _NumberOutOfRange(Exception):
+    """Internal: a JSON number beyond a double's range, refused as the C++ reader refuses it."""
+
+
+def _json_float(text):
+    v = float(text)
+    if v in (float("inf"), float("-inf")):
+        raise _NumberOutOfRange(text)
+    return v
+
+
+def _json_int(text):
+    """As nlohmann::json reads an integer: an int within [-2^63, 2^64), else a double (or refused)."""
+    if len(text) <= 20:
+        v = int(text)
+        if -(1 << 63) <= v < (1 << 64):
+            return v
+    return _json_float(text)
 
 
 def _shape_dump(shape):
@@ -622,7 +749,10 @@ class _StreamReader:
             if _depth_exceeds(text, _MAX_HEADER_DEPTH):
                 raise _Bad("the header of %s nests deeper than %d levels" % (self.where(), _MAX_HEADER_DEPTH))
             try:
-                header = json.loads(text, parse_constant=_reject_constant)
+                header = json.loads(text, parse_constant=_reject_constant, parse_float=_json_float,
+                                    parse_int=_json_int)
+            except _NumberOutOfRange:
+                raise _Bad("the header of %s holds a number beyond a double's range" % self.where()) from None
             except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
                 raise _Bad("the header of %s is not valid JSON" % self.where()) from None
             if _has_lone_surrogate(header):
@@ -672,12 +802,14 @@ class _StreamReader:
                     raise _Bad("the shape of %s has a negative size: %s" % (label, _shape_dump(sh)))
                 shape.append(d)
             count = 1
+            span = dtype.itemsize  # an empty array's other sizes still count, as in NumPy
             for d in shape:
                 count *= d
-                if count > _INT64_MAX:
+                span *= d or 1
+                if span > _INT64_MAX:
                     break
             nbytes = count * dtype.itemsize
-            if count > _INT64_MAX or nbytes > _INT64_MAX:
+            if span > _INT64_MAX:
                 raise _Bad("the shape of %s overflows: %s" % (label, _shape_dump(sh)))
             if nbytes > self.max_bytes:
                 raise _Bad("%s %s needs %s, over the max_bytes limit of %s; pass a larger max_bytes if this is "
@@ -750,7 +882,8 @@ def _read_records(source, max_bytes=None, max_header_bytes=MAX_HEADER_BYTES, kee
     dec = None
     try:
         backend = _backend()
-        dec = _LibzstdDecoder(f) if backend == "libzstd" else _CliDecoder(f, path)
+        dec = (_ZstandardDecoder(f) if backend == "zstandard" else
+               _LibzstdDecoder(f) if backend == "libzstd" else _CliDecoder(f, path))
         reader = _StreamReader(dec, label, max_bytes, max_header_bytes, keep, bound_total)
         while True:
             try:
@@ -1095,7 +1228,8 @@ class Writer:
         else:
             raise TypeError("numpipe writes to a path, '-' (stdout) or a binary file, not %s" % type(target).__name__)
         try:
-            self._enc = (_LibzstdEncoder if _backend() == "libzstd" else _CliEncoder)(self._sink, level)
+            self._enc = {"zstandard": _ZstandardEncoder, "libzstd": _LibzstdEncoder,
+                         "cli": _CliEncoder}[_backend()](self._sink, level)
         except BaseException:
             self._abort()
             raise
@@ -1210,6 +1344,7 @@ def write(target, arrays_by_name, attrs=None, *, attrs_by_name=None, level=None,
 
 _USAGE = """usage: numpipe.py dump [--attrs] [--values] [FILE ...]
        numpipe.py --version
+       numpipe-dump [--attrs] [--values] [FILE ...]   (installed by pip: the same as numpipe.py dump)
 
 dump lists every record of each stream (FILE, or stdin when none or "-"):
   name dtype shape
@@ -1218,8 +1353,7 @@ Exit codes: 0 success, 2 bad usage or bad input, 3 a failed write (stdout).
 Example: gen-input array --shape 3,4 | /usr/bin/python3 numpipe.py dump --attrs"""
 
 
-def _main(argv):
-    prog = "numpipe.py"
+def _main(argv, prog="numpipe.py"):
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(_USAGE)
         return 0 if argv else 2
@@ -1286,15 +1420,23 @@ def _code_of(dtype):
     return str(dtype)
 
 
-def _cli():
+def _dump_cli():
+    """The numpipe-dump program (pip's entry point): `numpipe-dump [--attrs] [--values] [FILE...]`."""
+    argv = sys.argv[1:]
+    if argv and argv[0] in ("-h", "--help", "--version"):
+        return _cli(argv)
+    return _cli(["dump"] + argv, "numpipe-dump")
+
+
+def _cli(argv=None, prog="numpipe.py"):
     try:
-        rc = _main(sys.argv[1:])
+        rc = _main(sys.argv[1:] if argv is None else argv, prog)
         try:
             sys.stdout.flush()
         except BrokenPipeError:
             raise
         except OSError as e:
-            print("numpipe.py: cannot write standard output: %s" % (e.strerror or e), file=sys.stderr)
+            print("%s: cannot write standard output: %s" % (prog, e.strerror or e), file=sys.stderr)
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's own flush fails no more
             rc = 3
     except BrokenPipeError:  # `numpipe.py dump x.nps | head`: not an error

@@ -42,6 +42,10 @@ else
   echo "note: no man program (Debian: man-db); the man pages' install was checked, not their display"
 fi
 
+# The install says where the Python module went, as python3 does not look in a temporary prefix.
+grep -qF "numpipe: the Python module numpipe.py is in $P/lib/python3/dist-packages, where" "$WORK/install.log" ||
+  fail "cmake --install did not say that python3 does not look in PREFIX/lib/python3/dist-packages: $(cat "$WORK/install.log")"
+
 # Debian's python3 imports the installed module from PREFIX/lib/python3/dist-packages.
 if [ -n "${PY:-}" ] && "$PY" -c 'import numpy' 2> /dev/null; then
   "$P/bin/gen-input" array --shape 2,3 --fill linspace -o a.nps
@@ -59,6 +63,9 @@ PATH="$P/bin:$PATH" bash -c '
   COMP_WORDS=(gen-input pr); COMP_CWORD=1; _numpipe; [[ " ${COMPREPLY[*]} " == *" price "* ]] || exit 2
   COMP_WORDS=(gen-input price --data); COMP_CWORD=2; _numpipe; [[ " ${COMPREPLY[*]} " == *" --dataset "* ]] || exit 3
   COMP_WORDS=(price --backend c); COMP_CWORD=2; _numpipe; [[ " ${COMPREPLY[*]} " == *" cpu "* ]] || exit 4
+  COMP_WORDS=(render --cmap c); COMP_CWORD=2; _numpipe; [ "${COMPREPLY[*]}" = coolwarm ] || exit 5
+  COMP_WORDS=(nps-export --to ""); COMP_CWORD=2; _numpipe; [ "${COMPREPLY[*]}" = "csv netcdf vtk" ] || exit 6
+  COMP_WORDS=(profile-report --format h); COMP_CWORD=2; _numpipe; [ "${COMPREPLY[*]}" = html ] || exit 7
 ' || fail "bash completion (case $?)"
 
 # pip install ./share/python into a virtual environment, offline: Debian's NumPy and
@@ -73,6 +80,12 @@ if [ -n "${PY:-}" ] && "$PY" -c 'import numpy, setuptools, venv, ensurepip' 2> /
 import numpipe, sys
 assert "site-packages" in numpipe.__file__ and sys.prefix in numpipe.__file__, numpipe.__file__
 assert "to_xarray" in numpipe.__all__') || fail "numpipe is not importable from the venv after pip install"
+  # pip's numpipe-dump program lists a stream's records (numpipe.py dump).
+  "$P/bin/gen-input" array --shape 2,3 --fill linspace -o d.nps
+  venv/bin/numpipe-dump d.nps > dump.txt 2>&1 || fail "numpipe-dump d.nps: $(cat dump.txt)"
+  [ "$(cat dump.txt)" = "x f8 [2, 3]" ] || fail "numpipe-dump d.nps: $(cat dump.txt)"
+  venv/bin/numpipe-dump --attrs < d.nps | grep -q '"fill": "linspace"' || fail "numpipe-dump --attrs from stdin"
+  expect_exit 2 "numpipe-dump: cannot read input" -- venv/bin/numpipe-dump no-such.nps
 else
   echo "note: no python3 venv with setuptools (Debian: python3-venv, python3-setuptools); pip install not checked"
 fi

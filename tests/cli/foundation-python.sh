@@ -1,8 +1,9 @@
 # share/python/numpipe.py against the C++ tools, both ways: C++ writes and Python
 # reads (checked against inspect --json and against values computed here), Python
 # writes and verify/inspect read; concatenated streams; damaged inputs refused with
-# numpipe.FormatError. Each check runs with libzstd through ctypes and, where the
-# zstd program exists, with the zstd-program fallback.
+# numpipe.FormatError. Each check runs with python-zstandard where it is installed,
+# with libzstd through ctypes and, where the zstd program exists, with the
+# zstd-program fallback.
 require_python
 
 NP="$SRC/share/python/numpipe.py"
@@ -11,7 +12,9 @@ export PYTHONDONTWRITEBYTECODE=1  # keep the source tree clean
 "$PY" -c 'import numpipe' || fail "cannot import numpipe from $SRC/share/python"
 
 backends=libzstd
-command -v zstd > /dev/null && backends="libzstd cli"
+"$PY" -c 'import zstandard' 2> /dev/null && backends="zstandard $backends"   # Debian: python3-zstandard
+command -v zstd > /dev/null && backends="$backends cli"
+echo "zstd backends tested: $backends"
 
 # ---- helpers (Python on stdin, arguments after '-') ----------------------------------
 
@@ -298,6 +301,19 @@ PY
 no_leftovers .
 done
 unset NUMPIPE_PY_ZSTD
+
+# The default backend: python-zstandard where it imports, else libzstd through ctypes
+# (a zstandard module that fails to import stands for a machine without it).
+mkdir -p nozstandard && echo 'raise ImportError("not installed here")' > nozstandard/zstandard.py
+if "$PY" -c 'import zstandard' 2> /dev/null; then
+  NUMPIPE_PY_ZSTD= "$PY" -c 'import numpipe; print(numpipe.zstd_backend())' | grep -q '^python-zstandard ' ||
+    fail "python-zstandard is installed but not the default backend"
+fi
+PYTHONPATH="$PWD/nozstandard:$PYTHONPATH" "$PY" -c 'import numpipe; print(numpipe.zstd_backend())' > out.txt
+grep -q '^libzstd .*(ctypes)$' out.txt || fail "without python-zstandard the backend is $(cat out.txt), not libzstd"
+PYTHONPATH="$PWD/nozstandard:$PYTHONPATH" NUMPIPE_PY_ZSTD=zstandard "$PY" -c 'import numpipe; numpipe.zstd_backend()' \
+  2> out.txt && fail "NUMPIPE_PY_ZSTD=zstandard without the module was accepted"
+grep -q "python3-zstandard" out.txt || fail "NUMPIPE_PY_ZSTD=zstandard without the module: $(cat out.txt)"
 
 # numpipe.py's own command line.
 expect_exit 2 "unknown command" -- "$PY" "$NP" frobnicate

@@ -57,6 +57,10 @@ TableChoice choose_table(const Dataset& ds, const std::vector<std::string>& name
   } else {
     for (const auto& v : ds.variables)
       if (!v.coordinate && !v.gridded) pool.push_back(&v);
+    // Fields on a grid are not a spreadsheet: left out, and named (nps-export says so on stderr).
+    if (!pool.empty())
+      for (const auto& v : ds.variables)
+        if (!v.coordinate && v.gridded) t.left_out.push_back(v.name);
     if (pool.empty())
       for (const auto& v : ds.variables)
         if (!v.coordinate) pool.push_back(&v);
@@ -78,7 +82,7 @@ TableChoice choose_table(const Dataset& ds, const std::vector<std::string>& name
     if (within(v->dims, t.dims)) t.variables.push_back(v);
     else t.left_out.push_back(v->name);
   }
-  if (!names.empty() && !t.left_out.empty()) {
+  if (!names.empty() && !t.left_out.empty()) {  // (names given: no grid field was left out above)
     auto dims_text = [](const std::vector<std::string>& d) {
       std::string s;
       for (const auto& x : d) s += (s.empty() ? "" : ", ") + x;

@@ -176,6 +176,32 @@ std::string peaks_line(const Run& run) {
          run.precision + " (" + run.precision_from + ")";
 }
 
+// A phase faster than the device's peak (above its roof on the roofline) means the peaks
+// are wrong, most often a calibration measured on a busy machine: the report says so
+// rather than drawing points above a roof. Empty when every phase is under its roof.
+std::vector<std::string> phases_above_roof(const Run& run) {
+  std::vector<std::string> above;
+  for (const auto& p : run.phases) {
+    std::string what;
+    if (p.pct_bandwidth && *p.pct_bandwidth > 100.0) what = fmt("%.0f%% of peak bandwidth", *p.pct_bandwidth);
+    if (p.pct_compute && *p.pct_compute > 100.0)
+      what += (what.empty() ? "" : ", ") + fmt("%.0f%% of peak %s", *p.pct_compute, run.precision.c_str());
+    if (!what.empty()) above.push_back(p.name + " at " + what);
+  }
+  return above;
+}
+
+std::string above_roof_line(const Run& run) {
+  const auto above = phases_above_roof(run);
+  if (above.empty()) return "";
+  std::string list;
+  for (const auto& a : above) list += (list.empty() ? "" : "; ") + a;
+  return "above the roof: " + list + ": this run beat the peaks (" +
+         (run.device.peak_source.empty() ? std::string("source unknown") : run.device.peak_source) +
+         "), so they are too low (a calibration on a busy machine?); run profile-report --calibrate on an idle "
+         "machine and report with --use-calibration";
+}
+
 // "wall 0.812 s: solve 35.2 ms (the tool's phases, 4.3%), around it 0.777 s (start-up
 // 0.210 s, read input ...)"; empty for profiles without process phases.
 std::string wall_line(const Run& r) {
@@ -544,6 +570,7 @@ std::string render_text(const std::vector<Run>& runs, std::size_t baseline) {
     out += "  " + run_meta(r) + "\n";
     out += "  device: " + device_line(r.device) + "\n";
     out += "  " + peaks_line(r) + "\n";
+    if (!above_roof_line(r).empty()) out += "  " + above_roof_line(r) + "\n";
     if (!wall_line(r).empty()) out += "  " + wall_line(r) + "\n";
     out += "  params: " + params_summary(r.params, 200) + "\n";
     if (!r.command.empty()) out += "  command: " + r.command + "\n";
@@ -562,6 +589,7 @@ std::string render_markdown(const std::vector<Run>& runs, std::size_t baseline) 
     out += md_cell(run_meta(r)) + "  \n";
     out += "device: " + md_cell(device_line(r.device)) + "  \n";
     out += md_cell(peaks_line(r)) + "  \n";
+    if (!above_roof_line(r).empty()) out += "**" + md_cell(above_roof_line(r)) + "**  \n";
     if (!wall_line(r).empty()) out += md_cell(wall_line(r)) + "  \n";
     out += "params: `" + params_summary(r.params, 200) + "`\n\n";
     out += table_markdown(phase_table(r)) + "\n";
@@ -612,6 +640,7 @@ json render_json(const std::vector<Run>& runs, std::size_t baseline) {
                     {"precision", r.precision},
                     {"precision_from", r.precision_from},
                     {"peak_compute_gflops", r.peak_compute_gflops()},
+                    {"above_roof", phases_above_roof(r)},
                     {"phases", phases},
                     {"total", row(r.total)},
                     {"problem", r.problem},
@@ -938,6 +967,7 @@ std::string render_html(const std::vector<Run>& runs, std::size_t baseline) {
       "td.num { text-align: right; font-variant-numeric: tabular-nums; }\n"
       "tr.total td { font-weight: bold; }\n"
       "p.meta { color: #555; font-size: 0.85em; margin: 0.2em 0; }\n"
+      "p.warn { color: #a00; font-size: 0.85em; margin: 0.2em 0; font-weight: bold; }\n"
       "svg text { font-family: sans-serif; }\n"
       "</style>\n</head>\n<body>\n<h1>numpipe profile report</h1>\n";
   h += "<p>" + std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") +
@@ -957,6 +987,12 @@ std::string render_html(const std::vector<Run>& runs, std::size_t baseline) {
         off += (off.empty() ? "" : ", ") + ("r" + std::to_string(r.number) + " " + p.name);
   if (!off.empty())
     h += "<p class=\"meta\">Not on the roofline (no bytes or no flops counted): " + xml_escape(off) + ".</p>\n";
+  std::string above;
+  for (const auto& r : runs)
+    for (const auto& a : phases_above_roof(r)) above += (above.empty() ? "" : "; ") + ("r" + std::to_string(r.number) + " " + a);
+  if (!above.empty())
+    h += "<p class=\"warn\">Above the roof, so the peaks are too low (see each run below): " + xml_escape(above) +
+         ".</p>\n";
   (void)baseline;
   h += "<h2>Comparison</h2>\n<p class=\"meta\">" + xml_escape(kComparisonNote) + "</p>\n" +
        html_table(comparison_table(runs), "comparison");
@@ -966,6 +1002,7 @@ std::string render_html(const std::vector<Run>& runs, std::size_t baseline) {
     h += "<p class=\"meta\">" + xml_escape(run_meta(r)) + "</p>\n";
     h += "<p class=\"meta\">device: " + xml_escape(device_line(r.device)) + "</p>\n";
     h += "<p class=\"meta\">" + xml_escape(peaks_line(r)) + "</p>\n";
+    if (!above_roof_line(r).empty()) h += "<p class=\"warn\">" + xml_escape(above_roof_line(r)) + "</p>\n";
     if (!wall_line(r).empty()) h += "<p class=\"meta\">" + xml_escape(wall_line(r)) + "</p>\n";
     h += "<p class=\"meta\">params: <code>" + xml_escape(params_summary(r.params, 400)) + "</code></p>\n";
     if (!r.command.empty()) h += "<p class=\"meta\">command: <code>" + xml_escape(r.command) + "</code></p>\n";

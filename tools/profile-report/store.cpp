@@ -22,7 +22,7 @@ json entry(const Rates& r, const std::string& kind, const std::string& date) {
           {"method", r.method}};
 }
 
-json store(const std::string& path, const std::string& name, const json& e) {
+json store(const std::string& path, const std::string& name, const json& e, std::vector<std::string>* kept) {
   namespace fs = std::filesystem;
   json all = json::object();
   std::error_code ec;
@@ -36,7 +36,19 @@ json store(const std::string& path, const std::string& name, const json& e) {
       fail_input("the calibration file '" + path +
                  "' is not a JSON object keyed by device name; fix or remove it, then calibrate again");
   }
-  all[name] = e;
+  // A device's peaks do not fall: a measurement below the stored one was taken on a busy
+  // machine (or with --quick's small sizes), and would put later runs above their roofs.
+  // The higher, earlier peak stays, and the caller says so.
+  json merged = e;
+  if (all.contains(name) && all[name].is_object())
+    for (const char* key : {"peak_bandwidth_gbs", "peak_fp64_gflops", "peak_fp32_gflops"}) {
+      const json& old = all[name].value(key, json());
+      if (old.is_number() && merged.value(key, json()).is_number() && old.get<double>() > merged[key].get<double>()) {
+        if (kept) kept->push_back(std::string(key) + " " + json(merged[key]).dump() + " measured, " + old.dump() + " kept");
+        merged[key] = old;
+      }
+    }
+  all[name] = merged;
   fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) {
     fs::create_directories(parent, ec);
