@@ -5,7 +5,7 @@ require_tool fluid-step
 require_tool render
 [ -n "${PY:-}" ] || { echo "SKIP: no python3"; exit 77; }
 gen-input array --name a --shape 2,2 -o a.nps
-if ! render -i a.nps -o probe.pdf 2> /dev/null; then
+if ! render -i a.nps --array a -o probe.pdf 2> /dev/null; then
   echo "SKIP: render was built without Cairo and DejaVu Sans (libcairo2-dev, fonts-dejavu-core): the picture is drawn with them"
   exit 77
 fi

@@ -52,7 +52,7 @@ col = [idx[y][bar_x[len(bar_x) // 2]] for y in range(H) if idx[y][bar_x[len(bar_
 assert col[0] == 255 and col[-1] == 16 and col == sorted(col, reverse=True), (col[:3], col[-3:])
 text = sum(1 for y in range(H) for x in range(max(bar_x) + 2, W) if idx[y][x] in (1, 2))
 assert text > 200, "no tick labels or name beside the colour bar: %d dark pixels" % text
-title = sum(1 for y in range(0, 20) for x in range(W) if idx[y][x] == 1)
+title = sum(1 for y in range(0, 40) for x in range(W) if idx[y][x] == 1)  # above the field
 assert title > 50, "no title"
 # Axes: tick labels below and to the left of the field.
 aw, ah, _, aidx = read_png("axes.png")
