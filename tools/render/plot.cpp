@@ -210,7 +210,7 @@ void draw_plot(const Plot& plot, Painter& p, double width, double height) {
     }
     for (double k : yt) ytext.push_back(short_number(std::pow(10.0, k)));
   } else {
-    yt = nice_ticks(y0, y1, std::max(2, static_cast<int>((height - 6 * th) / (th * 3.5))));
+    yt = nice_ticks(y0, y1, std::max(2, static_cast<int>((height - 6 * th) / (th * 2.5))));
     const double step = yt.size() > 1 ? yt[1] - yt[0] : 1;
     for (double v : yt) ytext.push_back(tick_text(v, step));
   }
