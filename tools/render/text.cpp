@@ -17,6 +17,7 @@
 namespace numpipe::render {
 namespace {
 
+#ifdef NUMPIPE_HAVE_CAIRO
 // The palette's greys: text is anti-aliased by picking, for each partly covered
 // pixel, the grey nearest to the text colour mixed with the grey under it.
 int grey_of(std::uint8_t index) {
@@ -47,6 +48,8 @@ void cover(Canvas& c, int x, int y, std::uint8_t color, double a) {
   }
   c.set(x, y, a >= 0.95 ? color : nearest_grey(under + (over - under) * a));
 }
+
+#endif
 
 int code_points(const std::string& s) {
   int n = 0;
