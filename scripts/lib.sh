@@ -6,15 +6,16 @@ BUILD=${NUMPIPE_BUILD_DIR:-$ROOT/build}
 
 # Debian packages numpipe builds and tests with.
 PACKAGES=(g++ cmake ninja-build pkg-config libzstd-dev libcxxopts-dev doctest-dev nlohmann-json3-dev
-          libpng-dev libgif-dev libnetcdf-dev libeigen3-dev python3-numpy bsdutils libopenmpi-dev openmpi-bin)
+          libpng-dev libgif-dev libcairo2-dev fonts-dejavu-core libnetcdf-dev libeigen3-dev python3-numpy bsdutils libopenmpi-dev openmpi-bin)
 
 # Only the tests need these: chromium renders profile-report's HTML headless; ffmpeg
-# render's MP4 tests; man-db shows the installed man pages (ctest -R install);
+# render's MP4 tests; python3-matplotlib
+# docs/price.md's smile picture; man-db shows the installed man pages (ctest -R install);
 # python3-xarray and python3-netcdf4 run docs/python.md's xarray example;
 # python3-venv and python3-setuptools the pip install of share/python; clang and its
 # libFuzzer (libclang-rt-dev) build the stream and PNG readers' fuzz targets. Without them
 # those parts skip themselves.
-TEST_PACKAGES=(chromium ffmpeg man-db python3-xarray python3-netcdf4 python3-venv python3-setuptools clang libclang-rt-dev)
+TEST_PACKAGES=(chromium ffmpeg python3-matplotlib man-db python3-xarray python3-netcdf4 python3-venv python3-setuptools clang libclang-rt-dev)
 
 install_missing() {
   local missing=() wanted=("${PACKAGES[@]}")

@@ -2,10 +2,12 @@
 // field derived from the velocity: speed, vorticity) as a PNG with a colour bar
 // and optional axes; every snapshot of a series as an animated GIF, an MP4
 // (through ffmpeg) or numbered PNG frames, with one colour range; 1-D data and
-// time series as line plots (PNG or SVG). The pictures are drawn on a palette
-// canvas (tools/render/canvas.hpp) with a built-in bitmap font, so render needs
-// libpng only (and giflib for GIFs).
+// time series as line plots (PNG, SVG or PDF). The pictures are drawn on a
+// palette canvas (tools/render/canvas.hpp), text in DejaVu Sans through Cairo
+// where the build found it (else a built-in bitmap font); PDF, and SVG of
+// fields, through Cairo (tools/render/vector.hpp).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -17,14 +19,24 @@
 #include "render/encode.hpp"
 #include "render/field.hpp"
 #include "render/plot.hpp"
+#include "render/vector.hpp"
 
 namespace numpipe {
 namespace {
 
 using namespace render;
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+// The format the output's name asks for: its extension, lower-cased ("png" for
+// standard output); a name render cannot write is refused, never written as PNG.
+std::string output_format(const std::string& path) {
+  if (path == "-") return "png";
+  const auto slash = path.find_last_of('/'), dot = path.find_last_of('.');
+  std::string ext = dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot + 1);
+  for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const char* known : {"png", "svg", "pdf", "gif", "mp4"})
+    if (ext == known) return ext;
+  fail_input("-o " + path + ": render writes .png, .svg, .pdf, .gif or .mp4 pictures" +
+             (ext.empty() ? std::string(" (the name has no extension)") : ", not ." + ext));
 }
 
 std::pair<double, double> parse_pair(const std::string& text, const std::string& option) {
@@ -199,8 +211,8 @@ int run(int argc, char** argv) {
            "  gen-input fluid --n 64 | fluid-step --steps 40 --snapshot-every 4 | render --interior -o run.gif\n"
            "  gen-input ns --n 16 --init taylor-green-3d | ns-step --steps 4 | render --derive vorticity_magnitude --slice z:8 --axes -o w.png\n"
            "  gen-input ns --n 16 --init taylor-green-3d | ns-step --steps 20 --diag-every 2 | render --plot kinetic_energy --x t -o ke.svg",
-           "the image (PNG), animation (GIF, MP4) or plot (SVG, PNG) its name ends in; with --frames, a pattern such "
-           "as f-%03d.png",
+           "the picture (.png, .svg, .pdf), animation (.gif, .mp4) its name ends in (other names are refused); with "
+           "--frames, a pattern such as f-%03d.png",
            "Accepted for symmetry with the other tools (render shows no progress line)"},
           kInput | kOutput | kNotStream);
   cli.add("Field")("array", "Record to draw (the last of that name; every snapshot for an animation)",
@@ -239,7 +251,10 @@ int run(int argc, char** argv) {
 
   const std::string out_path = cli.output();
   const bool frames = cli.has("frames");
-  const bool gif = ends_with(out_path, ".gif"), mp4 = ends_with(out_path, ".mp4"), svg = ends_with(out_path, ".svg");
+  const std::string format = output_format(out_path);
+  const bool gif = format == "gif", mp4 = format == "mp4", svg = format == "svg", pdf = format == "pdf";
+  if (frames && (svg || pdf)) fail_input("--frames writes PNG files: -o needs a pattern such as frame-%03d.png, got '" + out_path + "'");
+  if (pdf) require_documents(out_path);
   const std::string origin = cli.get<std::string>("origin");
   if (origin != "lower" && origin != "upper") fail_input("--origin must be lower or upper, got '" + origin + "'");
   const double fps = cli.get<double>("fps");
@@ -302,7 +317,7 @@ int run(int argc, char** argv) {
   rq.series = frames || gif || mp4;
 
   std::optional<OutputFile> single;  // refuses a terminal before the reading
-  if (!frames && !mp4) single.emplace(out_path, !svg);
+  if (!frames && !mp4) single.emplace(out_path, !svg);  // SVG is text
   const auto records = read_input(cli);
   const exporter::Dataset ds = exporter::build_dataset(records, false);
 
@@ -316,7 +331,7 @@ int run(int argc, char** argv) {
   for (const char* opt : {"x", "log-y", "xlabel", "ylabel"})
     if (cli.has(opt) && !plot_mode) fail_input(std::string("--") + opt + " goes with --plot");
   if (plot_mode) {
-    if (gif || mp4 || frames) fail_input("a line plot is one picture: -o NAME.png or NAME.svg");
+    if (gif || mp4 || frames) fail_input("a line plot is one picture: -o NAME.png, NAME.svg or NAME.pdf");
     PlotRequest pr;
     pr.names = cli.has("plot") ? split_list(cli.get<std::string>("plot")) : std::vector<std::string>{rq.array};
     if (!cli.has("plot") && ds.variable(rq.array)->is_table()) pr.names = ds.variable(rq.array)->columns;
@@ -334,6 +349,8 @@ int run(int argc, char** argv) {
       const std::string doc = painter.finish();
       single->write(doc.data(), doc.size());
       single->commit();
+    } else if (pdf) {
+      write_plot_pdf(*single, plot, palette, w, h);
     } else {
       Canvas canvas(w, h);
       CanvasPainter painter(canvas, w >= 500 ? 2 : 1);
@@ -344,7 +361,7 @@ int run(int argc, char** argv) {
       for (const auto& n : plot.notes) std::fprintf(stderr, "render: %s\n", n.c_str());
     return 0;
   }
-  if (svg) fail_input("SVG is for line plots (--plot); draw fields as -o NAME.png, .gif or .mp4");
+  if (svg) require_documents(out_path);  // a field's SVG is drawn by Cairo
 
   // ---- fields ----------------------------------------------------------------------
   const std::vector<Field> fields = make_fields(ds, rq);
@@ -411,6 +428,8 @@ int run(int argc, char** argv) {
     w.add(first);
     for (std::size_t k = 1; k < fields.size(); ++k) w.add(compose(fields[k], st));
     w.finish();
+  } else if (svg || pdf) {
+    write_canvas_document(*single, compose(fields.back(), st), palette, pdf ? DocumentFormat::pdf : DocumentFormat::svg);
   } else {
     write_png(*single, compose(fields.back(), st), palette);
   }

@@ -52,7 +52,7 @@ col = [idx[y][bar_x[len(bar_x) // 2]] for y in range(H) if idx[y][bar_x[len(bar_
 assert col[0] == 255 and col[-1] == 16 and col == sorted(col, reverse=True), (col[:3], col[-3:])
 text = sum(1 for y in range(H) for x in range(max(bar_x) + 2, W) if idx[y][x] in (1, 2))
 assert text > 200, "no tick labels or name beside the colour bar: %d dark pixels" % text
-title = sum(1 for y in range(0, 20) for x in range(W) if idx[y][x] == 1)
+title = sum(1 for y in range(0, 40) for x in range(W) if idx[y][x] == 1)  # above the field
 assert title > 50, "no title"
 # Axes: tick labels below and to the left of the field.
 aw, ah, _, aidx = read_png("axes.png")
@@ -116,7 +116,7 @@ expect_exit 2 "--frames writes PNG files" -- render -i run.nps --frames -o x%d.g
 expect_exit 2 "--fps must be in (0, 100]" -- render -i run.nps --fps 0 -o x.gif
 expect_exit 2 "--size must be W or WxH in pixels, got '12y'" -- render -i run.nps --size 12y -o x.png
 expect_exit 2 "--scale and --size exclude each other" -- render -i run.nps --size 100 --scale 2 -o x.png
-expect_exit 2 "SVG is for line plots" -- render -i run.nps -o x.svg
+expect_exit 2 "render writes .png, .svg, .pdf, .gif or .mp4 pictures, not .jpg" -- render -i run.nps -o x.jpg
 expect_exit 2 "--range is now --value-range LO:HI" -- render -i run.nps --range 0:1 -o x.png
 expect_exit 2 "--value-range needs finite LO < HI, got '2:1'" -- render -i run.nps --value-range 2:1 -o x.png
 expect_exit 2 "--cmap must be viridis, inferno, gray or coolwarm, got 'jet'" -- render -i run.nps --cmap jet -o x.png

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "common/error.hpp"
-#include "render/font.hpp"
+#include "render/text.hpp"
 
 namespace numpipe::render {
 namespace {
@@ -93,30 +93,11 @@ void Canvas::line(double x0, double y0, double x1, double y1, std::uint8_t c, in
   }
 }
 
-int Canvas::text_width(const std::string& s, int scale) {
-  int n = 0;
-  for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;  // one glyph per UTF-8 code point
-  return n > 0 ? (n * (kGlyphWidth + 1) - 1) * scale : 0;
-}
+int Canvas::text_width(const std::string& s, int scale) { return render::text_width(s, scale); }
+int Canvas::text_height(int scale) { return render::text_height(scale); }
 
 void Canvas::text(int x, int y, const std::string& s, std::uint8_t c, int scale, int align, bool vertical) {
-  const int w = text_width(s, scale);
-  int pos = align == 1 ? -w / 2 : align == 2 ? -w : 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    unsigned char ch = static_cast<unsigned char>(s[i]);
-    if ((ch & 0xC0) == 0x80) continue;   // continuation byte: drawn with its lead byte
-    if (ch < 32 || ch > 126) ch = '?';   // outside ASCII: one '?' per code point
-    const std::uint8_t* glyph = kFont[ch - 32];
-    for (int gy = 0; gy < kGlyphHeight; ++gy)
-      for (int gx = 0; gx < kGlyphWidth; ++gx)
-        if (glyph[gy] & (1 << (kGlyphWidth - 1 - gx)))
-          for (int a = 0; a < scale; ++a)
-            for (int b = 0; b < scale; ++b) {
-              if (vertical) set(x + gy * scale + b, y - (pos + gx * scale + a), c);
-              else set(x + pos + gx * scale + a, y + gy * scale + b, c);
-            }
-    pos += (kGlyphWidth + 1) * scale;
-  }
+  draw_text(*this, x, y, s, c, scale, align, vertical);
 }
 
 std::vector<double> nice_ticks(double lo, double hi, int target) {

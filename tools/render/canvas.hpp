@@ -1,7 +1,7 @@
 // render's drawing surface: an image of palette indices (so PNG and GIF get
 // the same pixels and a GIF needs no quantising), a palette with the colour
-// map's levels and a few fixed colours, lines, rectangles and text in a
-// built-in 5x7 bitmap font, and "nice" axis ticks.
+// map's levels and a few fixed colours, lines, rectangles and text
+// (render/text.hpp: an outline font where the build has one), and "nice" axis ticks.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -65,7 +65,7 @@ class Canvas {
   // right-aligned to x); vertical text reads bottom to top, (x, y) its bottom-left.
   void text(int x, int y, const std::string& s, std::uint8_t c, int scale, int align = 0, bool vertical = false);
   static int text_width(const std::string& s, int scale);
-  static int text_height(int scale) { return 7 * scale; }
+  static int text_height(int scale);
 
  private:
   int width_, height_;

@@ -104,6 +104,15 @@ Plot make_plot(const Dataset& ds, const PlotRequest& rq) {
     const std::string u = v.attrs.value("units", std::string());
     if (lines.empty()) units = u;
     same_units = same_units && u == units;
+    // A rolling window's values belong to its last point (mle-fit writes each
+    // window's first point as `start` and its length as attrs `window`), as its date
+    // labels say: drawn there, they line up with the data on the point axis.
+    const Variable* start = ds.variable("start");
+    const bool by_window_end = !xs.v && start && start->dims.size() == 1 && start->dims[0] == x_axis &&
+                               start->shape[0] == static_cast<std::int64_t>(n) && v.attrs.contains("window") &&
+                               v.attrs["window"].is_number_integer() && v.attrs["window"].get<std::int64_t>() > 0 &&
+                               !(xa && (!xa->coordinate.empty() || !xa->labels.empty()));
+    const double window_end = by_window_end ? v.attrs["window"].get<double>() - 1 : 0;
     const std::size_t shown = std::min(rows, rq.max_lines);
     if (shown < rows)
       plot.notes.push_back("--plot " + name + ": drew the first " + std::to_string(shown) + " of " + std::to_string(rows) +
@@ -119,11 +128,14 @@ Plot make_plot(const Dataset& ds, const PlotRequest& rq) {
         if (xs.v) p.s.x.push_back(xs.v->value(xs.v->dims.size() == 1 ? i : row, xs.column));
         else if (xa && xa->coordinate.size() == n) p.s.x.push_back(xa->coordinate[i]);
         else if (xa && xa->labels.size() == n) p.labels.push_back(xa->labels[i]);
+        else if (by_window_end) p.s.x.push_back(start->value(i, 0) + window_end);
         else p.s.x.push_back(static_cast<double>(i));
       }
       lines.push_back(std::move(p));
     }
-    x_axes.insert(xs.v ? rq.x : (xa && xa->coordinate.empty() && !xa->labels.empty() ? xa->labels_name : x_axis));
+    x_axes.insert(xs.v ? rq.x
+                       : by_window_end ? "point"
+                       : (xa && xa->coordinate.empty() && !xa->labels.empty() ? xa->labels_name : x_axis));
   }
   // Labelled x (dates): one position per distinct label, in time order when they are dates.
   bool categorical = std::any_of(lines.begin(), lines.end(), [](const Pending& p) { return !p.labels.empty(); });
@@ -198,7 +210,7 @@ void draw_plot(const Plot& plot, Painter& p, double width, double height) {
     }
     for (double k : yt) ytext.push_back(short_number(std::pow(10.0, k)));
   } else {
-    yt = nice_ticks(y0, y1, std::max(2, static_cast<int>((height - 6 * th) / (th * 3.5))));
+    yt = nice_ticks(y0, y1, std::max(2, static_cast<int>((height - 6 * th) / (th * 2.5))));
     const double step = yt.size() > 1 ? yt[1] - yt[0] : 1;
     for (double v : yt) ytext.push_back(tick_text(v, step));
   }
@@ -220,7 +232,7 @@ void draw_plot(const Plot& plot, Painter& p, double width, double height) {
 
   const double left = gap + (plot.y_label.empty() ? 0 : th + gap) + ytw + gap * 1.5;
   const double top = plot.title.empty() ? th : th * 2.5;
-  const double bottom = th * 2 + gap * 2 + (plot.x_label.empty() ? 0 : th + gap);
+  const double bottom = th + gap * 2.5 + (plot.x_label.empty() ? 0 : th + gap);  // tick labels, the axis's name
   // Where the points land for a given right margin; the legend goes in the
   // corner of the axes that covers no point, else outside on the right.
   struct Frame {
