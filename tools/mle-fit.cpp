@@ -102,10 +102,10 @@ void unscale(std::vector<double>& x, const mle::Series& s, const mle::Params& pa
   }
 }
 
-// A window whose fit is not finite is refused, but for the documented case of a
-// window whose points are all equal (loglik +inf, scales 0, skew NaN).
+// A window whose fit is not finite is refused, but for the windows without a
+// maximum (mle::mark_degenerate: NaN by design).
 void require_finite_fits(const mle::Series& s, const mle::Params& params, std::int64_t windows, const mle::Estimates& est,
-                         std::size_t levels) {
+                         std::size_t levels, const std::vector<mle::Degenerate>& degenerate) {
   std::vector<std::pair<const char*, const std::vector<double>*>> outputs = {
       {"theta", &est.theta}, {params.shapes == 2 ? "p1" : "p", &est.p}, {"s_l", &est.s_l}, {"s_r", &est.s_r},
       {"loglik", &est.loglik}, {"skew", &est.skew}};
@@ -116,11 +116,7 @@ void require_finite_fits(const mle::Series& s, const mle::Params& params, std::i
     bool finite = true;
     for (const auto& o : outputs) finite = finite && (i >= o.second->size() || std::isfinite((*o.second)[i]));
     for (std::size_t q = 0; q < levels; ++q) finite = finite && std::isfinite(est.quantiles[i * levels + q]);
-    if (finite) continue;
-    const double* xw = s.x + (w / windows) * s.length + (w % windows) * params.step;
-    bool all_equal = true;
-    for (std::int64_t k = 1; k < params.window && all_equal; ++k) all_equal = xw[k] == xw[0];
-    if (all_equal) continue;
+    if (finite || degenerate[i] != mle::Degenerate::none) continue;
     for (const auto& o : outputs)
       if (i < o.second->size() && !std::isfinite((*o.second)[i]))
         fail_input(std::string(o.first) + index_in(shape, i) + " is " + value_text((*o.second)[i]) +
@@ -407,7 +403,17 @@ int run(int argc, char** argv) {
     if (!world.is_root()) return 0;
   }
   unscale(x, s, params, W, exponent, levels.size(), est);
-  require_finite_fits(s, params, W, est, levels.size());
+  // windows without a maximum: NaN fits and quantiles, counted on stderr and in the attrs
+  const std::vector<mle::Degenerate> degenerate = mle::mark_degenerate(s, params, levels.size(), est);
+  const auto constant_windows = std::count(degenerate.begin(), degenerate.end(), mle::Degenerate::constant);
+  const auto tied_windows = std::count(degenerate.begin(), degenerate.end(), mle::Degenerate::ties);
+  if (constant_windows + tied_windows > 0)
+    std::fprintf(stderr,
+                 "mle-fit: %lld of %lld windows have no maximum (fits and quantiles NaN): %lld with all points equal, "
+                 "%lld with tied values at the location and the shape at the grid's smallest\n",
+                 static_cast<long long>(constant_windows + tied_windows), static_cast<long long>(degenerate.size()),
+                 static_cast<long long>(constant_windows), static_cast<long long>(tied_windows));
+  require_finite_fits(s, params, W, est, levels.size(), degenerate);
   // the backtest needs every window of a series: on rank 0
   std::vector<std::uint8_t> hits;
   std::vector<double> backtest_rows;
@@ -421,7 +427,8 @@ int run(int argc, char** argv) {
               levels[q], hits.empty() ? nullptr : hits.data() + static_cast<std::size_t>(si * T) * levels.size() + q,
               std::max<std::int64_t>(T, 0), static_cast<std::int64_t>(levels.size()));
           const double row[mle::kBacktestColumns] = {b.level, b.n, b.exceedances, b.kupiec_lr, b.kupiec_p,
-                                                     b.christoffersen_ind_lr, b.christoffersen_ind_p, b.cc_lr, b.cc_p};
+                                                     b.christoffersen_ind_lr, b.christoffersen_ind_p, b.cc_lr, b.cc_p,
+                                                     b.no_forecast};
           backtest_rows.insert(backtest_rows.end(), row, row + mle::kBacktestColumns);
         }
     });
@@ -459,6 +466,12 @@ int run(int argc, char** argv) {
                                 "s = s_l and q = p1 left of theta, s = s_r and q = p2 right"
                               : "AEPD: f(x) = p/((s_l+s_r) Gamma(1/p)) exp(-(|x-theta|/s)^p), s = s_l left of theta, s_r right"}};
   if (world.distributed()) attrs["ranks"] = world.size();
+  attrs["no_maximum"] = {
+      {"windows", constant_windows + tied_windows},
+      {"all_equal", constant_windows},
+      {"tied", tied_windows},
+      {"reason", "windows without a maximum of the likelihood have NaN fits and quantiles (record no_maximum: "
+                 "1 all points equal, 2 tied values at the location with the shape at the grid's smallest)"}};
   attrs = cli.stamp(attrs, xr->attrs);
   const Shape shape{s.series, W};
   std::vector<std::int64_t> start(static_cast<std::size_t>(W));
@@ -482,6 +495,13 @@ int run(int argc, char** argv) {
   put("s_l", est.s_l, "left scale");
   put("s_r", est.s_r, "right scale");
   put("loglik", est.loglik, "maximised log-likelihood");
+  {
+    json a = attrs;
+    a["description"] = "0: the window's fit is a maximum; 1: no maximum, all points equal; 2: no maximum, the "
+                       "location holds tied values and the shape sits at the grid's smallest (the likelihood grows "
+                       "without bound as the shape falls to 0); fits and quantiles NaN where not 0";
+    writer.write("no_maximum", shape, reinterpret_cast<const std::uint8_t*>(degenerate.data()), a);
+  }
   put("skew", est.skew, params.shapes == 2 ? "left mass s_l g1 / (s_l g1 + s_r g2), g_i = Gamma(1 + 1/p_i)"
                                            : "s_l / (s_l + s_r)");
   // information criteria: k parameters (theta, shapes, two scales), n points per window
@@ -562,7 +582,8 @@ int run(int argc, char** argv) {
     const std::int64_t L = static_cast<std::int64_t>(levels.size());
     json a = attrs;
     a["description"] = "1 where the out-of-sample point x[window + i] falls beyond the quantile of the latest window "
-                       "ending before it (window (i / step)): below it for levels <= 0.5, above it for levels > 0.5";
+                       "ending before it (window (i / step)): below it for levels <= 0.5, above it for levels > 0.5; "
+                       "2 where that window has no maximum (no forecast)";
     a["levels"] = levels;
     a["first_index"] = params.window;
     a["dims"] = json{"series", "time", "level"};
@@ -570,9 +591,10 @@ int run(int argc, char** argv) {
     json b = attrs;
     b["description"] = "VaR backtest per series and level: Kupiec's proportion-of-failures LR test (chi-square 1), "
                        "Christoffersen's independence LR test (chi-square 1) and conditional coverage (their sum, "
-                       "chi-square 2); expected rate: the level, or 1 - level above 0.5";
+                       "chi-square 2); expected rate: the level, or 1 - level above 0.5; points whose window has "
+                       "no maximum (no forecast) are counted in no_forecast and left out of n and the tests";
     b["columns"] = json{"level", "n", "exceedances", "kupiec_lr", "kupiec_p", "christoffersen_ind_lr",
-                        "christoffersen_ind_p", "cc_lr", "cc_p"};
+                        "christoffersen_ind_p", "cc_lr", "cc_p", "no_forecast"};
     writer.write("backtest", Shape{s.series, L, mle::kBacktestColumns}, backtest_rows.data(), b);
   }
   if (xlabels) {
