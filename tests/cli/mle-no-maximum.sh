@@ -12,7 +12,7 @@ inspect flat-fit.nps --array aic | grep -q 'nan 50  inf 0' || fail "flat prices:
 inspect flat-fit.nps --array no_maximum | grep -q 'min 1  max 1' || fail "flat prices: windows not marked 1"
 inspect flat-fit.nps --array backtest --values 10 | grep -q 'values 0.01 0 0 nan nan nan nan nan nan 49' ||
   { inspect flat-fit.nps --array backtest --values 10; fail "flat prices: the backtest does not count the points apart"; }
-inspect flat-fit.nps --array quantiles --attrs | tr -d ' \n' | grep -q '"no_maximum":{"all_equal":50,"reason":"windows without a maximum' ||
+inspect flat-fit.nps --array quantiles --attrs | tr -d ' \n' | grep -q '"no_maximum":{"all_equal":50,"reason":"windowswithoutamaximum' ||
   fail "flat prices: no count and reason in the attrs"
 
 # 230 zero returns of 250 (a price that rarely moves), then ordinary returns: the
