@@ -158,7 +158,8 @@ int run(int argc, char** argv) {
       "step", "A window starts every K points", cxxopts::value<std::int64_t>()->default_value("1"), "K")(
       "alpha-grid", "Shape grid: START:STOP:COUNT (evenly spaced, ends included) or a list a,b,c",
       cxxopts::value<std::string>()->default_value("0.5:4.45:80"), "GRID")(
-      "refine", "Refine theta between the neighbouring data points and p between the grid neighbours (golden section)")(
+      "refine", "Search for the continuous optimum near the grid's (Newton steps on the profile likelihood, p between "
+                "its grid neighbours), keeping the higher of competing maxima")(
       "exact", "Recompute every window from scratch instead of rolling updates (for checking)")(
       "refresh", "Rolling sums are recomputed from scratch at least every R windows",
       cxxopts::value<std::int64_t>()->default_value("1000"), "R")(
@@ -174,13 +175,13 @@ int run(int argc, char** argv) {
   cli.tuning_env("NUMPIPE_MLE_ESTIMATE_LANES=1|2|4|8|16|32",
                  "CUDA --refine/--stderr: threads per window of the estimate kernel (default: about 32 points a thread)");
   cli.add("Inference")(
-      "stderr", "Standard errors of the estimates from the observed information at the refined optimum "
-                "(implies --refine), and a 95% interval for theta")(
+      "stderr", "Standard errors of the estimates from the information at the refined optimum (observed; theta's "
+                "row and column expected), implies --refine; and a 95% interval for theta")(
       "compare", "Also fit a normal and/or a Student-t to each window: their log-likelihoods, AIC and BIC",
       cxxopts::value<std::string>()->default_value(""), "normal,t")(
       "gof", "Kolmogorov-Smirnov and Anderson-Darling statistics of each window against its fitted distribution")(
       "backtest", "Each window's quantiles against the next return(s) out of sample: exceedances, Kupiec and "
-                  "Christoffersen tests (needs --quantiles)");
+                  "Christoffersen tests (needs --quantiles); points after a window without a maximum are counted apart");
   cli.parse(argc, argv);
   const int repeat = cli.get<int>("repeat");
   if (repeat < 0 || repeat > 1000) fail_input("--repeat must be in [0, 1000], got " + std::to_string(repeat));
