@@ -14,6 +14,7 @@
 #include "common/progress.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
+#include "kernels/mle/garch.hpp"
 #include "kernels/mle/mle.hpp"
 
 namespace numpipe {
@@ -102,10 +103,10 @@ void unscale(std::vector<double>& x, const mle::Series& s, const mle::Params& pa
   }
 }
 
-// A window whose fit is not finite is refused, but for the documented case of a
-// window whose points are all equal (loglik +inf, scales 0, skew NaN).
+// A window whose fit is not finite is refused, but for the windows without a
+// maximum (mle::mark_degenerate: NaN by design).
 void require_finite_fits(const mle::Series& s, const mle::Params& params, std::int64_t windows, const mle::Estimates& est,
-                         std::size_t levels) {
+                         std::size_t levels, const std::vector<mle::Degenerate>& degenerate) {
   std::vector<std::pair<const char*, const std::vector<double>*>> outputs = {
       {"theta", &est.theta}, {params.shapes == 2 ? "p1" : "p", &est.p}, {"s_l", &est.s_l}, {"s_r", &est.s_r},
       {"loglik", &est.loglik}, {"skew", &est.skew}};
@@ -116,11 +117,7 @@ void require_finite_fits(const mle::Series& s, const mle::Params& params, std::i
     bool finite = true;
     for (const auto& o : outputs) finite = finite && (i >= o.second->size() || std::isfinite((*o.second)[i]));
     for (std::size_t q = 0; q < levels; ++q) finite = finite && std::isfinite(est.quantiles[i * levels + q]);
-    if (finite) continue;
-    const double* xw = s.x + (w / windows) * s.length + (w % windows) * params.step;
-    bool all_equal = true;
-    for (std::int64_t k = 1; k < params.window && all_equal; ++k) all_equal = xw[k] == xw[0];
-    if (all_equal) continue;
+    if (finite || degenerate[i] != mle::Degenerate::none) continue;
     for (const auto& o : outputs)
       if (i < o.second->size() && !std::isfinite((*o.second)[i]))
         fail_input(std::string(o.first) + index_in(shape, i) + " is " + value_text((*o.second)[i]) +
@@ -149,6 +146,171 @@ std::string level_name(double q) {
   return s.str();
 }
 
+// The labels record of x's time axis (dates), if the input carries one.
+const Record* time_labels_of(const std::vector<Record>& records) {
+  for (const Record& r : records)
+    if (is_labels(r) && labels_of(r.attrs) == "x") return &r;
+  return nullptr;
+}
+
+// --model garch: GARCH(1,1) with AEPD innovations (kernels/mle/garch.hpp) over
+// the whole series (no --window) or rolling windows; writes its records and
+// commits the output.
+int run_garch(Cli& cli, OutputFile& out, const std::vector<Record>& records, const Record& xr, const mle::Series& s,
+              const mle::Params& params, bool whole, bool inform, const std::vector<double>& levels, bool backtest) {
+  // 1. the fits
+  mle::GarchOptions o;
+  o.window = whole ? s.length : params.window;
+  o.step = params.step;
+  o.inform = inform;
+  if (o.window < 10) fail_input("--model garch needs windows of at least 10 points, got " + std::to_string(o.window));
+  mle::Params wp = params;
+  wp.window = o.window;
+  const std::int64_t W = mle::window_count(s, wp);
+  const std::vector<mle::GarchFit> fits = mle::fit_garch(s.x, s.series, s.length, o);
+  // 2. the records' columns, the quantiles and the constraints' report
+  const std::size_t N = fits.size(), L = levels.size();
+  std::vector<double> mu(N), omega(N), alpha(N), beta(N), skew(N), p(N), s_l(N), s_r(N), ll(N), sigma(N), aic(N),
+      bic(N), q(N * L), se(N * mle::kGarchParams);
+  std::int64_t edge = 0, unconverged = 0;
+  for (std::size_t i = 0; i < N; ++i) {
+    const mle::GarchFit& f = fits[i];
+    mu[i] = f.par[mle::kMu];
+    omega[i] = f.par[mle::kOmega];
+    alpha[i] = f.par[mle::kAlpha];
+    beta[i] = f.par[mle::kBeta];
+    skew[i] = f.par[mle::kSkew];
+    p[i] = f.par[mle::kShape];
+    const mle::StandardAepd z = mle::standard_aepd(skew[i], p[i]);
+    s_l[i] = z.s_l;
+    s_r[i] = z.s_r;
+    ll[i] = f.loglik;
+    sigma[i] = std::sqrt(f.h_next);
+    aic[i] = 2.0 * mle::kGarchParams - 2.0 * ll[i];
+    bic[i] = mle::kGarchParams * std::log(static_cast<double>(o.window)) - 2.0 * ll[i];
+    for (std::size_t k = 0; k < L; ++k) q[i * L + k] = mle::garch_quantile(levels[k], f.par, f.h_next);
+    for (int k = 0; k < mle::kGarchParams; ++k) se[i * mle::kGarchParams + k] = f.se[k];
+    edge += f.on_edge ? 1 : 0;
+    unconverged += f.converged ? 0 : 1;
+    if (!std::isfinite(f.loglik))
+      fail_input("--model garch: the fit of window " + std::to_string(i) + " is not finite (log-likelihood " +
+                 value_text(f.loglik) + ")");
+  }
+  if (edge > 0)
+    std::fprintf(stderr, "mle-fit: %lld of %lld GARCH fits lie on an edge of the constraints (alpha or beta within 1e-6 "
+                 "of 0, or alpha + beta within 1e-6 of 1)\n", static_cast<long long>(edge), static_cast<long long>(N));
+  if (unconverged > 0)
+    std::fprintf(stderr, "mle-fit: %lld of %lld GARCH fits stopped at the iteration limit\n",
+                 static_cast<long long>(unconverged), static_cast<long long>(N));
+  // 3. the backtest: each point after the first window against the one-step quantile of the latest window before it
+  std::vector<std::uint8_t> hits;
+  std::vector<double> rows;
+  const std::int64_t T = s.length - o.window;
+  if (backtest && T > 0) {
+    hits = mle::exceedances(s, wp, levels, q);
+    for (std::int64_t si = 0; si < s.series; ++si)
+      for (std::size_t k = 0; k < L; ++k) {
+        const mle::BacktestRow b = mle::backtest_statistics(
+            levels[k], hits.data() + static_cast<std::size_t>(si * T) * L + k, T, static_cast<std::int64_t>(L));
+        const double row[mle::kBacktestColumns] = {b.level, b.n, b.exceedances, b.kupiec_lr, b.kupiec_p,
+                                                   b.christoffersen_ind_lr, b.christoffersen_ind_p, b.cc_lr, b.cc_p,
+                                                   b.no_forecast};
+        rows.insert(rows.end(), row, row + mle::kBacktestColumns);
+      }
+  }
+  // 4. the records
+  json attrs = {{"kind", "mle.fit"},
+                {"model", "GARCH(1,1) with AEPD innovations: r_t = mu + sigma_t z_t, sigma_t^2 = omega + garch_alpha "
+                          "(r_{t-1} - mu)^2 + garch_beta sigma_{t-1}^2, z_t the AEPD (left mass skew, shape p) "
+                          "standardised to mean 0 and variance 1; sigma_1^2 the window's mean square"},
+                {"window", o.window},
+                {"step", o.step},
+                {"windows", W},
+                {"series", s.series},
+                {"whole_series", whole},
+                {"constraints", "omega > 0, garch_alpha >= 0, garch_beta >= 0, garch_alpha + garch_beta < 1 (enforced)"},
+                {"on_constraint_edge", edge},
+                {"iteration_limit", unconverged},
+                {"backend", "cpu"}};
+  attrs = cli.stamp(attrs, xr.attrs);
+  const Shape shape{s.series, W};
+  StreamWriter writer(out);
+  std::vector<std::int64_t> start(static_cast<std::size_t>(W));
+  for (std::int64_t w = 0; w < W; ++w) start[static_cast<std::size_t>(w)] = w * o.step;
+  auto put = [&](const char* name, const std::vector<double>& v, const char* what) {
+    json a = attrs;
+    a["description"] = what;
+    writer.write(name, shape, v.data(), a);
+  };
+  {
+    json a = attrs;
+    a["description"] = "index of each window's first point";
+    writer.write("start", Shape{W}, start.data(), a);
+  }
+  put("theta", mu, "mu: the conditional mean of the returns");
+  put("omega", omega, "GARCH constant omega");
+  put("garch_alpha", alpha, "GARCH ARCH coefficient alpha (on the last squared residual)");
+  put("garch_beta", beta, "GARCH coefficient beta (on the last conditional variance)");
+  put("p", p, "the innovations' AEPD shape");
+  put("skew", skew, "the innovations' left mass s_l / (s_l + s_r)");
+  put("s_l", s_l, "left scale of the standardised innovation (mean 0, variance 1)");
+  put("s_r", s_r, "right scale of the standardised innovation (mean 0, variance 1)");
+  put("loglik", ll, "maximised log-likelihood of the window");
+  put("sigma", sigma, "one-step-ahead conditional standard deviation sigma_{n+1}");
+  {
+    json a = attrs;
+    a["parameters"] = mle::kGarchParams;
+    a["description"] = "Akaike information criterion 2k - 2 loglik";
+    writer.write("aic", shape, aic.data(), a);
+    a["description"] = "Bayesian information criterion k log(n) - 2 loglik";
+    writer.write("bic", shape, bic.data(), a);
+  }
+  if (inform) {
+    json a = attrs;
+    a["description"] = "standard errors: square roots of the diagonal of the inverse observed information (minus the "
+                       "Hessian of the log-likelihood by central differences) at the estimate; NaN where it is not "
+                       "positive definite";
+    a["columns"] = json{"mu", "omega", "garch_alpha", "garch_beta", "skew", "p"};
+    writer.write("stderr", Shape{s.series, W, mle::kGarchParams}, se.data(), a);
+  }
+  if (L > 0) {
+    json a = attrs;
+    a["description"] = "one-step-ahead conditional quantiles mu + sigma_{n+1} z_q, last axis by level";
+    a["levels"] = levels;
+    json names = json::array();
+    for (double v : levels) names.push_back(level_name(v));
+    a["level_names"] = names;
+    writer.write("quantiles", Shape{s.series, W, static_cast<std::int64_t>(L)}, q.data(), a);
+  }
+  if (backtest && T > 0) {
+    json a = attrs;
+    a["description"] = "1 where the point x[window + i] falls beyond the one-step quantile of the latest window ending "
+                       "before it (with --step K > 1 that quantile serves the K points after the window)";
+    a["levels"] = levels;
+    a["first_index"] = o.window;
+    writer.write("exceedances", Shape{s.series, T, static_cast<std::int64_t>(L)}, hits.data(), a);
+    json b = attrs;
+    b["description"] = "VaR backtest per series and level: Kupiec, Christoffersen independence, conditional coverage";
+    b["columns"] = json{"level", "n", "exceedances", "kupiec_lr", "kupiec_p", "christoffersen_ind_lr",
+                        "christoffersen_ind_p", "cc_lr", "cc_p", "no_forecast"};
+    writer.write("backtest", Shape{s.series, static_cast<std::int64_t>(L), mle::kBacktestColumns}, rows.data(), b);
+  }
+  if (const Record* xl = time_labels_of(records)) {
+    const std::vector<std::string> labels = read_labels(*xl);
+    if (static_cast<std::int64_t>(labels.size()) != s.length)
+      fail_input("record '" + xl->name + "': " + std::to_string(labels.size()) + " labels for a series of length " +
+                 std::to_string(s.length));
+    const std::string column_name = xl->attrs.value("column", std::string("label"));
+    std::vector<std::string> last(static_cast<std::size_t>(W));
+    for (std::int64_t w = 0; w < W; ++w)
+      last[static_cast<std::size_t>(w)] = labels[static_cast<std::size_t>(w * o.step + o.window - 1)];
+    writer.write(make_labels("window_label", last, "window", column_name));
+  }
+  writer.finish();
+  out.commit();
+  return 0;
+}
+
 int run(int argc, char** argv) {
   Cli cli({"mle-fit",
            "Rolling maximum-likelihood fits of the asymmetric exponential power distribution (grid over location and shape)",
@@ -162,7 +324,8 @@ int run(int argc, char** argv) {
       "step", "A window starts every K points", cxxopts::value<std::int64_t>()->default_value("1"), "K")(
       "alpha-grid", "Shape grid: START:STOP:COUNT (evenly spaced, ends included) or a list a,b,c",
       cxxopts::value<std::string>()->default_value("0.5:4.45:80"), "GRID")(
-      "refine", "Refine theta between the neighbouring data points and p between the grid neighbours (golden section)")(
+      "refine", "Search for the continuous optimum near the grid's (Newton steps on the profile likelihood, p between "
+                "its grid neighbours), keeping the higher of competing maxima")(
       "exact", "Recompute every window from scratch instead of rolling updates (for checking)")(
       "refresh", "Rolling sums are recomputed from scratch at least every R windows",
       cxxopts::value<std::int64_t>()->default_value("1000"), "R")(
@@ -170,6 +333,9 @@ int run(int argc, char** argv) {
       cxxopts::value<std::string>()->default_value(""), "Q,...")(
       "shapes", "1: one shape p; 2: a shape p1 left of theta and p2 right of it (grid over theta, p1, p2)",
       cxxopts::value<int>()->default_value("1"), "N")(
+      "model", "iid: the AEPD fitted to each window (default); garch: GARCH(1,1) with AEPD innovations over the "
+               "whole series (without --window) or rolling windows",
+      cxxopts::value<std::string>()->default_value("iid"), "M")(
       "repeat", "Benchmark: after the run, fit N more times; the median time of the grid search on stderr",
       cxxopts::value<int>()->default_value("0"), "N");
   cli.tuning_env("NUMPIPE_MLE_GROUP=4|8", "CUDA: shapes per block of the grid kernels (default 8)");
@@ -178,13 +344,13 @@ int run(int argc, char** argv) {
   cli.tuning_env("NUMPIPE_MLE_ESTIMATE_LANES=1|2|4|8|16|32",
                  "CUDA --refine/--stderr: threads per window of the estimate kernel (default: about 32 points a thread)");
   cli.add("Inference")(
-      "stderr", "Standard errors of the estimates from the observed information at the refined optimum "
-                "(implies --refine), and a 95% interval for theta")(
+      "stderr", "Standard errors of the estimates from the information at the refined optimum (observed; theta's "
+                "row and column expected), implies --refine; and a 95% interval for theta")(
       "compare", "Also fit a normal and/or a Student-t to each window: their log-likelihoods, AIC and BIC",
       cxxopts::value<std::string>()->default_value(""), "normal,t")(
       "gof", "Kolmogorov-Smirnov and Anderson-Darling statistics of each window against its fitted distribution")(
       "backtest", "Each window's quantiles against the next return(s) out of sample: exceedances, Kupiec and "
-                  "Christoffersen tests (needs --quantiles)");
+                  "Christoffersen tests (needs --quantiles); points after a window without a maximum are counted apart");
   cli.parse(argc, argv);
   const int repeat = cli.get<int>("repeat");
   if (repeat < 0 || repeat > 1000) fail_input("--repeat must be in [0, 1000], got " + std::to_string(repeat));
@@ -248,6 +414,17 @@ int run(int argc, char** argv) {
   s.x = x.data();
   s.series = xr->shape.size() == 2 ? xr->shape[0] : 1;
   s.length = xr->shape.back();
+  const std::string model = cli.get<std::string>("model");
+  if (model != "iid" && model != "garch") fail_input("--model must be iid or garch, got '" + model + "'");
+  if (model == "garch") {
+    const bool whole = !cli.args().count("window");
+    if (whole) params.window = s.length;
+    mle::validate(s, params);
+    if (world.distributed()) fail_input("--model garch runs in one process (no MPI)");
+    if (fo.normal || fo.student || fo.gof || params.shapes == 2)
+      fail_input("--model garch takes neither --compare, --gof nor --shapes 2");
+    return run_garch(cli, *out, records, *xr, s, params, whole, fo.inform, levels, backtest);
+  }
   mle::validate(s, params);
   const std::vector<int> exponent = scale_series(x, s, params);
 
@@ -407,7 +584,17 @@ int run(int argc, char** argv) {
     if (!world.is_root()) return 0;
   }
   unscale(x, s, params, W, exponent, levels.size(), est);
-  require_finite_fits(s, params, W, est, levels.size());
+  // windows without a maximum: NaN fits and quantiles, counted on stderr and in the attrs
+  const std::vector<mle::Degenerate> degenerate = mle::mark_degenerate(s, params, levels.size(), est);
+  const auto constant_windows = std::count(degenerate.begin(), degenerate.end(), mle::Degenerate::constant);
+  const auto tied_windows = std::count(degenerate.begin(), degenerate.end(), mle::Degenerate::ties);
+  if (constant_windows + tied_windows > 0)
+    std::fprintf(stderr,
+                 "mle-fit: %lld of %lld windows have no maximum (fits and quantiles NaN): %lld with all points equal, "
+                 "%lld with tied values at the location and the shape at the grid's smallest\n",
+                 static_cast<long long>(constant_windows + tied_windows), static_cast<long long>(degenerate.size()),
+                 static_cast<long long>(constant_windows), static_cast<long long>(tied_windows));
+  require_finite_fits(s, params, W, est, levels.size(), degenerate);
   // the backtest needs every window of a series: on rank 0
   std::vector<std::uint8_t> hits;
   std::vector<double> backtest_rows;
@@ -421,7 +608,8 @@ int run(int argc, char** argv) {
               levels[q], hits.empty() ? nullptr : hits.data() + static_cast<std::size_t>(si * T) * levels.size() + q,
               std::max<std::int64_t>(T, 0), static_cast<std::int64_t>(levels.size()));
           const double row[mle::kBacktestColumns] = {b.level, b.n, b.exceedances, b.kupiec_lr, b.kupiec_p,
-                                                     b.christoffersen_ind_lr, b.christoffersen_ind_p, b.cc_lr, b.cc_p};
+                                                     b.christoffersen_ind_lr, b.christoffersen_ind_p, b.cc_lr, b.cc_p,
+                                                     b.no_forecast};
           backtest_rows.insert(backtest_rows.end(), row, row + mle::kBacktestColumns);
         }
     });
@@ -459,6 +647,12 @@ int run(int argc, char** argv) {
                                 "s = s_l and q = p1 left of theta, s = s_r and q = p2 right"
                               : "AEPD: f(x) = p/((s_l+s_r) Gamma(1/p)) exp(-(|x-theta|/s)^p), s = s_l left of theta, s_r right"}};
   if (world.distributed()) attrs["ranks"] = world.size();
+  attrs["no_maximum"] = {
+      {"windows", constant_windows + tied_windows},
+      {"all_equal", constant_windows},
+      {"tied", tied_windows},
+      {"reason", "windows without a maximum of the likelihood have NaN fits and quantiles (record no_maximum: "
+                 "1 all points equal, 2 tied values at the location with the shape at the grid's smallest)"}};
   attrs = cli.stamp(attrs, xr->attrs);
   const Shape shape{s.series, W};
   std::vector<std::int64_t> start(static_cast<std::size_t>(W));
@@ -482,6 +676,13 @@ int run(int argc, char** argv) {
   put("s_l", est.s_l, "left scale");
   put("s_r", est.s_r, "right scale");
   put("loglik", est.loglik, "maximised log-likelihood");
+  {
+    json a = attrs;
+    a["description"] = "0: the window's fit is a maximum; 1: no maximum, all points equal; 2: no maximum, the "
+                       "location holds tied values and the shape sits at the grid's smallest (the likelihood grows "
+                       "without bound as the shape falls to 0); fits and quantiles NaN where not 0";
+    writer.write("no_maximum", shape, reinterpret_cast<const std::uint8_t*>(degenerate.data()), a);
+  }
   put("skew", est.skew, params.shapes == 2 ? "left mass s_l g1 / (s_l g1 + s_r g2), g_i = Gamma(1 + 1/p_i)"
                                            : "s_l / (s_l + s_r)");
   // information criteria: k parameters (theta, shapes, two scales), n points per window
@@ -562,7 +763,8 @@ int run(int argc, char** argv) {
     const std::int64_t L = static_cast<std::int64_t>(levels.size());
     json a = attrs;
     a["description"] = "1 where the out-of-sample point x[window + i] falls beyond the quantile of the latest window "
-                       "ending before it (window (i / step)): below it for levels <= 0.5, above it for levels > 0.5";
+                       "ending before it (window (i / step)): below it for levels <= 0.5, above it for levels > 0.5; "
+                       "2 where that window has no maximum (no forecast)";
     a["levels"] = levels;
     a["first_index"] = params.window;
     a["dims"] = json{"series", "time", "level"};
@@ -570,9 +772,10 @@ int run(int argc, char** argv) {
     json b = attrs;
     b["description"] = "VaR backtest per series and level: Kupiec's proportion-of-failures LR test (chi-square 1), "
                        "Christoffersen's independence LR test (chi-square 1) and conditional coverage (their sum, "
-                       "chi-square 2); expected rate: the level, or 1 - level above 0.5";
+                       "chi-square 2); expected rate: the level, or 1 - level above 0.5; points whose window has "
+                       "no maximum (no forecast) are counted in no_forecast and left out of n and the tests";
     b["columns"] = json{"level", "n", "exceedances", "kupiec_lr", "kupiec_p", "christoffersen_ind_lr",
-                        "christoffersen_ind_p", "cc_lr", "cc_p"};
+                        "christoffersen_ind_p", "cc_lr", "cc_p", "no_forecast"};
     writer.write("backtest", Shape{s.series, L, mle::kBacktestColumns}, backtest_rows.data(), b);
   }
   if (xlabels) {

@@ -909,6 +909,47 @@ NUMPIPE_HD_OUTLINE double profile_step_out(const double* x, std::int64_t n, doub
                   1e-13 * (fabs(t) + fabs(b)) + 1e-15 * h);
 }
 
+// The refine from the state st (its theta a data point or not): with p > 1 on
+// both sides theta moves to the nearest maximum of the smooth profile while the
+// shapes move within `box` (p1_lo, p1_hi, p2_lo, p2_hi; kept >= 1 in a smooth
+// pass); with p <= 1 theta stays at its data point while the shapes move, and
+// where they end above 1 a second, smooth pass frees theta. Both by
+// newton_maximise on the profile (scales closed-form).
+NUMPIPE_HD_OUTLINE State refine_from(const double* x, std::int64_t n, double scale, State st, const WindowTask& task,
+                                    const double* box, double tmin, double tmax, int* passes) {
+  const bool two = task.two_shapes;
+  const bool smooth_start = st.p1 > 1 && st.p2 > 1;
+  for (int pass = 0; pass < 2 && finite(st.ll); ++pass) {
+    const bool smooth_pass = pass == 0 ? smooth_start : (!smooth_start && st.p1 > 1 && st.p2 > 1);
+    if (pass == 1 && !smooth_pass) break;
+    Free fr;
+    fr.m = 0;
+    double lo[3], hi[3];
+    if (smooth_pass) {
+      fr.idx[fr.m] = kTheta;
+      lo[fr.m] = tmin;
+      hi[fr.m] = tmax;
+      ++fr.m;
+    }
+    const double p1lo = smooth_pass ? fmax(box[0], 1.0) : box[0];
+    const double p2lo = smooth_pass ? fmax(box[2], 1.0) : box[2];
+    if (box[1] > p1lo) {
+      fr.idx[fr.m] = kP1;
+      lo[fr.m] = p1lo;
+      hi[fr.m] = box[1];
+      ++fr.m;
+    }
+    if (two && box[3] > p2lo) {
+      fr.idx[fr.m] = kP2;
+      lo[fr.m] = p2lo;
+      hi[fr.m] = box[3];
+      ++fr.m;
+    }
+    st = newton_maximise(x, n, scale, st, two, fr, lo, hi, passes);
+  }
+  return st;
+}
+
 }  // namespace detail
 
 // The refined optimum, the observed information and the interval for theta of
@@ -976,36 +1017,59 @@ NUMPIPE_HD_INLINE WindowEstimate estimate_window(const double* x, std::int64_t n
   const double scale = ldexp(1.0, -e2), unscale = ldexp(1.0, e2);
   const double t0 = task.theta0 * scale;
   detail::State st = detail::profile_state(x, n, scale, t0, task.p1, task.p2, true);
-  const bool smooth_grid = task.p1 > 1 && task.p2 > 1;
-  // With p <= 1 on the grid, theta stays at its data point while the shapes
-  // move; if they end above 1, a second, smooth pass frees theta.
-  for (int pass = 0; pass < 2 && task.refine && finite(st.ll); ++pass) {
-    const bool smooth_pass = pass == 0 ? smooth_grid : (!smooth_grid && st.p1 > 1 && st.p2 > 1);
-    if (pass == 1 && !smooth_pass) break;
-    detail::Free fr;
-    fr.m = 0;
-    double lo[3], hi[3];
-    if (smooth_pass) {
-      fr.idx[fr.m] = kTheta;
-      lo[fr.m] = xmin * scale;
-      hi[fr.m] = xmax * scale;
-      ++fr.m;
+  if (task.refine && finite(st.ll)) {
+    const double box[4] = {task.p1_lo, task.p1_hi, task.p2_lo, task.p2_hi};
+    st = detail::refine_from(x, n, scale, st, task, box, xmin * scale, xmax * scale, &out.iterations);
+    // The higher maximum always: the refine climbs to the maximum next to where
+    // it starts, but as the shapes move off the grid another location can win:
+    // with p <= 1 another data point (the maximum over theta sits at a data
+    // point), with p > 1 the maximum next to the other data point that bounds
+    // theta's interval (two maxima can share an interval, with a dip between).
+    // So the refine starts again from the data points just below and above the
+    // estimate, and, where neither gains, from the best data point of the window
+    // at the refined shapes when that beats the estimate (one pass over the
+    // points each, O(n^2)); the highest result is kept, until none gains.
+    for (int round = 0; round < 64; ++round) {
+      bool gained = false;
+      const detail::State from = st;
+      auto try_from = [&](double t) {
+        detail::State c = detail::profile_state(x, n, scale, t, from.p1, from.p2, true);
+        ++out.iterations;
+        c = detail::refine_from(x, n, scale, c, task, box, xmin * scale, xmax * scale, &out.iterations);
+        if (c.ll > st.ll && detail::better_maximum(c, st, nd)) {
+          st = c;
+          gained = true;
+        }
+      };
+      if (finite(from.sums.below)) try_from(from.sums.below);
+      if (finite(from.sums.above)) try_from(from.sums.above);
+      if (gained) continue;
+      double best_t = from.theta, best_ll = from.ll;
+      for (std::int64_t k = 0; k < n; ++k) {
+        const double t = x[k] * scale;
+        if (t == from.theta || t == from.sums.below || t == from.sums.above) continue;
+        const double ll = detail::profile_state(x, n, scale, t, from.p1, from.p2, false).ll;
+        if (ll > best_ll) {
+          best_ll = ll;
+          best_t = t;
+        }
+      }
+      out.iterations += static_cast<int>(n);
+      if (best_t != from.theta) try_from(best_t);
+      if (!gained) break;
     }
-    const double p1lo = smooth_pass ? fmax(task.p1_lo, 1.0) : task.p1_lo;
-    const double p2lo = smooth_pass ? fmax(task.p2_lo, 1.0) : task.p2_lo;
-    if (task.p1_hi > p1lo) {
-      fr.idx[fr.m] = kP1;
-      lo[fr.m] = p1lo;
-      hi[fr.m] = task.p1_hi;
-      ++fr.m;
+    // a shape that ends on an edge of its box (the grid neighbours of the grid's
+    // shape) inside the grid's range: the continuous optimum may lie beyond it,
+    // so the search goes on over the grid's whole range from there
+    const double edge = 1e-12;
+    const bool on_edge = (st.p1 <= box[0] * (1 + edge) && box[0] > task.p_min) || (st.p1 >= box[1] * (1 - edge) && box[1] < task.p_max) ||
+                         (two && ((st.p2 <= box[2] * (1 + edge) && box[2] > task.p_min) ||
+                                  (st.p2 >= box[3] * (1 - edge) && box[3] < task.p_max)));
+    if (on_edge) {
+      const double wide[4] = {task.p_min, task.p_max, task.p_min, task.p_max};
+      const detail::State c = detail::refine_from(x, n, scale, st, task, wide, xmin * scale, xmax * scale, &out.iterations);
+      if (c.ll > st.ll) st = c;
     }
-    if (two && task.p2_hi > p2lo) {
-      fr.idx[fr.m] = kP2;
-      lo[fr.m] = p2lo;
-      hi[fr.m] = task.p2_hi;
-      ++fr.m;
-    }
-    st = detail::newton_maximise(x, n, scale, st, two, fr, lo, hi, &out.iterations);
   }
   out.theta = st.theta * unscale;
   out.p1 = st.p1;

@@ -402,10 +402,45 @@ std::vector<std::uint8_t> exceedances(const Series& s, const Params& p, const st
       for (std::size_t q = 0; q < L; ++q) {
         const double v = quantiles[static_cast<std::size_t>(si * W + w) * L + q];
         const bool hit = levels[q] <= 0.5 ? r < v : r > v;
-        hits[static_cast<std::size_t>(si * T + t - n) * L + q] = hit ? 1 : 0;
+        hits[static_cast<std::size_t>(si * T + t - n) * L + q] = std::isnan(v) ? kNoForecast : (hit ? 1 : 0);
       }
     }
   return hits;
+}
+
+std::vector<Degenerate> mark_degenerate(const Series& s, const Params& p, std::size_t levels, Estimates& e) {
+  const std::int64_t W = window_count(s, p), n = p.window;
+  const double smallest = *std::min_element(p.grid.alpha.begin(), p.grid.alpha.end());
+  std::vector<Degenerate> code(static_cast<std::size_t>(s.series * W), Degenerate::none);
+  for (std::int64_t w = 0; w < s.series * W; ++w) {
+    const std::size_t i = static_cast<std::size_t>(w);
+    const double* x = s.x + (w / W) * s.length + (w % W) * p.step;
+    bool all_equal = true;
+    for (std::int64_t k = 1; k < n && all_equal; ++k) all_equal = x[k] == x[0];
+    const bool at_edge = (i < e.p.size() && e.p[i] <= smallest) || (i < e.p2.size() && e.p2[i] <= smallest);
+    // the points at the data point nearest theta (theta itself, but where a
+    // refine with shapes above 1 moved it off)
+    std::int64_t tied = 0;
+    if (!all_equal && at_edge) {
+      double nearest = x[0];
+      for (std::int64_t k = 1; k < n; ++k)
+        if (std::fabs(x[k] - e.theta[i]) < std::fabs(nearest - e.theta[i])) nearest = x[k];
+      for (std::int64_t k = 0; k < n; ++k) tied += x[k] == nearest ? 1 : 0;
+    }
+    code[i] = all_equal ? Degenerate::constant : (tied >= 2 ? Degenerate::ties : Degenerate::none);
+    if (code[i] == Degenerate::none) continue;
+    auto blank = [](std::vector<double>& v, std::size_t from, std::size_t count) {
+      for (std::size_t k = from; k < from + count && k < v.size(); ++k) v[k] = NAN;
+    };
+    for (auto* v : {&e.theta, &e.p, &e.p2, &e.s_l, &e.s_r, &e.loglik, &e.skew, &e.ks, &e.ad}) blank(*v, i, 1);
+    blank(e.quantiles, i * levels, levels);
+    if (!e.stderr_.empty()) {
+      const std::size_t K = e.stderr_.size() / code.size();
+      blank(e.stderr_, i * K, K);
+    }
+    blank(e.theta_ci, 2 * i, 2);
+  }
+  return code;
 }
 
 double chi2_sf1(double x) { return x > 0 ? std::erfc(std::sqrt(0.5 * x)) : 1.0; }
@@ -424,19 +459,25 @@ double xlogy(double k, double q) { return k > 0 ? k * std::log(q) : 0.0; }
 // LR_cc = LR_pof + LR_ind, chi-square(2).
 BacktestRow backtest_statistics(double level, const std::uint8_t* hits, std::int64_t count, std::int64_t stride) {
   const double pi = level <= 0.5 ? level : 1.0 - level;
-  double x = 0, n00 = 0, n01 = 0, n10 = 0, n11 = 0;
+  double x = 0, n00 = 0, n01 = 0, n10 = 0, n11 = 0, valid = 0, missing = 0;
   for (std::int64_t t = 0; t < count; ++t) {
     const int h = hits[t * stride];
+    if (h == kNoForecast) {
+      ++missing;
+      continue;
+    }
+    ++valid;
     x += h;
-    if (t > 0) {
+    if (t > 0 && hits[(t - 1) * stride] != kNoForecast) {
       const int g = hits[(t - 1) * stride];
       (g ? (h ? n11 : n10) : (h ? n01 : n00)) += 1;
     }
   }
-  const double T = static_cast<double>(count);
+  const double T = valid;
   BacktestRow b{};
   b.level = level;
   b.n = T;
+  b.no_forecast = missing;
   b.exceedances = x;
   const double ph = T > 0 ? x / T : 0;
   b.kupiec_lr = std::max(0.0, -2.0 * (xlogy(T - x, 1.0 - pi) + xlogy(x, pi)) + 2.0 * (xlogy(T - x, 1.0 - ph) + xlogy(x, ph)));

@@ -31,6 +31,19 @@ expect_exit 2 "bad.csv:2: column 'date': not a finite number: '2020-01-01'" -- g
 expect_exit 2 "--columns: no column 'open'" -- gen-input mle --from-text bad.csv --columns open -o out.nps
 expect_exit 2 "--labels: no column 'day'" -- gen-input mle --from-text bad.csv --columns close --labels day -o out.nps
 expect_exit 2 "--columns and --labels both take column 'close'" -- gen-input mle --from-text bad.csv --columns close --labels close -o out.nps
+# dates: strictly increasing, or sorted on request; duplicated dates never
+printf 'date,close\n2020-01-01,10\n2020-01-03,11\n2020-01-02,12\n2020-01-06,13\n' >swapped.csv
+expect_exit 2 "swapped.csv:4: date '2020-01-02' comes before '2020-01-03' on line 3" -- gen-input mle --from-text swapped.csv --returns log -o out.nps
+printf 'date,close\n2020-01-03,10\n2020-01-02,11\n2020-01-01,12\n' >descending.csv
+expect_exit 2 "descending.csv:3: date '2020-01-02' comes before '2020-01-03' on line 2" -- gen-input mle --from-text descending.csv -o out.nps
+printf 'date,close\n2020-01-01,10\n2020-01-02,11\n2020-01-02,12\n2020-01-03,13\n' >dup.csv
+expect_exit 2 "dup.csv:4: duplicated date '2020-01-02' in column 'date' (also on line 3)" -- gen-input mle --from-text dup.csv -o out.nps
+printf 'date,close\n2020-01-02,10\n2020-01-01,11\n2020-01-02,12\n' >dup2.csv
+expect_exit 2 "duplicated date '2020-01-02'" -- gen-input mle --from-text dup2.csv --sort -o out.nps
+printf 'date,close\n2020-01-01,10\n2020-02-30,11\n' >baddate.csv
+expect_exit 2 "baddate.csv:3: column 'date': not a date" -- gen-input mle --from-text baddate.csv -o out.nps
+printf 'name,close\nb,10\na,11\n' >names.csv
+expect_exit 2 "--sort: the label column 'name' does not hold dates" -- gen-input mle --from-text names.csv --sort -o out.nps
 printf 'a b\n1 2\n3\n' >short.txt
 expect_exit 2 'short.txt:3: expected 2 fields, got 1' -- gen-input mle --from-text short.txt -o out.nps
 printf '1\n-2\n' >neg.txt

@@ -60,7 +60,8 @@ for t in range(n, len(x)):
         hits[t - n, k] = x[t] < q[w, k] if lev <= 0.5 else x[t] > q[w, k]
 assert np.array_equal(hits, r["exceedances"][0]), "exceedances differ"
 bt, battrs = recs["backtest"]
-assert battrs["columns"][:3] == ["level", "n", "exceedances"] and bt.shape == (1, 3, 9)
+assert battrs["columns"][:3] == ["level", "n", "exceedances"] and bt.shape == (1, 3, 10)
+assert battrs["columns"][9] == "no_forecast" and np.all(bt[0, :, 9] == 0), "every window of these returns has a maximum"
 def xlogy(k, q):
     return k * math.log(q) if k > 0 else 0.0
 for k, lev in enumerate(levels):

@@ -22,6 +22,16 @@ mle-fit -i s.nps --window 120 --alpha-grid 0.5:3:12 --refresh 50 --backend cpu -
 mle-fit -i s.nps --window 120 --alpha-grid 0.5:3:12 --refresh 50 --backend cpu --threads 2 -o t2.nps
 verify t1.nps t2.nps --rtol 0 >/dev/null || fail "thread count changes the bits"
 
+# --sort: rows out of date order (the prices file reversed) give the same returns as the file
+# in order, and say so on stderr; labels that are not dates (names) carry no order
+gen-input mle --from-text "$SRC/share/ref/mle-prices.csv" --columns close --returns log -o inorder.nps
+{ head -1 "$SRC/share/ref/mle-prices.csv"; tail -n +2 "$SRC/share/ref/mle-prices.csv" | tac; } >reversed.csv
+gen-input mle --from-text reversed.csv --columns close --returns log --sort -o sorted.nps 2>sort.err
+grep -q 'gen-input: --sort: 1201 rows put in date order by column .date. (1200 were out of order)' sort.err || { cat sort.err; fail "--sort: no note on stderr"; }
+verify inorder.nps sorted.nps --rtol 0 >/dev/null || fail "--sort: the sorted rows differ from the rows in order"
+printf 'name,v\nb,1\na,2\nc,3\n' >names.csv
+gen-input mle --from-text names.csv -o names.nps || fail "labels that are not dates must not be ordered"
+
 # quantiles and refine: left-tail quantile below theta, a VaR pipeline on a CSV
 gen-input mle --from-text "$SRC/share/ref/mle-prices.csv" --columns close --returns log -o r.nps
 inspect r.nps | grep -q 'x  f8 \[1, 1200\]' || fail "--from-text: wrong shape"

@@ -585,6 +585,71 @@ TEST_CASE("mle inference: backtest statistics against hand-computed values") {
   CHECK(std::fabs(r.kupiec_lr - (-2 * (std::log(0.95) + std::log(0.05)) + 2 * (std::log(0.5) + std::log(0.5)))) < 1e-12);
 }
 
+TEST_CASE("mle inference: points without a forecast are counted apart") {
+  // the 20 days above with a gap of 3 days without a forecast after day 8: the
+  // statistics are those of the 20 days with known hits, but the transitions
+  // across the gap (8 -> 9 was 1 -> 0) are not counted
+  std::uint8_t hits[23] = {0, 0, 1, 0, 0, 0, 1, 1, kNoForecast, kNoForecast, kNoForecast, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
+  const BacktestRow b = backtest_statistics(0.05, hits, 23, 1);
+  CHECK(b.n == 20);
+  CHECK(b.no_forecast == 3);
+  CHECK(b.exceedances == 4);
+  const double pof = -2 * (16 * std::log(0.95) + 4 * std::log(0.05)) + 2 * (16 * std::log(0.8) + 4 * std::log(0.2));
+  CHECK(std::fabs(b.kupiec_lr - pof) < 1e-12);
+  // 18 transitions: 0->0: 12, 0->1: 3, 1->0: 2, 1->1: 1
+  const double p01 = 3.0 / 15, p11 = 1.0 / 3, p2 = 4.0 / 18;
+  const double ind = -2 * (14 * std::log(1 - p2) + 4 * std::log(p2)) +
+                     2 * (12 * std::log(1 - p01) + 3 * std::log(p01) + 2 * std::log(1 - p11) + 1 * std::log(p11));
+  CHECK(std::fabs(b.christoffersen_ind_lr - ind) < 1e-12);
+  // nothing but gaps: no test
+  const std::uint8_t gaps[3] = {kNoForecast, kNoForecast, kNoForecast};
+  const BacktestRow g = backtest_statistics(0.01, gaps, 3, 1);
+  CHECK(g.n == 0);
+  CHECK(g.no_forecast == 3);
+  CHECK(std::isnan(g.kupiec_p));
+}
+
+TEST_CASE("mle inference: windows without a maximum have NaN fits and quantiles") {
+  // window 0: all equal; window 1: 3 points at theta with the shape at the grid's
+  // smallest; window 2: the same ties but an interior shape (a maximum)
+  const std::vector<double> x = {1, 1, 1, 1, 1, 2, 2, 2, 0.5, 3, 2, 2, 2, 0.5, 3};
+  Series s;
+  s.x = x.data();
+  s.series = 1;
+  s.length = 15;
+  Params p;
+  p.window = 5;
+  p.step = 5;
+  p.grid = parse_grid("0.5:2:4");
+  Estimates e;
+  e.theta = {1, 2, 2};
+  e.p = {0.5, 0.5, 1.0};
+  e.p2 = e.p;
+  e.s_l = e.s_r = e.loglik = e.skew = {1, 1, 1};
+  e.quantiles = {-1, -2, -1, -2, -1, -2};
+  const std::vector<Degenerate> code = mark_degenerate(s, p, 2, e);
+  REQUIRE(code.size() == 3);
+  CHECK(code[0] == Degenerate::constant);
+  CHECK(code[1] == Degenerate::ties);
+  CHECK(code[2] == Degenerate::none);
+  for (int w = 0; w < 2; ++w) {
+    CHECK(std::isnan(e.theta[w]));
+    CHECK(std::isnan(e.loglik[w]));
+    CHECK(std::isnan(e.quantiles[2 * w]));
+    CHECK(std::isnan(e.quantiles[2 * w + 1]));
+  }
+  CHECK(e.quantiles[4] == -1);
+  CHECK(e.loglik[2] == 1);
+  // the backtest marks the points after a window without a maximum (points
+  // 5..14 follow windows 0 and 1), and only those
+  const std::vector<std::uint8_t> hits = exceedances(s, p, {0.01, 0.05}, e.quantiles);
+  REQUIRE(hits.size() == 20);
+  for (int k = 0; k < 20; ++k) CHECK(hits[k] == kNoForecast);
+  e.quantiles[2] = e.quantiles[3] = -10;  // window 1 with a forecast: x[10..14] = 2, 2, 2, 0.5, 3 above it
+  const std::vector<std::uint8_t> after = exceedances(s, p, {0.01, 0.05}, e.quantiles);
+  for (int k = 10; k < 20; ++k) CHECK(after[k] == 0);
+}
+
 TEST_CASE("mle inference: exceedances pair each point with the latest window before it") {
   // length 10, window 4, step 3: windows start at 0, 3, 6 and end at 3, 6, 9;
   // point t (4..9) belongs to window (t - 4) / 3: 0, 0, 0, 1, 1, 1

@@ -9,6 +9,8 @@
 //     into returns; a text column (dates) travels as the labels record x_label.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <numeric>
 #include <optional>
 
 #include "common/cli.hpp"
@@ -21,6 +23,86 @@
 
 namespace numpipe {
 namespace {
+
+// A label read as a date (and time): YYYY-MM-DD or YYYY/MM/DD, optionally
+// followed by 'T' or a blank and HH:MM[:SS[.fraction]]. The key orders dates:
+// days since 0000-03-01 (proleptic Gregorian, Richards' day-number formula)
+// times 86400 plus the seconds. False when the text is no such date.
+bool date_key(const std::string& text, double& key) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, consumed = 0;
+  char sep1 = 0, sep2 = 0;
+  if (std::sscanf(text.c_str(), "%4d%c%2d%c%2d%n", &y, &sep1, &mo, &sep2, &d, &consumed) != 5) return false;
+  if (consumed != 10 || sep1 != sep2 || (sep1 != '-' && sep1 != '/')) return false;
+  if (mo < 1 || mo > 12 || d < 1) return false;
+  static const int days_in[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (d > days_in[mo - 1] || (mo == 2 && d == 29 && !leap)) return false;
+  double seconds = 0;
+  const std::string rest = text.substr(10);
+  if (!rest.empty()) {
+    if (rest[0] != 'T' && rest[0] != ' ') return false;
+    int used = 0;
+    if (std::sscanf(rest.c_str() + 1, "%2d:%2d%n", &h, &mi, &used) != 2 || used != 5) return false;
+    if (h > 23 || mi > 59) return false;
+    seconds = h * 3600.0 + mi * 60.0;
+    const std::string tail = rest.substr(6);
+    if (!tail.empty()) {
+      double sec = 0;
+      if (tail[0] != ':' || !parse_number(tail.substr(1), sec) || !(sec >= 0 && sec < 61)) return false;
+      seconds += sec;
+    }
+  }
+  const int a = mo <= 2 ? 1 : 0;  // months counted from March
+  const long long yy = y - a, mm = mo + 12 * a - 3;
+  const long long days = 365 * yy + yy / 4 - yy / 100 + yy / 400 + (153 * mm + 2) / 5 + d - 1;
+  key = static_cast<double>(days) * 86400.0 + seconds;
+  return true;
+}
+
+// The rows in date order when the label column holds dates (its first field
+// reads as one: then every field must): strictly increasing dates are required;
+// with `sort` the rows are put in date order (a stable sort, told on stderr).
+// A date that repeats is refused either way. Returns the row order to read.
+std::vector<std::size_t> date_order(const TextTable& table, std::optional<std::size_t> label_column, bool sort) {
+  std::vector<std::size_t> order(table.size());
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  if (!label_column || table.size() == 0) {
+    if (sort) fail_input("--sort needs a date column (the label column, or --labels)");
+    return order;
+  }
+  const std::string name = table.names[*label_column];
+  const std::vector<std::string> text = table.strings(*label_column);
+  std::vector<double> key(text.size());
+  if (!date_key(text[0], key[0])) {
+    if (sort) fail_input("--sort: the label column '" + name + "' does not hold dates (YYYY-MM-DD): '" + text[0] + "'");
+    return order;  // labels that are not dates (names) carry no order
+  }
+  for (std::size_t i = 1; i < text.size(); ++i)
+    if (!date_key(text[i], key[i]))
+      fail_input(table.where(i) + "column '" + name + "': not a date (YYYY-MM-DD[ HH:MM[:SS]]): '" + text[i] + "'");
+  auto line = [&](std::size_t row) { return std::to_string(table.lines[row]); };
+  std::size_t unordered = 0;
+  for (std::size_t i = 1; i < text.size(); ++i) {
+    if (key[i] == key[i - 1])
+      fail_input(table.where(i) + "duplicated date '" + text[i] + "' in column '" + name + "' (also on line " +
+                 line(i - 1) + ")");
+    if (key[i] < key[i - 1]) {
+      if (!sort)
+        fail_input(table.where(i) + "date '" + text[i] + "' comes before '" + text[i - 1] + "' on line " + line(i - 1) +
+                   ": rows must be in increasing date order (--sort puts them in order)");
+      ++unordered;
+    }
+  }
+  if (!sort) return order;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
+  for (std::size_t i = 1; i < order.size(); ++i)
+    if (key[order[i]] == key[order[i - 1]])
+      fail_input(table.where(std::max(order[i], order[i - 1])) + "duplicated date '" + text[order[i]] + "' in column '" +
+                 name + "' (also on line " + line(std::min(order[i], order[i - 1])) + ")");
+  std::fprintf(stderr, "gen-input: --sort: %zu rows put in date order by column '%s' (%zu were out of order)\n",
+               order.size(), name.c_str(), unordered);
+  return order;
+}
 
 int run_mle(int argc, char** argv) {
   Cli cli({"gen-input mle", "Series for mle-fit: AEPD draws or a user's own columns", "",
@@ -45,7 +127,9 @@ int run_mle(int argc, char** argv) {
                 "column not taken by --columns that is text under a header such as date, or the first column, all text)",
       cxxopts::value<std::string>(), "C")(
       "returns", "With --from-text: none, log (log(x[t]/x[t-1])) or simple (x[t]/x[t-1] - 1)",
-      cxxopts::value<std::string>()->default_value("none"), "R");
+      cxxopts::value<std::string>()->default_value("none"), "R")(
+      "sort", "With --from-text: put the rows in date order (by the label column) instead of refusing rows out of "
+              "order; says so on stderr (duplicated dates are refused either way)");
   cli.parse(argc, argv);
   OutputFile out(cli.output());  // refuses a terminal before any work
   json attrs = {{"kind", "mle.series"}};
@@ -74,6 +158,8 @@ int run_mle(int argc, char** argv) {
       }
     }
     if (picked.empty()) fail_input("--from-text " + path + ": no numeric column to take");
+    // rows in strictly increasing date order (or sorted with --sort)
+    const std::vector<std::size_t> order = date_order(table, label_column, cli.has("sort"));
     for (std::size_t c : picked)
       if (label_column == c) fail_input("--columns and --labels both take column '" + table.names[c] + "'");
     S = static_cast<std::int64_t>(picked.size());
@@ -85,7 +171,9 @@ int run_mle(int argc, char** argv) {
     for (std::int64_t si = 0; si < S; ++si) {
       const std::size_t c = picked[static_cast<std::size_t>(si)];
       names.push_back(table.names[c]);
-      const std::vector<double> col = table.numbers(c);
+      const std::vector<double> read = table.numbers(c);
+      std::vector<double> col(read.size());
+      for (std::size_t r = 0; r < read.size(); ++r) col[r] = read[order[r]];
       for (std::int64_t i = 0; i < L; ++i) {
         double v;
         if (returns == "none") {
@@ -93,10 +181,10 @@ int run_mle(int argc, char** argv) {
         } else {
           const double a = col[static_cast<std::size_t>(i)], b = col[static_cast<std::size_t>(i + 1)];
           if (returns == "log" && !(a > 0 && b > 0))
-            fail_input(table.where(static_cast<std::size_t>(a <= 0 ? i : i + 1)) + "--returns log needs positive values: column '" +
+            fail_input(table.where(order[static_cast<std::size_t>(a <= 0 ? i : i + 1)]) + "--returns log needs positive values: column '" +
                        table.names[c] + "' holds " + std::to_string(a <= 0 ? a : b));
           if (returns == "simple" && a == 0)
-            fail_input(table.where(static_cast<std::size_t>(i)) + "--returns simple divides by zero: column '" +
+            fail_input(table.where(order[static_cast<std::size_t>(i)]) + "--returns simple divides by zero: column '" +
                        table.names[c] + "'");
           v = returns == "log" ? std::log(b / a) : b / a - 1.0;
         }
@@ -106,9 +194,12 @@ int run_mle(int argc, char** argv) {
     attrs["source"] = path;
     attrs["columns"] = names;
     attrs["returns"] = returns;
+    if (cli.has("sort")) attrs["sorted"] = "rows put in date order by the label column";
     if (label_column) {
       // a return belongs to the later of its two rows
-      std::vector<std::string> text = table.strings(*label_column);
+      const std::vector<std::string> read = table.strings(*label_column);
+      std::vector<std::string> text(read.size());
+      for (std::size_t r = 0; r < read.size(); ++r) text[r] = read[order[r]];
       if (returns != "none") text.erase(text.begin());
       labels = make_labels("x_label", text, "x", table.names[*label_column]);
       attrs["labels"] = table.names[*label_column];
