@@ -33,6 +33,17 @@ inline constexpr std::int64_t kMaxSide = std::int64_t(1) << 20;        // numX, 
 // ascending, its last value is not t, or numT - 1 < M.
 std::vector<double> time_grid(const Params& p, const std::vector<double>& maturities, std::vector<std::int64_t>* levels);
 
+// One axis of the grid: its points and the node of the start (s0, or log alpha).
+// FinPar's grid: the spec's uniform points. The sinh grid (GridKind::sinh): x from 0
+// (a node) with s0 on node ind, concentrated about s0; y concentrated about log alpha
+// (node numY/2). t_min: the shortest maturity, which sets the concentration.
+struct Axis {
+  std::vector<double> points;
+  std::int64_t ind = 0;
+};
+Axis x_axis(const Params& p, double t_min);
+Axis y_axis(const Params& p, double t_min);
+
 // The grid and the strike-independent tables of one problem (double precision).
 struct Setup {
   Params p;

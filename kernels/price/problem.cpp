@@ -66,7 +66,8 @@ std::vector<Contract> Problem::contracts() const {
 
 void check_contracts(const Problem& pr, const std::function<std::string(std::size_t)>& where, bool quotes) {
   const Params& p = pr.p;
-  const double x_last = x_point(x_step(p), static_cast<std::int64_t>(std::floor(p.s0 / x_step(p))), p.s0, p.num_x - 1);
+  const double t_min = pr.maturities.empty() ? p.t : pr.maturities.front();
+  const double x_last = x_axis(p, t_min).points.back();
   auto check_strike = [&](double k, const std::string& at) {
     if (!std::isfinite(k) || k <= 0) fail_input(at + "strike must be finite and > 0, got " + num(k));
     if (k >= x_last)

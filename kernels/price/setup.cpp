@@ -50,6 +50,7 @@ void validate(const Params& p) {
   need_positive("nu", p.nu);
   if (!std::isfinite(p.beta)) fail_input("beta must be finite, got " + num(p.beta));
   if (!(p.rho > -1 && p.rho < 1)) fail_input("rho must be in (-1, 1), got " + num(p.rho));
+  if (p.grid == GridKind::sinh) return;  // s0 is a node of the sinh grid by construction
   const double dx = x_step(p);
   const double ind = std::floor(p.s0 / dx);
   if (!(ind >= 0 && ind <= static_cast<double>(p.num_x - 1)))
@@ -116,33 +117,85 @@ std::vector<double> time_grid(const Params& p, const std::vector<double>& maturi
   return time;
 }
 
+Axis x_axis(const Params& p, double t_min) {
+  Axis a;
+  const std::int64_t n = p.num_x;
+  a.points.resize(n);
+  if (p.grid == GridKind::finpar) {
+    const double dx = x_step(p);
+    a.ind = static_cast<std::int64_t>(std::floor(p.s0 / dx));
+    for (std::int64_t i = 0; i < n; ++i) a.points[i] = x_point(dx, a.ind, p.s0, i);
+    return a;
+  }
+  // From 0 (a node: SABR's absorbing boundary F = 0) to about s0 exp(5 sigma sqrt(t)),
+  // sigma = alpha s0^(beta-1) the spot's relative volatility, at least 4 s0; concentrated
+  // about s0 (a node) with width sigma sqrt(t_min) s0, the shortest maturity's spread.
+  const double sigma = p.alpha * std::pow(p.s0, p.beta - 1.0);
+  const double x_max = p.s0 * std::max(4.0, std::exp(std::min(5.0 * sigma * std::sqrt(p.t), 6.0)));
+  const double c = p.s0 * std::clamp(sigma * std::sqrt(t_min), 0.02, 0.5);
+  const double xi_lo = std::asinh(p.s0 / c), xi_hi = std::asinh((x_max - p.s0) / c);
+  a.ind = std::clamp<std::int64_t>(std::llround(static_cast<double>(n - 1) * xi_lo / (xi_lo + xi_hi)), 1, n - 2);
+  const double d_xi = xi_lo / static_cast<double>(a.ind);
+  for (std::int64_t i = 0; i < n; ++i) a.points[i] = sinh_point(p.s0, c, d_xi, a.ind, i);
+  a.points[0] = 0.0;
+  return a;
+}
+
+Axis y_axis(const Params& p, double t_min) {
+  Axis a;
+  const std::int64_t n = p.num_y;
+  a.points.resize(n);
+  a.ind = n / 2;
+  const double log_alpha = std::log(p.alpha);
+  if (p.grid == GridKind::finpar) {
+    const double dy = y_step(p);
+    for (std::int64_t j = 0; j < n; ++j) a.points[j] = y_point(dy, a.ind, log_alpha, j);
+    return a;
+  }
+  // Y is a Brownian motion of volatility nu from log alpha: 5 standard deviations at t
+  // on the longer side (FinPar's width), concentrated about log alpha with width
+  // nu sqrt(t_min), at least half the longest maturity's standard deviation.
+  const double sd = p.nu * std::sqrt(p.t);
+  const double c = std::max(p.nu * std::sqrt(t_min), 0.5 * sd);
+  const double xi_half = std::asinh(5.0 * sd / c);
+  const double d_xi = xi_half / static_cast<double>(std::max<std::int64_t>(a.ind, n - 1 - a.ind));
+  for (std::int64_t j = 0; j < n; ++j) a.points[j] = sinh_point(log_alpha, c, d_xi, a.ind, j);
+  return a;
+}
+
 Setup make_setup(const Params& p, const std::vector<double>& maturities) {
   validate(p);
   Setup s;
   s.p = p;
   const std::int64_t nx = p.num_x, ny = p.num_y, nt = p.num_t;
-  const double dx = x_step(p), dy = y_step(p), log_alpha = std::log(p.alpha);
-  s.ind_x = static_cast<std::int64_t>(std::floor(p.s0 / dx));
-  s.ind_y = ny / 2;
   s.time = time_grid(p, maturities, &s.levels);
   s.maturities = maturities.empty() ? std::vector<double>{p.t} : maturities;
+  const double t_min = s.maturities.front();
+  Axis ax = x_axis(p, t_min), ay = y_axis(p, t_min);
+  s.ind_x = ax.ind;
+  s.ind_y = ay.ind;
+  s.x = std::move(ax.points);
+  s.y = std::move(ay.points);
+  // VarX's time factor exp(-nu^2 t): FinPar's at the step's earlier level (first order
+  // in time when nu > 0); the sinh grid's at the step's midpoint, which keeps the
+  // Douglas / Craig-Sneyd step second order with time-dependent coefficients.
   s.pt.resize(nt);
-  for (std::int64_t g = 0; g < nt; ++g) s.pt[g] = std::exp(-p.nu * p.nu * s.time[g]);
+  for (std::int64_t g = 0; g < nt; ++g) {
+    const double tg = p.grid == GridKind::sinh && g + 1 < nt ? 0.5 * (s.time[g] + s.time[g + 1]) : s.time[g];
+    s.pt[g] = std::exp(-p.nu * p.nu * tg);
+  }
   s.dt_inv.resize(nt - 1);
   for (std::int64_t g = 0; g + 1 < nt; ++g) s.dt_inv[g] = 1.0 / (s.time[g + 1] - s.time[g]);
-  s.x.resize(nx);
   s.px.resize(nx);
   for (std::int64_t i = 0; i < nx; ++i) {
-    s.x[i] = x_point(dx, s.ind_x, p.s0, i);
-    s.px[i] = std::exp(2.0 * p.beta * std::log(s.x[i]));
+    // X = 0 (the sinh grid's absorbing node: no diffusion there) has X^(2 beta) = 0
+    s.px[i] = s.x[i] == 0.0 ? (p.beta > 0 ? 0.0 : 1.0) : std::exp(2.0 * p.beta * std::log(s.x[i]));
     if (!std::isfinite(s.px[i]))
       fail_input("the x grid reaches X[" + std::to_string(i) + "] = " + num(s.x[i]) +
                  " where X^(2*beta) is not finite (beta = " + num(p.beta) + ")");
   }
-  s.y.resize(ny);
   s.py.resize(ny);
   for (std::int64_t j = 0; j < ny; ++j) {
-    s.y[j] = y_point(dy, s.ind_y, log_alpha, j);
     s.py[j] = std::exp(2.0 * s.y[j]);
     if (!std::isfinite(s.py[j]) || s.py[j] == 0)
       fail_input("exp(2*Y) over- or underflows at Y[" + std::to_string(j) + "] = " + num(s.y[j]) +
@@ -232,9 +285,11 @@ double contract_value(const Setup& s, Precision precision, const double* weights
 }
 
 json params_json(const Params& p) {
-  return {{"outer", p.outer}, {"num_x", p.num_x}, {"num_y", p.num_y}, {"num_t", p.num_t},
-          {"s0", p.s0},       {"t", p.t},         {"alpha", p.alpha}, {"nu", p.nu},
-          {"beta", p.beta}, {"rho", p.rho}};
+  json j = {{"outer", p.outer}, {"num_x", p.num_x}, {"num_y", p.num_y}, {"num_t", p.num_t},
+            {"s0", p.s0},       {"t", p.t},         {"alpha", p.alpha}, {"nu", p.nu},
+            {"beta", p.beta}, {"rho", p.rho}};
+  if (p.grid == GridKind::sinh) j["grid"] = "sinh";
+  return j;
 }
 
 Record make_problem_record(const Params& p, json attrs) {
@@ -244,6 +299,7 @@ Record make_problem_record(const Params& p, json attrs) {
   attrs["fields"] = {"outer", "num_x", "num_y", "num_t", "s0", "t", "alpha", "nu", "beta"};
   attrs["params"] = params_json(p);
   attrs["rho"] = p.rho;
+  if (p.grid == GridKind::sinh) attrs["grid"] = "sinh";
   return Record::from<double>("problem", {9}, v, std::move(attrs));
 }
 
@@ -281,6 +337,12 @@ Params params_from_record(const Record& r) {
     if (!r.attrs["rho"].is_number())
       fail_input("record '" + r.name + "': attrs rho must be a number, got " + r.attrs["rho"].dump());
     p.rho = r.attrs["rho"].get<double>();
+  }
+  // the grid travels in the attrs too: "sinh" for the user's contracts, FinPar's when absent
+  if (r.attrs.contains("grid")) {
+    if (r.attrs["grid"] != "sinh" && r.attrs["grid"] != "finpar")
+      fail_input("record '" + r.name + "': attrs grid must be \"sinh\" or \"finpar\", got " + r.attrs["grid"].dump());
+    p.grid = r.attrs["grid"] == "sinh" ? GridKind::sinh : GridKind::finpar;
   }
   validate(p);
   return p;

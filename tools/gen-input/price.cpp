@@ -157,6 +157,7 @@ price::Problem quotes_problem(const std::string& path, price::Params p, bool t_g
   pr.maturities = ms.size() > 1 ? ms : std::vector<double>{};
   p.outer = static_cast<std::int64_t>(pr.quotes.size());
   if (steps_per_year > 0) p.num_t = static_cast<std::int64_t>(std::ceil(steps_per_year * p.t - 1e-9)) + 1;
+  p.grid = price::GridKind::sinh;
   pr.p = p;
   price::validate(p);
   std::vector<std::int64_t> levels;
@@ -257,6 +258,7 @@ int run_price(int argc, char** argv) {
     if (!pr.maturities.empty()) p.t = pr.maturities.back();
     if (steps_per_year > 0) p.num_t = static_cast<std::int64_t>(std::ceil(steps_per_year * p.t - 1e-9)) + 1;
     if (pr.maturities.size() == 1) pr.maturities.clear();  // one maturity: t itself
+    if (pr.user_strikes) p.grid = price::GridKind::sinh;      // FinPar's strikes keep FinPar's grid
     pr.p = p;
     try {
       price::validate(p);
