@@ -215,6 +215,12 @@ std::vector<Problem> read_problems(const std::vector<Record>& records) {
         fail_input("record '" + r.name + "': attrs option must be \"call\" or \"put\", got " + o.dump());
       pr.put = o == "put";
     }
+    if (r.attrs.contains("tolerance")) {
+      const json& t = r.attrs["tolerance"];
+      if (!t.is_number() || !(t.get<double>() > 0))
+        fail_input("record '" + r.name + "': attrs tolerance must be a number > 0, got " + t.dump());
+      pr.tolerance = t.get<double>();
+    }
     out.push_back(std::move(pr));
   }
   for (Problem& pr : out) {
@@ -227,6 +233,7 @@ std::vector<Problem> read_problems(const std::vector<Record>& records) {
 std::vector<Record> problem_records(const Problem& pr, json attrs) {
   std::vector<Record> out;
   if (pr.put) attrs["option"] = "put";
+  if (pr.tolerance > 0) attrs["tolerance"] = pr.tolerance;
   out.push_back(make_problem_record(pr.p, attrs));
   if (pr.user_strikes)
     out.push_back(Record::from<double>("strike", {static_cast<std::int64_t>(pr.strikes.size())}, pr.strikes.data(),

@@ -77,7 +77,7 @@ void check_maturities(const Params& p, const std::vector<double>& maturities) {
 }
 
 // The sinh grid's time axis: the steps dealt to the segments [T_{m-1}, T_m] in
-// proportion to sqrt(T_m - T_{m-1}) (at least one each, the rest by the largest
+// proportion to (T_m - T_{m-1})^(1/4) (at least one each, the rest by the largest
 // remainder), so that a short first maturity gets the steps its payoff's kink needs;
 // within a segment graded quadratically towards its maturity, t = T_m - L (1 - k/n)^2
 // ... read backwards from the payoff, the first steps are L/n^2, L 3/n^2, ...: small steps
@@ -89,7 +89,7 @@ std::vector<double> graded_time_grid(const Params& p, const std::vector<double>&
   const std::int64_t steps = p.num_t - 1, m_count = static_cast<std::int64_t>(ms.size());
   std::vector<double> weight(m_count);
   double total = 0;
-  for (std::int64_t m = 0; m < m_count; ++m) total += weight[m] = std::sqrt(ms[m] - (m ? ms[m - 1] : 0.0));
+  for (std::int64_t m = 0; m < m_count; ++m) total += weight[m] = std::sqrt(std::sqrt(ms[m] - (m ? ms[m - 1] : 0.0)));
   std::vector<std::int64_t> n(m_count, 1);
   std::vector<double> rest(m_count);
   const std::int64_t spare = steps - m_count;
@@ -124,6 +124,29 @@ std::vector<double> graded_time_grid(const Params& p, const std::vector<double>&
   return time;
 }
 }  // namespace
+
+void size_for_tolerance(Params& p, double tolerance, bool set_x, bool set_y, bool set_t) {
+  if (!(tolerance > 0 && tolerance <= 1e-2))
+    fail_input("--tolerance must be in (0, 0.01] (absolute price error per unit of s0), got " + num(tolerance));
+  // Measured (s0 1, alpha 0.25, beta 0.7, nu 0.5, rho -0.4, strikes 0.8-1.25, T 0.25
+  // and 5): the error in x and y is about 2e-5 on 128 x 64 points, in time about 1e-5
+  // at T = 0.25 near the money with 72 sqrt(t) steps (the shortest maturity's kink
+  // dominates), so 96 sqrt(t); each direction gets half the tolerance, and the error falls
+  // as the square of the points.
+  const double scale = std::sqrt(kDefaultTolerance / tolerance);
+  auto multiple_of_8 = [](double v) { return static_cast<std::int64_t>(8.0 * std::ceil(v / 8.0)); };
+  if (set_x) p.num_x = std::clamp<std::int64_t>(multiple_of_8(256.0 * scale), 32, 8192);
+  if (set_y) p.num_y = std::clamp<std::int64_t>(multiple_of_8(128.0 * scale), 16, 4096);
+  if (set_t) p.num_t = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(96.0 * std::sqrt(p.t) * scale)), 8, 100000) + 1;
+}
+
+Params coarser_by_two(const Params& p, std::size_t maturities) {
+  Params c = p;
+  c.num_x = std::max<std::int64_t>(5, (p.num_x + 1) / 2);
+  c.num_y = std::max<std::int64_t>(5, (p.num_y + 1) / 2);
+  c.num_t = std::max<std::int64_t>(static_cast<std::int64_t>(maturities) + 1, (p.num_t - 1) / 2 + 1);
+  return c;
+}
 
 std::vector<double> time_grid(const Params& p, const std::vector<double>& maturities, std::vector<std::int64_t>* levels) {
   const std::int64_t nt = p.num_t, steps = nt - 1;
@@ -349,6 +372,22 @@ double contract_value(const Setup& s, Precision precision, const double* weights
                       bool smooth) {
   return precision == Precision::fp64 ? weighted_payoff<double>(s, weights, strike, put, smooth)
                                       : weighted_payoff<float>(s, weights, strike, put, smooth);
+}
+
+BoundsReport check_bounds(const Setup& s, const std::vector<Contract>& contracts, const double* prices, double slack) {
+  BoundsReport r;
+  for (std::size_t c = 0; c < contracts.size(); ++c) {
+    const Contract& k = contracts[c];
+    const double low = k.put ? std::max(k.strike - s.p.s0, 0.0) : std::max(s.p.s0 - k.strike, 0.0);
+    const double high = k.put ? k.strike : s.p.s0;
+    const double excess = std::max(low - prices[c], prices[c] - high);
+    if (!(excess > slack)) continue;
+    if (r.violations++ == 0)
+      r.first = std::string(k.put ? "put" : "call") + " strike " + num(k.strike) + ", maturity " +
+                num(s.maturities[k.maturity]) + ", price " + num(prices[c]);
+    r.largest = std::max(r.largest, excess);
+  }
+  return r;
 }
 
 json params_json(const Params& p) {
