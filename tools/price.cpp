@@ -192,6 +192,16 @@ std::vector<Record> price_contracts(const Cli& cli, const price::Problem& pr, co
     a["quantity"] = "Black implied volatility, zero rates, forward s0";
     a["nan_count"] = outside;
     out.push_back(Record::from<double>("implied_vol", lay.shape, vols.data(), cli.stamp(a, pr.source->attrs)));
+    if (!errors.empty()) {
+      // the price's error estimate carried to the volatility to first order: price_error / vega
+      std::vector<double> vol_errors(count);
+      for (std::size_t c = 0; c < count; ++c)
+        vol_errors[c] = errors[c] / price::black_vega(pr.p.s0, contracts[c].strike,
+                                                      setup.maturities[contracts[c].maturity], vols[c]);
+      json e = attrs;
+      e["quantity"] = "estimated absolute error of implied_vol: price_error / Black's vega (NaN where implied_vol is)";
+      out.push_back(Record::from<double>("implied_vol_error", lay.shape, vol_errors.data(), cli.stamp(e, pr.source->attrs)));
+    }
   }
   return out;
 }
