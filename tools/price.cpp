@@ -113,6 +113,35 @@ std::vector<Record> price_contracts(const Cli& cli, const price::Problem& pr, co
   const std::size_t count = contracts.size();
   for (std::size_t c = 0; c < count; ++c)
     if (!std::isfinite(values[c])) fail_internal("a price came out non-finite; please report the input");
+  // The error estimate (sinh grid, the user's contracts): the prices again on the grid
+  // coarser by 2 each way; price_error = |difference| / 3 (Richardson, second order).
+  std::vector<double> errors;
+  if (pr.p.grid == price::GridKind::sinh) {
+    const price::Setup coarse = price::make_setup(price::coarser_by_two(pr.p, setup.maturities.size()), pr.maturities);
+    HostTimer timer;
+    const std::vector<double> rough = price::evaluate(coarse, contracts, price::functionals_of(coarse, false), engine);
+    log.add("error estimate", timer.seconds());
+    errors.resize(count);
+    for (std::size_t c = 0; c < count; ++c) errors[c] = std::fabs(values[c] - rough[c]) / 3.0;
+  }
+  const double tolerance = (pr.tolerance > 0 ? pr.tolerance : price::kDefaultTolerance) * pr.p.s0;
+  const price::BoundsReport bounds = price::check_bounds(setup, contracts, values.data(), tolerance);
+  if (bounds.violations)
+    warn(std::to_string(bounds.violations) + " of " + std::to_string(count) +
+         " prices lie outside the no-arbitrage bounds (0 or the intrinsic value below, s0 for calls or the strike "
+         "for puts above) by more than the tolerance " + std::to_string(tolerance) + "; the largest by " +
+         std::to_string(bounds.largest) + " (" + bounds.first + "): refine the grid (a smaller --tolerance in "
+         "gen-input price)");
+  std::size_t over = 0;
+  double largest_error = 0;
+  for (double e : errors) {
+    over += e > tolerance;
+    largest_error = std::max(largest_error, e);
+  }
+  if (over)
+    warn(std::to_string(over) + " of " + std::to_string(count) + " price_error estimates exceed the tolerance " +
+         std::to_string(tolerance) + " (largest " + std::to_string(largest_error) +
+         "): refine the grid (a smaller --tolerance, or larger --num-x/--num-y/--num-t in gen-input price)");
   const Layout lay = layout_of(pr);
   std::vector<Record> out;
   coordinate_records(cli, pr, out);
@@ -127,11 +156,23 @@ std::vector<Record> price_contracts(const Cli& cli, const price::Problem& pr, co
   if (!pr.list()) attrs["option"] = pr.put ? "put" : "call";
   if (!pr.user_strikes && !pr.list()) attrs["strike"] = "0.001*o, o = 0..outer-1";
   if (setup.levels.size() > 1) attrs["maturity_levels"] = setup.levels;
+  attrs["tolerance"] = tolerance;
+  attrs["bound_violations"] = bounds.violations;
+  if (bounds.violations) attrs["bound_violation_largest"] = bounds.largest;
+  if (!errors.empty()) {
+    attrs["price_error_largest"] = largest_error;
+    attrs["price_error_over_tolerance"] = over;
+  }
   static const char* units[] = {"price", "price per unit of s0", "price per unit of s0 squared", "price per unit of alpha"};
   for (std::size_t f = 0; f < fs.size(); ++f) {
     json a = attrs;
     a["quantity"] = units[f];
     out.push_back(Record::from<double>(fs[f].name, lay.shape, values.data() + f * count, cli.stamp(a, pr.source->attrs)));
+    if (f == 0 && !errors.empty()) {
+      json e = attrs;
+      e["quantity"] = "estimated absolute error of price: |price - price on the grid coarser by 2 each way| / 3";
+      out.push_back(Record::from<double>("price_error", lay.shape, errors.data(), cli.stamp(e, pr.source->attrs)));
+    }
   }
   if (implied) {
     std::vector<double> vols(count);
@@ -151,6 +192,16 @@ std::vector<Record> price_contracts(const Cli& cli, const price::Problem& pr, co
     a["quantity"] = "Black implied volatility, zero rates, forward s0";
     a["nan_count"] = outside;
     out.push_back(Record::from<double>("implied_vol", lay.shape, vols.data(), cli.stamp(a, pr.source->attrs)));
+    if (!errors.empty()) {
+      // the price's error estimate carried to the volatility to first order: price_error / vega
+      std::vector<double> vol_errors(count);
+      for (std::size_t c = 0; c < count; ++c)
+        vol_errors[c] = errors[c] / price::black_vega(pr.p.s0, contracts[c].strike,
+                                                      setup.maturities[contracts[c].maturity], vols[c]);
+      json e = attrs;
+      e["quantity"] = "estimated absolute error of implied_vol: price_error / Black's vega (NaN where implied_vol is)";
+      out.push_back(Record::from<double>("implied_vol_error", lay.shape, vol_errors.data(), cli.stamp(e, pr.source->attrs)));
+    }
   }
   return out;
 }

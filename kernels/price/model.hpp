@@ -20,11 +20,17 @@ namespace numpipe::price {
 // The parameters of one LocVolCalib problem (one FinPar data set). rho, the
 // correlation of the two Brownian motions, is 0 in LocVolCalib; rho != 0 adds the
 // mixed-derivative term of correlated SABR (below).
+// The grid: FinPar's (uniform in x and y, coefficients at the step's earlier time
+// level), or the user's contracts' (sinh-mapped x from 0 with s0 on a node, sinh-mapped
+// y about log alpha, coefficients at each step's midpoint: setup.cpp make_setup).
+enum class GridKind : std::int32_t { finpar = 0, sinh = 1 };
+
 struct Params {
   std::int64_t outer = 0;  // strikes: strike_o = 0.001 * o (FinPar), or the user's strikes or quotes
   std::int64_t num_x = 0, num_y = 0, num_t = 0;
   double s0 = 0, t = 0, alpha = 0, nu = 0, beta = 0;
   double rho = 0;
+  GridKind grid = GridKind::finpar;
 };
 
 NUMPIPE_HD_INLINE double strike_of(std::int64_t o) { return 0.001 * static_cast<double>(o); }
@@ -44,6 +50,15 @@ NUMPIPE_HD_INLINE double x_point(double dx, std::int64_t ind_x, double s0, std::
 }
 NUMPIPE_HD_INLINE double y_point(double dy, std::int64_t ind_y, double log_alpha, std::int64_t j) {
   return static_cast<double>(j) * dy - static_cast<double>(ind_y) * dy + log_alpha;
+}
+
+// A sinh-mapped grid point: center + c*sinh(d_xi*(i - ind)), uniform in xi =
+// asinh((x - center)/c), so the spacing is about c*d_xi within c of the center and grows
+// like x itself beyond it (Tavella and Randall, "Pricing Financial Instruments: The
+// Finite Difference Method", Wiley 2000; In 't Hout and Foulon, Int. J. Numer. Anal.
+// Model. 7 (2010) 303-320). Node ind is the center exactly.
+NUMPIPE_HD_INLINE double sinh_point(double center, double c, double d_xi, std::int64_t ind, std::int64_t i) {
+  return center + c * std::sinh(d_xi * static_cast<double>(i - ind));
 }
 
 // Second-derivative weights DD on a non-uniform grid xx of n points at point i

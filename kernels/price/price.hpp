@@ -21,6 +21,18 @@ const char* precision_name(Precision p);
 // OUTER < 1, non-finite or non-positive s0, t, alpha, nu, non-finite beta, sizes
 // beyond the limits below, or a grid on which s0 falls outside the x range.
 void validate(const Params& p);
+
+// The user's contracts at a stated accuracy: sizes of the sinh grid (numX, numY, numT)
+// for an absolute price error of about `tolerance` per unit of s0, from the scheme's
+// second order in each direction with constants measured against converged prices
+// (docs/price.md, "Choosing a tolerance"). Only the sizes whose flag is set change.
+inline constexpr double kDefaultTolerance = 1e-5;
+void size_for_tolerance(Params& p, double tolerance, bool set_x, bool set_y, bool set_t);
+
+// The grid coarser by 2 in each direction (numX, numY halved, the time steps halved):
+// price_error is |price - its price on this grid| / 3, Richardson's estimate of the
+// finer grid's error for a second-order scheme. numT keeps a step per maturity.
+Params coarser_by_two(const Params& p, std::size_t maturities);
 inline constexpr std::int64_t kMaxGridPoints = std::int64_t(1) << 28;  // numX*numY
 inline constexpr std::int64_t kMaxSide = std::int64_t(1) << 20;        // numX, numY, numT, OUTER
 
@@ -32,6 +44,17 @@ inline constexpr std::int64_t kMaxSide = std::int64_t(1) << 20;        // numX, 
 // Bad input when a maturity is not finite and > 0, the list is not strictly
 // ascending, its last value is not t, or numT - 1 < M.
 std::vector<double> time_grid(const Params& p, const std::vector<double>& maturities, std::vector<std::int64_t>* levels);
+
+// One axis of the grid: its points and the node of the start (s0, or log alpha).
+// FinPar's grid: the spec's uniform points. The sinh grid (GridKind::sinh): x from 0
+// (a node) with s0 on node ind, concentrated about s0; y concentrated about log alpha
+// (node numY/2). t_min: the shortest maturity, which sets the concentration.
+struct Axis {
+  std::vector<double> points;
+  std::int64_t ind = 0;
+};
+Axis x_axis(const Params& p, double t_min);
+Axis y_axis(const Params& p, double t_min);
 
 // The grid and the strike-independent tables of one problem (double precision).
 struct Setup {
@@ -199,6 +222,16 @@ std::vector<double> adjoint_weights_cpu(const Setup& s, Precision precision, con
 double contract_value(const Setup& s, Precision precision, const double* weights, double strike, bool put,
                       bool smooth = false);
 
+// The no-arbitrage bounds of European prices under zero rates, forward s0: a call in
+// [max(s0 - K, 0), s0], a put in [max(K - s0, 0), K]. Counts the prices outside them by
+// more than `slack`; largest: the largest excess; first: the first such contract.
+struct BoundsReport {
+  std::size_t violations = 0;
+  double largest = 0;
+  std::string first;
+};
+BoundsReport check_bounds(const Setup& s, const std::vector<Contract>& contracts, const double* prices, double slack);
+
 // The forward method for contracts: each contract's payoff rolled back from its
 // maturity's level, then every functional read from the time-0 grid: out[f][c].
 // Any rho (with rho != 0 a plain implementation of the modified Craig-Sneyd step:
@@ -301,6 +334,7 @@ struct Problem {
   bool put = false;                // the strikes' option type
   std::vector<Quote> quotes;       // a quote table (list mode) when not empty
   QuoteKind quote_kind = QuoteKind::none;
+  double tolerance = 0;            // the stated price accuracy per unit of s0 (attrs tolerance; 0: none stated)
   const Record* source = nullptr;  // the problem record
 
   bool list() const { return !quotes.empty(); }

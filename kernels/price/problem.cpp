@@ -66,7 +66,8 @@ std::vector<Contract> Problem::contracts() const {
 
 void check_contracts(const Problem& pr, const std::function<std::string(std::size_t)>& where, bool quotes) {
   const Params& p = pr.p;
-  const double x_last = x_point(x_step(p), static_cast<std::int64_t>(std::floor(p.s0 / x_step(p))), p.s0, p.num_x - 1);
+  const double t_min = pr.maturities.empty() ? p.t : pr.maturities.front();
+  const double x_last = x_axis(p, t_min).points.back();
   auto check_strike = [&](double k, const std::string& at) {
     if (!std::isfinite(k) || k <= 0) fail_input(at + "strike must be finite and > 0, got " + num(k));
     if (k >= x_last)
@@ -214,6 +215,12 @@ std::vector<Problem> read_problems(const std::vector<Record>& records) {
         fail_input("record '" + r.name + "': attrs option must be \"call\" or \"put\", got " + o.dump());
       pr.put = o == "put";
     }
+    if (r.attrs.contains("tolerance")) {
+      const json& t = r.attrs["tolerance"];
+      if (!t.is_number() || !(t.get<double>() > 0))
+        fail_input("record '" + r.name + "': attrs tolerance must be a number > 0, got " + t.dump());
+      pr.tolerance = t.get<double>();
+    }
     out.push_back(std::move(pr));
   }
   for (Problem& pr : out) {
@@ -226,6 +233,7 @@ std::vector<Problem> read_problems(const std::vector<Record>& records) {
 std::vector<Record> problem_records(const Problem& pr, json attrs) {
   std::vector<Record> out;
   if (pr.put) attrs["option"] = "put";
+  if (pr.tolerance > 0) attrs["tolerance"] = pr.tolerance;
   out.push_back(make_problem_record(pr.p, attrs));
   if (pr.user_strikes)
     out.push_back(Record::from<double>("strike", {static_cast<std::int64_t>(pr.strikes.size())}, pr.strikes.data(),

@@ -72,9 +72,13 @@ expect_exit 2 "--calibrate needs a quote table with prices or implied volatiliti
 printf 'strike maturity type implied_vol\n1 1 call 0.3\n1.1 1 call 0.3\n' >two.txt
 gen-input price $MODEL --from-text two.txt -o two.in
 expect_exit 2 "2 quotes cannot determine 3 parameters" -- price -i two.in --calibrate -o out.nps
-# the Greeks need the spot inside the grid
-gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --num-x 3 --num-y 21 --num-t 5 --strikes 0.9 -o edge.in 2>/dev/null &&
-  expect_exit 2 "--greeks: the spot lies on the x grid's edge" -- price -i edge.in --greeks -o out.nps
+# the Greeks need the spot inside the grid: FinPar's grid (its strikes, here as puts) can
+# put it on the edge; the user's strikes' grid keeps s0 on an inner node
+gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --num-x 3 --num-y 21 --num-t 5 --outer 2 --option put -o edge.in
+expect_exit 2 "--greeks: the spot lies on the x grid's edge" -- price -i edge.in --greeks -o out.nps
+gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --num-x 3 --num-y 21 --num-t 5 --strikes 0.9 -o inner.in
+price -q -i inner.in --greeks -o inner.nps 2>/dev/null || fail "the sinh grid's spot must have neighbours for --greeks"
+rm -f inner.nps
 # records out of place or malformed
 gen-input array --name strike --shape 2 --kind price.strikes -o s.nps
 expect_exit 2 "record 'strike' comes before any problem record" -- price -i s.nps -o out.nps

@@ -103,7 +103,21 @@ std::vector<price::Params> read_sweep(const std::string& path, const price::Para
 
 // The quotes of the table on the base problem's parameters: maturities from the
 // table (the grid's t = the longest), one contract per row.
-price::Problem quotes_problem(const std::string& path, price::Params p, bool t_given, double steps_per_year) {
+// The grid's sizes for the user's contracts: those the options did not give, from the
+// tolerance (price.hpp size_for_tolerance).
+struct Sizing {
+  double tolerance = price::kDefaultTolerance;
+  bool x = true, y = true, t = true;
+};
+void size_contracts(price::Problem& pr, const Sizing& sizing) {
+  pr.p.grid = price::GridKind::sinh;
+  pr.tolerance = sizing.tolerance;
+  price::size_for_tolerance(pr.p, sizing.tolerance, sizing.x, sizing.y, sizing.t);
+  pr.p.num_t = std::max<std::int64_t>(pr.p.num_t, static_cast<std::int64_t>(pr.maturities.size()) + 1);
+}
+
+price::Problem quotes_problem(const std::string& path, price::Params p, bool t_given, double steps_per_year,
+                              const Sizing& sizing) {
   TextTableOptions options;
   options.header = TextTableOptions::Header::present;
   const TextTable t = read_text_table(path, options);
@@ -162,6 +176,8 @@ price::Problem quotes_problem(const std::string& path, price::Params p, bool t_g
   p.outer = static_cast<std::int64_t>(pr.quotes.size());
   if (steps_per_year > 0) p.num_t = static_cast<std::int64_t>(std::ceil(steps_per_year * p.t - 1e-9)) + 1;
   pr.p = p;
+  size_contracts(pr, sizing);
+  p = pr.p;
   price::validate(p);
   std::vector<std::int64_t> levels;
   price::time_grid(p, pr.maturities, &levels);
@@ -220,6 +236,8 @@ int run_price(int argc, char** argv) {
       "longest (replaces -t)", cxxopts::value<std::string>(), "LIST")(
       "steps-per-year", "Time steps per year over the longest maturity (replaces --num-t)",
       cxxopts::value<std::string>(), "N")(
+      "tolerance", "The user's contracts: the absolute price error per unit of s0 to size the grid for, where "
+      "--num-x, --num-y, --num-t or --steps-per-year do not (default 1e-5)", cxxopts::value<std::string>(), "TOL")(
       "from-text", "A quote table: a header naming the columns strike, maturity, type (call or put) and optionally "
       "price or implied_vol, and weight; one quote a line (replaces --strikes, --option, --maturities)",
       cxxopts::value<std::string>(), "FILE");
@@ -254,6 +272,18 @@ int run_price(int argc, char** argv) {
     if (!(steps_per_year > 0 && steps_per_year <= 1e6))
       fail_input("--steps-per-year must be in (0, 1e6], got " + cli.get<std::string>("steps-per-year"));
   }
+  Sizing sizing;
+  sizing.x = !cli.has("num-x");
+  sizing.y = !cli.has("num-y");
+  sizing.t = !cli.has("num-t") && !cli.has("steps-per-year");
+  if (cli.has("tolerance")) {
+    if (!cli.has("strikes") && !cli.has("from-text"))
+      fail_input("--tolerance sizes the grid of the user's contracts (--strikes or --from-text); FinPar's data sets "
+                 "keep their grids");
+    sizing.tolerance = parse_number("tolerance", cli.get<std::string>("tolerance"), "--");
+    price::Params probe;
+    price::size_for_tolerance(probe, sizing.tolerance, false, false, false);  // checks the range
+  }
   // the contracts on one problem's parameters
   auto shaped = [&](price::Params p, const std::string& where) {
     price::Problem pr = shape;
@@ -262,6 +292,8 @@ int run_price(int argc, char** argv) {
     if (steps_per_year > 0) p.num_t = static_cast<std::int64_t>(std::ceil(steps_per_year * p.t - 1e-9)) + 1;
     if (pr.maturities.size() == 1) pr.maturities.clear();  // one maturity: t itself
     pr.p = p;
+    if (pr.user_strikes) size_contracts(pr, sizing);  // FinPar's strikes keep FinPar's grid
+    p = pr.p;
     try {
       price::validate(p);
       std::vector<std::int64_t> levels;
@@ -276,7 +308,7 @@ int run_price(int argc, char** argv) {
   if (cli.has("from-text")) {
     for (const char* key : {"strikes", "option", "maturities", "outer", "sweep"})
       if (cli.has(key)) fail_input(std::string("--from-text gives the contracts: drop --") + key);
-    problems.push_back(quotes_problem(cli.get<std::string>("from-text"), base, cli.has("maturity"), steps_per_year));
+    problems.push_back(quotes_problem(cli.get<std::string>("from-text"), base, cli.has("maturity"), steps_per_year, sizing));
   } else if (cli.has("sweep")) {
     int n = 0;
     for (const price::Params& p : read_sweep(cli.get<std::string>("sweep"), base))
