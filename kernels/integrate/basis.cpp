@@ -181,8 +181,8 @@ void validate_policy_payments(const Problem& pb, std::size_t i) {
   if (!(p.premium_term >= 0 || p.premium_term == -1) || !std::isfinite(p.premium_term))
     fail_input(at + "premium term must be >= 0 years: " + exact_text(p.premium_term));
   const double horizon = kMaxAge - p.x;
+  if (!(p.term > 0) || !std::isfinite(p.term)) fail_input(at + "term must be > 0 years: " + exact_text(p.term));
   if (p.product != kSpousePension) {
-    if (!(p.term > 0) || !std::isfinite(p.term)) fail_input(at + "term must be > 0 years: " + exact_text(p.term));
     if (!(p.deferment >= 0) || !std::isfinite(p.deferment))
       fail_input(at + "deferment must be >= 0 years: " + exact_text(p.deferment));
     if (p.product == kLifeAnnuity && !(p.deferment < std::min(p.term, horizon)))
@@ -190,7 +190,7 @@ void validate_policy_payments(const Problem& pb, std::size_t i) {
                  exact_text(std::min(p.term, horizon)) + " (term, or age 120): it would never pay");
   }
   if (p.equivalence) {
-    const double end = p.product == kSpousePension ? horizon : std::min(p.term, horizon);
+    const double end = std::min(p.term, horizon);
     if (!(std::min(premium_term_of(p), end) > 0))
       fail_input(at + "the equivalence premium needs premiums to solve for, but the premium term is " +
                  exact_text(premium_term_of(p)) + " years");
@@ -250,11 +250,13 @@ std::vector<ProductSpec> product_specs(const Problem& pb, double& steps) {
 void product_specs(const Problem& pb, ProductSpec* specs, double& steps) {
   const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
   double total = 0;  // whole numbers: the same sum in any order
+  const RateTable rate = make_rate_table(pb);
+  const RateView rv = rate.view();
 #pragma omp parallel for schedule(static) reduction(+ : total) if (n > 20000)
   for (std::int64_t i = 0; i < n; ++i) {
     specs[i] = product_spec(pb.policies[i]);
     const bool table = pb.laws[static_cast<std::size_t>(specs[i].insured)].table;
-    total += product_steps(specs[i], table, pb.align_breaks) * (specs[i].equivalence ? 3.0 : 1.0);
+    total += product_steps(specs[i], rv, table, pb.align_breaks) * (specs[i].equivalence ? 3.0 : 1.0);
   }
   steps = total;
 }

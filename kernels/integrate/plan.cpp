@@ -140,7 +140,7 @@ Grid grid_through(double a, double b, std::vector<double> breaks, int steps, boo
 }  // namespace
 
 Grid outer_grid(const Policy& p, bool align) {
-  double span = kMaxAge - p.x;
+  double span = cover_end(p);
   std::vector<double> breaks;
   if (align) {
     // Whole years (reported), then the kinks of k (tau = r, r + g) and of gp (tau = 15).
@@ -155,8 +155,9 @@ Grid outer_grid(const Policy& p, bool align) {
 Grid outer_grid(const Problem& pb, const Policy& p) {
   if (!pb.align_breaks) return outer_grid(p, false);
   const MortalityLaw& insured = pb.laws[static_cast<std::size_t>(p.insured)];
-  if (!insured.table && !pb.spouse.marriage_table && plain_spouse_pension(p)) return outer_grid(p, true);
-  double span = kMaxAge - p.x;
+  if (!insured.table && !pb.spouse.marriage_table && pb.curve.empty() && plain_spouse_pension(p))
+    return outer_grid(p, true);
+  double span = cover_end(p);
   std::vector<double> breaks;
   for (int y = 1; y < span; ++y) breaks.push_back(y);
   breaks.push_back(p.r - p.x);
@@ -169,6 +170,7 @@ Grid outer_grid(const Problem& pb, const Policy& p) {
   if (insured.table)  // the force is constant within each year of age: a break at each whole age
     for (double a = std::ceil(p.x); a < kMaxAge; a += 1) breaks.push_back(a - p.x);
   if (!plain_spouse_pension(p)) breaks.push_back(premium_term_of(p));
+  for (double m : pb.curve.maturity) breaks.push_back(m);  // the forward rate jumps at each maturity
   return grid_through(span, 0.0, breaks, p.h1, true);
 }
 
@@ -237,7 +239,7 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
       aligned = outer_grid(pb, p);
       ogp = &aligned;
     } else {
-      ColumnKey okey{bits(p.x), 0, p.h1, 0, 0};
+      ColumnKey okey{bits(p.x), bits(cover_end(p)), p.h1, 0, 0};
       auto it = outer_cache.find(okey);
       if (it == outer_cache.end()) it = outer_cache.emplace(okey, outer_grid(p, false)).first;
       ogp = &it->second;
@@ -293,6 +295,7 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
   // Work counts: Inner steps per column, and per request had nothing been shared.
   // In the faithful scheme the count does not depend on k: once per (grid, h3).
   std::vector<double> col_steps(plan.columns(), 0.0);
+  const RateView rv = plan.rate.view();
   std::unordered_map<ColumnKey, double, ColumnKeyHash> faithful_counts;
   for (std::size_t c = 0; c < plan.columns(); ++c) {
     std::int32_t g = plan.column_grid[c];
@@ -300,7 +303,7 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
     auto count = [&] {
       double n = 0;
       for (std::int64_t e = plan.grid_offset[g]; e < plan.grid_offset[g + 1]; ++e)
-        n += inner_steps(spouse, plan.grid_eta[e], plan.column_k[c], plan.column_h3[c], plan.align);
+        n += inner_steps(rv, spouse, plan.grid_eta[e], plan.column_k[c], plan.column_t[c], plan.column_h3[c], plan.align);
       return n;
     };
     if (plan.align) {
