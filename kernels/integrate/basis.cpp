@@ -252,11 +252,11 @@ void product_specs(const Problem& pb, ProductSpec* specs, double& steps) {
   double total = 0;  // whole numbers: the same sum in any order
   const RateTable rate = make_rate_table(pb);
   const RateView rv = rate.view();
+  const BasisViews bv = basis_views(pb);
 #pragma omp parallel for schedule(static) reduction(+ : total) if (n > 20000)
   for (std::int64_t i = 0; i < n; ++i) {
     specs[i] = product_spec(pb.policies[i]);
-    const bool table = pb.laws[static_cast<std::size_t>(specs[i].insured)].table;
-    total += product_steps(specs[i], rv, table, pb.align_breaks) * (specs[i].equivalence ? 3.0 : 1.0);
+    total += product_steps(specs[i], rv, bv.laws[static_cast<std::size_t>(specs[i].insured)], pb.align_breaks) * (specs[i].equivalence ? 3.0 : 1.0);
   }
   steps = total;
 }

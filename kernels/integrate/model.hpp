@@ -281,6 +281,41 @@ NUMPIPE_HD_INLINE int inner_first_mid_ge(double h, int steps, double k) {
   return m;
 }
 
+// ---- stability: a step no longer than the law allows ------------------------------
+// Each level solves dV/dt = c V + ... backwards with c = r + mu. RK4 multiplies the
+// homogeneous part by R(z) = 1 + z + z^2/2 + z^3/6 + z^4/24 per step, z = h c; R
+// stays positive and below 1 only for z > -2.785 (RK4's stability interval), and
+// close to e^z well inside it. The default (aligned) scheme keeps |h| c <= 1 (R within
+// 2% of e^z): where the steps asked for are longer, a segment takes a whole multiple
+// of them. The faithful scheme takes the steps as asked.
+inline constexpr double kStableStep = 1.0;
+// The largest force of mortality on the ages [a0, a1] (Gompertz-Makeham: monotone,
+// at an end; a table: its largest row there).
+NUMPIPE_HD_INLINE double max_force(const MortalityView& m, double a0, double a1) {
+  if (!m.table) return fmax(mortality(m, a0), mortality(m, a1));
+  double v = 0.0;
+  for (int i = mortality_row(m, a0), j = mortality_row(m, a1); i <= j; ++i) v = fmax(v, m.mu[i]);
+  return v;
+}
+// The largest forward rate on [t0, t1] (linear between maturities: at the ends and
+// on both sides of each maturity inside).
+NUMPIPE_HD_INLINE double max_rate(const RateView& rv, double t0, double t1) {
+  if (rv.n == 0) return rv.constant;
+  double v = fmax(forward_rate(rv, t0), forward_rate_within(rv, t1, t1 - (t1 - t0) * 1e-9));
+  for (int i = 0; i < rv.n; ++i)
+    if (rv.knots[i] > t0 && rv.knots[i] < t1)
+      v = fmax(v, fmax(rv.alpha[i] + rv.beta[i] * rv.knots[i], rv.alpha[i + 1] + rv.beta[i + 1] * rv.knots[i]));
+  return v;
+}
+// Steps per year for a stretch whose coefficient r + mu is at most c_max: `steps`,
+// or the least whole multiple of it with (c_max / steps) <= kStableStep.
+NUMPIPE_HD_INLINE int stable_steps(int steps, double c_max) {
+  const double z = c_max / static_cast<double>(steps);
+  if (!(z > kStableStep)) return steps;
+  const double m = ceil(z / kStableStep);
+  return m * steps > 1e6 ? 1000000 : static_cast<int>(m) * steps;
+}
+
 // RK4's weights (1, 2, 2, 1) / 6, applied by one multiplication: fp64 division
 // is a long instruction sequence on GPUs.
 inline constexpr double kSixth = 1.0 / 6.0;
@@ -356,13 +391,16 @@ NUMPIPE_HD_INLINE void inner_aligned_segments(const RateView& rv, const Mortalit
                                               double t, int steps, F&& f) {
   double a = kMaxAge - eta;
   if (k >= a) return;  // the pension never starts: V stays exactly 0
+  auto segment = [&](double hi, double lo) {  // the steps the stretch's r + mu allows
+    return make_segment(hi, lo, stable_steps(steps, max_rate(rv, t + lo, t + hi) + max_force(spouse, eta + lo, eta + hi)));
+  };
   if (!spouse.table && rv.n == 0) {
     if (k <= 0.0) {
-      f(make_segment(a, 0.0, steps), 1);
+      f(segment(a, 0.0), 1);
       return;
     }
-    f(make_segment(a, k, steps), 1);
-    f(make_segment(k, 0.0, steps), 0);
+    f(segment(a, k), 1);
+    f(segment(k, 0.0), 0);
     return;
   }
   double hi = a;
@@ -378,7 +416,7 @@ NUMPIPE_HD_INLINE void inner_aligned_segments(const RateView& rv, const Mortalit
       const double m = rv.knots[i] - t;
       if (m < hi - kBreakTolerance && m > lo + kBreakTolerance) lo = m;
     }
-    f(make_segment(hi, lo, steps), lo >= k ? 1 : 0);
+    f(segment(hi, lo), lo >= k ? 1 : 0);
     hi = lo;
   }
 }

@@ -85,6 +85,13 @@ NUMPIPE_HD_INLINE ThielePoint product_point(const ProductSpec& p, const RateView
   return q;
 }
 
+// The aligned scheme's steps per year on [lo, hi]: h1, or a multiple of it where the
+// law is too steep for h1 (stable_steps, model.hpp).
+NUMPIPE_HD_INLINE int product_stable_steps(const ProductSpec& p, const RateView& rv, const MortalityView& m, double hi,
+                                           double lo) {
+  return stable_steps(p.h1, max_rate(rv, lo, hi) + max_force(m, p.x + lo, p.x + hi));
+}
+
 // One chain: V from the end down to 0 with the premium P (and the benefits, or
 // not); out(year, V) at every whole year on the way (the end first when whole).
 // Returns V(0). The equivalence premium's chains and the reserve's chain take the
@@ -98,7 +105,8 @@ NUMPIPE_HD_INLINE double product_chain(const ProductSpec& p, const RateView& rv,
   double hi = p.end;
   while (hi > 0.0) {
     const double lo = align ? product_next_break(p, rv, m.table != 0, hi) : 0.0;
-    const Segment s = make_segment(hi, lo, p.h1);
+    const int per_year = align ? product_stable_steps(p, rv, m, hi, lo) : p.h1;
+    const Segment s = make_segment(hi, lo, per_year);
     const int steps = segment_steps(s);
     // A step's end point is the next one's start (the same double), and within a
     // segment the aligned one-sided values do not change: carried over.
@@ -110,7 +118,7 @@ NUMPIPE_HD_INLINE double product_chain(const ProductSpec& p, const RateView& rv,
       const ThielePoint b = product_point(p, rv, m, premium, benefits, align, tm, tm);
       const ThielePoint c = product_point(p, rv, m, premium, benefits, align, t1, tm);
       V = thiele_step(V, segment_step_size(s, q), a, b, c);
-      const int y = segment_year(s, p.h1, 2 * q + 2);
+      const int y = segment_year(s, per_year, 2 * q + 2);
       if (y >= 0) out(y, V);
       a = c;
     }
@@ -120,12 +128,12 @@ NUMPIPE_HD_INLINE double product_chain(const ProductSpec& p, const RateView& rv,
 }
 
 // RK4 steps of one chain (for the operation counts).
-NUMPIPE_HD_INLINE int product_steps(const ProductSpec& p, const RateView& rv, bool table, bool align) {
+NUMPIPE_HD_INLINE int product_steps(const ProductSpec& p, const RateView& rv, const MortalityView& m, bool align) {
   int n = 0;
   double hi = p.end;
   while (hi > 0.0) {
-    const double lo = align ? product_next_break(p, rv, table, hi) : 0.0;
-    n += segment_steps(make_segment(hi, lo, p.h1));
+    const double lo = align ? product_next_break(p, rv, m.table != 0, hi) : 0.0;
+    n += segment_steps(make_segment(hi, lo, align ? product_stable_steps(p, rv, m, hi, lo) : p.h1));
     hi = lo;
   }
   return n;
