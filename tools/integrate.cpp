@@ -346,6 +346,14 @@ int main(int argc, char** argv) {
     auto groups = group_records(records);
     std::vector<ig::Problem> problems;
     for (const Group& g : groups) problems.push_back(make_problem(g, align));
+    if (!align && !cli.quiet() && world.is_root())  // the published scheme as asked, but not silently unstable
+      for (const ig::Problem& pb : problems) {
+        const std::string warning = ig::faithful_stability_warning(pb);
+        if (!warning.empty()) {
+          std::fprintf(stderr, "integrate: warning: %s\n", warning.c_str());
+          break;
+        }
+      }
     {  // the plan's memory grows with each policy's outer steps: checked before the solve
       double policies = 0, bytes = 0;
       for (const ig::Problem& pb : problems)

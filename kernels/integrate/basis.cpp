@@ -241,6 +241,41 @@ ProductSpec product_spec(const Policy& p) {
   return s;
 }
 
+std::string faithful_stability_warning(const Problem& pb) {
+  const RateTable rate = make_rate_table(pb);
+  const RateView rv = rate.view();
+  const double r = max_rate(rv, 0.0, kMaxAge);
+  const BasisViews bv = basis_views(pb);
+  // The first whole age in [from, 120) whose year of age is beyond the limit at `steps` a year, or -1.
+  auto first_age = [&](const MortalityView& m, double from, int steps) {
+    for (double a = std::floor(from); a < kMaxAge; a += 1)
+      if ((r + max_force(m, std::max(a, from), a + 1)) / steps > kRk4StabilityLimit) return a;
+    return -1.0;
+  };
+  for (std::size_t i = 0; i < pb.policies.size(); ++i) {
+    const Policy& p = pb.policies[i];
+    auto say = [&](const char* life, double age, int steps, const char* option) {
+      std::ostringstream o;
+      o << "policy " << i << ": " << steps << (steps == 1 ? " step" : " steps") << " a year (" << option
+        << ") is beyond RK4's stability limit for the " << life << "'s force of mortality from age " << age
+        << " (h (r + mu) > " << kRk4StabilityLimit
+        << "): the faithful scheme's reserves there may oscillate; the default scheme shortens such steps";
+      return o.str();
+    };
+    const MortalityView& ins = bv.laws[static_cast<std::size_t>(p.insured)];
+    if ((r + max_force(ins, p.x, p.x + cover_end(p))) / p.h1 > kRk4StabilityLimit) {
+      const double a = first_age(ins, p.x, p.h1);
+      if (a >= 0 && a < p.x + cover_end(p)) return say("insured", a, p.h1, "h1");
+    }
+    if (p.product == kSpousePension) {
+      const MortalityView& sp = bv.laws[static_cast<std::size_t>(p.spouse)];
+      const double a = first_age(sp, kMiddleLow, p.h3);
+      if (a >= 0) return say("spouse", a, p.h3, "h3");
+    }
+  }
+  return "";
+}
+
 std::vector<ProductSpec> product_specs(const Problem& pb, double& steps) {
   std::vector<ProductSpec> specs(pb.policies.size());
   product_specs(pb, specs.data(), steps);

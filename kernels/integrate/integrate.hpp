@@ -119,6 +119,12 @@ void validate_curve(const Curve& curve);
 void validate_law(MortalityLaw& law);
 void validate_spouse(const SpouseBasis& spouse);
 void validate_policy_payments(const Problem& problem, std::size_t policy);
+// RK4's stability limit on a step, |h| (r + mu) (model.hpp, stable_steps).
+inline constexpr double kRk4StabilityLimit = 2.785;
+// The faithful scheme takes the steps as asked: where a step is beyond RK4's stability
+// limit for a law, the first such policy, level and age in words ("" where none).
+// (The default scheme shortens such steps itself.)
+std::string faithful_stability_warning(const Problem& problem);
 // Reads a curve table: two numbers a line (maturity rate), '#' comments, blank lines.
 Curve parse_curve_text(const std::string& text, const std::string& label);
 
