@@ -10,7 +10,7 @@
 # 1e-8 relative: Makeham (the Standard Ultimate Survival Model's law), a life table
 # and the shipped yield curve. Then: 4th order by halving the steps; the steep
 # law at 1 step a year (no oscillation, near the reference); the published scheme's
-# warning; the spouse pension's term.
+# warning; the spouse pension at its converged value, and with a term.
 require_python
 export PYTHONPATH="$SRC/share/python"
 T=$SRC/share/examples/integrate-life-table.csv
@@ -177,6 +177,25 @@ for y in range(76, 80):
     print(f"1 step a year, age {40 + y}: {row[y]:.6f} (reference {want:.6f})")
     if not abs(row[y] - want) < 2e-3:
         failures.append(f"1 step a year, age {40 + y}: {row[y]} vs {want}")
+
+# The spouse pension at the default settings: within 1e-7 of its converged value.
+row, _ = run(["--g", "10", "--r", "65", "--x", "35"], "10,2,10", [])
+print(f"spouse pension g 10 r 65 x 35: {row[0]!r}")
+if not abs(row[0] - 0.6183124634) < 1e-7:
+    failures.append(f"spouse pension year 0: {row[0]!r}, converged 0.6183124634")
+# Its term: a 10-year term pays only on death before it, so (Thiele's equation is
+# linear) V_10(t) = V(t) - v^(10 - t) (10 - t)p_(35 + t) V(10) for t < 10, with
+# the survival of the Danish women's law in closed form; 0 from the term on.
+full = row
+women = ("gm", 0.0005, 5.728 - 10.0, 0.038)
+row, _ = run(["--g", "10", "--r", "65", "--x", "35", "--product", "spouse", "--term", "10"], "10,2,10", [])
+for t in range(0, 10):
+    want = full[t] - math.exp(-0.05 * (10 - t)) * math.exp(-hazard(women, 35.0 + t, 45.0)) * full[10]
+    if not abs(row[t] - want) < 1e-7 * full[0]:
+        failures.append(f"spouse pension with a 10-year term, year {t}: {row[t]!r}, want {want!r}")
+print(f"spouse pension, 10-year term: year 0 {row[0]!r}, years 10-13 {[row[y] for y in range(10, 14)]}")
+if any(row[y] != 0.0 for y in range(10, 86)) or not all(math.isnan(row[y]) for y in range(86, 121)):
+    failures.append("spouse pension with a 10-year term: not 0 from year 10 to 85 and NaN after")
 
 for f in failures:
     print("FAIL:", f)
