@@ -181,8 +181,8 @@ void validate_policy_payments(const Problem& pb, std::size_t i) {
   if (!(p.premium_term >= 0 || p.premium_term == -1) || !std::isfinite(p.premium_term))
     fail_input(at + "premium term must be >= 0 years: " + exact_text(p.premium_term));
   const double horizon = kMaxAge - p.x;
+  if (!(p.term > 0) || !std::isfinite(p.term)) fail_input(at + "term must be > 0 years: " + exact_text(p.term));
   if (p.product != kSpousePension) {
-    if (!(p.term > 0) || !std::isfinite(p.term)) fail_input(at + "term must be > 0 years: " + exact_text(p.term));
     if (!(p.deferment >= 0) || !std::isfinite(p.deferment))
       fail_input(at + "deferment must be >= 0 years: " + exact_text(p.deferment));
     if (p.product == kLifeAnnuity && !(p.deferment < std::min(p.term, horizon)))
@@ -190,7 +190,7 @@ void validate_policy_payments(const Problem& pb, std::size_t i) {
                  exact_text(std::min(p.term, horizon)) + " (term, or age 120): it would never pay");
   }
   if (p.equivalence) {
-    const double end = p.product == kSpousePension ? horizon : std::min(p.term, horizon);
+    const double end = std::min(p.term, horizon);
     if (!(std::min(premium_term_of(p), end) > 0))
       fail_input(at + "the equivalence premium needs premiums to solve for, but the premium term is " +
                  exact_text(premium_term_of(p)) + " years");
@@ -241,6 +241,41 @@ ProductSpec product_spec(const Policy& p) {
   return s;
 }
 
+std::string faithful_stability_warning(const Problem& pb) {
+  const RateTable rate = make_rate_table(pb);
+  const RateView rv = rate.view();
+  const double r = max_rate(rv, 0.0, kMaxAge);
+  const BasisViews bv = basis_views(pb);
+  // The first whole age in [from, 120) whose year of age is beyond the limit at `steps` a year, or -1.
+  auto first_age = [&](const MortalityView& m, double from, int steps) {
+    for (double a = std::floor(from); a < kMaxAge; a += 1)
+      if ((r + max_force(m, std::max(a, from), a + 1)) / steps > kRk4StabilityLimit) return a;
+    return -1.0;
+  };
+  for (std::size_t i = 0; i < pb.policies.size(); ++i) {
+    const Policy& p = pb.policies[i];
+    auto say = [&](const char* life, double age, int steps, const char* option) {
+      std::ostringstream o;
+      o << "policy " << i << ": " << steps << (steps == 1 ? " step" : " steps") << " a year (" << option
+        << ") is beyond RK4's stability limit for the " << life << "'s force of mortality from age " << age
+        << " (h (r + mu) > " << kRk4StabilityLimit
+        << "): the faithful scheme's reserves there may oscillate; the default scheme shortens such steps";
+      return o.str();
+    };
+    const MortalityView& ins = bv.laws[static_cast<std::size_t>(p.insured)];
+    if ((r + max_force(ins, p.x, p.x + cover_end(p))) / p.h1 > kRk4StabilityLimit) {
+      const double a = first_age(ins, p.x, p.h1);
+      if (a >= 0 && a < p.x + cover_end(p)) return say("insured", a, p.h1, "h1");
+    }
+    if (p.product == kSpousePension) {
+      const MortalityView& sp = bv.laws[static_cast<std::size_t>(p.spouse)];
+      const double a = first_age(sp, kMiddleLow, p.h3);
+      if (a >= 0) return say("spouse", a, p.h3, "h3");
+    }
+  }
+  return "";
+}
+
 std::vector<ProductSpec> product_specs(const Problem& pb, double& steps) {
   std::vector<ProductSpec> specs(pb.policies.size());
   product_specs(pb, specs.data(), steps);
@@ -250,11 +285,13 @@ std::vector<ProductSpec> product_specs(const Problem& pb, double& steps) {
 void product_specs(const Problem& pb, ProductSpec* specs, double& steps) {
   const std::int64_t n = static_cast<std::int64_t>(pb.policies.size());
   double total = 0;  // whole numbers: the same sum in any order
+  const RateTable rate = make_rate_table(pb);
+  const RateView rv = rate.view();
+  const BasisViews bv = basis_views(pb);
 #pragma omp parallel for schedule(static) reduction(+ : total) if (n > 20000)
   for (std::int64_t i = 0; i < n; ++i) {
     specs[i] = product_spec(pb.policies[i]);
-    const bool table = pb.laws[static_cast<std::size_t>(specs[i].insured)].table;
-    total += product_steps(specs[i], table, pb.align_breaks) * (specs[i].equivalence ? 3.0 : 1.0);
+    total += product_steps(specs[i], rv, bv.laws[static_cast<std::size_t>(specs[i].insured)], pb.align_breaks) * (specs[i].equivalence ? 3.0 : 1.0);
   }
   steps = total;
 }

@@ -50,6 +50,8 @@ NUMPIPE_HD_INLINE double premium_term_of(const Policy& p) {
   if (p.product == kLifeAnnuity) return p.deferment;
   return p.term;
 }
+// The end of a policy's cover (years from now): its term, cut at age 120.
+NUMPIPE_HD_INLINE double cover_end(const Policy& p) { return p.term < kMaxAge - p.x ? p.term : kMaxAge - p.x; }
 // Whether a policy is a spouse pension with the default payments (no premium, unit
 // benefit): the spec's arithmetic, bit for bit.
 NUMPIPE_HD_INLINE bool plain_spouse_pension(const Policy& p) {
@@ -117,6 +119,12 @@ void validate_curve(const Curve& curve);
 void validate_law(MortalityLaw& law);
 void validate_spouse(const SpouseBasis& spouse);
 void validate_policy_payments(const Problem& problem, std::size_t policy);
+// RK4's stability limit on a step, |h| (r + mu) (model.hpp, stable_steps).
+inline constexpr double kRk4StabilityLimit = 2.785;
+// The faithful scheme takes the steps as asked: where a step is beyond RK4's stability
+// limit for a law, the first such policy, level and age in words ("" where none).
+// (The default scheme shortens such steps itself.)
+std::string faithful_stability_warning(const Problem& problem);
 // Reads a curve table: two numbers a line (maturity rate), '#' comments, blank lines.
 Curve parse_curve_text(const std::string& text, const std::string& label);
 
@@ -168,18 +176,21 @@ void product_specs(const Problem& problem, ProductSpec* out, double& steps);
 NUMPIPE_HD_INLINE double spouse_outer(const Policy& p, const RateView& rv, const MortalityView& insured, bool align,
                                       const double* t, const double* h, const int* year, std::int64_t npts,
                                       const double* middle, double* out) {
-  for (int y = 0; y < kYears; ++y) out[y] = std::numeric_limits<double>::quiet_NaN();
-  // The insured's force at a stage point; with --align-breaks a table's one-sided
-  // value from the step's midpoint (its steps never cross a whole age).
+  // 0 after the term (the grid's years overwrite theirs), NaN past age 120.
+  for (int y = 0; y < kYears; ++y) out[y] = y <= kMaxAge - p.x ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  // The insured's force and the rate at a stage point; aligned (the default), a
+  // table's and a curve's one-sided values from the step's midpoint (its steps never
+  // cross a whole age or a maturity).
   auto mu = [&](double tt, double tmid) {
     return align ? mortality_within(insured, p.x + tt, p.x + tmid) : mortality(insured, p.x + tt);
   };
+  auto rate = [&](double tt, double tmid) { return align ? forward_rate_within(rv, tt, tmid) : forward_rate(rv, tt); };
   if (plain_spouse_pension(p)) {
     double V = 0;
     if (year[0] >= 0) out[year[0]] = V;
     for (std::int64_t j = 0; 2 * j + 2 < npts; ++j) {
       double t0 = t[2 * j], tm = t[2 * j + 1], t1 = t[2 * j + 2], hj = h[j];
-      double r0 = forward_rate(rv, t0), rm = forward_rate(rv, tm), r1 = forward_rate(rv, t1);
+      double r0 = rate(t0, tm), rm = rate(tm, tm), r1 = rate(t1, tm);
       double m0 = mu(t0, tm), mm = mu(tm, tm), m1 = mu(t1, tm);
       double k1 = hj * outer_derivative(r0, m0, middle[2 * j], V);
       double k2 = hj * outer_derivative(rm, mm, middle[2 * j + 1], V + k1 / 2);
@@ -193,7 +204,7 @@ NUMPIPE_HD_INLINE double spouse_outer(const Policy& p, const RateView& rv, const
   const double tp = premium_term_of(p), B = p.benefit;
   auto point = [&](double tt, double tmid, double M, double premium, bool benefits) {
     ThielePoint q;
-    q.r = forward_rate(rv, tt);
+    q.r = rate(tt, tmid);
     q.mu = mu(tt, tmid);
     q.S = benefits ? (B == 1.0 ? M : B * M) : 0.0;
     q.c = premium != 0.0 && (align ? tmid : tt) < tp ? premium : 0.0;

@@ -84,6 +84,21 @@ NUMPIPE_HD_INLINE double forward_rate(const RateView& rv, double t) {
   while (piece < rv.n && rv.knots[piece] <= t) ++piece;
   return rv.alpha[piece] + rv.beta[piece] * t;
 }
+// The forward rate at t on the piece of `inside`, a point strictly inside a step whose
+// ends may lie on maturities (the default scheme's steps never cross one): the
+// one-sided value, so that a step ending on a maturity keeps the piece it covers.
+NUMPIPE_HD_INLINE double forward_rate_within(const RateView& rv, double t, double inside) {
+  if (rv.n == 0) return rv.constant;
+  int piece = 0;
+  while (piece < rv.n && rv.knots[piece] <= inside) ++piece;
+  return rv.alpha[piece] + rv.beta[piece] * t;
+}
+// The largest maturity of the curve strictly between lo and hi (by more than tol), or lo.
+NUMPIPE_HD_INLINE double curve_break_below(const RateView& rv, double lo, double hi, double tol) {
+  for (int i = 0; i < rv.n; ++i)
+    if (rv.knots[i] < hi - tol && rv.knots[i] > lo + tol) lo = rv.knots[i];
+  return lo;
+}
 
 // ---- the basis: each life's mortality, the marriage probability, the spouse's age ----
 // A life's force of mortality: a Gompertz-Makeham law mu(a) = A + 10^(B + C a),
@@ -266,6 +281,47 @@ NUMPIPE_HD_INLINE int inner_first_mid_ge(double h, int steps, double k) {
   return m;
 }
 
+// ---- stability and accuracy: a step no longer than the law allows ------------------
+// Each level solves dV/dt = c V + ... backwards with c = r + mu. RK4 multiplies the
+// homogeneous part by R(z) = 1 + z + z^2/2 + z^3/6 + z^4/24 per step, z = h c; R
+// stays positive and below 1 only for z > -2.785 (RK4's stability interval), and
+// close to e^z well inside it (within 2% at |z| = 1). The default (aligned) scheme
+// keeps |h| c <= kStableStep on the spouse's inner level (long stretches between
+// breaks), and |h| c <= kAccurateStep on the stretches of at most a year of the
+// products' chains and the spouse pension's outer level, where RK4's error, about
+// z^5 / 120 a step, then stays near 1e-9 of the reserve even where the force of
+// mortality reaches 3 a year (a Makeham law near 120). Where the steps asked for
+// are longer, the stretch takes the least whole multiple of them that keeps the
+// bound. The faithful scheme takes the steps as asked.
+inline constexpr double kStableStep = 1.0;
+inline constexpr double kAccurateStep = 0.05;
+// The largest force of mortality on the ages [a0, a1] (Gompertz-Makeham: monotone,
+// at an end; a table: its largest row there).
+NUMPIPE_HD_INLINE double max_force(const MortalityView& m, double a0, double a1) {
+  if (!m.table) return fmax(mortality(m, a0), mortality(m, a1));
+  double v = 0.0;
+  for (int i = mortality_row(m, a0), j = mortality_row(m, a1); i <= j; ++i) v = fmax(v, m.mu[i]);
+  return v;
+}
+// The largest forward rate on [t0, t1] (linear between maturities: at the ends and
+// on both sides of each maturity inside).
+NUMPIPE_HD_INLINE double max_rate(const RateView& rv, double t0, double t1) {
+  if (rv.n == 0) return rv.constant;
+  double v = fmax(forward_rate(rv, t0), forward_rate_within(rv, t1, t1 - (t1 - t0) * 1e-9));
+  for (int i = 0; i < rv.n; ++i)
+    if (rv.knots[i] > t0 && rv.knots[i] < t1)
+      v = fmax(v, fmax(rv.alpha[i] + rv.beta[i] * rv.knots[i], rv.alpha[i + 1] + rv.beta[i + 1] * rv.knots[i]));
+  return v;
+}
+// Steps per year for a stretch whose coefficient r + mu is at most c_max: `steps`,
+// or the least whole multiple of it with c_max / steps <= bound.
+NUMPIPE_HD_INLINE int stable_steps(int steps, double c_max, double bound = kStableStep) {
+  const double z = c_max / static_cast<double>(steps);
+  if (!(z > bound)) return steps;
+  const double m = ceil(z / bound);
+  return m * steps > 1e6 ? 1000000 : static_cast<int>(m) * steps;
+}
+
 // RK4's weights (1, 2, 2, 1) / 6, applied by one multiplication: fp64 division
 // is a long instruction sequence on GPUs.
 inline constexpr double kSixth = 1.0 / 6.0;
@@ -299,9 +355,14 @@ NUMPIPE_HD_INLINE double inner_segment(const RateView& rv, const MortalityView& 
                                        double eta, double t, double k, int pension) {
   auto ind = [&](double s) { return pension < 0 ? (s >= k ? 1.0 : 0.0) : static_cast<double>(pension); };
   const bool one_year = pension >= 0 && spouse.table;
-  const double mu_year = one_year ? mortality_within(spouse, 0.0, eta + (seg.a + seg.b) / 2) : 0.0;
+  const double inside = (seg.a + seg.b) / 2;
+  const double mu_year = one_year ? mortality_within(spouse, 0.0, eta + inside) : 0.0;
+  // A curve's forward rate, aligned: the piece of the segment (its ends may be maturities).
+  const bool curve_side = pension >= 0 && rv.n > 0;
+  auto rate = [&](double s) { return curve_side ? forward_rate_within(rv, t + s, t + inside) : forward_rate(rv, t + s); };
   auto coef = [&](double s) {
-    return one_year ? forward_rate(rv, t + s) + mu_year : inner_coefficient(rv, spouse, eta, t, s);
+    if (one_year) return rate(s) + mu_year;
+    return curve_side ? rate(s) + mortality(spouse, eta + s) : inner_coefficient(rv, spouse, eta, t, s);
   };
   // The end stage of each step is evaluated at the start of the next one (the
   // same point up to one rounding) and carried over: two new coefficient
@@ -327,29 +388,41 @@ NUMPIPE_HD_INLINE double inner_segment(const RateView& rv, const MortalityView& 
 // Breaks closer than this (years) are one break: as the planned grids (plan.cpp).
 inline constexpr double kBreakTolerance = 1e-9;
 
-// --align-breaks: the inner level's segments from s = 120 - eta down to 0, in
-// order: boundaries at s = k (the pension starts) and, for a table's spouse, at
-// every whole age eta + s. f(segment, pension) for each (pension 0 below k, 1 above).
+// The default (aligned) scheme: the inner level's segments from s = 120 - eta down
+// to 0, in order: boundaries at s = k (the pension starts), for a table's spouse at
+// every whole age eta + s, and for a yield curve at every maturity t + s (the forward
+// rate jumps there). f(segment, pension) for each (pension 0 below k, 1 above).
 template <class F>
-NUMPIPE_HD_INLINE void inner_aligned_segments(const MortalityView& spouse, double eta, double k, int steps, F&& f) {
+NUMPIPE_HD_INLINE void inner_aligned_segments(const RateView& rv, const MortalityView& spouse, double eta, double k,
+                                              double t, int steps, F&& f) {
   double a = kMaxAge - eta;
   if (k >= a) return;  // the pension never starts: V stays exactly 0
-  if (!spouse.table) {
+  auto segment = [&](double hi, double lo) {  // the steps the stretch's r + mu allows
+    return make_segment(hi, lo, stable_steps(steps, max_rate(rv, t + lo, t + hi) + max_force(spouse, eta + lo, eta + hi)));
+  };
+  if (!spouse.table && rv.n == 0) {
     if (k <= 0.0) {
-      f(make_segment(a, 0.0, steps), 1);
+      f(segment(a, 0.0), 1);
       return;
     }
-    f(make_segment(a, k, steps), 1);
-    f(make_segment(k, 0.0, steps), 0);
+    f(segment(a, k), 1);
+    f(segment(k, 0.0), 0);
     return;
   }
   double hi = a;
   while (hi > kBreakTolerance) {
-    // The largest break below hi: the last whole age below eta + hi, or k.
-    double lo = ceil(eta + hi - kBreakTolerance) - 1.0 - eta;
-    if (!(lo > kBreakTolerance)) lo = 0.0;
+    // The largest break below hi: the last whole age below eta + hi, k, a maturity.
+    double lo = 0.0;
+    if (spouse.table) {
+      lo = ceil(eta + hi - kBreakTolerance) - 1.0 - eta;
+      if (!(lo > kBreakTolerance)) lo = 0.0;
+    }
     if (k < hi - kBreakTolerance && k > lo + kBreakTolerance) lo = k;
-    f(make_segment(hi, lo, steps), lo >= k ? 1 : 0);
+    for (int i = 0; i < rv.n; ++i) {
+      const double m = rv.knots[i] - t;
+      if (m < hi - kBreakTolerance && m > lo + kBreakTolerance) lo = m;
+    }
+    f(segment(hi, lo), lo >= k ? 1 : 0);
     hi = lo;
   }
 }
@@ -364,7 +437,7 @@ NUMPIPE_HD_INLINE double inner_value(const RateView& rv, const MortalityView& sp
   if (a <= 0.0) return 0.0;
   if (!align) return inner_segment(rv, spouse, make_segment(a, 0.0, steps), 0.0, eta, t, k, -1);
   double V = 0.0;
-  inner_aligned_segments(spouse, eta, k, steps,
+  inner_aligned_segments(rv, spouse, eta, k, t, steps,
                          [&](const Segment& seg, int pension) { V = inner_segment(rv, spouse, seg, V, eta, t, k, pension); });
   return V;
 }
@@ -373,12 +446,13 @@ NUMPIPE_HD_INLINE double inner_value(const RateView& rv, double eta, double k, d
 }
 
 // Number of RK4 steps Inner takes (for the operation counts of profiles).
-NUMPIPE_HD_INLINE int inner_steps(const MortalityView& spouse, double eta, double k, int steps, bool align) {
+NUMPIPE_HD_INLINE int inner_steps(const RateView& rv, const MortalityView& spouse, double eta, double k, double t,
+                                  int steps, bool align) {
   double a = kMaxAge - eta;
   if (a <= 0.0) return 0;
   if (!align) return segment_steps(make_segment(a, 0.0, steps));
   int n = 0;
-  inner_aligned_segments(spouse, eta, k, steps, [&](const Segment& seg, int) { n += segment_steps(seg); });
+  inner_aligned_segments(rv, spouse, eta, k, t, steps, [&](const Segment& seg, int) { n += segment_steps(seg); });
   return n;
 }
 

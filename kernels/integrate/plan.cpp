@@ -1,6 +1,7 @@
 // integrate: input validation, the yield curve, the step grids and the plan
 // shared by both backends.
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -99,6 +100,8 @@ namespace {
 // point is the next segment's first start (or the grid's final point).
 void append_segment(Grid& g, const Segment& s, int steps, bool mark_years) {
   auto year_of = [&](int i) {
+    // A segment's top a = start(0) (no partial step) is the year a where whole, whatever b is.
+    if (mark_years && i == 0 && !s.partial && s.a == std::floor(s.a)) return static_cast<int>(s.a);
     if (!mark_years || s.b != std::floor(s.b) || (s.full - i) % steps != 0) return -1;
     return static_cast<int>(s.b) + (s.full - i) / steps;
   };
@@ -123,15 +126,20 @@ void append_segment(Grid& g, const Segment& s, int steps, bool mark_years) {
   }
 }
 
-// A grid from a down to b through the interior breaks (any order, may repeat).
-Grid grid_through(double a, double b, std::vector<double> breaks, int steps, bool mark_years) {
+// A grid from a down to b through the interior breaks (any order, may repeat);
+// steps_for(hi, lo): a segment's steps per year (default: steps).
+Grid grid_through(double a, double b, std::vector<double> breaks, int steps, bool mark_years,
+                  const std::function<int(double, double)>& steps_for = {}) {
   std::vector<double> cut{a};
   std::sort(breaks.begin(), breaks.end(), [](double u, double v) { return u > v; });
   for (double x : breaks)
     if (x < cut.back() - 1e-9 && x > b + 1e-9) cut.push_back(x);
   cut.push_back(b);
   Grid g;
-  for (std::size_t i = 0; i + 1 < cut.size(); ++i) append_segment(g, make_segment(cut[i], cut[i + 1], steps), steps, mark_years);
+  for (std::size_t i = 0; i + 1 < cut.size(); ++i) {
+    const int n = steps_for ? steps_for(cut[i], cut[i + 1]) : steps;
+    append_segment(g, make_segment(cut[i], cut[i + 1], n), n, mark_years);
+  }
   g.pts.push_back(b);
   if (mark_years) g.year.push_back(b == std::floor(b) ? static_cast<int>(b) : -1);
   return g;
@@ -139,24 +147,39 @@ Grid grid_through(double a, double b, std::vector<double> breaks, int steps, boo
 
 }  // namespace
 
+namespace {
+// The aligned outer grid's steps per year on [lo, hi] (at most a year): h1, or a
+// multiple where the insured's law is too steep for it (stable_steps, kAccurateStep).
+std::function<int(double, double)> outer_stable_steps(const Policy& p, const MortalityView& insured, const RateView& rv) {
+  return [&p, insured, rv](double hi, double lo) {
+    return stable_steps(p.h1, max_rate(rv, lo, hi) + max_force(insured, p.x + lo, p.x + hi), kAccurateStep);
+  };
+}
+}  // namespace
+
 Grid outer_grid(const Policy& p, bool align) {
-  double span = kMaxAge - p.x;
+  double span = cover_end(p);
   std::vector<double> breaks;
-  if (align) {
+  if (!align) return grid_through(span, 0.0, breaks, p.h1, true);
+  {
     // Whole years (reported), then the kinks of k (tau = r, r + g) and of gp (tau = 15).
     for (int y = 1; y < span; ++y) breaks.push_back(y);
     breaks.push_back(p.r - p.x);
     breaks.push_back(p.r + p.g - p.x);
     breaks.push_back(15.0 - p.x);
   }
-  return grid_through(span, 0.0, breaks, p.h1, true);
+  RateView constant;  // the default basis: Danish women, the rate 0.05
+  return grid_through(span, 0.0, breaks, p.h1, true, outer_stable_steps(p, danish_women(), constant));
 }
 
 Grid outer_grid(const Problem& pb, const Policy& p) {
   if (!pb.align_breaks) return outer_grid(p, false);
   const MortalityLaw& insured = pb.laws[static_cast<std::size_t>(p.insured)];
-  if (!insured.table && !pb.spouse.marriage_table && plain_spouse_pension(p)) return outer_grid(p, true);
-  double span = kMaxAge - p.x;
+  const MortalityView insured_view = insured.view();
+  if (!insured.table && !pb.spouse.marriage_table && pb.curve.empty() && plain_spouse_pension(p) &&
+      insured.A == 0.0005 && insured.B == 5.728 - 10.0 && insured.C == 0.038 && pb.rate == kDefaultRate)
+    return outer_grid(p, true);
+  double span = cover_end(p);
   std::vector<double> breaks;
   for (int y = 1; y < span; ++y) breaks.push_back(y);
   breaks.push_back(p.r - p.x);
@@ -169,7 +192,9 @@ Grid outer_grid(const Problem& pb, const Policy& p) {
   if (insured.table)  // the force is constant within each year of age: a break at each whole age
     for (double a = std::ceil(p.x); a < kMaxAge; a += 1) breaks.push_back(a - p.x);
   if (!plain_spouse_pension(p)) breaks.push_back(premium_term_of(p));
-  return grid_through(span, 0.0, breaks, p.h1, true);
+  for (double m : pb.curve.maturity) breaks.push_back(m);  // the forward rate jumps at each maturity
+  const RateTable rate = make_rate_table(pb);
+  return grid_through(span, 0.0, breaks, p.h1, true, outer_stable_steps(p, insured_view, rate.view()));
 }
 
 Grid middle_grid(int h2, double k, bool align) {
@@ -237,7 +262,7 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
       aligned = outer_grid(pb, p);
       ogp = &aligned;
     } else {
-      ColumnKey okey{bits(p.x), 0, p.h1, 0, 0};
+      ColumnKey okey{bits(p.x), bits(cover_end(p)), p.h1, 0, 0};
       auto it = outer_cache.find(okey);
       if (it == outer_cache.end()) it = outer_cache.emplace(okey, outer_grid(p, false)).first;
       ogp = &it->second;
@@ -293,6 +318,7 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
   // Work counts: Inner steps per column, and per request had nothing been shared.
   // In the faithful scheme the count does not depend on k: once per (grid, h3).
   std::vector<double> col_steps(plan.columns(), 0.0);
+  const RateView rv = plan.rate.view();
   std::unordered_map<ColumnKey, double, ColumnKeyHash> faithful_counts;
   for (std::size_t c = 0; c < plan.columns(); ++c) {
     std::int32_t g = plan.column_grid[c];
@@ -300,7 +326,7 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
     auto count = [&] {
       double n = 0;
       for (std::int64_t e = plan.grid_offset[g]; e < plan.grid_offset[g + 1]; ++e)
-        n += inner_steps(spouse, plan.grid_eta[e], plan.column_k[c], plan.column_h3[c], plan.align);
+        n += inner_steps(rv, spouse, plan.grid_eta[e], plan.column_k[c], plan.column_t[c], plan.column_h3[c], plan.align);
       return n;
     };
     if (plan.align) {

@@ -49,11 +49,12 @@ struct ProductSpec {
   int pad = 0;
 };
 
-// --align-breaks: the largest break of the product's integrands below hi (by more
-// than kBreakTolerance), else 0: whole years (reported), the annuity's start, the
-// premiums' end, and for a table's life every whole age x + t (its force is
-// constant within a year of age).
-NUMPIPE_HD_INLINE double product_next_break(const ProductSpec& p, bool table, double hi) {
+// The default (aligned) scheme: the largest break of the product's integrands below
+// hi (by more than kBreakTolerance), else 0: whole years (reported), the annuity's
+// start, the premiums' end, for a table's life every whole age x + t (its force is
+// constant within a year of age), and a yield curve's maturities (its forward rate
+// jumps there).
+NUMPIPE_HD_INLINE double product_next_break(const ProductSpec& p, const RateView& rv, bool table, double hi) {
   double lo = ceil(hi - kBreakTolerance) - 1.0;  // the last whole year below hi
   if (!(lo > kBreakTolerance)) lo = 0.0;
   auto take = [&](double b) {
@@ -62,7 +63,7 @@ NUMPIPE_HD_INLINE double product_next_break(const ProductSpec& p, bool table, do
   if (p.annuity != 0.0) take(p.from);
   take(p.premium_end);
   if (table) take(ceil(p.x + hi - kBreakTolerance) - 1.0 - p.x);
-  return lo;
+  return curve_break_below(rv, lo, hi, kBreakTolerance);
 }
 
 // Thiele's inputs at time t. The faithful scheme evaluates the indicators (annuity
@@ -74,7 +75,7 @@ NUMPIPE_HD_INLINE ThielePoint product_point(const ProductSpec& p, const RateView
                                             double premium, bool benefits, bool align, double t, double inside) {
   const double u = align ? inside : t;
   ThielePoint q;
-  q.r = forward_rate(rv, t);
+  q.r = align ? forward_rate_within(rv, t, inside) : forward_rate(rv, t);
   q.mu = align ? mortality_within(m, p.x + t, p.x + inside) : mortality(m, p.x + t);
   q.S = benefits ? p.death : 0.0;
   double c = 0.0;
@@ -82,6 +83,14 @@ NUMPIPE_HD_INLINE ThielePoint product_point(const ProductSpec& p, const RateView
   if (benefits && p.annuity != 0.0 && u >= p.from) c = c - p.annuity;
   q.c = c;
   return q;
+}
+
+// The aligned scheme's steps per year on [lo, hi] (at most a year: whole years are
+// breaks): h1, or a multiple of it where the law is too steep for h1 (stable_steps,
+// kAccurateStep, model.hpp).
+NUMPIPE_HD_INLINE int product_stable_steps(const ProductSpec& p, const RateView& rv, const MortalityView& m, double hi,
+                                           double lo) {
+  return stable_steps(p.h1, max_rate(rv, lo, hi) + max_force(m, p.x + lo, p.x + hi), kAccurateStep);
 }
 
 // One chain: V from the end down to 0 with the premium P (and the benefits, or
@@ -96,8 +105,9 @@ NUMPIPE_HD_INLINE double product_chain(const ProductSpec& p, const RateView& rv,
   if (p.end == floor(p.end)) out(static_cast<int>(p.end), V);
   double hi = p.end;
   while (hi > 0.0) {
-    const double lo = align ? product_next_break(p, m.table != 0, hi) : 0.0;
-    const Segment s = make_segment(hi, lo, p.h1);
+    const double lo = align ? product_next_break(p, rv, m.table != 0, hi) : 0.0;
+    const int per_year = align ? product_stable_steps(p, rv, m, hi, lo) : p.h1;
+    const Segment s = make_segment(hi, lo, per_year);
     const int steps = segment_steps(s);
     // A step's end point is the next one's start (the same double), and within a
     // segment the aligned one-sided values do not change: carried over.
@@ -109,7 +119,7 @@ NUMPIPE_HD_INLINE double product_chain(const ProductSpec& p, const RateView& rv,
       const ThielePoint b = product_point(p, rv, m, premium, benefits, align, tm, tm);
       const ThielePoint c = product_point(p, rv, m, premium, benefits, align, t1, tm);
       V = thiele_step(V, segment_step_size(s, q), a, b, c);
-      const int y = segment_year(s, p.h1, 2 * q + 2);
+      const int y = segment_year(s, per_year, 2 * q + 2);
       if (y >= 0) out(y, V);
       a = c;
     }
@@ -119,12 +129,12 @@ NUMPIPE_HD_INLINE double product_chain(const ProductSpec& p, const RateView& rv,
 }
 
 // RK4 steps of one chain (for the operation counts).
-NUMPIPE_HD_INLINE int product_steps(const ProductSpec& p, bool table, bool align) {
+NUMPIPE_HD_INLINE int product_steps(const ProductSpec& p, const RateView& rv, const MortalityView& m, bool align) {
   int n = 0;
   double hi = p.end;
   while (hi > 0.0) {
-    const double lo = align ? product_next_break(p, table, hi) : 0.0;
-    n += segment_steps(make_segment(hi, lo, p.h1));
+    const double lo = align ? product_next_break(p, rv, m.table != 0, hi) : 0.0;
+    n += segment_steps(make_segment(hi, lo, align ? product_stable_steps(p, rv, m, hi, lo) : p.h1));
     hi = lo;
   }
   return n;

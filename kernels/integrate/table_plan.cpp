@@ -153,7 +153,7 @@ TableScan scan_table(const Problem& pb) {
     for (std::int64_t i = b * kPlanBlock; i < end; ++i) {
       const Policy& p = pb.policies[static_cast<std::size_t>(i)];
       o.misfits += p.g * p.h3 > kTableMaxCut - 1 || p.h2 > kTableMaxH2 || p.product != kSpousePension ||
-                   p.insured != insured || p.spouse != spouse;
+                   p.insured != insured || p.spouse != spouse || p.term < kMaxAge - p.x;  // a term: the column plan
       o.payments += !plain_spouse_pension(p);
       if (o.misfits > 0) continue;  // no table plan: its types do not matter
       if (t >= o.types.size() || o.types[t].h2 != p.h2 || o.types[t].h3 != p.h3) {  // not the last policy's type

@@ -462,6 +462,11 @@ TEST_CASE("integrate: the default basis reproduces the earlier version's arithme
                  integrate_test::policy(0, 60, 70, 2, 1, 1), integrate_test::policy(7.5, 64.7, 75.3, 1, 2, 1)};
   for (int variant = 0; variant < 3; ++variant) {
     pb.align_breaks = variant == 1;
+    if (variant == 1)  // steps short enough for the laws at 120 (the aligned scheme's stable_steps takes no more)
+      for (ig::Policy& p : pb.policies) {
+        p.h1 *= 2;
+        p.h3 *= 3;
+      }
     if (variant == 2) {
       pb.curve.maturity = {0, 10, 30};
       pb.curve.rate = {0.02, 0.03, 0.035};

@@ -446,7 +446,7 @@ int run_integrate(int argc, char** argv) {
     st[3 * i] = p.h1;
     st[3 * i + 1] = p.h2;
     st[3 * i + 2] = p.h3;
-    products = products || !ig::plain_spouse_pension(p);
+    products = products || !ig::plain_spouse_pension(p) || p.term < ig::kMaxAge - p.x;  // a term: written
     lives = lives || p.insured != 0 || p.spouse != 1;
   }
   StreamWriter w(out);
