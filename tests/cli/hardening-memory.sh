@@ -90,6 +90,7 @@ awk 'BEGIN { print "strike,maturity,type,price"; for (i = 1; i <= 300000; i++) p
 awk 'BEGIN { print "maturity,rate"; for (i = 1; i <= 300000; i++) printf "%d,0.0%d\n", i, 1 + i % 9 }' > big-curve.csv
 awk 'BEGIN { for (i = 1; i <= 300000; i++) printf "s0=%d.5\n", 1 + i % 9 }' > big-sweep.txt
 limit16="the memory limit (NUMPIPE_MEMORY_LIMIT=16M)"
+rm -f out.nps  # an earlier part's output
 for cmd in "array --from-text big.csv" "mle --from-text big-prices.csv" "integrate --from-text big.csv" \
            "integrate --curve big-curve.csv" "price --from-text big-quotes.csv" "price --sweep big-sweep.txt"; do
   file=$(echo "$cmd" | awk '{print $3}')
