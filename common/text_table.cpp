@@ -40,6 +40,13 @@ namespace {
 
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
+// A field or column name as a message quotes it: whole up to 60 characters, else its
+// start and its length (a line of megabytes is not echoed to the terminal).
+std::string quote_field(const std::string& text) {
+  if (text.size() <= 60) return "'" + text + "'";
+  return "'" + text.substr(0, 40) + "...' (" + std::to_string(text.size()) + " characters)";
+}
+
 struct RawRow {
   std::vector<std::string> fields;
   int line = 0;
@@ -130,7 +137,7 @@ class Splitter {
         continue;
       }
       if (quoted_tail_)
-        fail_input(where(line_) + "text after a closing quote: '" + field + "' then '" + std::string(1, c) + "'");
+        fail_input(where(line_) + "text after a closing quote: " + quote_field(field) + " then '" + std::string(1, c) + "'");
       any_content = true;
       if (c == '"' && !field_started) {
         read_quoted(field, start_line);
@@ -354,8 +361,8 @@ std::vector<double> TextTable::numbers(std::size_t c, bool allow_nonfinite) cons
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const std::string& f = rows[r].at(c);
     if (!parse_number(f, out[r]) || (!allow_nonfinite && !std::isfinite(out[r])))
-      fail_input(where(r) + "column '" + names[c] + "': not a " + (allow_nonfinite ? "" : "finite ") + "number: '" + f +
-                 "'");
+      fail_input(where(r) + "column " + quote_field(names[c]) + ": not a " + (allow_nonfinite ? "" : "finite ") +
+                 "number: " + quote_field(f));
   }
   return out;
 }
@@ -395,7 +402,7 @@ std::vector<std::vector<double>> parse_number_rows(const std::string& text, cons
       if (!any_number && fields.size() == columns) continue;
     }
     if (fields.size() != columns)
-      fail_input(where + "want " + count + " numbers (" + column_names + "), got '" + line + "'");
+      fail_input(where + "want " + count + " numbers (" + column_names + "), got " + quote_field(line));
     std::vector<double> row(columns);
     for (std::size_t j = 0; j < columns; ++j) {
       try {
@@ -403,7 +410,7 @@ std::vector<std::vector<double>> parse_number_rows(const std::string& text, cons
         row[j] = std::stod(fields[j], &used);
         if (used != fields[j].size()) throw std::invalid_argument(fields[j]);
       } catch (const std::exception&) {
-        fail_input(where + "not a number: '" + fields[j] + "'");
+        fail_input(where + "not a number: " + quote_field(fields[j]));
       }
     }
     rows.push_back(std::move(row));

@@ -90,6 +90,7 @@ awk 'BEGIN { print "strike,maturity,type,price"; for (i = 1; i <= 300000; i++) p
 awk 'BEGIN { print "maturity,rate"; for (i = 1; i <= 300000; i++) printf "%d,0.0%d\n", i, 1 + i % 9 }' > big-curve.csv
 awk 'BEGIN { for (i = 1; i <= 300000; i++) printf "s0=%d.5\n", 1 + i % 9 }' > big-sweep.txt
 limit16="the memory limit (NUMPIPE_MEMORY_LIMIT=16M)"
+rm -f out.nps  # an earlier part's output
 for cmd in "array --from-text big.csv" "mle --from-text big-prices.csv" "integrate --from-text big.csv" \
            "integrate --curve big-curve.csv" "price --from-text big-quotes.csv" "price --sweep big-sweep.txt"; do
   file=$(echo "$cmd" | awk '{print $3}')
@@ -125,7 +126,7 @@ bash -c 'ulimit -v 600000; exec gen-input array --shape 100000000 --fill ones --
 expect_exit 3 "written in pieces of 16.0 MiB" -- env NUMPIPE_MEMORY_LIMIT=1M gen-input array --shape 33554432 --fill zeros -o out.nps
 # A value the dtype cannot hold is refused before anything is written, also for an
 # array written in pieces (to stdout: nothing half-written reaches the pipe).
-gen-input array --shape 3000000 --dtype u1 --fill uniform --lo 0 --hi 300 > u1.nps 2> u1.err && fail "u1 up to 300 accepted"
+gen-input array --shape 40000000 --dtype u1 --fill uniform --lo 0 --hi 300 > u1.nps 2> u1.err && fail "u1 up to 300 accepted"
 [ ! -s u1.nps ] || fail "a refused array wrote $(stat -c %s u1.nps) bytes to stdout"
 grep -q "which dtype u1 cannot hold" u1.err || fail "u1: $(cat u1.err)"
 no_leftovers .

@@ -13,16 +13,24 @@
 using namespace numpipe;
 
 namespace {
-// The message of the bad-input error `f` throws ("" when it does not throw).
+// The message of the error `f` throws, which must be of exit code `code` ("" when it does not throw).
 template <class F>
-std::string input_error(F f) {
+std::string error_of(ExitCode code, F f) {
   try {
     f();
   } catch (const Error& e) {
-    CHECK(e.code() == ExitCode::bad_input);
+    CHECK(e.code() == code);
     return e.what();
   }
   return "";
+}
+template <class F>
+std::string input_error(F f) {
+  return error_of(ExitCode::bad_input, f);
+}
+template <class F>
+std::string resource_error(F f) {
+  return error_of(ExitCode::resource, f);
 }
 }  // namespace
 
@@ -185,20 +193,6 @@ TEST_CASE("text table: one rule for label columns; a bad cell in a data column i
   CHECK(!numeric_date.is_label_column(0));
 }
 
-namespace {
-// The message of the resource error `f` throws ("" when it does not throw).
-template <class F>
-std::string resource_error(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.code() == ExitCode::resource);
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
-
 TEST_CASE("text table: memory bounded by --max-bytes, refused at the line reached") {
   std::string text = "a,b\n";
   for (int i = 0; i < 10000; ++i) text += std::to_string(i) + "," + std::to_string(2 * i) + "\n";
@@ -231,4 +225,11 @@ TEST_CASE("text table: memory bounded by --max-bytes, refused at the line reache
   CHECK(resource_error([&] { read_text_file(path, 50000); }) == refused);
   CHECK(read_text_file(path, 1 << 20) == text);
   std::remove(path.c_str());
+}
+
+TEST_CASE("text table: a long field is quoted by its start and its length") {
+  const std::string field(5000, '7');
+  TextTable t = parse_text_table("v\n1\n" + field + "x\n", "long.csv");
+  CHECK(input_error([&] { t.numbers(0); }) ==
+        "long.csv:3: column 'v': not a finite number: '" + std::string(40, '7') + "...' (5001 characters)");
 }
