@@ -211,8 +211,8 @@ int run(int argc, char** argv) {
            "  gen-input fluid --n 64 | fluid-step --steps 40 --snapshot-every 4 | render --interior -o run.gif\n"
            "  gen-input ns --n 16 --init taylor-green-3d | ns-step --steps 4 | render --derive vorticity_magnitude --slice z:8 --axes -o w.png\n"
            "  gen-input ns --n 16 --init taylor-green-3d | ns-step --steps 20 --diag-every 2 | render --plot kinetic_energy --x t -o ke.svg",
-           "the picture (.png, .svg, .pdf), animation (.gif, .mp4) its name ends in (other names are refused); with "
-           "--frames, a pattern such as f-%03d.png",
+           "the picture (.png, .svg, .pdf) or animation (.gif, .mp4) that its extension names (other names are "
+           "refused), or with --frames numbered PNGs by a pattern such as f-%03d.png,",
            "Accepted for symmetry with the other tools (render shows no progress line)"},
           kInput | kOutput | kNotStream);
   cli.add("Field")("array", "Record to draw (the last of that name; every snapshot for an animation)",
