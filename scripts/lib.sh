@@ -15,7 +15,7 @@ PACKAGES=(g++ cmake ninja-build pkg-config libzstd-dev libcxxopts-dev doctest-de
 # python3-venv and python3-setuptools the pip install of share/python; clang and its
 # libFuzzer (libclang-rt-dev) build the stream and PNG readers' fuzz targets. Without them
 # those parts skip themselves.
-TEST_PACKAGES=(chromium ffmpeg python3-matplotlib man-db python3-xarray python3-netcdf4 python3-venv python3-setuptools clang libclang-rt-dev quantlib-python)
+TEST_PACKAGES=(chromium ffmpeg python3-matplotlib man-db python3-xarray python3-netcdf4 python3-venv python3-setuptools clang libclang-rt-dev quantlib-python r-base-core r-cran-fgarch)
 
 install_missing() {
   local missing=() wanted=("${PACKAGES[@]}")

@@ -133,7 +133,7 @@ GarchFit fit_garch_window(const double* r, std::int64_t n, const double* start, 
     fu = f(u);
   }
   gradient(u, g);
-  int it = 0;
+  int it = 0, stalled = 0;
   bool converged = false;
   for (; it < 500 && std::isfinite(fu); ++it) {
     double d[K], slope = 0;
@@ -184,7 +184,11 @@ GarchFit fit_garch_window(const double* r, std::int64_t n, const double* start, 
     }
     double gmax = 0;
     for (int i = 0; i < K; ++i) gmax = std::max(gmax, std::fabs(g[i]));
-    if (gain * static_cast<double>(n) < 1e-10 && gmax < 1e-6) {
+    // stop when the gradient vanishes, or when the log-likelihood has gained
+    // less than 1e-9 in 5 steps running (a maximum on an edge of the
+    // constraints lies at infinity in u, where the gradient only decays)
+    stalled = gain * static_cast<double>(n) < 1e-9 ? stalled + 1 : 0;
+    if ((gain * static_cast<double>(n) < 1e-10 && gmax < 1e-6) || stalled >= 5) {
       converged = true;
       break;
     }
