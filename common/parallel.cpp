@@ -38,7 +38,8 @@ namespace numpipe::par {
 // on a loaded 2-core machine (bench/busy-machine; same bits in every case): price
 // --threads 2, one strike, 11-24 s spinning, 1-1.4 s passive, 1.2-1.3 s with 1,000 spins;
 // fluid-step --threads 2, n = 128, 100 steps (many short regions) beside two busy loops,
-// 55-59 s passive, 0.7-1.0 s with 1,000 spins. So 1,000 spins (tens of microseconds)
+// 55-59 s passive in one measurement (0.4-0.7 s in another, under less outside load),
+// 0.6-1.0 s with 1,000 spins in every one. So 1,000 spins (tens of microseconds)
 // then sleep. libgomp reads this from the environment once, when it is loaded, before
 // any code of the tool runs; so when the user has set neither OMP_WAIT_POLICY nor
 // GOMP_SPINCOUNT, the tool starts itself again, at once, with GOMP_SPINCOUNT=1000 (an
