@@ -29,19 +29,25 @@
 
 namespace numpipe::par {
 
-// ---- OpenMP's idle threads wait passively ----------------------------------------------
+// ---- OpenMP's idle threads spin briefly, then sleep ------------------------------------
 // libgomp's threads spin for about 300,000 iterations (milliseconds) at every barrier
 // and at the end of every parallel region before they sleep. On a machine whose cores
-// other processes use too, those spins take the cores from the threads doing the work:
-// price --threads 2 on a loaded 2-core machine ran 4-9 s spinning and 1.7 s with
-// OMP_WAIT_POLICY=passive (same bits; bench/busy-machine). libgomp reads the policy
-// from the environment once, when it is loaded, before any code of the tool runs; so
-// when the user has set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT, the tool starts
-// itself again, at once, with OMP_WAIT_POLICY=passive (an exec of the same program
-// with the same arguments, before main: nothing has been read or written yet). A user
-// who wants spinning (a dedicated machine) sets OMP_WAIT_POLICY=active.
+// other processes use too, those spins take the cores from the threads doing the work;
+// sleeping at once (OMP_WAIT_POLICY=passive) costs a wake-up through the scheduler at
+// every region instead, which behind busy processes can take a time slice each. Measured
+// on a loaded 2-core machine (bench/busy-machine; same bits in every case): price
+// --threads 2, one strike, 11-24 s spinning, 1-1.4 s passive, 1.2-1.3 s with 1,000 spins;
+// fluid-step --threads 2, n = 128, 100 steps (many short regions) beside two busy loops,
+// 55-59 s passive in one measurement (0.4-0.7 s in another, under less outside load),
+// 0.6-1.0 s with 1,000 spins in every one. So 1,000 spins (tens of microseconds)
+// then sleep. libgomp reads this from the environment once, when it is loaded, before
+// any code of the tool runs; so when the user has set neither OMP_WAIT_POLICY nor
+// GOMP_SPINCOUNT, the tool starts itself again, at once, with GOMP_SPINCOUNT=1000 (an
+// exec of the same program with the same arguments, before main: nothing has been read
+// or written yet). A user who wants otherwise sets either variable.
+constexpr const char* kSpinCount = "1000";
 namespace {
-// True when the run can have one OpenMP thread only (no waits to make passive): one
+// True when the run can have one OpenMP thread only (no waits to shorten): one
 // usable core, OMP_NUM_THREADS=1, or --threads 1.
 bool single_threaded(int argc, char** argv) {
   if (sysconf(_SC_NPROCESSORS_ONLN) == 1) return true;
@@ -53,17 +59,17 @@ bool single_threaded(int argc, char** argv) {
   return false;
 }
 
-void start_again_with_passive_waits(int argc, char** argv, char**) {
+void start_again_with_short_spins(int argc, char** argv, char**) {
   if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;  // the user's choice, or already done
   if (!argv || !argv[0] || getauxval(AT_SECURE)) return;  // no set-user-ID program re-executes itself
   if (single_threaded(argc, argv)) return;  // spares the exec (a few ms) where it changes nothing
-  if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+  if (setenv("GOMP_SPINCOUNT", kSpinCount, 1) != 0) return;
   execv("/proc/self/exe", argv);
-  unsetenv("OMP_WAIT_POLICY");  // no /proc: the run goes on with libgomp's default waits
+  unsetenv("GOMP_SPINCOUNT");  // no /proc: the run goes on with libgomp's default waits
 }
 // glibc calls .init_array entries with (argc, argv, envp), before main and before
 // the program's own static constructors have finished; this runs in every tool.
-__attribute__((section(".init_array"), used)) void (*start_again_entry)(int, char**, char**) = start_again_with_passive_waits;
+__attribute__((section(".init_array"), used)) void (*start_again_entry)(int, char**, char**) = start_again_with_short_spins;
 }  // namespace
 
 Range split_evenly(std::size_t n, int parts, int index) {
