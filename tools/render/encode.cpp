@@ -213,9 +213,9 @@ void Mp4Writer::finish() {
   struct stat st;
   if (stat(temp_.c_str(), &st) != 0 || st.st_size == 0) fail_resource("ffmpeg wrote nothing for " + path_);
   chmod(temp_.c_str(), 0644 & ~current_umask());
-  if (std::rename(temp_.c_str(), path_.c_str()) != 0)
-    fail_resource("cannot rename " + temp_ + " to " + path_ + ": " + std::strerror(errno));
-  unregister_temp_file(temp_);
+  // In agreement with the signal handler: a signal during or after the rename leaves no output.
+  if (const int err = rename_into_place(temp_, path_); err != 0)
+    fail_resource("cannot rename " + temp_ + " to " + path_ + ": " + std::strerror(err));
   done_ = true;
 }
 
