@@ -157,7 +157,7 @@ check("curve deferred annuity 45+20 on the table", male, law_table, crate, cdisc
 
 # 4th order: the error of year 0 shrinks about 16 times as the steps double (an
 # annuity deferred 1.5 years for 40 years, on Makeham: breaks off the whole years;
-# ages below 80, where 2 steps a year are within kAccurateStep: none added).
+# ages below 80, where r + mu < kSteepForce: no steps added).
 errs = []
 for s in (2, 4, 8):
     args = ["--product", "annuity", "--x", "40", "--term", "40", "--deferment", "1.5", "--premium", "0"] + law_susm
