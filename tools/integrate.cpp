@@ -299,6 +299,11 @@ int main(int argc, char** argv) {
                          "The published GF820 scheme, for comparison with it: uniform steps whatever the breaks, "
                          "indicators at the stage points; first order where a break is off the step grid")(
         "align-breaks", "Step boundaries at every break of the integrands (the default; kept for scripts)")(
+        "tolerance",
+        "Pick the steps per year (the same at every level, replacing the input's) for this accuracy: the "
+        "estimated error of every reserve at most TOL of its policy's largest reserve",
+        cxxopts::value<double>(), "TOL")(
+        "no-error-estimate", "Skip the error estimate (a second solve at half the steps, about half the cost again)")(
         "repeat", "Benchmark: after the run (the warm-up), solve N more times; median phase times and rates on stderr",
         cxxopts::value<int>()->default_value("1"), "N");
     cli.tuning_env("NUMPIPE_INTEGRATE_RESULT=host|device",
@@ -313,6 +318,12 @@ int main(int argc, char** argv) {
     if (cli.has("faithful-gf820") && cli.has("align-breaks"))
       fail_input("--faithful-gf820 and --align-breaks contradict each other: choose one");
     bool align = !cli.has("faithful-gf820");
+    const bool tolerance = cli.has("tolerance");
+    const double tol = tolerance ? cli.get<double>("tolerance") : 0.0;
+    if (tolerance && !(tol >= 1e-13 && tol < 1))
+      fail_input("--tolerance must be in [1e-13, 1) (relative to the largest reserve): " + numpipe::value_text(tol));
+    if (tolerance && cli.has("no-error-estimate")) fail_input("--tolerance needs the error estimate: drop --no-error-estimate");
+    const bool estimate = !cli.has("no-error-estimate");
     int repeat = cli.get<int>("repeat");
     if (repeat < 1 || repeat > 1000) fail_input("--repeat must be in [1, 1000]: " + std::to_string(repeat));
     numpipe::Backend backend = cli.backend();
@@ -398,8 +409,52 @@ int main(int argc, char** argv) {
 #endif
         return ig::solve_cpu(pb, cli.threads(), advance);
       };
+      auto solve_problem = [&](const ig::Problem& q) {
+#ifdef NUMPIPE_HAVE_CUDA
+        if (backend == numpipe::Backend::cuda) return ig::solve_cuda(q, devices);
+#endif
+        return ig::solve_cpu(q, cli.threads(), {});
+      };
+      // --tolerance: every level at 2, 4, 8, ... steps a year until the estimate holds.
+      std::optional<ig::Result> half;
+      if (tolerance && !pb.policies.empty()) {
+        if (world.distributed()) fail_input("--tolerance works in one process (not under MPI): give --steps instead");
+        int steps = 2;
+        ig::Result coarse = solve_problem(ig::with_steps(pb, 1));
+        for (;;) {
+          ig::Problem trial = ig::with_steps(pb, steps);
+          ig::Result r = solve_problem(trial);
+          const ig::ErrorEstimate e = ig::richardson_estimate(trial, r, coarse);
+          if (e.relative <= tol) {
+            pb = trial;
+            half = std::move(coarse);
+            break;
+          }
+          if (steps * 2 > ig::kMaxStepsPerYear)
+            numpipe::fail_input("--tolerance " + numpipe::value_text(tol) + " not reached at " + std::to_string(steps) +
+                                " steps a year (estimated error " + numpipe::value_text(e.relative) +
+                                " of the largest reserve): ask for less");
+          coarse = std::move(r);
+          steps *= 2;
+        }
+      }
       ig::Result res;
       if (!pb.policies.empty()) res = solve();
+      std::optional<ig::ErrorEstimate> error;
+      if (estimate) {
+        error.emplace();
+        if (!pb.policies.empty()) {
+          if (!half) half = solve_problem(ig::halved_steps(pb));
+          error = ig::richardson_estimate(pb, res, *half);
+        }
+        if (world.distributed()) {  // every rank, in the same order as the gathers below
+          std::vector<double> all = world.gather_concat(std::vector<double>{error->absolute, error->relative});
+          for (std::size_t k = 0; k + 1 < all.size(); k += 2) {
+            error->absolute = std::max(error->absolute, all[k]);
+            error->relative = std::max(error->relative, all[k + 1]);
+          }
+        }
+      }
       if (backend == numpipe::Backend::cuda) progress.advance(pb.policies.size());  // the GPU: a group at a time
       counting = false;
       if (cli.has("repeat") && !pb.policies.empty()) report_repeats(pb, res, repeat, solve);
@@ -429,9 +484,18 @@ int main(int argc, char** argv) {
       json attrs = {{"kind", "integrate.reserve"},
                     {"units", "currency units per unit of yearly pension"},
                     {"align_breaks", align},
+                    {"scheme", align ? "aligned" : "faithful-gf820"},
                     {"backend", numpipe::backend_name(backend)},
                     {"rate", pb.curve.empty() ? json(pb.rate) : json("curve")},
                     {"inner_steps", res.inner_steps}};
+      if (error) {  // Richardson: this run against one at half the steps
+        attrs["error_estimate"] = error->absolute;
+        attrs["error_estimate_relative"] = error->relative;
+      }
+      if (tolerance) {
+        attrs["tolerance"] = tol;
+        attrs["steps_per_year"] = pb.policies.empty() ? 0 : pb.policies.front().h1;
+      }
       if (world.distributed()) {
         attrs["ranks"] = world.size();
       } else if (res.table) {

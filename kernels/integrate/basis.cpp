@@ -241,6 +241,42 @@ ProductSpec product_spec(const Policy& p) {
   return s;
 }
 
+Problem halved_steps(const Problem& pb) {
+  Problem half = pb;
+  for (Policy& p : half.policies) {
+    p.h1 = (p.h1 + 1) / 2;
+    p.h2 = (p.h2 + 1) / 2;
+    p.h3 = (p.h3 + 1) / 2;
+  }
+  return half;
+}
+
+Problem with_steps(const Problem& pb, int steps) {
+  Problem out = pb;
+  for (Policy& p : out.policies) p.h1 = p.h2 = p.h3 = steps;
+  return out;
+}
+
+ErrorEstimate richardson_estimate(const Problem& pb, const Result& fine, const Result& half) {
+  ErrorEstimate e;
+  const int order = pb.align_breaks ? 4 : 1;
+  for (std::size_t i = 0; i < pb.policies.size(); ++i) {
+    const Policy& p = pb.policies[i];
+    const double q = static_cast<double>(p.h1) / static_cast<double>((p.h1 + 1) / 2);
+    const double factor = q > 1 ? 1.0 / (std::pow(q, order) - 1.0) : 1.0;
+    double worst = 0, largest = 0;
+    for (int y = 0; y < kYears; ++y) {
+      const double a = fine.reserve[i * kYears + y], b = half.reserve[i * kYears + y];
+      if (std::isnan(a) || std::isnan(b)) continue;  // past age 120
+      worst = std::max(worst, std::fabs(a - b) * factor);
+      largest = std::max(largest, std::fabs(a));
+    }
+    e.absolute = std::max(e.absolute, worst);
+    if (largest > 0) e.relative = std::max(e.relative, worst / largest);
+  }
+  return e;
+}
+
 std::string faithful_stability_warning(const Problem& pb) {
   const RateTable rate = make_rate_table(pb);
   const RateView rv = rate.view();

@@ -293,6 +293,18 @@ struct Result {
   double product_steps = 0;        // RK4 steps of their chains (equivalence: three chains)
 };
 
+// Richardson's error estimate (docs/integrate.md, "Accuracy"): the problem at half
+// the steps per year (each level's h -> ceil(h / 2)), and from the two results the
+// error of the finer one, |V_h - V_half| / (q^p - 1) with q = h1 / ceil(h1 / 2) and
+// p the scheme's order (4 aligned, 1 faithful), |V_h - V_half| where q = 1.
+Problem halved_steps(const Problem& problem);
+// Every level at `steps` a year.
+Problem with_steps(const Problem& problem, int steps);
+struct ErrorEstimate {
+  double absolute = 0;  // the largest estimated error of any reserve
+  double relative = 0;  // the largest estimated error relative to its policy's largest |reserve|
+};
+ErrorEstimate richardson_estimate(const Problem& problem, const Result& fine, const Result& half);
 // Where a part of a problem writes its rows and premiums: policy i of the part is
 // policy index[i] of the whole.
 struct RowSink {

@@ -285,16 +285,20 @@ NUMPIPE_HD_INLINE int inner_first_mid_ge(double h, int steps, double k) {
 // Each level solves dV/dt = c V + ... backwards with c = r + mu. RK4 multiplies the
 // homogeneous part by R(z) = 1 + z + z^2/2 + z^3/6 + z^4/24 per step, z = h c; R
 // stays positive and below 1 only for z > -2.785 (RK4's stability interval), and
-// close to e^z well inside it (within 2% at |z| = 1). The default (aligned) scheme
-// keeps |h| c <= kStableStep on the spouse's inner level (long stretches between
-// breaks), and |h| c <= kAccurateStep on the stretches of at most a year of the
-// products' chains and the spouse pension's outer level, where RK4's error, about
-// z^5 / 120 a step, then stays near 1e-9 of the reserve even where the force of
-// mortality reaches 3 a year (a Makeham law near 120). Where the steps asked for
-// are longer, the stretch takes the least whole multiple of them that keeps the
-// bound. The faithful scheme takes the steps as asked.
+// close to e^z well inside it (within 2% at |z| = 1). The default (aligned) scheme:
+// - the spouse's inner level (long stretches between breaks) keeps |h| c <= kStableStep:
+//   where the steps asked for are longer, the stretch takes the least whole multiple
+//   of them that keeps it;
+// - the stretches of at most a year of the products' chains and of the spouse
+//   pension's outer level take m = ceil(c / kSteepForce) times the steps asked where
+//   c exceeds kSteepForce (a Makeham law past age 100): at the default 10 steps a
+//   year |h| c <= 0.05, where RK4's error, about z^5 / 120 a step, stays near 1e-9 of
+//   the reserve even where the force reaches 3 a year; m does not depend on the
+//   steps asked, so that doubling them halves every step (the order and Richardson's
+//   estimate hold).
+// The faithful scheme takes the steps as asked.
 inline constexpr double kStableStep = 1.0;
-inline constexpr double kAccurateStep = 0.05;
+inline constexpr double kSteepForce = 0.5;
 // The largest force of mortality on the ages [a0, a1] (Gompertz-Makeham: monotone,
 // at an end; a table: its largest row there).
 NUMPIPE_HD_INLINE double max_force(const MortalityView& m, double a0, double a1) {
@@ -314,11 +318,18 @@ NUMPIPE_HD_INLINE double max_rate(const RateView& rv, double t0, double t1) {
   return v;
 }
 // Steps per year for a stretch whose coefficient r + mu is at most c_max: `steps`,
-// or the least whole multiple of it with c_max / steps <= bound.
-NUMPIPE_HD_INLINE int stable_steps(int steps, double c_max, double bound = kStableStep) {
+// or the least whole multiple of it with c_max / steps <= kStableStep.
+NUMPIPE_HD_INLINE int stable_steps(int steps, double c_max) {
   const double z = c_max / static_cast<double>(steps);
-  if (!(z > bound)) return steps;
-  const double m = ceil(z / bound);
+  if (!(z > kStableStep)) return steps;
+  const double m = ceil(z / kStableStep);
+  return m * steps > 1e6 ? 1000000 : static_cast<int>(m) * steps;
+}
+// Steps per year for a stretch of at most a year whose r + mu is at most c_max:
+// `steps` times ceil(c_max / kSteepForce) where that exceeds 1.
+NUMPIPE_HD_INLINE int steep_steps(int steps, double c_max) {
+  if (!(c_max > kSteepForce)) return steps;
+  const double m = ceil(c_max / kSteepForce);
   return m * steps > 1e6 ? 1000000 : static_cast<int>(m) * steps;
 }
 

@@ -149,10 +149,10 @@ Grid grid_through(double a, double b, std::vector<double> breaks, int steps, boo
 
 namespace {
 // The aligned outer grid's steps per year on [lo, hi] (at most a year): h1, or a
-// multiple where the insured's law is too steep for it (stable_steps, kAccurateStep).
+// multiple where the insured's law is steep (steep_steps, model.hpp).
 std::function<int(double, double)> outer_stable_steps(const Policy& p, const MortalityView& insured, const RateView& rv) {
   return [&p, insured, rv](double hi, double lo) {
-    return stable_steps(p.h1, max_rate(rv, lo, hi) + max_force(insured, p.x + lo, p.x + hi), kAccurateStep);
+    return steep_steps(p.h1, max_rate(rv, lo, hi) + max_force(insured, p.x + lo, p.x + hi));
   };
 }
 }  // namespace

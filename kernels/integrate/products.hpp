@@ -86,11 +86,10 @@ NUMPIPE_HD_INLINE ThielePoint product_point(const ProductSpec& p, const RateView
 }
 
 // The aligned scheme's steps per year on [lo, hi] (at most a year: whole years are
-// breaks): h1, or a multiple of it where the law is too steep for h1 (stable_steps,
-// kAccurateStep, model.hpp).
+// breaks): h1, or a multiple of it where the law is steep (steep_steps, model.hpp).
 NUMPIPE_HD_INLINE int product_stable_steps(const ProductSpec& p, const RateView& rv, const MortalityView& m, double hi,
                                            double lo) {
-  return stable_steps(p.h1, max_rate(rv, lo, hi) + max_force(m, p.x + lo, p.x + hi), kAccurateStep);
+  return steep_steps(p.h1, max_rate(rv, lo, hi) + max_force(m, p.x + lo, p.x + hi));
 }
 
 // One chain: V from the end down to 0 with the premium P (and the benefits, or

@@ -157,7 +157,7 @@ check("curve deferred annuity 45+20 on the table", male, law_table, crate, cdisc
 
 # 4th order: the error of year 0 shrinks about 16 times as the steps double (an
 # annuity deferred 1.5 years for 40 years, on Makeham: breaks off the whole years;
-# ages below 80, where 2 steps a year are within kAccurateStep: none added).
+# ages below 80, where r + mu < kSteepForce: no steps added).
 errs = []
 for s in (2, 4, 8):
     args = ["--product", "annuity", "--x", "40", "--term", "40", "--deferment", "1.5", "--premium", "0"] + law_susm
@@ -196,6 +196,25 @@ for t in range(0, 10):
 print(f"spouse pension, 10-year term: year 0 {row[0]!r}, years 10-13 {[row[y] for y in range(10, 14)]}")
 if any(row[y] != 0.0 for y in range(10, 86)) or not all(math.isnan(row[y]) for y in range(86, 121)):
     failures.append("spouse pension with a 10-year term: not 0 from year 10 to 85 and NaN after")
+
+# --tolerance: the steps it picks give reserves within the tolerance of the reference
+# (whole-life annuity at 60 on Makeham), and its estimate says so; the default run's
+# estimate (Richardson, half the steps) is in attrs too.
+for tol in (1e-5, 1e-9):
+    subprocess.run(["gen-input", "integrate", "--product", "annuity", "--x", "60", "-o", "in.nps"] + law_susm,
+                   check=True)
+    subprocess.run(["integrate", "-i", "in.nps", "--tolerance", repr(tol), "-o", "out.nps"], check=True)
+    out = numpipe.read("out.nps")
+    a = out.attrs["reserve"]
+    row = out["reserve"][0]
+    ref = [reference(SUSM, 60.0, 60.0, 0, 1.0, 0, 0, 0, 0, const, [], float(y)) for y in range(60)]
+    worst = max(abs(row[y] - ref[y]) for y in range(60)) / max(abs(v) for v in ref)
+    print(f"--tolerance {tol}: {a['steps_per_year']} steps a year, estimate {a['error_estimate_relative']:.2e},"
+          f" error {worst:.2e}")
+    if not (a["error_estimate_relative"] <= tol and worst <= tol and a["tolerance"] == tol):
+        failures.append(f"--tolerance {tol}: estimate {a['error_estimate_relative']}, error {worst}")
+if not a["steps_per_year"] > 2:
+    failures.append("--tolerance 1e-9 took the fewest steps")
 
 for f in failures:
     print("FAIL:", f)

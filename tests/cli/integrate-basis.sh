@@ -8,7 +8,8 @@
 # the same bits; a life table, other spouse assumptions and laws change the
 # reserve as they should. The aligned scheme now also ends steps at a curve's
 # maturities (group b) and shortens steps too long for the laws at 120 (1 step a
-# year, group c): its comparison is to groups a and d, whose steps are short enough.
+# year, group c): its year-0 reserves are compared within 3e-3 (group b moved 2e-3:
+# that build's were first order there; the others less than 1e-6).
 printf '10 65 35\n0 60 70\n15 67 50.5\n7.5 64.7 35.3\n3 61 14\n' > pol.txt
 printf '0 0.02\n10 0.03\n30 0.035\n' > curve.txt
 gen-input integrate --from-text pol.txt --steps 2,2,3 > a.nps
@@ -22,8 +23,9 @@ integrate -i d.nps --faithful-gf820 | inspect --values 1 | grep -q 'values 0.623
   { tol=1e-13; echo "note: this machine's exp() differs from the reference host's: comparing to $tol"; }
 integrate -i in.nps --faithful-gf820 | verify --against "$SRC/share/ref/integrate-main-faithful.nps" --rtol $tol --atol 0 > v1.txt ||
   { cat v1.txt; fail "the default basis changed the faithful scheme's values (tolerance $tol)"; }
-integrate -i a.nps --align-breaks | verify --against "$SRC/share/ref/integrate-main-aligned.nps" --rtol $tol --atol 0 \
-  --array reserve0 > v2.txt || { cat v2.txt; fail "the default basis changed the values of --align-breaks (tolerance $tol)"; }
+integrate -i in.nps --align-breaks | verify --against "$SRC/share/ref/integrate-main-aligned.nps" --atol 0 \
+  --array reserve0 --rtol 3e-3 > v2.txt ||
+  { cat v2.txt; fail "the aligned scheme moved from that build's values by more than 3e-3"; }
 # That build left year 17 of policy 2 (x 50.5, r 67: a step ends on the year, its
 # segment beginning at the half year r - x) unmarked, NaN; it is the reserve there now.
 integrate -i a.nps -o a-out.nps
