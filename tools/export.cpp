@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/progress.hpp"
 #include "common/signals.hpp"
 #include "export/dataset.hpp"
 #include "export/formats.hpp"
@@ -78,7 +79,7 @@ int run(int argc, char** argv) {
            "  gen-input fluid --n 64 | fluid-step --steps 20 | nps-export -o state.nc\n"
            "  gen-input fluid --n 64 | fluid-step --steps 20 | nps-export -o state.vti",
            "the CSV table, NetCDF-4 file or VTK image data (the format from --to or the suffix)",
-           "Accepted for symmetry with the other tools (nps-export shows no progress line)"},
+           "No progress line on stderr (a CSV's rows written, shown on a terminal after a second)"},
           kInput | kOutput | kNotStream);
   cli.add("Export")("to", "csv, netcdf or vtk (default: from the suffix of -o: .csv, .nc, .vti or .pvd)",
                     cxxopts::value<std::string>(), "FORMAT")(
@@ -115,7 +116,13 @@ int run(int argc, char** argv) {
       else notes.push_back("left out '" + n + "' (other axes: export it with --records " + n + ")");
     }
     if (!fields.empty()) notes.push_back("left out the fields on a grid: " + fields + " (export them with --to netcdf or --to vtk)");
+    std::uint64_t rows = 1;
+    for (const auto& d : table.dims) rows *= static_cast<std::uint64_t>(ds.axis(d)->size);
+    Progress progress("nps-export", "rows", rows, cli.quiet());
+    ActiveProgress active(progress);
     exporter::write_csv(ds, table, *text_out);
+    progress.update(rows);
+    progress.finish();
     text_out->commit();
   } else {
     if (!names.empty()) {  // keep the named variables (and the coordinates)

@@ -307,7 +307,7 @@ class _ZstandardDecoder:
         self.dctx = self.zstd.ZstdDecompressor()
         self.f = f
         self.obj = None  # the frame being decoded
-        self.pending = b""  # input not yet given to the decoder
+        self.pending = memoryview(b"")  # input not yet given to the decoder
         self.out = b""  # output not yet handed out
         self.out_pos = 0
         self.input_eof = False
@@ -333,13 +333,13 @@ class _ZstandardDecoder:
         if not self.pending:
             if self.input_eof:
                 return False
-            self.pending = _read_some(self.f, 1 << 17)
+            self.pending = memoryview(_read_some(self.f, 1 << 17))
             if not self.pending:
                 self.input_eof = True
                 return False
         if self.obj is None:
             self.obj = self.dctx.decompressobj()
-        piece, self.pending = self.pending[:self.piece], self.pending[self.piece:]
+        piece, self.pending = self.pending[:self.piece], self.pending[self.piece:]  # views: no copies
         try:
             self.out = self.obj.decompress(piece)
         except self.zstd.ZstdError as e:
@@ -347,7 +347,7 @@ class _ZstandardDecoder:
         self.out_pos = 0
         self.frame_open = not self.obj.eof
         if self.obj.eof:  # the frame ended: what follows it starts the next one
-            self.pending = self.obj.unused_data + self.pending
+            self.pending = memoryview(self.obj.unused_data + bytes(self.pending))
             self.obj = None
         return True
 
@@ -358,7 +358,8 @@ class _ZstandardDecoder:
                     raise _Bad("truncated zstd frame: the input ends inside a compressed frame")
                 return 0
         take = min(n, len(self.out) - self.out_pos)
-        ctypes.memmove(addr, self.out[self.out_pos:self.out_pos + take], take)
+        out_addr = ctypes.cast(ctypes.c_char_p(self.out), ctypes.c_void_p).value  # the bytes' own buffer, no copy
+        ctypes.memmove(addr, out_addr + self.out_pos, take)
         self.out_pos += take
         self.decoded += take
         return take

@@ -53,6 +53,10 @@ if command -v fluid-step > /dev/null; then
   on_terminal snaps.log fluid-step --backend cpu --steps 30 --snapshot-every 7 -i fl.nps -o snaps.nps
   [ "$(inspect snaps.nps | grep -c ': snap_d ')" = 4 ] || fail "snapshots on a terminal: $(inspect snaps.nps | grep snap_d)"
 fi
+if command -v nps-export > /dev/null; then   # the rows of a CSV table
+  gen-input array --shape 1000,3 --fill linspace -o tab.nps
+  check nps-export rows 3000 nps-export -i tab.nps -o tab.csv   # a row per element: 1000 x 3
+fi
 if command -v ns-step > /dev/null; then
   gen-input ns --n 12 -o n.nps
   check ns-step steps 6 ns-step --backend cpu --steps 6 -i n.nps -o no.nps

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/progress.hpp"
 #include "export/formats.hpp"
 
 namespace numpipe::exporter {
@@ -192,6 +193,7 @@ void write_csv(const Dataset& ds, const TableChoice& table, ByteSink& out) {
     if (buffer.size() > (1u << 20)) {
       out.write(buffer.data(), buffer.size());
       buffer.clear();
+      if (auto* p = active_progress()) p->update(r + 1);  // nps-export's line, in rows
     }
     for (std::size_t k = sizes.size(); k-- > 0;) {
       if (++index[k] < sizes[k]) break;
