@@ -242,7 +242,10 @@ Cli::Adder& Cli::Adder::operator()(const std::string& opts, const std::string& d
   const std::string name = essential_name(opts);
   const cxxopts::Value& v = *value;
   if (holds<double>(v) || holds<float>(v) || holds<std::vector<double>>(v) || holds<std::vector<float>>(v))
+  {
     cli_.number_options_.push_back(name);
+    if (opts.find(',') != std::string::npos) cli_.number_options_.push_back(opts.substr(0, opts.find(',')));
+  }
   if (!holds<bool>(v)) cli_.word_options_.push_back(name);
   if (holds<int>(v) || holds<long>(v) || holds<long long>(v) || holds<unsigned>(v) || holds<unsigned long>(v) ||
       holds<unsigned long long>(v)) {
@@ -280,7 +283,7 @@ std::string Cli::default_text(double v) {
   return s.str();
 }
 
-void Cli::name_bad_integer(const std::vector<std::string>& words) const {
+void Cli::name_bad_value(const std::vector<std::string>& words) const {
   auto integer = [](const std::string& w) {
     std::size_t at = w.size() > 1 && (w[0] == '-' || w[0] == '+') ? 1 : 0;
     if (at == w.size()) return false;
@@ -299,8 +302,12 @@ void Cli::name_bad_integer(const std::vector<std::string>& words) const {
     } else if (i + 1 < words.size()) {
       value = words[i + 1];
     }
-    if (std::find(integer_options_.begin(), integer_options_.end(), name) == integer_options_.end()) continue;
-    if (!integer(value)) fail_input("--" + name + " must be an integer, got '" + value + "'");
+    const bool is_integer = std::find(integer_options_.begin(), integer_options_.end(), name) != integer_options_.end();
+    const bool is_number = std::find(number_options_.begin(), number_options_.end(), name) != number_options_.end();
+    if (!is_integer && !is_number) continue;
+    if (value.empty()) fail_input("option --" + name + " is empty (--" + name + " must not be empty: give a value)");
+    if (is_integer && !integer(value)) fail_input("--" + name + " must be an integer, got '" + value + "'");
+    if (is_number && !whole_number(value)) fail_input("--" + name + " must be a number, got '" + value + "'");
   }
 }
 
@@ -387,7 +394,7 @@ const cxxopts::ParseResult& Cli::parse(int argc, char** argv) {
   try {
     result_ = options_.parse(static_cast<int>(args.size()), args.data());
   } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
-    name_bad_integer(words);
+    name_bad_value(words);
     fail_input(std::string(e.what()) + " (see " + spec_.name + " --help)");
   } catch (const cxxopts::exceptions::exception& e) {
     fail_input(std::string(e.what()) + " (see " + spec_.name + " --help)");

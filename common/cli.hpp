@@ -229,8 +229,8 @@ class Cli {
   static std::string default_text(I v) { return std::to_string(v); }
   // Every given value read whole: numbers without trailing text, no empty words.
   void check_values_strictly() const;
-  // After cxxopts refused a value: names the integer option whose value is not one.
-  void name_bad_integer(const std::vector<std::string>& words) const;
+  // After cxxopts refused a value: names the option (an integer or a number) whose value is not one.
+  void name_bad_value(const std::vector<std::string>& words) const;
 
   ToolSpec spec_;
   unsigned common_;
