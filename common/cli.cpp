@@ -16,6 +16,7 @@
 #include <memory>
 #include <new>
 #include <sstream>
+#include <typeinfo>
 
 #include "memory.hpp"
 #include "parallel.hpp"
@@ -179,7 +180,7 @@ Cli::Cli(ToolSpec spec, unsigned common)
   options_.custom_help("[OPTIONS]");
   if (!spec_.usage.empty()) options_.positional_help(spec_.usage);
   options_.set_width(100);
-  auto g = options_.add_options("Common");
+  auto g = add("Common");
   if (common_ & kInput) {
     g("i,input", "Read the input stream from FILE ('-': stdin)", cxxopts::value<std::string>()->default_value("-"), "FILE");
     g("max-bytes", "Refuse an input array larger than this many bytes, and arrays kept beyond it in total (default: half of RAM)",
@@ -207,14 +208,126 @@ Cli::Cli(ToolSpec spec, unsigned common)
   g("version", "Print the version and exit");
 }
 
-cxxopts::OptionAdder Cli::add(const std::string& group) { return options_.add_options(group); }
+namespace cli_detail {
+std::string show(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+void refuse(const std::string& message) { fail_input(message); }
+}  // namespace cli_detail
 
-cxxopts::OptionAdder Cli::tuning() {
+namespace {
+template <class T>
+bool holds(const cxxopts::Value& v) {
+  return typeid(v) == typeid(cxxopts::values::standard_value<T>);
+}
+// The option's name as cxxopts keys its values: the long name ("i,input": input).
+std::string essential_name(const std::string& opts) {
+  const auto comma = opts.find(',');
+  return comma == std::string::npos ? opts : opts.substr(comma + 1);
+}
+// A floating-point word read whole by the same reader as cxxopts (a stream), so that
+// "0.5garbage" or "1x" is refused rather than read as 0.5 or 1.
+bool whole_number(const std::string& word) {
+  std::istringstream in(word);
+  double x;
+  in >> x;
+  return !in.fail() && in.peek() == std::char_traits<char>::eof();
+}
+}  // namespace
+
+Cli::Adder& Cli::Adder::operator()(const std::string& opts, const std::string& desc,
+                                   const std::shared_ptr<const cxxopts::Value>& value, std::string arg_help) {
+  const std::string name = essential_name(opts);
+  const cxxopts::Value& v = *value;
+  if (holds<double>(v) || holds<float>(v) || holds<std::vector<double>>(v) || holds<std::vector<float>>(v))
+  {
+    cli_.number_options_.push_back(name);
+    if (opts.find(',') != std::string::npos) cli_.number_options_.push_back(opts.substr(0, opts.find(',')));
+  }
+  if (!holds<bool>(v)) cli_.word_options_.push_back(name);
+  if (holds<int>(v) || holds<long>(v) || holds<long long>(v) || holds<unsigned>(v) || holds<unsigned long>(v) ||
+      holds<unsigned long long>(v)) {
+    cli_.integer_options_.push_back(name);
+    if (opts.find(',') != std::string::npos) cli_.integer_options_.push_back(opts.substr(0, opts.find(',')));
+  }
+  inner_(opts, desc, value, std::move(arg_help));
+  return *this;
+}
+
+Cli::Adder Cli::add(const std::string& group) { return Adder(*this, options_.add_options(group)); }
+
+Cli::Adder Cli::tuning() {
   if (!has_tuning_) {
     has_tuning_ = true;
     options_.add_options("Common")("help-all", "Print this help with the tuning options too, and exit");
   }
-  return options_.add_options("Tuning");
+  return Adder(*this, options_.add_options("Tuning"));
+}
+
+void Cli::flag(const std::string& name, bool* variable, const std::string& help, const std::string& group) {
+  add(group)(name, help);
+  flags_.push_back(variable);
+  flag_names_.push_back(name);
+}
+
+std::string Cli::default_text(double v) {
+  std::ostringstream s;
+  s << v;  // 0.1, 1e-05: as a user writes it
+  if (std::stod(s.str()) != v) {
+    s.str("");
+    s.precision(17);
+    s << v;
+  }
+  return s.str();
+}
+
+void Cli::name_bad_value(const std::vector<std::string>& words) const {
+  auto integer = [](const std::string& w) {
+    std::size_t at = w.size() > 1 && (w[0] == '-' || w[0] == '+') ? 1 : 0;
+    if (at == w.size()) return false;
+    for (; at < w.size(); ++at)
+      if (!std::isdigit(static_cast<unsigned char>(w[at]))) return false;
+    return true;
+  };
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w.size() < 2 || w[0] != '-') continue;
+    std::string name = w.substr(w[1] == '-' ? 2 : 1), value;
+    const auto eq = name.find('=');
+    if (eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name.resize(eq);
+    } else if (i + 1 < words.size()) {
+      value = words[i + 1];
+    }
+    const bool is_integer = std::find(integer_options_.begin(), integer_options_.end(), name) != integer_options_.end();
+    const bool is_number = std::find(number_options_.begin(), number_options_.end(), name) != number_options_.end();
+    if (!is_integer && !is_number) continue;
+    if (value.empty()) fail_input("option --" + name + " is empty (--" + name + " must not be empty: give a value)");
+    if (is_integer && !integer(value)) fail_input("--" + name + " must be an integer, got '" + value + "'");
+    if (is_number && !whole_number(value)) fail_input("--" + name + " must be a number, got '" + value + "'");
+  }
+}
+
+void Cli::check_values_strictly() const {
+  for (const cxxopts::KeyValue& kv : result_.arguments()) {
+    const std::string& name = kv.key();
+    const bool positional = std::find(positional_names_.begin(), positional_names_.end(), name) != positional_names_.end();
+    const bool word = std::find(word_options_.begin(), word_options_.end(), name) != word_options_.end();
+    if (word && kv.value().empty()) {
+      if (positional) fail_input("an argument is empty (see " + spec_.name + " --help)");
+      fail_input("option --" + name + " is empty (--" + name + " must not be empty: give a value)");
+    }
+    if (std::find(number_options_.begin(), number_options_.end(), name) == number_options_.end()) continue;
+    // a list (std::vector<double>) is checked item by item
+    std::stringstream items(kv.value());
+    for (std::string item; std::getline(items, item, ',');)
+      if (!whole_number(item))
+        fail_input("--" + name + " must be a number, got '" + kv.value() + "'" +
+                   (item.empty() || item == kv.value() ? std::string() : " ('" + item + "' is not one)"));
+  }
 }
 
 void Cli::tuning_env(const std::string& name, const std::string& description) {
@@ -224,7 +337,10 @@ void Cli::tuning_env(const std::string& name, const std::string& description) {
 
 void Cli::exit_code(int code, const std::string& meaning) { exit_codes_.emplace_back(code, meaning); }
 
-void Cli::positional(const std::vector<std::string>& names) { options_.parse_positional(names); }
+void Cli::positional(const std::vector<std::string>& names) {
+  positional_names_.insert(positional_names_.end(), names.begin(), names.end());
+  options_.parse_positional(names);
+}
 
 std::string Cli::help(bool all) const {
   std::vector<std::string> groups;
@@ -277,6 +393,9 @@ const cxxopts::ParseResult& Cli::parse(int argc, char** argv) {
   for (auto& w : words) args.push_back(w.data());
   try {
     result_ = options_.parse(static_cast<int>(args.size()), args.data());
+  } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
+    name_bad_value(words);
+    fail_input(std::string(e.what()) + " (see " + spec_.name + " --help)");
   } catch (const cxxopts::exceptions::exception& e) {
     fail_input(std::string(e.what()) + " (see " + spec_.name + " --help)");
   }
@@ -291,6 +410,10 @@ const cxxopts::ParseResult& Cli::parse(int argc, char** argv) {
     std::exit(0);
   }
   if (!result_.unmatched().empty()) fail_input("unexpected argument '" + result_.unmatched().front() + "' (see " + spec_.name + " --help)");
+  check_values_strictly();
+  // the declared options: their variables and checks, before any work
+  for (std::size_t i = 0; i < flags_.size(); ++i) *flags_[i] = result_.count(flag_names_[i]) > 0;
+  for (const auto& decl : declared_) decl->take(result_);
   if (!(common_ & kMpi) && launched_ranks() > 1)
     fail_input(spec_.name + " does not run under MPI: mpirun started " + std::to_string(launched_ranks()) +
                " copies of it; run it as one process");

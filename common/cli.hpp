@@ -5,7 +5,12 @@
 // exit codes and "TOOL: message" errors through run_tool().
 #pragma once
 #include <cxxopts.hpp>
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,15 +47,134 @@ struct ToolSpec {
         example(std::move(example_)), output(std::move(output_)), quiet(std::move(quiet_)) {}
 };
 
+// An option declared once (Cli::option): bound to its variable, with its checks,
+// which Cli::parse() applies before any work. Messages name the option:
+// "--steps must be >= 0, got -1".
+class DeclaredOption {
+ public:
+  explicit DeclaredOption(std::string name) : name_(std::move(name)) {}
+  virtual ~DeclaredOption() = default;
+  const std::string& name() const { return name_; }
+  // The words the value may be (one_of), for completion and the man page; empty: any.
+  const std::vector<std::string>& choices() const { return choices_; }
+  // Reads the parsed value into the variable and checks it (bad input: exit 2).
+  virtual void take(const cxxopts::ParseResult& result) = 0;
+
+ protected:
+  std::string name_;
+  std::vector<std::string> choices_;
+};
+
+namespace cli_detail {
+std::string show(double x);  // a number as a message shows it: "0.5", "-1", "1e-08"
+[[noreturn]] void refuse(const std::string& message);
+}  // namespace cli_detail
+
+// cli.option("steps", &o.steps, "Steps to run", "K").min(0): T is int, std::int64_t,
+// double, std::string, or std::optional of one (no default: set only when given).
+template <class T>
+class Option : public DeclaredOption {
+ public:
+  using Value = T;
+  Option(std::string name, T* target) : DeclaredOption(std::move(name)), target_(target) {}
+  Option(std::string name, std::optional<T>* target) : DeclaredOption(std::move(name)), maybe_(target) {}
+
+  Option& min(T lo) { lo_ = lo; return *this; }  // the value >= lo (doubles: and finite)
+  Option& range(T lo, T hi) { lo_ = lo; hi_ = hi; return *this; }  // lo <= value <= hi
+  Option& positive() { positive_ = true; return *this; }  // > 0 (doubles: and finite)
+  // Doubles are finite unless allow_infinite(); an option with no other check says
+  // "--X must be finite".
+  Option& allow_infinite() { finite_ = false; return *this; }
+  // The value is one of these words ("--scheme must be fused or stam, got 'x'").
+  Option& one_of(std::vector<std::string> words) { choices_ = std::move(words); return *this; }
+  // A former word, accepted and read as its replacement (before one_of's check).
+  Option& alias(std::string from, std::string to) { aliases_.emplace_back(std::move(from), std::move(to)); return *this; }
+  // Any further check: a function that calls fail_input with its message.
+  Option& check(std::function<void(const T&)> f) { checks_.push_back(std::move(f)); return *this; }
+
+  void take(const cxxopts::ParseResult& result) override {
+    if (!result.count(name_)) return;  // the default stays (bound), or nothing (optional)
+    T v = result[name_].as<T>();
+    if constexpr (std::is_same_v<T, std::string>) {
+      for (const auto& [from, to] : aliases_)
+        if (v == from) v = to;
+      if (!choices_.empty() && std::find(choices_.begin(), choices_.end(), v) == choices_.end()) {
+        std::string words;
+        for (std::size_t i = 0; i < choices_.size(); ++i)
+          words += (i == 0 ? "" : i + 1 == choices_.size() ? " or " : ", ") + choices_[i];
+        cli_detail::refuse("--" + name_ + " must be " + words + ", got '" + v + "'");
+      }
+    } else {
+      const bool is_float = std::is_floating_point_v<T>;
+      const bool finite = !is_float || !finite_ || std::isfinite(static_cast<double>(v));
+      const std::string fin = is_float && finite_ ? "finite and " : "";
+      const std::string got = ", got " + cli_detail::show(static_cast<double>(v));
+      if (positive_ && (!finite || !(v > T(0)))) cli_detail::refuse("--" + name_ + " must be positive" + (fin.empty() ? "" : " and finite") + got);
+      if (lo_ && hi_ && (!finite || !(v >= *lo_ && v <= *hi_)))
+        cli_detail::refuse("--" + name_ + " must be in [" + cli_detail::show(double(*lo_)) + ", " + cli_detail::show(double(*hi_)) + "]" + got);
+      if (lo_ && !hi_ && (!finite || !(v >= *lo_))) cli_detail::refuse("--" + name_ + " must be " + fin + ">= " + cli_detail::show(double(*lo_)) + got);
+      if (!finite) cli_detail::refuse("--" + name_ + " must be finite" + got);
+    }
+    for (const auto& f : checks_) f(v);
+    if (target_) *target_ = std::move(v);
+    else *maybe_ = std::move(v);
+  }
+
+ private:
+  T* target_ = nullptr;
+  std::optional<T>* maybe_ = nullptr;
+  std::optional<T> lo_, hi_;
+  bool positive_ = false, finite_ = true;
+  std::vector<std::pair<std::string, std::string>> aliases_;
+  std::vector<std::function<void(const T&)>> checks_;
+};
+
 class Cli {
  public:
   Cli(ToolSpec spec, unsigned common);
 
+  // Adds options to cxxopts and notes each one's value type, so that parse() can read
+  // every value strictly (the whole word a number, no empty word).
+  class Adder {
+   public:
+    Adder(Cli& cli, cxxopts::OptionAdder inner) : cli_(cli), inner_(std::move(inner)) {}
+    Adder& operator()(const std::string& opts, const std::string& desc,
+                      const std::shared_ptr<const cxxopts::Value>& value = cxxopts::value<bool>(), std::string arg_help = "");
+
+   private:
+    Cli& cli_;
+    cxxopts::OptionAdder inner_;
+  };
+
+  // Options declared once, bound to their variables, with their checks (applied by
+  // parse(), before any work): cli.option("steps", &steps, "Steps to run", "K").min(0).
+  // The variable's value is the default (shown by --help); a std::optional has none.
+  // group: the --help section ("" the tool's own, "Tuning" listed by --help-all only).
+  template <class T>
+  Option<T>& option(const std::string& name, T* variable, const std::string& help, const std::string& arg = "N",
+                    const std::string& group = "") {
+    auto decl = std::make_unique<Option<T>>(name, variable);
+    add(group)(name, help, cxxopts::value<T>()->default_value(default_text(*variable)), arg);
+    return remember(std::move(decl));
+  }
+  template <class T>
+  Option<T>& option(const std::string& name, std::optional<T>* variable, const std::string& help,
+                    const std::string& arg = "N", const std::string& group = "") {
+    auto decl = std::make_unique<Option<T>>(name, variable);
+    add(group)(name, help, cxxopts::value<T>(), arg);
+    return remember(std::move(decl));
+  }
+  // A flag (no value): true when given.
+  void flag(const std::string& name, bool* variable, const std::string& help, const std::string& group = "");
+  // The declared options, in order (completion, man page checks).
+  const std::vector<std::unique_ptr<DeclaredOption>>& declared() const { return declared_; }
+
   // Tool-specific options: cli.add()("n", "size", cxxopts::value<int>()->default_value("8"))
-  cxxopts::OptionAdder add(const std::string& group = "");
+  // (declared options above are the newer way: bound and checked in one statement)
+  Adder add(const std::string& group = "");
   // Tuning options (kernel variants, block and chunk sizes): parsed like any other
   // option but listed only by --help-all, under "Tuning" (docs/DEVELOPING.md "Tuning").
-  cxxopts::OptionAdder tuning();
+  Adder tuning();
   // An environment variable the tool reads for tuning, listed by --help-all.
   void tuning_env(const std::string& name, const std::string& description);
   // An exit code besides 0, 2, 3 and 4 that this tool can return (verify: 1).
@@ -93,8 +217,28 @@ class Cli {
   std::string help(bool all = false) const;
 
  private:
+  template <class O>
+  O& remember(std::unique_ptr<O> decl) {
+    O& ref = *decl;
+    declared_.push_back(std::move(decl));
+    return ref;
+  }
+  static std::string default_text(const std::string& v) { return v; }
+  static std::string default_text(double v);
+  template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
+  static std::string default_text(I v) { return std::to_string(v); }
+  // Every given value read whole: numbers without trailing text, no empty words.
+  void check_values_strictly() const;
+  // After cxxopts refused a value: names the option (an integer or a number) whose value is not one.
+  void name_bad_value(const std::vector<std::string>& words) const;
+
   ToolSpec spec_;
   unsigned common_;
+  std::vector<std::unique_ptr<DeclaredOption>> declared_;
+  std::vector<bool*> flags_;
+  std::vector<std::string> flag_names_;
+  // The option names whose values are numbers (checked whole) and words (not empty).
+  std::vector<std::string> number_options_, word_options_, integer_options_, positional_names_;
   cxxopts::Options options_;
   cxxopts::ParseResult result_;
   std::string command_line_;

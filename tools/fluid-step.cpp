@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "common/memory.hpp"
 #include "common/profile.hpp"
 #include "common/progress.hpp"
+#include "common/run.hpp"
 #include "common/timeline.hpp"
 #include "kernels/fluid/fluid.hpp"
 #include "kernels/fluid/scene.hpp"
@@ -126,7 +128,7 @@ struct RunFacts {
   Backend backend;
   const DeviceInfo& device;
   const json& params;
-  int steps;
+  std::int64_t steps;
   double seconds;  // the median run's
   const std::vector<double>& times;
   double cells;
@@ -164,9 +166,87 @@ int finish_run(const Cli& cli, OutputFile& out, StreamWriter& writer, const RunF
   return 0;
 }
 
+// The options of a run, declared once (run()).
+struct FluidOptions {
+  StepPlan plan;
+  std::optional<std::string> scheme, forcing, precision, buoyancy;
+  double dt = 0.1, diff = 0, visc = 0, ambient = 0, vorticity = 0;
+  std::optional<double> force, source;
+  int iters = 20, repeat = 1;
+};
+
+// What the stepping loop did.
+struct Stepped {
+  double seconds = 0;  // the solvers' own time
+  Counters counters;
+  std::int64_t steps = 0;
+  double time = 0;
+};
+
+// The stepping loop of both paths (plain and scene): whole steps in chunks up to the
+// next snapshot (and, with a progress line, of about a quarter second; at most
+// max_chunk), a snapshot where the clock says, and the last step of a --t-end run,
+// shortened, on a solver made for its dt from the state reached (a state's run
+// continues bit for bit on a new solver: chained runs equal one).
+template <class SolverPtr, class FieldsT, class Make, class Snapshot>
+Stepped step_loop(SolverPtr& solver, FieldsT& fields, const Make& make, const Snapshot& snapshot, const Params& p,
+                  const StepPlan& plan, std::int64_t step0, double time0, long long max_chunk, bool quiet) {
+  StepClock clock(plan, time0, step0, p.dt);
+  Progress progress("fluid-step", "steps", static_cast<std::uint64_t>(std::max(0LL, clock.total_steps())), quiet);
+  Stepped out;
+  long long chunk_steps = 1;
+  while (!clock.done()) {
+    long long chunk = clock.full_steps_to_next_event();
+    if (chunk == 0) {  // the last step, shortened to end at --t-end
+      solver->fetch(fields);
+      const Counters c = solver->counters();
+      out.counters.steps += c.steps;
+      out.counters.velocity_injections += c.velocity_injections;
+      out.counters.density_injections += c.density_injections;
+      solver.reset();
+      Params last = p;
+      last.dt = clock.next_dt();
+      solver = make(last, fields);
+      out.seconds += solver->advance(1);
+      clock.advance(last.dt);
+    } else {
+      chunk = std::min(chunk, max_chunk);
+      if (progress.enabled()) chunk = std::min(chunk, chunk_steps);
+      const double s = solver->advance(static_cast<int>(chunk));
+      out.seconds += s;
+      if (progress.enabled()) chunk_steps = s > 0 ? std::max(1LL, static_cast<long long>(chunk * 0.25 / s)) : 2 * chunk;
+      clock.advance_steps(chunk);
+    }
+    progress.update(static_cast<std::uint64_t>(clock.steps_taken()));
+    if (clock.snapshot_due()) {
+      solver->fetch(fields);  // the tool's copy serves as the snapshot's buffer (the final fetch overwrites it)
+      snapshot(clock.step(), clock.time());
+    }
+  }
+  progress.finish();
+  const Counters c = solver->counters();
+  out.counters.steps += c.steps;
+  out.counters.velocity_injections += c.velocity_injections;
+  out.counters.density_injections += c.density_injections;
+  out.steps = clock.steps_taken();
+  out.time = clock.time();
+  return out;
+}
+
+// --repeat R: R-1 timed runs of the whole steps from the input state before the one
+// whose state is written (every run computes the same bits); the median counts.
+template <class Make, class FieldsT>
+std::vector<double> repeat_runs(const Make& make, const Params& p, const FieldsT& fields, const FluidOptions& o,
+                                double time0) {
+  std::vector<double> times;
+  const long long steps = StepClock(o.plan, time0, 0, p.dt).total_steps();
+  for (int r = 1; r < o.repeat; ++r) times.push_back(make(p, fields)->advance(static_cast<int>(steps)));
+  return times;
+}
+
 template <class T>
-int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record>& records, Params p, int steps,
-             int every, int repeat) {
+int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record>& records, const Params& p,
+             const FluidOptions& o) {
   const Backend backend = cli.backend();
   Fields<T> fields;
   {
@@ -175,17 +255,15 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
     release_payloads(records);
   }
   const DeviceInfo device = backend == Backend::cuda ? query_cuda_device(cli.devices().front()) : query_host_cpu();
-  // --repeat R: R-1 timed runs of all steps from the input state before the one
-  // whose state is written (every run computes the same bits); the median counts.
-  std::vector<double> times;
-  for (int r = 1; r < repeat; ++r) times.push_back(make_solver<T>(backend, cli, p, fields)->advance(steps));
+  const std::int64_t step0 = input_step(in);
+  const double time0 = input_time(in, p.dt);
+  auto make = [&](const Params& q, const Fields<T>& f) { return make_solver<T>(backend, cli, q, f); };
+  std::vector<double> times = repeat_runs(make, p, fields, o, time0);
   PhaseLog log;
   std::unique_ptr<Solver<T>> solver;
   const double state_bytes = 6.0 * static_cast<double>(fields.cells()) * sizeof(T);
-  log.time(backend == Backend::cuda ? "upload" : "set-up", state_bytes, 0, [&] { solver = make_solver<T>(backend, cli, p, fields); });
+  log.time(backend == Backend::cuda ? "upload" : "set-up", state_bytes, 0, [&] { solver = make(p, fields); });
 
-  const std::int64_t step0 = input_step(in);
-  const double time0 = input_time(in, p.dt);
   Scene square;
   square.nx = square.ny = p.n;
   const json grid = grid_attrs(square);
@@ -199,28 +277,15 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
   json forcing = {{"type", p.forcing == Forcing::react ? "react" : "none"}, {"force", p.force}, {"source", p.source}};
 
   StreamWriter writer(out);
-  Progress progress("fluid-step", "steps", static_cast<std::uint64_t>(steps), cli.quiet());
   const double loop_t0 = timeline::now(), loop_covered0 = timeline::total_seconds();
-  double seconds = 0;
-  // With a progress line the steps run in chunks of about a quarter second (the
-  // first of one step); without one (pipes, benchmarks), in one call as before.
-  int chunk_steps = 1;
-  for (int done = 0; done < steps;) {
-    int chunk = every > 0 ? std::min(every - done % every, steps - done) : steps - done;  // up to the next snapshot
-    if (progress.enabled()) chunk = std::min(chunk, chunk_steps);
-    const double s = solver->advance(chunk);
-    seconds += s;
-    if (progress.enabled()) chunk_steps = s > 0 ? std::max(1, static_cast<int>(chunk * 0.25 / s)) : 2 * chunk;
-    done += chunk;
-    progress.update(static_cast<std::uint64_t>(done));
-    if (every > 0 && done % every == 0) {
-      solver->fetch(fields);  // the tool's copy serves as the snapshot's buffer (the final fetch overwrites it)
-      require_finite_fields(fields, Shape{p.n + 2, p.n + 2}, "snap_", false, step0 + done);
-      json a = {{"kind", "fluid.snapshot"}, {"n", p.n}, {"step", step0 + done}, {"time", time0 + done * p.dt}, {"grid", grid}};
-      write_fields(writer, fields, a, "snap_", false);
-    }
-  }
-  progress.finish();
+  auto snapshot = [&](std::int64_t step, double time) {
+    require_finite_fields(fields, Shape{p.n + 2, p.n + 2}, "snap_", false, step);
+    json a = {{"kind", "fluid.snapshot"}, {"n", p.n}, {"step", step}, {"time", time}, {"grid", grid}};
+    write_fields(writer, fields, a, "snap_", false);
+  };
+  const Stepped run = step_loop(solver, fields, make, snapshot, p, o.plan, step0, time0, INT_MAX, cli.quiet());
+  const std::int64_t steps = run.steps;
+  double seconds = run.seconds;
   const double loop_rest = timeline::now() - loop_t0 - (timeline::total_seconds() - loop_covered0) - seconds;
   times.push_back(seconds);
   seconds = median_of(times);
@@ -232,7 +297,7 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
   log.time(backend == Backend::cuda ? "download" : "fetch", state_bytes, 0, [&] { solver->fetch(fields); });
   std::optional<timeline::Scope> check(std::in_place, "check output");
   require_finite_fields(fields, Shape{p.n + 2, p.n + 2}, "", true, step0 + steps);
-  const Counters c = solver->counters();
+  const Counters c = run.counters;
   const Diagnostics g = diagnose(fields);
   check.reset();
   if (!g.finite) fail_input("the state became non-finite after " + std::to_string(steps) + " steps (try a smaller --dt)");
@@ -241,7 +306,7 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
   attrs["kind"] = "fluid.state";
   attrs["n"] = p.n;
   attrs["step"] = step0 + steps;
-  attrs["time"] = time0 + steps * p.dt;
+  attrs["time"] = run.time;
   attrs["grid"] = grid;
   attrs["params"] = params;
   attrs["forcing"] = forcing;
@@ -271,7 +336,7 @@ std::unique_ptr<SceneSolver<T>> make_scene_solver(Backend backend, const Cli& cl
 // The scene path: Stam's step with the scene's obstacle, emitters, sides and forces.
 template <class T>
 int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record>& input, const SceneRecords& records,
-              const Scene& scene, const Params& p, int steps, int every, int repeat) {
+              const Scene& scene, const Params& p, const FluidOptions& o) {
   const Backend backend = cli.backend();
   std::optional<timeline::Scope> convert(std::in_place, "convert input");
   SceneFields<T> fields = load_scene_fields<T>(in, records);
@@ -279,16 +344,15 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Recor
   validate_scene(scene, fields);
   convert.reset();
   const DeviceInfo device = backend == Backend::cuda ? query_cuda_device(cli.devices().front()) : query_host_cpu();
-  std::vector<double> times;
-  for (int r = 1; r < repeat; ++r) times.push_back(make_scene_solver<T>(backend, cli, p, scene, fields)->advance(steps));
+  const std::int64_t step0 = input_step(in);
+  const double time0 = input_time(in, p.dt);
+  auto make = [&](const Params& q, const SceneFields<T>& f) { return make_scene_solver<T>(backend, cli, q, scene, f); };
+  std::vector<double> times = repeat_runs(make, p, fields, o, time0);
   PhaseLog log;
   std::unique_ptr<SceneSolver<T>> solver;
   const double state_bytes = (fields.temperature() ? 7.0 : 6.0) * static_cast<double>(fields.cells()) * sizeof(T);
-  log.time(backend == Backend::cuda ? "upload" : "set-up", state_bytes, 0,
-           [&] { solver = make_scene_solver<T>(backend, cli, p, scene, fields); });
+  log.time(backend == Backend::cuda ? "upload" : "set-up", state_bytes, 0, [&] { solver = make(p, fields); });
 
-  const std::int64_t step0 = input_step(in);
-  const double time0 = input_time(in, p.dt);
   const json grid = grid_attrs(scene);
   json params = {{"nx", scene.nx},
                  {"ny", scene.ny},
@@ -308,27 +372,19 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Recor
                                                       fields.temperature(), static_cast<int>(sizeof(T)));
 
   StreamWriter writer(out);
-  Progress progress("fluid-step", static_cast<std::uint64_t>(steps), cli.quiet());
   const double loop_t0 = timeline::now(), loop_covered0 = timeline::total_seconds();
-  double seconds = 0;
+  auto snapshot = [&](std::int64_t step, double time) {
+    require_finite_fields(fields, Shape{scene.ny + 2, scene.nx + 2}, "snap_", false, step);
+    require_finite_field("snap_T", Shape{scene.ny + 2, scene.nx + 2}, fields.t, step);
+    json a = {{"kind", "fluid.snapshot"}, {"nx", scene.nx}, {"ny", scene.ny}, {"step", step}, {"time", time}, {"grid", grid}};
+    write_scene_fields(writer, fields, a, "snap_", false);
+  };
   // The CPU reports every step (no cost); the GPU every snapshot or at the end,
   // so that no step waits for the host.
-  const int per_call = backend == Backend::cuda ? steps : 1;
-  for (int done = 0; done < steps;) {
-    const int chunk = std::min(every > 0 ? std::min(every, per_call) : per_call, steps - done);
-    seconds += solver->advance(chunk);
-    done += chunk;
-    progress.update(static_cast<std::uint64_t>(done));
-    if (every > 0 && done % every == 0) {
-      solver->fetch(fields);  // the tool's copy serves as the snapshot's buffer (the final fetch overwrites it)
-      require_finite_fields(fields, Shape{scene.ny + 2, scene.nx + 2}, "snap_", false, step0 + done);
-      require_finite_field("snap_T", Shape{scene.ny + 2, scene.nx + 2}, fields.t, step0 + done);
-      json a = {{"kind", "fluid.snapshot"}, {"nx", scene.nx}, {"ny", scene.ny}, {"step", step0 + done},
-                {"time", time0 + done * p.dt}, {"grid", grid}};
-      write_scene_fields(writer, fields, a, "snap_", false);
-    }
-  }
-  progress.finish();
+  const long long per_call = backend == Backend::cuda ? INT_MAX : 1;
+  const Stepped run = step_loop(solver, fields, make, snapshot, p, o.plan, step0, time0, per_call, cli.quiet());
+  const std::int64_t steps = run.steps;
+  double seconds = run.seconds;
   const double loop_rest = timeline::now() - loop_t0 - (timeline::total_seconds() - loop_covered0) - seconds;
   times.push_back(seconds);
   seconds = median_of(times);
@@ -340,7 +396,7 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Recor
   std::optional<timeline::Scope> check(std::in_place, "check output");
   require_finite_fields(fields, Shape{scene.ny + 2, scene.nx + 2}, "", true, step0 + steps);
   require_finite_field("T", Shape{scene.ny + 2, scene.nx + 2}, fields.t, step0 + steps);
-  const Counters c = solver->counters();
+  const Counters c = run.counters;
   const Diagnostics g = diagnose_scene(scene, fields);
   check.reset();
   if (!g.finite) fail_input("the state became non-finite after " + std::to_string(steps) + " steps (try a smaller --dt)");
@@ -351,7 +407,7 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Recor
   attrs["nx"] = scene.nx;
   attrs["ny"] = scene.ny;
   attrs["step"] = step0 + steps;
-  attrs["time"] = time0 + steps * p.dt;
+  attrs["time"] = run.time;
   attrs["grid"] = grid;
   attrs["box"] = scene_attrs(scene);
   attrs["params"] = params;
@@ -395,27 +451,34 @@ int run(int argc, char** argv) {
            "  gen-input fluid --n 256 | fluid-step --steps 10 | fluid-step --steps 10 -o s20.nps   # = --steps 20, bit for bit",
            "the state after the steps (and the snapshots, the diagnostics)"},
           kInput | kOutput | kCompute | kProfile | kMultiDevice);
-  cli.add("Fluid")("steps", "Steps to run", cxxopts::value<int>()->default_value("1"), "K")(
-      "scheme", "fused (one step: density and velocity advected together by the projected velocity; the default "
-                "for a plain state; 'seed' is its former name) or stam (Stam's vel_step, then dens_step; the "
-                "default, and the only scheme, for a scene)",
-      cxxopts::value<std::string>(), "S")(
-      "dt", "Time step", cxxopts::value<double>()->default_value("0.1"), "DT")(
-      "diff", "Density diffusion", cxxopts::value<double>()->default_value("0"), "K")(
-      "visc", "Viscosity", cxxopts::value<double>()->default_value("0"), "K")(
-      "force", "react: velocity scale (default: the input's forcing, else 5)", cxxopts::value<double>(), "F")(
-      "source", "react: density scale (default: the input's forcing, else 100)", cxxopts::value<double>(), "S")(
-      "forcing", "react or none (default: the input's forcing, else react)", cxxopts::value<std::string>(), "F")(
-      "iters", "Red-black Gauss-Seidel iterations per solve", cxxopts::value<int>()->default_value("20"), "N")(
-      "snapshot-every", "Write d, u, v (and T) as snap_d, snap_u, snap_v (snap_T) every M steps (0: never)",
-      cxxopts::value<int>()->default_value("0"), "M")(
-      "buoyancy", "Buoyant smoke: force -A d + B (T - ambient) upward (Fedkiw, Stam and Jensen 2001)",
-      cxxopts::value<std::string>(), "A,B")(
-      "ambient", "The ambient temperature of --buoyancy", cxxopts::value<double>()->default_value("0"), "TA")(
-      "vorticity", "Vorticity confinement's epsilon (0: off)", cxxopts::value<double>()->default_value("0"), "EPS")(
-      "precision", "fp32 or fp64 (default: the input's dtype)", cxxopts::value<std::string>(), "P")(
-      "repeat", "Benchmark: run the steps R times from the input; the median time goes to the diagnostics record's attrs (ns_per_cell_step, seconds) and the profile",
-      cxxopts::value<int>()->default_value("1"), "R");
+  // 1. The options, declared once with their checks.
+  FluidOptions o;
+  o.plan.declare(cli, "Steps to run", "d, u, v (and T) as snap_d, snap_u, snap_v (snap_T)", false, "Fluid");
+  cli.option("scheme", &o.scheme,
+             "fused (one step: density and velocity advected together by the projected velocity; the default for a "
+             "plain state; 'seed' is its former name) or stam (Stam's vel_step, then dens_step; the default, and the "
+             "only scheme, for a scene)",
+             "S", "Fluid")
+      .one_of({"fused", "stam"})
+      .alias("seed", "fused");
+  cli.option("dt", &o.dt, "Time step", "DT", "Fluid").min(0);
+  cli.option("diff", &o.diff, "Density diffusion", "K", "Fluid").min(0);
+  cli.option("visc", &o.visc, "Viscosity", "K", "Fluid").min(0);
+  cli.option("force", &o.force, "react: velocity scale (default: the input's forcing, else 5)", "F", "Fluid");
+  cli.option("source", &o.source, "react: density scale (default: the input's forcing, else 100)", "S", "Fluid");
+  cli.option("forcing", &o.forcing, "react or none (default: the input's forcing, else react)", "F", "Fluid")
+      .one_of({"react", "none"});
+  cli.option("iters", &o.iters, "Red-black Gauss-Seidel iterations per solve", "N", "Fluid").range(1, 100000);
+  cli.option("buoyancy", &o.buoyancy, "Buoyant smoke: force -A d + B (T - ambient) upward (Fedkiw, Stam and Jensen 2001)",
+             "A,B", "Fluid");
+  cli.option("ambient", &o.ambient, "The ambient temperature of --buoyancy", "TA", "Fluid");
+  cli.option("vorticity", &o.vorticity, "Vorticity confinement's epsilon (0: off)", "EPS", "Fluid").min(0);
+  cli.option("precision", &o.precision, "fp32 or fp64 (default: the input's dtype)", "P", "Fluid").one_of({"fp32", "fp64"});
+  cli.option("repeat", &o.repeat,
+             "Benchmark: run the steps R times from the input; the median time goes to the diagnostics record's attrs "
+             "(ns_per_cell_step, seconds) and the profile",
+             "R", "Fluid")
+      .range(1, 1000);
   cli.tuning_env("NUMPIPE_FLUID_TILE", "CUDA tile of the solves: r7x8 (default), r10x8, r7x8a, r5x8, r7x16, r10x16, r7x4, s5x10, s10x16");
   cli.tuning_env("NUMPIPE_FLUID_SCENE=1", "run a plain state on the scene path (the same bits as --scheme stam)");
   cli.tuning_env("NUMPIPE_FLUID_SCENE_TILES=0",
@@ -429,43 +492,16 @@ int run(int argc, char** argv) {
   cli.tuning_env("NUMPIPE_FLUID_CPU_PHASES", "print where the CPU backend's time went");
   cli.parse(argc, argv);
 
-  const int steps = cli.get<int>("steps");
-  if (steps < 0) fail_input("--steps must be >= 0, got " + std::to_string(steps));
-  const int iters = cli.get<int>("iters");
-  if (iters < 1 || iters > 100000) fail_input("--iters must be in [1, 100000], got " + std::to_string(iters));
-  const int every = cli.get<int>("snapshot-every");
-  const int repeat = cli.get<int>("repeat");
-  if (repeat < 1 || repeat > 1000) fail_input("--repeat must be in [1, 1000], got " + std::to_string(repeat));
-  if (every < 0) fail_input("--snapshot-every must be >= 0, got " + std::to_string(every));
-  std::string scheme_opt = cli.has("scheme") ? cli.get<std::string>("scheme") : "";
-  if (scheme_opt == "seed") scheme_opt = "fused";  // the fused scheme's former name, still accepted
-  if (!scheme_opt.empty() && scheme_opt != "fused" && scheme_opt != "stam")
-    fail_input("--scheme must be fused or stam, got '" + scheme_opt + "'");
+  o.plan.check(cli);
   double buoyancy_a = 0, buoyancy_b = 0;
-  if (cli.has("buoyancy")) {
-    const std::string b = cli.get<std::string>("buoyancy");
+  if (o.buoyancy) {
+    const std::string& b = *o.buoyancy;
     const auto comma = b.find(',');
     if (comma == std::string::npos) fail_input("--buoyancy must be A,B, got '" + b + "'");
     buoyancy_a = parse_number(b.substr(0, comma), "--buoyancy's A");
     buoyancy_b = parse_number(b.substr(comma + 1), "--buoyancy's B");
   }
-  const double ambient = cli.get<double>("ambient"), vorticity = cli.get<double>("vorticity");
-  if (!std::isfinite(ambient)) fail_input("--ambient must be finite, got " + std::to_string(ambient));
-  if (!std::isfinite(vorticity) || vorticity < 0) fail_input("--vorticity must be finite and >= 0, got " + std::to_string(vorticity));
-  const double dt = cli.get<double>("dt"), diff = cli.get<double>("diff"), visc = cli.get<double>("visc");
-  if (!std::isfinite(dt) || dt < 0) fail_input("--dt must be finite and >= 0, got " + std::to_string(dt));
-  if (!std::isfinite(diff) || diff < 0) fail_input("--diff must be finite and >= 0, got " + std::to_string(diff));
-  if (!std::isfinite(visc) || visc < 0) fail_input("--visc must be finite and >= 0, got " + std::to_string(visc));
-  std::string precision;
-  if (cli.has("precision")) {
-    precision = cli.get<std::string>("precision");
-    if (precision != "fp32" && precision != "fp64") fail_input("--precision must be fp32 or fp64, got '" + precision + "'");
-  }
-  std::string forcing_opt;
-  if (cli.has("forcing")) {
-    forcing_opt = cli.get<std::string>("forcing");
-    if (forcing_opt != "react" && forcing_opt != "none") fail_input("--forcing must be react or none, got '" + forcing_opt + "'");
-  }
+  std::string precision = o.precision.value_or("");
   if (cli.has("devices") && cli.devices().size() > 1)
     fail_input("fluid-step drives one GPU per process: give one device (--device N), and run one process per GPU "
                "for several states");
@@ -488,25 +524,25 @@ int run(int argc, char** argv) {
   Scene scene = scene_from_attrs(in.attrs, in.nx, in.ny);
   scene.buoyancy_a = buoyancy_a;
   scene.buoyancy_b = buoyancy_b;
-  scene.ambient = ambient;
-  scene.vorticity = vorticity;
+  scene.ambient = o.ambient;
+  scene.vorticity = o.vorticity;
   const SceneRecords scene_records = find_scene_records(records, in);
   const std::string reason = scene_reason(in, scene, scene_records);
-  const std::string scheme = !scheme_opt.empty() ? scheme_opt : reason.empty() ? "fused" : "stam";
+  const std::string scheme = o.scheme ? *o.scheme : reason.empty() ? "fused" : "stam";
   if (!reason.empty() && scheme == "fused")
     fail_input("--scheme fused runs a plain square box only, and this run has " + reason + ": use --scheme stam");
 
   Params p;
   p.n = in.n;
-  p.dt = dt;
-  p.diff = diff;
-  p.visc = visc;
-  p.iters = iters;
+  p.dt = o.dt;
+  p.diff = o.diff;
+  p.visc = o.visc;
+  p.iters = o.iters;
   p.scheme = scheme == "stam" ? Scheme::stam : Scheme::seed;
-  p.force = cli.has("force") ? cli.get<double>("force") : attr_number(in.attrs, "forcing", "force", 5.0);
-  p.source = cli.has("source") ? cli.get<double>("source") : attr_number(in.attrs, "forcing", "source", 100.0);
+  p.force = o.force.value_or(attr_number(in.attrs, "forcing", "force", 5.0));
+  p.source = o.source.value_or(attr_number(in.attrs, "forcing", "source", 100.0));
   if (!std::isfinite(p.force) || !std::isfinite(p.source)) fail_input("--force and --source must be finite");
-  std::string forcing = forcing_opt;
+  std::string forcing = o.forcing.value_or("");
   if (forcing.empty()) {
     forcing = "react";
     if (in.attrs.contains("forcing") && in.attrs["forcing"].is_object() && in.attrs["forcing"].contains("type") &&
@@ -519,11 +555,11 @@ int run(int argc, char** argv) {
   check_input.reset();
   if (precision.empty()) precision = in.dtype == DType::f8 ? "fp64" : "fp32";
   if (!reason.empty()) {
-    if (precision == "fp64") return run_scene<double>(cli, out, in, records, scene_records, scene, p, steps, every, repeat);
-    return run_scene<float>(cli, out, in, records, scene_records, scene, p, steps, every, repeat);
+    if (precision == "fp64") return run_scene<double>(cli, out, in, records, scene_records, scene, p, o);
+    return run_scene<float>(cli, out, in, records, scene_records, scene, p, o);
   }
-  if (precision == "fp64") return run_with<double>(cli, out, in, records, p, steps, every, repeat);
-  return run_with<float>(cli, out, in, records, p, steps, every, repeat);
+  if (precision == "fp64") return run_with<double>(cli, out, in, records, p, o);
+  return run_with<float>(cli, out, in, records, p, o);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "common/profile.hpp"
 #include "common/timeline.hpp"
 #include "common/progress.hpp"
+#include "common/run.hpp"
 #include "common/workers.hpp"
 #include "kernels/ns/ns.hpp"
 
@@ -167,71 +169,79 @@ int run(int argc, char** argv) {
            "  inspect s.nps --array diagnostics --values 8",
            "the state after the steps, the diagnostics table and the snapshots"},
           kInput | kOutput | kCompute | kProfile | kMultiDevice | kMpi);
-  cli.add("Solver")("steps", "Number of RK3 steps", cxxopts::value<int>()->default_value("10"), "K")(
-      "dt", "Fixed time step (default: from --cfl)", cxxopts::value<double>(), "DT")(
-      "cfl", "Time step = CFL * min(h) / (max|v| + c), capped by the viscous limit", cxxopts::value<double>()->default_value("0.5"), "C")(
-      "order", "Spatial order: 4 (4th-order central, 3rd-order upwind advection) or 2 (2nd-order central, 1st-order upwind)",
-      cxxopts::value<int>()->default_value("4"), "2|4")(
-      "precision", "fp64 or fp32 (state written as f8 or f4)", cxxopts::value<std::string>()->default_value("fp64"), "P")(
-      "diag-every", "Diagnostics every M steps (always at the start and the end)", cxxopts::value<int>()->default_value("0"), "M")(
-      "strict", "Refuse a --dt above the explicit stability estimate (else: a warning)")(
-      "repeat", "Benchmark: run the steps N times from the input state (the runs before the last are warm-ups) "
-      "and print the last run's median step time, ps per point per sub-step and GB/s on stderr",
-      cxxopts::value<int>()->default_value("0"), "N")(
-      "dims", "MPI: ranks per axis of the decomposition (default: MPI_Dims_create chooses)", cxxopts::value<std::string>(),
-      "PX,PY,PZ")(
-      "no-overlap", "MPI: exchange the halos first, then update the whole block (default: the block's inner part is "
-      "updated while the halos travel)");
-  cli.add("Output")("snapshot-every", "Write the fields as snap_<field> records every M steps (0: never)",
-                    cxxopts::value<int>()->default_value("0"), "M")(
-      "snapshot-fields",
-      "Fields of the snapshots: rho, vx, vy, vz, vorticity_x, vorticity_y, vorticity_z, vorticity_magnitude, q_criterion",
-      cxxopts::value<std::string>()->default_value("rho,vx,vy,vz"), "LIST");
-  cli.tuning()("chunk", "CUDA: x-planes per thread block (0: automatic)", cxxopts::value<int>()->default_value("0"), "P")(
-      "kernel", "CUDA: sub-step kernel variant: 4 the default (fp64: 6, fp32: 5); 0 32x8 tile, 1 32x8 with read-only "
-      "loads, 2 32x16, 3 32x8 without a register cap, 5 32x16 with Q prefetched by cp.async, 6 32x16 shared-memory "
-      "ring (planes and Q one plane ahead by cp.async, writes its own ghosts), 7 the ring with 32x8 tiles, 8 one thread "
-      "per point (what 2-D problems take)",
-      cxxopts::value<int>()->default_value("4"), "V");
+  // 1. The options, declared once with their checks.
+  ns::RunOptions o;
+  o.steps = 10;
+  StepPlan plan;
+  plan.steps = 10;
+  plan.declare(cli, "Number of RK3 steps", "the fields as snap_<field> records", true, "Solver");
+  std::optional<double> dt;
+  cli.option("dt", &dt, "Fixed time step (default: from --cfl)", "DT", "Solver").positive();
+  cli.option("cfl", &o.cfl, "Time step = CFL * min(h) / (max|v| + c), capped by the viscous limit", "C", "Solver");
+  cli.option("order", &o.order,
+             "Spatial order: 4 (4th-order central, 3rd-order upwind advection) or 2 (2nd-order central, 1st-order upwind)",
+             "2|4", "Solver");
+  std::string prec = "fp64";
+  cli.option("precision", &prec, "fp64 or fp32 (state written as f8 or f4)", "P", "Solver").one_of({"fp64", "fp32"});
+  bool strict = false, no_overlap = false, timing = false;
+  cli.flag("strict", &strict, "Refuse a --dt above the explicit stability estimate (else: a warning)", "Solver");
+  int repeat = 0;
+  cli.option("repeat", &repeat,
+             "Benchmark: run the steps N times from the input state (the runs before the last are warm-ups) and print "
+             "the last run's median step time, ps per point per sub-step and GB/s on stderr",
+             "N", "Solver")
+      .range(0, 1000);
+  std::optional<std::string> dims;
+  cli.option("dims", &dims, "MPI: ranks per axis of the decomposition (default: MPI_Dims_create chooses)", "PX,PY,PZ",
+             "Solver");
+  cli.flag("no-overlap", &no_overlap,
+           "MPI: exchange the halos first, then update the whole block (default: the block's inner part is updated "
+           "while the halos travel)",
+           "Solver");
+  std::string snapshot_fields = "rho,vx,vy,vz";
+  cli.option("snapshot-fields", &snapshot_fields,
+             "Fields of the snapshots: rho, vx, vy, vz, vorticity_x, vorticity_y, vorticity_z, vorticity_magnitude, "
+             "q_criterion",
+             "LIST", "Output");
+  cli.option("chunk", &o.chunk, "CUDA: x-planes per thread block (0: automatic)", "P", "Tuning").min(0);
+  cli.option("kernel", &o.kernel,
+             "CUDA: sub-step kernel variant: 4 the default (fp64: 6, fp32: 5); 0 32x8 tile, 1 32x8 with read-only "
+             "loads, 2 32x16, 3 32x8 without a register cap, 5 32x16 with Q prefetched by cp.async, 6 32x16 "
+             "shared-memory ring (planes and Q one plane ahead by cp.async, writes its own ghosts), 7 the ring with "
+             "32x8 tiles, 8 one thread per point (what 2-D problems take)",
+             "V", "Tuning")
+      .check([](int k) {
+        if (k < 0 || k > 8) fail_input("--kernel must be 0 to 8, got " + std::to_string(k));
+      });
   cli.tuning_env("NUMPIPE_MPI_IPC=0", "under MPI on CUDA: no CUDA IPC between the ranks of a node");
   cli.tuning_env("NUMPIPE_MPI_GPU_AWARE=0", "under MPI on CUDA: no CUDA-aware MPI (halos through pinned host buffers)");
-  cli.add("Removed")("timing", "");  // the former name of --repeat 1, kept for scripts
+  cli.flag("timing", &timing, "", "Removed");  // the former name of --repeat 1, kept for scripts
   cli.parse(argc, argv);
-  const int repeat = cli.has("timing") && !cli.has("repeat") ? 1 : cli.get<int>("repeat");
-  if (repeat < 0 || repeat > 1000) fail_input("--repeat must be in [0, 1000], got " + std::to_string(repeat));
+  plan.check(cli);
+  if (timing && !cli.has("repeat")) repeat = 1;
   // One GPU per process: several GPUs take one MPI rank each.
   if (cli.has("devices") && cli.devices().size() > 1)
     fail_input("ns-step drives one GPU per process: for several GPUs run it under mpirun, one rank per GPU "
                "(mpirun -np 4 ns-step --backend cuda ...), or give one device with --device N");
 
-  ns::RunOptions o;
-  o.steps = cli.get<int>("steps");
-  if (cli.has("dt")) {
-    o.dt = cli.get<double>("dt");
-    if (!(std::isfinite(o.dt) && o.dt > 0)) fail_input("--dt must be positive and finite, got " + std::to_string(o.dt));
-  }
-  o.cfl = cli.get<double>("cfl");
-  o.order = cli.get<int>("order");
-  const std::string prec = cli.get<std::string>("precision");
-  if (prec != "fp64" && prec != "fp32") fail_input("--precision must be fp64 or fp32, got '" + prec + "'");
+  o.steps = static_cast<int>(std::min<long long>(plan.steps, INT_MAX));
+  o.t_end = plan.t_end;
+  o.diag_every = static_cast<int>(std::min<long long>(plan.diag_every, INT_MAX));
+  o.diag_dt = plan.diag_dt;
+  o.snapshot_every = static_cast<int>(std::min<long long>(plan.snapshot_every, INT_MAX));
+  o.snapshot_dt = plan.snapshot_dt;
+  o.dt = dt.value_or(0);
   o.fp32 = prec == "fp32";
-  o.diag_every = cli.get<int>("diag-every");
-  o.chunk = cli.get<int>("chunk");
-  o.kernel = cli.get<int>("kernel");
-  if (o.kernel < 0 || o.kernel > 8) fail_input("--kernel must be 0 to 8, got " + std::to_string(o.kernel));
-  if (o.chunk < 0) fail_input("--chunk must be >= 0, got " + std::to_string(o.chunk));
   o.device = cli.has("devices") ? cli.devices().front() : cli.device();
   if (cli.threads() > 0) omp_set_num_threads(cli.threads());
-  if (cli.has("dims")) {
-    const std::string spec = cli.get<std::string>("dims");
-    int got = std::sscanf(spec.c_str(), "%d,%d,%d", &o.dims[0], &o.dims[1], &o.dims[2]);
+  if (dims) {
+    int got = std::sscanf(dims->c_str(), "%d,%d,%d", &o.dims[0], &o.dims[1], &o.dims[2]);
     if (got != 3 || o.dims[0] < 1 || o.dims[1] < 1 || o.dims[2] < 1)
-      fail_input("--dims must be three positive integers PX,PY,PZ, got '" + spec + "'");
+      fail_input("--dims must be three positive integers PX,PY,PZ, got '" + *dims + "'");
   }
-  o.overlap = !cli.has("no-overlap");
-  o.snapshot_every = cli.get<int>("snapshot-every");
+  o.overlap = !no_overlap;
   {
-    std::stringstream ss(cli.get<std::string>("snapshot-fields"));
+    std::stringstream ss(snapshot_fields);
     for (std::string item; std::getline(ss, item, ',');) {
       if (!ns::is_snapshot_field(item))
         fail_input("--snapshot-fields: unknown field '" + item +
@@ -279,7 +289,7 @@ int run(int argc, char** argv) {
       char msg[256];
       std::snprintf(msg, sizeof msg, "--dt %.6g exceeds the explicit stability estimate %.6g (c=%g, max|v|=%g, Re=%g)", o.dt,
                     limit, pr.params.c, vmax, pr.params.re);
-      if (cli.has("strict")) fail_input(msg);
+      if (strict) fail_input(msg);
       if (!cli.quiet() && world.is_root()) std::fprintf(stderr, "ns-step: warning: %s\n", msg);
     }
   }
@@ -317,8 +327,15 @@ int run(int argc, char** argv) {
       write_field("snap_" + b.names[f], a, b, b.data[f]);
     }
   };
-  Progress progress("ns-step", "steps", static_cast<std::uint64_t>(o.steps), cli.quiet() || !world.is_root());
-  o.on_step = [&](long long done) { progress.update(static_cast<std::uint64_t>(done)); };
+  // By steps, or with --t-end by thousandths of the time to run.
+  const bool by_time = o.t_end.has_value();
+  const double span = by_time ? *o.t_end - pr.t0 : 0;
+  Progress progress("ns-step", by_time ? "thousandths of the time" : "steps",
+                    by_time ? 1000 : static_cast<std::uint64_t>(o.steps), cli.quiet() || !world.is_root());
+  o.on_step = [&](long long done, double t) {
+    progress.update(by_time ? static_cast<std::uint64_t>(span > 0 ? std::clamp((t - pr.t0) / span, 0.0, 1.0) * 1000 : 1000)
+                            : static_cast<std::uint64_t>(done));
+  };
   // --repeat N: N-1 warm-up runs of the steps from the input state first (no snapshots,
   // no progress), then the run that is written and timed (every run gives the same bits).
   double solve_wall = 0;
@@ -328,6 +345,7 @@ int run(int argc, char** argv) {
       warm.on_step = nullptr;
       warm.on_snapshot = nullptr;
       warm.snapshot_every = 0;
+      warm.snapshot_dt = 0;
       std::swap(o, warm);
       for (int r = 1; r < repeat; ++r) solve();
       std::swap(o, warm);
@@ -452,6 +470,7 @@ int run(int argc, char** argv) {
   if (!world.is_root()) return 0;
 
   // Timing and profile.
+  const long long steps_run = res.step - pr.step0;
   const double points = double(p.n[0]) * double(p.n[1]) * double(p.n[2]);
   const double bytes_step = 3 * points * ns::bytes_per_point_substep(o.fp32);
   std::vector<double> steady = res.step_seconds;
@@ -461,7 +480,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr,
                  "ns-step: timing: %s %s order %d n=%lldx%lldx%lld steps=%d median %.4f ms/step, %.2f ps/point/substep, "
                  "%.1f GB/s (model: 128 B/point in fp64, 64 in fp32), %.3f Gpoint-steps/s\n",
-                 backend_name(backend), prec.c_str(), o.order, p.n[0], p.n[1], p.n[2], o.steps, med * 1e3,
+                 backend_name(backend), prec.c_str(), o.order, p.n[0], p.n[1], p.n[2], static_cast<int>(steps_run), med * 1e3,
                  med / (3 * points) * 1e12, bytes_step / med * 1e-9, points / med * 1e-9);
     if (world.distributed()) {
       const auto d = ns::mpi_dims_used();
@@ -486,14 +505,14 @@ int run(int argc, char** argv) {
   // ~ flops per point per sub-step of the order-4 right-hand side and update (counted from rhs()).
   const double flops_pt = o.order == 4 ? 190 : 120;
   log.add("upload", res.upload_seconds, 4 * points * (o.fp32 ? 4 : 8));
-  log.add("steps", total_steps, bytes_step * o.steps, flops_pt * 3 * points * o.steps);
+  log.add("steps", total_steps, bytes_step * steps_run, flops_pt * 3 * points * steps_run);
   log.add("diagnostics", res.diag_seconds);
   log.add("download", res.download_seconds, 4 * points * (o.fp32 ? 4 : 8));
   // The solver's host work around its timed phases: allocations, graph set-up, waits, release.
   const double solver_rest = solve_wall - (res.upload_seconds + total_steps + res.diag_seconds + res.download_seconds);
   if (solver_rest > 0) log.add("solver set-up and release", solver_rest);
   // writing the output is the process phase "write output" (par::StreamOut)
-  json params = {{"n", {p.n[0], p.n[1], p.n[2]}}, {"order", o.order}, {"precision", prec}, {"steps", o.steps},
+  json params = {{"n", {p.n[0], p.n[1], p.n[2]}}, {"order", o.order}, {"precision", prec}, {"steps", steps_run},
                  {"dt_last", res.dt_last}, {"bc", ns::bc_spec(p.bc)}, {"median_step_seconds", med},
                  {"ps_per_point_substep", points > 0 ? med / (3 * points) * 1e12 : 0}};
   if (world.distributed()) {

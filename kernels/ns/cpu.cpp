@@ -108,30 +108,31 @@ class CpuRun {
     double max_speed = diagnose(r);
     if (d_) max_speed = par::max_all(max_speed);  // the one-process run's first max |v|: rank 0's
     r.stable_dt = stable_dt(g_, o_.order, max_speed, p_.c, p_.re);
-    for (int s = 0; s < o_.steps; ++s) {
+    StepClock clock(step_plan(o_), r.t, r.step);
+    for (long long s = 0; !clock.done(); ++s) {
       auto t0 = std::chrono::steady_clock::now();
       if (o_.dt <= 0 && s > 0) {
         max_speed = cpu::max_speed<T>(g_, cur_->ptr().data());
         if (d_) max_speed = par::max_all(max_speed);
       }
-      const double dt = choose_dt(g_, p_, o_, max_speed);
+      const double dt = clock.next_dt(choose_dt(g_, p_, o_, max_speed));
       for (int stage = 0; stage < 3; ++stage) {
         auto fin = cur_->ptr(), fout = nxt_->ptr(), fq = q_.ptr();
         substep(fin.data(), fout.data(), fq.data(), stage, T(dt));
         std::swap(cur_, nxt_);
       }
-      r.t += dt;
-      r.step += 1;
+      clock.advance(dt);
+      r.t = clock.time();
+      r.step = clock.step();
       r.dt_last = dt;
       r.max_dt = std::max(r.max_dt, dt);
       r.step_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      const bool last = s + 1 == o_.steps;
-      if (last || (o_.diag_every > 0 && (s + 1) % o_.diag_every == 0)) {
+      if (clock.done() || clock.diag_due()) {
         const double m = diagnose(r);
         if (!d_) max_speed = m;
       }
-      if (o_.snapshot_every > 0 && (s + 1) % o_.snapshot_every == 0) snapshot(r);
-      if (o_.on_step) o_.on_step(s + 1);
+      if (clock.snapshot_due()) snapshot(r);
+      if (o_.on_step) o_.on_step(s + 1, r.t);
     }
     // The other register sets go before the result is allocated (the peak stays at
     // three sets, docs/ns.md "Memory").

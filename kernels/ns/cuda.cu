@@ -807,20 +807,28 @@ class CudaRun {
     diagnose();
     r.stable_dt = stable_dt(g_, o_.order, max_speed_now, p_.c, p_.re);
     // per-step start and end events: host work between steps (dt, diagnostics) is not timed
-    std::vector<cudaEvent_t> evs(static_cast<std::size_t>(o_.steps)), eve(static_cast<std::size_t>(o_.steps));
-    for (auto& e : evs) NUMPIPE_CUDA_CHECK(cudaEventCreate(&e));
-    for (auto& e : eve) NUMPIPE_CUDA_CHECK(cudaEventCreate(&e));
+    // (made as the steps go: with --t-end and a CFL dt the count is known only at the end)
+    std::vector<cudaEvent_t> evs, eve;
+    StepClock clock(step_plan(o_), r.t, r.step);
+    if (clock.total_steps() > 0) {
+      evs.reserve(static_cast<std::size_t>(clock.total_steps()));
+      eve.reserve(static_cast<std::size_t>(clock.total_steps()));
+    }
     std::vector<double> host_step;  // MPI: the host waits on every exchange, so a step's wall time is the measure
     // the ring kernels write the ghosts of their output: those of the input state once here
     if (fuse_) launch_fill_ghosts<T>(g_, cur, main());
-    int reported = 0;  // steps known finished, for the progress line
-    for (int s = 0; s < o_.steps; ++s) {
+    std::size_t reported = 0;  // steps known finished, for the progress line
+    for (std::size_t s = 0; !clock.done(); ++s) {
       if (o_.dt <= 0 && s > 0) {
         max_speed_now = max_speed(cur);
         if (d_) max_speed_now = par::max_all(max_speed_now);
       }
-      const double dt = choose_dt(g_, p_, o_, max_speed_now);
+      const double dt = clock.next_dt(choose_dt(g_, p_, o_, max_speed_now));
       HostTimerLike wall;
+      evs.emplace_back();
+      eve.emplace_back();
+      NUMPIPE_CUDA_CHECK(cudaEventCreate(&evs[s]));
+      NUMPIPE_CUDA_CHECK(cudaEventCreate(&eve[s]));
       NUMPIPE_CUDA_CHECK(cudaEventRecord(evs[s], main()));
       for (int stage = 0; stage < 3; ++stage) {
         if (d_) substep_distributed(stage, T(dt), cur, nxt);
@@ -838,18 +846,18 @@ class CudaRun {
         r.exchange_seconds.push_back(exchange_step_);
         exchange_step_ = 0;
       }
-      r.t += dt;
-      r.step += 1;
+      clock.advance(dt);
+      r.t = clock.time();
+      r.step = clock.step();
       r.dt_last = dt;
       r.max_dt = std::max(r.max_dt, dt);
-      const bool last = s + 1 == o_.steps;
-      if (last || (o_.diag_every > 0 && (s + 1) % o_.diag_every == 0)) diagnose();
-      if (o_.snapshot_every > 0 && (s + 1) % o_.snapshot_every == 0) snapshot(cur, nxt, r);
+      if (clock.done() || clock.diag_due()) diagnose();
+      if (clock.snapshot_due()) snapshot(cur, nxt, r);
       // Progress: the steps whose end event has passed (the host runs ahead of the
       // GPU; cudaEventQuery does not wait, so no synchronisation is added).
       if (o_.on_step) {
-        while (reported < s + 1 && cudaEventQuery(eve[static_cast<std::size_t>(reported)]) == cudaSuccess) ++reported;
-        o_.on_step(reported);
+        while (reported < s + 1 && cudaEventQuery(eve[reported]) == cudaSuccess) ++reported;
+        o_.on_step(static_cast<long long>(reported), r.t);
       }
       // the fused ghosts of cur were written by the last sub-step; a diagnostic or
       // snapshot step filled them again (the same values)
@@ -864,13 +872,13 @@ class CudaRun {
         touch_pages(r.fields[v].data(), r.fields[v].size() * sizeof(double));
       }
     NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
-    if (o_.on_step) o_.on_step(o_.steps);
-    for (int s = 0; s < o_.steps; ++s) {
+    if (o_.on_step) o_.on_step(static_cast<long long>(evs.size()), r.t);
+    for (std::size_t s = 0; s < evs.size(); ++s) {
       float ms = 0;
       NUMPIPE_CUDA_CHECK(cudaEventElapsedTime(&ms, evs[s], eve[s]));
       // under MPI the slowest rank sets the pace: the step time is the largest over ranks
-      r.step_seconds.push_back(d_ ? par::max_all(host_step[static_cast<std::size_t>(s)]) : ms * 1e-3);
-      if (d_) r.exchange_seconds[static_cast<std::size_t>(s)] = par::max_all(r.exchange_seconds[static_cast<std::size_t>(s)]);
+      r.step_seconds.push_back(d_ ? par::max_all(host_step[s]) : ms * 1e-3);
+      if (d_) r.exchange_seconds[s] = par::max_all(r.exchange_seconds[s]);
     }
     for (auto& e : evs) cudaEventDestroy(e);
     for (auto& e : eve) cudaEventDestroy(e);

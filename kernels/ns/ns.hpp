@@ -4,10 +4,12 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/host_vector.hpp"
+#include "common/run.hpp"
 #include "model.hpp"
 
 namespace numpipe::ns {
@@ -89,12 +91,15 @@ struct BlockFields {
 bool is_snapshot_field(const std::string& name);
 
 struct RunOptions {
-  int steps = 1;
+  int steps = 1;     // without t_end
+  // Run until this time exactly instead (the last step shortened; common/run.hpp).
+  std::optional<double> t_end;
   double dt = 0;     // fixed time step; 0: from cfl
   double cfl = 0.5;
   int order = 4;     // 2 or 4
   bool fp32 = false;
   int diag_every = 0;  // 0: diagnostics only at the start and the end
+  double diag_dt = 0;  // diagnostics also at every multiple of diag_dt of time passed
   int device = 0;
   int chunk = 0;     // CUDA: planes per thread block along x (0: automatic)
   int kernel = 4;    // CUDA: sub-step kernel variant 0..7 (4: the default, 6 in fp64 and 5 in fp32; tools/ns-step.cpp)
@@ -103,10 +108,12 @@ struct RunOptions {
   // Snapshots: every snapshot_every steps (0: none) the fields named in snapshot_fields
   // are handed to on_snapshot, on every rank (its block), in step order.
   int snapshot_every = 0;
+  double snapshot_dt = 0;  // and at every multiple of snapshot_dt of time passed
   std::vector<std::string> snapshot_fields;
   std::function<void(const BlockFields&)> on_snapshot;
-  // Called after every step with the steps done (progress display; rank 0 only needs it).
-  std::function<void(long long)> on_step;
+  // Called after every step with the steps done and the time reached (progress
+  // display; rank 0 only needs it).
+  std::function<void(long long, double)> on_step;
 };
 
 // Forces on the bodies at one diagnostic step: t and, per body, Fx, Fy, Fz.
@@ -151,6 +158,9 @@ inline double bytes_per_point_substep(bool fp32) { return (fp32 ? 4.0 : 8.0) * 4
 // The diagnostics row from line sums and maxima (host side, fixed order).
 DiagRow finish_diagnostics(const Geometry& g, const Params& p, long long step, double t, const std::vector<double>& line_sums,
                            const std::vector<double>& line_max_div, const std::vector<double>& line_max_speed);
+
+// When the run ends and writes snapshots and diagnostics (the backends' StepClock).
+StepPlan step_plan(const RunOptions& o);
 
 // The dt of the next step from the options (fixed, or CFL from the current max |v|).
 double choose_dt(const Geometry& g, const Params& p, const RunOptions& o, double max_speed);
