@@ -133,7 +133,7 @@ void size_for_tolerance(Params& p, double tolerance, bool set_x, bool set_y, boo
   // at T = 0.25 near the money with 72 sqrt(t) steps (the shortest maturity's kink
   // dominates), so 96 sqrt(t); each direction gets half the tolerance, and the error falls
   // as the square of the points.
-  const double scale = std::sqrt(kDefaultTolerance / tolerance);
+  const double scale = std::sqrt(1e-5 / tolerance);
   auto multiple_of_8 = [](double v) { return static_cast<std::int64_t>(8.0 * std::ceil(v / 8.0)); };
   if (set_x) p.num_x = std::clamp<std::int64_t>(multiple_of_8(256.0 * scale), 32, 8192);
   if (set_y) p.num_y = std::clamp<std::int64_t>(multiple_of_8(128.0 * scale), 16, 4096);
