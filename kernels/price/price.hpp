@@ -26,7 +26,7 @@ void validate(const Params& p);
 // for an absolute price error of about `tolerance` per unit of s0, from the scheme's
 // second order in each direction with constants measured against converged prices
 // (docs/price.md, "Choosing a tolerance"). Only the sizes whose flag is set change.
-inline constexpr double kDefaultTolerance = 1e-5;
+inline constexpr double kDefaultTolerance = 5e-6;
 void size_for_tolerance(Params& p, double tolerance, bool set_x, bool set_y, bool set_t);
 
 // The grid coarser by 2 in each direction (numX, numY halved, the time steps halved):

@@ -60,6 +60,31 @@ void validate(const Params& p) {
 }
 
 namespace {
+// One step to each of the segments, the rest in proportion to weight[m] / total
+// (largest remainder; ties to the earlier segment).
+std::vector<std::int64_t> deal_steps(std::int64_t steps, const std::vector<double>& weight, double total) {
+  const std::int64_t m_count = static_cast<std::int64_t>(weight.size());
+  std::vector<std::int64_t> n(m_count, 1);
+  std::vector<double> rest(m_count);
+  const std::int64_t spare = steps - m_count;
+  std::int64_t dealt = 0;
+  for (std::int64_t m = 0; m < m_count; ++m) {
+    const double share = static_cast<double>(spare) * weight[m] / total;
+    const std::int64_t whole = static_cast<std::int64_t>(std::floor(share));
+    n[m] += whole;
+    dealt += whole;
+    rest[m] = share - static_cast<double>(whole);
+  }
+  for (std::int64_t left = spare - dealt; left > 0; --left) {
+    std::int64_t best = 0;
+    for (std::int64_t m = 1; m < m_count; ++m)
+      if (rest[m] > rest[best]) best = m;
+    ++n[best];
+    rest[best] = -1;
+  }
+  return n;
+}
+
 void check_maturities(const Params& p, const std::vector<double>& maturities) {
   double prev = 0;
   for (std::size_t m = 0; m < maturities.size(); ++m) {
@@ -90,24 +115,7 @@ std::vector<double> graded_time_grid(const Params& p, const std::vector<double>&
   std::vector<double> weight(m_count);
   double total = 0;
   for (std::int64_t m = 0; m < m_count; ++m) total += weight[m] = std::sqrt(std::sqrt(ms[m] - (m ? ms[m - 1] : 0.0)));
-  std::vector<std::int64_t> n(m_count, 1);
-  std::vector<double> rest(m_count);
-  const std::int64_t spare = steps - m_count;
-  std::int64_t dealt = 0;
-  for (std::int64_t m = 0; m < m_count; ++m) {
-    const double share = static_cast<double>(spare) * weight[m] / total;
-    const std::int64_t whole = static_cast<std::int64_t>(std::floor(share));
-    n[m] += whole;
-    dealt += whole;
-    rest[m] = share - static_cast<double>(whole);
-  }
-  for (std::int64_t left = spare - dealt; left > 0; --left) {
-    std::int64_t best = 0;
-    for (std::int64_t m = 1; m < m_count; ++m)
-      if (rest[m] > rest[best]) best = m;
-    ++n[best];
-    rest[best] = -1;
-  }
+  const std::vector<std::int64_t> n = deal_steps(steps, weight, total);
   std::vector<double> time(p.num_t);
   if (levels) levels->assign(m_count, 0);
   std::int64_t g = 0;
@@ -133,7 +141,7 @@ void size_for_tolerance(Params& p, double tolerance, bool set_x, bool set_y, boo
   // at T = 0.25 near the money with 72 sqrt(t) steps (the shortest maturity's kink
   // dominates), so 96 sqrt(t); each direction gets half the tolerance, and the error falls
   // as the square of the points.
-  const double scale = std::sqrt(kDefaultTolerance / tolerance);
+  const double scale = std::sqrt(1e-5 / tolerance);
   auto multiple_of_8 = [](double v) { return static_cast<std::int64_t>(8.0 * std::ceil(v / 8.0)); };
   if (set_x) p.num_x = std::clamp<std::int64_t>(multiple_of_8(256.0 * scale), 32, 8192);
   if (set_y) p.num_y = std::clamp<std::int64_t>(multiple_of_8(128.0 * scale), 16, 4096);
@@ -160,39 +168,11 @@ std::vector<double> time_grid(const Params& p, const std::vector<double>& maturi
     return time;
   }
   const std::int64_t m_count = static_cast<std::int64_t>(maturities.size());
-  double prev = 0;
-  for (std::int64_t m = 0; m < m_count; ++m) {
-    const double tm = maturities[m];
-    if (!std::isfinite(tm) || tm <= prev)
-      fail_input("maturity " + std::to_string(m) + " = " + num(tm) +
-                 (m == 0 ? " must be finite and > 0" : " must exceed the previous one, " + num(prev)));
-    prev = tm;
-  }
-  if (maturities.back() != p.t)
-    fail_input("the longest maturity " + num(maturities.back()) + " must equal the grid's t = " + num(p.t));
-  if (steps < m_count)
-    fail_input("numT = " + std::to_string(nt) + " gives " + std::to_string(steps) + " time steps for " +
-               std::to_string(m_count) + " maturities: at least one step each is needed");
-  // one step per segment, the rest in proportion to the lengths (largest remainder)
-  std::vector<std::int64_t> n(m_count, 1);
-  std::vector<double> rest(m_count);
-  const std::int64_t spare = steps - m_count;
-  std::int64_t dealt = 0;
-  for (std::int64_t m = 0; m < m_count; ++m) {
-    const double len = maturities[m] - (m ? maturities[m - 1] : 0.0);
-    const double share = static_cast<double>(spare) * len / p.t;
-    const std::int64_t whole = static_cast<std::int64_t>(std::floor(share));
-    n[m] += whole;
-    dealt += whole;
-    rest[m] = share - static_cast<double>(whole);
-  }
-  for (std::int64_t left = spare - dealt; left > 0; --left) {
-    std::int64_t best = 0;
-    for (std::int64_t m = 1; m < m_count; ++m)
-      if (rest[m] > rest[best]) best = m;
-    ++n[best];
-    rest[best] = -1;
-  }
+  check_maturities(p, maturities);
+  // one step per segment, the rest in proportion to the lengths
+  std::vector<double> lengths(m_count);
+  for (std::int64_t m = 0; m < m_count; ++m) lengths[m] = maturities[m] - (m ? maturities[m - 1] : 0.0);
+  const std::vector<std::int64_t> n = deal_steps(steps, lengths, p.t);
   if (levels) levels->assign(m_count, 0);
   std::int64_t g = 0;
   time[0] = 0;

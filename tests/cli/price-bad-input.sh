@@ -57,3 +57,17 @@ if ! inspect --devices 2>/dev/null | grep -q '^cuda'; then
 fi
 [ ! -e out.nps ] || fail "output written after bad options"
 no_leftovers .
+# --tolerance: a number in (0, 0.01], for the user's contracts only
+expect_exit 2 "--tolerance must be in (0, 0.01]" -- gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --strikes 1 --tolerance 0 -o t.in
+expect_exit 2 "--tolerance must be a number" -- gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --strikes 1 --tolerance x -o t.in
+expect_exit 2 "FinPar's data sets keep their grids" -- gen-input price --dataset small --tolerance 1e-5 -o t.in
+[ ! -e t.in ] || fail "gen-input wrote an output after a bad --tolerance"
+# a stated tolerance sizes the grid (finer for a smaller one) and travels in the attrs
+gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --strikes 1 --maturities 1 --tolerance 4e-5 -o coarse.in
+gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --strikes 1 --maturities 1 --tolerance 1e-5 -o fine.in
+inspect coarse.in --values 9 | awk '!d && /^  values/{ d = 1; if ($3 != 128 || $4 != 64) bad = 1 } END { exit bad }' || fail "--tolerance 4e-5: want 128 x 64 points"
+inspect fine.in --values 9 | awk '!d && /^  values/{ d = 1; if ($3 != 256 || $4 != 128) bad = 1 } END { exit bad }' || fail "--tolerance 1e-5: want 256 x 128 points"
+inspect fine.in --attrs | grep -q '"tolerance": 1e-05' || fail "the tolerance is not in the problem's attrs"
+gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --strikes 1 --maturities 1 --tolerance 1e-5 --num-x 64 -o given.in
+inspect given.in --values 9 | awk '!d && /^  values/{ d = 1; if ($3 != 64 || $4 != 128) bad = 1 } END { exit bad }' || fail "--num-x must win over --tolerance"
+rm -f coarse.in fine.in given.in

@@ -237,7 +237,7 @@ int run_price(int argc, char** argv) {
       "steps-per-year", "Time steps per year over the longest maturity (replaces --num-t)",
       cxxopts::value<std::string>(), "N")(
       "tolerance", "The user's contracts: the absolute price error per unit of s0 to size the grid for, where "
-      "--num-x, --num-y, --num-t or --steps-per-year do not (default 1e-5)", cxxopts::value<std::string>(), "TOL")(
+      "--num-x, --num-y, --num-t or --steps-per-year do not (default 5e-6)", cxxopts::value<std::string>(), "TOL")(
       "from-text", "A quote table: a header naming the columns strike, maturity, type (call or put) and optionally "
       "price or implied_vol, and weight; one quote a line (replaces --strikes, --option, --maturities)",
       cxxopts::value<std::string>(), "FILE");
