@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cli.hpp"
 #include "error.hpp"
 
 namespace numpipe {

@@ -8,10 +8,11 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-
-#include "cli.hpp"
+#include <string>
 
 namespace numpipe {
+
+class Cli;  // common/cli.hpp (the kernels include this header without the CLI)
 
 // What the options asked for.
 struct StepPlan {

@@ -46,7 +46,8 @@ check_tool() {  # check_tool PROGRAM [SUBCOMMAND]
     expect_exit 2 "--$name" -- "$@" "--$name" '' < /dev/null
     grep -qF 'empty' "$WORK/.stderr" || fail "$* --$name '': the message does not say the value is empty: $(cat "$WORK/.stderr")"
     if [[ $def =~ ^-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$ ]]; then
-      expect_exit 2 "--$name must be" -- "$@" "--$name" "${def}x" < /dev/null
+      # refused, the message naming the value (an option read as words names it as its own checks do)
+      expect_exit 2 "'${def}x'" -- "$@" "--$name" "${def}x" < /dev/null
     fi
     checked=$((checked + 1))
   done < <(options_of "$@")
