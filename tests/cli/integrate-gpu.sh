@@ -56,7 +56,7 @@ for devs in 0 0,0 all; do
   NUMPIPE_INTEGRATE_RESULT=device integrate -i p200.nps --faithful-gf820 --backend cuda --devices $devs |
     verify --against p200-gpu.nps --rtol 0 --atol 0 || fail "200 policies, device result path, --devices $devs: other bits"
 done
-expect_exit 2 'NUMPIPE_INTEGRATE_RESULT' -- env NUMPIPE_INTEGRATE_RESULT=sideways integrate -i many.nps --backend cuda
+expect_exit 2 'NUMPIPE_INTEGRATE_RESULT' -- env NUMPIPE_INTEGRATE_RESULT=sideways integrate -i many.nps --faithful-gf820 --backend cuda
 # Mixed products with a life table for both lives and equivalence premiums: CUDA
 # agrees with the CPU (1e-13 relative; 1e-13 absolute for the reserves at
 # inception, zero up to rounding), repeats its bits over device slots and whether
