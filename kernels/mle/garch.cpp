@@ -286,11 +286,11 @@ GarchFit fit_garch_window(const double* r, std::int64_t n, const double* start, 
   // of alpha + beta < 1, alpha >= 0 or beta >= 0 crawls there (the logistic
   // flattens), so each such coordinate is put on its edge (1e-10 inside, where
   // the log-likelihood equals its limit to ~1e-10 per point) and the others
-  // searched; then a free search restarts from 1e-4 inside that edge, so that an
-  // optimum just inside the edge is found too. The highest of the three is kept;
+  // searched; then a free search restarts from well inside it, so that an
+  // optimum inside the edge that the first search passed by is found too. The highest of the three is kept;
   // the fit is on the edge only where the edge's search is the highest.
   constexpr double kEdgeLogit = 23.0258509299;  // logit(1 - 1e-10)
-  constexpr double kNearLogit = 9.21024036697;  // logit(1 - 1e-4)
+  constexpr double kNearLogit = 9.21024036697;  // logit(1 - 1e-4): drifting to the edge
   bool on_edge = false;
   bool any_edge = false;
   double ue[K];
@@ -306,8 +306,14 @@ GarchFit fit_garch_window(const double* r, std::int64_t n, const double* start, 
     it += bfgs(ue, fe, fixed, &ce);
     double ui[K];
     std::copy(ue, ue + K, ui);
-    for (int i : {2, 3})
-      if (fixed[i]) ui[i] = std::copysign(kNearLogit, ue[i]);
+    // well inside: alpha + beta 0.99 with omega giving the window's variance
+    // unconditionally, the share alpha / (alpha + beta) within [0.05, 0.95]
+    // (the search into the edge may have dragged omega to 0 on the way)
+    if (fixed[2]) {
+      ui[2] = logit(0.99);
+      ui[1] = std::log(0.01);
+    }
+    if (fixed[3]) ui[3] = std::copysign(logit(0.95), ue[3]);
     double fi = f(ui);
     bool ci = false;
     const bool none[K] = {};
