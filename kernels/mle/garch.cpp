@@ -115,7 +115,7 @@ double loglik_gradient(const double* r, std::int64_t n, const double* par, doubl
     const double e = r[t] - mu, sd = std::sqrt(h), u = e / sd - z.theta;
     const bool left = u <= 0;
     const double scale = left ? z.s_l : z.s_r, d = std::fabs(u) / scale;
-    const double dp = std::pow(d, p);
+    const double log_d = d > 0 ? std::log(d) : -INFINITY, dp = d > 0 ? std::exp(p * log_d) : 0.0;
     ll += z.log_norm - dp - std::log(sd);
     // d ll_t / d u = -p d^(p-1) d d / d u, d d / d u = sign(u) / scale
     const double dl_dd = d > 0 ? -p * dp / d : 0.0;
@@ -126,7 +126,7 @@ double loglik_gradient(const double* r, std::int64_t n, const double* par, doubl
     }
     g_theta -= dl_du;
     (left ? g_sl : g_sr) += dl_dd * (-d / scale);
-    if (d > 0) g_p -= dp * std::log(d);
+    if (d > 0) g_p -= dp * log_d;
     e_prev = e;
   }
   for (int k = 0; k < 4; ++k) grad[k] = g[k];
@@ -169,12 +169,13 @@ GarchFit fit_garch_window(const double* r, std::int64_t n, const double* start, 
   };
   // the gradient of f in u: the natural parameters' gradient times the
   // derivatives of the parameterisation (Coordinates)
-  auto gradient = [&](const double* u, double* g) {
+  auto gradient = [&](const double* u, double* g) {  // returns f(u) too
     double par[K], gp[K];
     cs.natural(u, par);
-    if (!std::isfinite(loglik_gradient(r, n, par, gp))) {
+    const double ll = loglik_gradient(r, n, par, gp);
+    if (!std::isfinite(ll)) {
       for (int i = 0; i < K; ++i) g[i] = 0;
-      return;
+      return static_cast<double>(INFINITY);
     }
     const double P = logistic(u[2]), share = logistic(u[3]), L5 = logistic(u[5]);
     const double dP = P * (1 - P), dshare = share * (1 - share);
@@ -186,6 +187,7 @@ GarchFit fit_garch_window(const double* r, std::int64_t n, const double* start, 
     gu[4] = gp[kSkew] * par[kSkew] * (1 - par[kSkew]);
     gu[5] = gp[kShape] * (cs.p_max - cs.p_min) * L5 * (1 - L5);
     for (int i = 0; i < K; ++i) g[i] = -gu[i] / static_cast<double>(n);
+    return -ll / static_cast<double>(n);
   };
   double u[K];
   cs.unconstrained(start, u);
@@ -201,9 +203,10 @@ GarchFit fit_garch_window(const double* r, std::int64_t n, const double* start, 
   auto bfgs = [&](double* u, double& fu, const bool* fixed, bool* converged) {
     double g[K], B[K][K] = {};  // B: the inverse Hessian estimate
     auto masked_gradient = [&](const double* v, double* gv) {
-      gradient(v, gv);
+      const double fv = gradient(v, gv);
       for (int i = 0; i < K; ++i)
         if (fixed[i]) gv[i] = 0;
+      return fv;
     };
     auto reset = [&] {
       for (int i = 0; i < K; ++i)
@@ -228,18 +231,22 @@ GarchFit fit_garch_window(const double* r, std::int64_t n, const double* start, 
           slope += d[i] * g[i];
         }
       }
-      double step = 1, un[K], fn = INFINITY;
+      // the full step's value comes with its gradient (one pass over the data),
+      // as the full step is the one usually taken
+      double step = 1, un[K], fn = INFINITY, gn[K];
+      bool have_gn = false;
       for (int half = 0; half < 60; ++half, step *= 0.5) {
         for (int i = 0; i < K; ++i) un[i] = u[i] + step * d[i];
-        fn = f(un);
+        have_gn = half == 0;
+        fn = have_gn ? masked_gradient(un, gn) : f(un);
         if (fn <= fu + 1e-4 * step * slope) break;
       }
       if (!(fn <= fu)) {
         *converged = true;  // no descent left at the gradient's resolution
         break;
       }
-      double gn[K], s[K], y[K], sy = 0;
-      masked_gradient(un, gn);
+      double s[K], y[K], sy = 0;
+      if (!have_gn || step != 1) masked_gradient(un, gn);
       for (int i = 0; i < K; ++i) {
         s[i] = un[i] - u[i];
         y[i] = gn[i] - g[i];
