@@ -197,8 +197,8 @@ int run_garch(Cli& cli, OutputFile& out, const std::vector<Record>& records, con
                  value_text(f.loglik) + ")");
   }
   if (edge > 0)
-    std::fprintf(stderr, "mle-fit: %lld of %lld GARCH fits lie on an edge of the constraints (alpha or beta within 1e-6 "
-                 "of 0, or alpha + beta within 1e-6 of 1)\n", static_cast<long long>(edge), static_cast<long long>(N));
+    std::fprintf(stderr, "mle-fit: %lld of %lld GARCH fits have their maximum on an edge of the "
+                 "constraints (alpha = 0, beta = 0 or alpha + beta = 1, to 1e-10)\n", static_cast<long long>(edge), static_cast<long long>(N));
   if (unconverged > 0)
     std::fprintf(stderr, "mle-fit: %lld of %lld GARCH fits stopped at the iteration limit\n",
                  static_cast<long long>(unconverged), static_cast<long long>(N));

@@ -78,7 +78,7 @@ struct GarchFit {
   double loglik, h_next;
   int iterations;
   bool converged;
-  bool on_edge;  // alpha or beta within 1e-6 of 0, or alpha + beta within 1e-6 of 1
+  bool on_edge;  // the maximum is on an edge: alpha = 0, beta = 0 or alpha + beta = 1 (1e-10 inside)
 };
 
 struct GarchOptions {
