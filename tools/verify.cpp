@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/text_table.hpp"
 
 namespace numpipe {
 namespace {
@@ -164,12 +165,20 @@ void compare_values(Summary& s, std::size_t n, GetA a_at, GetB b_at, const Toler
 
 // Numbers of a plain-text file: separators are whitespace , ; [ ] ( ); comments
 // start with // or # and run to the end of the line.
-std::vector<double> read_text_numbers(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) fail_input("cannot open --text-ref file '" + path + "': " + std::strerror(errno));
+// Within --max-bytes and the memory limit (TextBudget): the text counts as it is
+// read, and then the numbers as they accumulate, refused (exit 3) at the line reached.
+std::vector<double> read_text_numbers(const std::string& path, std::uint64_t max_bytes) {
+  std::ifstream probe(path);
+  if (!probe) fail_input("cannot open --text-ref file '" + path + "': " + std::strerror(errno));
+  probe.close();
+  const std::string content = read_text_file(path, max_bytes);
+  const TextBudget budget(max_bytes);
+  std::istringstream f(content);
   std::vector<double> values;
   std::string line;
   for (int line_no = 1; std::getline(f, line); ++line_no) {
+    budget.check(static_cast<double>(content.size()) + 8.0 * static_cast<double>(values.size() + line.size() / 2), path,
+                 line_no);
     if (auto c = line.find("//"); c != std::string::npos) line.resize(c);
     if (auto c = line.find('#'); c != std::string::npos) line.resize(c);
     const char* p = line.c_str();
@@ -304,7 +313,7 @@ int run(int argc, char** argv) {
     if (cli.has("against")) fail_input("--text-ref and --against are exclusive");
     if (pos.size() > 1) fail_input("--text-ref takes at most one candidate stream");
     std::string cand_path = pos.empty() ? cli.input() : pos[0];
-    auto text = read_text_numbers(cli.get<std::string>("text-ref"));
+    auto text = read_text_numbers(cli.get<std::string>("text-ref"), limits.max_bytes);
     auto records = read_stream(cand_path, limits, compared);
     check_tolerance_names({&rtol, &atol, &ulp}, {&records});
     const Record* rec = nullptr;

@@ -59,7 +59,7 @@ def same(text, value):  # the text reads back to exactly the value
 # mle-fit: series, window, start, every parameter, the quantiles.
 head, rows = table("fits.csv")
 f = numpipe.read("fits.nps")
-per_window = ["theta", "p", "s_l", "s_r", "loglik", "skew", "aic", "bic"]
+per_window = ["theta", "p", "s_l", "s_r", "loglik", "no_maximum", "skew", "aic", "bic"]
 assert head == ["series", "window", "start"] + per_window + ["quantiles_0.01", "quantiles_0.05"], head
 S, W = f["theta"].shape
 assert len(rows) == S * W, (len(rows), S, W)

@@ -112,6 +112,14 @@ expect_exit 3 "/dev/zero: at line 1 the table would hold more than 64.0 MiB" -- 
 expect_exit 3 "stdin: at line " -- env NUMPIPE_MEMORY_LIMIT=32M timeout 120 bash -c 'yes 1,2 | gen-input mle --from-text -'
 head -c 20000000 /dev/zero | tr '\0' 7 > one-line.txt
 expect_exit 3 "one-line.txt: at line 1 " -- env NUMPIPE_MEMORY_LIMIT=16M timeout 120 gen-input array --from-text one-line.txt -o out.nps
+# verify's text reference is a text reader too: bounded the same way (the candidate is
+# never read), and the same file under a larger budget is read.
+awk 'BEGIN { for (i = 1; i <= 600000; i++) printf "%d.5 %d.25 %d\n", i, i, i }' > big-ref.txt
+gen-input array --shape 3 --fill ones -o three.nps
+expect_exit 3 "big-ref.txt: at line " -- env NUMPIPE_MEMORY_LIMIT=16M timeout 120 verify --text-ref big-ref.txt three.nps
+grep -qF "$limit16" "$WORK/.stderr" || fail "verify --text-ref: the message lacks the limit: $(cat "$WORK/.stderr")"
+expect_exit 2 "has 3 values but the text reference has 1800000" -- env NUMPIPE_MEMORY_LIMIT=256M verify --text-ref big-ref.txt three.nps
+expect_exit 3 "/dev/zero: at line 1 " -- env NUMPIPE_MEMORY_LIMIT=64M timeout 120 verify --text-ref /dev/zero three.nps
 no_leftovers .
 
 # ---- generated arrays: written in pieces, memory bounded by a piece -------------------
