@@ -521,6 +521,10 @@ int main(int argc, char** argv) {
         attrs["error_estimate"] = error->absolute;
         attrs["error_estimate_relative"] = error->relative;
       }
+      if (frequency > 0) {  // discrete payments: what the reserves assume
+        attrs["frequency"] = frequency;
+        attrs["timing"] = timing;
+      }
       if (tolerance) {
         attrs["tolerance"] = tol;
         attrs["steps_per_year"] = pb.policies.empty() ? 0 : pb.policies.front().h1;

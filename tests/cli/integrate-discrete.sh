@@ -42,6 +42,10 @@ def run(args, integrate_args):
     subprocess.run(["gen-input", "integrate", "-o", "in.nps"] + args + law, check=True)
     subprocess.run(["integrate", "-i", "in.nps", "-o", "out.nps", *integrate_args], check=True)
     out = numpipe.read("out.nps")
+    if "--frequency" in integrate_args:
+        M = integrate_args[integrate_args.index("--frequency") + 1]
+        if out.attrs["reserve"].get("frequency") != int(M):
+            failures.append(f"attrs frequency {out.attrs['reserve'].get('frequency')!r}, asked {M}")
     return [float(r) for r in out["reserve"][0]], float(out["premium"][0])
 
 failures = []
