@@ -303,6 +303,12 @@ int main(int argc, char** argv) {
         "Pick the steps per year (the same at every level, replacing the input's) for this accuracy: the "
         "estimated error of every reserve at most TOL of its policy's largest reserve",
         cxxopts::value<double>(), "TOL")(
+        "frequency",
+        "Annuity and premium payments a year: 1, 2, 4, 12 (discrete sums of 1/M of the yearly amount; sums on "
+        "death paid at the end of the 1/M year of death), or continuous",
+        cxxopts::value<std::string>()->default_value("continuous"), "M")(
+        "timing", "Discrete payments at each period's start (advance, the default) or its end (arrears)",
+        cxxopts::value<std::string>(), "advance|arrears")(
         "no-error-estimate", "Skip the error estimate (a second solve at half the steps, about half the cost again)")(
         "repeat", "Benchmark: after the run (the warm-up), solve N more times; median phase times and rates on stderr",
         cxxopts::value<int>()->default_value("1"), "N");
@@ -324,6 +330,17 @@ int main(int argc, char** argv) {
       fail_input("--tolerance must be in [1e-13, 1) (relative to the largest reserve): " + numpipe::value_text(tol));
     if (tolerance && cli.has("no-error-estimate")) fail_input("--tolerance needs the error estimate: drop --no-error-estimate");
     const bool estimate = !cli.has("no-error-estimate");
+    // Step 1b: the payments' frequency and timing (products.hpp, payment_jump).
+    int frequency = 0;
+    {
+      const std::string f = cli.get<std::string>("frequency");
+      if (f == "1" || f == "2" || f == "4" || f == "12") frequency = std::stoi(f);
+      else if (f != "continuous") fail_input("--frequency must be 1, 2, 4, 12 or continuous: " + f);
+    }
+    const std::string timing = cli.has("timing") ? cli.get<std::string>("timing") : "advance";
+    if (timing != "advance" && timing != "arrears") fail_input("--timing must be advance or arrears: " + timing);
+    if (cli.has("timing") && frequency == 0) fail_input("--timing applies to discrete payments: give --frequency 1, 2, 4 or 12");
+    if (frequency > 0 && !align) fail_input("--frequency works in the default scheme: drop --faithful-gf820");
     int repeat = cli.get<int>("repeat");
     if (repeat < 1 || repeat > 1000) fail_input("--repeat must be in [1, 1000]: " + std::to_string(repeat));
     numpipe::Backend backend = cli.backend();
@@ -357,6 +374,18 @@ int main(int argc, char** argv) {
     auto groups = group_records(records);
     std::vector<ig::Problem> problems;
     for (const Group& g : groups) problems.push_back(make_problem(g, align));
+    for (ig::Problem& pb : problems) {
+      pb.frequency = frequency;
+      pb.advance = timing == "advance";
+      for (std::size_t i = 0; i < pb.policies.size() && (frequency > 0 || cli.has("timing")); ++i) {
+        const ig::Policy& p = pb.policies[i];
+        const char* option = cli.has("timing") ? "--timing" : "--frequency";
+        if (p.product == ig::kSpousePension)
+          fail_input(std::string(option) + " does not apply to the spouse pension (policy " + std::to_string(i) + ")");
+        if (cli.has("timing") && p.product != ig::kLifeAnnuity && p.premium == 0 && !p.equivalence)
+          fail_input("--timing applies to annuities and premiums: policy " + std::to_string(i) + " has neither");
+      }
+    }
     if (!align && !cli.quiet() && world.is_root())  // the published scheme as asked, but not silently unstable
       for (const ig::Problem& pb : problems) {
         const std::string warning = ig::faithful_stability_warning(pb);
@@ -491,6 +520,10 @@ int main(int argc, char** argv) {
       if (error) {  // Richardson: this run against one at half the steps
         attrs["error_estimate"] = error->absolute;
         attrs["error_estimate_relative"] = error->relative;
+      }
+      if (frequency > 0) {  // discrete payments: what the reserves assume
+        attrs["frequency"] = frequency;
+        attrs["timing"] = timing;
       }
       if (tolerance) {
         attrs["tolerance"] = tol;

@@ -241,6 +241,13 @@ ProductSpec product_spec(const Policy& p) {
   return s;
 }
 
+ProductSpec product_spec(const Problem& pb, const Policy& p) {
+  ProductSpec s = product_spec(p);
+  s.frequency = pb.frequency;
+  s.advance = pb.advance ? 1 : 0;
+  return s;
+}
+
 Problem halved_steps(const Problem& pb) {
   Problem half = pb;
   for (Policy& p : half.policies) {
@@ -326,7 +333,7 @@ void product_specs(const Problem& pb, ProductSpec* specs, double& steps) {
   const BasisViews bv = basis_views(pb);
 #pragma omp parallel for schedule(static) reduction(+ : total) if (n > 20000)
   for (std::int64_t i = 0; i < n; ++i) {
-    specs[i] = product_spec(pb.policies[i]);
+    specs[i] = product_spec(pb, pb.policies[i]);
     total += product_steps(specs[i], rv, bv.laws[static_cast<std::size_t>(specs[i].insured)], pb.align_breaks) * (specs[i].equivalence ? 3.0 : 1.0);
   }
   steps = total;

@@ -175,7 +175,7 @@ std::vector<double> reference_reserve(const Problem& problem, const Policy& p) {
   bool align = problem.align_breaks;
   std::vector<double> out(kYears);
   if (p.product != kSpousePension) {
-    product_reserve(product_spec(p), rv, bv.laws[static_cast<std::size_t>(p.insured)], align, out.data());
+    product_reserve(product_spec(problem, p), rv, bv.laws[static_cast<std::size_t>(p.insured)], align, out.data());
     return out;
   }
   const MortalityView& spouse = bv.laws[static_cast<std::size_t>(p.spouse)];

@@ -99,6 +99,8 @@ struct Problem {
   double rate = kDefaultRate;  // the constant rate when there is no curve
   Curve curve;
   bool align_breaks = false;   // step boundaries at every break of the integrands
+  int frequency = 0;           // annuity and premium payments a year (0: continuous), products.hpp
+  bool advance = true;         // discrete payments at each period's start (else its end)
   std::vector<MortalityLaw> laws = default_laws();
   SpouseBasis spouse;
 };
@@ -161,6 +163,8 @@ struct BasisViews {
 BasisViews basis_views(const Problem& problem);
 // A single-life policy as its chain integrates it (products.hpp).
 ProductSpec product_spec(const Policy& p);
+// ... with the problem's payment frequency and timing.
+ProductSpec product_spec(const Problem& problem, const Policy& p);
 // Every policy's (all single-life), by OpenMP's threads; steps: the RK4 steps of
 // their chains (three chains with an equivalence premium).
 std::vector<ProductSpec> product_specs(const Problem& problem, double& steps);

@@ -93,6 +93,17 @@ NUMPIPE_HD_INLINE double forward_rate_within(const RateView& rv, double t, doubl
   while (piece < rv.n && rv.knots[piece] <= inside) ++piece;
   return rv.alpha[piece] + rv.beta[piece] * t;
 }
+// The integral of the forward rate over [t0, t1] (t0 <= t1): piece by piece, each linear.
+NUMPIPE_HD_INLINE double rate_integral(const RateView& rv, double t0, double t1) {
+  if (rv.n == 0) return rv.constant * (t1 - t0);
+  double sum = 0.0;
+  for (int j = 0; j <= rv.n; ++j) {
+    const double a = j == 0 ? t0 : fmax(t0, rv.knots[j - 1]);
+    const double b = j == rv.n ? t1 : fmin(t1, rv.knots[j]);
+    if (b > a) sum += rv.alpha[j] * (b - a) + rv.beta[j] * (b * b - a * a) / 2;
+  }
+  return sum;
+}
 // The largest maturity of the curve strictly between lo and hi (by more than tol), or lo.
 NUMPIPE_HD_INLINE double curve_break_below(const RateView& rv, double lo, double hi, double tol) {
   for (int i = 0; i < rv.n; ++i)

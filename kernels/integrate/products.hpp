@@ -46,8 +46,43 @@ struct ProductSpec {
   int h1 = 10;              // steps per year
   int insured = 0;          // the insured's mortality law
   int equivalence = 0;      // 1: P solves V(0) = 0
+  int frequency = 0;        // payments a year (--frequency); 0: continuous
+  int advance = 1;          // discrete payments: 1 at each period's start, 0 at its end
   int pad = 0;
 };
+
+// ---- discrete payments (--frequency M) -------------------------------------------
+// Annuity and premium sums of 1/M of the yearly amount at the dates k/M (the annuity's
+// from + k/M), at each period's start (advance) or end (arrears), while alive, before
+// the end (advance) or up to it (arrears); nothing at the horizon 120. In Thiele's
+// framework each such sum is a jump of the reserve at its date (Norberg 1991; Dickson,
+// Hardy and Waters, ch. 7): V(t-) = V(t+) + b/M - P/M, so the dates are breaks and the
+// chain adds the jump at the end of the step reaching them. The sum on death is paid at
+// the end of the 1/M period of death (from now): its value at the moment of death t is
+// S exp(-int_t^tau r), tau = the period's end, the sum at risk in Thiele's equation.
+NUMPIPE_HD_INLINE bool on_payment_grid(double u, double per_year) {
+  const double k = u * per_year;
+  return fabs(k - round(k)) <= kBreakTolerance * per_year;
+}
+NUMPIPE_HD_INLINE double payment_jump(const ProductSpec& p, double premium, bool benefits, double t) {
+  if (p.frequency <= 0 || !(t < kMaxAge - p.x - kBreakTolerance)) return 0.0;
+  const double M = static_cast<double>(p.frequency);
+  double jump = 0.0;
+  auto due = [&](double first, double last) {  // a payment date of a stream on [first, last]
+    return p.advance ? (t > first - kBreakTolerance && t < last - kBreakTolerance)
+                     : (t > first + kBreakTolerance && t < last + kBreakTolerance);
+  };
+  if (benefits && p.annuity != 0.0 && due(p.from, p.end) && on_payment_grid(t - p.from, M)) jump += p.annuity / M;
+  if (premium != 0.0 && due(0.0, p.premium_end) && on_payment_grid(t, M)) jump -= premium / M;
+  return jump;
+}
+// The sum on death at time t (inside: a point of t's period, strictly inside the step).
+NUMPIPE_HD_INLINE double death_sum(const ProductSpec& p, const RateView& rv, double t, double inside) {
+  if (p.frequency <= 0 || p.death == 0.0) return p.death;
+  const double M = static_cast<double>(p.frequency);
+  const double tau = (floor(inside * M) + 1.0) / M;
+  return p.death * exp(-rate_integral(rv, t, tau));
+}
 
 // The default (aligned) scheme: the largest break of the product's integrands below
 // hi (by more than kBreakTolerance), else 0: whole years (reported), the annuity's
@@ -63,6 +98,11 @@ NUMPIPE_HD_INLINE double product_next_break(const ProductSpec& p, const RateView
   if (p.annuity != 0.0) take(p.from);
   take(p.premium_end);
   if (table) take(ceil(p.x + hi - kBreakTolerance) - 1.0 - p.x);
+  if (p.frequency > 0) {  // the payment dates k/M and the annuity's from + k/M
+    const double M = static_cast<double>(p.frequency);
+    take((ceil(hi * M - kBreakTolerance * M) - 1.0) / M);
+    if (p.annuity != 0.0 && hi > p.from) take(p.from + (ceil((hi - p.from) * M - kBreakTolerance * M) - 1.0) / M);
+  }
   return curve_break_below(rv, lo, hi, kBreakTolerance);
 }
 
@@ -77,10 +117,10 @@ NUMPIPE_HD_INLINE ThielePoint product_point(const ProductSpec& p, const RateView
   ThielePoint q;
   q.r = align ? forward_rate_within(rv, t, inside) : forward_rate(rv, t);
   q.mu = align ? mortality_within(m, p.x + t, p.x + inside) : mortality(m, p.x + t);
-  q.S = benefits ? p.death : 0.0;
-  double c = 0.0;
-  if (premium != 0.0 && u < p.premium_end) c = premium;
-  if (benefits && p.annuity != 0.0 && u >= p.from) c = c - p.annuity;
+  q.S = benefits ? death_sum(p, rv, t, u) : 0.0;
+  double c = 0.0;  // discrete payments are jumps (payment_jump), not rates
+  if (premium != 0.0 && u < p.premium_end && p.frequency <= 0) c = premium;
+  if (benefits && p.annuity != 0.0 && u >= p.from && p.frequency <= 0) c = c - p.annuity;
   q.c = c;
   return q;
 }
@@ -101,6 +141,7 @@ template <class Out>
 NUMPIPE_HD_INLINE double product_chain(const ProductSpec& p, const RateView& rv, const MortalityView& m, bool align,
                                        double premium, bool benefits, Out&& out) {
   double V = benefits ? p.end_value : 0.0;
+  V += payment_jump(p, premium, benefits, p.end);  // arrears sums due at the end
   if (p.end == floor(p.end)) out(static_cast<int>(p.end), V);
   double hi = p.end;
   while (hi > 0.0) {
@@ -118,10 +159,12 @@ NUMPIPE_HD_INLINE double product_chain(const ProductSpec& p, const RateView& rv,
       const ThielePoint b = product_point(p, rv, m, premium, benefits, align, tm, tm);
       const ThielePoint c = product_point(p, rv, m, premium, benefits, align, t1, tm);
       V = thiele_step(V, segment_step_size(s, q), a, b, c);
+      if (q + 1 == steps) V += payment_jump(p, premium, benefits, lo);  // the sums due at lo
       const int y = segment_year(s, per_year, 2 * q + 2);
       if (y >= 0) out(y, V);
       a = c;
     }
+    if (steps == 0) V += payment_jump(p, premium, benefits, lo);
     hi = lo;
   }
   return V;

@@ -37,6 +37,13 @@ done
 integrate -i steep.nps --backend cpu --tolerance 1e-8 -o tol-cpu.nps
 integrate -i steep.nps --backend cuda --tolerance 1e-8 | verify --against tol-cpu.nps --rtol 1e-13 --atol 1e-15 ||
   fail "--tolerance: CUDA and CPU differ"
+# Discrete payments (--frequency, --timing): the jumps and the sum on death at the period's end, CUDA as the CPU.
+for p in annuity endowment; do
+  gen-input integrate --portfolio 200 --seed 7 --product $p --premium equivalence -o disc-$p.nps
+  integrate -i disc-$p.nps --backend cpu --frequency 12 --timing arrears -o disc-$p-cpu.nps
+  integrate -i disc-$p.nps --backend cuda --frequency 12 --timing arrears |
+    verify --against disc-$p-cpu.nps --rtol 1e-13 --atol 1e-13 || fail "--frequency 12 $p: CUDA and CPU differ"
+done
 gen-input integrate --portfolio 300 --seed 5 --steps 1,1,1 -o port.nps
 integrate -i port.nps --backend cpu -o pc.nps
 integrate -i port.nps --backend cuda | verify --against pc.nps --rtol 1e-13 --atol 1e-15
