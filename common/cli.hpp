@@ -94,7 +94,7 @@ class Option : public DeclaredOption {
 
   void take(const cxxopts::ParseResult& result) override {
     if (!result.count(name_)) return;  // the default stays (bound), or nothing (optional)
-    T v = result[name_].as<T>();
+    T v = result[name_].template as<T>();
     if constexpr (std::is_same_v<T, std::string>) {
       for (const auto& [from, to] : aliases_)
         if (v == from) v = to;
