@@ -1,6 +1,7 @@
 #include "signals.hpp"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <vector>
 
 namespace numpipe {
 namespace {
@@ -18,6 +20,7 @@ namespace {
 // Fixed storage: the handler may only touch async-signal-safe state. A slot
 // holds a temporary output and, from its rename on, the path it was renamed to.
 constexpr int kMaxTemps = 64;
+constexpr int kCleanedUpSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE};
 constexpr int kMaxPath = 4096;
 enum SlotState : sig_atomic_t {
   kFree = 0,
@@ -64,7 +67,7 @@ int slot_of(const std::string& temp) {
 void install_signal_cleanup() {
   static std::once_flag once;
   std::call_once(once, [] {
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE}) {
+    for (int sig : kCleanedUpSignals) {
       struct sigaction old;
       if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // inherited as ignored
       struct sigaction sa;
@@ -118,6 +121,24 @@ void register_temp_file(const std::string& path) {
       g_state[i] = kTemp;
       return;
     }
+}
+
+int create_registered_temp(const std::string& pattern, int suffix_length, std::string* path) {
+  sigset_t held, previous;
+  sigemptyset(&held);
+  for (int sig : kCleanedUpSignals) sigaddset(&held, sig);
+  pthread_sigmask(SIG_BLOCK, &held, &previous);
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  const int fd = mkstemps(buf.data(), suffix_length);
+  const int err = errno;
+  if (fd >= 0) {
+    *path = buf.data();
+    register_temp_file(*path);
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);  // a signal that came meanwhile is delivered here
+  errno = err;
+  return fd;
 }
 
 void unregister_temp_file(const std::string& path) {

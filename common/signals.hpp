@@ -13,6 +13,11 @@
 namespace numpipe {
 void install_signal_cleanup();
 void register_temp_file(const std::string& path);
+// Creates a file from the mkstemps() pattern `pattern` (its last `suffix_length`
+// characters kept) and registers it, with the catchable signals held back in between,
+// so that no signal can end the run with an unregistered file on disk. Returns the
+// open descriptor (the path in *path) or -1 with errno set.
+int create_registered_temp(const std::string& pattern, int suffix_length, std::string* path);
 void unregister_temp_file(const std::string& path);
 // Renames the registered temporary file `temp` to `final_path` in agreement with the
 // signal handler: a catchable signal at any point of the commit, or after it, ends the

@@ -237,12 +237,8 @@ void release_in_background(int fd) {
 }  // namespace
 
 void OutputFile::open_temp() {
-  std::vector<char> buf(temp_template_.begin(), temp_template_.end());
-  buf.push_back('\0');
-  int fd = mkstemp(buf.data());
+  const int fd = create_registered_temp(temp_template_, 0, &temp_path_);
   if (fd < 0) fail_input("cannot create output '" + label_ + "' (temporary file " + temp_template_ + "): " + std::strerror(errno));
-  temp_path_ = buf.data();
-  register_temp_file(temp_path_);
   fchmod(fd, 0644 & ~current_umask());
   file_ = fdopen(fd, "wb");
   if (!file_) {

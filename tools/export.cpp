@@ -48,13 +48,10 @@ void export_netcdf(const exporter::Dataset& ds, const std::string& out_path, int
   if (out_path != "-" && out_path.find('/') != std::string::npos) dir = out_path.substr(0, out_path.find_last_of('/'));
   else if (out_path != "-") dir = ".";
   std::string pattern = dir + "/.tmp-export-XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  const int fd = mkstemp(buf.data());
+  std::string temp;
+  const int fd = create_registered_temp(pattern, 0, &temp);
   if (fd < 0) fail_resource("cannot create a temporary file in " + dir + ": " + std::strerror(errno));
   close(fd);
-  const std::string temp = buf.data();
-  register_temp_file(temp);
   struct Remove {
     std::string path;
     ~Remove() {

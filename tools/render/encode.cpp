@@ -162,13 +162,9 @@ Mp4Writer::Mp4Writer(const std::string& path, int width, int height, const Palet
   require_ffmpeg();
   const std::string dir = path.find('/') != std::string::npos ? path.substr(0, path.find_last_of('/')) : ".";
   std::string pattern = dir + "/.tmp-render-XXXXXX.mp4";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  const int fd = mkstemps(buf.data(), 4);
+  const int fd = create_registered_temp(pattern, 4, &temp_);
   if (fd < 0) fail_input("cannot create output '" + path + "' (temporary file in " + dir + "): " + std::strerror(errno));
   close(fd);
-  temp_ = buf.data();
-  register_temp_file(temp_);
   // H.264 in yuv420p (what players expect) needs even sizes: the frames are padded with background.
   char rate[32];
   std::snprintf(rate, sizeof rate, "%g", fps);
