@@ -1,6 +1,7 @@
 // A fault injector for the hardening tests, loaded with LD_PRELOAD (a test-only
 // library; nothing in the tools knows of it). NP_FAULT_SIGNAL picks the moment a
 // SIGINT reaches the process, around the rename that puts an output in place:
+//   after-create         raised as soon as mkstemp()/mkstemps() has made the temporary file
 //   before-rename        raised just before rename()
 //   after-rename         raised just after a successful rename(), before it returns
 //   async-after-rename   sent to the process (any thread may take it) after rename()
@@ -34,3 +35,14 @@ extern "C" int rename(const char* from, const char* to) {
   }
   return rc;
 }
+
+// The temporary output exists from here on: a signal must not leave it behind.
+extern "C" int mkstemps(char* pattern, int suffix_length) {
+  using Make = int (*)(char*, int);
+  static const Make real = reinterpret_cast<Make>(dlsym(RTLD_NEXT, "mkstemps"));
+  const int fd = real(pattern, suffix_length);
+  if (fd >= 0 && fault_is("after-create")) raise(SIGINT);
+  return fd;
+}
+
+extern "C" int mkstemp(char* pattern) { return mkstemps(pattern, 0); }

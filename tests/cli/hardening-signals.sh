@@ -28,7 +28,7 @@ shim=$TESTBIN/np-faultshim.so
 if [ -f "$shim" ]; then
   # ASan (a sanitizer build) wants its runtime first; the shim only wraps rename().
   export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
-  for point in before-rename after-rename async-after-rename at-exit; do
+  for point in after-create before-rename after-rename async-after-rename at-exit; do
     for replace in new existing; do
       rm -f out.nps
       [ $replace = existing ] && gen-input array --shape 3 -o out.nps
@@ -36,7 +36,7 @@ if [ -f "$shim" ]; then
       NP_FAULT_SIGNAL=$point LD_PRELOAD=$shim in_background gen-input array --shape 100000 --fill uniform -o out.nps || rc=$?
       [ $rc = 130 ] || fail "SIGINT $point: exit $rc, not death by SIGINT (did the signal come?)"
       # before the rename the earlier file stays; from the rename on, the run's own output is removed
-      if [ $point = before-rename ] && [ $replace = existing ]; then
+      if [ $replace = existing ] && { [ $point = after-create ] || [ $point = before-rename ]; }; then
         inspect out.nps > /dev/null || fail "SIGINT before the rename did not leave the earlier file whole"
       else
         outcome $rc out.nps "SIGINT $point ($replace output)"
@@ -46,7 +46,7 @@ if [ -f "$shim" ]; then
   done
   if command -v fluid-step > /dev/null; then   # a tool with worker threads that may take the signal
     gen-input fluid --n 16 -o f0.nps
-    for point in after-rename async-after-rename at-exit; do
+    for point in after-create after-rename async-after-rename at-exit; do
       rc=0
       NP_FAULT_SIGNAL=$point LD_PRELOAD=$shim in_background fluid-step --backend cpu --threads 2 --steps 2 -q -i f0.nps -o out.nps || rc=$?
       [ $rc = 130 ] || fail "fluid-step, SIGINT $point: exit $rc"
