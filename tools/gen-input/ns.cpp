@@ -212,6 +212,8 @@ struct InitialState {
   // The analytic states are products of functions of one axis each: tables of them
   // (the same expressions, so the same bits as at each point).
   void make_tables() {
+    kind = init == "taylor-green" ? kTaylorGreen : init == "taylor-green-3d" ? kTaylorGreen3d
+         : init == "acoustic" ? kAcoustic : init == "shear" ? kShear : kAtRest;
     const double kx = 2 * M_PI / p.box[0], ky = 2 * M_PI / p.box[1], kz = 2 * M_PI / p.box[2];
     auto table = [&](int axis, auto&& f) {
       std::vector<double> t(static_cast<std::size_t>(p.n[axis]));
@@ -241,23 +243,23 @@ struct InitialState {
     const std::size_t a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(j), c = static_cast<std::size_t>(k);
     if (ns::pinned_point(g, int(i), int(j), int(k), v)) return 0.0;
     double x = v == ns::kRho ? 1 : 0;
-    if (init == "taylor-green") {
+    if (kind == kTaylorGreen) {
       // Taylor & Green (1937) 2-D vortex, an exact solution of incompressible NS:
       // v = A exp(-nu (kx^2+ky^2) t) (sin kx x cos ky y, -(kx/ky) cos kx x sin ky y),
       // p = A^2/4 (cos 2kx x + (kx/ky)^2 cos 2ky y); rho = 1 + p / c^2.
       if (v == ns::kVx) x = amp * sx[a] * cy[b];
       else if (v == ns::kVy) x = -amp * (kx / ky) * cx[a] * sy[b];
       else if (v == ns::kRho) x = 1 + amp * amp / 4 * (c2x[a] + (kx / ky) * (kx / ky) * c2y[b]) / c2;
-    } else if (init == "taylor-green-3d") {
+    } else if (kind == kTaylorGreen3d) {
       // The 3-D Taylor-Green vortex of the DNS benchmarks (Brachet et al. 1983;
       // DeBonis 2013): v = V0 (sin x cos y cos z, -cos x sin y cos z, 0),
       // p = V0^2/16 (cos 2x + cos 2y)(cos 2z + 2).
       if (v == ns::kVx) x = amp * sx[a] * cy[b] * cz[c];
       else if (v == ns::kVy) x = -amp * cx[a] * sy[b] * cz[c];
       else if (v == ns::kRho) x = 1 + amp * amp / 16 * (c2x[a] + c2y[b]) * (c2z[c] + 2) / c2;
-    } else if (init == "acoustic") {
+    } else if (kind == kAcoustic) {
       if (v == ns::kRho) x = 1 + amp * pulse[a];
-    } else if (init == "shear") {
+    } else if (kind == kShear) {
       // Double shear layer (Bell, Colella & Glaz 1989): vx = A tanh((y - ly/4)/w) below
       // ly/2, A tanh((3ly/4 - y)/w) above; vy = 0.05 A sin(2 pi x / lx).
       if (v == ns::kVx) x = shear[b];
@@ -309,6 +311,7 @@ struct InitialState {
           fn(output_of(i, j, k), vals);
         }
   }
+  enum Kind { kTaylorGreen, kTaylorGreen3d, kAcoustic, kShear, kAtRest } kind = kAtRest;
   std::vector<double> sx, cx, c2x, sy, cy, c2y, cz, c2z, pulse, shear;
 };
 
