@@ -1,5 +1,5 @@
-# Generators write their large records in pieces (README "Memory"): gen-input fluid and
-# gen-input ns compute each piece of a field where it is written, so memory is a piece
+# Generators write their large records in pieces (README "Memory"): gen-input fluid,
+# ns and mle compute each piece of a field or series where it is written, so memory is a piece
 # (16 MiB) and a few rows, not the state; the arrays are the ones written whole before
 # (their payloads' SHA-256, from the generators before they wrote in pieces).
 require_python
@@ -27,6 +27,11 @@ read -r rc mib < <(NUMPIPE_MEMORY_LIMIT=64M peak gen-input fluid --n 4096 --scen
 read -r rc mib < <(NUMPIPE_MEMORY_LIMIT=64M peak gen-input ns --n 160 --init taylor-green-3d -o n1.nps)
 [ "$rc" = 0 ] || fail "ns --n 160 under 64M: exit $rc: $(cat peak.err)"
 [ "$mib" -lt 100 ] || fail "ns --n 160: peak $mib MiB (4 fields of 31 MiB written in pieces of 16 MiB)"
+# A drawn mle series of 20 M points (153 MiB) past one piece: checked, then written in pieces.
+read -r rc mib < <(peak gen-input mle --length 20000000 -o m2.nps)
+[ "$rc" = 0 ] || fail "mle --length 20000000: exit $rc: $(cat peak.err)"
+[ "$mib" -lt 100 ] || fail "mle --length 20000000: peak $mib MiB (a series of 153 MiB written in pieces of 16 MiB)"
+rm m2.nps
 # A piece that does not fit is refused up front, naming the pieces.
 expect_exit 3 "a grid of 4096 x 4096 cells (written in pieces of 16.0 MiB)" -- env NUMPIPE_MEMORY_LIMIT=4M gen-input fluid --n 4096 -o out.nps
 expect_exit 3 "a state of 160x160x160 points (written in pieces of 16.0 MiB)" -- env NUMPIPE_MEMORY_LIMIT=4M gen-input ns --n 160 -o out.nps
@@ -39,7 +44,8 @@ gen-input fluid --n 300,40 --inflow left:1 --obstacle circle:0.4,0.13,0.05 --emi
   --set T=2@box:0,0,0.3,0.1 --length 2 --precision fp64 -o f2.nps
 gen-input ns --n 64,48,40 --init random --shift 3,-2,1 --bc y=noslip -o n2.nps
 gen-input ns --n 96,64,1 --box 12,8,1 --body cylinder:3,4,0.5 --free-stream 1,0,0 -o n3.nps
-payloads f1.nps f2.nps f3.nps n1.nps n2.nps n3.nps > got.txt
+gen-input mle --length 3000001 --p 1.5 --p2 0.8 --sl 1 --sr 2 --seed 4 -o m1.nps
+payloads f1.nps f2.nps f3.nps n1.nps n2.nps n3.nps m1.nps > got.txt
 cat > want.txt <<'WANT'
 f1.nps d 942a897d7a542294
 f1.nps u 0f189d889bbde095
@@ -74,6 +80,7 @@ n3.nps rho 99efa5e4ad9262c4
 n3.nps vx d6d880ffefec45b3
 n3.nps vy 2aae7dc846aaf25f
 n3.nps vz 2aae7dc846aaf25f
+m1.nps x a1819a16207614d7
 WANT
 diff want.txt got.txt || fail "the arrays written in pieces differ from the states written whole"
 
@@ -84,4 +91,7 @@ grep -q "makes the density zero or negative" bad.err || fail "ns: $(cat bad.err)
 gen-input fluid --n 2100 --emit d=-1@circle:0.5,0.5,0.1 > bad.nps 2> bad.err && fail "a negative emitter accepted"
 [ ! -s bad.nps ] || fail "a refused fluid scene wrote $(stat -c %s bad.nps) bytes to stdout"
 grep -q "'source_d' must be >= 0" bad.err || fail "fluid: $(cat bad.err)"
+gen-input mle --length 5000000 --sl 1e305 --p 0.3 > bad.nps 2> bad.err && fail "an infinite draw accepted"
+[ ! -s bad.nps ] || fail "a refused mle series wrote $(stat -c %s bad.nps) bytes to stdout"
+grep -q "beyond the range of doubles" bad.err || fail "mle: $(cat bad.err)"
 no_leftovers .
