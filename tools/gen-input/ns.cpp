@@ -1,5 +1,8 @@
 // gen-input ns: an initial state for ns-step (kind ns.state): rho, vx, vy, vz on an
-// nx x ny x nz grid with the model parameters in the attrs.
+// nx x ny x nz grid with the model parameters in the attrs. Each field is written in
+// pieces (StreamWriter::write_in_pieces), its values computed point by point where a
+// piece needs them: memory is a piece, not the four fields.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <vector>
@@ -37,7 +40,7 @@ void parse_triple(const std::string& option, const std::string& text, double out
   for (int a = 0; a < 3; ++a) out[a] = v[a];
 }
 
-int run_ns(int argc, char** argv) {
+Cli ns_cli() {
   Cli cli({"gen-input ns", "Write an initial state for ns-step", "",
            "  gen-input ns --n 64 --init taylor-green-3d --re 1600 --c 10 | ns-step --steps 100 --cfl 0.5 | inspect\n"
            "  gen-input ns --n 96,64,1 --box 12,8,1 --re 100 --body cylinder:3,4,0.5 --free-stream 1,0,0 -o cyl.nps",
@@ -73,39 +76,50 @@ int run_ns(int argc, char** argv) {
       "fringe", "The free stream's fringe: its length at the downstream end (default 1/8 of the axis) and its peak "
                 "relaxation rate (default: sound crossing it is damped by e^-10)",
       cxxopts::value<std::string>(), "LENGTH[,RATE]");
-  cli.parse(argc, argv);  // --n and --c work too (Cli reads --n as -n)
+  return cli;
+}
 
-  ns::Params p;
-  {
-    auto n = parse_list("n", cli.get<std::string>("size"));
-    if (n.size() == 1) n = {n[0], n[0], n[0]};
-    if (n.size() != 3) fail_input("--n takes N or NX,NY,NZ, got '" + cli.get<std::string>("size") + "'");
-    for (int a = 0; a < 3; ++a) {
-      if (n[a] != std::floor(n[a]) || n[a] < 1 || n[a] > (1 << 20))
-        fail_input("--n: grid sizes must be integers from 1 to 1048576, got '" + cli.get<std::string>("size") + "'");
-      p.n[a] = static_cast<long long>(n[a]);
+// --n: the grid's points per axis.
+void read_grid(const Cli& cli, ns::Params& p) {
+  auto n = parse_list("n", cli.get<std::string>("size"));
+  if (n.size() == 1) n = {n[0], n[0], n[0]};
+  if (n.size() != 3) fail_input("--n takes N or NX,NY,NZ, got '" + cli.get<std::string>("size") + "'");
+  for (int a = 0; a < 3; ++a) {
+    if (n[a] != std::floor(n[a]) || n[a] < 1 || n[a] > (1 << 20))
+      fail_input("--n: grid sizes must be integers from 1 to 1048576, got '" + cli.get<std::string>("size") + "'");
+    p.n[a] = static_cast<long long>(n[a]);
+  }
+}
+
+// --solid: the mask's record, whose shape is the grid's (and sets it without --n). The
+// mask goes to bodies.mask (a byte a point, held whole: the bodies test it point by
+// point); the record keeps its attrs, not its payload.
+bool read_solid(const Cli& cli, ns::Params& p, ns::Bodies& bodies, Record& solid) {
+  if (!cli.has("solid")) return false;
+  const std::string path = cli.get<std::string>("solid");
+  bool have = false;
+  for (Record& r : read_stream(path))
+    if (r.name == "solid") {
+      if (have) fail_input("--solid " + path + ": more than one record 'solid'");
+      solid = std::move(r);
+      have = true;
     }
-  }
-  // --solid: the mask's record, whose shape is the grid's (and sets it without --n)
-  Record solid;
-  bool have_solid = false;
-  if (cli.has("solid")) {
-    const std::string path = cli.get<std::string>("solid");
-    for (Record& r : read_stream(path))
-      if (r.name == "solid") {
-        if (have_solid) fail_input("--solid " + path + ": more than one record 'solid'");
-        solid = std::move(r);
-        have_solid = true;
-      }
-    if (!have_solid) fail_input("--solid " + path + ": no record 'solid' (a u1 array of the grid's shape, 1 inside a body)");
-    if (solid.dtype != DType::u1) fail_input("--solid " + path + ": record solid must be u1, got " + dtype_name(solid.dtype));
-    if (solid.shape.size() != 3) fail_input("--solid " + path + ": record solid must be 3-D, got shape " + shape_string(solid.shape));
-    if (cli.args().count("size") == 0)
-      for (int a = 0; a < 3; ++a) p.n[a] = solid.shape[static_cast<std::size_t>(a)];
-    else if (solid.shape != Shape{p.n[0], p.n[1], p.n[2]})
-      fail_input("--solid " + path + ": record solid has shape " + shape_string(solid.shape) + ", the grid (--n) is " +
-                 shape_string(Shape{p.n[0], p.n[1], p.n[2]}));
-  }
+  if (!have) fail_input("--solid " + path + ": no record 'solid' (a u1 array of the grid's shape, 1 inside a body)");
+  if (solid.dtype != DType::u1) fail_input("--solid " + path + ": record solid must be u1, got " + dtype_name(solid.dtype));
+  if (solid.shape.size() != 3) fail_input("--solid " + path + ": record solid must be 3-D, got shape " + shape_string(solid.shape));
+  if (cli.args().count("size") == 0)
+    for (int a = 0; a < 3; ++a) p.n[a] = solid.shape[static_cast<std::size_t>(a)];
+  else if (solid.shape != Shape{p.n[0], p.n[1], p.n[2]})
+    fail_input("--solid " + path + ": record solid has shape " + shape_string(solid.shape) + ", the grid (--n) is " +
+               shape_string(Shape{p.n[0], p.n[1], p.n[2]}));
+  const std::uint8_t* m = solid.data<std::uint8_t>();
+  bodies.mask.assign(m, m + solid.size());
+  solid.payload = HostArray<std::byte>();
+  return true;
+}
+
+// --box, --force, --re, --c, --bc, --kolmogorov; --shift (whole cells) into shift.
+void read_model(const Cli& cli, ns::Params& p, long long shift[3]) {
   parse_triple("box", cli.get<std::string>("box"), p.box);
   parse_triple("force", cli.get<std::string>("force"), p.force);
   p.re = cli.get<double>("re");
@@ -118,160 +132,257 @@ int run_ns(int argc, char** argv) {
     p.kol_amp = k[0];
     p.kol_k = k.size() == 2 ? static_cast<int>(k[1]) : 1;
   }
-  std::vector<double> shift_d;
-  {
-    double s[3];
-    parse_triple("shift", cli.get<std::string>("shift"), s);
-    shift_d.assign(s, s + 3);
-    for (double v : shift_d)
-      if (v != std::floor(v)) fail_input("--shift takes whole cells, got '" + cli.get<std::string>("shift") + "'");
+  double s[3];
+  parse_triple("shift", cli.get<std::string>("shift"), s);
+  for (int a = 0; a < 3; ++a) {
+    if (s[a] != std::floor(s[a])) fail_input("--shift takes whole cells, got '" + cli.get<std::string>("shift") + "'");
+    shift[a] = static_cast<long long>(s[a]);
   }
-  ns::Bodies bodies;
-  for (const auto& kv : cli.args().arguments())
-    if (kv.key() == "body") bodies.list.push_back(ns::parse_body(kv.value()));
-  if (have_solid) {
-    const std::uint8_t* m = solid.data<std::uint8_t>();
-    bodies.mask.assign(m, m + solid.size());
-    ns::Body b;
-    b.kind = ns::Body::Kind::mask;
-    b.spec = "solid";
-    bodies.list.push_back(b);
-  }
-  if (cli.has("free-stream")) {
-    double u[3];
-    parse_triple("free-stream", cli.get<std::string>("free-stream"), p.stream);
-    for (int a = 0; a < 3; ++a) u[a] = std::fabs(p.stream[a]);
-    p.free_stream = true;
-    p.fringe_axis = u[0] >= u[1] && u[0] >= u[2] ? 0 : u[1] >= u[2] ? 1 : 2;
-    if (u[p.fringe_axis] == 0) fail_input("--free-stream must not be zero, got '" + cli.get<std::string>("free-stream") + "'");
-    const double len = p.box[p.fringe_axis];
-    p.fringe_length = len / 8;
-    if (cli.has("fringe")) {
-      auto f = parse_list("fringe", cli.get<std::string>("fringe"));
-      if (f.size() > 2) fail_input("--fringe takes LENGTH[,RATE], got '" + cli.get<std::string>("fringe") + "'");
-      p.fringe_length = f[0];
-      if (!(p.fringe_length > 0 && p.fringe_length < len))
-        fail_input("--fringe: the length must be in (0, " + std::to_string(len) + "), the box along the stream, got '" +
-                   cli.get<std::string>("fringe") + "'");
-      if (f.size() == 2) {
-        if (!(f[1] >= 0)) fail_input("--fringe: the rate must be >= 0, got '" + cli.get<std::string>("fringe") + "'");
-        p.fringe_strength = f[1];
-      }
-    }
-    if (!cli.has("fringe") || parse_list("fringe", cli.get<std::string>("fringe")).size() < 2)
-      p.fringe_strength = ns::default_fringe_strength(p, p.fringe_length);
-    if (p.bc[p.fringe_axis] != ns::Bc::periodic)
-      fail_input(std::string("--free-stream: the stream's axis ") + "xyz"[p.fringe_axis] +
-                 " must be periodic (its fringe turns the wrap into an outflow and an inflow), got --bc " + ns::bc_spec(p.bc));
-  } else if (cli.has("fringe")) {
-    fail_input("--fringe needs --free-stream");
-  }
-  const std::string init = cli.has("init") ? cli.get<std::string>("init") : p.free_stream ? "uniform" : "taylor-green";
-  if (init != "taylor-green" && init != "taylor-green-3d" && init != "acoustic" && init != "shear" && init != "random" &&
-      init != "uniform")
-    fail_input("--init must be taylor-green, taylor-green-3d, acoustic, shear, random or uniform, got '" + init + "'");
-  double amp = init == "acoustic" ? 1e-3 : init == "random" ? 0.1 : 1.0;
-  if (cli.has("amplitude")) amp = cli.get<double>("amplitude");
-  if (!std::isfinite(amp)) fail_input("--amplitude must be finite");
-  const std::uint64_t seed = cli.get<std::uint64_t>("seed");
+}
 
-  // Validate the parameters through the solver's own checks (empty fields of the right size).
-  ns::Problem pr;
-  pr.params = p;
-  const std::size_t count = static_cast<std::size_t>(p.n[0] * p.n[1] * p.n[2]);
-  {
-    ns::Problem probe;
-    probe.params = p;
-    probe.bodies = bodies;
-    for (auto& f : probe.fields) {
-      f.resize(count);
-      parallel_fill(f.data(), count, 0.0);
-    }
-    ns::validate(probe, ns::RunOptions{});
+// --free-stream and --fringe.
+void read_free_stream(const Cli& cli, ns::Params& p) {
+  if (!cli.has("free-stream")) {
+    if (cli.has("fringe")) fail_input("--fringe needs --free-stream");
+    return;
   }
-  double width = init == "acoustic" ? p.box[0] / 16 : p.box[1] / 30;
-  if (cli.has("width")) width = cli.get<double>("width");
-  if (!(std::isfinite(width) && width > 0)) fail_input("--width must be positive and finite, got " + std::to_string(width));
-
-  OutputFile out(cli.output());  // refuse a terminal before the work
-  // the four fields, and one more while --shift rolls them
-  require_host_memory({"a state of " + std::to_string(p.n[0]) + "x" + std::to_string(p.n[1]) + "x" + std::to_string(p.n[2]) +
-                           " points", double(count), 40, "point"});
-  const ns::Geometry g = ns::make_geometry(p);
-  for (auto& f : pr.fields) f.resize(count);  // every point is written below
-  const double kx = 2 * M_PI / p.box[0], ky = 2 * M_PI / p.box[1], kz = 2 * M_PI / p.box[2];
-  const double c2 = p.c * p.c;
-  Rng rng(seed);
-  // The analytic states on all threads (each point alone: the same bits); the random
-  // one draws its numbers in order, on one.
-  const bool drawn = init == "random";
-#pragma omp parallel for schedule(static) if (!drawn)
-  for (long long i = 0; i < p.n[0]; ++i)
-    for (long long j = 0; j < p.n[1]; ++j)
-      for (long long k = 0; k < p.n[2]; ++k) {
-        const std::size_t s = static_cast<std::size_t>((i * p.n[1] + j) * p.n[2] + k);
-        const double x = double(i) * g.h[0], y = double(j) * g.h[1], z = double(k) * g.h[2];
-        double rho = 1, vx = 0, vy = 0, vz = 0;
-        if (init == "taylor-green") {
-          // Taylor & Green (1937) 2-D vortex, an exact solution of incompressible NS:
-          // v = A exp(-nu (kx^2+ky^2) t) (sin kx x cos ky y, -(kx/ky) cos kx x sin ky y),
-          // p = A^2/4 (cos 2kx x + (kx/ky)^2 cos 2ky y); rho = 1 + p / c^2.
-          vx = amp * std::sin(kx * x) * std::cos(ky * y);
-          vy = -amp * (kx / ky) * std::cos(kx * x) * std::sin(ky * y);
-          rho = 1 + amp * amp / 4 * (std::cos(2 * kx * x) + (kx / ky) * (kx / ky) * std::cos(2 * ky * y)) / c2;
-        } else if (init == "taylor-green-3d") {
-          // The 3-D Taylor-Green vortex of the DNS benchmarks (Brachet et al. 1983;
-          // DeBonis 2013): v = V0 (sin x cos y cos z, -cos x sin y cos z, 0),
-          // p = V0^2/16 (cos 2x + cos 2y)(cos 2z + 2).
-          vx = amp * std::sin(kx * x) * std::cos(ky * y) * std::cos(kz * z);
-          vy = -amp * std::cos(kx * x) * std::sin(ky * y) * std::cos(kz * z);
-          rho = 1 + amp * amp / 16 * (std::cos(2 * kx * x) + std::cos(2 * ky * y)) * (std::cos(2 * kz * z) + 2) / c2;
-        } else if (init == "acoustic") {
-          const double d = x - p.box[0] / 2;
-          rho = 1 + amp * std::exp(-d * d / (2 * width * width));
-        } else if (init == "shear") {
-          // Double shear layer (Bell, Colella & Glaz 1989): vx = A tanh((y - ly/4)/w) below
-          // ly/2, A tanh((3ly/4 - y)/w) above; vy = 0.05 A sin(2 pi x / lx).
-          vx = y <= p.box[1] / 2 ? amp * std::tanh((y - p.box[1] / 4) / width) : amp * std::tanh((3 * p.box[1] / 4 - y) / width);
-          vy = 0.05 * amp * std::sin(kx * x);
-        } else if (init == "uniform") {
-          // at rest (the free stream is added below)
-        } else {
-          vx = amp * rng.uniform(-1, 1);
-          vy = amp * rng.uniform(-1, 1);
-          vz = amp * rng.uniform(-1, 1);
-          rho = 1 + amp * 0.1 * rng.uniform(-1, 1);
-        }
-        if (p.free_stream) vx += p.stream[0], vy += p.stream[1], vz += p.stream[2];
-        const double vals[4] = {rho, vx, vy, vz};
-        for (int v = 0; v < ns::kVars; ++v)
-          pr.fields[v][s] = ns::pinned_point(g, int(i), int(j), int(k), v) ? 0.0 : vals[v];
-      }
-  // --shift: f'(i) = f(i - I), wrapped.
-  const long long sh[3] = {static_cast<long long>(shift_d[0]), static_cast<long long>(shift_d[1]), static_cast<long long>(shift_d[2])};
-  if (sh[0] || sh[1] || sh[2]) {
-    for (auto& f : pr.fields) {
-      HostVector<double> rolled(count);  // every value written below
-      for (long long i = 0; i < p.n[0]; ++i)
-        for (long long j = 0; j < p.n[1]; ++j)
-          for (long long k = 0; k < p.n[2]; ++k) {
-            const long long ii = ((i + sh[0]) % p.n[0] + p.n[0]) % p.n[0];
-            const long long jj = ((j + sh[1]) % p.n[1] + p.n[1]) % p.n[1];
-            const long long kk = ((k + sh[2]) % p.n[2] + p.n[2]) % p.n[2];
-            rolled[static_cast<std::size_t>((ii * p.n[1] + jj) * p.n[2] + kk)] = f[static_cast<std::size_t>((i * p.n[1] + j) * p.n[2] + k)];
-          }
-      f.swap(rolled);
+  double u[3];
+  parse_triple("free-stream", cli.get<std::string>("free-stream"), p.stream);
+  for (int a = 0; a < 3; ++a) u[a] = std::fabs(p.stream[a]);
+  p.free_stream = true;
+  p.fringe_axis = u[0] >= u[1] && u[0] >= u[2] ? 0 : u[1] >= u[2] ? 1 : 2;
+  if (u[p.fringe_axis] == 0) fail_input("--free-stream must not be zero, got '" + cli.get<std::string>("free-stream") + "'");
+  const double len = p.box[p.fringe_axis];
+  p.fringe_length = len / 8;
+  if (cli.has("fringe")) {
+    auto f = parse_list("fringe", cli.get<std::string>("fringe"));
+    if (f.size() > 2) fail_input("--fringe takes LENGTH[,RATE], got '" + cli.get<std::string>("fringe") + "'");
+    p.fringe_length = f[0];
+    if (!(p.fringe_length > 0 && p.fringe_length < len))
+      fail_input("--fringe: the length must be in (0, " + std::to_string(len) + "), the box along the stream, got '" +
+                 cli.get<std::string>("fringe") + "'");
+    if (f.size() == 2) {
+      if (!(f[1] >= 0)) fail_input("--fringe: the rate must be >= 0, got '" + cli.get<std::string>("fringe") + "'");
+      p.fringe_strength = f[1];
     }
   }
+  if (!cli.has("fringe") || parse_list("fringe", cli.get<std::string>("fringe")).size() < 2)
+    p.fringe_strength = ns::default_fringe_strength(p, p.fringe_length);
+  if (p.bc[p.fringe_axis] != ns::Bc::periodic)
+    fail_input(std::string("--free-stream: the stream's axis ") + "xyz"[p.fringe_axis] +
+               " must be periodic (its fringe turns the wrap into an outflow and an inflow), got --bc " + ns::bc_spec(p.bc));
+}
 
-  // bodies: nodes inside are at rest (the density as initialised)
-  if (bodies.any())
+// The solver's own checks (ns::validate) of the parameters and the bodies, without the
+// four whole fields it also checks (zeros here): the parameters on a grid of at most
+// 5 points an axis (its checks of the sizes give the same answers there), the size of
+// the whole grid as ns::validate states it, then the bodies on the whole grid.
+void validate_params(const ns::Params& p, const ns::Bodies& bodies) {
+  ns::Problem probe;
+  probe.params = p;
+  for (int a = 0; a < 3; ++a) probe.params.n[a] = std::min<long long>(p.n[a], 5);
+  const std::size_t count = static_cast<std::size_t>(probe.params.n[0] * probe.params.n[1] * probe.params.n[2]);
+  for (auto& f : probe.fields) f.assign(count, 0.0);
+  long long total = 1;
+  for (int a = 0; a < 3; ++a) {
+    total *= p.n[a] + 2 * ns::kGhost;
+    if (total > (1LL << 40)) fail_input("grid is too large: " + std::to_string(p.n[0]) + "x" + std::to_string(p.n[1]) + "x" + std::to_string(p.n[2]));
+  }
+  ns::validate(probe, ns::RunOptions{});
+  ns::validate_bodies(p, bodies);
+}
+
+// The initial state, point by point: the values at grid point (i, j, k) before --shift
+// (0 where a wall pins a variable), and at output point o after it (0 velocity inside
+// a body). The analytic states are each point alone; the random one draws its numbers
+// in the grid's order, four per point.
+struct InitialState {
+  ns::Params p;
+  ns::Geometry g;
+  const ns::Bodies* bodies = nullptr;
+  std::string init;
+  double amp = 1, width = 1;
+  long long shift[3] = {0, 0, 0};
+  std::uint64_t seed = 1;
+
+  std::size_t count() const { return static_cast<std::size_t>(p.n[0] * p.n[1] * p.n[2]); }
+  bool drawn() const { return init == "random"; }
+  bool shifted() const { return shift[0] || shift[1] || shift[2]; }
+
+  // The analytic states are products of functions of one axis each: tables of them
+  // (the same expressions, so the same bits as at each point).
+  void make_tables() {
+    kind = init == "taylor-green" ? kTaylorGreen : init == "taylor-green-3d" ? kTaylorGreen3d
+         : init == "acoustic" ? kAcoustic : init == "shear" ? kShear : kAtRest;
+    const double kx = 2 * M_PI / p.box[0], ky = 2 * M_PI / p.box[1], kz = 2 * M_PI / p.box[2];
+    auto table = [&](int axis, auto&& f) {
+      std::vector<double> t(static_cast<std::size_t>(p.n[axis]));
+      for (long long i = 0; i < p.n[axis]; ++i) t[static_cast<std::size_t>(i)] = f(double(i) * g.h[axis]);
+      return t;
+    };
+    sx = table(0, [&](double x) { return std::sin(kx * x); });
+    cx = table(0, [&](double x) { return std::cos(kx * x); });
+    c2x = table(0, [&](double x) { return std::cos(2 * kx * x); });
+    sy = table(1, [&](double y) { return std::sin(ky * y); });
+    cy = table(1, [&](double y) { return std::cos(ky * y); });
+    c2y = table(1, [&](double y) { return std::cos(2 * ky * y); });
+    cz = table(2, [&](double z) { return std::cos(kz * z); });
+    c2z = table(2, [&](double z) { return std::cos(2 * kz * z); });
+    pulse = table(0, [&](double x) {
+      const double d = x - p.box[0] / 2;
+      return std::exp(-d * d / (2 * width * width));
+    });
+    shear = table(1, [&](double y) {
+      return y <= p.box[1] / 2 ? amp * std::tanh((y - p.box[1] / 4) / width) : amp * std::tanh((3 * p.box[1] / 4 - y) / width);
+    });
+  }
+  // Variable v at grid point (i, j, k), an analytic state (make_tables first).
+  double value(int v, long long i, long long j, long long k) const {
+    const double kx = 2 * M_PI / p.box[0], ky = 2 * M_PI / p.box[1];
+    const double c2 = p.c * p.c;
+    const std::size_t a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(j), c = static_cast<std::size_t>(k);
+    if (ns::pinned_point(g, int(i), int(j), int(k), v)) return 0.0;
+    double x = v == ns::kRho ? 1 : 0;
+    if (kind == kTaylorGreen) {
+      // Taylor & Green (1937) 2-D vortex, an exact solution of incompressible NS:
+      // v = A exp(-nu (kx^2+ky^2) t) (sin kx x cos ky y, -(kx/ky) cos kx x sin ky y),
+      // p = A^2/4 (cos 2kx x + (kx/ky)^2 cos 2ky y); rho = 1 + p / c^2.
+      if (v == ns::kVx) x = amp * sx[a] * cy[b];
+      else if (v == ns::kVy) x = -amp * (kx / ky) * cx[a] * sy[b];
+      else if (v == ns::kRho) x = 1 + amp * amp / 4 * (c2x[a] + (kx / ky) * (kx / ky) * c2y[b]) / c2;
+    } else if (kind == kTaylorGreen3d) {
+      // The 3-D Taylor-Green vortex of the DNS benchmarks (Brachet et al. 1983;
+      // DeBonis 2013): v = V0 (sin x cos y cos z, -cos x sin y cos z, 0),
+      // p = V0^2/16 (cos 2x + cos 2y)(cos 2z + 2).
+      if (v == ns::kVx) x = amp * sx[a] * cy[b] * cz[c];
+      else if (v == ns::kVy) x = -amp * cx[a] * sy[b] * cz[c];
+      else if (v == ns::kRho) x = 1 + amp * amp / 16 * (c2x[a] + c2y[b]) * (c2z[c] + 2) / c2;
+    } else if (kind == kAcoustic) {
+      if (v == ns::kRho) x = 1 + amp * pulse[a];
+    } else if (kind == kShear) {
+      // Double shear layer (Bell, Colella & Glaz 1989): vx = A tanh((y - ly/4)/w) below
+      // ly/2, A tanh((3ly/4 - y)/w) above; vy = 0.05 A sin(2 pi x / lx).
+      if (v == ns::kVx) x = shear[b];
+      else if (v == ns::kVy) x = 0.05 * amp * sx[a];
+    }  // uniform: at rest (the free stream is added below)
+    if (p.free_stream && v != ns::kRho) x += p.stream[v - 1];
+    return x;
+  }
+  // The random state's four values at grid point (i, j, k): four draws.
+  void draw(long long i, long long j, long long k, Rng& rng, double out[4]) const {
+    double vx = amp * rng.uniform(-1, 1);
+    double vy = amp * rng.uniform(-1, 1);
+    double vz = amp * rng.uniform(-1, 1);
+    const double rho = 1 + amp * 0.1 * rng.uniform(-1, 1);
+    if (p.free_stream) vx += p.stream[0], vy += p.stream[1], vz += p.stream[2];
+    const double vals[4] = {rho, vx, vy, vz};
+    for (int v = 0; v < ns::kVars; ++v) out[v] = ns::pinned_point(g, int(i), int(j), int(k), v) ? 0.0 : vals[v];
+  }
+  // Variable v at output point o, an analytic state: from grid point o - shift, wrapped.
+  double at_output(int v, std::size_t o) const {
+    const long long q = static_cast<long long>(o);
+    long long s[3] = {q / p.n[2] / p.n[1], q / p.n[2] % p.n[1], q % p.n[2]};
+    for (int a = 0; a < 3; ++a) s[a] = ((s[a] - shift[a]) % p.n[a] + p.n[a]) % p.n[a];
+    return after_bodies(o, v, value(v, s[0], s[1], s[2]));
+  }
+  // --shift: f'(i) = f(i - I), wrapped. The output point of grid point (i, j, k).
+  std::size_t output_of(long long i, long long j, long long k) const {
+    const long long ii = ((i + shift[0]) % p.n[0] + p.n[0]) % p.n[0];
+    const long long jj = ((j + shift[1]) % p.n[1] + p.n[1]) % p.n[1];
+    const long long kk = ((k + shift[2]) % p.n[2] + p.n[2]) % p.n[2];
+    return static_cast<std::size_t>((ii * p.n[1] + jj) * p.n[2] + kk);
+  }
+  // Bodies: velocities 0 at the output points inside them (the density as initialised).
+  double after_bodies(std::size_t o, int v, double value) const {
+    if (v == ns::kRho || !bodies->any()) return value;
+    const long long k = static_cast<long long>(o) % p.n[2], j = static_cast<long long>(o) / p.n[2] % p.n[1],
+                    i = static_cast<long long>(o) / p.n[2] / p.n[1];
+    return ns::solid_node(p, *bodies, i, j, k) ? 0.0 : value;
+  }
+  // fn(o, values) for every grid point of the random state, in the grid's order (the draws in order).
+  template <class Fn>
+  void for_draws(Fn&& fn) const {
+    Rng rng(seed);
+    double vals[4];
     for (long long i = 0; i < p.n[0]; ++i)
       for (long long j = 0; j < p.n[1]; ++j)
-        for (long long k = 0; k < p.n[2]; ++k)
-          if (ns::solid_node(p, bodies, i, j, k))
-            for (int v = ns::kVx; v < ns::kVars; ++v) pr.fields[v][static_cast<std::size_t>((i * p.n[1] + j) * p.n[2] + k)] = 0;
+        for (long long k = 0; k < p.n[2]; ++k) {
+          draw(i, j, k, rng, vals);
+          fn(output_of(i, j, k), vals);
+        }
+  }
+  enum Kind { kTaylorGreen, kTaylorGreen3d, kAcoustic, kShear, kAtRest } kind = kAtRest;
+  std::vector<double> sx, cx, c2x, sy, cy, c2y, cz, c2z, pulse, shear;
+};
 
+// Before anything is written: never a state ns-step refuses, or non-finite values
+// (require_finite's words, the first point of each field in the output's order), nor a
+// density zero or negative. A pass over the points, nothing held.
+void check_state(const InitialState& st, const Shape& shape) {
+  std::int64_t first_bad[ns::kVars], first_low = -1;
+  double bad_value[ns::kVars], low_value = 0;
+  if (st.drawn()) {
+    std::fill(first_bad, first_bad + ns::kVars, INT64_MAX);
+    first_low = INT64_MAX;
+    st.for_draws([&](std::size_t o, const double* vals) {
+      const std::int64_t at = static_cast<std::int64_t>(o);
+      for (int v = 0; v < ns::kVars; ++v) {
+        const double x = st.after_bodies(o, v, vals[v]);
+        if (!std::isfinite(x) && at < first_bad[v]) first_bad[v] = at, bad_value[v] = x;
+      }
+      if (!(vals[ns::kRho] > 0) && at < first_low) first_low = at, low_value = vals[ns::kRho];
+    });
+    for (std::int64_t& f : first_bad) f = f == INT64_MAX ? -1 : f;
+    first_low = first_low == INT64_MAX ? -1 : first_low;
+  } else {
+    for (int v = 0; v < ns::kVars; ++v) {
+      first_bad[v] = first_where(st.count(), [&](std::int64_t o) { return !std::isfinite(st.at_output(v, std::size_t(o))); });
+      if (first_bad[v] >= 0) bad_value[v] = st.at_output(v, std::size_t(first_bad[v]));
+    }
+    first_low = first_where(st.count(), [&](std::int64_t o) { return !(st.at_output(ns::kRho, std::size_t(o)) > 0); });
+    if (first_low >= 0) low_value = st.at_output(ns::kRho, std::size_t(first_low));
+  }
+  const std::string amp = value_text(st.amp);
+  for (int v = 0; v < ns::kVars; ++v)
+    if (first_bad[v] >= 0)
+      throw Error(ExitCode::bad_input, std::string(ns::kVarNames[v]) + index_in(shape, std::uint64_t(first_bad[v])) + " is " +
+                                           value_text(bad_value[v]) + ": --amplitude " + amp + " gives values beyond the range of doubles");
+  if (first_low >= 0)
+    fail_input("rho" + index_in(shape, std::uint64_t(first_low)) + " is " + value_text(low_value) + ": --amplitude " + amp +
+               " makes the density zero or negative");
+}
+
+// Field v at output points [first, first + n) into dst. Pieces come in order: the
+// random state's draws go on from the piece before (rng); shifted, its field is drawn
+// whole first (the draws come in the grid's order, the output in the shifted one).
+void field_piece(const InitialState& st, int v, std::size_t first, std::size_t n, double* dst, Rng& rng,
+                 HostVector<double>& whole) {
+  if (st.drawn() && st.shifted()) {
+    if (whole.empty()) {
+      whole.resize(st.count());  // every point written below
+      st.for_draws([&](std::size_t o, const double* vals) { whole[o] = vals[v]; });
+    }
+    for (std::size_t c = 0; c < n; ++c) dst[c] = st.after_bodies(first + c, v, whole[first + c]);
+    return;
+  }
+  if (st.drawn()) {
+    const long long nz = st.p.n[2], ny = st.p.n[1];
+    double vals[4];
+    for (std::size_t c = 0; c < n; ++c) {
+      const long long o = static_cast<long long>(first + c);
+      st.draw(o / nz / ny, o / nz % ny, o % nz, rng, vals);
+      dst[c] = st.after_bodies(first + c, v, vals[v]);
+    }
+    return;
+  }
+  const std::int64_t count = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < count; ++c)  // each point alone: the same bits on any thread count
+    dst[c] = st.at_output(v, first + static_cast<std::size_t>(c));
+}
+
+json state_attrs(const InitialState& st) {
+  const ns::Params& p = st.p;
   json attrs = {{"kind", "ns.state"},
                 {"n", {p.n[0], p.n[1], p.n[2]}},
                 {"box", {p.box[0], p.box[1], p.box[2]}},
@@ -282,15 +393,15 @@ int run_ns(int argc, char** argv) {
                 {"kolmogorov", {{"amplitude", p.kol_amp}, {"k", p.kol_k}}},
                 {"t", 0.0},
                 {"step", 0},
-                {"init", init},
-                {"amplitude", amp},
-                {"width", width},
-                {"seed", seed},
-                {"shift", {sh[0], sh[1], sh[2]}}};
-  attrs["grid"] = {{"dims", {"x", "y", "z"}}, {"origin", {0.0, 0.0, 0.0}}, {"spacing", {g.h[0], g.h[1], g.h[2]}}};
-  if (bodies.any()) {
+                {"init", st.init},
+                {"amplitude", st.amp},
+                {"width", st.width},
+                {"seed", st.seed},
+                {"shift", {st.shift[0], st.shift[1], st.shift[2]}}};
+  attrs["grid"] = {{"dims", {"x", "y", "z"}}, {"origin", {0.0, 0.0, 0.0}}, {"spacing", {st.g.h[0], st.g.h[1], st.g.h[2]}}};
+  if (st.bodies->any()) {
     json list = json::array();
-    for (const ns::Body& b : bodies.list) {
+    for (const ns::Body& b : st.bodies->list) {
       json e = {{"spec", b.spec}};
       switch (b.kind) {
         case ns::Body::Kind::cylinder: e["kind"] = "cylinder", e["center"] = {b.a[0], b.a[1]}, e["radius"] = b.a[2]; break;
@@ -307,27 +418,72 @@ int run_ns(int argc, char** argv) {
                             {"axis", p.fringe_axis},
                             {"fringe_length", p.fringe_length},
                             {"fringe_strength", p.fringe_strength}};
-  attrs = cli.stamp(attrs);
+  return attrs;
+}
+
+int run_ns(int argc, char** argv) {
+  // 1. The options: the grid (or the --solid mask's), the model, the bodies, the free stream.
+  Cli cli = ns_cli();
+  cli.parse(argc, argv);  // --n and --c work too (Cli reads --n as -n)
+  InitialState st;
+  ns::Params& p = st.p;
+  ns::Bodies bodies;
+  Record solid;
+  read_grid(cli, p);
+  const bool have_solid = read_solid(cli, p, bodies, solid);
+  read_model(cli, p, st.shift);
+  for (const auto& kv : cli.args().arguments())
+    if (kv.key() == "body") bodies.list.push_back(ns::parse_body(kv.value()));
+  if (have_solid) {
+    ns::Body b;
+    b.kind = ns::Body::Kind::mask;
+    b.spec = "solid";
+    bodies.list.push_back(b);
+  }
+  read_free_stream(cli, p);
+  // 2. The initial state's kind and size, checked as ns-step checks them.
+  st.init = cli.has("init") ? cli.get<std::string>("init") : p.free_stream ? "uniform" : "taylor-green";
+  if (st.init != "taylor-green" && st.init != "taylor-green-3d" && st.init != "acoustic" && st.init != "shear" &&
+      st.init != "random" && st.init != "uniform")
+    fail_input("--init must be taylor-green, taylor-green-3d, acoustic, shear, random or uniform, got '" + st.init + "'");
+  st.amp = st.init == "acoustic" ? 1e-3 : st.init == "random" ? 0.1 : 1.0;
+  if (cli.has("amplitude")) st.amp = cli.get<double>("amplitude");
+  if (!std::isfinite(st.amp)) fail_input("--amplitude must be finite");
+  st.seed = cli.get<std::uint64_t>("seed");
+  validate_params(p, bodies);
+  st.width = st.init == "acoustic" ? p.box[0] / 16 : p.box[1] / 30;
+  if (cli.has("width")) st.width = cli.get<double>("width");
+  if (!(std::isfinite(st.width) && st.width > 0)) fail_input("--width must be positive and finite, got " + std::to_string(st.width));
+  // 3. The output (a terminal refused before the work) and the memory: a piece, the
+  //    mask, and a whole field for a random state with --shift.
+  OutputFile out(cli.output());
+  const double points = double(st.count());
+  const double per_point = (have_solid ? 1.0 : 0.0) + (st.drawn() && st.shifted() ? 8.0 : 0.0);
+  require_host_memory({"a state of " + std::to_string(p.n[0]) + "x" + std::to_string(p.n[1]) + "x" + std::to_string(p.n[2]) +
+                           " points (written in pieces of " + format_bytes(double(StreamWriter::kPieceBytes)) + ")",
+                       points, per_point, "point", std::min(8 * points, double(StreamWriter::kPieceBytes))});
+  st.g = ns::make_geometry(p);
+  st.bodies = &bodies;
+  st.make_tables();
+  const json attrs = cli.stamp(state_attrs(st));
   const Shape shape = {p.n[0], p.n[1], p.n[2]};
-  for (int v = 0; v < ns::kVars; ++v)  // never a state ns-step refuses, or non-finite values
-    require_finite(ExitCode::bad_input, ns::kVarNames[v], shape, pr.fields[v].data(),
-                   "--amplitude " + value_text(amp) + " gives values beyond the range of doubles");
-  for (std::size_t i = 0; i < pr.fields[0].size(); ++i)
-    if (!(pr.fields[0][i] > 0))
-      fail_input("rho" + index_in(shape, i) + " is " + value_text(pr.fields[0][i]) + ": --amplitude " + value_text(amp) +
-                 " makes the density zero or negative");
+  // 4. The values checked, then written field by field (a progress line in MB of the arrays).
+  check_state(st, shape);
   StreamWriter w(out);
-  // Large states take seconds to compress and write: a progress line in MB of the arrays.
-  const double mb = 8e-6 * static_cast<double>(pr.fields[0].size());
+  const double mb = 8e-6 * points;
   Progress progress("gen-input", "MB", static_cast<std::uint64_t>(std::llround(ns::kVars * mb)), cli.quiet());
   for (int v = 0; v < ns::kVars; ++v) {
-    w.write<double>(ns::kVarNames[v], shape, pr.fields[v].data(), attrs);
+    Rng rng(st.seed);
+    HostVector<double> whole;
+    w.write_in_pieces(ns::kVarNames[v], DType::f8, shape, attrs, [&](std::uint64_t offset, std::size_t bytes, void* dst) {
+      field_piece(st, v, static_cast<std::size_t>(offset / 8), bytes / 8, static_cast<double*>(dst), rng, whole);
+    });
     progress.update(static_cast<std::uint64_t>(std::llround((v + 1) * mb)));
   }
   progress.finish();
   if (have_solid) {
     json sattrs = {{"kind", "ns.solid"}, {"grid", attrs["grid"]}};
-    w.write("solid", DType::u1, shape, solid.payload.data(), cli.stamp(sattrs, solid.attrs));
+    w.write("solid", DType::u1, shape, bodies.mask.data(), cli.stamp(sattrs, solid.attrs));
   }
   w.finish();
   out.commit();

@@ -1,0 +1,97 @@
+# Generators write their large records in pieces (README "Memory"): gen-input fluid,
+# ns and mle compute each piece of a field or series where it is written, so memory is a piece
+# (16 MiB) and a few rows, not the state; the arrays are the ones written whole before
+# (their payloads' SHA-256, from the generators before they wrote in pieces).
+require_python
+
+# peak CMD...: runs CMD (at most 300 s) and prints its exit code and peak resident memory in MiB
+peak() {
+  "$PY" -c 'import resource, subprocess, sys
+try: rc = subprocess.run(sys.argv[1:], stderr=open("peak.err", "w"), timeout=300).returncode
+except subprocess.TimeoutExpired: rc = 124
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$BIN/$1" "${@:2}"
+}
+# payloads FILE...: "FILE RECORD SHA256[:16]" for each record's values
+payloads() {
+  PYTHONPATH="$SRC/share/python" "$PY" -c 'import hashlib, sys, numpipe
+for f in sys.argv[1:]:
+    for name, a in numpipe.read(f).items(): print(f, name, hashlib.sha256(a.tobytes()).hexdigest()[:16])' "$@"
+}
+
+# A fluid state of 4098 x 4098 cells: 7 arrays of 64 MiB under a 64 MiB budget (the
+# state made whole needs 720 MiB: refused before), and its memory bounded by the pieces.
+read -r rc mib < <(NUMPIPE_MEMORY_LIMIT=64M peak gen-input fluid --n 4096 --scene vortex -o f3.nps)
+[ "$rc" = 0 ] || fail "fluid --n 4096 under 64M: exit $rc: $(cat peak.err)"
+[ "$mib" -lt 120 ] || fail "fluid --n 4096: peak $mib MiB (7 arrays of 64 MiB written in pieces of 16 MiB)"
+# An ns state of 160^3 points: four fields of 31 MiB under a 64 MiB budget.
+read -r rc mib < <(NUMPIPE_MEMORY_LIMIT=64M peak gen-input ns --n 160 --init taylor-green-3d -o n1.nps)
+[ "$rc" = 0 ] || fail "ns --n 160 under 64M: exit $rc: $(cat peak.err)"
+[ "$mib" -lt 100 ] || fail "ns --n 160: peak $mib MiB (4 fields of 31 MiB written in pieces of 16 MiB)"
+# A drawn mle series of 20 M points (153 MiB) past one piece: checked, then written in pieces.
+read -r rc mib < <(peak gen-input mle --length 20000000 -o m2.nps)
+[ "$rc" = 0 ] || fail "mle --length 20000000: exit $rc: $(cat peak.err)"
+[ "$mib" -lt 100 ] || fail "mle --length 20000000: peak $mib MiB (a series of 153 MiB written in pieces of 16 MiB)"
+rm m2.nps
+# A piece that does not fit is refused up front, naming the pieces.
+expect_exit 3 "a grid of 4096 x 4096 cells (written in pieces of 16.0 MiB)" -- env NUMPIPE_MEMORY_LIMIT=4M gen-input fluid --n 4096 -o out.nps
+expect_exit 3 "a state of 160x160x160 points (written in pieces of 16.0 MiB)" -- env NUMPIPE_MEMORY_LIMIT=4M gen-input ns --n 160 -o out.nps
+[ ! -e out.nps ] || fail "a refused run left out.nps"
+
+# The same values as the whole states: records larger than a piece (rows that straddle
+# two pieces), random draws, periodic and inflow sides, obstacles, emitters, a shift, a body.
+gen-input fluid --n 2100 --scene random --bc y=periodic -o f1.nps
+gen-input fluid --n 300,40 --inflow left:1 --obstacle circle:0.4,0.13,0.05 --emit d=1@circle:0.2,0.13,0.03 \
+  --set T=2@box:0,0,0.3,0.1 --length 2 --precision fp64 -o f2.nps
+gen-input ns --n 64,48,40 --init random --shift 3,-2,1 --bc y=noslip -o n2.nps
+gen-input ns --n 96,64,1 --box 12,8,1 --body cylinder:3,4,0.5 --free-stream 1,0,0 -o n3.nps
+gen-input mle --length 3000001 --p 1.5 --p2 0.8 --sl 1 --sr 2 --seed 4 -o m1.nps
+payloads f1.nps f2.nps f3.nps n1.nps n2.nps n3.nps m1.nps > got.txt
+cat > want.txt <<'WANT'
+f1.nps d 942a897d7a542294
+f1.nps u 0f189d889bbde095
+f1.nps v 56613bfb94ccf930
+f1.nps d0 d803d905a104d579
+f1.nps u0 d803d905a104d579
+f1.nps v0 d803d905a104d579
+f2.nps d 43bc0f525eff56b5
+f2.nps u d48fde7cf3970383
+f2.nps v 3bd5a778c4bd26c2
+f2.nps T 61f9e1d551621e5c
+f2.nps d0 43bc0f525eff56b5
+f2.nps u0 43bc0f525eff56b5
+f2.nps v0 43bc0f525eff56b5
+f2.nps solid 5b3d89c22efdca75
+f2.nps source_d 5068d598bef32770
+f3.nps d 0de49894aa6cdb79
+f3.nps u 60726c67565a0a0b
+f3.nps v bc84ae826d837b36
+f3.nps d0 5e371a354a3eeb87
+f3.nps u0 5e371a354a3eeb87
+f3.nps v0 5e371a354a3eeb87
+n1.nps rho 4db19dab37a6f7ce
+n1.nps vx a7e91382e754c5bc
+n1.nps vy 5423ec86b2ffea7a
+n1.nps vz c2fa10121d8d5820
+n2.nps rho d1e5762c7280a8e4
+n2.nps vx a16c7d60215425dc
+n2.nps vy b0bb53c1e6031e6d
+n2.nps vz 384e3d52cad4f3f0
+n3.nps rho 99efa5e4ad9262c4
+n3.nps vx d6d880ffefec45b3
+n3.nps vy 2aae7dc846aaf25f
+n3.nps vz 2aae7dc846aaf25f
+m1.nps x a1819a16207614d7
+WANT
+diff want.txt got.txt || fail "the arrays written in pieces differ from the states written whole"
+
+# Checked before anything is written: to stdout, nothing half-written reaches the pipe.
+gen-input ns --n 160 --amplitude 100 --c 1 > bad.nps 2> bad.err && fail "a negative density accepted"
+[ ! -s bad.nps ] || fail "a refused ns state wrote $(stat -c %s bad.nps) bytes to stdout"
+grep -q "makes the density zero or negative" bad.err || fail "ns: $(cat bad.err)"
+gen-input fluid --n 2100 --emit d=-1@circle:0.5,0.5,0.1 > bad.nps 2> bad.err && fail "a negative emitter accepted"
+[ ! -s bad.nps ] || fail "a refused fluid scene wrote $(stat -c %s bad.nps) bytes to stdout"
+grep -q "'source_d' must be >= 0" bad.err || fail "fluid: $(cat bad.err)"
+gen-input mle --length 5000000 --sl 1e305 --p 0.3 > bad.nps 2> bad.err && fail "an infinite draw accepted"
+[ ! -s bad.nps ] || fail "a refused mle series wrote $(stat -c %s bad.nps) bytes to stdout"
+grep -q "beyond the range of doubles" bad.err || fail "mle: $(cat bad.err)"
+no_leftovers .
