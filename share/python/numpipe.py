@@ -296,18 +296,26 @@ class _LibzstdDecoder:
 
 
 class _ZstandardDecoder:
-    """python-zstandard, one decompressobj a frame. Its output per call is not bounded, so the
-    input goes in small pieces (a zstd block of 128 KiB can be a few bytes of input): a
-    crafted stream makes at most a few tens of MiB at a time, never the whole payload."""
+    """python-zstandard, one decompressobj a frame. Its output per call is not bounded by the
+    call, so a frame goes in whole only when its header states a content size of at most
+    whole_frame_bytes (libzstd refuses a frame that makes more than it states); a frame that
+    states none goes in small pieces (a zstd block of 128 KiB can be a few bytes of input).
+    Either way a crafted stream makes at most a few tens of MiB at a time, never the whole
+    payload. numpipe's writers state the size of every payload frame (1 MiB each)."""
 
-    piece = 1024  # input bytes per call
+    piece = 1024  # input bytes per call in a frame that does not state its size
+    whole_frame_bytes = 1 << 25  # a frame stating at most this much content goes in whole
+    read_size = 1 << 20  # input bytes per read
+    header_bytes = 18  # ZSTD_FRAMEHEADERSIZE_MAX: the most a frame header takes
 
     def __init__(self, f):
         self.zstd = _load_zstandard()
         self.dctx = self.zstd.ZstdDecompressor()
         self.f = f
         self.obj = None  # the frame being decoded
-        self.pending = memoryview(b"")  # input not yet given to the decoder
+        self.obj_piece = self.piece  # input bytes per call in that frame
+        self.buf = memoryview(b"")  # input read; buf[pos:] not yet given to the decoder
+        self.pos = 0
         self.out = b""  # output not yet handed out
         self.out_pos = 0
         self.input_eof = False
@@ -328,26 +336,51 @@ class _ZstandardDecoder:
             raise _Bad("corrupt data: zstd checksum mismatch (the stream was damaged)")
         raise _Bad("corrupt zstd data: " + text)
 
+    def _read(self):
+        """Appends input to what is pending; False at the end of the input."""
+        if self.input_eof:
+            return False
+        data = _read_some(self.f, self.read_size)
+        if not data:
+            self.input_eof = True
+            return False
+        rest = self.buf[self.pos:]
+        self.buf = memoryview(bytes(rest) + data) if len(rest) else memoryview(data)
+        self.pos = 0
+        return True
+
+    def _start_frame(self):
+        """A decompressobj for the frame that starts the pending input; the frame goes in
+        whole when its header states a size of at most whole_frame_bytes."""
+        if len(self.buf) - self.pos < self.header_bytes:
+            self._read()  # the header whole, where the input has it
+        self.obj_piece = self.piece
+        write_size = self.zstd.DECOMPRESSION_RECOMMENDED_OUTPUT_SIZE
+        try:
+            size = self.zstd.get_frame_parameters(bytes(self.buf[self.pos:self.pos + self.header_bytes])).content_size
+            if size <= self.whole_frame_bytes:  # CONTENTSIZE_UNKNOWN is 2^64 - 1
+                self.obj_piece = self.read_size
+                write_size = max(size, 1)  # the frame's output made in one buffer, not joined from many
+        except self.zstd.ZstdError:
+            pass  # too short or not a frame: the decoder says which, piece by piece
+        self.obj = self.dctx.decompressobj(write_size=write_size)
+
     def _step(self):
         """Gives the decoder one piece of input; False at the end of the input."""
-        if not self.pending:
-            if self.input_eof:
-                return False
-            self.pending = memoryview(_read_some(self.f, 1 << 17))
-            if not self.pending:
-                self.input_eof = True
-                return False
+        if self.pos == len(self.buf) and not self._read():
+            return False
         if self.obj is None:
-            self.obj = self.dctx.decompressobj()
-        piece, self.pending = self.pending[:self.piece], self.pending[self.piece:]  # views: no copies
+            self._start_frame()
+        piece = self.buf[self.pos:self.pos + self.obj_piece]  # a view: no copy
+        self.pos += len(piece)
         try:
             self.out = self.obj.decompress(piece)
         except self.zstd.ZstdError as e:
             self._fail(e)
         self.out_pos = 0
         self.frame_open = not self.obj.eof
-        if self.obj.eof:  # the frame ended: what follows it starts the next one
-            self.pending = memoryview(self.obj.unused_data + bytes(self.pending))
+        if self.obj.eof:  # the frame ended inside this piece: its unused tail starts the next one
+            self.pos -= len(self.obj.unused_data)
             self.obj = None
         return True
 
