@@ -347,7 +347,7 @@ class _ZstandardDecoder:
         if len(rest) and readinto is not None:  # the new input read in after the rest: one copy, of the rest
             # Two buffers in turn: nothing reads the one before the current when more input is needed.
             need = len(rest) + self.read_size
-            b = self.spare if self.spare is not None and len(self.spare) >= need else bytearray(need)
+            b = self.spare if self.spare is not None and len(self.spare) >= need else bytearray(max(need, 2 * self.read_size))
             view = memoryview(b)
             view[:len(rest)] = rest
             got = readinto(view[len(rest):need])
