@@ -22,6 +22,7 @@
 #include <system_error>
 #include <thread>
 
+#include "data_files.hpp"
 #include "signals.hpp"
 #include "timeline.hpp"
 #include "workers.hpp"
@@ -139,8 +140,12 @@ InputFile::InputFile(const std::string& path) {
     label_ = "stdin";
     widen_pipe(STDIN_FILENO);
   } else {
-    file_ = std::fopen(path.c_str(), "rb");
-    if (!file_) fail_input("cannot open input '" + path + "': " + std::strerror(errno));
+    const std::string found = find_input_file(path);  // a clone's share/ref/... after an install
+    file_ = std::fopen(found.c_str(), "rb");
+    if (!file_) {
+      const std::string why = std::strerror(errno);
+      fail_input("cannot open input '" + path + "': " + why + where_input_was_looked_for(path));
+    }
     owned_ = true;
     label_ = path;
     struct stat st;

@@ -11,6 +11,7 @@
 
 #include <sys/stat.h>
 
+#include "data_files.hpp"
 #include "error.hpp"
 #include "memory.hpp"
 #include "stream.hpp"
@@ -269,8 +270,11 @@ TextTable parse_counted(const std::string& text, const std::string& source, cons
 // grows (its capacity, and the old buffer beside the new one while it grows).
 std::string read_counted(const std::string& path, const TextBudget& budget) {
   const std::string source = path == "-" ? "stdin" : path;
-  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
-  if (!f) fail_input("cannot open '" + path + "': " + std::strerror(errno));
+  std::FILE* f = path == "-" ? stdin : std::fopen(find_input_file(path).c_str(), "rb");
+  if (!f) {
+    const std::string why = std::strerror(errno);
+    fail_input("cannot open '" + path + "': " + why + where_input_was_looked_for(path));
+  }
   struct Closer {
     std::FILE* f;
     ~Closer() {

@@ -8,7 +8,6 @@
 #include <limits>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -168,9 +167,6 @@ void compare_values(Summary& s, std::size_t n, GetA a_at, GetB b_at, const Toler
 // Within --max-bytes and the memory limit (TextBudget): the text counts as it is
 // read, and then the numbers as they accumulate, refused (exit 3) at the line reached.
 std::vector<double> read_text_numbers(const std::string& path, std::uint64_t max_bytes) {
-  std::ifstream probe(path);
-  if (!probe) fail_input("cannot open --text-ref file '" + path + "': " + std::strerror(errno));
-  probe.close();
   const std::string content = read_text_file(path, max_bytes);
   const TextBudget budget(max_bytes);
   std::istringstream f(content);

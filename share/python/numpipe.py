@@ -296,18 +296,28 @@ class _LibzstdDecoder:
 
 
 class _ZstandardDecoder:
-    """python-zstandard, one decompressobj a frame. Its output per call is not bounded, so the
-    input goes in small pieces (a zstd block of 128 KiB can be a few bytes of input): a
-    crafted stream makes at most a few tens of MiB at a time, never the whole payload."""
+    """python-zstandard, one frame at a time. A frame whose header states a content size of at
+    most whole_frame_bytes (numpipe's payload frames: 1 MiB each) is decoded, once its bytes
+    are all read, by a stream_reader straight into the caller's buffer (libzstd refuses a
+    frame that makes more than it states). Any other frame goes through a decompressobj in
+    small pieces, as its output per call is not bounded (a zstd block of 128 KiB can be a few
+    bytes of input): a crafted stream makes at most a few tens of MiB at a time."""
 
-    piece = 1024  # input bytes per call
+    piece = 1024  # input bytes per call in a frame that does not state its size
+    whole_frame_bytes = 1 << 25  # a frame stating at most this much content goes in whole
+    read_size = 1 << 22  # input bytes per read
+    header_bytes = 18  # ZSTD_FRAMEHEADERSIZE_MAX: the most a frame header takes
 
     def __init__(self, f):
         self.zstd = _load_zstandard()
         self.dctx = self.zstd.ZstdDecompressor()
         self.f = f
-        self.obj = None  # the frame being decoded
-        self.pending = memoryview(b"")  # input not yet given to the decoder
+        self.obj = None  # the frame being decoded in pieces
+        self.reader = None  # or the frame being decoded whole
+        self.obj_piece = self.piece  # input bytes per call in that frame
+        self.buf = memoryview(b"")  # input read; buf[pos:] not yet given to the decoder
+        self.pos = 0
+        self.backing = self.spare = None  # buf's bytearray and the other one (see _read)
         self.out = b""  # output not yet handed out
         self.out_pos = 0
         self.input_eof = False
@@ -315,7 +325,7 @@ class _ZstandardDecoder:
         self.decoded = 0
 
     def close(self):
-        self.obj = None
+        self.obj = self.reader = None
 
     def _fail(self, e):
         text = str(e)
@@ -328,31 +338,115 @@ class _ZstandardDecoder:
             raise _Bad("corrupt data: zstd checksum mismatch (the stream was damaged)")
         raise _Bad("corrupt zstd data: " + text)
 
+    def _read(self):
+        """Appends input to what is pending; False at the end of the input."""
+        if self.input_eof:
+            return False
+        rest = self.buf[self.pos:]
+        readinto = getattr(self.f, "readinto1", None)
+        if len(rest) and readinto is not None:  # the new input read in after the rest: one copy, of the rest
+            # Two buffers in turn: nothing reads the one before the current when more input is needed.
+            need = len(rest) + self.read_size
+            b = self.spare if self.spare is not None and len(self.spare) >= need else bytearray(max(need, 2 * self.read_size))
+            view = memoryview(b)
+            view[:len(rest)] = rest
+            got = readinto(view[len(rest):need])
+            if got is None:
+                raise OSError("the input is non-blocking and has no data ready")
+            self.spare, self.backing = self.backing, b
+            data = view[:len(rest) + got] if got else None
+        else:
+            data = _read_some(self.f, self.read_size)
+            data = (memoryview(bytes(rest) + data) if len(rest) else memoryview(data)) if data else None
+        if data is None:
+            self.input_eof = True
+            return False
+        self.buf, self.pos = data, 0
+        return True
+
+    def _frame_bytes(self, checksum):
+        """The compressed size of the frame at pos, from its block headers (RFC 8878 3.1.1),
+        reading on until the input holds it whole; None for a reserved block type (the
+        decoder names the damage), a frame larger than a whole frame may be, or the end of
+        the input first (the decoder names the truncation)."""
+        at = self.pos + self.zstd.frame_header_size(bytes(self.buf[self.pos:self.pos + self.header_bytes]))
+        while at - self.pos <= 2 * self.whole_frame_bytes:
+            while at + 3 > len(self.buf):
+                at -= self.pos
+                if not self._read():
+                    return None
+                at += self.pos
+            h = self.buf[at] | self.buf[at + 1] << 8 | self.buf[at + 2] << 16
+            kind, size = (h >> 1) & 3, h >> 3
+            if kind == 3:
+                return None
+            at += 3 + (1 if kind == 1 else size)  # an RLE block holds one byte
+            if h & 1:  # the last block
+                end = at + (4 if checksum else 0) - self.pos
+                while self.pos + end > len(self.buf):
+                    if not self._read():
+                        return None
+                return end
+        return None
+
+    def _start_frame(self):
+        """A stream_reader for the frame that starts the pending input when its header states a
+        size of at most whole_frame_bytes, else a decompressobj fed in small pieces."""
+        if len(self.buf) - self.pos < self.header_bytes:
+            self._read()  # the header whole, where the input has it
+        try:
+            params = self.zstd.get_frame_parameters(bytes(self.buf[self.pos:self.pos + self.header_bytes]))
+            if params.content_size <= self.whole_frame_bytes:  # CONTENTSIZE_UNKNOWN is 2^64 - 1
+                n = self._frame_bytes(params.has_checksum)
+                if n is not None:
+                    self.reader = self.dctx.stream_reader(self.buf[self.pos:self.pos + n], read_across_frames=False)
+                    self.pos += n
+                    self.frame_open = True
+                    return
+        except self.zstd.ZstdError:
+            pass  # too short or not a frame: the decoder says which, piece by piece
+        self.obj = self.dctx.decompressobj()
+
+    def _decode_whole_frame(self, addr, n):
+        """Decodes up to n bytes of the frame in hand straight to addr; 0 when it has ended."""
+        try:
+            got = self.reader.readinto(memoryview((ctypes.c_char * n).from_address(addr)).cast("B"))
+        except self.zstd.ZstdError as e:
+            self._fail(e)
+        if got == 0:  # the frame ended, its checksum checked
+            self.reader = None
+            self.frame_open = False
+        self.decoded += got
+        return got
+
     def _step(self):
         """Gives the decoder one piece of input; False at the end of the input."""
-        if not self.pending:
-            if self.input_eof:
-                return False
-            self.pending = memoryview(_read_some(self.f, 1 << 17))
-            if not self.pending:
-                self.input_eof = True
-                return False
+        if self.pos == len(self.buf) and not self._read():
+            return False
         if self.obj is None:
-            self.obj = self.dctx.decompressobj()
-        piece, self.pending = self.pending[:self.piece], self.pending[self.piece:]  # views: no copies
+            self._start_frame()
+            if self.reader is not None:
+                return True
+        piece = self.buf[self.pos:self.pos + self.obj_piece]  # a view: no copy
+        self.pos += len(piece)
         try:
             self.out = self.obj.decompress(piece)
         except self.zstd.ZstdError as e:
             self._fail(e)
         self.out_pos = 0
         self.frame_open = not self.obj.eof
-        if self.obj.eof:  # the frame ended: what follows it starts the next one
-            self.pending = memoryview(self.obj.unused_data + bytes(self.pending))
+        if self.obj.eof:  # the frame ended inside this piece: its unused tail starts the next one
+            self.pos -= len(self.obj.unused_data)
             self.obj = None
         return True
 
     def decompress_some(self, addr, n):
         while self.out_pos == len(self.out):
+            if self.reader is not None:
+                got = self._decode_whole_frame(addr, n)
+                if got:
+                    return got
+                continue
             if not self._step():
                 if self.frame_open:
                     raise _Bad("truncated zstd frame: the input ends inside a compressed frame")

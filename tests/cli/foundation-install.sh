@@ -33,6 +33,32 @@ env -i HOME="$WORK" PATH="$P/bin:/usr/bin:/bin" OMP_WAIT_POLICY=passive bash -eo
   grep -q "within tolerance" verify.txt
   command -v price | grep -q "^'"$P"'/bin/price$"' || fail "the installed pipeline failed: $(cat verify.txt 2>/dev/null)"
 
+# The documented examples, as written (share/ref/... as in a clone), from a folder with no
+# share/ref: the programs find the installed reference data beside their PREFIX/bin, or in
+# $NUMPIPE_DATA; a missing file's message names both places looked in.
+mkdir -p "$WORK/examples" && cd "$WORK/examples"
+env -i HOME="$WORK" PATH="$P/bin:/usr/bin:/bin" OMP_WAIT_POLICY=passive bash -eo pipefail -c '
+  gen-input price --dataset small | price --backend cpu |
+    verify --text-ref share/ref/finpar-locvolcalib/small.output.data --array price --rtol 1e-4 > v.txt
+  grep -q "within tolerance" v.txt
+  gen-input integrate --from-text share/ref/policies.csv --curve share/ref/yield-curve.txt -o policies.nps
+  gen-input mle --from-text share/ref/mle-prices.csv --columns close --returns log -o returns.nps
+  verify share/ref/price-small.nps share/ref/price-small.nps > same.txt
+  ! inspect policies.csv 2> bare.txt   # a bare name: the installed CSV, read (and refused as a stream)
+  grep -q "not a numpipe stream" bare.txt
+' > examples.log 2>&1 || fail "a documented example with share/ref/... failed after the install: $(cat examples.log)"
+[ ! -e share ] || fail "the examples made a share folder"
+expect_exit 2 "cannot open 'share/ref/no-such.csv': No such file or directory; looked for it in $WORK/examples/share/ref/no-such.csv and in the reference data $P/share/numpipe/ref/no-such.csv" \
+  -- "$P/bin/gen-input" mle --from-text share/ref/no-such.csv
+expect_exit 2 "looked for it in $WORK/examples/no-such.nps and in the reference data $P/share/numpipe/ref/no-such.nps" \
+  -- "$P/bin/inspect" no-such.nps
+mkdir -p mydata && cp "$P/share/numpipe/ref/policies.csv" mydata/only-here.csv
+NUMPIPE_DATA=$PWD/mydata "$P/bin/gen-input" integrate --from-text share/ref/only-here.csv -o own.nps ||
+  fail "NUMPIPE_DATA did not name the reference data"
+expect_exit 2 "in the reference data $PWD/mydata/yield-curve.txt (from NUMPIPE_DATA)" \
+  -- env NUMPIPE_DATA="$PWD/mydata" "$P/bin/gen-input" integrate --from-text share/ref/only-here.csv --curve share/ref/yield-curve.txt
+cd "$WORK/elsewhere"
+
 # man -M finds the installed pages.
 if command -v man > /dev/null; then
   MANWIDTH=80 man -M "$P/share/man" verify > man.txt 2> man.err || fail "man -M PREFIX/share/man verify: $(cat man.err)"
