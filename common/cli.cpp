@@ -21,6 +21,7 @@
 #include "memory.hpp"
 #include "parallel.hpp"
 #include "signals.hpp"
+#include "text_table.hpp"
 #include "timeline.hpp"
 #include "workers.hpp"
 
@@ -186,6 +187,9 @@ Cli::Cli(ToolSpec spec, unsigned common)
     g("max-bytes", "Refuse an input array larger than this many bytes, and arrays kept beyond it in total (default: half of RAM)",
       cxxopts::value<std::uint64_t>(), "N");
   }
+  if ((common_ & kTextInput) && !(common_ & kInput))
+    g("max-bytes", "Refuse a text table that would hold more than this many bytes in memory (default: half of RAM)",
+      cxxopts::value<std::uint64_t>(), "N");
   if (common_ & kOutput) {
     g("o,output", "Write " + (spec_.output.empty() ? std::string("the output stream") : spec_.output) +
                       " to FILE ('-': stdout), renamed into place only when complete",
@@ -434,6 +438,11 @@ const cxxopts::ParseResult& Cli::parse(int argc, char** argv) {
     require_threads(t > 0 ? t : omp_get_max_threads());
     const int d = get<int>("device");
     if (d < 0) fail_input("--device must be >= 0, got " + std::to_string(d));
+  }
+  if ((common_ & (kInput | kTextInput)) && has("max-bytes")) {
+    const std::uint64_t limit = get<std::uint64_t>("max-bytes");
+    if (limit == 0) fail_input("--max-bytes must be positive");
+    set_text_table_max_bytes(limit);  // every text table this run reads
   }
   if ((common_ & kMultiDevice) && has("devices")) parse_device_list(get<std::string>("devices"));
   if ((common_ & kProfile) && has("profile")) check_profile_path(get<std::string>("profile"));

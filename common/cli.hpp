@@ -28,6 +28,7 @@ enum CommonOptions : unsigned {
   kMultiDevice = 1u << 4,  // --devices LIST|all
   kMpi = 1u << 5,      // runs under mpirun/srun as one job (others refuse to run on several ranks)
   kNotStream = 1u << 6,  // with kOutput: the output is not a numpipe stream (a picture, a table): no --compress
+  kTextInput = 1u << 7,  // reads text tables: --max-bytes bounds what a table may hold (text_table.hpp)
 };
 
 const char* numpipe_version();  // "0.1.0"

@@ -192,7 +192,14 @@ bool all_text(const std::vector<std::string>& fields) {
 
 }  // namespace
 
+namespace {
+std::uint64_t g_text_table_max_bytes = 0;  // --max-bytes of the run; 0: none given
+}  // namespace
+
+void set_text_table_max_bytes(std::uint64_t max_bytes) { g_text_table_max_bytes = max_bytes; }
+
 TextBudget::TextBudget(std::uint64_t max_bytes) {
+  if (max_bytes == 0) max_bytes = g_text_table_max_bytes;
   limit_ = max_bytes ? max_bytes : default_max_bytes();
   bound_ = max_bytes ? "--max-bytes" : "half of the machine's memory";
   const HostMemory m = available_host_memory();

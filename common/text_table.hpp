@@ -43,6 +43,10 @@ struct TextTableOptions {
 // such as /dev/zero) is refused before it is held, naming the line reached:
 // "big.csv: at line 81234 the table would hold more than 256.0 MiB, the memory
 // limit (NUMPIPE_MEMORY_LIMIT=256M); read a smaller table, or raise the limit".
+// A run's --max-bytes for every text table it reads (Cli::parse sets it): a
+// TextBudget or TextTableOptions without its own max_bytes takes it.
+void set_text_table_max_bytes(std::uint64_t max_bytes);
+
 class TextBudget {
  public:
   explicit TextBudget(std::uint64_t max_bytes = 0);

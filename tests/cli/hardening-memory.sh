@@ -98,6 +98,16 @@ for cmd in "array --from-text big.csv" "mle --from-text big-prices.csv" "integra
   grep -qF "$limit16" "$WORK/.stderr" || fail "gen-input $cmd: the message lacks the limit: $(cat "$WORK/.stderr")"
   [ ! -e out.nps ] || fail "gen-input $cmd: a refused run left out.nps"
 done
+# --max-bytes bounds every text reader of gen-input the same way, below the memory limit.
+for cmd in "array --from-text big.csv" "mle --from-text big-prices.csv" "integrate --curve big-curve.csv" \
+           "price --from-text big-quotes.csv"; do
+  file=$(echo "$cmd" | awk '{print $3}')
+  expect_exit 3 "$file: at line " -- gen-input $cmd --max-bytes 100000 -o out.nps
+  grep -qF "the memory limit (--max-bytes)" "$WORK/.stderr" || fail "gen-input $cmd --max-bytes: $(cat "$WORK/.stderr")"
+done
+expect_exit 2 "--max-bytes must be positive" -- gen-input array --from-text big.csv --max-bytes 0 -o out.nps
+gen-input array --from-text big.csv --max-bytes 200000000 -o out.nps || fail "a table within --max-bytes was refused"
+rm -f out.nps
 # The line reached is a line of the file, past the start and before its end.
 expect_exit 3 "" -- env NUMPIPE_MEMORY_LIMIT=16M gen-input array --from-text big.csv -o out.nps
 line=$(sed -n 's/.*big.csv: at line \([0-9]*\) .*/\1/p' "$WORK/.stderr")

@@ -290,7 +290,7 @@ int run_integrate(int argc, char** argv) {
            "share/examples/integrate-life-table.csv:q_male | integrate | inspect",
            "the policies and step settings for integrate",
            "Accepted for symmetry with the other tools (gen-input integrate shows no progress line)"},
-          kOutput);
+          kOutput | kTextInput);
   cli.add("Policies")("g,guarantee", "Guarantee years of the spouse pension (--g G also works)",
                       cxxopts::value<double>()->default_value("10"), "G")(
       "r,retirement", "Retirement age (--r R also works)", cxxopts::value<double>()->default_value("65"), "R")(

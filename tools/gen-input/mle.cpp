@@ -142,7 +142,7 @@ int run_mle(int argc, char** argv) {
            "  gen-input mle --length 100000 --series 4 --p 1.5 --sl 1 --sr 2 --seed 7 | mle-fit --window 500 | inspect\n"
            "  gen-input mle --from-text share/ref/mle-prices.csv --columns close --returns log | mle-fit --window 250 --quantiles 0.01 -o var.nps",
            "the series for mle-fit"},
-          kOutput);
+          kOutput | kTextInput);
   cli.add("Series")("length", "Points per series", cxxopts::value<std::int64_t>()->default_value("10000"), "L")(
       "series", "Number of series", cxxopts::value<std::int64_t>()->default_value("1"), "S")(
       "dist", "Distribution: aepd", cxxopts::value<std::string>()->default_value("aepd"), "D")(

@@ -215,7 +215,7 @@ int run_price(int argc, char** argv) {
            "--array price --range 0:128 --rtol 1e-4",
            "the LocVolCalib problems for price",
            "Accepted for symmetry with the other tools (gen-input price shows no progress line)"},
-          kOutput);
+          kOutput | kTextInput);
   cli.add("Problem")("dataset", "FinPar data set: small, medium, large, or xl (4096 strikes, numT 256)",
                      cxxopts::value<std::string>()->default_value("small"), "NAME")(
       "outer", "Strikes (strike o = 0.001*o)", cxxopts::value<std::string>(), "N")(
