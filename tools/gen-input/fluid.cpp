@@ -17,6 +17,7 @@
 #include "generator.hpp"
 #include "kernels/fluid/scene.hpp"
 #include "kernels/fluid/state_io.hpp"
+#include "kernels/fluid/units.hpp"
 
 namespace numpipe {
 namespace {
@@ -186,6 +187,7 @@ void write_state(const Cli& cli, const std::string& scene_name, const Scene& sc,
   fluid::scene_set_bnd(sc, fluid::kSceneV, f.v.data());
   if (!f.t.empty()) fluid::scene_set_bnd(sc, fluid::kSceneScalar, f.t.data());
   StreamWriter writer(out);
+  writer.set_units(fluid::units());
   fluid::write_scene_fields(writer, f, cli.stamp(attrs_in), "", true);
   writer.finish();
 }

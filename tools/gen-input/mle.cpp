@@ -18,6 +18,7 @@
 #include "common/labels.hpp"
 #include "common/progress.hpp"
 #include "common/random.hpp"
+#include "kernels/mle/units.hpp"
 #include "common/text_table.hpp"
 #include "generator.hpp"
 
@@ -248,6 +249,7 @@ int run_mle(int argc, char** argv) {
   attrs["length"] = L;
   require_finite(ExitCode::bad_input, "x", Shape{S, L}, x.data(), "the scales or the data give values beyond the range of doubles");
   StreamWriter w(out);
+  w.set_units(mle::units());
   w.write("x", Shape{S, L}, x.data(), cli.stamp(attrs));
   if (labels) w.write(*labels);
   w.finish();

@@ -12,6 +12,7 @@
 #include "generator.hpp"
 #include "kernels/ns/bodies.hpp"
 #include "kernels/ns/ns.hpp"
+#include "kernels/ns/units.hpp"
 
 namespace numpipe {
 namespace {
@@ -317,6 +318,7 @@ int run_ns(int argc, char** argv) {
       fail_input("rho" + index_in(shape, i) + " is " + value_text(pr.fields[0][i]) + ": --amplitude " + value_text(amp) +
                  " makes the density zero or negative");
   StreamWriter w(out);
+  w.set_units(ns::units());
   // Large states take seconds to compress and write: a progress line in MB of the arrays.
   const double mb = 8e-6 * static_cast<double>(pr.fields[0].size());
   Progress progress("gen-input", "MB", static_cast<std::uint64_t>(std::llround(ns::kVars * mb)), cli.quiet());
