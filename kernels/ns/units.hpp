@@ -11,7 +11,8 @@ namespace numpipe::ns {
 inline nlohmann::json units() {
   nlohmann::json u = nlohmann::json::object();
   for (const char* name : {"rho", "vx", "vy", "vz", "solid", "x", "y", "z", "time", "step", "t", "kinetic_energy",
-                           "enstrophy", "dissipation", "max_div", "max_mach", "mass", "Fx", "Fy", "Fz", "vorticity", "speed"})
+                           "enstrophy", "dissipation", "max_div", "max_mach", "mass", "Fx", "Fy", "Fz", "vorticity_x", "vorticity_y",
+                           "vorticity_z", "speed"})
     u[name] = "1";
   return u;
 }

@@ -1,5 +1,6 @@
 #include "export/dataset.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -349,8 +350,12 @@ Dataset build_dataset(const std::vector<Record>& records, bool strict) {
     auto it = r->attrs.find("history");
     return it != r->attrs.end() && it->is_array() ? it->size() : 0;
   };
+  // Tables (diagnostics, logs) describe the run, not its state: a record of the
+  // state is preferred where there is one.
+  const bool any_plain = std::any_of(ds.variables.begin(), ds.variables.end(),
+                                     [](const Variable& v) { return !v.coordinate && !v.is_table(); });
   for (const auto& v : ds.variables) {
-    if (v.coordinate) continue;
+    if (v.coordinate || (any_plain && v.is_table())) continue;
     for (const Record* r : v.records)
       if (!source || history_length(r) > history_length(source) ||
           (history_length(r) == history_length(source) && r > source))  // records are stored in stream order

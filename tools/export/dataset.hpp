@@ -77,7 +77,8 @@ struct Dataset {
   std::vector<Axis> axes;         // in order of first use
   std::vector<Variable> variables;  // in stream order (first record of each name)
   // The attrs of the data record written last among those with the longest
-  // history (the state the stream ends in, not its first snapshot), without history.
+  // history (the state the stream ends in, not its first snapshot; a table only
+  // when there is nothing else), without history.
   json global_attrs = json::object();
   json history = json::array();        // the tools the data passed through
 
