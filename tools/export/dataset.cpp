@@ -336,6 +336,19 @@ Dataset build_dataset(const std::vector<Record>& records, bool strict) {
     else a.labels_name = column;
   }
 
+  // FinPar's strikes (price without a strike record): strike o = 0.001 * o, as its attrs say.
+  for (auto& a : ds.axes) {
+    if (a.name != "strike" || !a.coordinate.empty()) continue;
+    for (const auto& v : ds.variables)
+      if (kind_of(*v.records.front()) == "price.output" && v.attrs.contains("strike") && v.attrs["strike"].is_string() &&
+          v.attrs["strike"].get<std::string>().rfind("0.001*o", 0) == 0) {
+        for (std::int64_t k = 0; k < a.size; ++k) a.coordinate.push_back(0.001 * static_cast<double>(k));
+        a.coordinate_from = "attrs strike";
+        a.coordinate_attrs = {{"long_name", "strike"}};
+        break;
+      }
+  }
+
   // An axis whose coordinate came without units: any record's units table may name it (strike, year).
   for (auto& a : ds.axes)
     for (const Record& r : records)
