@@ -48,10 +48,8 @@ struct VtkFile {
 // binary): the snapshot series to BASE_NNNN.vti plus the collection `path`
 // (.pvd), or the final fields to `path` (.vti). Returns the files written.
 // Units go in each file's FieldData (a string array "units": "NAME=UNITS").
-// Reports each file written to the active progress line.
-// `note` gathers what was left out.
-std::vector<std::string> write_vtk(const Dataset& ds, const std::string& path, std::vector<std::string>& notes);
-// The number of .vti files write_vtk writes for `path` (for a progress line).
-std::size_t vtk_file_count(const Dataset& ds, const std::string& path);
+// A progress line counts the .vti files (on a terminal, unless `quiet`).
+// `notes` gathers what was left out.
+std::vector<std::string> write_vtk(const Dataset& ds, const std::string& path, std::vector<std::string>& notes, bool quiet);
 
 }  // namespace numpipe::exporter
