@@ -1,5 +1,7 @@
 #include "parallel.hpp"
 
+#include "units.hpp"
+
 #include <zstd.h>
 
 #include <algorithm>
@@ -428,7 +430,7 @@ void StreamOut::write(const std::string& name, DType dtype, const Shape& shape, 
   if (!world().is_root()) return;
   std::optional<timeline::Scope> phase;
   if (impl_->is_output) phase.emplace("write output", static_cast<double>(payload_bytes(dtype, shape)));
-  json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", attrs}};
+  json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", with_units(attrs, name, units_)}};
   impl_->write_head(header, data, static_cast<std::size_t>(payload_bytes(dtype, shape)));
   impl_->sink->flush();  // a complete record: handed on to a reader in a pipe
   ++records_;
@@ -546,7 +548,7 @@ void StreamOut::write_blocks(const std::string& name, DType dtype, const Shape& 
   };
   std::string part;  // the other ranks: their frames, sent to rank 0 together
   if (g.is_root()) {  // rank 0: the header, its frames written as they are made, then every other rank's as they arrive
-    json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", attrs}};
+    json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", with_units(attrs, name, units_)}};
     impl_->write_head(header, nullptr, 0);
     ByteSink& sink = *impl_->sink;
     make_in_order<std::string>(

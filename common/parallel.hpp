@@ -171,6 +171,8 @@ class StreamOut {
   double blocked_seconds() const { return blocked_seconds_; }
   // Bytes a frame of a blocked record holds at most (unless one plane is larger).
   static constexpr std::size_t kFrameBytes = std::size_t(4) << 20;
+  // A workload's units (common/units.hpp), written into the attrs of every record after.
+  void set_units(json table) { units_ = std::move(table); }
 
  private:
   struct Impl;
@@ -178,6 +180,7 @@ class StreamOut {
   std::uint64_t records_ = 0, blocked_bytes_ = 0;
   double blocked_seconds_ = 0;
   bool finished_ = false;
+  json units_ = json::object();
 };
 
 // The maximum of x over every rank (MPI_Allreduce MPI_MAX: exact, order-free).

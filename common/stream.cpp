@@ -1,5 +1,7 @@
 #include "stream.hpp"
 
+#include "units.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1497,7 +1499,7 @@ void StreamWriter::write(const std::string& name, DType dtype, const Shape& shap
   std::uint64_t bytes = payload_bytes(dtype, shape);
   std::optional<timeline::Scope> phase;
   if (impl_->is_output) phase.emplace("write output", static_cast<double>(bytes));
-  json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", attrs}};
+  json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", with_units(attrs, name, units_)}};
   impl_->write_frame(header, data, static_cast<std::size_t>(bytes));
   ++records_;
 }
@@ -1517,7 +1519,7 @@ void StreamWriter::write_in_pieces(const std::string& name, DType dtype, const S
   if (!attrs.is_object()) fail_internal("attrs of record '" + name + "' must be a JSON object");
   std::optional<timeline::Scope> phase;
   if (impl_->is_output) phase.emplace("write output", static_cast<double>(bytes));
-  json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", attrs}};
+  json header = {{"name", name}, {"dtype", dtype_name(dtype)}, {"shape", shape}, {"attrs", with_units(attrs, name, units_)}};
   impl_->write_frame(header, nullptr, static_cast<std::size_t>(bytes), /*payload_in_pieces=*/true);
   HostArray<unsigned char> piece(kPieceBytes);
   for (std::uint64_t at = 0; at < bytes; at += kPieceBytes) {

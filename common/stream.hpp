@@ -310,12 +310,15 @@ class StreamWriter {
   // Writes the end record and flushes. The OutputFile is committed by its owner.
   void finish();
   std::uint64_t records_written() const { return records_; }
+  // A workload's units (common/units.hpp), written into the attrs of every record after.
+  void set_units(json table) { units_ = std::move(table); }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::uint64_t records_ = 0;
   bool finished_ = false;
+  json units_ = json::object();
 };
 
 // Convenience: writes `records` as one complete stream to a path or "-", atomically.

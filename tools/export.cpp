@@ -76,7 +76,7 @@ int run(int argc, char** argv) {
            "  gen-input fluid --n 64 | fluid-step --steps 20 | nps-export -o state.nc\n"
            "  gen-input fluid --n 64 | fluid-step --steps 20 | nps-export -o state.vti",
            "the CSV table, NetCDF-4 file or VTK image data (the format from --to or the suffix)",
-           "No progress line on stderr (a CSV's rows written, shown on a terminal after a second)"},
+           "No progress line on stderr (a CSV's rows, a NetCDF file's records or the VTK files written, shown on a terminal after a second)"},
           kInput | kOutput | kNotStream);
   cli.add("Export")("to", "csv, netcdf or vtk (default: from the suffix of -o: .csv, .nc, .vti or .pvd)",
                     cxxopts::value<std::string>(), "FORMAT")(
@@ -130,8 +130,17 @@ int run(int argc, char** argv) {
         if (v.coordinate || std::find(names.begin(), names.end(), v.name) != names.end()) kept.push_back(std::move(v));
       ds.variables = std::move(kept);
     }
-    if (format == "netcdf") export_netcdf(ds, out_path, deflate, cli.command_line());
-    else exporter::write_vtk(ds, out_path, notes);
+    if (format == "netcdf") {
+      std::uint64_t records_total = 0;
+      for (const auto& v : ds.variables)
+        if (!v.coordinate) records_total += v.records.size();
+      Progress progress("nps-export", "records", records_total, cli.quiet());
+      ActiveProgress active(progress);
+      export_netcdf(ds, out_path, deflate, cli.command_line());
+      progress.finish();
+    } else {
+      exporter::write_vtk(ds, out_path, notes, cli.quiet());
+    }
   }
   if (!cli.quiet())
     for (const auto& n : notes) std::fprintf(stderr, "nps-export: %s\n", n.c_str());

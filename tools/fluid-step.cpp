@@ -22,6 +22,7 @@
 #include "kernels/fluid/fluid.hpp"
 #include "kernels/fluid/scene.hpp"
 #include "kernels/fluid/state_io.hpp"
+#include "kernels/fluid/units.hpp"
 
 namespace numpipe {
 namespace {
@@ -277,6 +278,7 @@ int run_with(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Record
   json forcing = {{"type", p.forcing == Forcing::react ? "react" : "none"}, {"force", p.force}, {"source", p.source}};
 
   StreamWriter writer(out);
+  writer.set_units(fluid::units());
   const double loop_t0 = timeline::now(), loop_covered0 = timeline::total_seconds();
   auto snapshot = [&](std::int64_t step, double time) {
     require_finite_fields(fields, Shape{p.n + 2, p.n + 2}, "snap_", false, step);
@@ -372,6 +374,7 @@ int run_scene(Cli& cli, OutputFile& out, const StateInput& in, std::vector<Recor
                                                       fields.temperature(), static_cast<int>(sizeof(T)));
 
   StreamWriter writer(out);
+  writer.set_units(fluid::units());
   const double loop_t0 = timeline::now(), loop_covered0 = timeline::total_seconds();
   auto snapshot = [&](std::int64_t step, double time) {
     require_finite_fields(fields, Shape{scene.ny + 2, scene.nx + 2}, "snap_", false, step);

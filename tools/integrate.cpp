@@ -20,6 +20,7 @@
 #include "common/strings.hpp"
 #include "common/timeline.hpp"
 #include "kernels/integrate/integrate.hpp"
+#include "kernels/integrate/units.hpp"
 
 namespace ig = numpipe::integrate;
 using numpipe::exact_text;
@@ -421,6 +422,7 @@ int main(int argc, char** argv) {
     };
     numpipe::MemorySink discard;  // ranks other than 0 write nothing
     numpipe::StreamWriter writer(out ? static_cast<numpipe::ByteSink&>(*out) : discard);
+    writer.set_units(ig::units());
     numpipe::PhaseLog log;
     double inner_steps = 0, unshared = 0;
     bool table_plan = false;

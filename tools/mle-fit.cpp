@@ -16,6 +16,8 @@
 #include "common/profile.hpp"
 #include "kernels/mle/garch.hpp"
 #include "kernels/mle/mle.hpp"
+#include "kernels/mle/units.hpp"
+#include "common/units.hpp"
 
 namespace numpipe {
 namespace {
@@ -235,6 +237,7 @@ int run_garch(Cli& cli, OutputFile& out, const std::vector<Record>& records, con
   attrs = cli.stamp(attrs, xr.attrs);
   const Shape shape{s.series, W};
   StreamWriter writer(out);
+  writer.set_units(mle::units(units_of(xr.attrs, "x", xr.name)));
   std::vector<std::int64_t> start(static_cast<std::size_t>(W));
   for (std::int64_t w = 0; w < W; ++w) start[static_cast<std::size_t>(w)] = w * o.step;
   auto put = [&](const char* name, const std::vector<double>& v, const char* what) {
@@ -658,6 +661,7 @@ int run(int argc, char** argv) {
   std::vector<std::int64_t> start(static_cast<std::size_t>(W));
   for (std::int64_t w = 0; w < W; ++w) start[static_cast<std::size_t>(w)] = w * params.step;
   StreamWriter writer(*out);
+  writer.set_units(mle::units(units_of(xr->attrs, "x", xr->name)));
   json a_start = attrs;
   a_start["description"] = "index of each window's first point";
   writer.write("start", Shape{W}, start.data(), a_start);

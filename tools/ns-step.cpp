@@ -20,6 +20,7 @@
 #include "common/run.hpp"
 #include "common/workers.hpp"
 #include "kernels/ns/ns.hpp"
+#include "kernels/ns/units.hpp"
 
 namespace numpipe {
 namespace {
@@ -309,6 +310,7 @@ int run(int argc, char** argv) {
     state_attrs["grid"] = {{"dims", {"x", "y", "z"}}, {"origin", {0.0, 0.0, 0.0}}, {"spacing", {g.h[0], g.h[1], g.h[2]}}};
   }
   par::StreamOut writer(world.is_root() ? out_file.get() : nullptr);
+  writer.set_units(ns::units());
   double written_bytes = 0;  // the blocked records' payload (the whole arrays)
   const DType field_dtype = o.fp32 ? DType::f4 : DType::f8;
   auto write_field = [&](const std::string& name, const json& attrs, const ns::BlockFields& b, const void* data) {

@@ -19,6 +19,7 @@
 #include "kernels/price/black.hpp"
 #include "kernels/price/calibrate.hpp"
 #include "kernels/price/price.hpp"
+#include "kernels/price/units.hpp"
 
 namespace {
 using namespace numpipe;
@@ -515,6 +516,7 @@ int main(int argc, char** argv) {
     progress.finish();
     if (!world.is_root()) return 0;
     StreamWriter writer(*out);
+    writer.set_units(price::units());
     for (const Record& r : results) writer.write(r);
     writer.finish();
     // The profile before the commit: a failure to append it leaves no output behind.

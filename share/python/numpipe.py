@@ -1065,74 +1065,27 @@ def read(source="-", **kwargs):
 # ---------------------------------------------------------------------------------
 # xarray
 
-def _labels_text(array):
-    """The strings of a labels record (u1 [n, width], NUL-padded UTF-8)."""
-    return [bytes(row).rstrip(b"\0").decode("utf-8", "replace") for row in np.asarray(array, dtype=np.uint8)]
-
-
-def _is_labels(rec):
-    return rec.attrs.get("kind") == "labels" and rec.array.dtype == np.uint8 and rec.array.ndim == 2
-
-
-def _grid_coords(attrs, shape):
-    """(dims, {dim: coordinate values}) from attrs "grid" (DEVELOPING.md "Grid geometry"), or None."""
-    grid = attrs.get("grid")
-    if not isinstance(grid, dict):
-        return None
-    dims = grid.get("dims")
-    if not isinstance(dims, list) or len(dims) != len(shape) or not all(isinstance(d, str) for d in dims):
-        return None
-    origin = grid.get("origin", [0.0] * len(shape))
-    spacing = grid.get("spacing", [1.0] * len(shape))
-    coords = {}
-    for k, d in enumerate(dims):
-        try:
-            coords[d] = float(origin[k]) + float(spacing[k]) * np.arange(shape[k])
-        except (TypeError, ValueError, IndexError):
-            pass
-    return list(dims), coords
-
-
-# The axes of the workloads' outputs where their attrs do not name them.
-def _workload_dims(name, rec, shape):
-    kind = str(rec.attrs.get("kind", ""))
-    nd = len(shape)
-    if kind == "price.output" and nd == 1:
-        strike = 0.001 * np.arange(shape[0])  # strike o = 0.001*o (FinPar's LocVolCalib)
-        return ["strike"], {"strike": strike}
-    if kind == "integrate.reserve":
-        if name == "reserve" and nd == 2:
-            return ["policy", "year"], {"year": np.arange(shape[1], dtype=np.int64)}
-        if name == "reserve0" and nd == 1:
-            return ["policy"], {}
-    if kind.startswith("mle") and name not in ("start",):
-        if nd == 2:
-            return ["series", "window"], {}
-        if nd == 3 and name == "quantiles":
-            levels = rec.attrs.get("levels")
-            c = {"level": np.asarray(levels, dtype=float)} if isinstance(levels, list) and len(levels) == shape[2] else {}
-            return ["series", "window", "level"], c
-    if name == "start" and nd == 1 and kind.startswith("mle"):
-        return ["window"], {}
-    return None
+def _export_program():
+    """The nps-export to run: $NUMPIPE_EXPORT, else nps-export on PATH, else None."""
+    return os.environ.get("NUMPIPE_EXPORT") or shutil.which("nps-export")
 
 
 def to_xarray(source="-", **kwargs):
     """Reads a stream (a path, "-", a binary file, or a Stream from read()) into an
-    xarray Dataset: one variable per record name, with named dimensions and
-    coordinates where the attrs say what the axes are:
+    xarray Dataset laid out exactly as ``nps-export --to netcdf`` lays out its NetCDF
+    file: the same dimensions and coordinates (grid axes x, y, z; a snapshot series'
+    "time" with "step"; the workloads' axes strike, policy, year, series, window,
+    level), a table record's columns as variables NAME_COLUMN, labels as
+    coordinates, dates as datetime64 (a CF time), ``var.attrs["units"]`` from the
+    records' units, the global attributes of the stream's last record.
 
-    - attrs "grid" (dims, origin, spacing): coordinates along each grid axis;
-    - attrs "dims": the axes' names; attrs "columns": the last axis is "column",
-      with the columns' names as its coordinate;
-    - a name that repeats (a snapshot series: snap_d, snap_u, ...) gets a leading
-      "time" dimension with the records' "time" (and "step") as coordinates;
-    - labels records (kind "labels": dates, names) become coordinates of the axis
-      they label; the workloads' tables get their own: strike (price), year
-      (integrate), window and level (mle-fit).
-
-    Each variable's attrs are its first record's attrs (JSON values; nested ones
-    as JSON text). Raises ImportError with advice when xarray is missing.
+    One layout, not two: to_xarray runs nps-export on the stream and opens the
+    file it writes (tools/export/dataset.cpp holds the rules), so a Dataset from
+    Python and a file from the shell never name an axis differently. It needs
+    nps-export built with NetCDF (on PATH, or the program named by the environment
+    variable NUMPIPE_EXPORT) and xarray with python3-netcdf4. The values are loaded
+    into memory; the temporary file is removed. Raises ImportError with advice when
+    xarray or netCDF4 is missing, RuntimeError when nps-export is missing or fails.
     """
     try:
         import xarray as xr
@@ -1140,96 +1093,35 @@ def to_xarray(source="-", **kwargs):
         raise ImportError("numpipe.to_xarray needs xarray, which is not installed (Debian: apt-get install "
                           "python3-xarray; in a virtual environment: pip install xarray); numpipe.read() needs "
                           "only NumPy") from e
-    stream = source if isinstance(source, Stream) else read(source, **kwargs)
-    labels_by_axis = {}
-    for rec in stream.records:
-        if _is_labels(rec):
-            axis = rec.attrs.get("labels_of")
-            if isinstance(axis, str) and axis:
-                labels_by_axis.setdefault(axis, (rec.name, _labels_text(rec.array)))
-    data_vars, coords = {}, {}
-
-    def add_coord(dim, values):
-        values = np.asarray(values)
-        if dim in coords and (coords[dim][1].shape != values.shape or not np.array_equal(coords[dim][1], values)):
-            return  # a different axis under the same name: keep the first
-        coords[dim] = ([dim], values)
-
-    for name, count in stream.counts().items():
-        group = stream.all(name)
-        first = group[0]
-        if _is_labels(first):
-            continue
-        shape = first.array.shape
-        dims, cs = None, {}
-        grid = _grid_coords(first.attrs, shape)
-        if grid:
-            dims, cs = grid
-        elif isinstance(first.attrs.get("dims"), list) and len(first.attrs["dims"]) == len(shape) \
-                and all(isinstance(d, str) for d in first.attrs["dims"]):
-            dims = list(first.attrs["dims"])
-        else:
-            w = _workload_dims(name, first, shape)
-            if w:
-                dims, cs = w
-        if dims is None:
-            dims = ["%s_dim%d" % (name, k) for k in range(len(shape))]
-        columns = first.attrs.get("columns")
-        if isinstance(columns, list) and len(shape) >= 1 and len(columns) == shape[-1] \
-                and all(isinstance(c, str) for c in columns):
-            if dims[-1].startswith(name + "_dim"):
-                names = np.asarray(columns, dtype=object)
-                same = "column" not in coords or (coords["column"][1].shape == names.shape
-                                                  and list(coords["column"][1]) == list(names))
-                dims[-1] = "column" if same else "%s_column" % name
-            cs[dims[-1]] = np.asarray(columns, dtype=object)
-        # Sizes must agree across variables that share a dimension name; else keep this one's own.
-        for k, d in enumerate(dims):
-            for other in data_vars.values():
-                if d in other[0] and other[1].shape[other[0].index(d)] != shape[k]:
-                    dims[k] = "%s_%s" % (name, d)
-        for d, values in cs.items():
-            if d in dims:
-                add_coord(d, values)
-        for axis, (label_name, texts) in labels_by_axis.items():
-            if axis in dims and len(texts) == shape[dims.index(axis)]:
-                coords[label_name] = ([axis], np.asarray(texts, dtype=object))
-        attrs = _flat_attrs(first.attrs)
-        if count > 1:
-            shapes = {rec.array.shape for rec in group}
-            if len(shapes) > 1:
-                raise ValueError("records '%s' differ in shape (%s): not one series"
-                                 % (name, ", ".join(str(list(x)) for x in sorted(shapes))))
-            time_dim = "time" if all("time" in rec.attrs for rec in group) else "%s_index" % name
-            values = np.stack([rec.array for rec in group])
-            if time_dim == "time":
-                t = np.asarray([float(rec.attrs["time"]) for rec in group])
-                if "time" in coords and not np.array_equal(coords["time"][1], t):
-                    time_dim = "%s_time" % name
-                add_coord(time_dim, t)
-                if all("step" in rec.attrs for rec in group):
-                    coords.setdefault("step" if time_dim == "time" else "%s_step" % name,
-                                      ([time_dim], np.asarray([int(rec.attrs["step"]) for rec in group])))
-            data_vars[name] = ([time_dim] + dims, values, attrs)
-        else:
-            data_vars[name] = (dims, first.array, attrs)
-    return xr.Dataset({k: xr.Variable(d, v, attrs=a) for k, (d, v, a) in data_vars.items()},
-                      coords={k: xr.Variable(d, v) for k, (d, v) in coords.items()})
-
-
-def _flat_attrs(attrs):
-    """attrs for xarray/netCDF: numbers and strings as they are, anything nested as JSON text."""
-    out = {}
-    for k, v in attrs.items():
-        if isinstance(v, (str, int, float)) and not isinstance(v, bool):
-            out[k] = v
-        elif isinstance(v, bool):
-            out[k] = int(v)
-        elif isinstance(v, list) and v and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
-            out[k] = np.asarray(v)
-        else:
-            out[k] = json.dumps(v, sort_keys=True)
-    return out
+    try:
+        import netCDF4  # noqa: F401  (xarray's engine for the NetCDF-4 file)
+    except ImportError as e:
+        raise ImportError("numpipe.to_xarray opens nps-export's NetCDF-4 file with netCDF4, which is not "
+                          "installed (Debian: apt-get install python3-netcdf4; pip install netCDF4)") from e
+    program = _export_program()
+    if not program:
+        raise RuntimeError("numpipe.to_xarray runs nps-export, which is not on PATH: put numpipe's bin folder "
+                           "on PATH or name the program in NUMPIPE_EXPORT")
+    with tempfile.TemporaryDirectory(prefix="numpipe-xarray-") as folder:
+        path = None
+        if isinstance(source, (str, bytes, os.PathLike)) and os.fsdecode(source) not in ("", "-") and not kwargs:
+            path = os.fsdecode(source)
+        else:  # stdin, a file object, a Stream, or limits to apply: the records as read here
+            stream = source if isinstance(source, Stream) else read(source, **kwargs)
+            path = os.path.join(folder, "in.nps")
+            with Writer(path, stamp=False) as w:
+                for rec in stream.records:
+                    w.write(rec.name, rec.array, rec.attrs)
+        nc = os.path.join(folder, "out.nc")
+        run = subprocess.run([program, "-q", "-i", path, "--to", "netcdf", "-o", nc],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if run.returncode != 0:
+            message = run.stderr.decode("utf-8", "replace").strip()
+            if run.returncode == 2 and "built without NetCDF" not in message:  # the stream itself
+                raise ValueError(message)
+            raise RuntimeError("nps-export could not write the NetCDF file (exit %d): %s" % (run.returncode, message))
+        with xr.open_dataset(nc, engine="netcdf4") as ds:
+            return ds.load()
 
 
 # ---------------------------------------------------------------------------------

@@ -60,7 +60,8 @@ def same(text, value):  # the text reads back to exactly the value
 head, rows = table("fits.csv")
 f = numpipe.read("fits.nps")
 per_window = ["theta", "p", "s_l", "s_r", "loglik", "no_maximum", "skew", "aic", "bic"]
-assert head == ["series", "window", "start"] + per_window + ["quantiles_0.01", "quantiles_0.05"], head
+# Each column's units in brackets (mle-fit's: the series' pure numbers).
+assert head == ["series", "window", "start [1]"] + [n + " [1]" for n in per_window] + ["quantiles_0.01 [1]", "quantiles_0.05 [1]"], head
 S, W = f["theta"].shape
 assert len(rows) == S * W, (len(rows), S, W)
 q = len(head) - 2
@@ -74,20 +75,20 @@ for r in rows:
 # integrate: policy, year, reserve (NaN past 120 - x as "nan").
 head, rows = table("reserve.csv")
 res = numpipe.read("res.nps")["reserve"]
-assert head == ["policy", "year", "reserve"], head
+assert head == ["policy", "year", "reserve [1]"], head
 assert len(rows) == res.size
 for r in rows:
     assert same(r[2], res[int(r[0]), int(r[1])]), r
 assert any(r[2] == "nan" for r in rows), "no year past the policy's end"
 head, rows = table("res-all.csv")
-assert head[:5] == ["policy", "year", "g", "r", "x"] and "reserve" in head and "reserve0" in head, head
+assert head[:5] == ["policy", "year", "g [year]", "r [year]", "x [year]"] and "reserve [1]" in head and "reserve0 [1]" in head, head
 
 # ns-step diagnostics: one row per diagnostics step, every named column.
 head, rows = table("diag.csv")
 d = list(numpipe.records("ns.nps"))
 diag = [a for n, a, _ in d if n == "diagnostics"][0]
 cols = [at for n, _, at in d if n == "diagnostics"][0]["columns"]
-assert head == ["diagnostics_row"] + cols, head
+assert head == ["diagnostics_row"] + [c + " [1]" for c in cols], head
 assert [int(float(r[1])) for r in rows] == [0, 2, 4, 6]
 for i, r in enumerate(rows):
     for j in range(len(cols)):
@@ -95,7 +96,7 @@ for i, r in enumerate(rows):
 
 # price-like: maturity and strike coordinates (f4 printed as f4), labels quoted, i8 exact, specials.
 head, rows = table("price.csv")
-assert head == ["maturity", "strike", "option type", "price", "delta", "count", "vega"], head
+assert head == ["maturity [years]", "strike [USD]", "option type", "price", "delta", "count", "vega"], head
 p = numpipe.read("price.nps")
 assert len(rows) == 6
 labels = ['call, "deep"', "at\nthe money", "put"]
@@ -114,7 +115,7 @@ PY
 
 # --records: a choice of columns; records on axes no table holds together are refused.
 nps-export -i price.nps --records price -o p1.csv
-[ "$(head -1 p1.csv)" = "maturity,strike,option type,price" ] || fail "--records price: header $(head -1 p1.csv)"
+[ "$(head -1 p1.csv)" = "maturity [years],strike [USD],option type,price" ] || fail "--records price: header $(head -1 p1.csv)"
 nps-export -i price.nps --records spot -o spot.csv
 [ "$(cat spot.csv)" = "$(printf 'spot_dim0,spot\n0,100')" ] || fail "--records spot: $(cat spot.csv)"
 expect_exit 2 "no one table holds both" -- nps-export -i price.nps --records price,spot -o x.csv

@@ -21,9 +21,9 @@ def read_vti(path):
     n = (ext[1] - ext[0] + 1, ext[3] - ext[2] + 1, ext[5] - ext[4] + 1)
     out = {"n": n, "origin": [float(v) for v in image.get("Origin").split()],
            "spacing": [float(v) for v in image.get("Spacing").split()], "arrays": {}}
-    fd = image.find("FieldData")
-    if fd is not None:
-        out["time"] = float(fd.find("DataArray").text)
+    time = image.find("FieldData/DataArray[@Name='TimeValue']")  # the field data also holds "units"
+    if time is not None:
+        out["time"] = float(time.text)
     for a in image.find("Piece").find("PointData").findall("DataArray"):
         off = data + int(a.get("offset"))
         size = int(np.frombuffer(raw, "<u8", 1, off)[0])

@@ -56,6 +56,13 @@ fi
 if command -v nps-export > /dev/null; then   # the rows of a CSV table
   gen-input array --shape 1000,3 --fill linspace -o tab.nps
   check nps-export rows 3000 nps-export -i tab.nps -o tab.csv   # a row per element: 1000 x 3
+  # NetCDF: the records written (where the build has NetCDF); VTK: the files written.
+  gen-input array --shape 1000,3 --fill linspace -o tab2.nps
+  cat tab.nps tab2.nps > two.nps   # the name twice: a series of 2 records
+  if nps-export -q -i tab.nps -o probe.nc 2> /dev/null; then
+    check nps-export records 2 nps-export -i two.nps -o two.nc
+  fi
+  check nps-export files 2 nps-export -i two.nps -o two.pvd
 fi
 if command -v ns-step > /dev/null; then
   gen-input ns --n 12 -o n.nps

@@ -62,16 +62,17 @@ with numpipe.Writer("mixed.nps") as w:
     w.write("table", np.arange(6.0).reshape(3, 2), {"columns": ["a", "b"]})
     w.write("window_label", np.frombuffer(b"2020-01-01" + b"2020-01-02" + b"2020-01-03", dtype=np.uint8).reshape(3, 10),
             {"kind": "labels", "labels_of": "window", "column": "date"})
-    w.write("fit", np.arange(3.0).reshape(1, 3), {"kind": "mle.fit"})
+    w.write("fit", np.arange(3.0).reshape(1, 3), {"kind": "mle.fit", "windows": 3})
 ds = numpipe.to_xarray("mixed.nps")
 assert ds["q"].dims == ("y", "x"), ds["q"].dims
 assert np.allclose(ds["x"].values, [0.25, 0.75, 1.25, 1.75, 2.25]) and np.allclose(ds["y"].values, [0.5, 1.5, 2.5, 3.5])
 assert ds["snap_q"].dims == ("time", "y", "x"), ds["snap_q"].dims
 assert np.allclose(ds["time"].values, [0.0, 0.1, 0.2]) and list(ds["step"].values) == [0, 10, 20]
 assert float(ds["snap_q"].sel(time=0.2).mean()) == 2.0
-assert ds["table"].dims[-1] == "column" and list(ds["column"].values) == ["a", "b"]
+# nps-export's layout: a table's columns as variables NAME_COLUMN, dates as datetime64.
+assert ds["table_a"].dims == ("table_row",) and list(ds["table_b"].values) == [1.0, 3.0, 5.0]
 assert ds["fit"].dims == ("series", "window"), ds["fit"].dims
-assert list(ds["window_label"].values) == ["2020-01-01", "2020-01-02", "2020-01-03"]
+assert [str(d)[:10] for d in ds["date"].values] == ["2020-01-01", "2020-01-02", "2020-01-03"], ds["date"]
 assert ds["q"].attrs["units"] == "m"
 EOF
 

@@ -71,7 +71,7 @@ TEST_CASE("the dataset: axes from attrs and kinds, coordinates, labels, series")
   Dataset ds = build_dataset(rs);
   REQUIRE(ds.axis("strike"));
   CHECK(ds.axis("strike")->coordinate == std::vector<double>{90, 100, 110});
-  CHECK(ds.axis("strike")->coordinate_attrs["units"] == "USD");
+  CHECK(ds.axis("strike")->units == "USD");
   CHECK(ds.axis("strike")->labels == std::vector<std::string>{"a", "b", "c"});
   CHECK(ds.axis("strike")->labels_name == "name");
   CHECK(ds.variable("strike")->coordinate);

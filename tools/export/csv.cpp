@@ -116,12 +116,19 @@ void write_csv(const Dataset& ds, const TableChoice& table, ByteSink& out) {
   };
   std::vector<AxisColumns> axes;
   std::vector<std::vector<double>> steps_of;
+  // A column's units follow its name in brackets, "u [m s-1]" (docs/export.md).
+  std::vector<std::string> units_of_column;
+  auto with_units = [](const std::string& column, const std::string& units) {
+    return units.empty() ? column : column + " [" + units + "]";
+  };
   for (const auto& d : table.dims) {
     const Axis* a = ds.axis(d);
     const bool steps = a->coordinate_attrs.contains("steps");
     axes.push_back({a, steps});
     header.push_back(unique(a->name, "axis"));
-    if (steps) header.push_back(unique("step", a->name));
+    units_of_column.push_back(a->coordinate.empty() ? "" : a->units);
+    if (steps) header.push_back(unique("step", a->name)), units_of_column.push_back("1");
+    if (!a->labels.empty()) units_of_column.push_back("");
     if (!a->labels.empty()) header.push_back(unique(a->labels_name, a->name));
     steps_of.push_back(steps ? a->coordinate_attrs["steps"].get<std::vector<double>>() : std::vector<double>());
   }
@@ -148,13 +155,17 @@ void write_csv(const Dataset& ds, const TableChoice& table, ByteSink& out) {
     for (const auto& d : v->dims)
       pos.push_back(static_cast<std::size_t>(std::find(table.dims.begin(), table.dims.end(), d) - table.dims.begin()));
     position.push_back(pos);
-    if (v->is_table())
+    if (v->is_table()) {
       for (const auto& c : v->columns) header.push_back(unique(prefixed.count(v) ? v->name + "_" + c : c, v->name));
-    else
+      units_of_column.insert(units_of_column.end(), v->column_units.begin(), v->column_units.end());
+    } else {
       header.push_back(unique(v->name, "value"));
+      units_of_column.push_back(v->units);
+    }
   }
   std::string line;
-  for (std::size_t i = 0; i < header.size(); ++i) line += (i ? "," : "") + csv_field(header[i]);
+  for (std::size_t i = 0; i < header.size(); ++i)
+    line += (i ? "," : "") + csv_field(with_units(header[i], units_of_column[i]));
   line += "\n";
   out.write(line.data(), line.size());
 

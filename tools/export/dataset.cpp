@@ -1,11 +1,13 @@
 #include "export/dataset.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <map>
 
 #include "common/labels.hpp"
+#include "common/units.hpp"
 
 namespace numpipe::exporter {
 namespace {
@@ -179,14 +181,26 @@ Dataset build_dataset(const std::vector<Record>& records, bool strict) {
     v.records = group;
     v.dtype = first.dtype;
     v.attrs = first.attrs.is_object() ? first.attrs : json::object();
+    // A series' own attrs are those its records share (a snapshot's step and time are the time axis).
+    for (const Record* r : group)
+      for (auto it = v.attrs.begin(); it != v.attrs.end();) {
+        if (!r->attrs.is_object() || !r->attrs.contains(it.key()) || r->attrs[it.key()] != it.value()) it = v.attrs.erase(it);
+        else ++it;
+      }
+    v.units = units_of(first.attrs, name, name);
     const std::size_t ndim = first.shape.size();
     if (ndim >= 1) {
       const auto last = static_cast<std::size_t>(first.shape.back());
       if (auto c = string_list(v.attrs, "columns"); c && c->size() == last && last > 0) {
         v.columns = *c;
+        for (const auto& c_name : v.columns) {
+          const std::string u = units_of(first.attrs, c_name, name);
+          v.column_units.push_back(u.empty() ? v.units : u);
+        }
       } else if (auto l = string_list(v.attrs, "level_names"); l && l->size() == last && last > 0) {
         v.columns.clear();
         for (const auto& s : *l) v.columns.push_back(name + "_" + s);
+        v.column_units.assign(v.columns.size(), v.units);
         if (auto lv = number_list(v.attrs.value("levels", json())); lv && lv->size() == last) v.levels = *lv;
       }
     }
@@ -207,6 +221,7 @@ Dataset build_dataset(const std::vector<Record>& records, bool strict) {
         la.coordinate = v.levels;
         la.coordinate_from = "levels";
         la.coordinate_attrs = {{"long_name", "probability level"}};
+        la.units = "1";
       }
     }
     // A series: a new first axis.
@@ -235,6 +250,7 @@ Dataset build_dataset(const std::vector<Record>& records, bool strict) {
         a.coordinate_from = timed ? "attrs time" : "attrs step";
         a.coordinate_attrs = {{"long_name", timed ? "time" : "step"}};
         if (timed && stepped) a.coordinate_attrs["steps"] = steps;
+        a.units = timed ? units_of(first.attrs, "time", name) : "1";
       }
       v.dims.push_back(axis_name);
       v.shape.push_back(static_cast<std::int64_t>(group.size()));
@@ -256,6 +272,7 @@ Dataset build_dataset(const std::vector<Record>& records, bool strict) {
               for (std::int64_t k = 0; k < a.size; ++k) a.coordinate.push_back((*origin)[i] + static_cast<double>(k) * (*spacing)[i]);
               a.coordinate_from = "grid";
               a.coordinate_attrs = {{"long_name", a.name}, {"spacing", (*spacing)[i]}};
+              a.units = units_of(first.attrs, a.name, name);
             }
         }
       }
@@ -277,7 +294,7 @@ Dataset build_dataset(const std::vector<Record>& records, bool strict) {
           a.coordinate_from = "record " + v.name;
           a.coordinate_dtype = v.dtype;
           a.coordinate_attrs = json::object();
-          if (v.attrs.contains("units")) a.coordinate_attrs["units"] = v.attrs["units"];
+          a.units = v.units;
           if (v.attrs.contains("long_name")) a.coordinate_attrs["long_name"] = v.attrs["long_name"];
           else if (v.attrs.contains("description")) a.coordinate_attrs["long_name"] = v.attrs["description"];
         }
@@ -301,6 +318,15 @@ Dataset build_dataset(const std::vector<Record>& records, bool strict) {
       }
     Axis& a = use_axis(target.empty() ? l->name : target, static_cast<std::int64_t>(text.size()), l->name);
     a.labels = std::move(text);
+    a.label_days.clear();
+    for (const auto& t : a.labels) {
+      const auto days = parse_date_days(t);
+      if (!days) {
+        a.label_days.clear();
+        break;
+      }
+      a.label_days.push_back(*days);
+    }
     std::string column = l->attrs.value("column", std::string());
     bool taken = false;  // another axis's labels already carry this name (two "date" columns)
     for (const auto& other : ds.axes) taken = taken || (&other != &a && other.labels_name == column);
@@ -310,25 +336,86 @@ Dataset build_dataset(const std::vector<Record>& records, bool strict) {
     else a.labels_name = column;
   }
 
-  // Global attributes and history: those of the first data record with the
-  // longest history (snapshots written during a run may carry less of it).
-  const Variable* source = nullptr;
-  auto history_length = [](const Variable* v) {
-    auto it = v->attrs.find("history");
-    return it != v->attrs.end() && it->is_array() ? it->size() : 0;
+  // FinPar's strikes (price without a strike record): strike o = 0.001 * o, as its attrs say.
+  for (auto& a : ds.axes) {
+    if (a.name != "strike" || !a.coordinate.empty()) continue;
+    for (const auto& v : ds.variables)
+      if (kind_of(*v.records.front()) == "price.output" && v.attrs.contains("strike") && v.attrs["strike"].is_string() &&
+          v.attrs["strike"].get<std::string>().rfind("0.001*o", 0) == 0) {
+        for (std::int64_t k = 0; k < a.size; ++k) a.coordinate.push_back(0.001 * static_cast<double>(k));
+        a.coordinate_from = "attrs strike";
+        a.coordinate_attrs = {{"long_name", "strike"}};
+        break;
+      }
+  }
+
+  // An axis whose coordinate came without units: any record's units table may name it (strike, year).
+  for (auto& a : ds.axes)
+    for (const Record& r : records)
+      if (a.units.empty() && !a.coordinate.empty()) a.units = units_of(r.attrs, a.name, r.name);
+
+  // Global attributes and history: those of the data record written last among
+  // those with the longest history (snapshots written during a run may carry less
+  // of it; the state the stream ends in is its last record, not its first snapshot).
+  const Record* source = nullptr;
+  auto history_length = [](const Record* r) -> std::size_t {
+    if (!r->attrs.is_object()) return 0;
+    auto it = r->attrs.find("history");
+    return it != r->attrs.end() && it->is_array() ? it->size() : 0;
   };
-  for (const auto& v : ds.variables)
-    if (!v.coordinate && (!source || history_length(&v) > history_length(source))) source = &v;
+  // Tables (diagnostics, logs) describe the run, not its state: a record of the
+  // state is preferred where there is one.
+  const bool any_plain = std::any_of(ds.variables.begin(), ds.variables.end(),
+                                     [](const Variable& v) { return !v.coordinate && !v.is_table(); });
   for (const auto& v : ds.variables) {
-    if (v.coordinate || (source && &v != source)) continue;
-    ds.global_attrs = v.attrs;
+    if (v.coordinate || (any_plain && v.is_table())) continue;
+    for (const Record* r : v.records)
+      if (!source || history_length(r) > history_length(source) ||
+          (history_length(r) == history_length(source) && r > source))  // records are stored in stream order
+        source = r;
+  }
+  if (source && source->attrs.is_object()) {
+    ds.global_attrs = source->attrs;
     if (ds.global_attrs.contains("history")) {
       if (ds.global_attrs["history"].is_array()) ds.history = ds.global_attrs["history"];
       ds.global_attrs.erase("history");
     }
-    break;
   }
   return ds;
+}
+
+std::optional<double> parse_date_days(const std::string& text) {
+  // YYYY-MM-DD[(T| )HH:MM[:SS]]: digits where digits belong, nothing after.
+  auto digits = [&](std::size_t at, std::size_t n, int& out) {
+    if (at + n > text.size()) return false;
+    out = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (text[i] < '0' || text[i] > '9') return false;
+      out = out * 10 + (text[i] - '0');
+    }
+    return true;
+  };
+  int y, m, d, hh = 0, mm = 0, ss = 0;
+  if (!digits(0, 4, y) || text.size() < 10 || text[4] != '-' || !digits(5, 2, m) || text[7] != '-' || !digits(8, 2, d))
+    return std::nullopt;
+  if (text.size() > 10) {
+    const bool hm = (text[10] == 'T' || text[10] == ' ') && digits(11, 2, hh) && text.size() >= 16 && text[13] == ':' &&
+                    digits(14, 2, mm);
+    const bool hms = hm && text.size() == 19 && text[16] == ':' && digits(17, 2, ss);
+    if (!(hm && (text.size() == 16 || hms))) return std::nullopt;
+  }
+  static const int month_days[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m < 1 || m > 12 || d < 1 || d > month_days[m - 1] || hh > 23 || mm > 59 || ss > 60) return std::nullopt;
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (m == 2 && d == 29 && !leap) return std::nullopt;
+  // Days from 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+  const int yy = y - (m <= 2);
+  const int era = (yy >= 0 ? yy : yy - 399) / 400;
+  const int yoe = yy - era * 400;
+  const int doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const long days = static_cast<long>(era) * 146097 + doe - 719468;
+  return static_cast<double>(days) + (hh * 3600.0 + mm * 60.0 + ss) / 86400.0;
 }
 
 std::string format_double(double v) {

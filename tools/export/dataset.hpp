@@ -13,7 +13,11 @@
 //   maturity); attrs `grid` (origin, spacing) give x, y, z; a labels record
 //   (common/labels.hpp) labels the axis its `labels_of` names;
 // - a name written several times is a series along a new first axis: `time`
-//   when the records carry attrs `time` or `step` (snapshots), else `group`.
+//   when the records carry attrs `time` or `step` (snapshots), else `group`;
+// - units (common/units.hpp) come from attrs `units`: a variable's by its name,
+//   a column's by the column's, an axis's by the axis's (time by "time"); labels
+//   that are all dates (YYYY-MM-DD, optionally with a time of day) are also a
+//   CF time: days since 1970-01-01 on the proleptic Gregorian calendar.
 #pragma once
 #include <optional>
 #include <string>
@@ -30,9 +34,17 @@ struct Axis {
   std::string coordinate_from;      // "record NAME", "grid", "attrs time", "attrs step", "levels"
   DType coordinate_dtype = DType::f8;
   json coordinate_attrs = json::object();  // units, long_name
+  std::string units;                // the coordinate's (common/units.hpp), or "" when unknown
   std::vector<std::string> labels;  // empty: none
   std::string labels_name;          // the labels' column header ("date"), or AXIS_label
+  std::vector<double> label_days;   // labels that are all dates: days since 1970-01-01; else empty
 };
+
+// Days since 1970-01-01 00:00 (proleptic Gregorian) of "YYYY-MM-DD", optionally
+// followed by 'T' or ' ' and "HH:MM" or "HH:MM:SS"; nullopt for any other text.
+std::optional<double> parse_date_days(const std::string& text);
+inline constexpr const char* kDateUnits = "days since 1970-01-01 00:00:00";
+inline constexpr const char* kDateCalendar = "proleptic_gregorian";
 
 struct Variable {
   std::string name;                     // the record's name
@@ -40,7 +52,9 @@ struct Variable {
   std::vector<std::string> dims;        // axis names, the series axis first; without a table's column axis
   Shape shape;                          // sizes of dims
   DType dtype = DType::f8;
-  json attrs = json::object();          // the first record's attrs
+  json attrs = json::object();          // the record's attrs (a series: those every record shares)
+  std::string units;                    // common/units.hpp; "" when the attrs do not say
+  std::vector<std::string> column_units;  // a table's: each column's (its own, else the record's)
   bool gridded = false;                 // a field on a grid (left out of CSV tables unless asked for)
   bool coordinate = false;              // the coordinate of the axis it is named like
   // A table record: its last axis holds named columns.
@@ -62,7 +76,10 @@ struct Variable {
 struct Dataset {
   std::vector<Axis> axes;         // in order of first use
   std::vector<Variable> variables;  // in stream order (first record of each name)
-  json global_attrs = json::object();  // the first data record's attrs without history
+  // The attrs of the data record written last among those with the longest
+  // history (the state the stream ends in, not its first snapshot; a table only
+  // when there is nothing else), without history.
+  json global_attrs = json::object();
   json history = json::array();        // the tools the data passed through
 
   const Axis* axis(const std::string& name) const;

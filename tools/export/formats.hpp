@@ -34,7 +34,9 @@ std::string csv_field(const std::string& text);
 bool netcdf_built();
 // Writes every variable to a NetCDF-4 file at `path` (created new): the axes as
 // dimensions, coordinate variables, labels as string variables, table records
-// as one variable per column (levels as a dimension), zlib level `deflate`.
+// as one variable per column (levels as a dimension), zlib level `deflate`;
+// `units` on every variable whose units the attrs give, dates as a CF time.
+// Reports each record written to the active progress line (common/progress.hpp).
 void write_netcdf(const Dataset& ds, const std::string& path, int deflate, const std::string& export_command);
 
 // ---- VTK ---------------------------------------------------------------------------
@@ -45,7 +47,9 @@ struct VtkFile {
 // Writes the 2-D and 3-D fields as VTK XML image data (.vti, appended raw
 // binary): the snapshot series to BASE_NNNN.vti plus the collection `path`
 // (.pvd), or the final fields to `path` (.vti). Returns the files written.
-// `note` gathers what was left out.
-std::vector<std::string> write_vtk(const Dataset& ds, const std::string& path, std::vector<std::string>& notes);
+// Units go in each file's FieldData (a string array "units": "NAME=UNITS").
+// A progress line counts the .vti files (on a terminal, unless `quiet`).
+// `notes` gathers what was left out.
+std::vector<std::string> write_vtk(const Dataset& ds, const std::string& path, std::vector<std::string>& notes, bool quiet);
 
 }  // namespace numpipe::exporter

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "common/cli.hpp"
+#include "common/progress.hpp"
 #include "common/signals.hpp"
 #include "export/formats.hpp"
 
@@ -186,21 +187,35 @@ void write_netcdf(const Dataset& ds, const std::string& path, int deflate, const
       const DType t = a.coordinate_from.rfind("record ", 0) == 0 ? a.coordinate_dtype : DType::f8;
       check(nc_def_var(ncid, nc_name(a.name).c_str(), nc_type_of(t), 1, &d, &varid), "coordinate " + a.name);
       for (const auto& [k, v] : a.coordinate_attrs.items())
-        if (k != "steps") put_attr(ncid, varid, k, v);
+        if (k != "steps" && k != "units") put_attr(ncid, varid, k, v);
       if (!a.coordinate_attrs.contains("long_name")) put_text(ncid, varid, "long_name", a.name);
+      if (!a.units.empty()) put_text(ncid, varid, "units", a.units);
       if (const char* axis = cf_axis(a.name)) put_text(ncid, varid, "axis", axis);
       if (a.name == "time") put_text(ncid, varid, "standard_name", "time");
+      // A time with a reference date is a CF time coordinate: it names its calendar.
+      if (a.units.find(" since ") != std::string::npos) put_text(ncid, varid, "calendar", kDateCalendar);
       pending.push_back({varid, a.coordinate, t, {}});
       if (a.coordinate_attrs.contains("steps")) {
         const std::string n = unique(a.name == "time" ? "step" : a.name + "_step");
         int sid;
         check(nc_def_var(ncid, n.c_str(), NC_INT64, 1, &d, &sid), "variable " + n);
         put_text(ncid, sid, "long_name", "solver step");
+        put_text(ncid, sid, "units", "1");
         pending.push_back({sid, a.coordinate_attrs["steps"].get<std::vector<double>>(), DType::i8, {}});
         aux_of_axis[a.name].push_back(n);
       }
     }
-    if (!a.labels.empty()) {
+    if (!a.labels.empty() && !a.label_days.empty()) {  // dates: a CF time coordinate (xarray decodes it)
+      const std::string n = unique(a.labels_name);
+      int lid;
+      check(nc_def_var(ncid, n.c_str(), NC_DOUBLE, 1, &d, &lid), "dates " + n);
+      put_text(ncid, lid, "long_name", a.labels_name + " of " + a.name);
+      put_text(ncid, lid, "standard_name", "time");
+      put_text(ncid, lid, "units", kDateUnits);
+      put_text(ncid, lid, "calendar", kDateCalendar);
+      pending.push_back({lid, a.label_days, DType::f8, {}});
+      aux_of_axis[a.name].push_back(n);
+    } else if (!a.labels.empty()) {
       const std::string n = unique(a.labels_name);
       int lid;
       check(nc_def_var(ncid, n.c_str(), NC_STRING, 1, &d, &lid), "labels " + n);
@@ -230,8 +245,8 @@ void write_netcdf(const Dataset& ds, const std::string& path, int deflate, const
       for (const auto& n : aux_of_axis[d]) coords += (coords.empty() ? "" : " ") + n;
     json attrs = v.attrs;
     for (const char* k : {"history", "grid", "dims", "columns", "level_names", "levels"}) attrs.erase(k);
-    auto describe = [&](int varid, const std::string& long_name) {
-      if (attrs.contains("units") && attrs["units"].is_string()) put_text(ncid, varid, "units", attrs["units"].get<std::string>());
+    auto describe = [&](int varid, const std::string& long_name, const std::string& units) {
+      if (!units.empty()) put_text(ncid, varid, "units", units);
       put_text(ncid, varid, "long_name", long_name);
       if (!coords.empty()) put_text(ncid, varid, "coordinates", coords);
       for (const auto& [k, value] : attrs.items()) {
@@ -248,7 +263,7 @@ void write_netcdf(const Dataset& ds, const std::string& path, int deflate, const
         check(nc_def_var(ncid, n.c_str(), nc_type_of(v.dtype), static_cast<int>(dims.size()), dims.data(), &varid),
               "variable " + n);
         enable_deflate(varid, sizes, dtype_size(v.dtype), v.records.size() > 1);
-        describe(varid, v.columns[c] + " (column of " + v.name + ")");
+        describe(varid, v.columns[c] + " (column of " + v.name + ")", v.column_units[c]);
         data.push_back({varid, &v, static_cast<int>(c)});
       }
       continue;
@@ -262,7 +277,7 @@ void write_netcdf(const Dataset& ds, const std::string& path, int deflate, const
     check(nc_def_var(ncid, n.c_str(), nc_type_of(v.dtype), static_cast<int>(dims.size()), dims.data(), &varid),
           "variable " + n);
     enable_deflate(varid, sizes, dtype_size(v.dtype), v.records.size() > 1);
-    describe(varid, long_name);
+    describe(varid, long_name, v.units);
     data.push_back({varid, &v, -1});
   }
 
@@ -319,6 +334,8 @@ void write_netcdf(const Dataset& ds, const std::string& path, int deflate, const
           std::memcpy(column.data() + i * esize, r.payload.data() + (i * v.columns.size() + static_cast<std::size_t>(d.column)) * esize, esize);
         check(nc_put_vara(ncid, d.varid, start.data(), count.data(), column.data()), "values of " + v.name);
       }
+      if (d.column <= 0)
+        if (auto* p = active_progress()) p->advance(1);  // nps-export's line, in records
     }
   }
   closer.id = -1;

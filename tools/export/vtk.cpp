@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "common/progress.hpp"
 #include "common/strings.hpp"
 #include "export/formats.hpp"
 
@@ -128,12 +129,13 @@ void write_vti(const std::string& path, const Group& g, std::size_t step, const 
     DType dtype;
     int components;
     std::vector<std::byte> bytes;
+    std::string units;
   };
   std::vector<Array> arrays;
   std::map<std::string, const Record*> by_name;
   for (const Variable* v : g.fields) {
     const Record& r = *v->records[g.series ? step : 0];
-    Array a{field_name(v->name), v->dtype, 1, {}};
+    Array a{field_name(v->name), v->dtype, 1, {}, v->units};
     gather(r, geo, a.bytes);
     by_name[a.name] = &r;
     arrays.push_back(std::move(a));
@@ -147,7 +149,12 @@ void write_vti(const std::string& path, const Group& g, std::size_t step, const 
     for (const auto& p : parts) velocity = velocity && by_name[p]->dtype == t && (t == DType::f8 || t == DType::f4);
     if (velocity) {
       const std::size_t es = dtype_size(t), count = static_cast<std::size_t>(geo.n[0] * geo.n[1] * geo.n[2]);
-      Array vec{"velocity", t, 3, std::vector<std::byte>(count * 3 * es, std::byte{0})};
+      std::string units;  // the components' units when they agree
+      for (const auto& a : arrays)
+        if (a.name == parts[0]) units = a.units;
+      for (const auto& a : arrays)
+        if (std::find(parts.begin(), parts.end(), a.name) != parts.end() && a.units != units) units.clear();
+      Array vec{"velocity", t, 3, std::vector<std::byte>(count * 3 * es, std::byte{0}), units};
       for (std::size_t c = 0; c < parts.size(); ++c) {
         const auto& src = std::find_if(arrays.begin(), arrays.end(), [&](const Array& a) { return a.name == parts[c]; })->bytes;
         for (std::size_t i = 0; i < count; ++i) std::memcpy(vec.bytes.data() + (3 * i + c) * es, src.data() + i * es, es);
@@ -163,9 +170,28 @@ void write_vti(const std::string& path, const Group& g, std::size_t step, const 
   x += std::string("  <ImageData WholeExtent=\"") + extent + "\" Origin=\"" + format_double(geo.origin[0]) + " " +
        format_double(geo.origin[1]) + " " + format_double(geo.origin[2]) + "\" Spacing=\"" + format_double(geo.spacing[0]) +
        " " + format_double(geo.spacing[1]) + " " + format_double(geo.spacing[2]) + "\">\n";
-  if (has_time)
-    x += "    <FieldData>\n      <DataArray type=\"Float64\" Name=\"TimeValue\" NumberOfTuples=\"1\" format=\"ascii\">" +
-         format_double(time) + "</DataArray>\n    </FieldData>\n";
+  // Units: a string array "units" of "NAME=UNITS" in the field data (VTK's ASCII
+  // strings: each character's code, then 0), as ParaView's spreadsheet view shows it.
+  std::vector<std::string> units;
+  for (const auto& a : arrays)
+    if (!a.units.empty()) units.push_back(a.name + "=" + a.units);
+  if (has_time || !units.empty()) {
+    x += "    <FieldData>\n";
+    if (has_time)
+      x += "      <DataArray type=\"Float64\" Name=\"TimeValue\" NumberOfTuples=\"1\" format=\"ascii\">" +
+           format_double(time) + "</DataArray>\n";
+    if (!units.empty()) {
+      x += "      <DataArray type=\"String\" Name=\"units\" NumberOfTuples=\"" + std::to_string(units.size()) +
+           "\" format=\"ascii\">";
+      for (const auto& u : units) {
+        for (unsigned char c : u) x += std::to_string(c) + " ";
+        x += "0 ";
+      }
+      x.pop_back();
+      x += "</DataArray>\n";
+    }
+    x += "    </FieldData>\n";
+  }
   x += std::string("    <Piece Extent=\"") + extent + "\">\n      <PointData Scalars=\"" + xml_escape(arrays.front().name) + "\"" +
        (velocity ? " Vectors=\"velocity\"" : "") + ">\n";
   std::uint64_t offset = 0;
@@ -190,7 +216,7 @@ void write_vti(const std::string& path, const Group& g, std::size_t step, const 
 
 }  // namespace
 
-std::vector<std::string> write_vtk(const Dataset& ds, const std::string& path, std::vector<std::string>& notes) {
+std::vector<std::string> write_vtk(const Dataset& ds, const std::string& path, std::vector<std::string>& notes, bool quiet) {
   const bool collection = path.size() > 4 && path.compare(path.size() - 4, 4, ".pvd") == 0;
   // The fields: gridded variables first; else any plain 2-D or 3-D variable.
   std::vector<const Variable*> candidates;
@@ -226,13 +252,15 @@ std::vector<std::string> write_vtk(const Dataset& ds, const std::string& path, s
   const Geometry geo = geometry(ds, g, notes);
 
   Written written;
+  const std::size_t steps = collection && g.series ? lead->records.size() : 1;
+  Progress progress("nps-export", "files", steps, quiet);
   if (!collection) {
     write_vti(path, g, 0, geo, false, 0);
+    progress.update(1);
     written.kept = true;
     return {path};
   }
   const std::string base = path.substr(0, path.size() - 4);
-  const std::size_t steps = g.series ? lead->records.size() : 1;
   const Axis* time_axis = g.series ? ds.axis(lead->dims[0]) : nullptr;
   const int width = std::max(4, static_cast<int>(std::to_string(steps - 1).size()));
   const std::string dir_prefix = base.substr(0, base.find_last_of('/') + 1);
@@ -247,6 +275,7 @@ std::vector<std::string> write_vtk(const Dataset& ds, const std::string& path, s
     else if (!g.series) t = lead->attrs.value("time", lead->attrs.value("t", 0.0));
     write_vti(file, g, k, geo, true, t);
     written.paths.push_back(file);
+    progress.update(k + 1);
     pvd += "    <DataSet timestep=\"" + format_double(t) + "\" group=\"\" part=\"0\" file=\"" +
            xml_escape(file.substr(dir_prefix.size())) + "\"/>\n";
   }

@@ -19,6 +19,7 @@
 #include "generator.hpp"
 #include "kernels/fluid/scene.hpp"
 #include "kernels/fluid/state_io.hpp"
+#include "kernels/fluid/units.hpp"
 
 namespace numpipe {
 namespace {
@@ -369,6 +370,7 @@ void write_cells(const SceneSpec& s, const json& attrs, OutputFile& out) {
   validate_cells(s, cells);
   const Shape shape{s.sc.ny + 2, s.sc.nx + 2};
   StreamWriter writer(out);
+  writer.set_units(fluid::units());
   auto write_array = [&](const std::string& name, int a, int bnd, const json& a_attrs) {
     writer.write_in_pieces(name, dtype_of<T>(), shape, a_attrs, [&](std::uint64_t offset, std::size_t bytes, void* dst) {
       cells.piece(a, bnd, static_cast<std::size_t>(offset / sizeof(T)), bytes / sizeof(T), static_cast<T*>(dst));

@@ -16,6 +16,7 @@
 #include "common/strings.hpp"
 #include "generator.hpp"
 #include "kernels/integrate/integrate.hpp"
+#include "kernels/integrate/units.hpp"
 
 namespace numpipe {
 namespace {
@@ -450,6 +451,7 @@ int run_integrate(int argc, char** argv) {
     lives = lives || p.insured != 0 || p.spouse != 1;
   }
   StreamWriter w(out);
+  w.set_units(integrate::units());
   json a = cli.stamp(attrs);
   a["columns"] = {"g", "r", "x"};
   a["dims"] = {"policy", "column"};

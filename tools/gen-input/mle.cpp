@@ -19,6 +19,7 @@
 #include "common/labels.hpp"
 #include "common/progress.hpp"
 #include "common/random.hpp"
+#include "kernels/mle/units.hpp"
 #include "common/text_table.hpp"
 #include "generator.hpp"
 
@@ -278,6 +279,7 @@ int run_mle(int argc, char** argv) {
   attrs["length"] = L;
   const char* const too_large = "the scales or the data give values beyond the range of doubles";
   StreamWriter w(out);
+  w.set_units(mle::units());
   if (draw) {
     write_draws(w, Shape{S, L}, cli.stamp(attrs), draw, drawn_seed, too_large, cli.quiet());
   } else {

@@ -15,6 +15,7 @@
 #include "generator.hpp"
 #include "kernels/ns/bodies.hpp"
 #include "kernels/ns/ns.hpp"
+#include "kernels/ns/units.hpp"
 
 namespace numpipe {
 namespace {
@@ -470,6 +471,7 @@ int run_ns(int argc, char** argv) {
   // 4. The values checked, then written field by field (a progress line in MB of the arrays).
   check_state(st, shape);
   StreamWriter w(out);
+  w.set_units(ns::units());
   const double mb = 8e-6 * points;
   Progress progress("gen-input", "MB", static_cast<std::uint64_t>(std::llround(ns::kVars * mb)), cli.quiet());
   for (int v = 0; v < ns::kVars; ++v) {

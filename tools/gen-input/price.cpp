@@ -9,6 +9,7 @@
 #include "common/text_table.hpp"
 #include "generator.hpp"
 #include "kernels/price/price.hpp"
+#include "kernels/price/units.hpp"
 
 namespace numpipe {
 namespace {
@@ -318,6 +319,7 @@ int run_price(int argc, char** argv) {
   }
   OutputFile out(cli.output());
   StreamWriter writer(out);
+  writer.set_units(price::units());
   for (std::size_t k = 0; k < problems.size(); ++k) {
     // the FinPar data set's name only when no option changed it
     const std::string name = cli.get<std::string>("dataset");

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/units.hpp"
+
 namespace numpipe::render {
 namespace {
 
@@ -177,7 +179,10 @@ std::vector<Field> make_fields(const Dataset& ds, const FieldRequest& rq) {
     Field field;
     field.name = title;
     field.attrs = parts[0][f]->attrs.is_object() ? parts[0][f]->attrs : json::object();
-    if (d.empty() || d == "speed") field.units = field.attrs.value("units", std::string());
+    if (d.empty() || d == "speed") {  // a pure number ("1") shows no unit
+      const std::string u = units_of(field.attrs, parts[0][f]->name, parts[0][f]->name);
+      field.units = u == "1" ? "" : u;
+    }
     field.rows = geom.n[vert];
     field.cols = geom.n[across];
     field.y_name = names[static_cast<std::size_t>(vert)];

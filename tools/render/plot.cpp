@@ -101,7 +101,7 @@ Plot make_plot(const Dataset& ds, const PlotRequest& rq) {
       if (xs.v->dims != v.dims && !(xs.v->dims.size() == 1 && xs.v->dims[0] == x_axis))
         fail_input("--x " + rq.x + " lies on other axes than '" + name + "' (" + x_axis + ")");
     }
-    const std::string u = v.attrs.value("units", std::string());
+    const std::string u = v.units == "1" ? std::string() : v.units;  // a pure number shows no unit
     if (lines.empty()) units = u;
     same_units = same_units && u == units;
     // A rolling window's values belong to its last point (mle-fit writes each

@@ -1,0 +1,22 @@
+// The units of integrate's and gen-input integrate's records (common/units.hpp),
+// in UDUNITS-2 syntax. Reserves, benefits and premiums are in currency units
+// (per unit of yearly pension); CF has no currency unit, so money is "1"
+// (docs/export.md says so). Ages, terms and the reserve's years are in years;
+// rates, intensities and steps per year are per year.
+#pragma once
+#include <nlohmann/json.hpp>
+
+namespace numpipe::integrate {
+
+inline nlohmann::json units() {
+  nlohmann::json u = nlohmann::json::object();
+  for (const char* name : {"reserve", "reserve0", "premium", "benefit", "equivalence", "product", "probability", "q", "B"})
+    u[name] = "1";
+  for (const char* name : {"year", "g", "r", "x", "age", "term", "deferment", "premium_term", "maturity", "difference",
+                           "mean", "sd"})
+    u[name] = "year";
+  for (const char* name : {"h1", "h2", "h3", "rate", "mu", "A", "C", "density"}) u[name] = "year-1";
+  return u;
+}
+
+}  // namespace numpipe::integrate
