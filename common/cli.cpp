@@ -154,6 +154,8 @@ std::string program_words(const std::string& argv0, const std::string& tool_name
   }
   return quote_arg(program) + rest;
 }
+// The words a common option's value may be (the tools' own options say theirs with .one_of).
+std::string choices_of_common_option(const std::string& name) { return name == "backend" ? "auto cpu cuda" : ""; }
 }  // namespace
 
 int max_threads() {
@@ -373,6 +375,29 @@ std::string Cli::help(bool all) const {
 }
 
 const cxxopts::ParseResult& Cli::parse(int argc, char** argv) {
+  // --help-options (not listed): the declared options, one a line, "OPTION<TAB>GROUP<TAB>ARG<TAB>CHOICES<TAB>SHORT"
+  // (OPTION --long, or -x where there is no long name; CHOICES the words of .one_of,
+  // space-separated; SHORT the -x of an option with both), read by the shell completion and the
+  // test that keeps the man pages' OPTIONS sections in step with the declarations.
+  if (argc == 2 && std::string(argv[1]) == "--help-options") {
+    std::string table;
+    for (const auto& group : options_.groups()) {
+      if (group == "Removed") continue;
+      for (const auto& o : options_.group_help(group).options) {
+        const std::string name = o.l.empty() ? "-" + o.s : "--" + o.l.front();
+        if (!o.l.empty() && std::find(positional_names_.begin(), positional_names_.end(), o.l.front()) != positional_names_.end())
+          continue;  // an argument (inspect's FILE...), not an option
+        std::string choices = o.l.empty() ? "" : choices_of_common_option(o.l.front());
+        for (const auto& decl : declared_)
+          if (!o.l.empty() && decl->name() == o.l.front())
+            for (const auto& word : decl->choices()) choices += (choices.empty() ? "" : " ") + word;
+        table += name + "\t" + group + "\t" + (o.is_boolean ? "" : o.arg_help) + "\t" + choices + "\t" +
+                 (o.l.empty() || o.s.empty() ? "" : "-" + o.s) + "\n";
+      }
+    }
+    print_whole(table);
+    std::exit(0);
+  }
   install_signal_cleanup();
   command_line_ = argc > 0 ? program_words(argv[0], spec_.name) : spec_.name;
   for (int i = 1; i < argc; ++i) command_line_ += " " + quote_arg(argv[i]);
