@@ -4,7 +4,8 @@
 # section, each option that section names is one the program takes, --help and
 # --help-all list exactly the declared options, and the completion offers each option
 # (the tuning ones aside) and, after an option declared with its words (.one_of), those
-# words, which the man page names too.
+# words, which the man page names too (as it names the words the completion offers for
+# an option declared without them).
 
 completion="$BIN/../completion/numpipe"
 [ -f "$completion" ] || fail "no completion script at $completion"
@@ -20,8 +21,12 @@ man_options() {
     /^\.SH/ { on = ($0 in keep); next }
     on { print }
   ' "$page" > section.roff
+  # the text, without fonts and without other programs' options ("mle-fit --shapes 2")
+  local others
+  others=$(ls "$BIN" | grep -vxF "$self" | paste -sd '|')
+  sed -E 's/\\f[BIRP]//g; s/\\-/-/g' section.roff | sed -E "s/($others)( [a-z]+)? --[a-z-]+//g" > section.txt
   {
-    sed 's/\\-/-/g' section.roff | grep -oE -- '(^|[^-a-zA-Z0-9])--[a-zA-Z][a-zA-Z0-9]*(-[a-z0-9]+)*' | sed -E 's/^[^-]*//' || true
+    grep -oE -- '(^|[^-a-zA-Z0-9])--[a-zA-Z][a-zA-Z0-9]*(-[a-z0-9]+)*' section.txt | sed -E 's/^[^-]*//' || true
     grep -E '^\.B[IR]? ' section.roff | sed 's/\\-/-/g' | grep -oE -- '(^|[ "])-[a-zA-Z]([^-a-zA-Z0-9]|$)' | grep -oE -- '-[a-zA-Z]' || true
     grep -oE -- '\\fB\\-[a-zA-Z]\\f' section.roff | grep -oE -- '-[a-zA-Z]' || true
   } | sed -E 's/^--([a-zA-Z])$/-\1/' | sort -u
@@ -40,7 +45,7 @@ drift() { echo "DRIFT: $*" >&2; drifts=$((drifts + 1)); }
 check_program() {  # check_program PAGE SECTION -- PROGRAM...
   local page=$1 section=$2
   shift 3
-  local what="$*"
+  local what="$*" self=$1
   "$@" --help-options > table.txt || fail "$what --help-options failed"
   [ -s table.txt ] || fail "$what --help-options printed nothing"
   cut -f1 table.txt | sort -u > declared.txt
@@ -68,7 +73,16 @@ check_program() {  # check_program PAGE SECTION -- PROGRAM...
     if [ "$group" != Tuning ] && [[ $option == --* ]]; then
       grep -qxF -- "$option" <<< "$offered" || drift "$what: the completion does not offer $option"
     fi
-    [ -n "$choices" ] || continue
+    if [ -z "$choices" ]; then
+      # an option declared without its words: the completion's own table of them, named by the page
+      local table_words
+      table_words=$(bash -c 'source "$1"; shift; _numpipe_words "$@"' _ "$completion" "$option" "$@")
+      for word in $table_words; do
+        [ "$word" = all ] && [ "$option" = --devices ] && continue  # --devices all|LIST
+        grep -qw -- "$word" page.txt || drift "$what $option: the completion offers '$word', ${page##*/} does not name it"
+      done
+      continue
+    fi
     local words
     words=$(bash -c 'source "$1"; shift; COMP_WORDS=("$@" ""); COMP_CWORD=$(($# )); _numpipe; printf "%s " "${COMPREPLY[@]}"' _ "$completion" "$@" "$option")
     [ "$words" = "$choices " ] || drift "$what $option: the completion offers '$words', the program declares '$choices'"
