@@ -35,6 +35,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/cuda_graph.hpp"
+#include "common/cuda_stream.hpp"
 #include "common/cuda_timer.hpp"
 #include "common/device_array.hpp"
 #include "common/error.hpp"
@@ -48,7 +49,6 @@ namespace {
 
 using lines::kWarp;
 using lines::ChunkLayout;
-using lines::Stream;
 using lines::warp_recurrence;
 constexpr int kUnroll = 8;  // rows of x_step whose loads are issued together
 
@@ -468,15 +468,8 @@ __global__ void adjoint_y_kernel(LaneTables<Real> t, int g, bool mixed, const Re
   const Real* c_prev = tables + shift;
   const Real* inv_j = c_prev + lay.unit();
   const Real* beta_next = inv_j + lay.unit();
-  auto keep = [&](int j, Real v) { mine[j] = v; };
-  // U^T: v_j = (w_j - c_{j-1} v_{j-1}) inv_j
-  warp_recurrence<true, Real>(
-      j0, j1, lane, [&](int j, Real q) { return thomas_back(mine[j], c_prev[j], q, inv_j[j]); },
-      [&](int j) { return -c_prev[j] * inv_j[j]; }, keep);
-  // L^T: z_j = v_j - beta_{j+1} z_{j+1}
-  warp_recurrence<false, Real>(
-      j0, j1, lane, [&](int j, Real q) { return thomas_forward(mine[j], beta_next[j], q); },
-      [&](int j) { return -beta_next[j]; }, keep);
+  // U^T: v_j = (w_j - c_{j-1} v_{j-1}) inv_j; L^T: z_j = v_j - beta_{j+1} z_{j+1}
+  lines::warp_transposed_thomas(j0, j1, lane, [&](int j) { return mine[j]; }, c_prev, inv_j, beta_next, mine);
   __syncwarp();
   Real* out = z + off + std::int64_t(i) * ny;
   for (int j = lane; j < ny; j += kWarp) out[j] = sm[lay.at(j)];
@@ -542,15 +535,8 @@ __global__ void adjoint_x_kernel(LaneTables<Real> t, int g, const Real* __restri
   const Real* beta_next = c_prev + lay.unit();
   Real* ys = const_cast<Real*>(beta_next) + lay.unit();
   const Real dt = step.dt;
-  auto keep = [&](int i, Real v) { ys[i] = v; };
-  // U^T: v_i = (dt z_i - c_{i-1} v_{i-1}) inv_i
-  warp_recurrence<true, Real>(
-      i0, i1, lane, [&](int i, Real q) { return thomas_back(dt * zs[i], c_prev[i], q, inv[i]); },
-      [&](int i) { return -c_prev[i] * inv[i]; }, keep);
-  // L^T: y_i = v_i - beta_{i+1} y_{i+1}
-  warp_recurrence<false, Real>(
-      i0, i1, lane, [&](int i, Real q) { return thomas_forward(ys[i], beta_next[i], q); },
-      [&](int i) { return -beta_next[i]; }, keep);
+  // U^T: v_i = (dt z_i - c_{i-1} v_{i-1}) inv_i; L^T: y_i = v_i - beta_{i+1} y_{i+1}
+  lines::warp_transposed_thomas(i0, i1, lane, [&](int i) { return dt * zs[i]; }, c_prev, inv, beta_next, ys);
   __syncwarp();
   const Real* line = base + kAdjointXLines * wid * lay.unit();
   for (int i = lane; i < nx; i += kWarp) {
@@ -1034,7 +1020,7 @@ std::vector<double> adjoint_on_device(const std::vector<Lane>& lanes, int dev, C
   // the graph's instantiation costs about 15 ms a pass.
   const char* graph_env = std::getenv("NUMPIPE_PRICE_GRAPH");
   const bool use_graph = graph_env && std::string(graph_env) == "1";
-  Stream stream;
+  CudaStream stream;
   const int fb = std::min(128, ((ny + kWarp - 1) / kWarp) * kWarp);
   const dim3 y_grid((nx + y_warps - 1) / y_warps, n_lanes), x_grid((ny + x_warps - 1) / x_warps, n_lanes);
   auto launch_pass = [&](cudaStream_t st) {
