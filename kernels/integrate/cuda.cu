@@ -44,7 +44,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -53,6 +52,7 @@
 #include "common/cuda_timer.hpp"
 #include "common/device.hpp"
 #include "common/device_array.hpp"
+#include "common/threads.hpp"
 #include "integrate.hpp"
 #include "table.hpp"
 
@@ -350,25 +350,11 @@ Result solve_columns(const Problem& pb, const std::vector<int>& devices, const R
   std::size_t nd = devices.size() < n ? devices.size() : (n > 0 ? n : 1);
   std::vector<PhaseLog> logs(nd);
   std::vector<Result> counts(nd);
-  std::vector<std::exception_ptr> errors(nd);
-  auto work = [&](std::size_t i) {
-    try {
-      std::size_t first = n * i / nd, last = n * (i + 1) / nd;
-      solve_range(pb, first, last, devices[i], device_suffix(std::vector<int>(devices.begin(), devices.begin() + nd), i),
-                  res.reserve.data() + first * kYears, res.premium.data() + first, logs[i], counts[i]);
-    } catch (...) {
-      errors[i] = std::current_exception();
-    }
-  };
-  if (nd == 1) {
-    work(0);
-  } else {
-    std::vector<std::thread> threads;
-    for (std::size_t i = 0; i < nd; ++i) threads.emplace_back(work, i);
-    for (auto& t : threads) t.join();
-  }
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  run_parts_on_threads(nd, [&](std::size_t i) {
+    std::size_t first = n * i / nd, last = n * (i + 1) / nd;
+    solve_range(pb, first, last, devices[i], device_suffix(std::vector<int>(devices.begin(), devices.begin() + nd), i),
+                res.reserve.data() + first * kYears, res.premium.data() + first, logs[i], counts[i]);
+  });
   for (std::size_t i = 0; i < nd; ++i) {
     for (const auto& ph : logs[i].phases()) res.log.add(ph.name, ph.seconds, ph.bytes, ph.flops);
     res.inner_steps += counts[i].inner_steps;
