@@ -198,6 +198,18 @@ TEST_CASE("comma lists split into fields and items") {
   CHECK(split_items("").empty());
 }
 
+TEST_CASE("value_of_word reads a word into its value and names the choices otherwise") {
+  enum class Pick { a, b, c };
+  CHECK(value_of_word<Pick>("--pick", "b", {{"a", Pick::a}, {"b", Pick::b}, {"c", Pick::c}}) == Pick::b);
+  try {
+    value_of_word<Pick>("--pick", "d", {{"a", Pick::a}, {"b", Pick::b}, {"c", Pick::c}});
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::bad_input);
+    CHECK(std::string(e.what()) == "--pick must be a, b or c, got 'd'");
+  }
+}
+
 TEST_CASE("element_as_double reads each dtype's bytes as the value they hold") {
   auto bytes_of = [](auto v) {
     std::vector<std::byte> b(sizeof v + 1);
