@@ -21,6 +21,7 @@
 #include "memory.hpp"
 #include "parallel.hpp"
 #include "signals.hpp"
+#include "strings.hpp"
 #include "timeline.hpp"
 #include "workers.hpp"
 
@@ -111,8 +112,7 @@ void check_profile_path(const std::string& path) {
 std::vector<int> parse_device_list(const std::string& spec) {
   std::vector<int> list;
   if (spec == "all") return list;
-  std::stringstream ss(spec);
-  for (std::string item; std::getline(ss, item, ',');) {
+  for (const std::string& item : split_fields(spec)) {
     try {
       std::size_t used = 0;
       int d = std::stoi(item, &used);
@@ -324,8 +324,7 @@ void Cli::check_values_strictly() const {
     }
     if (std::find(number_options_.begin(), number_options_.end(), name) == number_options_.end()) continue;
     // a list (std::vector<double>) is checked item by item
-    std::stringstream items(kv.value());
-    for (std::string item; std::getline(items, item, ',');)
+    for (const std::string& item : split_fields(kv.value()))
       if (!whole_number(item))
         fail_input("--" + name + " must be a number, got '" + kv.value() + "'" +
                    (item.empty() || item == kv.value() ? std::string() : " ('" + item + "' is not one)"));
