@@ -21,6 +21,7 @@
 #include "memory.hpp"
 #include "parallel.hpp"
 #include "signals.hpp"
+#include "strings.hpp"
 #include "text_table.hpp"
 #include "timeline.hpp"
 #include "workers.hpp"
@@ -112,8 +113,7 @@ void check_profile_path(const std::string& path) {
 std::vector<int> parse_device_list(const std::string& spec) {
   std::vector<int> list;
   if (spec == "all") return list;
-  std::stringstream ss(spec);
-  for (std::string item; std::getline(ss, item, ',');) {
+  for (const std::string& item : split_fields(spec)) {
     try {
       std::size_t used = 0;
       int d = std::stoi(item, &used);
@@ -155,6 +155,8 @@ std::string program_words(const std::string& argv0, const std::string& tool_name
   }
   return quote_arg(program) + rest;
 }
+// The words a common option's value may be (the tools' own options say theirs with .one_of).
+std::string choices_of_common_option(const std::string& name) { return name == "backend" ? "auto cpu cuda" : ""; }
 }  // namespace
 
 int max_threads() {
@@ -326,8 +328,7 @@ void Cli::check_values_strictly() const {
     }
     if (std::find(number_options_.begin(), number_options_.end(), name) == number_options_.end()) continue;
     // a list (std::vector<double>) is checked item by item
-    std::stringstream items(kv.value());
-    for (std::string item; std::getline(items, item, ',');)
+    for (const std::string& item : split_fields(kv.value()))
       if (!whole_number(item))
         fail_input("--" + name + " must be a number, got '" + kv.value() + "'" +
                    (item.empty() || item == kv.value() ? std::string() : " ('" + item + "' is not one)"));
@@ -377,6 +378,29 @@ std::string Cli::help(bool all) const {
 }
 
 const cxxopts::ParseResult& Cli::parse(int argc, char** argv) {
+  // --help-options (not listed): the declared options, one a line, "OPTION<TAB>GROUP<TAB>ARG<TAB>CHOICES<TAB>SHORT"
+  // (OPTION --long, or -x where there is no long name; CHOICES the words of .one_of,
+  // space-separated; SHORT the -x of an option with both), read by the shell completion and the
+  // test that keeps the man pages' OPTIONS sections in step with the declarations.
+  if (argc == 2 && std::string(argv[1]) == "--help-options") {
+    std::string table;
+    for (const auto& group : options_.groups()) {
+      if (group == "Removed") continue;
+      for (const auto& o : options_.group_help(group).options) {
+        const std::string name = o.l.empty() ? "-" + o.s : "--" + o.l.front();
+        if (!o.l.empty() && std::find(positional_names_.begin(), positional_names_.end(), o.l.front()) != positional_names_.end())
+          continue;  // an argument (inspect's FILE...), not an option
+        std::string choices = o.l.empty() ? "" : choices_of_common_option(o.l.front());
+        for (const auto& decl : declared_)
+          if (!o.l.empty() && decl->name() == o.l.front())
+            for (const auto& word : decl->choices()) choices += (choices.empty() ? "" : " ") + word;
+        table += name + "\t" + group + "\t" + (o.is_boolean ? "" : o.arg_help) + "\t" + choices + "\t" +
+                 (o.l.empty() || o.s.empty() ? "" : "-" + o.s) + "\n";
+      }
+    }
+    print_whole(table);
+    std::exit(0);
+  }
   install_signal_cleanup();
   command_line_ = argc > 0 ? program_words(argv[0], spec_.name) : spec_.name;
   for (int i = 1; i < argc; ++i) command_line_ += " " + quote_arg(argv[i]);

@@ -19,6 +19,7 @@
 #include "device_array.hpp"
 #include "error.hpp"
 #include "host_array.hpp"
+#include "strings.hpp"
 
 namespace numpipe {
 
@@ -75,9 +76,8 @@ std::string cgroup_path(const std::string& controller) {
     if (a == std::string::npos || b == std::string::npos) continue;
     const std::string list = line.substr(a + 1, b - a - 1);
     bool match = controller.empty() ? list.empty() : false;
-    std::istringstream names(list);
-    for (std::string n; std::getline(names, n, ',');)
-      if (n == controller) match = true;
+    for (const std::string& name : split_items(list))
+      if (name == controller) match = true;
     if (match) return line.substr(b + 1);
   }
   return "";

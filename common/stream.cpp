@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "data_files.hpp"
+#include "dtype.hpp"
 #include "signals.hpp"
 #include "timeline.hpp"
 #include "workers.hpp"
@@ -102,16 +103,7 @@ void Record::check_dtype(DType wanted) const {
 }
 
 double Record::value_as_double(std::size_t i) const {
-  const std::byte* p = payload.data() + i * dtype_size(dtype);
-  switch (dtype) {
-    case DType::f8: { double v; std::memcpy(&v, p, 8); return v; }
-    case DType::f4: { float v; std::memcpy(&v, p, 4); return v; }
-    case DType::i8: { std::int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-    case DType::i4: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::u8: { std::uint64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-    case DType::u1: return static_cast<double>(std::to_integer<unsigned>(*p));
-  }
-  return 0.0;
+  return element_as_double(dtype, payload.data() + i * dtype_size(dtype));
 }
 
 // ---- sources and files -------------------------------------------------------------------

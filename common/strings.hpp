@@ -1,9 +1,14 @@
 // Small text helpers shared by the tools: splitting the comma lists of options and
-// specs ("a,b,c", "circle:0.5,0.4,0.1"), escaping text for XML, SVG and HTML.
+// specs ("a,b,c", "circle:0.5,0.4,0.1"), reading a word that names a value, escaping
+// text for XML, SVG and HTML.
 #pragma once
+#include <initializer_list>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "error.hpp"
 
 namespace numpipe {
 
@@ -24,6 +29,22 @@ inline std::vector<std::string> split_items(const std::string& text, char sep = 
   for (std::string& item : split_fields(text, sep))
     if (!item.empty()) out.push_back(std::move(item));
   return out;
+}
+
+// The value that `word` names in `choices` (word, value pairs); any other word is bad
+// input: "--method must be adjoint or forward, got 'x'" (option "--method"). E is
+// named: value_of_word<Method>("--method", text, {{"adjoint", Method::adjoint}, ...}).
+template <class E>
+E value_of_word(const std::string& option, const std::string& word,
+                std::initializer_list<std::pair<const char*, E>> choices) {
+  std::string words;
+  std::size_t i = 0;
+  for (const auto& [name, value] : choices) {
+    if (word == name) return value;
+    words += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + std::string(name);
+    ++i;
+  }
+  fail_input(option + " must be " + words + ", got '" + word + "'");
 }
 
 // A number in messages and attrs with all 17 significant digits, so that the text

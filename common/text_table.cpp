@@ -15,6 +15,7 @@
 #include "error.hpp"
 #include "memory.hpp"
 #include "stream.hpp"
+#include "strings.hpp"
 
 namespace numpipe {
 
@@ -341,10 +342,9 @@ std::size_t TextTable::column(const std::string& key, const std::string& option)
 }
 
 std::vector<std::size_t> TextTable::columns_of(const std::string& keys, const std::string& option) const {
+  if (keys.empty()) fail_input(option + ": no columns named");
   std::vector<std::size_t> out;
-  std::stringstream ss(keys);
-  for (std::string key; std::getline(ss, key, ',');) out.push_back(column(key, option));
-  if (out.empty()) fail_input(option + ": no columns named");
+  for (const std::string& key : split_fields(keys)) out.push_back(column(key, option));
   return out;
 }
 

@@ -44,14 +44,15 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/cuda_check.hpp"
+#include "common/cuda_stream.hpp"
 #include "common/cuda_timer.hpp"
 #include "common/device.hpp"
 #include "common/device_array.hpp"
+#include "common/threads.hpp"
 #include "integrate.hpp"
 #include "table.hpp"
 
@@ -244,12 +245,8 @@ void solve_range(const Problem& pb, std::size_t first, std::size_t last, int dev
   counts.columns += plan.columns();
   counts.requests += plan.requests();
 
-  cudaStream_t s = nullptr;
-  NUMPIPE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{s};
+  CudaStream stream;
+  const cudaStream_t s = stream.get();
   CudaEventTimer t_up, t_inner, t_middle, t_outer, t_down;
 
   std::vector<Policy> pols(pb.policies.begin() + first, pb.policies.begin() + last);
@@ -353,25 +350,11 @@ Result solve_columns(const Problem& pb, const std::vector<int>& devices, const R
   std::size_t nd = devices.size() < n ? devices.size() : (n > 0 ? n : 1);
   std::vector<PhaseLog> logs(nd);
   std::vector<Result> counts(nd);
-  std::vector<std::exception_ptr> errors(nd);
-  auto work = [&](std::size_t i) {
-    try {
-      std::size_t first = n * i / nd, last = n * (i + 1) / nd;
-      solve_range(pb, first, last, devices[i], device_suffix(std::vector<int>(devices.begin(), devices.begin() + nd), i),
-                  res.reserve.data() + first * kYears, res.premium.data() + first, logs[i], counts[i]);
-    } catch (...) {
-      errors[i] = std::current_exception();
-    }
-  };
-  if (nd == 1) {
-    work(0);
-  } else {
-    std::vector<std::thread> threads;
-    for (std::size_t i = 0; i < nd; ++i) threads.emplace_back(work, i);
-    for (auto& t : threads) t.join();
-  }
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  run_parts_on_threads(nd, [&](std::size_t i) {
+    std::size_t first = n * i / nd, last = n * (i + 1) / nd;
+    solve_range(pb, first, last, devices[i], device_suffix(std::vector<int>(devices.begin(), devices.begin() + nd), i),
+                res.reserve.data() + first * kYears, res.premium.data() + first, logs[i], counts[i]);
+  });
   for (std::size_t i = 0; i < nd; ++i) {
     for (const auto& ph : logs[i].phases()) res.log.add(ph.name, ph.seconds, ph.bytes, ph.flops);
     res.inner_steps += counts[i].inner_steps;
@@ -676,14 +659,6 @@ void prepare_devices(const std::vector<int>& devices) {
     }
 }
 
-struct Event {
-  cudaEvent_t e = nullptr;
-  Event() { NUMPIPE_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming)); }
-  ~Event() { cudaEventDestroy(e); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-};
-
 struct Range {
   std::int64_t begin = 0, end = 0;
   std::int64_t size() const { return end - begin; }
@@ -693,30 +668,19 @@ Range split(std::int64_t n, std::size_t parts, std::size_t i) {
           n * static_cast<std::int64_t>(i + 1) / static_cast<std::int64_t>(parts)};
 }
 
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { NUMPIPE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() {
-    cudaStreamSynchronize(s);
-    cudaStreamDestroy(s);
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-};
-
 // Per device slot: streams, buffers, events and its ranges. Created (with its
 // device current) before any timed work, so that a device's context start is
 // not inside another device's phases.
 struct Slot {
   int device = 0;
   std::string suffix;
-  Stream s, copy;
+  CudaStream s, copy;
   char* d1 = nullptr;  // rows and table (held)
   char* d2 = nullptr;  // the rest (held)
   Range entries, profiles, policies;
   int c0 = 0, c1 = 0;  // its classes (Middle values and outer chains)
   CudaEventTimer t_up1, t_up2, t_inner, t_middle, t_outer, t_down;
-  Event up2_done, chains_done;
+  CudaEvent up2_done, chains_done;
 };
 
 // The slots; on the way out (normally or by an exception) every stream is drained
@@ -726,8 +690,8 @@ struct SlotList {
   void drain() {
     for (auto& sl : v) {
       cudaSetDevice(sl->device);
-      cudaStreamSynchronize(sl->s.s);
-      cudaStreamSynchronize(sl->copy.s);
+      cudaStreamSynchronize(sl->s.get());
+      cudaStreamSynchronize(sl->copy.get());
     }
   }
   ~SlotList() {
@@ -907,17 +871,17 @@ struct TableSolve {
     for (std::size_t i = 0; i < nd; ++i) {
       Slot& sl = *slots[i];
       sl.d1 = held_device(i, 0, sl.device, b1.device_bytes());  // the slot's device current
-      sl.t_up1.start(sl.s.s);
-      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d1, up1, b1.upload_bytes(), cudaMemcpyHostToDevice, sl.s.s));
-      sl.t_up1.stop(sl.s.s);
-      sl.t_inner.start(sl.s.s);
+      sl.t_up1.start(sl.s.get());
+      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d1, up1, b1.upload_bytes(), cudaMemcpyHostToDevice, sl.s.get()));
+      sl.t_up1.stop(sl.s.get());
+      sl.t_inner.start(sl.s.get());
       if (nrows > 0) {
-        table_kernel<<<static_cast<unsigned>(nrows), kTableBlock, table_smem, sl.s.s>>>(
+        table_kernel<<<static_cast<unsigned>(nrows), kTableBlock, table_smem, sl.s.get()>>>(
             rv, basis.law(spouse_law, sl.d1), reinterpret_cast<const TableRow*>(sl.d1 + o_rows),
             reinterpret_cast<double*>(sl.d1 + o_table), tail_points, tail_states);
         NUMPIPE_CUDA_CHECK_LAUNCH();
       }
-      sl.t_inner.stop(sl.s.s);
+      sl.t_inner.stop(sl.s.get());
     }
 
     // 2. The rest of the plan on the host while the tables run.
@@ -967,11 +931,11 @@ struct TableSolve {
       sl.policies = split(npol, nd, i);
       sl.d2 = held_device(i, 1, sl.device, b2.device_bytes());  // the slot's device current
       // Uploaded on the copy stream, beside the table kernel.
-      sl.t_up2.start(sl.copy.s);
-      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d2, up2, b2.upload_bytes(), cudaMemcpyHostToDevice, sl.copy.s));
-      sl.t_up2.stop(sl.copy.s);
-      NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.up2_done.e, sl.copy.s));
-      NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(sl.s.s, sl.up2_done.e, 0));
+      sl.t_up2.start(sl.copy.get());
+      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(sl.d2, up2, b2.upload_bytes(), cudaMemcpyHostToDevice, sl.copy.get()));
+      sl.t_up2.stop(sl.copy.get());
+      NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.up2_done.get(), sl.copy.get()));
+      NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(sl.s.get(), sl.up2_done.get(), 0));
       auto* classes = reinterpret_cast<const TableClass*>(sl.d2 + o_classes);
       auto* tau = reinterpret_cast<double*>(sl.d2 + o_tau);
       auto* rate = reinterpret_cast<double*>(sl.d2 + o_rate);
@@ -979,44 +943,44 @@ struct TableSolve {
       auto* year = reinterpret_cast<int*>(sl.d2 + o_year);
       auto* middle = reinterpret_cast<double*>(sl.d2 + o_middle);
       auto* prow = reinterpret_cast<double*>(sl.d2 + o_prow);
-      sl.t_middle.start(sl.s.s);
+      sl.t_middle.start(sl.s.get());
       if (cp > 0) {
-        points_kernel<<<blocks_for(static_cast<std::int64_t>(cp), kPointsBlock), kPointsBlock, 0, sl.s.s>>>(
+        points_kernel<<<blocks_for(static_cast<std::int64_t>(cp), kPointsBlock), kPointsBlock, 0, sl.s.get()>>>(
             classes, nclass, static_cast<std::int64_t>(cp), rv, basis.law(insured_law, sl.d1), tau, rate, muf, year);
         NUMPIPE_CUDA_CHECK_LAUNCH();
       }
       const int blk0 = class_block(sl.c0), blk1 = class_block(sl.c1);
       if (blk1 > blk0) {
-        table_middle_kernel<<<static_cast<unsigned>(blk1 - blk0), kTableMiddleBlock, weights_smem, sl.s.s>>>(
+        table_middle_kernel<<<static_cast<unsigned>(blk1 - blk0), kTableMiddleBlock, weights_smem, sl.s.get()>>>(
             classes, sl.c0, sl.c1, blk0, group, reinterpret_cast<const TableType*>(sl.d2 + o_types),
             reinterpret_cast<const TableRow*>(sl.d1 + o_rows), reinterpret_cast<const std::int32_t*>(sl.d1 + o_full),
             reinterpret_cast<const double*>(sl.d1 + o_table), basis.spouse(sl.d1), tau,
             reinterpret_cast<const TableFamily*>(sl.d2 + o_fams), middle);
         NUMPIPE_CUDA_CHECK_LAUNCH();
       }
-      sl.t_middle.stop(sl.s.s);
-      sl.t_outer.start(sl.s.s);
+      sl.t_middle.stop(sl.s.get());
+      sl.t_outer.start(sl.s.get());
       if (sl.profiles.size() > 0) {
         auto* profiles = reinterpret_cast<const TablePolicy*>(sl.d2 + o_profiles);
         if (warp_outer)
-          table_outer_warp_kernel<<<blocks_for(sl.profiles.size() * 32, kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
+          table_outer_warp_kernel<<<blocks_for(sl.profiles.size() * 32, kTableOuterBlock), kTableOuterBlock, 0, sl.s.get()>>>(
               profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow);
         else
-          table_outer_kernel<<<blocks_for(sl.profiles.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
+          table_outer_kernel<<<blocks_for(sl.profiles.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.get()>>>(
               profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow);
         NUMPIPE_CUDA_CHECK_LAUNCH();
         if (general) {
           auto* prem = reinterpret_cast<double*>(sl.d2 + o_prem);
-          table_outer_general_kernel<<<blocks_for(sl.profiles.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.s>>>(
+          table_outer_general_kernel<<<blocks_for(sl.profiles.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.get()>>>(
               profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow, prem);
           NUMPIPE_CUDA_CHECK_LAUNCH();
           NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(prem_host + static_cast<std::size_t>(sl.profiles.begin) * sizeof(double),
                                              prem + sl.profiles.begin,
                                              static_cast<std::size_t>(sl.profiles.size()) * sizeof(double),
-                                             cudaMemcpyDeviceToHost, sl.s.s));
+                                             cudaMemcpyDeviceToHost, sl.s.get()));
         }
       }
-      NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.chains_done.e, sl.s.s));
+      NUMPIPE_CUDA_CHECK(cudaEventRecord(sl.chains_done.get(), sl.s.get()));
     }
 
     // 4. The rows to the host.
@@ -1030,29 +994,29 @@ struct TableSolve {
           if (src == dst || sr.profiles.size() == 0) continue;
           const std::size_t off = o_prow + static_cast<std::size_t>(sr.profiles.begin) * row_bytes;
           const std::size_t bytes = static_cast<std::size_t>(sr.profiles.size()) * row_bytes;
-          NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(d.s.s, sr.chains_done.e, 0));
+          NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(d.s.get(), sr.chains_done.get(), 0));
           if (sr.device == d.device)
-            NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(d.d2 + off, sr.d2 + off, bytes, cudaMemcpyDeviceToDevice, d.s.s));
+            NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(d.d2 + off, sr.d2 + off, bytes, cudaMemcpyDeviceToDevice, d.s.get()));
           else
-            NUMPIPE_CUDA_CHECK(cudaMemcpyPeerAsync(d.d2 + off, d.device, sr.d2 + off, sr.device, bytes, d.s.s));
+            NUMPIPE_CUDA_CHECK(cudaMemcpyPeerAsync(d.d2 + off, d.device, sr.d2 + off, sr.device, bytes, d.s.get()));
         }
         if (d.policies.size() > 0) {
-          expand_kernel<<<blocks_for(d.policies.size() * 32, kTableOuterBlock), kTableOuterBlock, 0, d.s.s>>>(
+          expand_kernel<<<blocks_for(d.policies.size() * 32, kTableOuterBlock), kTableOuterBlock, 0, d.s.get()>>>(
               reinterpret_cast<const std::int32_t*>(d.d2 + o_profile_of), reinterpret_cast<const double*>(d.d2 + o_prow),
               d.policies.begin, d.policies.size(), reinterpret_cast<double*>(d.d2 + o_reserve));
           NUMPIPE_CUDA_CHECK_LAUNCH();
         }
-        d.t_outer.stop(d.s.s);
-        d.t_down.start(d.s.s);  // stopped after the download, once the host has pinned the result
+        d.t_outer.stop(d.s.get());
+        d.t_down.start(d.s.get());  // stopped after the download, once the host has pinned the result
       } else {
-        d.t_outer.stop(d.s.s);
-        d.t_down.start(d.s.s);
+        d.t_outer.stop(d.s.get());
+        d.t_down.start(d.s.get());
         if (d.profiles.size() > 0)
           NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(rows_host + static_cast<std::size_t>(d.profiles.begin) * row_bytes,
                                              d.d2 + o_prow + static_cast<std::size_t>(d.profiles.begin) * row_bytes,
                                              static_cast<std::size_t>(d.profiles.size()) * row_bytes,
-                                             cudaMemcpyDeviceToHost, d.s.s));
-        d.t_down.stop(d.s.s);
+                                             cudaMemcpyDeviceToHost, d.s.get()));
+        d.t_down.stop(d.s.get());
       }
     }
   }
@@ -1089,7 +1053,7 @@ struct TableSolve {
         Slot& s0 = *slots[0];
         NUMPIPE_CUDA_CHECK(cudaSetDevice(s0.device));
         NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(rows_host, s0.d2 + o_prow, static_cast<std::size_t>(nprof) * row_bytes,
-                                           cudaMemcpyDeviceToHost, s0.s.s));
+                                           cudaMemcpyDeviceToHost, s0.s.get()));
       } else {
         // Each slot's rows: one copy per piece it meets (a copy stays within one
         // registration), or one pageable copy for a small result.
@@ -1102,7 +1066,7 @@ struct TableSolve {
           char* const hi = base + static_cast<std::size_t>(sl.policies.end) * row_bytes;
           auto copy = [&](char* a, char* b) {
             NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(a, sl.d2 + o_reserve + (a - lo), static_cast<std::size_t>(b - a),
-                                               cudaMemcpyDeviceToHost, sl.s.s));
+                                               cudaMemcpyDeviceToHost, sl.s.get()));
           };
           if (!large) copy(lo, hi);
           for (const Piece& pc : pins.v) {
@@ -1114,12 +1078,12 @@ struct TableSolve {
       }
       for (auto& slp : slots) {
         NUMPIPE_CUDA_CHECK(cudaSetDevice(slp->device));
-        slp->t_down.stop(slp->s.s);
+        slp->t_down.stop(slp->s.get());
       }
     }
     for (auto& slp : slots) {
       NUMPIPE_CUDA_CHECK(cudaSetDevice(slp->device));
-      NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(slp->s.s));
+      NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(slp->s.get()));
     }
     const double* prem_rows = reinterpret_cast<const double*>(prem_host);
     if (host_expand) {
@@ -1200,7 +1164,7 @@ struct ProductsSolve {
   struct Part {
     int device = 0;
     std::string suffix;
-    Stream s;
+    CudaStream s;
     char* d = nullptr;
     Range range;
     CudaEventTimer t_up, t_run, t_down;
@@ -1223,7 +1187,7 @@ struct ProductsSolve {
   ~ProductsSolve() {  // every stream drained before its buffers are released (also on an exception)
     for (auto& p : parts) {
       cudaSetDevice(p->device);
-      cudaStreamSynchronize(p->s.s);
+      cudaStreamSynchronize(p->s.get());
     }
   }
 
@@ -1274,11 +1238,11 @@ struct ProductsSolve {
       // The laws' views point into this device's copy of the blob.
       std::vector<MortalityView> laws = basis.laws(pt.d);
       std::memcpy(up + o_laws, laws.data(), nlaws * sizeof(MortalityView));
-      pt.t_up.start(pt.s.s);
-      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(pt.d, up, up_bytes, cudaMemcpyHostToDevice, pt.s.s));
-      pt.t_up.stop(pt.s.s);
+      pt.t_up.start(pt.s.get());
+      NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(pt.d, up, up_bytes, cudaMemcpyHostToDevice, pt.s.get()));
+      pt.t_up.stop(pt.s.get());
       // The next part's views differ: wait until this upload has read the buffer.
-      if (i + 1 < nd) NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(pt.s.s));
+      if (i + 1 < nd) NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(pt.s.get()));
       RateView rv = rate_table.view();
       if (rv.n > 0) {
         rv.knots = reinterpret_cast<const double*>(pt.d + o_knots);
@@ -1287,24 +1251,24 @@ struct ProductsSolve {
       }
       auto* rows = reinterpret_cast<double*>(pt.d + o_rows);
       auto* prem = reinterpret_cast<double*>(pt.d + o_prem);
-      pt.t_run.start(pt.s.s);
+      pt.t_run.start(pt.s.get());
       if (pt.range.size() > 0) {
-        products_kernel<<<blocks_for(pt.range.size(), kProductsBlock), kProductsBlock, 0, pt.s.s>>>(
+        products_kernel<<<blocks_for(pt.range.size(), kProductsBlock), kProductsBlock, 0, pt.s.get()>>>(
             reinterpret_cast<const ProductSpec*>(pt.d + o_specs) + pt.range.begin, pt.range.size(), rv,
             reinterpret_cast<const MortalityView*>(pt.d + o_laws), pb.align_breaks, rows, prem);
         NUMPIPE_CUDA_CHECK_LAUNCH();
       }
-      pt.t_run.stop(pt.s.s);
-      pt.t_down.start(pt.s.s);
+      pt.t_run.stop(pt.s.get());
+      pt.t_down.start(pt.s.get());
       if (pt.range.size() > 0) {
         NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(rows_host + pt.range.begin * kYears, rows,
                                            static_cast<std::size_t>(pt.range.size()) * row_bytes,
-                                           cudaMemcpyDeviceToHost, pt.s.s));
+                                           cudaMemcpyDeviceToHost, pt.s.get()));
         NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(prem_host + pt.range.begin, prem,
                                            static_cast<std::size_t>(pt.range.size()) * sizeof(double),
-                                           cudaMemcpyDeviceToHost, pt.s.s));
+                                           cudaMemcpyDeviceToHost, pt.s.get()));
       }
-      pt.t_down.stop(pt.s.s);
+      pt.t_down.stop(pt.s.get());
     }
   }
 
@@ -1316,7 +1280,7 @@ struct ProductsSolve {
     const double pages_seconds = pages_timer.seconds();
     for (auto& p : parts) {
       NUMPIPE_CUDA_CHECK(cudaSetDevice(p->device));
-      NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(p->s.s));
+      NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(p->s.get()));
     }
     HostTimer expand_timer;
     if (sink) {

@@ -32,9 +32,7 @@ Grid parse_grid(const std::string& text) {
   Grid g;
   if (text.empty()) fail_input("--alpha-grid is empty");
   if (text.find(':') != std::string::npos) {
-    std::vector<std::string> parts;
-    std::stringstream ss(text);
-    for (std::string item; std::getline(ss, item, ':');) parts.push_back(item);
+    const std::vector<std::string> parts = split_fields(text, ':');
     if (parts.size() != 3) fail_input("--alpha-grid must be START:STOP:COUNT or a comma-separated list, got '" + text + "'");
     double a = parse_number(parts[0], text), b = parse_number(parts[1], text);
     char* end = nullptr;
@@ -56,8 +54,7 @@ Grid parse_grid(const std::string& text) {
     // The ladder restarts at alpha[g0] each group and steps by h; the grid values
     // a + (b-a) i/(count-1) differ from a + i h by an ulp at most.
   } else {
-    std::stringstream ss(text);
-    for (std::string item; std::getline(ss, item, ',');) {
+    for (const std::string& item : split_fields(text)) {
       double v = parse_number(item, text);
       if (!std::isfinite(v) || v <= 0) fail_input("--alpha-grid: shapes must be finite and > 0, got '" + item + "'");
       g.alpha.push_back(v);

@@ -11,6 +11,7 @@
 
 #include "black.hpp"
 #include "common/error.hpp"
+#include "common/strings.hpp"
 
 #ifdef NUMPIPE_HAVE_EIGEN
 #include <Eigen/Dense>
@@ -21,15 +22,14 @@
 namespace numpipe::price {
 
 std::vector<std::string> parse_fit(const std::string& text) {
+  if (text.empty()) fail_input("--fit names no parameter");
   std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
+  for (const std::string& item : split_fields(text)) {
     if (item != "alpha" && item != "nu" && item != "rho" && item != "beta")
       fail_input("--fit takes a comma list of alpha, nu, rho, beta; got '" + item + "' in '" + text + "'");
     if (std::find(out.begin(), out.end(), item) != out.end()) fail_input("--fit names " + item + " twice");
     out.push_back(item);
   }
-  if (out.empty()) fail_input("--fit names no parameter");
   return out;
 }
 

@@ -28,17 +28,19 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <type_traits>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include "common/cuda_check.hpp"
 #include "common/cuda_graph.hpp"
+#include "common/cuda_stream.hpp"
 #include "common/cuda_timer.hpp"
 #include "common/device_array.hpp"
 #include "common/error.hpp"
 #include "common/profile.hpp"
+#include "common/threads.hpp"
 #include "cuda_lines.cuh"
 #include "cuda_mcs.hpp"
 #include "price.hpp"
@@ -48,7 +50,6 @@ namespace {
 
 using lines::kWarp;
 using lines::ChunkLayout;
-using lines::Stream;
 using lines::warp_recurrence;
 constexpr int kUnroll = 8;  // rows of x_step whose loads are issued together
 
@@ -468,15 +469,8 @@ __global__ void adjoint_y_kernel(LaneTables<Real> t, int g, bool mixed, const Re
   const Real* c_prev = tables + shift;
   const Real* inv_j = c_prev + lay.unit();
   const Real* beta_next = inv_j + lay.unit();
-  auto keep = [&](int j, Real v) { mine[j] = v; };
-  // U^T: v_j = (w_j - c_{j-1} v_{j-1}) inv_j
-  warp_recurrence<true, Real>(
-      j0, j1, lane, [&](int j, Real q) { return thomas_back(mine[j], c_prev[j], q, inv_j[j]); },
-      [&](int j) { return -c_prev[j] * inv_j[j]; }, keep);
-  // L^T: z_j = v_j - beta_{j+1} z_{j+1}
-  warp_recurrence<false, Real>(
-      j0, j1, lane, [&](int j, Real q) { return thomas_forward(mine[j], beta_next[j], q); },
-      [&](int j) { return -beta_next[j]; }, keep);
+  // U^T: v_j = (w_j - c_{j-1} v_{j-1}) inv_j; L^T: z_j = v_j - beta_{j+1} z_{j+1}
+  lines::warp_transposed_thomas(j0, j1, lane, [&](int j) { return mine[j]; }, c_prev, inv_j, beta_next, mine);
   __syncwarp();
   Real* out = z + off + std::int64_t(i) * ny;
   for (int j = lane; j < ny; j += kWarp) out[j] = sm[lay.at(j)];
@@ -542,15 +536,8 @@ __global__ void adjoint_x_kernel(LaneTables<Real> t, int g, const Real* __restri
   const Real* beta_next = c_prev + lay.unit();
   Real* ys = const_cast<Real*>(beta_next) + lay.unit();
   const Real dt = step.dt;
-  auto keep = [&](int i, Real v) { ys[i] = v; };
-  // U^T: v_i = (dt z_i - c_{i-1} v_{i-1}) inv_i
-  warp_recurrence<true, Real>(
-      i0, i1, lane, [&](int i, Real q) { return thomas_back(dt * zs[i], c_prev[i], q, inv[i]); },
-      [&](int i) { return -c_prev[i] * inv[i]; }, keep);
-  // L^T: y_i = v_i - beta_{i+1} y_{i+1}
-  warp_recurrence<false, Real>(
-      i0, i1, lane, [&](int i, Real q) { return thomas_forward(ys[i], beta_next[i], q); },
-      [&](int i) { return -beta_next[i]; }, keep);
+  // U^T: v_i = (dt z_i - c_{i-1} v_{i-1}) inv_i; L^T: y_i = v_i - beta_{i+1} y_{i+1}
+  lines::warp_transposed_thomas(i0, i1, lane, [&](int i) { return dt * zs[i]; }, c_prev, inv, beta_next, ys);
   __syncwarp();
   const Real* line = base + kAdjointXLines * wid * lay.unit();
   for (int i = lane; i < nx; i += kWarp) {
@@ -803,25 +790,12 @@ std::vector<double> solve(const Setup& s, StrikeRange range, const std::vector<i
   const int n = static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(devices.size()), outer));
   if (n < 1) fail_resource("no CUDA device to run on");
   std::vector<DeviceResult> results(n);
-  std::vector<std::exception_ptr> errors(n);
-  auto work = [&](int k) {
-    try {
-      const std::int64_t first = outer * k / n, last = outer * (k + 1) / n;
-      results[k] =
-          solve_on_device<Real>(s, devices[k], range.first + first, last - first, group, kernel, out.data() + first);
-    } catch (...) {
-      errors[k] = std::current_exception();
-    }
-  };
-  if (n == 1) {
-    work(0);
-  } else {
-    std::vector<std::thread> threads;
-    for (int k = 0; k < n; ++k) threads.emplace_back(work, k);
-    for (auto& t : threads) t.join();
-  }
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  run_parts_on_threads(static_cast<std::size_t>(n), [&](std::size_t part) {
+    const int k = static_cast<int>(part);
+    const std::int64_t first = outer * k / n, last = outer * (k + 1) / n;
+    results[k] =
+        solve_on_device<Real>(s, devices[k], range.first + first, last - first, group, kernel, out.data() + first);
+  });
   if (run) {
     for (const auto& r : results) {
       run->seconds = std::max(run->seconds, r.seconds);
@@ -891,13 +865,7 @@ void upload_lane_tables(AdjointWorkspace<Real>& ws, const std::vector<Lane>& lan
       h.rho_nu = m.rho_nu;
     }
   };
-  if (n == 1) {
-    build(0);
-  } else {
-    std::vector<std::thread> threads;
-    for (std::size_t l = 0; l < n; ++l) threads.emplace_back(build, l);
-    for (auto& t : threads) t.join();
-  }
+  run_parts_on_threads(n, build);
   auto gather = [&](std::vector<Real> Host::*field) {
     std::vector<Real> all;
     for (const Host& h : host) all.insert(all.end(), (h.*field).begin(), (h.*field).end());
@@ -1034,7 +1002,7 @@ std::vector<double> adjoint_on_device(const std::vector<Lane>& lanes, int dev, C
   // the graph's instantiation costs about 15 ms a pass.
   const char* graph_env = std::getenv("NUMPIPE_PRICE_GRAPH");
   const bool use_graph = graph_env && std::string(graph_env) == "1";
-  Stream stream;
+  CudaStream stream;
   const int fb = std::min(128, ((ny + kWarp - 1) / kWarp) * kWarp);
   const dim3 y_grid((nx + y_warps - 1) / y_warps, n_lanes), x_grid((ny + x_warps - 1) / x_warps, n_lanes);
   auto launch_pass = [&](cudaStream_t st) {
@@ -1048,23 +1016,25 @@ std::vector<double> adjoint_on_device(const std::vector<Lane>& lanes, int dev, C
         NUMPIPE_CUDA_CHECK_LAUNCH();
       }
       const Real* xinv = d_xinv.data() + std::size_t(slot) * grid;
+      // the y sweep reading `input` (AdjointInput) into out, and the x sweep from it
+      auto y_sweep = [&](auto input, Real* out) {
+        adjoint_y_kernel<Real, decltype(input)::value><<<y_grid, y_warps * kWarp, y_smem, st>>>(
+            t, g, mixed, d_w0.data(), d_y.data(), d_p.data(), d_r.data(), out);
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+      };
+      auto x_sweep = [&](auto second, const Real* in) {
+        adjoint_x_kernel<Real, decltype(second)::value><<<x_grid, x_warps * kWarp, x_smem, st>>>(
+            t, g, in, xinv, xinv_lane, d_y.data(), d_p.data(), d_r.data());
+        NUMPIPE_CUDA_CHECK_LAUNCH();
+      };
       if (g == 0)
-        adjoint_y_kernel<Real, kFromStart><<<y_grid, y_warps * kWarp, y_smem, st>>>(t, g, mixed, d_w0.data(), d_y.data(),
-                                                                                   d_p.data(), d_r.data(), d_z.data());
+        y_sweep(std::integral_constant<int, kFromStart>{}, d_z.data());
       else
-        adjoint_y_kernel<Real, kFromExplicit><<<y_grid, y_warps * kWarp, y_smem, st>>>(
-            t, g, mixed, d_w0.data(), d_y.data(), d_p.data(), d_r.data(), d_z.data());
-      NUMPIPE_CUDA_CHECK_LAUNCH();
-      adjoint_x_kernel<Real, false><<<x_grid, x_warps * kWarp, x_smem, st>>>(t, g, d_z.data(), xinv, xinv_lane,
-                                                                            d_y.data(), d_p.data(), d_r.data());
-      NUMPIPE_CUDA_CHECK_LAUNCH();
+        y_sweep(std::integral_constant<int, kFromExplicit>{}, d_z.data());
+      x_sweep(std::false_type{}, d_z.data());
       if (mixed) {
-        adjoint_y_kernel<Real, kFromHalfMixed><<<y_grid, y_warps * kWarp, y_smem, st>>>(
-            t, g, mixed, d_w0.data(), d_y.data(), d_p.data(), d_r.data(), d_c.data());
-        NUMPIPE_CUDA_CHECK_LAUNCH();
-        adjoint_x_kernel<Real, true><<<x_grid, x_warps * kWarp, x_smem, st>>>(t, g, d_c.data(), xinv, xinv_lane,
-                                                                             d_y.data(), d_p.data(), d_r.data());
-        NUMPIPE_CUDA_CHECK_LAUNCH();
+        y_sweep(std::integral_constant<int, kFromHalfMixed>{}, d_c.data());
+        x_sweep(std::true_type{}, d_c.data());
       }
       if (next < m_count && g + 1 == s.levels[next]) {
         adjoint_sum_kernel<Real><<<dim3((nx + 3) / 4, n_lanes), 4 * kWarp, 0, st>>>(

@@ -1,6 +1,7 @@
 // price, CUDA: what the kernels of cuda.cu and cuda_mcs.cu share: a line of values in
 // shared memory laid out for a warp (ChunkLayout), the warp's affine recurrence over
-// it (the Thomas sweeps as scans), a CUDA stream (RAII), and the per-device workspaces.
+// it (the Thomas sweeps as scans), the transposed Thomas solve of the adjoint sweeps,
+// and the per-device workspaces.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -9,6 +10,7 @@
 #include <mutex>
 
 #include "common/cuda_check.hpp"
+#include "model.hpp"
 
 namespace numpipe::price::lines {
 
@@ -64,6 +66,24 @@ __device__ __forceinline__ void warp_recurrence(int k0, int k1, int lane, Step s
   }
 }
 
+// The transposed tridiagonal solve of the adjoint sweeps, T^T x = w with T = L U
+// (model.hpp, "the transposed system"), over one line held by a warp (lane l owns
+// [k0, k1)): U^T, v_k = (w_k - c_{k-1} v_{k-1}) inv_k ascending, then L^T,
+// x_k = v_k - beta_{k+1} x_{k+1} descending, each a warp_recurrence. rhs(k) is w_k
+// (it may read x: the solve runs in place); c_prev[k] = c_{k-1}, inv[k] = inv_k and
+// beta_next[k] = beta_{k+1} are indexed like x.
+template <class Real, class Rhs>
+__device__ __forceinline__ void warp_transposed_thomas(int k0, int k1, int lane, Rhs rhs, const Real* c_prev,
+                                                       const Real* inv, const Real* beta_next, Real* x) {
+  auto keep = [&](int k, Real v) { x[k] = v; };
+  warp_recurrence<true, Real>(
+      k0, k1, lane, [&](int k, Real q) { return thomas_back(rhs(k), c_prev[k], q, inv[k]); },
+      [&](int k) { return -c_prev[k] * inv[k]; }, keep);
+  warp_recurrence<false, Real>(
+      k0, k1, lane, [&](int k, Real q) { return thomas_forward(x[k], beta_next[k], q); },
+      [&](int k) { return -beta_next[k]; }, keep);
+}
+
 // A line of n values in shared memory as 32 chunks of `chunk` values, each chunk
 // `stride` (odd, >= chunk) apart so that lanes walking their chunks hit distinct banks.
 struct ChunkLayout {
@@ -91,16 +111,6 @@ struct ChunkWalk {
       ++c;
     }
   }
-};
-
-// A CUDA stream (RAII), non-blocking with respect to the legacy default stream.
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { NUMPIPE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(s); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s; }
 };
 
 }  // namespace numpipe::price::lines

@@ -49,6 +49,7 @@
 #include <tuple>
 
 #include "common/cuda_check.hpp"
+#include "common/cuda_stream.hpp"
 #include "common/cuda_timer.hpp"
 #include "common/device_array.hpp"
 #include "common/error.hpp"
@@ -62,7 +63,6 @@ namespace cg = cooperative_groups;
 using lines::ChunkLayout;
 using lines::ChunkWalk;
 using lines::kWarp;
-using lines::Stream;
 using lines::warp_recurrence;
 
 constexpr int kMaxWarps = 16;   // warps a block (512 threads)
@@ -397,15 +397,9 @@ __device__ void mcs_y_phase(int input, int g, const McsTables<Real>& t, const Mc
         const Real* c_prev = sm + L.ytab + shift;
         const Real* inv_j = c_prev + L.unit_y;
         const Real* beta_next = inv_j + L.unit_y;
-        auto keep = [&](int j, Real v) { mine[j] = v; };
         __syncwarp();
         // U^T: v_j = (w_j - c_{j-1} v_{j-1}) inv_j;  L^T: z_j = v_j - beta_{j+1} z_{j+1}
-        warp_recurrence<true, Real>(
-            j0, j1, lane, [&](int j, Real q) { return thomas_back(mine[j], c_prev[j], q, inv_j[j]); },
-            [&](int j) { return -c_prev[j] * inv_j[j]; }, keep);
-        warp_recurrence<false, Real>(
-            j0, j1, lane, [&](int j, Real q) { return thomas_forward(mine[j], beta_next[j], q); },
-            [&](int j) { return -beta_next[j]; }, keep);
+        lines::warp_transposed_thomas(j0, j1, lane, [&](int j) { return mine[j]; }, c_prev, inv_j, beta_next, mine);
         __syncwarp();
         Real* out = (input == kHalfMixed ? st.c : st.a) + off + std::int64_t(i) * ny;
         ChunkWalk at(ly, lane, kWarp);
@@ -583,14 +577,6 @@ __global__ void __launch_bounds__(kMaxWarps* kWarp, 1)
 
 // ---- host ------------------------------------------------------------------------------
 
-struct Event {
-  cudaEvent_t e = nullptr;
-  Event() { NUMPIPE_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming)); }
-  ~Event() { cudaEventDestroy(e); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-};
-
 // Device buffers kept from one pass to the next (calibration runs dozens), grown when
 // a pass needs more, never shrunk; one set per device and precision, never freed
 // (the process's end releases them), as cuda.cu's AdjointWorkspace.
@@ -754,7 +740,7 @@ bool mcs_weights_cuda(const std::vector<Lane>& lanes, int dev, CudaRun* run, std
 
   // the lanes' tables (a few lines each), built on the host from the setups
   HostTimer up;
-  Stream main_stream, side_stream;
+  CudaStream main_stream, side_stream;
   const cudaStream_t ms = main_stream.get(), ss = side_stream.get();
   std::vector<Real> hx, ex, gy, yc, dy1, coef;
   std::vector<double> py, pt;
@@ -812,7 +798,7 @@ bool mcs_weights_cuda(const std::vector<Lane>& lanes, int dev, CudaRun* run, std
   const McsTables<Real> t{ws.hx.data(),    ws.ex.data(),    ws.gy.data(), ws.yc.data(), ws.dy1.data(),
                           ws.py.data(),    ws.pt.data(),    ws.dt.data(), ws.qy.data(), ws.ey.data(),
                           ws.ybeta.data(), ws.yinv.data(), nx,           ny,           steps};
-  Event prep, ready[2], used[2];
+  CudaEvent prep, ready[2], used[2];
   CudaEventTimer timer;
   timer.start(ms);
   NUMPIPE_CUDA_CHECK(cudaMemsetAsync(ws.w0.data(), 0, lane_grid * sizeof(Real), ms));
@@ -822,8 +808,8 @@ bool mcs_weights_cuda(const std::vector<Lane>& lanes, int dev, CudaRun* run, std
   NUMPIPE_CUDA_CHECK_LAUNCH();
   mcs_y_factor_kernel<Real><<<static_cast<unsigned>((std::int64_t(steps) * n_lanes + 127) / 128), 128, 0, ms>>>(t, n_lanes);
   NUMPIPE_CUDA_CHECK_LAUNCH();
-  NUMPIPE_CUDA_CHECK(cudaEventRecord(prep.e, ms));
-  NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(ss, prep.e, 0));
+  NUMPIPE_CUDA_CHECK(cudaEventRecord(prep.get(), ms));
+  NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(ss, prep.get(), 0));
 
   const auto kernel = mcs_pass_kernel<Real>;
   // set for every pass: another grid's pass may have set other values since
@@ -847,17 +833,17 @@ bool mcs_weights_cuda(const std::vector<Lane>& lanes, int dev, CudaRun* run, std
     const int count = std::min(batch, steps - g0), buf = b % 2;
     // the pivots one batch ahead on the side stream, into the buffer the batch before
     // last has finished with
-    if (b >= 2) NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(ss, used[buf].e, 0));
+    if (b >= 2) NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(ss, used[buf].get(), 0));
     mcs_x_factor_kernel<Real><<<dim3((ny + fb - 1) / fb, count, n_lanes), fb, 0, ss>>>(ws.xinv[buf].data(), xinv_lane,
                                                                                       t, g0, count);
     NUMPIPE_CUDA_CHECK_LAUNCH();
-    NUMPIPE_CUDA_CHECK(cudaEventRecord(ready[buf].e, ss));
-    NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(ms, ready[buf].e, 0));
+    NUMPIPE_CUDA_CHECK(cudaEventRecord(ready[buf].get(), ss));
+    NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(ms, ready[buf].get(), 0));
     const McsState<Real> st{ws.w0.data(), ws.a.data(), ws.y.data(),       ws.p.data(),
                             ws.r.data(),  ws.c.data(), ws.xinv[buf].data(), xinv_lane,
                             ws.weights.data(), static_cast<std::int64_t>(w_lane), ws.level_slot.data()};
     NUMPIPE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, t, st, g0, g0 + count, g0 + count == steps ? 1 : 0));
-    NUMPIPE_CUDA_CHECK(cudaEventRecord(used[buf].e, ms));
+    NUMPIPE_CUDA_CHECK(cudaEventRecord(used[buf].get(), ms));
   }
   timer.stop(ms);
   if (run) run->seconds = timer.seconds();  // waits for the pass

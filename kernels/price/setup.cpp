@@ -4,14 +4,13 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/strings.hpp"
 #include "price.hpp"
 
 namespace numpipe::price {
 
 Precision parse_precision(const std::string& text) {
-  if (text == "fp64") return Precision::fp64;
-  if (text == "fp32") return Precision::fp32;
-  fail_input("--precision must be fp64 or fp32, got '" + text + "'");
+  return value_of_word<Precision>("--precision", text, {{"fp64", Precision::fp64}, {"fp32", Precision::fp32}});
 }
 const char* precision_name(Precision p) { return p == Precision::fp64 ? "fp64" : "fp32"; }
 
@@ -309,9 +308,7 @@ std::vector<Functional> functionals_of(const Setup& s, bool greeks) {
 }
 
 Method parse_method(const std::string& text) {
-  if (text == "forward") return Method::forward;
-  if (text == "adjoint") return Method::adjoint;
-  fail_input("--method must be adjoint or forward, got '" + text + "'");
+  return value_of_word<Method>("--method", text, {{"adjoint", Method::adjoint}, {"forward", Method::forward}});
 }
 const char* method_name(Method m) { return m == Method::forward ? "forward" : "adjoint"; }
 

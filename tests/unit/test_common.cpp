@@ -10,6 +10,7 @@
 #include <random>
 
 #include "common/cli.hpp"
+#include "common/dtype.hpp"
 #include "common/labels.hpp"
 #include "common/strings.hpp"
 #include "common/profile.hpp"
@@ -195,6 +196,34 @@ TEST_CASE("comma lists split into fields and items") {
   CHECK(split_items("a,,b,") == V{"a", "b"});
   CHECK(split_items(",").empty());
   CHECK(split_items("").empty());
+}
+
+TEST_CASE("value_of_word reads a word into its value and names the choices otherwise") {
+  enum class Pick { a, b, c };
+  CHECK(value_of_word<Pick>("--pick", "b", {{"a", Pick::a}, {"b", Pick::b}, {"c", Pick::c}}) == Pick::b);
+  try {
+    value_of_word<Pick>("--pick", "d", {{"a", Pick::a}, {"b", Pick::b}, {"c", Pick::c}});
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::bad_input);
+    CHECK(std::string(e.what()) == "--pick must be a, b or c, got 'd'");
+  }
+}
+
+TEST_CASE("element_as_double reads each dtype's bytes as the value they hold") {
+  auto bytes_of = [](auto v) {
+    std::vector<std::byte> b(sizeof v + 1);
+    std::memcpy(b.data() + 1, &v, sizeof v);  // unaligned on purpose
+    return b;
+  };
+  CHECK(element_as_double(DType::f8, bytes_of(0.1).data() + 1) == 0.1);
+  CHECK(element_as_double(DType::f4, bytes_of(0.1f).data() + 1) == static_cast<double>(0.1f));
+  CHECK(element_as_double(DType::i8, bytes_of(std::int64_t{-(1LL << 40)}).data() + 1) == -std::ldexp(1.0, 40));
+  CHECK(element_as_double(DType::i4, bytes_of(std::int32_t{-7}).data() + 1) == -7.0);
+  CHECK(element_as_double(DType::u8, bytes_of(~std::uint64_t{0}).data() + 1) == std::ldexp(1.0, 64));
+  CHECK(element_as_double(DType::u1, bytes_of(std::uint8_t{255}).data() + 1) == 255.0);
+  for (DType t : {DType::f8, DType::f4, DType::i8, DType::i4, DType::u8, DType::u1})
+    CHECK(visit_dtype(t, [](auto zero) { return sizeof zero; }) == dtype_size(t));
 }
 
 TEST_CASE("xml_escape makes text safe in elements and quoted attributes") {
