@@ -54,13 +54,13 @@ std::vector<double> BatchRun::repeat_seconds(const std::function<double()>& solv
 }
 
 void BatchRun::repeat_runs(const std::function<double()>& solve, const std::string& what,
-                           const std::function<std::string(double)>& tail) const {
+                           const std::function<std::string(double)>& tail, const std::string& measured) const {
   if (repeat_ == 0) return;
   const double median = median_of(repeat_seconds(solve));
   if (!world_.is_root()) return;
   const std::string more = tail ? tail(median) : std::string();
-  std::fprintf(stderr, "%s: %s: %d runs after the first, median solve %.4f ms%s%s\n", cli_.spec().name.c_str(),
-               what.c_str(), repeat_, median * 1e3, more.empty() ? "" : ", ", more.c_str());
+  std::fprintf(stderr, "%s: %s: %d runs after the first, median %s %.4f ms%s%s\n", cli_.spec().name.c_str(),
+               what.c_str(), repeat_, measured.c_str(), median * 1e3, more.empty() ? "" : ", ", more.c_str());
 }
 
 StreamWriter& BatchRun::writer() {
@@ -83,6 +83,13 @@ int BatchRun::write(const std::vector<Record>& records, const json& params, cons
   for (const Record& r : records) w.write(r);
   w.finish();
   write_profile_if_requested(cli_, backend_, device, params, log);  // before the commit: a failure leaves no output
+  out_->commit();
+  return 0;
+}
+
+int BatchRun::commit() {
+  if (!world_.is_root()) return 0;
+  writer().finish();
   out_->commit();
   return 0;
 }

@@ -78,10 +78,10 @@ class BatchRun {
   }
 
   // --repeat: `solve` N more times, each returning the seconds it measured; their
-  // median, printed by rank 0 as "TOOL: WHAT: N runs after the first, median solve
+  // median, printed by rank 0 as "TOOL: WHAT: N runs after the first, median MEASURED
   // X ms[, TAIL]" (tail(median) may be empty). Nothing when not benchmarking.
   void repeat_runs(const std::function<double()>& solve, const std::string& what,
-                   const std::function<std::string(double)>& tail = {}) const;
+                   const std::function<std::string(double)>& tail = {}, const std::string& measured = "solve") const;
   // The seconds of --repeat's runs (for tools that print their own report).
   std::vector<double> repeat_seconds(const std::function<double()>& solve) const;
 
@@ -91,6 +91,8 @@ class BatchRun {
   // (before the commit: a failure leaves no output) and commits. Returns 0.
   int write(const std::vector<Record>& records, const json& params, const PhaseLog& log);
   int write(const std::vector<Record>& records, const json& params, const PhaseLog& log, const DeviceInfo& device);
+  // Rank 0: finishes the stream written through writer() and commits, without a profile. Returns 0.
+  int commit();
 
  private:
   const Cli& cli_;
