@@ -1,11 +1,100 @@
 #include "run.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "cli.hpp"
 #include "error.hpp"
+#include "timeline.hpp"
 
 namespace numpipe {
+
+// ---- the batch part ---------------------------------------------------------------------
+
+void fail_no_cuda_backend() { fail_resource("this build has no CUDA backend"); }
+
+void BatchRun::declare(Cli& cli, std::optional<int>* repeat, const std::string& group) {
+  cli.option("repeat", repeat, "Benchmark: after the run, solve N more times; median times on stderr", "N", group)
+      .range(1, 1000);
+}
+
+BatchRun::BatchRun(const Cli& cli, std::optional<int> repeat) : BatchRun(cli, repeat, cli.backend()) {}
+
+BatchRun::BatchRun(const Cli& cli, std::optional<int> repeat, Backend backend)
+    : cli_(cli), world_(par::world()), backend_(backend), repeat_(repeat.value_or(0)) {
+  if (cuda()) {
+    devices_ = cli.devices();
+    // Under MPI each rank drives its own GPU (node-local rank) unless --devices says which.
+    if (world_.distributed() && !cli.has("devices"))
+      devices_ = {par::default_device_for_rank(cli.device(), cli.has("device"), cuda_device_count())};
+  } else {
+    devices_ = {cli.device()};
+  }
+  if (world_.is_root()) out_ = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
+}
+
+BatchRun::~BatchRun() = default;
+
+std::vector<Record> BatchRun::read(const RecordFilter& keep) const { return world_.read_input(cli_, keep); }
+
+void BatchRun::start_devices() const {
+  if (!cuda()) return;
+  timeline::Scope phase("cuda start-up");  // with the early start's wait (common/device.hpp)
+  for (int d : devices_) init_cuda_context(d);
+}
+
+DeviceInfo BatchRun::device_info() const { return cuda() ? query_cuda_device(devices_.front()) : query_host_cpu(); }
+
+par::Range BatchRun::share(std::size_t n) const { return par::split_evenly(n, world_.size(), world_.rank()); }
+
+std::vector<double> BatchRun::repeat_seconds(const std::function<double()>& solve) const {
+  std::vector<double> seconds;
+  for (int r = 0; r < repeat_; ++r) seconds.push_back(solve());
+  return seconds;
+}
+
+void BatchRun::repeat_runs(const std::function<double()>& solve, const std::string& what,
+                           const std::function<std::string(double)>& tail, const std::string& measured) const {
+  if (repeat_ == 0) return;
+  const double median = median_of(repeat_seconds(solve));
+  if (!world_.is_root()) return;
+  const std::string more = tail ? tail(median) : std::string();
+  std::fprintf(stderr, "%s: %s: %d runs after the first, median %s %.4f ms%s%s\n", cli_.spec().name.c_str(),
+               what.c_str(), repeat_, measured.c_str(), median * 1e3, more.empty() ? "" : ", ", more.c_str());
+}
+
+StreamWriter& BatchRun::writer() {
+  if (!writer_) {
+    if (!out_) discard_ = std::make_unique<MemorySink>();  // ranks other than 0 write nothing
+    writer_ = out_ ? std::make_unique<StreamWriter>(*out_) : std::make_unique<StreamWriter>(*discard_);
+  }
+  return *writer_;
+}
+
+int BatchRun::write(const std::vector<Record>& records, const json& params, const PhaseLog& log) {
+  if (!world_.is_root()) return 0;
+  return write(records, params, log, device_info());
+}
+
+int BatchRun::write(const std::vector<Record>& records, const json& params, const PhaseLog& log,
+                    const DeviceInfo& device) {
+  if (!world_.is_root()) return 0;
+  StreamWriter& w = writer();
+  for (const Record& r : records) w.write(r);
+  w.finish();
+  write_profile_if_requested(cli_, backend_, device, params, log);  // before the commit: a failure leaves no output
+  out_->commit();
+  return 0;
+}
+
+int BatchRun::commit() {
+  if (!world_.is_root()) return 0;
+  writer().finish();
+  out_->commit();
+  return 0;
+}
+
+// ---- the stepping part ------------------------------------------------------------------
 
 namespace {
 // Two times closer than this part of a step (or of a snapshot interval) are one:

@@ -1,18 +1,111 @@
-// The run skeleton's stepping part, once for the stepping tools (fluid-step,
-// ns-step): how long a run lasts (--steps K, or --t-end T, the last step shortened
+// The run skeleton, once for every compute tool.
+// The batch part (price, integrate, mle-fit; BatchRun below): the output file, the
+// MPI world and the devices of each rank, reading and filtering the records, one
+// --repeat, splitting a batch over the ranks and gathering it, the profile and the
+// commit.
+// The stepping part (fluid-step, ns-step; StepPlan, StepClock): how long a run lasts (--steps K, or --t-end T, the last step shortened
 // so that the run ends at T exactly) and when it writes snapshots and diagnostics
 // (every M steps, or every DT of time), declared on the Cli once and followed by
 // the steppers' loops through a StepClock.
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "device.hpp"
+#include "parallel.hpp"
+#include "profile.hpp"
+#include "stream.hpp"
 
 namespace numpipe {
 
 class Cli;  // common/cli.hpp (the kernels include this header without the CLI)
+
+// ---- the batch part ---------------------------------------------------------------------
+// The one word for a CUDA backend asked of a build without one (exit 3): the
+// workloads' dispatch files (kernels/<w>/) say it, never the tools.
+[[noreturn]] void fail_no_cuda_backend();
+
+// Provenance for an output record: Cli::stamp (the kernels' io writes records without the CLI).
+using Stamp = std::function<json(json attrs, const json& input_attrs)>;
+
+// A batch tool's run: each problem's items (strikes, policies, windows) split over
+// the MPI ranks in contiguous shares, each rank on its own devices, the results
+// gathered on rank 0, which writes them. A tool's main:
+//   BatchRun::declare(cli, &repeat, "Price");   cli.parse(argc, argv);
+//   BatchRun run(cli, repeat);                  // the output refuses a terminal here
+//   auto records = run.read(filter);            // rank 0 reads, every rank gets them
+//   ... solve this rank's share (run.share(n)), run.gather(mine) ...
+//   return run.write(records, params, log);     // rank 0: records, profile, commit
+class BatchRun {
+ public:
+  // --repeat N (benchmarks; one meaning in every batch tool): after the run, N more
+  // solves (1 to 1000), their median time on stderr. Not given: none.
+  static void declare(Cli& cli, std::optional<int>* repeat, const std::string& group = "");
+
+  // After cli.parse(): the backend, this rank's devices (--devices; under MPI
+  // without --devices the node-local rank's device; on the CPU {--device}), and
+  // rank 0's output file, opened first so that a terminal is refused before any work.
+  BatchRun(const Cli& cli, std::optional<int> repeat);
+  BatchRun(const Cli& cli, std::optional<int> repeat, Backend backend);  // a backend the tool chose
+  ~BatchRun();
+
+  par::Group& world() const { return world_; }
+  Backend backend() const { return backend_; }
+  bool cuda() const { return backend_ == Backend::cuda; }
+  const std::vector<int>& devices() const { return devices_; }
+  int repeat() const { return repeat_; }  // 0: not benchmarking
+
+  // Rank 0 reads the input (the records `keep` keeps), every rank gets them.
+  std::vector<Record> read(const RecordFilter& keep) const;
+  // The CUDA contexts of this rank's devices, once per process (the process phase
+  // "cuda start-up"), so that the first solve does not pay for them; nothing on the CPU.
+  void start_devices() const;
+  // The device the profile describes: the first CUDA device, or the host's CPU.
+  DeviceInfo device_info() const;
+
+  // This rank's contiguous share of n items (all of them in one process).
+  par::Range share(std::size_t n) const;
+  // Rank 0: every rank's items in rank order (in one process: `mine`).
+  template <class T>
+  std::vector<T> gather(std::vector<T> mine) const {
+    return world_.distributed() ? world_.gather_concat(mine) : mine;
+  }
+
+  // --repeat: `solve` N more times, each returning the seconds it measured; their
+  // median, printed by rank 0 as "TOOL: WHAT: N runs after the first, median MEASURED
+  // X ms[, TAIL]" (tail(median) may be empty). Nothing when not benchmarking.
+  void repeat_runs(const std::function<double()>& solve, const std::string& what,
+                   const std::function<std::string(double)>& tail = {}, const std::string& measured = "solve") const;
+  // The seconds of --repeat's runs (for tools that print their own report).
+  std::vector<double> repeat_seconds(const std::function<double()>& solve) const;
+
+  // Rank 0's writer into the output (other ranks: a writer into nothing).
+  StreamWriter& writer();
+  // Writes `records` (rank 0), then finishes the stream, appends the profile
+  // (before the commit: a failure leaves no output) and commits. Returns 0.
+  int write(const std::vector<Record>& records, const json& params, const PhaseLog& log);
+  int write(const std::vector<Record>& records, const json& params, const PhaseLog& log, const DeviceInfo& device);
+  // Rank 0: finishes the stream written through writer() and commits, without a profile. Returns 0.
+  int commit();
+
+ private:
+  const Cli& cli_;
+  par::Group& world_;
+  Backend backend_;
+  int repeat_ = 0;
+  std::vector<int> devices_;
+  std::unique_ptr<OutputFile> out_;
+  std::unique_ptr<MemorySink> discard_;
+  std::unique_ptr<StreamWriter> writer_;
+};
+
+// ---- the stepping part ------------------------------------------------------------------
 
 // What the options asked for.
 struct StepPlan {

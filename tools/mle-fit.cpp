@@ -1,809 +1,166 @@
 // mle-fit: rolling grid maximum-likelihood fits of the asymmetric exponential
-// power distribution (kernels/mle; spec ../shared/spec/mle-fit.md).
-#include <cstdio>
+// power distribution, or GARCH(1,1) with AEPD innovations (kernels/mle: the model,
+// the backends, io.hpp the records; spec ../shared/spec/mle-fit.md).
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
-#include <memory>
-#include <sstream>
+#include <cstdio>
+#include <optional>
+#include <string>
 
 #include "common/cli.hpp"
-#include "common/finite.hpp"
 #include "common/labels.hpp"
-#include "common/memory.hpp"
-#include "common/progress.hpp"
-#include "common/parallel.hpp"
-#include "common/profile.hpp"
-#include "kernels/mle/garch.hpp"
-#include "kernels/mle/mle.hpp"
-#include "kernels/mle/units.hpp"
+#include "common/run.hpp"
 #include "common/units.hpp"
+#include "kernels/mle/io.hpp"
+#include "kernels/mle/units.hpp"
 
-namespace numpipe {
-namespace {
-
-std::vector<double> parse_levels(const std::string& text) {
-  std::vector<double> levels;
-  if (text.empty()) return levels;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
-    char* end = nullptr;
-    double v = std::strtod(item.c_str(), &end);
-    if (item.empty() || *end || !(v > 0 && v < 1))
-      fail_input("--quantiles takes probabilities in (0, 1) separated by commas, got '" + item + "'");
-    levels.push_back(v);
-  }
-  return levels;
-}
-
-// The working set (docs/mle.md "Memory"), checked from the header of x before its
-// payload is read: per point the record and its copy in double; per window the
-// grid fits (44 bytes), the estimates and the output (56 bytes and 8 per level).
-void require_mle_memory(const RecordHeader& x, const mle::Params& params, std::size_t levels) {
-  if (x.shape.empty() || x.shape.size() > 2) return;  // refused after the read, with the shape
-  const double length = static_cast<double>(x.shape.back());
-  const double series = x.shape.size() == 2 ? static_cast<double>(x.shape[0]) : 1.0;
-  const double windows = length >= static_cast<double>(params.window)
-                             ? series * (std::floor((length - double(params.window)) / double(params.step)) + 1)
-                             : 0;
-  const double per_window = 44 + 56 + 8.0 * static_cast<double>(levels);
-  MemoryEstimate e{std::to_string(static_cast<long long>(windows)) + " windows of " + std::to_string(params.window) +
-                       " points",
-                   windows, per_window, "window"};
-  e.fixed = series * length * (static_cast<double>(dtype_size(x.dtype)) + 8);
-  require_host_memory(e);
-}
-
-// A series so large or small that |x - theta|^p would overflow or underflow (1e150
-// with p up to 4.45) is fitted scaled by a power of two, exactly: 2^-e per series
-// (0: as it is). Series with |log2 max|x|| * max p <= 900 are fitted as they are
-// (the same bits as without this).
-std::vector<int> scale_series(std::vector<double>& x, const mle::Series& s, const mle::Params& params) {
-  double max_shape = 1;
-  for (double a : params.grid.alpha) max_shape = std::max(max_shape, a);
-  std::vector<int> exponent(static_cast<std::size_t>(s.series), 0);
-  for (std::int64_t k = 0; k < s.series; ++k) {
-    double* xs = x.data() + k * s.length;
-    double big = 0;
-    for (std::int64_t i = 0; i < s.length; ++i) big = std::max(big, std::fabs(xs[i]));
-    if (big == 0 || std::fabs(std::log2(big)) * max_shape <= 900) continue;
-    int& e = exponent[static_cast<std::size_t>(k)];
-    std::frexp(big, &e);
-    for (std::int64_t i = 0; i < s.length; ++i) xs[i] = std::ldexp(xs[i], -e);
-  }
-  return exponent;
-}
-
-// The estimates of a scaled series back in the data's units: locations, scales and
-// quantiles times 2^e (their standard errors and intervals too), log-likelihoods
-// shifted by -n log(2^e); shapes, skew and the goodness-of-fit statistics do not
-// change. The series itself is scaled back as well.
-void unscale(std::vector<double>& x, const mle::Series& s, const mle::Params& params, std::int64_t windows,
-             const std::vector<int>& exponent, std::size_t levels, mle::Estimates& est) {
-  const std::size_t K = params.shapes == 2 ? 5 : 4;  // stderr columns: theta, p (p1, p2), s_l, s_r
-  for (std::int64_t k = 0; k < s.series; ++k) {
-    const int e = exponent[static_cast<std::size_t>(k)];
-    if (e == 0) continue;
-    const double shift = static_cast<double>(params.window) * e * std::log(2.0);
-    auto scale = [e](std::vector<double>& v, std::size_t at) {
-      if (at < v.size()) v[at] = std::ldexp(v[at], e);
-    };
-    for (std::int64_t w = k * windows; w < (k + 1) * windows; ++w) {
-      const std::size_t i = static_cast<std::size_t>(w);
-      for (auto* v : {&est.theta, &est.s_l, &est.s_r}) scale(*v, i);
-      if (i < est.loglik.size()) est.loglik[i] -= shift;
-      for (std::size_t q = 0; q < levels; ++q) scale(est.quantiles, i * levels + q);
-      for (std::size_t c : {std::size_t(0), K - 2, K - 1}) scale(est.stderr_, i * K + c);
-      for (std::size_t c = 0; c < 2; ++c) scale(est.theta_ci, i * 2 + c);
-      for (std::size_t c = 0; c < 2; ++c) scale(est.normal, i * 3 + c);
-      if (3 * i + 2 < est.normal.size()) est.normal[3 * i + 2] -= shift;
-      for (std::size_t c = 0; c < 2; ++c) scale(est.student, i * 4 + c);
-      if (4 * i + 3 < est.student.size()) est.student[4 * i + 3] -= shift;
+int main(int argc, char** argv) {
+  using namespace numpipe;
+  return run_tool("mle-fit", [&]() -> int {
+    // 1. The options, each declared once with its checks (applied by cli.parse).
+    Cli cli({"mle-fit",
+             "Rolling maximum-likelihood fits of the asymmetric exponential power distribution (grid over location and shape)",
+             "",
+             "  gen-input mle --length 100000 --p 1.5 --sl 1 --sr 2 --seed 7 \\\n"
+             "    | mle-fit --window 500 --step 1 --alpha-grid 0.5:4.45:80 --quantiles 0.01,0.05 | inspect\n"
+             "  gen-input mle --from-text share/ref/mle-prices.csv --columns close --returns log | mle-fit --window 250 --quantiles 0.01 -o var.nps",
+             "the fits of every window (theta, p, s_l, s_r, loglik, skew, start; quantiles)"},
+            kInput | kOutput | kCompute | kMultiDevice | kProfile | kMpi);
+    mle::Params params;
+    mle::FinishOptions fo;
+    std::string alpha_grid = "0.5:4.45:80", quantiles, compare, model = "iid";
+    std::optional<int> repeat;
+    bool refine = false, backtest = false;
+    cli.option("window", &params.window, "Points per window (n >= 3)", "N", "Fit").min(3);
+    cli.option("step", &params.step, "A window starts every K points", "K", "Fit").min(1);
+    cli.option("alpha-grid", &alpha_grid, "Shape grid: START:STOP:COUNT (evenly spaced, ends included) or a list a,b,c",
+               "GRID", "Fit")
+        .check([&](const std::string& v) { params.grid = mle::parse_grid(v); });
+    cli.flag("refine", &refine,
+             "Search for the continuous optimum near the grid's (Newton steps on the profile likelihood, p between its "
+             "grid neighbours), keeping the higher of competing maxima",
+             "Fit");
+    cli.flag("exact", &params.exact, "Recompute every window from scratch instead of rolling updates (for checking)", "Fit");
+    cli.option("refresh", &params.refresh, "Rolling sums are recomputed from scratch at least every R windows", "R", "Fit")
+        .min(1);
+    cli.option("quantiles", &quantiles, "Quantiles (Value-at-Risk levels) of each fitted distribution, e.g. 0.01,0.05",
+               "Q,...", "Fit")
+        .check([&](const std::string& v) { fo.levels = mle::parse_levels(v); });
+    cli.option("shapes", &params.shapes,
+               "1: one shape p; 2: a shape p1 left of theta and p2 right of it (grid over theta, p1, p2)", "N", "Fit")
+        .check([](int v) {
+          if (v != 1 && v != 2) fail_input("--shapes must be 1 or 2, got " + std::to_string(v));
+        });
+    cli.option("model", &model,
+               "iid: the AEPD fitted to each window (default); garch: GARCH(1,1) with AEPD innovations over the whole "
+               "series (without --window) or rolling windows",
+               "M", "Fit")
+        .one_of({"iid", "garch"});
+    BatchRun::declare(cli, &repeat, "Fit");
+    cli.tuning_env("NUMPIPE_MLE_GROUP=4|8", "CUDA: shapes per block of the grid kernels (default 8)");
+    cli.tuning_env("NUMPIPE_MLE_PRESCREEN=0", "CUDA: evaluate every candidate exactly (no single-precision prescreen); "
+                   "the same bits");
+    cli.tuning_env("NUMPIPE_MLE_ESTIMATE_LANES=1|2|4|8|16|32",
+                   "CUDA --refine/--stderr: threads per window of the estimate kernel (default: about 32 points a thread)");
+    cli.flag("stderr", &fo.inform,
+             "Standard errors of the estimates from the information at the refined optimum (observed; theta's row and "
+             "column expected), implies --refine; and a 95% interval for theta",
+             "Inference");
+    cli.option("compare", &compare, "Also fit a normal and/or a Student-t to each window: their log-likelihoods, AIC and BIC",
+               "normal,t", "Inference")
+        .check([&](const std::string& v) { mle::parse_compare(v, fo.normal, fo.student); });
+    cli.flag("gof", &fo.gof, "Kolmogorov-Smirnov and Anderson-Darling statistics of each window against its fitted distribution",
+             "Inference");
+    cli.flag("backtest", &backtest,
+             "Each window's quantiles against the next return(s) out of sample: exceedances, Kupiec and Christoffersen "
+             "tests (needs --quantiles); points after a window without a maximum are counted apart",
+             "Inference");
+    // 2. Parse: every value checked; then the checks that join options.
+    params.grid = mle::parse_grid(alpha_grid);  // the default's (a given grid: by its check)
+    cli.parse(argc, argv);
+    fo.refine = refine || fo.inform;
+    const std::vector<double> levels = fo.levels;
+    if (backtest && levels.empty()) fail_input("--backtest needs --quantiles (the VaR levels to test), e.g. --quantiles 0.01,0.05");
+    Backend backend = cli.backend();
+    if (params.shapes == 2 && backend == Backend::cuda) {  // the two-shape grid runs on the CPU backend; auto picks it
+      if (cli.has("backend") && cli.get<std::string>("backend") == "cuda")
+        fail_input("--shapes 2 runs on the CPU backend only: use --backend cpu (or auto)");
+      backend = Backend::cpu;
     }
-    double* xs = x.data() + k * s.length;
-    for (std::int64_t i = 0; i < s.length; ++i) xs[i] = std::ldexp(xs[i], e);
-  }
-}
+    // 3. The run: under MPI rank 0 reads and writes; the backend's tasks (a series
+    // and a chunk of windows each) are split over the ranks, each on its own GPU.
+    BatchRun run(cli, repeat, backend);
+    const mle::Engine engine{run.cuda(), run.devices()};
+    PhaseLog log;  // the tool's phases; reading and writing are the process's (common/timeline.hpp)
 
-// A window whose fit is not finite is refused, but for the windows without a
-// maximum (mle::mark_degenerate: NaN by design).
-void require_finite_fits(const mle::Series& s, const mle::Params& params, std::int64_t windows, const mle::Estimates& est,
-                         std::size_t levels, const std::vector<mle::Degenerate>& degenerate) {
-  std::vector<std::pair<const char*, const std::vector<double>*>> outputs = {
-      {"theta", &est.theta}, {params.shapes == 2 ? "p1" : "p", &est.p}, {"s_l", &est.s_l}, {"s_r", &est.s_r},
-      {"loglik", &est.loglik}, {"skew", &est.skew}};
-  if (params.shapes == 2) outputs.push_back({"p2", &est.p2});
-  const Shape shape{s.series, windows};
-  for (std::int64_t w = 0; w < s.series * windows; ++w) {
-    const std::size_t i = static_cast<std::size_t>(w);
-    bool finite = true;
-    for (const auto& o : outputs) finite = finite && (i >= o.second->size() || std::isfinite((*o.second)[i]));
-    for (std::size_t q = 0; q < levels; ++q) finite = finite && std::isfinite(est.quantiles[i * levels + q]);
-    if (finite || degenerate[i] != mle::Degenerate::none) continue;
-    for (const auto& o : outputs)
-      if (i < o.second->size() && !std::isfinite((*o.second)[i]))
-        fail_input(std::string(o.first) + index_in(shape, i) + " is " + value_text((*o.second)[i]) +
-                   ": the window's fit is not finite (its values, or the --alpha-grid shapes, are beyond the range of "
-                   "doubles)");
-    fail_input("quantiles" + index_in(shape, i) +
-               " are not finite (the window's values, or the --alpha-grid shapes, are beyond the range of doubles)");
-  }
-}
-
-// --compare: a comma-separated list of normal and t.
-void parse_compare(const std::string& text, bool& normal, bool& student) {
-  normal = student = false;
-  if (text.empty()) return;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (item == "normal") normal = true;
-    else if (item == "t") student = true;
-    else fail_input("--compare takes normal and t separated by commas, got '" + item + "'");
-  }
-}
-
-std::string level_name(double q) {
-  std::ostringstream s;
-  s << q;
-  return s.str();
-}
-
-// The labels record of x's time axis (dates), if the input carries one.
-const Record* time_labels_of(const std::vector<Record>& records) {
-  for (const Record& r : records)
-    if (is_labels(r) && labels_of(r.attrs) == "x") return &r;
-  return nullptr;
-}
-
-// --model garch: GARCH(1,1) with AEPD innovations (kernels/mle/garch.hpp) over
-// the whole series (no --window) or rolling windows; writes its records and
-// commits the output.
-int run_garch(Cli& cli, OutputFile& out, const std::vector<Record>& records, const Record& xr, const mle::Series& s,
-              const mle::Params& params, bool whole, bool inform, const std::vector<double>& levels, bool backtest) {
-  // 1. the fits
-  mle::GarchOptions o;
-  o.window = whole ? s.length : params.window;
-  o.step = params.step;
-  o.inform = inform;
-  if (o.window < 10) fail_input("--model garch needs windows of at least 10 points, got " + std::to_string(o.window));
-  mle::Params wp = params;
-  wp.window = o.window;
-  const std::int64_t W = mle::window_count(s, wp);
-  const std::vector<mle::GarchFit> fits = mle::fit_garch(s.x, s.series, s.length, o);
-  // 2. the records' columns, the quantiles and the constraints' report
-  const std::size_t N = fits.size(), L = levels.size();
-  std::vector<double> mu(N), omega(N), alpha(N), beta(N), skew(N), p(N), s_l(N), s_r(N), ll(N), sigma(N), aic(N),
-      bic(N), q(N * L), se(N * mle::kGarchParams);
-  std::int64_t edge = 0, unconverged = 0;
-  for (std::size_t i = 0; i < N; ++i) {
-    const mle::GarchFit& f = fits[i];
-    mu[i] = f.par[mle::kMu];
-    omega[i] = f.par[mle::kOmega];
-    alpha[i] = f.par[mle::kAlpha];
-    beta[i] = f.par[mle::kBeta];
-    skew[i] = f.par[mle::kSkew];
-    p[i] = f.par[mle::kShape];
-    const mle::StandardAepd z = mle::standard_aepd(skew[i], p[i]);
-    s_l[i] = z.s_l;
-    s_r[i] = z.s_r;
-    ll[i] = f.loglik;
-    sigma[i] = std::sqrt(f.h_next);
-    aic[i] = 2.0 * mle::kGarchParams - 2.0 * ll[i];
-    bic[i] = mle::kGarchParams * std::log(static_cast<double>(o.window)) - 2.0 * ll[i];
-    for (std::size_t k = 0; k < L; ++k) q[i * L + k] = mle::garch_quantile(levels[k], f.par, f.h_next);
-    for (int k = 0; k < mle::kGarchParams; ++k) se[i * mle::kGarchParams + k] = f.se[k];
-    edge += f.on_edge ? 1 : 0;
-    unconverged += f.converged ? 0 : 1;
-    if (!std::isfinite(f.loglik))
-      fail_input("--model garch: the fit of window " + std::to_string(i) + " is not finite (log-likelihood " +
-                 value_text(f.loglik) + ")");
-  }
-  if (edge > 0)
-    std::fprintf(stderr, "mle-fit: %lld of %lld GARCH fits have their maximum on an edge of the "
-                 "constraints (alpha = 0, beta = 0 or alpha + beta = 1, to 1e-10)\n", static_cast<long long>(edge), static_cast<long long>(N));
-  if (unconverged > 0)
-    std::fprintf(stderr, "mle-fit: %lld of %lld GARCH fits stopped at the iteration limit\n",
-                 static_cast<long long>(unconverged), static_cast<long long>(N));
-  // 3. the backtest: each point after the first window against the one-step quantile of the latest window before it
-  std::vector<std::uint8_t> hits;
-  std::vector<double> rows;
-  const std::int64_t T = s.length - o.window;
-  if (backtest && T > 0) {
-    hits = mle::exceedances(s, wp, levels, q);
-    for (std::int64_t si = 0; si < s.series; ++si)
-      for (std::size_t k = 0; k < L; ++k) {
-        const mle::BacktestRow b = mle::backtest_statistics(
-            levels[k], hits.data() + static_cast<std::size_t>(si * T) * L + k, T, static_cast<std::int64_t>(L));
-        const double row[mle::kBacktestColumns] = {b.level, b.n, b.exceedances, b.kupiec_lr, b.kupiec_p,
-                                                   b.christoffersen_ind_lr, b.christoffersen_ind_p, b.cc_lr, b.cc_p,
-                                                   b.no_forecast};
-        rows.insert(rows.end(), row, row + mle::kBacktestColumns);
-      }
-  }
-  // 4. the records
-  json attrs = {{"kind", "mle.fit"},
-                {"model", "GARCH(1,1) with AEPD innovations: r_t = mu + sigma_t z_t, sigma_t^2 = omega + garch_alpha "
-                          "(r_{t-1} - mu)^2 + garch_beta sigma_{t-1}^2, z_t the AEPD (left mass skew, shape p) "
-                          "standardised to mean 0 and variance 1; sigma_1^2 the window's mean square"},
-                {"window", o.window},
-                {"step", o.step},
-                {"windows", W},
-                {"series", s.series},
-                {"whole_series", whole},
-                {"constraints", "omega > 0, garch_alpha >= 0, garch_beta >= 0, garch_alpha + garch_beta < 1 (enforced)"},
-                {"on_constraint_edge", edge},
-                {"iteration_limit", unconverged},
-                {"backend", "cpu"}};
-  attrs = cli.stamp(attrs, xr.attrs);
-  const Shape shape{s.series, W};
-  StreamWriter writer(out);
-  writer.set_units(mle::units(units_of(xr.attrs, "x", xr.name)));
-  std::vector<std::int64_t> start(static_cast<std::size_t>(W));
-  for (std::int64_t w = 0; w < W; ++w) start[static_cast<std::size_t>(w)] = w * o.step;
-  auto put = [&](const char* name, const std::vector<double>& v, const char* what) {
-    json a = attrs;
-    a["description"] = what;
-    writer.write(name, shape, v.data(), a);
-  };
-  {
-    json a = attrs;
-    a["description"] = "index of each window's first point";
-    writer.write("start", Shape{W}, start.data(), a);
-  }
-  put("theta", mu, "mu: the conditional mean of the returns");
-  put("omega", omega, "GARCH constant omega");
-  put("garch_alpha", alpha, "GARCH ARCH coefficient alpha (on the last squared residual)");
-  put("garch_beta", beta, "GARCH coefficient beta (on the last conditional variance)");
-  put("p", p, "the innovations' AEPD shape");
-  put("skew", skew, "the innovations' left mass s_l / (s_l + s_r)");
-  put("s_l", s_l, "left scale of the standardised innovation (mean 0, variance 1)");
-  put("s_r", s_r, "right scale of the standardised innovation (mean 0, variance 1)");
-  put("loglik", ll, "maximised log-likelihood of the window");
-  put("sigma", sigma, "one-step-ahead conditional standard deviation sigma_{n+1}");
-  {
-    json a = attrs;
-    a["parameters"] = mle::kGarchParams;
-    a["description"] = "Akaike information criterion 2k - 2 loglik";
-    writer.write("aic", shape, aic.data(), a);
-    a["description"] = "Bayesian information criterion k log(n) - 2 loglik";
-    writer.write("bic", shape, bic.data(), a);
-  }
-  if (inform) {
-    json a = attrs;
-    a["description"] = "standard errors: square roots of the diagonal of the inverse observed information (minus the "
-                       "Hessian of the log-likelihood by central differences) at the estimate; NaN where it is not "
-                       "positive definite";
-    a["columns"] = json{"mu", "omega", "garch_alpha", "garch_beta", "skew", "p"};
-    writer.write("stderr", Shape{s.series, W, mle::kGarchParams}, se.data(), a);
-  }
-  if (L > 0) {
-    json a = attrs;
-    a["description"] = "one-step-ahead conditional quantiles mu + sigma_{n+1} z_q, last axis by level";
-    a["levels"] = levels;
-    json names = json::array();
-    for (double v : levels) names.push_back(level_name(v));
-    a["level_names"] = names;
-    writer.write("quantiles", Shape{s.series, W, static_cast<std::int64_t>(L)}, q.data(), a);
-  }
-  if (backtest && T > 0) {
-    json a = attrs;
-    a["description"] = "1 where the point x[window + i] falls beyond the one-step quantile of the latest window ending "
-                       "before it (with --step K > 1 that quantile serves the K points after the window)";
-    a["levels"] = levels;
-    a["first_index"] = o.window;
-    writer.write("exceedances", Shape{s.series, T, static_cast<std::int64_t>(L)}, hits.data(), a);
-    json b = attrs;
-    b["description"] = "VaR backtest per series and level: Kupiec, Christoffersen independence, conditional coverage";
-    b["columns"] = json{"level", "n", "exceedances", "kupiec_lr", "kupiec_p", "christoffersen_ind_lr",
-                        "christoffersen_ind_p", "cc_lr", "cc_p", "no_forecast"};
-    writer.write("backtest", Shape{s.series, static_cast<std::int64_t>(L), mle::kBacktestColumns}, rows.data(), b);
-  }
-  if (const Record* xl = time_labels_of(records)) {
-    const std::vector<std::string> labels = read_labels(*xl);
-    if (static_cast<std::int64_t>(labels.size()) != s.length)
-      fail_input("record '" + xl->name + "': " + std::to_string(labels.size()) + " labels for a series of length " +
-                 std::to_string(s.length));
-    const std::string column_name = xl->attrs.value("column", std::string("label"));
-    std::vector<std::string> last(static_cast<std::size_t>(W));
-    for (std::int64_t w = 0; w < W; ++w)
-      last[static_cast<std::size_t>(w)] = labels[static_cast<std::size_t>(w * o.step + o.window - 1)];
-    writer.write(make_labels("window_label", last, "window", column_name));
-  }
-  writer.finish();
-  out.commit();
-  return 0;
-}
-
-int run(int argc, char** argv) {
-  Cli cli({"mle-fit",
-           "Rolling maximum-likelihood fits of the asymmetric exponential power distribution (grid over location and shape)",
-           "",
-           "  gen-input mle --length 100000 --p 1.5 --sl 1 --sr 2 --seed 7 \\\n"
-           "    | mle-fit --window 500 --step 1 --alpha-grid 0.5:4.45:80 --quantiles 0.01,0.05 | inspect\n"
-           "  gen-input mle --from-text share/ref/mle-prices.csv --columns close --returns log | mle-fit --window 250 --quantiles 0.01 -o var.nps",
-           "the fits of every window (theta, p, s_l, s_r, loglik, skew, start; quantiles)"},
-          kInput | kOutput | kCompute | kMultiDevice | kProfile | kMpi);
-  cli.add("Fit")("window", "Points per window (n >= 3)", cxxopts::value<std::int64_t>()->default_value("500"), "N")(
-      "step", "A window starts every K points", cxxopts::value<std::int64_t>()->default_value("1"), "K")(
-      "alpha-grid", "Shape grid: START:STOP:COUNT (evenly spaced, ends included) or a list a,b,c",
-      cxxopts::value<std::string>()->default_value("0.5:4.45:80"), "GRID")(
-      "refine", "Search for the continuous optimum near the grid's (Newton steps on the profile likelihood, p between "
-                "its grid neighbours), keeping the higher of competing maxima")(
-      "exact", "Recompute every window from scratch instead of rolling updates (for checking)")(
-      "refresh", "Rolling sums are recomputed from scratch at least every R windows",
-      cxxopts::value<std::int64_t>()->default_value("1000"), "R")(
-      "quantiles", "Quantiles (Value-at-Risk levels) of each fitted distribution, e.g. 0.01,0.05",
-      cxxopts::value<std::string>()->default_value(""), "Q,...")(
-      "shapes", "1: one shape p; 2: a shape p1 left of theta and p2 right of it (grid over theta, p1, p2)",
-      cxxopts::value<int>()->default_value("1"), "N")(
-      "model", "iid: the AEPD fitted to each window (default); garch: GARCH(1,1) with AEPD innovations over the "
-               "whole series (without --window) or rolling windows",
-      cxxopts::value<std::string>()->default_value("iid"), "M")(
-      "repeat", "Benchmark: after the run, fit N more times; the median time of the grid search on stderr",
-      cxxopts::value<int>()->default_value("0"), "N");
-  cli.tuning_env("NUMPIPE_MLE_GROUP=4|8", "CUDA: shapes per block of the grid kernels (default 8)");
-  cli.tuning_env("NUMPIPE_MLE_PRESCREEN=0", "CUDA: evaluate every candidate exactly (no single-precision prescreen); "
-                 "the same bits");
-  cli.tuning_env("NUMPIPE_MLE_ESTIMATE_LANES=1|2|4|8|16|32",
-                 "CUDA --refine/--stderr: threads per window of the estimate kernel (default: about 32 points a thread)");
-  cli.add("Inference")(
-      "stderr", "Standard errors of the estimates from the information at the refined optimum (observed; theta's "
-                "row and column expected), implies --refine; and a 95% interval for theta")(
-      "compare", "Also fit a normal and/or a Student-t to each window: their log-likelihoods, AIC and BIC",
-      cxxopts::value<std::string>()->default_value(""), "normal,t")(
-      "gof", "Kolmogorov-Smirnov and Anderson-Darling statistics of each window against its fitted distribution")(
-      "backtest", "Each window's quantiles against the next return(s) out of sample: exceedances, Kupiec and "
-                  "Christoffersen tests (needs --quantiles); points after a window without a maximum are counted apart");
-  cli.parse(argc, argv);
-  const int repeat = cli.get<int>("repeat");
-  if (repeat < 0 || repeat > 1000) fail_input("--repeat must be in [0, 1000], got " + std::to_string(repeat));
-
-  mle::Params params;
-  params.window = cli.get<std::int64_t>("window");
-  params.step = cli.get<std::int64_t>("step");
-  params.refresh = cli.get<std::int64_t>("refresh");
-  params.exact = cli.has("exact");
-  params.grid = mle::parse_grid(cli.get<std::string>("alpha-grid"));
-  params.shapes = cli.get<int>("shapes");
-  if (params.shapes != 1 && params.shapes != 2) fail_input("--shapes must be 1 or 2, got " + std::to_string(params.shapes));
-  mle::FinishOptions fo;
-  fo.inform = cli.has("stderr");
-  fo.refine = cli.has("refine") || fo.inform;
-  fo.levels = parse_levels(cli.get<std::string>("quantiles"));
-  fo.gof = cli.has("gof");
-  parse_compare(cli.get<std::string>("compare"), fo.normal, fo.student);
-  const bool refine = fo.refine, backtest = cli.has("backtest");
-  const std::vector<double> levels = fo.levels;
-  if (backtest && levels.empty()) fail_input("--backtest needs --quantiles (the VaR levels to test), e.g. --quantiles 0.01,0.05");
-  if (params.window < 3) fail_input("--window must be >= 3, got " + std::to_string(params.window));
-  if (params.step < 1) fail_input("--step must be >= 1, got " + std::to_string(params.step));
-  if (params.refresh < 1) fail_input("--refresh must be >= 1, got " + std::to_string(params.refresh));
-  Backend backend = cli.backend();
-  if (params.shapes == 2 && backend == Backend::cuda) {
-    // The two-shape grid runs on the CPU backend; auto picks it.
-    if (cli.args().count("backend") && cli.get<std::string>("backend") == "cuda")
-      fail_input("--shapes 2 runs on the CPU backend only: use --backend cpu (or auto)");
-    backend = Backend::cpu;
-  }
-
-  // Under MPI (mpirun -np P mle-fit ...) rank 0 reads and writes; the backend's
-  // tasks (a series and a chunk of windows each) are split over the ranks in
-  // contiguous ranges, each rank on its own GPU (node-local rank).
-  auto& world = par::world();
-  std::unique_ptr<OutputFile> out;
-  if (world.is_root()) out = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
-  PhaseLog log;  // the tool's phases; reading and writing are the process's (common/timeline.hpp)
-  // x (one record of that name) and the labels of its points only; the memory is
-  // checked from x's header, before its payload is read.
-  const RecordFilter series_record = keep_names_once({"x"});
-  std::vector<Record> records = world.read_input(cli, [&](const RecordHeader& h) {
-    if (is_labels(h)) return labels_of(h.attrs) == "x";
-    if (!series_record(h)) return false;
-    require_mle_memory(h, params, levels.size());
-    return true;
-  });
-
-  const Record* xr = nullptr;
-  for (const Record& r : records)
-    if (r.name == "x") {
-      xr = &r;
-      break;
+    // 4. Read: x (one record of that name) and the labels of its points; the memory
+    // checked from x's header, before its payload is read.
+    const RecordFilter series_record = keep_names_once({"x"});
+    const std::vector<Record> records = run.read([&](const RecordHeader& h) {
+      if (is_labels(h)) return labels_of(h.attrs) == "x";
+      if (!series_record(h)) return false;
+      mle::require_mle_memory(h, params, levels.size());
+      return true;
+    });
+    const auto xr = std::find_if(records.begin(), records.end(), [](const Record& r) { return r.name == "x"; });
+    if (xr == records.end()) fail_input("the input holds no array 'x' (make one with: gen-input mle)");
+    if (xr->shape.size() != 1 && xr->shape.size() != 2)
+      fail_input("x: expected shape [length] or [series, length], got " + shape_string(xr->shape));
+    std::vector<double> x = xr->to_vector<double>();
+    const mle::Series s{x.data(), xr->shape.size() == 2 ? xr->shape[0] : 1, xr->shape.back()};
+    const Stamp stamp = [&](json attrs, const json& from) { return cli.stamp(std::move(attrs), from); };
+    const json units = mle::units(units_of(xr->attrs, "x", xr->name));  // in the series' units
+    if (model == "garch") {  // GARCH over the whole series (no --window) or rolling windows: one process
+      const bool whole = !cli.has("window");
+      if (whole) params.window = s.length;
+      mle::validate(s, params);
+      if (run.world().distributed()) fail_input("--model garch runs in one process (no MPI)");
+      if (fo.normal || fo.student || fo.gof || params.shapes == 2)
+        fail_input("--model garch takes neither --compare, --gof nor --shapes 2");
+      run.writer().set_units(units);
+      mle::write_garch(run.writer(), stamp, records, *xr, s, params, whole, fo.inform, levels, backtest);
+      return run.commit();  // (no profile)
     }
-  if (!xr) fail_input("the input holds no array 'x' (make one with: gen-input mle)");
-  if (xr->shape.size() != 1 && xr->shape.size() != 2)
-    fail_input("x: expected shape [length] or [series, length], got " + shape_string(xr->shape));
-  std::vector<double> x = xr->to_vector<double>();
-  mle::Series s;
-  s.x = x.data();
-  s.series = xr->shape.size() == 2 ? xr->shape[0] : 1;
-  s.length = xr->shape.back();
-  const std::string model = cli.get<std::string>("model");
-  if (model != "iid" && model != "garch") fail_input("--model must be iid or garch, got '" + model + "'");
-  if (model == "garch") {
-    const bool whole = !cli.args().count("window");
-    if (whole) params.window = s.length;
     mle::validate(s, params);
-    if (world.distributed()) fail_input("--model garch runs in one process (no MPI)");
-    if (fo.normal || fo.student || fo.gof || params.shapes == 2)
-      fail_input("--model garch takes neither --compare, --gof nor --shapes 2");
-    return run_garch(cli, *out, records, *xr, s, params, whole, fo.inform, levels, backtest);
-  }
-  mle::validate(s, params);
-  const std::vector<int> exponent = scale_series(x, s, params);
+    const std::vector<int> exponent = mle::scale_series(x, s, params);
 
-  const std::int64_t W = mle::window_count(s, params);
-  const mle::Work work = mle::work_estimate(s, params);
-  // The grid's traffic and flop model (docs/profile.md, "Traffic models"): memory
-  // moves the series once and each window's fit (shape, candidate, X-, X+, S,
-  // loglik: 44 bytes); the sums stay in cache (CPU) or registers (GPU). Flops: 5 a
-  // power term (a ladder multiply, a compensated add), 58 a pair and shape group
-  // (two exp at 29).
-  const double grid_bytes = 8.0 * static_cast<double>(s.series * s.length) + 44.0 * static_cast<double>(s.series * W);
-  const double grid_flops = 5.0 * work.terms + 58.0 * work.pairs;
-  mle::WindowFits fits;
-  DeviceInfo device;
-  // This rank's tasks and windows (all of them in one process).
-  std::int64_t task0 = 0, task1 = 0, win0 = 0, win1 = s.series * W;
-  auto share = [&](const mle::TaskPlan& plan) {
-    const par::Range mine = par::split_evenly(static_cast<std::size_t>(plan.tasks()), world.size(), world.rank());
-    task0 = static_cast<std::int64_t>(mine.begin);
-    task1 = static_cast<std::int64_t>(mine.end);
-    win0 = plan.first_window(task0);
-    win1 = plan.first_window(task1);
-  };
-  std::vector<double> repeat_seconds;  // --repeat
-  std::unique_ptr<Progress> progress;  // windows, made once this rank's share is known
-  auto start_progress = [&] {
-    progress = std::make_unique<Progress>("mle-fit", "windows", static_cast<std::uint64_t>(win1 - win0), cli.quiet());
-  };
-  if (backend == Backend::cuda) {
-#ifdef NUMPIPE_HAVE_CUDA
-    std::vector<int> devices = cli.devices();
-    if (world.distributed() && !cli.has("devices"))
-      devices = {par::default_device_for_rank(cli.device(), cli.args().count("device") > 0, cuda_device_count())};
-    device = query_cuda_device(devices.front());
-    {  // per window on a device: 12 bytes per shape (the best sums) and 44 of fits (docs/mle.md "Memory")
-      const double per_device = double(s.series * W) / double(world.size() * devices.size());
-      require_device_memory(devices.front(), {std::to_string(s.series * W) + " windows", per_device,
-                                              12.0 * double(params.grid.alpha.size()) + 44, "window", 64.0 * 1048576});
-    }
-    mle::CudaTiming timing;
-    HostTimer t;
-    if (world.distributed()) share(mle::cuda_plan(s, params));
-    start_progress();
-    auto solve = [&](mle::WindowFits& f, mle::CudaTiming* tm) {
-      if (world.distributed())
-        mle::solve_cuda(s, params, devices, task0, task1, f, tm);
-      else
-        mle::solve_cuda(s, params, devices, f, tm);
-    };
-    solve(fits, &timing);
-    const double total = t.seconds();
-    for (int r = 0; r < repeat; ++r) {
-      mle::WindowFits again;
-      mle::CudaTiming tm;
-      solve(again, &tm);
-      repeat_seconds.push_back(tm.kernel_seconds);
-    }
-    log.add("grid kernels", timing.kernel_seconds, grid_bytes, grid_flops);
-    log.add("copies and launch", std::max(0.0, total - timing.kernel_seconds));
-#endif
-  } else {
-    device = query_host_cpu();
-    if (world.distributed()) share(mle::cpu_plan(s, params));
-    start_progress();
-    auto solve = [&](mle::WindowFits& f) {
-      if (world.distributed())
-        mle::solve_cpu(s, params, task0, task1, f);
-      else
-        mle::solve_cpu(s, params, f);
-    };
-    // Under MPI the bytes and flops of this rank's share.
-    const double mine = world.distributed()
-                            ? static_cast<double>(win1 - win0) / static_cast<double>(std::max<std::int64_t>(1, s.series * W))
-                            : 1.0;
-    log.time("grid", grid_bytes * mine, grid_flops * mine, [&] {
-      ActiveProgress active(*progress);  // the CPU loop counts windows as they finish
-      solve(fits);
-    });
-    for (int r = 0; r < repeat; ++r) {
-      mle::WindowFits again;
-      HostTimer timer;
-      solve(again);
-      repeat_seconds.push_back(timer.seconds());
-    }
-  }
-  if (progress) {
-    progress->update(static_cast<std::uint64_t>(win1 - win0));
-    progress->finish();
-  }
-  if (!repeat_seconds.empty() && world.is_root()) {
-    const double median = median_of(repeat_seconds);
-    std::fprintf(stderr, "mle-fit: %lld windows (%s): %d runs after the first, median grid search %.4f ms, %.4g us/window\n",
-                 static_cast<long long>(win1 - win0), backend_name(backend), repeat, median * 1e3,
-                 win1 > win0 ? median / static_cast<double>(win1 - win0) * 1e6 : 0.0);
-  }
-  // The refined optimum and the information: on the GPU with the CUDA backend
-  // (a few threads per window), with the quantiles of the refined estimates;
-  // else inside finish on the CPU.
-  std::vector<mle::WindowEstimate> refined;
-  std::vector<double> device_quantiles;  // [windows][levels], from the device
-  bool have_refined = false, have_quantiles = false;
-#ifdef NUMPIPE_HAVE_CUDA
-  if (backend == Backend::cuda && refine) {
-    double kernel = 0;
-    HostTimer t;
-    refined = mle::estimate_cuda(s, params, fits, refine, fo.inform, win0, win1, device.index, &kernel, levels,
-                                 &device_quantiles);
-    log.add("estimate kernel", kernel);
-    log.add("estimate copies", std::max(0.0, t.seconds() - kernel));
-    have_refined = true;
-    have_quantiles = true;
-  }
-#endif
-  mle::Estimates est;
-  {
-    // a progress line for the CPU's slow finishing work: the refine and the
-    // information (without a GPU), the goodness of fit, the t fits
-    const bool slow = (refine && !have_refined) || fo.gof || fo.student;
-    std::unique_ptr<Progress> progress;
-    std::int64_t base = 0, last = 0;
-    if (slow && world.is_root()) {
-      const int passes = ((refine && !have_refined) ? 1 : 0) + ((fo.gof || fo.student) ? 1 : 0);
-      progress = std::make_unique<Progress>("mle-fit", "windows finished",
-                                            static_cast<std::uint64_t>((win1 - win0) * passes), cli.quiet());
-      fo.progress = [&, passes](std::int64_t done) {
-        if (done < last) base += last;  // the second loop starts again from 1
-        last = done;
-        progress->update(static_cast<std::uint64_t>(std::min<std::int64_t>(base + done, (win1 - win0) * passes)));
-      };
-    }
-    // With the CUDA backend the quantiles (a root search per window and level)
-    // are computed on the device: with the refined estimates (above), or from
-    // finish's estimates of the grid's fits.
-    const bool on_device = backend == Backend::cuda && !levels.empty();
-    if (on_device) fo.levels.clear();
-    log.time("finish", 0, 0, [&] { est = mle::finish(s, params, fits, fo, win0, win1, have_refined ? &refined : nullptr); });
-    if (progress) progress->finish();
-    if (on_device && have_quantiles) {
-      est.quantiles = std::move(device_quantiles);
-    } else if (on_device) {
-#ifdef NUMPIPE_HAVE_CUDA
-      double kernel = 0;
-      HostTimer t;
-      est.quantiles = mle::quantiles_cuda(est, levels, device.index, &kernel);
-      log.add("quantile kernel", kernel);
-      log.add("quantile copies", std::max(0.0, t.seconds() - kernel));
-#else
-      fail_internal("mle-fit: the CUDA backend without CUDA");
-#endif
-    }
-  }
-  if (world.distributed()) {  // rank 0: every window, in [series][windows] order
-    for (auto* v : {&est.theta, &est.p, &est.p2, &est.s_l, &est.s_r, &est.loglik, &est.skew, &est.quantiles,
-                    &est.stderr_, &est.theta_ci, &est.ks, &est.ad, &est.normal, &est.student})
-      *v = world.gather_concat(*v);
-    est.smooth = world.gather_concat(est.smooth);
-    if (!world.is_root()) return 0;
-  }
-  unscale(x, s, params, W, exponent, levels.size(), est);
-  // windows without a maximum: NaN fits and quantiles, counted on stderr and in the attrs
-  const std::vector<mle::Degenerate> degenerate = mle::mark_degenerate(s, params, levels.size(), est);
-  const auto constant_windows = std::count(degenerate.begin(), degenerate.end(), mle::Degenerate::constant);
-  const auto tied_windows = std::count(degenerate.begin(), degenerate.end(), mle::Degenerate::ties);
-  if (constant_windows + tied_windows > 0)
-    std::fprintf(stderr,
-                 "mle-fit: %lld of %lld windows have no maximum (fits and quantiles NaN): %lld with all points equal, "
-                 "%lld with tied values at the location and the shape at the grid's smallest\n",
-                 static_cast<long long>(constant_windows + tied_windows), static_cast<long long>(degenerate.size()),
-                 static_cast<long long>(constant_windows), static_cast<long long>(tied_windows));
-  require_finite_fits(s, params, W, est, levels.size(), degenerate);
-  // the backtest needs every window of a series: on rank 0
-  std::vector<std::uint8_t> hits;
-  std::vector<double> backtest_rows;
-  const std::int64_t T = s.length - params.window;  // out-of-sample points per series
-  if (backtest) {
-    log.time("backtest", 0, 0, [&] {
-      hits = mle::exceedances(s, params, levels, est.quantiles);
-      for (std::int64_t si = 0; si < s.series; ++si)
-        for (std::size_t q = 0; q < levels.size(); ++q) {
-          const mle::BacktestRow b = mle::backtest_statistics(
-              levels[q], hits.empty() ? nullptr : hits.data() + static_cast<std::size_t>(si * T) * levels.size() + q,
-              std::max<std::int64_t>(T, 0), static_cast<std::int64_t>(levels.size()));
-          const double row[mle::kBacktestColumns] = {b.level, b.n, b.exceedances, b.kupiec_lr, b.kupiec_p,
-                                                     b.christoffersen_ind_lr, b.christoffersen_ind_p, b.cc_lr, b.cc_p,
-                                                     b.no_forecast};
-          backtest_rows.insert(backtest_rows.end(), row, row + mle::kBacktestColumns);
-        }
-    });
-  }
-  // dates: a labels record of x's time axis, carried to every window (its last point)
-  const Record* xlabels = nullptr;
-  for (const Record& r : records)
-    if (is_labels(r) && labels_of(r.attrs) == "x") {
-      xlabels = &r;
-      break;
-    }
-  std::vector<std::string> time_labels;
-  if (xlabels) {
-    time_labels = read_labels(*xlabels);
-    if (static_cast<std::int64_t>(time_labels.size()) != s.length)
-      fail_input("record '" + xlabels->name + "': " + std::to_string(time_labels.size()) +
-                 " labels for a series of length " + std::to_string(s.length));
-  }
+    // 5. Solve: the grid fits of this rank's windows, their estimates, gathered on rank 0.
+    const std::int64_t W = mle::window_count(s, params);
+    const mle::GridRun grid = mle::grid_search(s, params, engine, run, cli.quiet(), log);
+    mle::Estimates est = mle::finish_estimates(s, params, grid, fo, engine, cli.quiet(), run.world().is_root(), log);
+    mle::gather_estimates(run, est);
+    if (!run.world().is_root()) return 0;
+    mle::unscale(x, s, params, W, exponent, levels.size(), est);
+    // windows without a maximum: NaN fits and quantiles, counted on stderr and in the attrs
+    const std::vector<mle::Degenerate> degenerate = mle::mark_degenerate(s, params, levels.size(), est);
+    const auto all_equal = std::count(degenerate.begin(), degenerate.end(), mle::Degenerate::constant);
+    const auto tied = std::count(degenerate.begin(), degenerate.end(), mle::Degenerate::ties);
+    if (all_equal + tied > 0)
+      std::fprintf(stderr,
+                   "mle-fit: %lld of %lld windows have no maximum (fits and quantiles NaN): %lld with all points equal, "
+                   "%lld with tied values at the location and the shape at the grid's smallest\n",
+                   static_cast<long long>(all_equal + tied), static_cast<long long>(degenerate.size()),
+                   static_cast<long long>(all_equal), static_cast<long long>(tied));
+    mle::require_finite_fits(s, params, W, est, levels.size(), degenerate);
+    std::vector<std::uint8_t> hits;  // the backtest needs every window of a series: on rank 0
+    std::vector<double> rows;
+    if (backtest)
+      log.time("backtest", 0, 0, [&] {
+        hits = mle::exceedances(s, params, levels, est.quantiles);
+        rows = mle::backtest_rows(s, params, levels, hits);
+      });
+    const Record* xlabels = nullptr;  // dates: carried to every window (its last point)
+    const std::vector<std::string> time_labels = mle::read_time_labels(records, s, &xlabels);
 
-  json grid_json = params.grid.alpha;
-  json attrs = {{"kind", "mle.fit"},
-                {"window", params.window},
-                {"step", params.step},
-                {"windows", W},
-                {"series", s.series},
-                {"alpha_grid", cli.get<std::string>("alpha-grid")},
-                {"shapes", params.grid.alpha.size()},
-                {"method", params.exact ? "exact" : "rolling"},
-                {"refresh", params.refresh},
-                {"refined", refine},
-                {"tail_shapes", params.shapes},
-                {"backend", backend_name(backend)},
-                {"model", params.shapes == 2
-                              ? "AEPD with two shapes: f(x) = exp(-(|x-theta|/s)^q) / (s_l Gamma(1+1/p1) + s_r Gamma(1+1/p2)), "
-                                "s = s_l and q = p1 left of theta, s = s_r and q = p2 right"
-                              : "AEPD: f(x) = p/((s_l+s_r) Gamma(1/p)) exp(-(|x-theta|/s)^p), s = s_l left of theta, s_r right"}};
-  if (world.distributed()) attrs["ranks"] = world.size();
-  attrs["no_maximum"] = {
-      {"windows", constant_windows + tied_windows},
-      {"all_equal", constant_windows},
-      {"tied", tied_windows},
-      {"reason", "windows without a maximum of the likelihood have NaN fits and quantiles (record no_maximum: "
-                 "1 all points equal, 2 tied values at the location with the shape at the grid's smallest)"}};
-  attrs = cli.stamp(attrs, xr->attrs);
-  const Shape shape{s.series, W};
-  std::vector<std::int64_t> start(static_cast<std::size_t>(W));
-  for (std::int64_t w = 0; w < W; ++w) start[static_cast<std::size_t>(w)] = w * params.step;
-  StreamWriter writer(*out);
-  writer.set_units(mle::units(units_of(xr->attrs, "x", xr->name)));
-  json a_start = attrs;
-  a_start["description"] = "index of each window's first point";
-  writer.write("start", Shape{W}, start.data(), a_start);
-  auto put = [&](const char* name, const std::vector<double>& v, const char* what) {
-    json a = attrs;
-    a["description"] = what;
-    writer.write(name, shape, v.data(), a);
-  };
-  put("theta", est.theta, "location estimate");
-  if (params.shapes == 2) {
-    put("p1", est.p, "left shape estimate");
-    put("p2", est.p2, "right shape estimate");
-  } else {
-    put("p", est.p, "shape estimate");
-  }
-  put("s_l", est.s_l, "left scale");
-  put("s_r", est.s_r, "right scale");
-  put("loglik", est.loglik, "maximised log-likelihood");
-  {
-    json a = attrs;
-    a["description"] = "0: the window's fit is a maximum; 1: no maximum, all points equal; 2: no maximum, the "
-                       "location holds tied values and the shape sits at the grid's smallest (the likelihood grows "
-                       "without bound as the shape falls to 0); fits and quantiles NaN where not 0";
-    writer.write("no_maximum", shape, reinterpret_cast<const std::uint8_t*>(degenerate.data()), a);
-  }
-  put("skew", est.skew, params.shapes == 2 ? "left mass s_l g1 / (s_l g1 + s_r g2), g_i = Gamma(1 + 1/p_i)"
-                                           : "s_l / (s_l + s_r)");
-  // information criteria: k parameters (theta, shapes, two scales), n points per window
-  const double kpar = params.shapes == 2 ? 5 : 4, nwin = static_cast<double>(params.window);
-  auto criteria = [&](const std::vector<double>& ll, double k, const char* aic, const char* bic, const char* what) {
-    std::vector<double> a(ll.size()), b(ll.size());
-    for (std::size_t i = 0; i < ll.size(); ++i) {
-      a[i] = 2.0 * k - 2.0 * ll[i];
-      b[i] = k * std::log(nwin) - 2.0 * ll[i];
-    }
-    json at = attrs;
-    at["description"] = std::string("Akaike information criterion 2k - 2 loglik of the ") + what;
-    at["parameters"] = k;
-    writer.write(aic, shape, a.data(), at);
-    at["description"] = std::string("Bayesian information criterion k log(n) - 2 loglik of the ") + what;
-    writer.write(bic, shape, b.data(), at);
-  };
-  criteria(est.loglik, kpar, "aic", "bic", "AEPD fit");
-  auto table = [&](const char* name, const std::vector<double>& v, std::int64_t cols, const json& names,
-                   const std::string& what) {
-    json a = attrs;
-    a["description"] = what;
-    a["columns"] = names;
-    writer.write(name, Shape{s.series, W, cols}, v.data(), a);
-  };
-  if (fo.inform) {
-    const json names = params.shapes == 2 ? json{"theta", "p1", "p2", "s_l", "s_r"} : json{"theta", "p", "s_l", "s_r"};
-    table("stderr", est.stderr_, params.shapes == 2 ? 5 : 4, names,
-          "standard errors: square roots of the diagonal of the inverse observed information (minus the Hessian of "
-          "the log-likelihood) at the refined optimum; theta's is NaN where p <= 1 or theta sits on a data point (the "
-          "log-likelihood has no second derivative in theta there; the others then hold theta fixed)");
-    table("theta_ci", est.theta_ci, 2, json{"lower", "upper"},
-          "95% interval for theta: theta +- 1.96 stderr where theta's information exists, else the profile-likelihood "
-          "interval {theta : 2 (loglik - profile(theta)) <= 3.841} with the shapes at their estimates");
-  }
-  if (fo.gof) {
-    put("ks", est.ks, "Kolmogorov-Smirnov statistic sup |F_n - F| of the window against its fitted distribution "
-                      "(parameters estimated from the same window: the usual critical values do not apply)");
-    put("ad", est.ad, "Anderson-Darling statistic A^2 of the window against its fitted distribution "
-                      "(parameters estimated from the same window: the usual critical values do not apply)");
-  }
-  auto column = [&](const std::vector<double>& v, std::size_t cols, std::size_t c) {
-    std::vector<double> out(v.size() / cols);
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = v[i * cols + c];
-    return out;
-  };
-  if (fo.normal) {
-    std::vector<double> par(est.normal.size() / 3 * 2);
-    for (std::size_t i = 0; i < par.size() / 2; ++i) {
-      par[2 * i] = est.normal[3 * i];
-      par[2 * i + 1] = est.normal[3 * i + 1];
-    }
-    table("normal", par, 2, json{"mu", "sigma"}, "normal fit of each window (maximum likelihood: mean, sd with 1/n)");
-    const std::vector<double> ll = column(est.normal, 3, 2);
-    put("loglik_normal", ll, "maximised log-likelihood of the normal fit");
-    criteria(ll, 2, "aic_normal", "bic_normal", "normal fit");
-  }
-  if (fo.student) {
-    std::vector<double> par(est.student.size() / 4 * 3);
-    for (std::size_t i = 0; i < par.size() / 3; ++i)
-      for (int c = 0; c < 3; ++c) par[3 * i + c] = est.student[4 * i + c];
-    table("t", par, 3, json{"mu", "sigma", "nu"},
-          "location-scale Student-t fit of each window (maximum likelihood; nu searched in [0.2, 1000])");
-    const std::vector<double> ll = column(est.student, 4, 3);
-    put("loglik_t", ll, "maximised log-likelihood of the Student-t fit");
-    criteria(ll, 3, "aic_t", "bic_t", "Student-t fit");
-  }
-  if (!levels.empty()) {
-    json a = attrs;
-    a["description"] = "quantiles of the fitted distribution, last axis by level";
-    json names = json::array();
-    for (double q : levels) names.push_back(level_name(q));
-    a["levels"] = levels;
-    a["level_names"] = names;
-    writer.write("quantiles", Shape{s.series, W, static_cast<std::int64_t>(levels.size())}, est.quantiles.data(), a);
-  }
-  if (backtest) {
-    const std::int64_t L = static_cast<std::int64_t>(levels.size());
-    json a = attrs;
-    a["description"] = "1 where the out-of-sample point x[window + i] falls beyond the quantile of the latest window "
-                       "ending before it (window (i / step)): below it for levels <= 0.5, above it for levels > 0.5; "
-                       "2 where that window has no maximum (no forecast)";
-    a["levels"] = levels;
-    a["first_index"] = params.window;
-    a["dims"] = json{"series", "time", "level"};
-    if (T > 0) writer.write("exceedances", Shape{s.series, T, L}, hits.data(), a);
-    json b = attrs;
-    b["description"] = "VaR backtest per series and level: Kupiec's proportion-of-failures LR test (chi-square 1), "
-                       "Christoffersen's independence LR test (chi-square 1) and conditional coverage (their sum, "
-                       "chi-square 2); expected rate: the level, or 1 - level above 0.5; points whose window has "
-                       "no maximum (no forecast) are counted in no_forecast and left out of n and the tests";
-    b["columns"] = json{"level", "n", "exceedances", "kupiec_lr", "kupiec_p", "christoffersen_ind_lr",
-                        "christoffersen_ind_p", "cc_lr", "cc_p", "no_forecast"};
-    writer.write("backtest", Shape{s.series, L, mle::kBacktestColumns}, backtest_rows.data(), b);
-  }
-  if (xlabels) {
-    const std::string column_name = xlabels->attrs.value("column", std::string("label"));
-    std::vector<std::string> last(static_cast<std::size_t>(W));
-    for (std::int64_t w = 0; w < W; ++w)
-      last[static_cast<std::size_t>(w)] = time_labels[static_cast<std::size_t>(w * params.step + params.window - 1)];
-    writer.write(make_labels("window_label", last, "window", column_name));
-    if (backtest && T > 0)
-      writer.write(make_labels("exceedance_label",
-                               std::vector<std::string>(time_labels.begin() + params.window, time_labels.end()),
-                               "exceedances", column_name));
-  }
-  writer.finish();
-  json prof = {{"window", params.window}, {"step", params.step}, {"series", s.series}, {"length", s.length},
-               {"shapes", params.grid.alpha.size()}, {"windows", W}, {"exact", params.exact},
-               {"refresh", params.refresh}, {"terms", work.terms}, {"ranks", world.size()},
-               {"tail_shapes", params.shapes}, {"stderr", fo.inform}, {"backtest", backtest}};
-  write_profile_if_requested(cli, backend, device, prof, log);  // before the commit: a failure leaves no output
-  out->commit();
-  return 0;
+    // 6. Write (rank 0): the records, the profile, the commit.
+    const json attrs = mle::fit_attrs(s, params, fo.refine, alpha_grid, run.backend(), run.world().size(), all_equal, tied);
+    run.writer().set_units(units);
+    mle::write_fits(run.writer(), {s, params, est, fo, backtest, degenerate, hits, rows, xlabels, time_labels,
+                                   cli.stamp(attrs, xr->attrs)});
+    const json prof = {{"window", params.window}, {"step", params.step}, {"series", s.series}, {"length", s.length},
+                       {"shapes", params.grid.alpha.size()}, {"windows", W}, {"exact", params.exact},
+                       {"refresh", params.refresh}, {"terms", mle::work_estimate(s, params).terms},
+                       {"ranks", run.world().size()}, {"tail_shapes", params.shapes}, {"stderr", fo.inform},
+                       {"backtest", backtest}};
+    return run.write({}, prof, log, grid.device);
+  });
 }
-
-}  // namespace
-}  // namespace numpipe
-
-int main(int argc, char** argv) { return numpipe::run_tool("mle-fit", [&] { return numpipe::run(argc, argv); }); }

@@ -423,14 +423,22 @@ inline constexpr double kFlopsOuterPoint = 1 + 2 + 1 + kFlopsExp + 1;
 // 4 multiplications by h, the two half-step FMAs, V + k3, the weighted sum.
 inline constexpr double kFlopsOuterStep = 31;
 
-#ifdef NUMPIPE_HAVE_CUDA
-// The CUDA backend on the given devices (a device may be listed more than once).
+// The CUDA backend (cuda.cu, in CUDA builds only; called through solve below) on the given devices (a device may be listed more than once).
 // Constant rate and the faithful scheme (table_plan_applies): the table plan, its
 // inner rows, Middle values and policies split over the devices, each shared value
 // computed on one device and copied to the others. Otherwise (a yield curve,
 // --align-breaks, k h3 > 600): the column plan, policies split into contiguous
 // ranges, each planned on its own device.
 Result solve_cuda(const Problem& problem, const std::vector<int>& devices);
-#endif
+
+// The backend as a value: the CPU (OpenMP threads, 0: OpenMP's default) or CUDA on
+// `devices`. solve (backend.cpp, the one place that chooses) runs the problem on it;
+// progress: the CPU backend's policies as they finish (CUDA reports none).
+struct Engine {
+  bool cuda = false;
+  std::vector<int> devices;
+  int threads = 0;
+};
+Result solve(const Problem& problem, const Engine& engine, const ProgressFn& progress = {});
 
 }  // namespace numpipe::integrate

@@ -83,11 +83,12 @@ TaskPlan cpu_plan(const Series& s, const Params& p);  // validates
 // Tasks [first_task, last_task) of cpu_plan: out holds windows
 // [first_window(first_task), first_window(last_task)) only, in [series][windows] order.
 void solve_cpu(const Series& s, const Params& p, std::int64_t first_task, std::int64_t last_task, WindowFits& out);
-#ifdef NUMPIPE_HAVE_CUDA
 struct CudaTiming {
   double kernel_seconds = 0;   // CUDA events around the kernels, summed over devices' longest
   double copy_seconds = 0;     // host <-> device copies
 };
+// The CUDA backend (cuda.cu, in CUDA builds only): called through the dispatch
+// (backend.cpp: the Engine functions below), which says when the build has none.
 // devices: the CUDA devices to spread series and chunks of windows over.
 void solve_cuda(const Series& s, const Params& p, const std::vector<int>& devices, WindowFits& out,
                 CudaTiming* timing = nullptr);
@@ -99,7 +100,6 @@ void solve_cuda(const Series& s, const Params& p, const std::vector<int>& device
 // Measured fp64 exp() throughput of a device (exponentials per second): the
 // floor of the full recompute is one exp per power term (spec, anchors).
 double measure_exp_rate(int device);
-#endif
 
 // What finish() computes beside the estimates.
 struct FinishOptions {
@@ -149,7 +149,7 @@ std::vector<WindowTask> make_tasks(const Series& s, const Params& p, const Windo
 std::vector<WindowEstimate> estimate_cpu(const Series& s, const Params& p, const WindowFits& fits, bool refine,
                                          bool inform, std::int64_t begin, std::int64_t end,
                                          const std::function<void(std::int64_t)>& progress = {});
-#ifdef NUMPIPE_HAVE_CUDA
+// (CUDA builds only; through estimate_on_device below)
 // The same on one CUDA device, a few threads per window (the same source; the
 // results agree with the CPU's to rounding: exp and log differ in the last
 // bit, and the window's sums are added in another order). With `quantiles`,
@@ -165,7 +165,27 @@ std::vector<WindowEstimate> estimate_cuda(const Series& s, const Params& p, cons
 // host (the same source; CUDA's exp, log and lgamma round differently).
 std::vector<double> quantiles_cuda(const Estimates& e, const std::vector<double>& levels, int device,
                                    double* kernel_seconds = nullptr);
-#endif
+
+// ---- the backend as a value (backend.cpp, the one place that chooses) ------------------
+// The CPU (OpenMP) or CUDA on `devices` (the quantiles and estimates on the first).
+struct Engine {
+  bool cuda = false;
+  std::vector<int> devices;
+};
+// The engine's tasks (cpu_plan or cuda_plan); validates.
+TaskPlan plan(const Series& s, const Params& p, const Engine& engine);
+// The grid fits of every window (whole) or of tasks [first_task, last_task) of
+// plan(). Returns the seconds measured: the kernels' on CUDA (timing: also the
+// copies), the wall time on the CPU.
+double solve(const Series& s, const Params& p, const Engine& engine, bool whole, std::int64_t first_task,
+             std::int64_t last_task, WindowFits& out, CudaTiming* timing = nullptr);
+// On CUDA only (internal error otherwise): estimate_cuda and quantiles_cuda on the first device.
+std::vector<WindowEstimate> estimate_on_device(const Series& s, const Params& p, const WindowFits& fits, bool refine,
+                                               bool inform, std::int64_t begin, std::int64_t end, const Engine& engine,
+                                               double* kernel_seconds, const std::vector<double>& levels,
+                                               std::vector<double>* quantiles);
+std::vector<double> quantiles_on_device(const Estimates& e, const std::vector<double>& levels, const Engine& engine,
+                                        double* kernel_seconds);
 
 // ---- beside the fit -------------------------------------------------------------
 // (the distribution function and quantiles: distribution.hpp)

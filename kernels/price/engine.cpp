@@ -1,8 +1,34 @@
-// price: evaluation of contracts and functionals on either backend (price.hpp, evaluate).
+// price: the backend dispatch, the one place that chooses the CPU or the CUDA
+// backend (price.hpp, Engine): FinPar's strikes (solve_strikes), contracts and
+// functionals (evaluate).
 #include "common/error.hpp"
+#include "common/profile.hpp"
+#include "common/run.hpp"
 #include "price.hpp"
 
 namespace numpipe::price {
+
+std::vector<double> solve_strikes(const Setup& s, const Engine& engine, StrikeRange range, CudaRun* run) {
+  if (!engine.cuda) {
+    HostTimer timer;
+    std::vector<double> prices = engine.method == Method::forward ? solve_cpu(s, engine.precision, range)
+                                                                  : solve_cpu_adjoint(s, engine.precision, range);
+    if (run) {
+      *run = CudaRun{};
+      run->seconds = timer.seconds();
+    }
+    return prices;
+  }
+#ifdef NUMPIPE_HAVE_CUDA
+  CudaRun local;
+  CudaRun* r = run ? run : &local;
+  if (engine.method == Method::forward)
+    return solve_cuda(s, engine.precision, range, engine.devices, engine.gpu_group, r, engine.gpu_kernel);
+  return prices_from_weights(s, engine.precision, adjoint_weights_cuda(s, engine.precision, engine.device, r), range);
+#else
+  fail_no_cuda_backend();
+#endif
+}
 
 std::vector<double> evaluate(const Setup& s, const std::vector<Contract>& contracts, const std::vector<Functional>& fs,
                              const Engine& engine, EvalTiming* timing,
@@ -19,7 +45,7 @@ std::vector<double> evaluate(const Setup& s, const std::vector<Contract>& contra
     if (timing) *timing = {run.seconds, run.upload_seconds};
     return out;
 #else
-    fail_resource("this build has no CUDA backend");
+    fail_no_cuda_backend();
 #endif
   }
   const std::int64_t nx = s.p.num_x, m_count = static_cast<std::int64_t>(s.levels.size());
@@ -37,7 +63,7 @@ std::vector<double> evaluate(const Setup& s, const std::vector<Contract>& contra
     weights = adjoint_weights_cuda(lanes, engine.precision, engine.device, &run);
     if (timing) *timing = {run.seconds, run.upload_seconds};
 #else
-    fail_resource("this build has no CUDA backend");
+    fail_no_cuda_backend();
 #endif
   }
   std::vector<double> out(nf * count);

@@ -240,7 +240,8 @@ std::vector<double> solve_cpu_contracts(const Setup& s, Precision precision, con
                                         const std::vector<Functional>& fs,
                                         const std::function<void(std::int64_t)>& progress = {});
 
-#ifdef NUMPIPE_HAVE_CUDA
+// What a solve measured: on CUDA its device time and more; on the CPU (solve_strikes)
+// the wall time of the solve in `seconds`.
 struct CudaRun {
   double seconds = 0;          // device time of the solve (CUDA events), slowest device
   double upload_seconds = 0;   // tables to the device (host clock)
@@ -248,6 +249,8 @@ struct CudaRun {
   std::uint64_t device_bytes = 0;  // device memory used per device
   std::string kernel;              // x kernel used: "sweep" or "chunk"
 };
+// The CUDA backend (cuda.cu, in CUDA builds only): called through the dispatch
+// (engine.cpp: solve_strikes, evaluate), which says when the build has none.
 // CUDA backend: strikes split into contiguous ranges over `devices`; every strike's
 // arithmetic is the same whatever the split, so the result does not depend on it.
 // group > 0 overrides the number of strikes kept resident at once (tuning; 0: auto).
@@ -275,7 +278,6 @@ std::vector<double> adjoint_weights_cuda(const std::vector<Lane>& lanes, Precisi
 // Forward method for contracts (rho = 0 only): out[f][c] like solve_cpu_contracts.
 std::vector<double> solve_cuda_contracts(const Setup& s, Precision precision, const std::vector<Contract>& contracts,
                                          const std::vector<Functional>& fs, int device, CudaRun* run = nullptr);
-#endif
 
 // ---- streams ---------------------------------------------------------------------------
 // One problem is one record "problem", f8 [9] = (OUTER, numX, numY, numT, s0, t,
@@ -297,7 +299,16 @@ struct Engine {
   int device = 0;
   Precision precision = Precision::fp64;
   Method method = Method::adjoint;
+  // FinPar's strikes by the forward method on CUDA (solve_strikes): the devices the
+  // strikes are split over, strikes resident at once (0: auto), the x kernel.
+  std::vector<int> devices;
+  std::int64_t gpu_group = 0;
+  std::string gpu_kernel = "auto";
 };
+// FinPar's strikes [first, last) by the engine's method on its backend (the forward
+// method over engine.devices on CUDA, the adjoint on engine.device). run (may be
+// null): what the solve measured (CudaRun; on the CPU the wall time in seconds).
+std::vector<double> solve_strikes(const Setup& s, const Engine& engine, StrikeRange range, CudaRun* run = nullptr);
 struct EvalTiming {
   double solve_seconds = 0, upload_seconds = 0;
 };
