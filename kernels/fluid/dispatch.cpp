@@ -4,10 +4,6 @@
 
 namespace numpipe::fluid {
 
-namespace {
-[[noreturn]] void no_cuda() { fail_resource("this build has no CUDA backend for fluid-step (use --backend cpu)"); }
-}  // namespace
-
 template <class T>
 std::unique_ptr<Solver<T>> make_solver(Backend backend, const Params& p, const Fields<T>& fields, int device) {
   if (backend == Backend::cuda) {
@@ -15,7 +11,7 @@ std::unique_ptr<Solver<T>> make_solver(Backend backend, const Params& p, const F
     return make_cuda_solver<T>(p, fields, device);
 #else
     (void)device;
-    no_cuda();
+    fail_resource("this build has no CUDA backend for fluid-step (use --backend cpu)");
 #endif
   }
   return make_cpu_solver<T>(p, fields);
@@ -29,7 +25,7 @@ std::unique_ptr<SceneSolver<T>> make_solver(Backend backend, const Params& p, co
     return make_scene_cuda_solver<T>(p, s, fields, device);
 #else
     (void)device;
-    no_cuda();
+    fail_resource("this build has no CUDA backend for fluid-step (use --backend cpu)");
 #endif
   }
   return make_scene_cpu_solver<T>(p, s, fields);

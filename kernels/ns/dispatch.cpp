@@ -5,10 +5,6 @@
 
 namespace numpipe::ns {
 
-namespace {
-[[noreturn]] void no_cuda() { fail_resource("this build has no CUDA backend"); }
-}  // namespace
-
 DeviceInfo prepare_backend(Backend backend, RunOptions& o, bool device_named) {
   if (backend != Backend::cuda) return query_host_cpu();
 #ifdef NUMPIPE_HAVE_CUDA
@@ -17,7 +13,7 @@ DeviceInfo prepare_backend(Backend backend, RunOptions& o, bool device_named) {
 #else
   (void)o;
   (void)device_named;
-  no_cuda();
+  fail_resource("this build has no CUDA backend");
 #endif
 }
 
@@ -26,7 +22,7 @@ Result solve(Backend backend, const Problem& pr, const RunOptions& o) {
 #ifdef NUMPIPE_HAVE_CUDA
   return solve_cuda(pr, o);
 #else
-  no_cuda();
+  fail_resource("this build has no CUDA backend");
 #endif
 }
 
