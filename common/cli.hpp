@@ -72,7 +72,8 @@ std::string show(double x);  // a number as a message shows it: "0.5", "-1", "1e
 }  // namespace cli_detail
 
 // cli.option("steps", &o.steps, "Steps to run", "K").min(0): T is int, std::int64_t,
-// double, std::string, or std::optional of one (no default: set only when given).
+// double, std::string, or std::optional of one (no default: set only when given); a
+// repeatable option is a std::optional<std::vector<std::string>> (checked by check(f)).
 template <class T>
 class Option : public DeclaredOption {
  public:
@@ -105,7 +106,7 @@ class Option : public DeclaredOption {
           words += (i == 0 ? "" : i + 1 == choices_.size() ? " or " : ", ") + choices_[i];
         cli_detail::refuse("--" + name_ + " must be " + words + ", got '" + v + "'");
       }
-    } else {
+    } else if constexpr (std::is_arithmetic_v<T>) {
       const bool is_float = std::is_floating_point_v<T>;
       const bool finite = !is_float || !finite_ || std::isfinite(static_cast<double>(v));
       const std::string fin = is_float && finite_ ? "finite and " : "";

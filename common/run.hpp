@@ -22,6 +22,8 @@
 #include "profile.hpp"
 #include "stream.hpp"
 
+#include "progress.hpp"
+
 namespace numpipe {
 
 class Cli;  // common/cli.hpp (the kernels include this header without the CLI)
@@ -170,5 +172,54 @@ class StepClock {
   long long step0_, taken_ = 0, total_ = 0;
   bool done_ = false, short_last_ = false, snapshot_due_ = false, diag_due_ = false;
 };
+
+// ---- The stepping loop ---------------------------------------------------------------
+// One loop for a stepper's whole run (fluid-step): whole steps of the fixed dt in
+// chunks up to the next snapshot (with a progress line, chunks of about a quarter
+// second; at most max_chunk), a snapshot where the clock says, and the last step of a
+// --t-end run, shortened. A Stepper has
+//   double advance(long long n)       n whole steps of the fixed dt; the seconds they took
+//   double last_step(double dt)       one step of a shorter dt (the end of a --t-end run)
+//   void snapshot(long long step, double time)
+struct SteppedRun {
+  double seconds = 0;   // the stepper's own time
+  long long steps = 0;  // the steps taken
+  double time = 0;      // the time reached
+};
+
+template <class Stepper>
+SteppedRun run_steps(Stepper& stepper, const StepPlan& plan, double t0, long long step0, double fixed_dt,
+                     const std::string& tool, long long max_chunk, bool quiet) {
+  StepClock clock(plan, t0, step0, fixed_dt);
+  Progress progress(tool, "steps", static_cast<std::uint64_t>(clock.total_steps() > 0 ? clock.total_steps() : 0), quiet);
+  SteppedRun out;
+  long long chunk_steps = 1;
+  while (!clock.done()) {
+    long long chunk = clock.full_steps_to_next_event();
+    if (chunk == 0) {  // the last step, shortened to end at --t-end
+      const double dt = clock.next_dt();
+      out.seconds += stepper.last_step(dt);
+      clock.advance(dt);
+    } else {
+      chunk = chunk < max_chunk ? chunk : max_chunk;
+      if (progress.enabled() && chunk_steps < chunk) chunk = chunk_steps;
+      const double s = stepper.advance(chunk);
+      out.seconds += s;
+      if (progress.enabled() && s > 0) {
+        const long long quarter = static_cast<long long>(static_cast<double>(chunk) * 0.25 / s);
+        chunk_steps = quarter > 1 ? quarter : 1;
+      } else if (progress.enabled()) {
+        chunk_steps = 2 * chunk;
+      }
+      clock.advance_steps(chunk);
+    }
+    progress.update(static_cast<std::uint64_t>(clock.steps_taken()));
+    if (clock.snapshot_due()) stepper.snapshot(clock.step(), clock.time());
+  }
+  progress.finish();
+  out.steps = clock.steps_taken();
+  out.time = clock.time();
+  return out;
+}
 
 }  // namespace numpipe

@@ -13,7 +13,7 @@ if(TARGET PNG::PNG AND TARGET numpipe_export)
   find_file(NUMPIPE_RENDER_FONT DejaVuSans.ttf
             PATHS /usr/share/fonts/truetype/dejavu /usr/share/fonts/dejavu /usr/share/fonts/TTF /usr/local/share/fonts
             NO_DEFAULT_PATH DOC "render's font (Debian fonts-dejavu-core)")
-  add_library(numpipe_render STATIC render/canvas.cpp render/encode.cpp render/field.cpp render/plot.cpp render/text.cpp
+  add_library(numpipe_render STATIC render/canvas.cpp render/encode.cpp render/field.cpp render/picture.cpp render/plot.cpp render/text.cpp
                                     render/vector.cpp)
   target_include_directories(numpipe_render PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(numpipe_render PUBLIC numpipe_common numpipe_export PNG::PNG PRIVATE numpipe_warnings)

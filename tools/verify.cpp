@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "common/cli.hpp"
@@ -29,27 +30,23 @@ struct PerArray {
   bool given_for(const std::string& name) const { return by_name.count(name) || given; }
 };
 
-PerArray parse_per_array(const Cli& cli, const std::string& option) {
-  PerArray p;
-  if (!cli.has(option)) return p;
-  for (const std::string& item : cli.get<std::vector<std::string>>(option)) {
-    std::string name, value = item;
-    if (auto eq = item.find('='); eq != std::string::npos) {
-      name = item.substr(0, eq);
-      value = item.substr(eq + 1);
-    }
-    char* end = nullptr;
-    double v = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end || !std::isfinite(v) || v < 0)
-      fail_input("--" + option + " takes a non-negative number or NAME=NUMBER, got '" + item + "'");
-    if (name.empty()) {
-      p.fallback = v;
-      p.given = true;
-    } else {
-      p.by_name[name] = v;
-    }
+// One --rtol/--atol/--ulp word: X (every array) or NAME=X.
+void add_per_array(PerArray& p, const std::string& option, const std::string& item) {
+  std::string name, value = item;
+  if (auto eq = item.find('='); eq != std::string::npos) {
+    name = item.substr(0, eq);
+    value = item.substr(eq + 1);
   }
-  return p;
+  char* end = nullptr;
+  double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end || !std::isfinite(v) || v < 0)
+    fail_input("--" + option + " takes a non-negative number or NAME=NUMBER, got '" + item + "'");
+  if (name.empty()) {
+    p.fallback = v;
+    p.given = true;
+  } else {
+    p.by_name[name] = v;
+  }
 }
 
 // A per-array tolerance whose name is in no stream is a typo that would leave an
@@ -250,6 +247,191 @@ json summary_json(const Summary& s, const Tolerance& tol) {
   return j;
 }
 
+// The options, declared once with their checks (run(), step 1).
+struct VerifyOptions {
+  std::optional<std::string> against, text_ref, range, text_range;
+  std::optional<std::vector<std::string>> rtol_words, atol_words, ulp_words, only, ignore, streams;
+  PerArray rtol, atol, ulp;
+  std::string nan = "equal";
+  bool ignore_dtype = false, as_json = false;
+
+  void declare(Cli& cli) {
+    const std::string g = "Compare";
+    cli.option("against", &against, "Reference stream; the candidate is read from stdin or -i", "REF", g);
+    cli.option("text-ref", &text_ref, "Reference numbers in a text file (e.g. FinPar's [ a, b, ... ])", "FILE", g);
+    auto per_array = [&](const char* name, auto* words, PerArray* into, const char* help, const char* arg) {
+      cli.option(name, words, help, arg, g).check([into, name](const std::vector<std::string>& items) {
+        for (const auto& item : items) add_per_array(*into, name, item);
+      });
+    };
+    per_array("rtol", &rtol_words, &rtol, "Relative tolerance: X for all arrays or NAME=X; repeatable", "X");
+    per_array("atol", &atol_words, &atol, "Absolute tolerance: X or NAME=X; repeatable", "X");
+    per_array("ulp", &ulp_words, &ulp, "Also pass values within N units in the last place: N or NAME=N", "N");
+    cli.option("nan", &nan, "NaN policy: equal (NaN matches NaN) or fail (any NaN fails)", "P", g).one_of({"equal", "fail"});
+    cli.option("array", &only, "Compare only these arrays (repeatable; with --text-ref: the array to compare)", "NAME", g);
+    cli.option("ignore", &ignore, "Skip these arrays (repeatable)", "NAME", g);
+    cli.option("range", &range, "With --text-ref: compare elements START..STOP-1 only", "START:STOP", g);
+    cli.option("text-range", &text_range, "With --text-ref: the reference's numbers to use (default: those --range names)",
+               "START:STOP", g);
+    cli.flag("ignore-dtype", &ignore_dtype, "Compare values even where the dtypes differ (e.g. an fp32 run against fp64)", g);
+    cli.flag("json", &as_json, "Print the summary as JSON", g);
+    cli.option("positional", &streams, "", "", g);
+    cli.positional({"positional"});
+  }
+  bool selected(const std::string& name) const {
+    if (ignore && std::find(ignore->begin(), ignore->end(), name) != ignore->end()) return false;
+    return !only || only->empty() || std::find(only->begin(), only->end(), name) != only->end();
+  }
+  Tolerance tolerance_for(const std::string& name) const {
+    Tolerance t;
+    t.rtol = rtol.for_array(name);
+    t.atol = atol.for_array(name);
+    t.use_ulp = ulp.given_for(name);
+    t.ulp = ulp.for_array(name);
+    t.nan_equal = nan == "equal";
+    return t;
+  }
+  std::vector<std::string> positional() const { return streams.value_or(std::vector<std::string>{}); }
+};
+
+// The compared arrays' summaries, each with the tolerance it was held to.
+struct Comparison {
+  std::vector<Summary> summaries;
+  std::vector<Tolerance> tolerances;
+  void add(Summary s, const Tolerance& t) {
+    summaries.push_back(std::move(s));
+    tolerances.push_back(t);
+  }
+};
+
+// verify --text-ref FILE: one candidate array against the numbers of a text file.
+Comparison compare_with_text(const Cli& cli, const VerifyOptions& o, const RecordFilter& compared) {
+  const std::vector<std::string> pos = o.positional();
+  if (o.against) fail_input("--text-ref and --against are exclusive");
+  if (pos.size() > 1) fail_input("--text-ref takes at most one candidate stream");
+  const ReadLimits limits = cli.read_limits();
+  auto text = read_text_numbers(*o.text_ref, limits.max_bytes);
+  auto records = read_stream(pos.empty() ? cli.input() : pos[0], limits, compared);
+  check_tolerance_names({&o.rtol, &o.atol, &o.ulp}, {&records});
+  const bool named = o.only && !o.only->empty();
+  const Record* rec = nullptr;
+  for (const auto& r : records)
+    if (o.selected(r.name)) {
+      if (rec && !named) fail_input("the candidate holds several arrays: name one with --array");
+      if (!rec) rec = &r;
+    }
+  if (!rec) fail_input(!named ? "the candidate stream holds no arrays" : "the candidate stream has no array '" + o.only->front() + "'");
+  std::size_t lo = 0, hi = rec->size();
+  if (o.range) {
+    std::tie(lo, hi) = parse_range(*o.range, rec->size(), o.text_range ? SIZE_MAX : text.size());
+  } else if (text.size() != rec->size() && !o.text_range) {
+    fail_input("array '" + rec->name + "' has " + std::to_string(rec->size()) + " values but the text reference has " +
+               std::to_string(text.size()) + " (use --range START:STOP to compare a part)");
+  }
+  std::size_t text_lo = lo;
+  if (o.text_range) {
+    auto [tlo, thi] = parse_range(*o.text_range, SIZE_MAX, text.size());
+    if (thi - tlo != hi - lo)
+      fail_input("--text-range selects " + std::to_string(thi - tlo) + " numbers but the candidate range has " +
+                 std::to_string(hi - lo));
+    text_lo = tlo;
+  }
+  Summary s;
+  s.name = rec->name;
+  s.shape = {static_cast<std::int64_t>(hi - lo)};
+  const Tolerance tol = o.tolerance_for(rec->name);
+  compare_values(s, hi - lo, [&](std::size_t i) { return rec->value_as_double(lo + i); },
+                 [&](std::size_t i) { return text[text_lo + i]; }, tol, rec->dtype == DType::f4);
+  Comparison out;
+  out.add(std::move(s), tol);
+  return out;
+}
+
+// The candidate's record of the reference's record r (name, occurrence k) compared with it.
+Summary compare_record(const Record& r, const Record* c, std::size_t k, const Tolerance& tol, bool ignore_dtype) {
+  Summary s;
+  s.name = r.name + (k ? "#" + std::to_string(k) : "");
+  s.shape = r.shape;
+  if (!c) {
+    s.problem = "missing from the candidate";
+  } else if (c->shape != r.shape) {
+    s.problem = "shape " + shape_string(c->shape) + " differs from the reference's " + shape_string(r.shape);
+  } else if (c->dtype != r.dtype && !ignore_dtype) {
+    s.problem = std::string("dtype ") + dtype_name(c->dtype) + " differs from the reference's " + dtype_name(r.dtype) +
+                " (--ignore-dtype compares the values anyway)";
+  } else {
+    compare_values(s, r.size(), [&](std::size_t i) { return c->value_as_double(i); },
+                   [&](std::size_t i) { return r.value_as_double(i); }, tol, c->dtype == DType::f4 || r.dtype == DType::f4);
+  }
+  return s;
+}
+
+// verify CANDIDATE REFERENCE, or --against REF: records matched by (name, occurrence),
+// in the reference's order; the candidate's extra records fail.
+Comparison compare_streams(const Cli& cli, const VerifyOptions& o, const RecordFilter& compared) {
+  const std::vector<std::string> pos = o.positional();
+  if (o.range || o.text_range) fail_input("--range and --text-range apply to --text-ref only");
+  std::string cand_path, ref_path;
+  if (o.against) {
+    if (pos.size() > 1) fail_input("with --against, give at most one candidate stream");
+    ref_path = *o.against;
+    cand_path = pos.empty() ? cli.input() : pos[0];
+  } else {
+    if (pos.size() != 2) fail_input("give two streams (verify CANDIDATE REFERENCE), or --against REF, or --text-ref FILE");
+    cand_path = pos[0];
+    ref_path = pos[1];
+  }
+  if (cand_path == "-" && ref_path == "-") fail_input("only one of the streams can be stdin");
+  const ReadLimits limits = cli.read_limits();
+  auto cand = read_stream(cand_path, limits, compared);
+  auto ref = read_stream(ref_path, limits, compared);
+  check_tolerance_names({&o.rtol, &o.atol, &o.ulp}, {&cand, &ref});
+  std::map<std::string, std::vector<const Record*>> cand_by_name;
+  for (const auto& r : cand) cand_by_name[r.name].push_back(&r);
+  std::map<std::string, std::size_t> used;
+  Comparison out;
+  for (const auto& r : ref) {
+    if (!o.selected(r.name)) continue;
+    const std::size_t k = used[r.name]++;
+    auto it = cand_by_name.find(r.name);
+    const Record* c = (it != cand_by_name.end() && k < it->second.size()) ? it->second[k] : nullptr;
+    const Tolerance tol = o.tolerance_for(r.name);
+    out.add(compare_record(r, c, k, tol, o.ignore_dtype), tol);
+  }
+  for (const auto& [name, list] : cand_by_name) {
+    if (!o.selected(name)) continue;
+    for (std::size_t k = used[name]; k < list.size(); ++k) {
+      Summary s;
+      s.name = name + (k ? "#" + std::to_string(k) : "");
+      s.problem = "not in the reference";
+      out.add(std::move(s), o.tolerance_for(name));
+    }
+  }
+  for (const std::string& name : o.only.value_or(std::vector<std::string>{}))
+    if (!cand_by_name.count(name) && !used.count(name)) fail_input("--array " + name + ": no such array in either stream");
+  if (out.summaries.empty()) fail_input("nothing to compare: the streams hold no (selected) arrays");
+  return out;
+}
+
+// The summaries as text (with -q the failures only) or JSON; exit 1 when any failed.
+int report(const Comparison& c, bool as_json, bool quiet) {
+  std::size_t failed = 0;
+  for (const auto& s : c.summaries) failed += !s.ok();
+  if (as_json) {
+    json out = {{"ok", failed == 0}, {"arrays", json::array()}};
+    for (std::size_t i = 0; i < c.summaries.size(); ++i) out["arrays"].push_back(summary_json(c.summaries[i], c.tolerances[i]));
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    for (std::size_t i = 0; i < c.summaries.size(); ++i)
+      if (!quiet || !c.summaries[i].ok()) print_summary(c.summaries[i], c.tolerances[i]);
+    if (!quiet || failed) {
+      if (failed) std::printf("verify: %zu of %zu arrays differ beyond tolerance\n", failed, c.summaries.size());
+      else std::printf("verify: %zu arrays within tolerance\n", c.summaries.size());
+    }
+  }
+  return failed ? static_cast<int>(ExitCode::verify_failed) : 0;
+}
+
 int run(int argc, char** argv) {
   Cli cli({"verify", "Compare numpipe streams array by array within tolerances", "[CANDIDATE [REFERENCE]]",
            "  gen-input array --seed 1 -o ref.nps\n"
@@ -259,164 +441,16 @@ int run(int argc, char** argv) {
            "", "Print only the arrays that fail, and the count of them; nothing when all pass"},
           kInput);
   cli.exit_code(1, "some array differs beyond its tolerance");
-  cli.add("Compare")("against", "Reference stream; the candidate is read from stdin or -i", cxxopts::value<std::string>(), "REF")(
-      "text-ref", "Reference numbers in a text file (e.g. FinPar's [ a, b, ... ])", cxxopts::value<std::string>(), "FILE")(
-      "rtol", "Relative tolerance: X for all arrays or NAME=X; repeatable", cxxopts::value<std::vector<std::string>>(), "X")(
-      "atol", "Absolute tolerance: X or NAME=X; repeatable", cxxopts::value<std::vector<std::string>>(), "X")(
-      "ulp", "Also pass values within N units in the last place: N or NAME=N", cxxopts::value<std::vector<std::string>>(), "N")(
-      "nan", "NaN policy: equal (NaN matches NaN) or fail (any NaN fails)", cxxopts::value<std::string>()->default_value("equal"), "P")(
-      "array", "Compare only these arrays (repeatable; with --text-ref: the array to compare)",
-      cxxopts::value<std::vector<std::string>>(), "NAME")(
-      "ignore", "Skip these arrays (repeatable)", cxxopts::value<std::vector<std::string>>(), "NAME")(
-      "range", "With --text-ref: compare elements START..STOP-1 only", cxxopts::value<std::string>(), "START:STOP")(
-      "text-range", "With --text-ref: the reference's numbers to use (default: those --range names)",
-      cxxopts::value<std::string>(), "START:STOP")(
-      "ignore-dtype", "Compare values even where the dtypes differ (e.g. an fp32 run against fp64)")(
-      "json", "Print the summary as JSON")(
-      "positional", "", cxxopts::value<std::vector<std::string>>());
-  cli.positional({"positional"});
+  // 1. The options, declared once with their checks.
+  VerifyOptions o;
+  o.declare(cli);
+  // 2. Parse: every value checked.
   cli.parse(argc, argv);
-
-  std::vector<std::string> pos = cli.has("positional") ? cli.get<std::vector<std::string>>("positional") : std::vector<std::string>{};
-  PerArray rtol = parse_per_array(cli, "rtol"), atol = parse_per_array(cli, "atol"), ulp = parse_per_array(cli, "ulp");
-  std::string nan_policy = cli.get<std::string>("nan");
-  if (nan_policy != "equal" && nan_policy != "fail") fail_input("--nan must be equal or fail, got '" + nan_policy + "'");
-  auto tolerance_for = [&](const std::string& name) {
-    Tolerance t;
-    t.rtol = rtol.for_array(name);
-    t.atol = atol.for_array(name);
-    t.use_ulp = ulp.given_for(name);
-    t.ulp = ulp.for_array(name);
-    t.nan_equal = nan_policy == "equal";
-    return t;
-  };
-  std::vector<std::string> only = cli.has("array") ? cli.get<std::vector<std::string>>("array") : std::vector<std::string>{};
-  std::vector<std::string> ignore = cli.has("ignore") ? cli.get<std::vector<std::string>>("ignore") : std::vector<std::string>{};
-  auto selected = [&](const std::string& name) {
-    if (std::find(ignore.begin(), ignore.end(), name) != ignore.end()) return false;
-    return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
-  };
-  bool ignore_dtype = cli.has("ignore-dtype");
-  bool quiet = cli.quiet(), as_json = cli.has("json");
-  ReadLimits limits = cli.read_limits();
-  // Arrays that are not compared are passed over unread.
-  const RecordFilter compared = [&](const RecordHeader& h) { return selected(h.name); };
-
-  std::vector<Summary> summaries;
-  std::vector<Tolerance> tolerances;
-
-  if (cli.has("text-ref")) {
-    if (cli.has("against")) fail_input("--text-ref and --against are exclusive");
-    if (pos.size() > 1) fail_input("--text-ref takes at most one candidate stream");
-    std::string cand_path = pos.empty() ? cli.input() : pos[0];
-    auto text = read_text_numbers(cli.get<std::string>("text-ref"), limits.max_bytes);
-    auto records = read_stream(cand_path, limits, compared);
-    check_tolerance_names({&rtol, &atol, &ulp}, {&records});
-    const Record* rec = nullptr;
-    for (const auto& r : records)
-      if (selected(r.name)) {
-        if (rec && only.empty()) fail_input("the candidate holds several arrays: name one with --array");
-        if (!rec) rec = &r;
-      }
-    if (!rec) fail_input(only.empty() ? "the candidate stream holds no arrays" : "the candidate stream has no array '" + only[0] + "'");
-    std::size_t lo = 0, hi = rec->size();
-    if (cli.has("range")) {
-      std::tie(lo, hi) = parse_range(cli.get<std::string>("range"), rec->size(), cli.has("text-range") ? SIZE_MAX : text.size());
-    } else if (text.size() != rec->size() && !cli.has("text-range")) {
-      fail_input("array '" + rec->name + "' has " + std::to_string(rec->size()) + " values but the text reference has " +
-                 std::to_string(text.size()) + " (use --range START:STOP to compare a part)");
-    }
-    std::size_t text_lo = lo;
-    if (cli.has("text-range")) {
-      auto [tlo, thi] = parse_range(cli.get<std::string>("text-range"), SIZE_MAX, text.size());
-      if (thi - tlo != hi - lo)
-        fail_input("--text-range selects " + std::to_string(thi - tlo) + " numbers but the candidate range has " +
-                   std::to_string(hi - lo));
-      text_lo = tlo;
-    }
-    Summary s;
-    s.name = rec->name;
-    s.shape = {static_cast<std::int64_t>(hi - lo)};
-    Tolerance tol = tolerance_for(rec->name);
-    compare_values(s, hi - lo, [&](std::size_t i) { return rec->value_as_double(lo + i); },
-                   [&](std::size_t i) { return text[text_lo + i]; }, tol, rec->dtype == DType::f4);
-    summaries.push_back(std::move(s));
-    tolerances.push_back(tol);
-  } else {
-    if (cli.has("range") || cli.has("text-range")) fail_input("--range and --text-range apply to --text-ref only");
-    std::string cand_path, ref_path;
-    if (cli.has("against")) {
-      if (pos.size() > 1) fail_input("with --against, give at most one candidate stream");
-      ref_path = cli.get<std::string>("against");
-      cand_path = pos.empty() ? cli.input() : pos[0];
-    } else {
-      if (pos.size() != 2) fail_input("give two streams (verify CANDIDATE REFERENCE), or --against REF, or --text-ref FILE");
-      cand_path = pos[0];
-      ref_path = pos[1];
-    }
-    if (cand_path == "-" && ref_path == "-") fail_input("only one of the streams can be stdin");
-    auto cand = read_stream(cand_path, limits, compared);
-    auto ref = read_stream(ref_path, limits, compared);
-    check_tolerance_names({&rtol, &atol, &ulp}, {&cand, &ref});
-    // Match records by (name, occurrence), in the reference's order.
-    std::map<std::string, std::vector<const Record*>> cand_by_name;
-    for (const auto& r : cand) cand_by_name[r.name].push_back(&r);
-    std::map<std::string, std::size_t> used;
-    for (const auto& r : ref) {
-      if (!selected(r.name)) continue;
-      std::size_t k = used[r.name]++;
-      Summary s;
-      s.name = r.name + (k ? "#" + std::to_string(k) : "");
-      s.shape = r.shape;
-      Tolerance tol = tolerance_for(r.name);
-      auto it = cand_by_name.find(r.name);
-      const Record* c = (it != cand_by_name.end() && k < it->second.size()) ? it->second[k] : nullptr;
-      if (!c) {
-        s.problem = "missing from the candidate";
-      } else if (c->shape != r.shape) {
-        s.problem = "shape " + shape_string(c->shape) + " differs from the reference's " + shape_string(r.shape);
-      } else if (c->dtype != r.dtype && !ignore_dtype) {
-        s.problem = std::string("dtype ") + dtype_name(c->dtype) + " differs from the reference's " + dtype_name(r.dtype) +
-                    " (--ignore-dtype compares the values anyway)";
-      } else {
-        compare_values(s, r.size(), [&](std::size_t i) { return c->value_as_double(i); },
-                       [&](std::size_t i) { return r.value_as_double(i); }, tol,
-                       c->dtype == DType::f4 || r.dtype == DType::f4);
-      }
-      summaries.push_back(std::move(s));
-      tolerances.push_back(tol);
-    }
-    for (const auto& [name, list] : cand_by_name) {
-      if (!selected(name)) continue;
-      for (std::size_t k = used[name]; k < list.size(); ++k) {
-        Summary s;
-        s.name = name + (k ? "#" + std::to_string(k) : "");
-        s.problem = "not in the reference";
-        summaries.push_back(std::move(s));
-        tolerances.push_back(tolerance_for(name));
-      }
-    }
-    for (const std::string& name : only)
-      if (!cand_by_name.count(name) && !used.count(name))
-        fail_input("--array " + name + ": no such array in either stream");
-    if (summaries.empty()) fail_input("nothing to compare: the streams hold no (selected) arrays");
-  }
-
-  std::size_t failed = 0;
-  for (const auto& s : summaries) failed += !s.ok();
-  if (as_json) {
-    json out = {{"ok", failed == 0}, {"arrays", json::array()}};
-    for (std::size_t i = 0; i < summaries.size(); ++i) out["arrays"].push_back(summary_json(summaries[i], tolerances[i]));
-    std::printf("%s\n", out.dump(2).c_str());
-  } else {
-    for (std::size_t i = 0; i < summaries.size(); ++i)
-      if (!quiet || !summaries[i].ok()) print_summary(summaries[i], tolerances[i]);
-    if (!quiet || failed) {
-      if (failed) std::printf("verify: %zu of %zu arrays differ beyond tolerance\n", failed, summaries.size());
-      else std::printf("verify: %zu arrays within tolerance\n", summaries.size());
-    }
-  }
-  return failed ? static_cast<int>(ExitCode::verify_failed) : 0;
+  // 3. Read and compare; arrays that are not compared are passed over unread.
+  const RecordFilter compared = [&](const RecordHeader& h) { return o.selected(h.name); };
+  const Comparison c = o.text_ref ? compare_with_text(cli, o, compared) : compare_streams(cli, o, compared);
+  // 4. Report.
+  return report(c, o.as_json, cli.quiet());
 }
 
 }  // namespace

@@ -90,25 +90,20 @@ struct BlockFields {
 // Snapshot field names: the state's and the derived ones (model.hpp kDerivedNames).
 bool is_snapshot_field(const std::string& name);
 
-struct RunOptions {
-  int steps = 1;     // without t_end
-  // Run until this time exactly instead (the last step shortened; common/run.hpp).
-  std::optional<double> t_end;
+// The run's plan (common/run.hpp: --steps or --t-end, the snapshots' and the
+// diagnostics' times) and the solver's options.
+struct RunOptions : StepPlan {
   double dt = 0;     // fixed time step; 0: from cfl
   double cfl = 0.5;
   int order = 4;     // 2 or 4
   bool fp32 = false;
-  int diag_every = 0;  // 0: diagnostics only at the start and the end
-  double diag_dt = 0;  // diagnostics also at every multiple of diag_dt of time passed
   int device = 0;
   int chunk = 0;     // CUDA: planes per thread block along x (0: automatic)
   int kernel = 4;    // CUDA: sub-step kernel variant 0..7 (4: the default, 6 in fp64 and 5 in fp32; tools/ns-step.cpp)
   int dims[3] = {0, 0, 0};  // MPI: ranks per axis (0: MPI_Dims_create chooses)
   bool overlap = true;      // MPI: update the block's inner part while the halos travel
-  // Snapshots: every snapshot_every steps (0: none) the fields named in snapshot_fields
-  // are handed to on_snapshot, on every rank (its block), in step order.
-  int snapshot_every = 0;
-  double snapshot_dt = 0;  // and at every multiple of snapshot_dt of time passed
+  // Snapshots (the plan's snapshot_every, snapshot_dt): the fields named in
+  // snapshot_fields are handed to on_snapshot, on every rank (its block), in step order.
   std::vector<std::string> snapshot_fields;
   std::function<void(const BlockFields&)> on_snapshot;
   // Called after every step with the steps done and the time reached (progress

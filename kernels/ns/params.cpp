@@ -129,16 +129,7 @@ bool is_snapshot_field(const std::string& name) {
   return false;
 }
 
-StepPlan step_plan(const RunOptions& o) {
-  StepPlan plan;
-  plan.steps = o.steps;
-  plan.t_end = o.t_end;
-  plan.snapshot_every = o.snapshot_every;
-  plan.snapshot_dt = o.snapshot_dt;
-  plan.diag_every = o.diag_every;
-  plan.diag_dt = o.diag_dt;
-  return plan;
-}
+StepPlan step_plan(const RunOptions& o) { return o; }
 
 double choose_dt(const Geometry& g, const Params& p, const RunOptions& o, double max_speed) {
   if (o.dt > 0) return o.dt;
