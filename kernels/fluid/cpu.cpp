@@ -1803,42 +1803,13 @@ std::unique_ptr<Solver<T>> make_cpu_solver(const Params& p, const Fields<T>& ini
   return std::make_unique<CpuSolver<T>>(p, state);
 }
 
-namespace {
-
-// A scene on the temporally blocked solver (scene.hpp, scene_fits_tiles).
-template <class T>
-class SceneBlockedCpuSolver final : public SceneSolver<T> {
- public:
-  SceneBlockedCpuSolver(const Params& p, const Scene& s, const SceneFields<T>& init) : n_(s.nx) {
-    ObstacleLists ob;
-    if (!init.solid.empty()) ob = obstacle_lists(s, init.solid);
-    const FusedScene<T> setup = fused_scene(s, init, init.solid.empty() ? nullptr : &ob);
-    Params q = p;
-    q.n = s.nx;
-    q.scheme = Scheme::stam;
-    const T* const state[6] = {init.d.data(), init.u.data(), init.v.data(), init.d0.data(), init.u0.data(), init.v0.data()};
-    solver_ = std::make_unique<CpuSolver<T>>(q, state, &setup);
-  }
-  double advance(int steps) override { return solver_->advance(steps); }
-  void fetch(SceneFields<T>& out) override {
-    if (out.nx != n_ || out.ny != n_ || out.d.size() != out.cells()) out.resize_uninitialised(n_, n_);  // overwritten below
-    T* const dst[6] = {out.d.data(), out.u.data(), out.v.data(), out.d0.data(), out.u0.data(), out.v0.data()};
-    solver_->fetch_scene(dst, out.t);
-  }
-  Counters counters() const override { return solver_->counters(); }
-  std::string kernels() const override { return solver_->kernels(); }
-
- private:
-  int n_;
-  std::unique_ptr<CpuSolver<T>> solver_;
-};
-
-}  // namespace
-
 template <class T>
 std::unique_ptr<SceneSolver<T>> make_scene_cpu_blocked_solver(const Params& p, const Scene& s,
                                                               const SceneFields<T>& init) {
-  return std::make_unique<SceneBlockedCpuSolver<T>>(p, s, init);
+  return std::make_unique<FusedSceneSolver<T, CpuSolver<T>>>(
+      p, s, init, [](const Params& q, const T* const state[6], const FusedScene<T>& setup) {
+        return std::make_unique<CpuSolver<T>>(q, state, &setup);
+      });
 }
 template std::unique_ptr<SceneSolver<float>> make_scene_cpu_blocked_solver(const Params&, const Scene&,
                                                                            const SceneFields<float>&);

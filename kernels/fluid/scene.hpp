@@ -252,6 +252,38 @@ FusedScene<T> fused_scene(const Scene& s, const SceneFields<T>& init, const Obst
           s.ambient};
 }
 
+// A scene on a fused solver of either backend (cpu.cpp's CpuSolver, cuda.cu's
+// CudaSolver; the scene must fit its tiles, scene_fits_tiles): Stam's step on the
+// square box, the solver made by make(params, state d u v d0 u0 v0, setup) and read
+// back through its fetch_scene(d u v d0 u0 v0, t).
+template <class T, class Fused>
+class FusedSceneSolver final : public SceneSolver<T> {
+ public:
+  template <class Make>
+  FusedSceneSolver(const Params& p, const Scene& s, const SceneFields<T>& init, Make make) : n_(s.nx) {
+    ObstacleLists ob;
+    if (!init.solid.empty()) ob = obstacle_lists(s, init.solid);
+    const FusedScene<T> setup = fused_scene(s, init, init.solid.empty() ? nullptr : &ob);
+    Params q = p;
+    q.n = s.nx;
+    q.scheme = Scheme::stam;
+    const T* const state[6] = {init.d.data(), init.u.data(), init.v.data(), init.d0.data(), init.u0.data(), init.v0.data()};
+    solver_ = make(q, state, setup);
+  }
+  double advance(int steps) override { return solver_->advance(steps); }
+  void fetch(SceneFields<T>& out) override {
+    if (out.nx != n_ || out.ny != n_ || out.d.size() != out.cells()) out.resize_uninitialised(n_, n_);  // overwritten below
+    T* const dst[6] = {out.d.data(), out.u.data(), out.v.data(), out.d0.data(), out.u0.data(), out.v0.data()};
+    solver_->fetch_scene(dst, out.t);
+  }
+  Counters counters() const override { return solver_->counters(); }
+  std::string kernels() const override { return solver_->kernels(); }
+
+ private:
+  int n_;
+  std::unique_ptr<Fused> solver_;
+};
+
 // An obstacle from a PNG image: dark (grey < 128), opaque (alpha >= 128) pixels
 // are solid; the image is scaled to nx x ny by the nearest pixel to each cell's
 // centre, its top row at the top of the box. Exit 2 when it cannot be read.

@@ -14,6 +14,7 @@
 // zero after each solve. react's two maxima are per-block maxima reduced by one
 // block (exact in any order).
 #include <cuda_runtime.h>
+#include <cub/block/block_reduce.cuh>
 
 #include <algorithm>
 #include <cmath>
@@ -48,6 +49,21 @@ struct Bnd {
 template <class T>
 __device__ __forceinline__ T max_of(T m, T s) {
   return s > m ? s : m;
+}
+struct MaxOf {
+  template <class T>
+  __device__ __forceinline__ T operator()(const T& m, const T& s) const {
+    return max_of(m, s);
+  }
+};
+// The block's maxima of mv and md (kThreads threads), in thread 0: react's comparison,
+// whose maximum does not depend on the order.
+template <class T>
+__device__ __forceinline__ void block_max2(T& mv, T& md) {
+  using Reduce = cub::BlockReduce<T, kThreads>;
+  __shared__ typename Reduce::TempStorage sv, sd;
+  mv = Reduce(sv).Reduce(mv, MaxOf{});
+  md = Reduce(sd).Reduce(md, MaxOf{});
 }
 
 // ---- set_bnd -------------------------------------------------------------------------------
@@ -235,51 +251,31 @@ __global__ void clear_border_kernel(T* q, const ObstacleLists::Border* border, i
 // ---- sources and forces ------------------------------------------------------------------------
 template <class T>
 __global__ void react_max_kernel(const T* u0, const T* v0, const T* d0, long long cells, T* part_v, T* part_d) {
-  __shared__ T sv[kThreads], sd[kThreads];
   T mv = T(-INFINITY), md = T(-INFINITY);
   for (long long i = blockIdx.x * static_cast<long long>(kThreads) + threadIdx.x; i < cells;
        i += static_cast<long long>(gridDim.x) * kThreads) {
     mv = max_of(mv, u0[i] * u0[i] + v0[i] * v0[i]);
     md = max_of(md, d0[i]);
   }
-  sv[threadIdx.x] = mv;
-  sd[threadIdx.x] = md;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (static_cast<int>(threadIdx.x) < s) {
-      sv[threadIdx.x] = max_of(sv[threadIdx.x], sv[threadIdx.x + s]);
-      sd[threadIdx.x] = max_of(sd[threadIdx.x], sd[threadIdx.x + s]);
-    }
-    __syncthreads();
-  }
+  block_max2(mv, md);
   if (threadIdx.x == 0) {
-    part_v[blockIdx.x] = sv[0];
-    part_d[blockIdx.x] = sd[0];
+    part_v[blockIdx.x] = mv;
+    part_d[blockIdx.x] = md;
   }
 }
 // flags: [0] inject velocity, [1] inject density; counters: steps, velocity and density injections.
 template <class T>
 __global__ void react_decide_kernel(const T* part_v, const T* part_d, int parts, int react, int* flags,
                                     long long* counters) {
-  __shared__ T sv[kThreads], sd[kThreads];
   T mv = T(-INFINITY), md = T(-INFINITY);
   for (int k = threadIdx.x; k < parts; k += kThreads) {
     mv = max_of(mv, part_v[k]);
     md = max_of(md, part_d[k]);
   }
-  sv[threadIdx.x] = mv;
-  sd[threadIdx.x] = md;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (static_cast<int>(threadIdx.x) < s) {
-      sv[threadIdx.x] = max_of(sv[threadIdx.x], sv[threadIdx.x + s]);
-      sd[threadIdx.x] = max_of(sd[threadIdx.x], sd[threadIdx.x + s]);
-    }
-    __syncthreads();
-  }
+  block_max2(mv, md);
   if (threadIdx.x == 0) {
-    const int vel = react && sv[0] < T(kReactVelocityThreshold);
-    const int den = react && sd[0] < T(kReactDensityThreshold);
+    const int vel = react && mv < T(kReactVelocityThreshold);
+    const int den = react && md < T(kReactDensityThreshold);
     flags[0] = vel;
     flags[1] = den;
     counters[0] += 1;

@@ -361,22 +361,8 @@ class CpuRun {
   int nshell_ = 0;
 };
 
-template <class T>
-Result run(const Problem& pr, const RunOptions& o) {
-  if (par::world().distributed()) {
-    const Decomposition d = decompose(pr.params, o);
-    CpuRun<T> run(pr, o, &d);
-    return run.run();
-  }
-  CpuRun<T> run(pr, o, nullptr);
-  return run.run();
-}
-
 }  // namespace
 
-Result solve_cpu(const Problem& pr, const RunOptions& o) {
-  validate(pr, o);
-  return o.fp32 ? run<float>(pr, o) : run<double>(pr, o);
-}
+Result solve_cpu(const Problem& pr, const RunOptions& o) { return solve_with<CpuRun>(pr, o); }
 
 }  // namespace numpipe::ns

@@ -87,4 +87,23 @@ std::array<std::vector<T>, kVars> gather_blocks(const Params& p, const Decomposi
   return all;
 }
 
+// A backend's solve: the problem checked, then its run (Run<T>(problem, options,
+// this rank's block of the decomposition or null on one process).run()) in the
+// run's precision.
+template <template <class> class Run>
+Result solve_with(const Problem& pr, const RunOptions& o) {
+  validate(pr, o);
+  auto run_in = [&](auto precision) {
+    using T = decltype(precision);
+    if (par::world().distributed()) {
+      const Decomposition d = decompose(pr.params, o);
+      Run<T> run(pr, o, &d);
+      return run.run();
+    }
+    Run<T> run(pr, o, nullptr);
+    return run.run();
+  };
+  return o.fp32 ? run_in(float{}) : run_in(double{});
+}
+
 }  // namespace numpipe::ns

@@ -1,0 +1,7 @@
+// fluid-step's CUDA passes, tile r10x8 (rb_reg: K 10, 8 rows per thread, 16 threads in y,
+// 2 blocks per SM; cuda.cu's kTiles): one tile per unit, so that the units compile in parallel.
+#include "cuda_pass.cuh"
+
+namespace numpipe::fluid::pass {
+template RegKernels reg_kernels<10, 8, 16, 2>();
+}
