@@ -1,7 +1,8 @@
 # The man pages, --help and the shell completion say the same options: for every tool
 # (and every gen-input workload), each option it declares (PROGRAM --help-options, the
 # table that --help and --help-all are printed from) is named in its man page's OPTIONS
-# section, each option that section names is one the program takes, --help and
+# section (the tuning ones aside: benchmarks' knobs, listed by --help-all only and kept
+# out of the pages), each option that section names is one the program takes, --help and
 # --help-all list exactly the declared options, and the completion offers each option
 # (the tuning ones aside) and, after an option declared with its words (.one_of), those
 # words, which the man page names too (as it names the words the completion offers for
@@ -59,7 +60,7 @@ check_program() {  # check_program PAGE SECTION -- PROGRAM...
   fi
   local missing extra
   # an option is named by its long name or its short one (-i for --input)
-  missing=$(awk -F '\t' 'NR == FNR { named[$1] = 1; next } !named[$1] && !($5 != "" && named[$5]) { print $1 }' \
+  missing=$(awk -F '\t' 'NR == FNR { named[$1] = 1; next } $2 != "Tuning" && !named[$1] && !($5 != "" && named[$5]) { print $1 }' \
     documented.txt table.txt | sort -u | tr '\n' ' ')
   [ -z "$missing" ] || drift "$what: options not in ${page##*/}'s $section: $missing"
   cut -f5 table.txt | grep -v '^$' | sort -u > short.txt
@@ -73,6 +74,7 @@ check_program() {  # check_program PAGE SECTION -- PROGRAM...
     if [ "$group" != Tuning ] && [[ $option == --* ]]; then
       grep -qxF -- "$option" <<< "$offered" || drift "$what: the completion does not offer $option"
     fi
+    [ "$group" = Tuning ] && continue  # a benchmark's knob: neither the completion nor the page
     if [ -z "$choices" ]; then
       # an option declared without its words: the completion's own table of them, named by the page
       local table_words

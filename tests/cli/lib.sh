@@ -2,6 +2,31 @@
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# grep -q stops reading at its first match; the program writing into the pipe then
+# dies of SIGPIPE on its next write, and pipefail fails the whole pipeline (a test
+# that fails only when the match falls in an early piece of the output). This grep
+# reads all of its input: -q (alone or in a bundle such as -qF) and --quiet/--silent
+# become output to /dev/null, with the same exit status.
+grep() {
+  local args=() quiet=0 options=1 takes_value=0 a
+  for a in "$@"; do
+    if [ $takes_value = 1 ]; then args+=("$a"); takes_value=0; continue; fi
+    if [ $options = 1 ]; then
+      case $a in
+        --) options=0; args+=("$a"); continue ;;
+        --quiet | --silent) quiet=1; continue ;;
+        -e | -f | -m | -A | -B | -C) takes_value=1; args+=("$a"); continue ;;
+        --*) args+=("$a"); continue ;;
+        -*q*) quiet=1; a=${a//q/}; [ "$a" = - ] || args+=("$a"); continue ;;
+        -?*) args+=("$a"); continue ;;
+        *) options=0 ;;
+      esac
+    fi
+    args+=("$a")
+  done
+  if [ $quiet = 1 ]; then command grep "${args[@]}" > /dev/null; else command grep "${args[@]}"; fi
+}
+
 # expect_exit CODE 'message substring' -- command args...
 # Runs the command, checks its exit code and that stderr contains the substring.
 expect_exit() {

@@ -58,7 +58,7 @@ gen-input price --from-text qv.csv $MODEL --alpha 0.4 --nu 0.3 --rho 0 -o qv0.in
 price --backend cpu -i qv0.in --calibrate --fit alpha,nu -o fit2.nps
 inspect fit2.nps | grep 'calibrated  f8 \[2\]' >/dev/null || fail "--fit alpha,nu: calibrated must hold 2 values"
 inspect fit2.nps --json | tr -d ' \n' | grep '"rho":0\(\.0\)\?[,}]' >/dev/null || fail "--fit alpha,nu must keep rho at 0"
-inspect fit2.nps --json | tr -d ' \n' | grep -o '"rms":[0-9.e-]*' | awk -F: '{ if (!($2 > 1e-3)) exit 1 }' ||
+inspect fit2.nps --json | tr -d ' \n' | grep -o '"rms":[0-9.e-][0-9.e-]*' | awk -F: '{ if (!($2 > 1e-3)) exit 1 }' ||
   fail "--fit alpha,nu with rho wrong must leave a misfit"
 
 # stopping early: a warning, converged false, the output still written

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/memory.hpp"
 #include "common/labels.hpp"
 #include "common/random.hpp"
 #include "common/text_table.hpp"
@@ -389,6 +390,10 @@ int run_integrate(int argc, char** argv) {
     if (n < 1 || n > 100000000) fail_input("--portfolio must be in [1, 100000000]: " + std::to_string(n));
     std::uint64_t seed = cli.get<std::uint64_t>("seed");
     Rng rng(seed);
+    // The portfolio is held whole (a policy, then its rows of the records written):
+    // refused (exit 3) where that exceeds the memory the run may use.
+    require_host_memory({std::to_string(n) + " policies (--portfolio)", static_cast<double>(n),
+                         static_cast<double>(sizeof(ig::Policy)) + 8.0 * (3 + 7) + 4.0 * (3 + 2), "policy"});
     pb.policies.assign(static_cast<std::size_t>(n), base);
     for (auto& p : pb.policies) {
       p.x = static_cast<double>(rng.integer(20, 70));

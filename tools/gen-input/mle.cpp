@@ -117,6 +117,7 @@ void write_draws(StreamWriter& w, const Shape& shape, const json& attrs, const D
                  const std::string& too_large, bool quiet) {
   const std::size_t n = static_cast<std::size_t>(element_count(shape)), chunk = StreamWriter::kPieceBytes / sizeof(double);
   std::vector<double> block(std::min(n, chunk));
+  Progress progress("gen-input", "points", n, quiet);
   Rng check(seed);
   for (std::size_t at = 0; at < n; at += chunk) {
     const std::size_t k = std::min(chunk, n - at);
@@ -127,9 +128,10 @@ void write_draws(StreamWriter& w, const Shape& shape, const json& attrs, const D
   }
   if (n <= chunk) {  // one piece: the checked draws are the series
     w.write("x", shape, block.data(), attrs);
+    progress.update(n);
+    progress.finish();
     return;
   }
-  Progress progress("gen-input", "points", n, quiet);
   Rng rng(seed);
   w.write_in_pieces("x", DType::f8, shape, attrs, [&](std::uint64_t offset, std::size_t bytes, void* dst) {
     draw(rng, static_cast<double*>(dst), bytes / sizeof(double));
