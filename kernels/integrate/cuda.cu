@@ -220,6 +220,15 @@ __global__ void products_kernel(const ProductSpec* specs, std::int64_t n, RateVi
   prem[i] = product_reserve(sp, rv, laws[sp.insured], align, rows + i * kYears);
 }
 
+// One thread per policy: its expected cash flows by year (products.hpp), its premium fixed.
+__global__ void cash_flow_kernel(const ProductSpec* specs, std::int64_t n, RateView rv, const MortalityView* laws,
+                                 double* flows) {
+  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const ProductSpec sp = specs[i];
+  product_cash_flows(sp, rv, laws[sp.insured], sp.premium, flows + i * kYears * kCashFlowKinds);
+}
+
 template <class T>
 DeviceArray<T> upload(const std::vector<T>& v, cudaStream_t s) {
   DeviceArray<T> d(v.empty() ? 1 : v.size());
@@ -1340,5 +1349,38 @@ Result solve_cuda(const Problem& pb, const std::vector<int>& devices) {
     return [p] { return p->finish(); };
   };
   return solve_split(pb, spouse, products, concurrent, /*touch_pages=*/true);
+}
+
+std::vector<double> cash_flows_cuda(const Problem& pb, const std::vector<ProductSpec>& specs, int device) {
+  NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
+  CudaStream stream;
+  const cudaStream_t s = stream.get();
+  const std::int64_t n = static_cast<std::int64_t>(specs.size());
+  std::vector<double> flows(specs.size() * kYears * kCashFlowKinds);
+  if (n == 0) return flows;
+  const RateTable rate = make_rate_table(pb);
+  auto d_knots = upload(rate.knots, s);
+  auto d_alpha = upload(rate.alpha, s);
+  auto d_beta = upload(rate.beta, s);
+  RateView rv = rate.view();
+  rv.knots = d_knots.data();
+  rv.alpha = d_alpha.data();
+  rv.beta = d_beta.data();
+  Blob basis_blob;
+  BasisBlob basis;
+  basis.pack(basis_blob, pb);
+  DeviceArray<char> d_basis(basis_blob.upload_bytes() + 256);
+  std::vector<char> basis_bytes(basis_blob.upload_bytes());  // alive until the stream has read it
+  basis_blob.write(basis_bytes.data());
+  if (!basis_bytes.empty()) d_basis.copy_from_host(basis_bytes.data(), basis_bytes.size(), s);
+  auto d_laws = upload(basis.laws(d_basis.data()), s);
+  auto d_specs = upload(specs, s);
+  DeviceArray<double> d_flows(flows.size());
+  cash_flow_kernel<<<blocks_for(n, kProductsBlock), kProductsBlock, 0, s>>>(d_specs.data(), n, rv, d_laws.data(),
+                                                                            d_flows.data());
+  NUMPIPE_CUDA_CHECK_LAUNCH();
+  d_flows.copy_to_host(flows.data(), flows.size(), s);
+  NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(s));
+  return flows;
 }
 }  // namespace numpipe::integrate

@@ -10,10 +10,11 @@ namespace numpipe::integrate {
 
 inline nlohmann::json units() {
   nlohmann::json u = nlohmann::json::object();
-  for (const char* name : {"reserve", "reserve0", "premium", "benefit", "equivalence", "product", "probability", "q", "B"})
+  for (const char* name : {"reserve", "reserve0", "premium", "benefit", "equivalence", "product", "probability", "q", "B",
+                           "cash_flow", "reserve_rate_derivative"})
     u[name] = "1";
   for (const char* name : {"year", "g", "r", "x", "age", "term", "deferment", "premium_term", "maturity", "difference",
-                           "mean", "sd"})
+                           "mean", "sd", "duration"})
     u[name] = "year";
   for (const char* name : {"h1", "h2", "h3", "rate", "mu", "A", "C", "density"}) u[name] = "year-1";
   return u;
