@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
       ig::check_reserves(res, whole.policies.size());
       const json attrs = ig::reserve_attrs(groups[gi], whole, pb, res, error, tolerance, timing.value_or("advance"),
                                            run.backend(), world.size());
-      run.writer().set_units(ig::units());
+      run.writer().set_units(ig::units(want_cash_flows || want_duration));
       ig::write_group(run.writer(), groups[gi], whole, res, cli.stamp(attrs, groups[gi].policies->attrs), valuation);
     }
     progress.finish();
