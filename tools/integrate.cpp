@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
              "  gen-input integrate --portfolio 1000 --product mixed --premium equivalence --steps 2,2,2 | integrate -o mixed.nps",
              "the policies with their reserves (reserve, reserve0)"},
             kInput | kOutput | kCompute | kProfile | kMultiDevice | kMpi);
-    bool faithful = false, aligned = false, no_estimate = false;
+    bool faithful = false, aligned = false, no_estimate = false, want_cash_flows = false, want_duration = false;
     std::optional<double> tolerance;
     std::string frequency_text = "continuous";
     std::optional<std::string> timing;
@@ -55,6 +55,14 @@ int main(int argc, char** argv) {
         .one_of({"advance", "arrears"});
     cli.flag("no-error-estimate", &no_estimate,
              "Skip the error estimate (a second solve at half the steps, about half the cost again)", "Integrate");
+    cli.flag("cash-flows", &want_cash_flows,
+             "Also write each policy's expected cash flows by year (record cash_flow: benefits paid and premiums "
+             "received, weighted by the survival probabilities, undiscounted)",
+             "Valuation");
+    cli.flag("duration", &want_duration,
+             "Also write each reserve's effective duration -(1/V) dV/dr for a parallel shift of the rate, premiums "
+             "held (records duration, reserve_rate_derivative; two more solves)",
+             "Valuation");
     BatchRun::declare(cli, &repeat, "Integrate");
     cli.tuning_env("NUMPIPE_INTEGRATE_RESULT=host|device",
                    "CUDA table plan: how the result reaches the host (docs/integrate.md); the same bits");
@@ -76,6 +84,8 @@ int main(int argc, char** argv) {
     // share of every group's policies on its own GPU.
     BatchRun run(cli, repeat);
     auto& world = run.world();
+    if ((want_cash_flows || want_duration) && world.distributed())
+      fail_input("--cash-flows and --duration work in one process (not under MPI)");
     const ig::Engine engine{run.cuda(), run.devices(), cli.threads()};
 
     // 4. Read: the groups' records into problems, checked, and the memory they need.
@@ -137,6 +147,9 @@ int main(int argc, char** argv) {
         ig::report_repeats(pb, res, run.repeat(), [&] { return ig::solve(pb, engine, advance); });
       counting = true;
       if (res.premium.empty()) res.premium.assign(pb.policies.size(), 0.0);
+      ig::Valuation valuation;  // with the premiums as solved
+      if (want_cash_flows && !pb.policies.empty()) valuation.cash_flow = ig::cash_flows(pb, res.premium, engine);
+      if (want_duration && !pb.policies.empty()) valuation.sensitivity = ig::rate_sensitivity(pb, res, engine);
       if (world.distributed()) {
         ig::gather_result(run, res);
         if (!world.is_root()) continue;
@@ -146,8 +159,8 @@ int main(int argc, char** argv) {
       ig::check_reserves(res, whole.policies.size());
       const json attrs = ig::reserve_attrs(groups[gi], whole, pb, res, error, tolerance, timing.value_or("advance"),
                                            run.backend(), world.size());
-      run.writer().set_units(ig::units());
-      ig::write_group(run.writer(), groups[gi], whole, res, cli.stamp(attrs, groups[gi].policies->attrs));
+      run.writer().set_units(ig::units(want_cash_flows || want_duration));
+      ig::write_group(run.writer(), groups[gi], whole, res, cli.stamp(attrs, groups[gi].policies->attrs), valuation);
     }
     progress.finish();
 

@@ -220,12 +220,41 @@ __global__ void products_kernel(const ProductSpec* specs, std::int64_t n, RateVi
   prem[i] = product_reserve(sp, rv, laws[sp.insured], align, rows + i * kYears);
 }
 
+// One thread per policy: its expected cash flows by year (products.hpp), its premium fixed.
+__global__ void cash_flow_kernel(const ProductSpec* specs, std::int64_t n, RateView rv, const MortalityView* laws,
+                                 double* flows) {
+  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const ProductSpec sp = specs[i];
+  product_cash_flows(sp, rv, laws[sp.insured], sp.premium, flows + i * kYears * kCashFlowKinds);
+}
+
 template <class T>
 DeviceArray<T> upload(const std::vector<T>& v, cudaStream_t s) {
   DeviceArray<T> d(v.empty() ? 1 : v.size());
   if (!v.empty()) d.copy_from_host(v.data(), v.size(), s);
   return d;
 }
+
+// A problem's basis on a device, uploaded on stream s: the packed arrays, the laws'
+// views into them (d_laws) and the spouse assumptions. The host copy stays alive
+// with it, until the stream has read it.
+struct DeviceBasis {
+  BasisBlob basis;
+  std::vector<char> bytes;
+  DeviceArray<char> d_bytes;
+  DeviceArray<MortalityView> d_laws;
+  DeviceBasis(const Problem& pb, cudaStream_t s) {
+    Blob blob;
+    basis.pack(blob, pb);
+    d_bytes = DeviceArray<char>(blob.upload_bytes() + 256);
+    bytes.resize(blob.upload_bytes());
+    blob.write(bytes.data());
+    if (!bytes.empty()) d_bytes.copy_from_host(bytes.data(), bytes.size(), s);
+    d_laws = upload(basis.laws(d_bytes.data()), s);
+  }
+  SpouseView spouse() const { return basis.spouse(d_bytes.data()); }
+};
 
 unsigned blocks_for(std::int64_t threads, int block) {
   std::int64_t b = (threads + block - 1) / block;
@@ -270,15 +299,9 @@ void solve_range(const Problem& pb, std::size_t first, std::size_t last, int dev
   auto d_alpha = upload(plan.rate.alpha, s);
   auto d_beta = upload(plan.rate.beta, s);
   auto d_col_law = upload(plan.column_law, s);
-  Blob basis_blob;
-  BasisBlob basis;
-  basis.pack(basis_blob, pb);
-  DeviceArray<char> d_basis(basis_blob.upload_bytes() + 256);
-  std::vector<char> basis_bytes(basis_blob.upload_bytes());  // alive until the stream has read it
-  basis_blob.write(basis_bytes.data());
-  if (!basis_bytes.empty()) d_basis.copy_from_host(basis_bytes.data(), basis_bytes.size(), s);
-  auto d_laws = upload(basis.laws(d_basis.data()), s);
-  const SpouseView sv = basis.spouse(d_basis.data());
+  const DeviceBasis basis(pb, s);
+  const MortalityView* d_laws_data = basis.d_laws.data();
+  const SpouseView sv = basis.spouse();
   t_up.stop(s);
   RateView rv = plan.rate.view();
   rv.knots = d_knots.data();
@@ -296,7 +319,7 @@ void solve_range(const Problem& pb, std::size_t first, std::size_t last, int dev
 
   t_inner.start(s);
   if (items > 0) {
-    inner_kernel<<<blocks_for(items, kInnerBlock), kInnerBlock, 0, s>>>(dp, rv, d_laws.data(), items, d_inner.data());
+    inner_kernel<<<blocks_for(items, kInnerBlock), kInnerBlock, 0, s>>>(dp, rv, d_laws_data, items, d_inner.data());
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
   t_inner.stop(s);
@@ -310,7 +333,7 @@ void solve_range(const Problem& pb, std::size_t first, std::size_t last, int dev
   t_outer.start(s);
   if (npol > 0) {
     outer_kernel<<<blocks_for(npol, kOuterBlock), kOuterBlock, 0, s>>>(
-        d_pol.data(), npol, rv, d_laws.data(), plan.align, d_out_off.data(), d_out_t.data(), d_out_h.data(),
+        d_pol.data(), npol, rv, d_laws_data, plan.align, d_out_off.data(), d_out_t.data(), d_out_h.data(),
         d_out_year.data(), d_middle.data(), d_reserve.data(), d_premium.data());
     NUMPIPE_CUDA_CHECK_LAUNCH();
   }
@@ -1340,5 +1363,31 @@ Result solve_cuda(const Problem& pb, const std::vector<int>& devices) {
     return [p] { return p->finish(); };
   };
   return solve_split(pb, spouse, products, concurrent, /*touch_pages=*/true);
+}
+
+std::vector<double> cash_flows_cuda(const Problem& pb, const std::vector<ProductSpec>& specs, int device) {
+  NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
+  CudaStream stream;
+  const cudaStream_t s = stream.get();
+  const std::int64_t n = static_cast<std::int64_t>(specs.size());
+  std::vector<double> flows(specs.size() * kYears * kCashFlowKinds);
+  if (n == 0) return flows;
+  const RateTable rate = make_rate_table(pb);
+  auto d_knots = upload(rate.knots, s);
+  auto d_alpha = upload(rate.alpha, s);
+  auto d_beta = upload(rate.beta, s);
+  RateView rv = rate.view();
+  rv.knots = d_knots.data();
+  rv.alpha = d_alpha.data();
+  rv.beta = d_beta.data();
+  const DeviceBasis basis(pb, s);
+  auto d_specs = upload(specs, s);
+  DeviceArray<double> d_flows(flows.size());
+  cash_flow_kernel<<<blocks_for(n, kProductsBlock), kProductsBlock, 0, s>>>(d_specs.data(), n, rv, basis.d_laws.data(),
+                                                                            d_flows.data());
+  NUMPIPE_CUDA_CHECK_LAUNCH();
+  d_flows.copy_to_host(flows.data(), flows.size(), s);
+  NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(s));
+  return flows;
 }
 }  // namespace numpipe::integrate

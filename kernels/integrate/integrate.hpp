@@ -441,4 +441,28 @@ struct Engine {
 };
 Result solve(const Problem& problem, const Engine& engine, const ProgressFn& progress = {});
 
+// ---- what a valuation needs out (valuation.cpp) ---------------------------------------
+// Expected cash flows (products.hpp, product_cash_flows) of every policy with its
+// premium as solved: [policies][kYears][2], benefits and premiums by year. A spouse
+// pension's premiums are its insured's; its benefits (the spouse's pension, which
+// depends on the spouse's life too) are not computed: NaN.
+inline constexpr int kCashFlowKinds = 2;
+// The policies as their cash flows are computed: each one's premium fixed at `premium`.
+std::vector<ProductSpec> cash_flow_specs(const Problem& problem, const std::vector<double>& premium);
+std::vector<double> cash_flows_cpu(const Problem& problem, const std::vector<ProductSpec>& specs, int threads);
+std::vector<double> cash_flows_cuda(const Problem& problem, const std::vector<ProductSpec>& specs, int device);
+std::vector<double> cash_flows(const Problem& problem, const std::vector<double>& premium, const Engine& engine);
+
+// Each reserve's sensitivity to a parallel shift of the rate (the constant force of
+// interest, or every zero rate of a curve), the premiums held at their values:
+// dV/dr by a central difference of two solves at r + h and r - h on the same steps,
+// and the effective duration -(1/V) dV/dr (NaN where the reserve is zero to rounding).
+inline constexpr double kRateShift = 1e-5;
+struct RateSensitivity {
+  std::vector<double> derivative;  // [policies][kYears]: dV/dr (NaN past 120 - x)
+  std::vector<double> duration;    // [policies][kYears]: -(1/V) dV/dr
+};
+Problem shifted_rate(const Problem& problem, const std::vector<double>& premium, double shift);
+RateSensitivity rate_sensitivity(const Problem& problem, const Result& result, const Engine& engine);
+
 }  // namespace numpipe::integrate

@@ -372,7 +372,7 @@ json Totals::params(bool align, std::size_t devices, int ranks) const {
 }
 
 void write_group(StreamWriter& writer, const Group& group, const Problem& whole, const Result& res,
-                 const json& stamped) {
+                 const json& stamped, const Valuation& valuation) {
   const std::size_t n = whole.policies.size();
   std::vector<double> year0(n);
   for (std::size_t i = 0; i < n; ++i) year0[i] = res.reserve[i * kYears];
@@ -391,6 +391,30 @@ void write_group(StreamWriter& writer, const Group& group, const Problem& whole,
     ap["dims"] = {"policy"};
     ap["units"] = "currency units per year";
     writer.write<double>("premium", {static_cast<std::int64_t>(n)}, res.premium.data(), ap);
+  }
+  if (!valuation.cash_flow.empty()) {  // a table (policy, year) of two columns: nps-export's rows
+    json ac = stamped;
+    ac["layout"] =
+        "[policy, year, flow]: expected (survival-weighted) undiscounted amounts paid in year y (t in [y, y + 1)), "
+        "flow 0 the benefits paid, 1 the premiums received; NaN: a spouse pension's benefits (not computed)";
+    ac["dims"] = {"policy", "year"};
+    ac["columns"] = {"benefit", "premium"};
+    writer.write<double>("cash_flow", {static_cast<std::int64_t>(n), kYears, kCashFlowKinds},
+                         valuation.cash_flow.data(), ac);
+  }
+  if (valuation.sensitivity) {
+    json ad = stamped;
+    ad["layout"] = "[policy, year]: effective duration -(1/V) dV/dr of the reserve V at t = 0..120 for a parallel shift "
+                   "of the rate, premiums held; NaN where V is zero (to 1e-12 of the policy's largest) or past 120 - x";
+    ad["dims"] = {"policy", "year"};
+    ad["rate_shift"] = kRateShift;
+    writer.write<double>("duration", {static_cast<std::int64_t>(n), kYears}, valuation.sensitivity->duration.data(), ad);
+    json ar = stamped;
+    ar["layout"] = "[policy, year]: dV/dr, the reserve's change per unit of the rate (per 1.0 = 100 %), premiums held";
+    ar["dims"] = {"policy", "year"};
+    ar["rate_shift"] = kRateShift;
+    writer.write<double>("reserve_rate_derivative", {static_cast<std::int64_t>(n), kYears},
+                         valuation.sensitivity->derivative.data(), ar);
   }
 }
 

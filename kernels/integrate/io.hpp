@@ -68,8 +68,14 @@ struct Totals {
 
 // The output records of one group: its input records as they were, then reserve,
 // reserve0 and (with products) premium, attrs from `attrs` (stamped).
+// With --cash-flows (cash_flow, [policy, year, 2]: benefit, premium) and --duration
+// (duration and reserve_rate_derivative, [policy, year]) their records after those.
+struct Valuation {
+  std::vector<double> cash_flow;  // empty: not asked for
+  std::optional<RateSensitivity> sensitivity;
+};
 void write_group(StreamWriter& writer, const Group& group, const Problem& whole, const Result& result,
-                 const json& stamped_attrs);
+                 const json& stamped_attrs, const Valuation& valuation = {});
 // Under MPI: every rank's reserves, premiums and step counts on rank 0, in rank order.
 void gather_result(const BatchRun& run, Result& result);
 // Internal error (exit 4) on a reserve that is infinite, or NaN at t = 0.

@@ -202,4 +202,86 @@ NUMPIPE_HD_INLINE double product_reserve(const ProductSpec& p, const RateView& r
   return premium;
 }
 
+// ---- expected cash flows (the cash_flow record) ------------------------------------
+// The integral of the force of mortality over the ages [a0, a1] (a0 <= a1), -ln of the
+// probability of surviving from a0 to a1: for A + 10^(B + C a) in closed form, for a
+// table row by row (its force is constant within a year of age).
+NUMPIPE_HD_INLINE double cumulative_force(const MortalityView& m, double a0, double a1) {
+  if (!m.table) {
+    const double gompertz = m.C != 0.0 ? (exp((m.B + m.C * a1) * kLn10) - exp((m.B + m.C * a0) * kLn10)) / (m.C * kLn10)
+                                       : exp(m.B * kLn10) * (a1 - a0);
+    return m.A * (a1 - a0) + gompertz;
+  }
+  double sum = 0.0;
+  for (double a = a0; a < a1;) {
+    const double next = fmin(floor(a) + 1.0, a1);
+    sum += m.mu[mortality_row(m, a)] * (next - a);
+    a = next;
+  }
+  return sum;
+}
+
+// The year (0..120) of a payment at time t from now: payments at t in [y, y + 1) are
+// year y's (a payment date is exact up to kBreakTolerance); -1 past 120.
+NUMPIPE_HD_INLINE int payment_year(double t) {
+  const double y = floor(t + kBreakTolerance);
+  return y < static_cast<double>(kYears) ? static_cast<int>(y < 0.0 ? 0.0 : y) : -1;
+}
+
+// The policy's expected cash flows by year, undiscounted, for the life alive now (the
+// amounts each year times the probability that they are paid; Dickson, Hardy and Waters,
+// "Actuarial Mathematics for Life Contingent Risks", ch. 7 and 14, profit testing):
+// flows[2 y] the benefits paid in year y (annuity payments, sums on death, the sum at the
+// term), flows[2 y + 1] the premiums received, y = 0..120 (zero where nothing is paid).
+// Payments are dated as the reserve's chain dates them: continuous annuities and premiums
+// at every moment while alive, discrete ones (--frequency M) at their dates k/M, a sum on
+// death at the moment of death (continuous) or at the end of the 1/M period of death, the
+// sum at the term at the term. The survival probability t_p_x = exp(-cumulative_force) is
+// exact; within each step of the aligned scheme's grid (no step crosses a whole year or a
+// break of the payments) a continuous stream's integral int b t_p_x dt is taken by
+// Simpson's rule (fourth order, the steps the reserve's chain takes where the law is
+// steep: steep_steps), a sum on death exactly as B (t0_p_x - t1_p_x).
+NUMPIPE_HD_INLINE void product_cash_flows(const ProductSpec& p, const RateView& rv, const MortalityView& m,
+                                          double premium, double* flows) {
+  for (int k = 0; k < 2 * kYears; ++k) flows[k] = 0.0;
+  auto add = [&](int year, int kind, double amount) {
+    if (year >= 0 && amount != 0.0) flows[2 * year + kind] += amount;
+  };
+  double log_survival = -cumulative_force(m, p.x, p.x + p.end);  // ln t_p_x at t = the end
+  const double at_end = exp(log_survival);
+  add(payment_year(p.end), 0, p.end_value * at_end);
+  // The discrete sums due at a date t (payment_jump's, split into benefits and premiums).
+  auto sums_at = [&](double t, double survival) {
+    add(payment_year(t), 0, payment_jump(p, 0.0, true, t) * survival);
+    add(payment_year(t), 1, -payment_jump(p, premium, false, t) * survival);
+  };
+  sums_at(p.end, at_end);
+  const double M = static_cast<double>(p.frequency);
+  double hi = p.end;
+  while (hi > 0.0) {
+    const double lo = product_next_break(p, rv, m.table != 0, hi);
+    const Segment s = make_segment(hi, lo, steep_steps(p.h1, max_force(m, p.x + lo, p.x + hi)));
+    const int steps = segment_steps(s);
+    for (int q = 0; q < steps; ++q) {  // backwards: t0 > tm > t1
+      const double t0 = segment_point(s, 2 * q), tm = segment_point(s, 2 * q + 1), t1 = segment_point(s, 2 * q + 2);
+      const double log_m = log_survival + cumulative_force(m, p.x + tm, p.x + t0);
+      const double log_1 = log_m + cumulative_force(m, p.x + t1, p.x + tm);
+      const double p0 = exp(log_survival), pm = exp(log_m), p1 = exp(log_1), width = t0 - t1;
+      const int year = payment_year(tm);
+      const double simpson = width * kSixth * (p0 + 4.0 * pm + p1);  // int t_p_x dt over the step
+      if (p.frequency <= 0) {
+        if (p.annuity != 0.0 && tm >= p.from) add(year, 0, p.annuity * simpson);
+        if (premium != 0.0 && tm < p.premium_end) add(year, 1, premium * simpson);
+      }
+      if (p.death != 0.0) {
+        const double dying = p1 * -expm1(log_survival - log_1);  // t1_p_x - t0_p_x
+        add(p.frequency > 0 ? payment_year((floor(tm * M) + 1.0) / M) : year, 0, p.death * dying);
+      }
+      log_survival = log_1;
+    }
+    sums_at(lo, exp(log_survival));
+    hi = lo;
+  }
+}
+
 }  // namespace numpipe::integrate

@@ -8,7 +8,9 @@
 
 namespace numpipe::integrate {
 
-inline nlohmann::json units() {
+// valuation: also the records of --cash-flows and --duration (a default run's attrs
+// name only the records it writes).
+inline nlohmann::json units(bool valuation = false) {
   nlohmann::json u = nlohmann::json::object();
   for (const char* name : {"reserve", "reserve0", "premium", "benefit", "equivalence", "product", "probability", "q", "B"})
     u[name] = "1";
@@ -16,6 +18,11 @@ inline nlohmann::json units() {
                            "mean", "sd"})
     u[name] = "year";
   for (const char* name : {"h1", "h2", "h3", "rate", "mu", "A", "C", "density"}) u[name] = "year-1";
+  if (valuation) {
+    u["cash_flow"] = "1";                // currency units a year
+    u["reserve_rate_derivative"] = "1";  // currency units per unit of rate
+    u["duration"] = "year";
+  }
   return u;
 }
 
