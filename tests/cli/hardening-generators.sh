@@ -1,7 +1,8 @@
 # Generators write their large records in pieces (README "Memory"): gen-input fluid,
-# ns and mle compute each piece of a field or series where it is written, so memory is a piece
-# (16 MiB) and a few rows, not the state; the arrays are the ones written whole before
-# (their payloads' SHA-256, from the generators before they wrote in pieces).
+# ns and mle compute each piece of a field or series where it is written, and integrate
+# draws a portfolio's policies as their rows are written, so memory is a piece (16 MiB)
+# and a few rows, not the state; the arrays are the ones written whole before (their
+# payloads' SHA-256, from the generators before they wrote in pieces).
 require_python
 
 # peak CMD...: runs CMD (at most 300 s) and prints its exit code and peak resident memory in MiB
@@ -32,6 +33,12 @@ read -r rc mib < <(peak gen-input mle --length 20000000 -o m2.nps)
 [ "$rc" = 0 ] || fail "mle --length 20000000: exit $rc: $(cat peak.err)"
 [ "$mib" -lt 100 ] || fail "mle --length 20000000: peak $mib MiB (a series of 153 MiB written in pieces of 16 MiB)"
 rm m2.nps
+# A portfolio of 2 M policies of mixed products (a products record of 107 MiB) under a
+# 64 MiB budget: its draws are replayed from the seed for each record, not held (held
+# whole, it needed 390 MiB: refused under the budget before).
+read -r rc mib < <(NUMPIPE_MEMORY_LIMIT=64M peak gen-input integrate --portfolio 2000000 --product mixed -o i4.nps)
+[ "$rc" = 0 ] || fail "integrate --portfolio 2000000 under 64M: exit $rc: $(cat peak.err)"
+[ "$mib" -lt 64 ] || fail "integrate --portfolio 2000000: peak $mib MiB (records of up to 107 MiB written in pieces of 16 MiB)"
 # A piece that does not fit is refused up front, naming the pieces.
 expect_exit 3 "a grid of 4096 x 4096 cells (written in pieces of 16.0 MiB)" -- env NUMPIPE_MEMORY_LIMIT=4M gen-input fluid --n 4096 -o out.nps
 expect_exit 3 "a state of 160x160x160 points (written in pieces of 16.0 MiB)" -- env NUMPIPE_MEMORY_LIMIT=4M gen-input ns --n 160 -o out.nps
@@ -84,6 +91,40 @@ m1.nps x a1819a16207614d7
 WANT
 diff want.txt got.txt || fail "the arrays written in pieces differ from the states written whole"
 
+# Portfolios and policy tables: the records made whole before (one policy a row; rows
+# that straddle two pieces; products, lives, laws, a curve).
+gen-input integrate --portfolio 7 --seed 3 --product mixed --premium equivalence -o i1.nps
+gen-input integrate --portfolio 1000 --seed 7 --product annuity --deferment 5 \
+  --mortality-table "$SRC/share/examples/integrate-life-table.csv:q_female" --curve "$SRC/share/ref/yield-curve.txt" -o i2.nps
+gen-input integrate --portfolio 300000 --seed 2 --product mixed --premium 50 -o i3.nps
+printf 'x,insured,spouse,product\n40,w,m,annuity\n50,insured,m,spouse\n30,m,w,term\n' > lives.csv
+gen-input integrate --from-text lives.csv --mortality w=gm:0.0005,-4.272,0.038 --mortality m=gm:0.0005,-4.12,0.038 \
+  --term 30 -o i5.nps
+payloads i1.nps i2.nps i3.nps i4.nps i5.nps > got.txt
+cat > want.txt <<'WANT'
+i1.nps policies 58ec165f0eb9b497
+i1.nps steps a37e6638334fbc2c
+i1.nps products a27889fcdb968d50
+i2.nps policies 8b05e4e9a7431c0c
+i2.nps steps 0e90290e1b08cea2
+i2.nps curve f5438a6bb4d07b9a
+i2.nps products d40aa776eb74e213
+i2.nps mortality 7bcc297afa6e1544
+i3.nps policies 9c8f0396fc614b46
+i3.nps steps b8ed453a5fdc976e
+i3.nps products a96c0b4cc0e17ca0
+i4.nps policies a6fdf56db881ad5f
+i4.nps steps 2cd6e1d0eec1f88a
+i4.nps products 408b4c8c66dfae5f
+i5.nps policies aa198b1b757900a1
+i5.nps steps f314ff65c420e3b6
+i5.nps products a4b412d407ca13ca
+i5.nps lives 7ed17ff5cf65d697
+i5.nps mortality fa75858b715e2ade
+WANT
+diff want.txt got.txt || fail "the portfolios drawn as written differ from the portfolios held whole"
+rm i4.nps
+
 # Checked before anything is written: to stdout, nothing half-written reaches the pipe.
 gen-input ns --n 160 --amplitude 100 --c 1 > bad.nps 2> bad.err && fail "a negative density accepted"
 [ ! -s bad.nps ] || fail "a refused ns state wrote $(stat -c %s bad.nps) bytes to stdout"
@@ -94,4 +135,8 @@ grep -q "'source_d' must be >= 0" bad.err || fail "fluid: $(cat bad.err)"
 gen-input mle --length 5000000 --sl 1e305 --p 0.3 > bad.nps 2> bad.err && fail "an infinite draw accepted"
 [ ! -s bad.nps ] || fail "a refused mle series wrote $(stat -c %s bad.nps) bytes to stdout"
 grep -q "beyond the range of doubles" bad.err || fail "mle: $(cat bad.err)"
+gen-input integrate --portfolio 100000 --seed 5 --product annuity --deferment 50 > bad.nps 2> bad.err &&
+  fail "an annuity that never pays accepted"
+[ ! -s bad.nps ] || fail "a refused portfolio wrote $(stat -c %s bad.nps) bytes to stdout"
+grep -qF "policy 215: the annuity's deferment 50 reaches its end 50" bad.err || fail "integrate: $(cat bad.err)"
 no_leftovers .
