@@ -8,7 +8,6 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include "common/cli.hpp"
 #include "common/memory.hpp"

@@ -1,8 +1,6 @@
 // gen-input price: LocVolCalib problems (FinPar data sets, custom sizes, sweeps).
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <map>
 #include <sstream>
 
 #include "common/cli.hpp"
