@@ -188,4 +188,15 @@ gen-input price --sweep bad-sweep.txt --s0 1 --nu 0.5 --beta 0.7 --strikes 4 > b
   fail "a sweep whose third problem's grid misses the strike accepted"
 [ ! -s bad.nps ] || fail "a refused sweep wrote $(stat -c %s bad.nps) bytes to stdout"
 grep -qF "parameter set 3: strike 0: strike 4 lies beyond the x grid" bad.err || fail "price: $(cat bad.err)"
+# Comma lists are parsed whole: a bad or missing item is refused, not dropped or read as 0.
+expect_exit 2 "--spouse-age wants normal:MEAN,SD" -- gen-input integrate --spouse-age normal:x,3
+expect_exit 2 "--mortality wants" -- gen-input integrate --mortality gm:0.0005,-4.272,0.038,
+expect_exit 2 "--shape must be non-negative integers separated by commas, got '4,5,'" -- gen-input array --shape 4,5,
+expect_exit 2 "--strikes: empty item in '0.01,0.02,'" -- gen-input price --strikes 0.01,0.02,
+expect_exit 2 "--box takes numbers separated by commas, got '1,2,'" -- gen-input ns --n 8 --box 1,2,
+# A table's columns are checked before the first record: nothing reaches the pipe.
+printf 'a,,b\n1,2,3\n' > noname.csv
+gen-input array --from-text noname.csv --layout columns > bad.nps 2> bad.err && fail "a column without a name accepted"
+[ ! -s bad.nps ] || fail "array --layout columns wrote $(stat -c %s bad.nps) bytes before refusing a column"
+grep -qF "column 2 of noname.csv has no name" bad.err || fail "array: $(cat bad.err)"
 no_leftovers .

@@ -2,7 +2,9 @@
 // from options, a random portfolio, or a text table; the products and their
 // payments; the basis (each life's mortality law or table, the marriage and
 // spouse-age assumptions); optionally a yield curve table. Text tables go through
-// the common reader (CSV with a header, or whitespace columns).
+// the common reader (CSV with a header, or whitespace columns). A portfolio is never
+// held: its policies are drawn again from the seed for each record, whose rows are
+// written in pieces (output.hpp), so memory is a piece whatever N.
 #include <algorithm>
 #include <cmath>
 #include <fstream>
