@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <sstream>
 
 #include "common/cli.hpp"
 #include "common/finite.hpp"
@@ -14,15 +13,17 @@
 #include "common/memory.hpp"
 #include "common/random.hpp"
 #include "common/text_table.hpp"
+#include "common/strings.hpp"
 #include "generator.hpp"
+#include "output.hpp"
 
 namespace numpipe {
 namespace {
 
 Shape parse_shape(const std::string& text) {
+  if (text.empty()) fail_input("--shape is empty");
   Shape shape;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
+  for (const std::string& item : split_fields(text)) {
     try {
       std::size_t used = 0;
       long long v = std::stoll(item, &used);
@@ -32,7 +33,6 @@ Shape parse_shape(const std::string& text) {
       fail_input("--shape must be non-negative integers separated by commas, got '" + text + "'");
     }
   }
-  if (shape.empty()) fail_input("--shape is empty");
   element_count(shape);  // rejects overflow
   return shape;
 }
@@ -157,6 +157,9 @@ void write_from_text(const Cli& cli, OutputFile& out) {
     }
     writer.write(r);
   };
+  if (layout == "columns")  // before the first record
+    for (std::size_t j = 0; j < k; ++j)
+      if (names[j].empty()) fail_input("--layout columns: column " + std::to_string(picked[j] + 1) + " of " + path + " has no name");
   if (layout == "table") {
     std::vector<double> flat(rows * k);
     for (std::size_t j = 0; j < k; ++j)
@@ -167,7 +170,6 @@ void write_from_text(const Cli& cli, OutputFile& out) {
     emit(name, Shape{static_cast<std::int64_t>(rows), static_cast<std::int64_t>(k)}, flat, a);
   } else {
     for (std::size_t j = 0; j < k; ++j) {
-      if (names[j].empty()) fail_input("--layout columns: column " + std::to_string(picked[j] + 1) + " of " + path + " has no name");
       json a = attrs;
       a["dims"] = {"row"};
       a["column"] = names[j];
@@ -175,11 +177,10 @@ void write_from_text(const Cli& cli, OutputFile& out) {
     }
   }
   if (label_column) writer.write(make_labels("row_label", table.strings(*label_column), "row", table.names[*label_column]));
-  writer.finish();
-  out.commit();
+  finish_stream(writer, out);
 }
 
-int run_array(int argc, char** argv) {
+Cli array_cli() {
   Cli cli({"gen-input array", "Write one named array, or a text table's columns", "",
            "  gen-input array --name x --shape 3,4 --fill uniform --seed 1 | inspect\n"
            "  gen-input array --from-text share/ref/mle-prices.csv --columns close | inspect",
@@ -207,49 +208,79 @@ int run_array(int argc, char** argv) {
       "header", "Whether the first line names the columns: auto, yes or no",
       cxxopts::value<std::string>()->default_value("auto"), "H")(
       "allow-nonfinite", "Accept nan and inf in the table (refused by default)");
-  cli.parse(argc, argv);
-  if (cli.get<std::string>("name").empty()) fail_input("--name must not be empty");
-  if (cli.has("from-text")) {
-    OutputFile out(cli.output());  // refuse a terminal before reading
-    write_from_text(cli, out);
-    return 0;
-  }
+  return cli;
+}
+
+// A generated array's fill: how, the range, the seed and the dtype, checked.
+struct Fill {
+  DType dtype = DType::f8;
+  std::string how;
+  std::uint64_t seed = 1;
+  double lo = 0, hi = 1;
+};
+
+Fill fill_of(const Cli& cli) {
   for (const char* text_only : {"columns", "labels", "allow-nonfinite"})
     if (cli.has(text_only)) fail_input(std::string("--") + text_only + " needs --from-text");
   auto dtype = parse_dtype(cli.get<std::string>("dtype"));
   if (!dtype) fail_input("--dtype must be one of f8 f4 i8 i4 u8 u1, got '" + cli.get<std::string>("dtype") + "'");
-  std::string how = cli.get<std::string>("fill");
-  std::uint64_t seed = cli.get<std::uint64_t>("seed");
-  double lo = cli.get<double>("lo"), hi = cli.get<double>("hi");
-  if (!std::isfinite(lo) || !std::isfinite(hi)) fail_input("--lo and --hi must be finite");
-  if (lo > hi) fail_input("--lo must not exceed --hi, got --lo " + std::to_string(lo) + " --hi " + std::to_string(hi));
-  if (how == "normal" && (*dtype == DType::u1 || *dtype == DType::u8))
-    fail_input(std::string("--fill normal gives negative values, which dtype ") + dtype_name(*dtype) +
+  Fill f;
+  f.dtype = *dtype;
+  f.how = cli.get<std::string>("fill");
+  f.seed = cli.get<std::uint64_t>("seed");
+  f.lo = cli.get<double>("lo");
+  f.hi = cli.get<double>("hi");
+  if (!std::isfinite(f.lo) || !std::isfinite(f.hi)) fail_input("--lo and --hi must be finite");
+  if (f.lo > f.hi) fail_input("--lo must not exceed --hi, got --lo " + std::to_string(f.lo) + " --hi " + std::to_string(f.hi));
+  if (f.how == "normal" && (f.dtype == DType::u1 || f.dtype == DType::u8))
+    fail_input(std::string("--fill normal gives negative values, which dtype ") + dtype_name(f.dtype) +
                " cannot hold: use --fill uniform with --lo and --hi, or a signed --dtype");
-  json attrs = {{"kind", cli.get<std::string>("kind")}, {"fill", how}, {"seed", seed}, {"lo", lo}, {"hi", hi}};
-  if (how != "zeros" && how != "ones" && how != "linspace" && how != "uniform" && how != "normal")
-    fail_input("--fill must be zeros, ones, linspace, uniform or normal, got '" + how + "'");
-  OutputFile out(cli.output());  // refuse a terminal before doing the work
+  if (f.how != "zeros" && f.how != "ones" && f.how != "linspace" && f.how != "uniform" && f.how != "normal")
+    fail_input("--fill must be zeros, ones, linspace, uniform or normal, got '" + f.how + "'");
+  return f;
+}
+
+// The array in the fill's dtype, in pieces.
+void write_array(StreamWriter& writer, const std::string& name, const Shape& shape, const json& attrs, const Fill& f) {
+  switch (f.dtype) {
+    case DType::f8: write_filled<double>(writer, name, shape, attrs, f.how, f.seed, f.lo, f.hi); break;
+    case DType::f4: write_filled<float>(writer, name, shape, attrs, f.how, f.seed, f.lo, f.hi); break;
+    case DType::i8: write_filled<std::int64_t>(writer, name, shape, attrs, f.how, f.seed, f.lo, f.hi); break;
+    case DType::i4: write_filled<std::int32_t>(writer, name, shape, attrs, f.how, f.seed, f.lo, f.hi); break;
+    case DType::u8: write_filled<std::uint64_t>(writer, name, shape, attrs, f.how, f.seed, f.lo, f.hi); break;
+    case DType::u1: write_filled<std::uint8_t>(writer, name, shape, attrs, f.how, f.seed, f.lo, f.hi); break;
+  }
+}
+
+int run_array(int argc, char** argv) {
+  // 1. The options.
+  Cli cli = array_cli();
+  cli.parse(argc, argv);
+  if (cli.get<std::string>("name").empty()) fail_input("--name must not be empty");
+
+  // 2. A text table's columns (a terminal refused before reading).
+  if (cli.has("from-text")) {
+    OutputFile out(cli.output());
+    write_from_text(cli, out);
+    return 0;
+  }
+
+  // 3. Or a generated array: its fill checked, the output opened (a terminal refused
+  //    before the work), the memory of one piece at a time (and the frames compressing).
+  const Fill fill = fill_of(cli);
+  const json attrs = {{"kind", cli.get<std::string>("kind")}, {"fill", fill.how}, {"seed", fill.seed},
+                      {"lo", fill.lo}, {"hi", fill.hi}};
+  OutputFile out(cli.output());
   const Shape shape = parse_shape(cli.get<std::string>("shape"));
-  // One piece at a time (and the frames compressing), not the array.
-  const std::uint64_t bytes = payload_bytes(*dtype, shape);
+  const std::uint64_t bytes = payload_bytes(fill.dtype, shape);
   require_host_memory({"shape " + shape_string(shape) + " (written in pieces of " +
                            format_bytes(double(StreamWriter::kPieceBytes)) + ")",
                        double(std::min<std::uint64_t>(bytes, StreamWriter::kPieceBytes)), 1.0, "byte"});
-  const std::string name = cli.get<std::string>("name");
-  const json stamped = cli.stamp(attrs);
+
+  // 4. The array, in pieces.
   StreamWriter writer(out);
-  switch (*dtype) {
-    case DType::f8: write_filled<double>(writer, name, shape, stamped, how, seed, lo, hi); break;
-    case DType::f4: write_filled<float>(writer, name, shape, stamped, how, seed, lo, hi); break;
-    case DType::i8: write_filled<std::int64_t>(writer, name, shape, stamped, how, seed, lo, hi); break;
-    case DType::i4: write_filled<std::int32_t>(writer, name, shape, stamped, how, seed, lo, hi); break;
-    case DType::u8: write_filled<std::uint64_t>(writer, name, shape, stamped, how, seed, lo, hi); break;
-    case DType::u1: write_filled<std::uint8_t>(writer, name, shape, stamped, how, seed, lo, hi); break;
-  }
-  writer.finish();
-  out.commit();
-  return 0;
+  write_array(writer, cli.get<std::string>("name"), shape, cli.stamp(attrs), fill);
+  return finish_stream(writer, out);
 }
 
 const RegisterGenerator reg{{"array", "one named array: zeros, ones, linspace, uniform or normal", run_array}};

@@ -2,12 +2,14 @@
 // from options, a random portfolio, or a text table; the products and their
 // payments; the basis (each life's mortality law or table, the marriage and
 // spouse-age assumptions); optionally a yield curve table. Text tables go through
-// the common reader (CSV with a header, or whitespace columns).
+// the common reader (CSV with a header, or whitespace columns). A portfolio is never
+// held: its policies are drawn again from the seed for each record, whose rows are
+// written in pieces (output.hpp), so memory is a piece whatever N.
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <sstream>
+#include <optional>
 
 #include "common/cli.hpp"
 #include "common/memory.hpp"
@@ -16,6 +18,7 @@
 #include "common/text_table.hpp"
 #include "common/strings.hpp"
 #include "generator.hpp"
+#include "output.hpp"
 #include "kernels/integrate/integrate.hpp"
 #include "kernels/integrate/units.hpp"
 
@@ -32,8 +35,7 @@ std::string lower(std::string s) {
 
 std::vector<int> parse_steps(const std::string& text) {
   std::vector<int> v;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
+  for (const std::string& item : split_fields(text)) {
     try {
       std::size_t used = 0;
       long s = std::stol(item, &used);
@@ -96,8 +98,7 @@ ig::MortalityLaw parse_gm(const std::string& spec) {
   const std::string usage = "--mortality wants [insured=|spouse=|NAME=]gm:A,B,C (mu = A + 10^(B + C age)), got '" + spec + "'";
   if (rest.rfind("gm:", 0) != 0) fail_input(usage);
   std::vector<double> c;
-  std::stringstream ss(rest.substr(3));
-  for (std::string item; std::getline(ss, item, ',');) {
+  for (const std::string& item : split_fields(rest.substr(3))) {
     double v = 0;
     if (!parse_number(item, v) || !std::isfinite(v)) fail_input(usage);
     c.push_back(v);
@@ -184,14 +185,11 @@ void read_two_columns(const std::string& spec, const std::string& option, const 
 // --spouse-age normal:MEAN,SD or a table FILE (difference, density).
 void parse_spouse_age(const std::string& spec, ig::SpouseBasis& s) {
   if (spec.rfind("normal:", 0) == 0) {
-    std::vector<double> c;
-    std::stringstream ss(spec.substr(7));
-    for (std::string item; std::getline(ss, item, ',');) {
-      double v = 0;
-      if (!parse_number(item, v)) c.clear();
-      c.push_back(v);
-    }
-    if (c.size() != 2)
+    const std::vector<std::string> fields = split_fields(spec.substr(7));
+    std::vector<double> c(fields.size());
+    bool numbers = c.size() == 2;
+    for (std::size_t i = 0; i < c.size(); ++i) numbers = numbers && parse_number(fields[i], c[i]);
+    if (!numbers)
       fail_input("--spouse-age wants normal:MEAN,SD (the spouse's age minus the insured's) or a table file, got '" +
                  spec + "'");
     s.age_table = false;
@@ -282,7 +280,114 @@ std::vector<ig::Policy> read_policies(const std::string& path, const ig::Policy&
   return out;
 }
 
-int run_integrate(int argc, char** argv) {
+// ---- A random portfolio: drawn from its seed, policy by policy ------------------------
+
+struct Portfolio {
+  std::size_t n = 0;
+  std::uint64_t seed = 1;
+  bool mixed = false;  // --product mixed: products drawn too
+  ig::Policy base;     // the options' policy: what is not drawn
+
+  // The next policy of the draws: x, r, g (and with mixed the product and its term).
+  ig::Policy draw(Rng& rng) const {
+    ig::Policy p = base;
+    p.x = static_cast<double>(rng.integer(20, 70));
+    p.r = static_cast<double>(rng.integer(60, 70));
+    p.g = static_cast<double>(rng.integer(0, 15));
+    if (mixed) {
+      // Each product alike; a deferred annuity from retirement (5 years past it),
+      // the other terms whole in [5, 30].
+      p.product = static_cast<int>(rng.integer(0, ig::kProductKinds - 1));
+      const double term = static_cast<double>(rng.integer(5, 30));
+      p.term = p.product == ig::kLifeAnnuity ? ig::kMaxAge : term;
+      p.deferment = p.product == ig::kLifeAnnuity ? (p.x < p.r ? p.r - p.x : 5.0) : 0.0;
+    }
+    // Equivalence where there are premiums to solve for (a spouse pension past
+    // retirement has none: its single premium is its reserve at inception).
+    if (p.equivalence && !(ig::premium_term_of(p) > 0)) p.equivalence = false;
+    return p;
+  }
+
+  json attrs() const {
+    json port = {{"n", n}, {"seed", seed}, {"x", "whole, uniform on [20, 70]"},
+                 {"r", "whole, uniform on [60, 70]"}, {"g", "whole, uniform on [0, 15]"}};
+    if (mixed)
+      port["products"] = "each of spouse, annuity (deferred to retirement, or 5 years), term, pure-endowment, "
+                         "endowment alike; terms whole, uniform on [5, 30]";
+    return port;
+  }
+};
+
+// The policies in order, held (the options' one, a table's) or drawn: a portfolio is
+// never held, its draws are replayed from the seed for each pass over it (the checks,
+// then each record), so memory is a policy, not the portfolio.
+class PolicyCursor {
+ public:
+  PolicyCursor(const std::vector<ig::Policy>& held, const std::optional<Portfolio>& drawn)
+      : held_(held), drawn_(drawn), rng_(drawn ? drawn->seed : 0) {}
+  std::size_t size() const { return drawn_ ? drawn_->n : held_.size(); }
+  // Policy i; i never goes back.
+  const ig::Policy& at(std::size_t i) {
+    if (!drawn_) return held_[i];
+    for (; next_ <= i; ++next_) current_ = drawn_->draw(rng_);
+    return current_;
+  }
+
+ private:
+  const std::vector<ig::Policy>& held_;
+  const std::optional<Portfolio>& drawn_;
+  Rng rng_;
+  std::size_t next_ = 0;  // the draws made
+  ig::Policy current_;
+};
+
+// The records a stream needs beyond policies and steps: products where a policy is
+// not the spec's spouse pension to age 120, lives where a policy names other laws.
+struct OptionalRecords {
+  bool products = false, lives = false;
+  void note(const ig::Policy& p) {
+    products = products || !ig::plain_spouse_pension(p) || p.term < ig::kMaxAge - p.x;  // a term: written
+    lives = lives || p.insured != 0 || p.spouse != 1;
+  }
+};
+
+// ig::validate over the policies, before any byte is written. A portfolio is checked
+// as drawn, with the same checks in the same order as on the whole portfolio, so that
+// the same message names the same policy: ig::validate on policy 0 (the rate, the
+// curve, the ranges, the basis, policy 0's payments; the ranges hold for every drawn
+// policy or fail at policy 0, since x, r and g are drawn within them and the steps are
+// the options'), then each other policy's payments.
+OptionalRecords validate_policies(ig::Problem& pb, const std::optional<Portfolio>& portfolio) {
+  OptionalRecords records;
+  if (!portfolio) {
+    ig::validate(pb);
+    for (const ig::Policy& p : pb.policies) records.note(p);
+    return records;
+  }
+  const std::vector<ig::Policy> none;
+  PolicyCursor cursor(none, portfolio);
+  pb.policies = {cursor.at(0)};
+  ig::validate(pb);
+  records.note(pb.policies[0]);
+  const std::string first = "policy 0: ";
+  for (std::size_t i = 1; i < cursor.size(); ++i) {
+    pb.policies[0] = cursor.at(i);
+    try {
+      ig::validate_policy_payments(pb, 0);
+    } catch (const Error& e) {  // the message names the policy checked as policy 0
+      const std::string what = e.what();
+      if (what.rfind(first, 0) != 0) throw;
+      throw Error(e.code(), "policy " + std::to_string(i) + ": " + what.substr(first.size()));
+    }
+    records.note(pb.policies[0]);
+  }
+  pb.policies.clear();
+  return records;
+}
+
+// ---- The steps of run_integrate -------------------------------------------------------
+
+Cli integrate_cli() {
   Cli cli({"gen-input integrate",
            "Write policies, their products and payments, the basis and RK4 step settings for integrate", "",
            "  gen-input integrate --g 10 --r 65 --x 35 --steps 10,2,10 | integrate | inspect\n"
@@ -333,15 +438,14 @@ int run_integrate(int argc, char** argv) {
   cli.add("Interest")("curve", "Yield curve table: two columns maturity (years) and zero rate (fraction)",
                       cxxopts::value<std::string>(), "FILE")(
       "rate", "Constant interest rate when there is no curve", cxxopts::value<double>()->default_value("0.05"), "R");
-  cli.parse(argc, argv);  // --g --r --x work too (Cli reads --g as -g)
-  if (cli.has("portfolio") && cli.has("from-text")) fail_input("--portfolio and --from-text exclude each other");
-  std::vector<int> steps = parse_steps(cli.get<std::string>("steps"));
+  return cli;
+}
 
-  ig::Problem pb;
+// The basis: the rate, each life's law in the order given after the two defaults
+// (insured, spouse), the marriage and spouse-age assumptions. Returns the laws' index
+// by name (a policies table names them).
+std::map<std::string, int> read_basis(const Cli& cli, ig::Problem& pb) {
   pb.rate = cli.get<double>("rate");
-  json attrs = {{"kind", "integrate.input"}, {"rate", pb.rate}};
-
-  // The basis: laws in the order given after the two defaults (insured, spouse).
   std::map<std::string, int> law_index = {{"insured", 0}, {"spouse", 1}};
   auto set_law = [&](ig::MortalityLaw m) {
     auto it = law_index.find(m.name);
@@ -362,13 +466,13 @@ int run_integrate(int argc, char** argv) {
     read_two_columns(marriage, "--marriage", "probability", pb.spouse.marriage_age, pb.spouse.marriage_prob);
   }
   parse_spouse_age(cli.get<std::string>("spouse-age"), pb.spouse);
+  return law_index;
+}
 
-  // The options' policy (a portfolio's and a table's defaults).
+// The options' policy (a portfolio's and a table's defaults).
+ig::Policy options_policy(const Cli& cli, const std::vector<int>& steps, bool mixed) {
   ig::Policy base;
-  const std::string product = lower(cli.get<std::string>("product"));
-  const bool mixed = product == "mixed";
-  if (mixed && !cli.has("portfolio")) fail_input("--product mixed draws products for --portfolio only");
-  base.product = mixed ? ig::kSpousePension : product_code(product, "--product: ");
+  base.product = mixed ? ig::kSpousePension : product_code(lower(cli.get<std::string>("product")), "--product: ");
   base.g = cli.get<double>("guarantee");
   base.r = cli.get<double>("retirement");
   base.x = cli.get<double>("age");
@@ -383,179 +487,179 @@ int run_integrate(int argc, char** argv) {
   }
   base.benefit = cli.get<double>("benefit");
   parse_premium(cli.get<std::string>("premium"), "--premium: ", base);
+  return base;
+}
 
-  std::vector<std::string> labels;
-  if (cli.has("portfolio")) {
-    std::int64_t n = cli.get<std::int64_t>("portfolio");
-    if (n < 1 || n > 100000000) fail_input("--portfolio must be in [1, 100000000]: " + std::to_string(n));
-    std::uint64_t seed = cli.get<std::uint64_t>("seed");
-    Rng rng(seed);
-    // The portfolio is held whole (a policy, then its rows of the records written):
-    // refused (exit 3) where that exceeds the memory the run may use.
-    require_host_memory({std::to_string(n) + " policies (--portfolio)", static_cast<double>(n),
-                         static_cast<double>(sizeof(ig::Policy)) + 8.0 * (3 + 7) + 4.0 * (3 + 2), "policy"});
-    pb.policies.assign(static_cast<std::size_t>(n), base);
-    for (auto& p : pb.policies) {
-      p.x = static_cast<double>(rng.integer(20, 70));
-      p.r = static_cast<double>(rng.integer(60, 70));
-      p.g = static_cast<double>(rng.integer(0, 15));
-      if (mixed) {
-        // Each product alike; a deferred annuity from retirement (5 years past it),
-        // the other terms whole in [5, 30].
-        p.product = static_cast<int>(rng.integer(0, ig::kProductKinds - 1));
-        const double term = static_cast<double>(rng.integer(5, 30));
-        p.term = p.product == ig::kLifeAnnuity ? ig::kMaxAge : term;
-        p.deferment = p.product == ig::kLifeAnnuity ? (p.x < p.r ? p.r - p.x : 5.0) : 0.0;
-      }
-      // Equivalence where there are premiums to solve for (a spouse pension past
-      // retirement has none: its single premium is its reserve at inception).
-      if (p.equivalence && !(ig::premium_term_of(p) > 0)) p.equivalence = false;
-    }
-    json port = {{"n", n}, {"seed", seed}, {"x", "whole, uniform on [20, 70]"},
-                 {"r", "whole, uniform on [60, 70]"}, {"g", "whole, uniform on [0, 15]"}};
-    if (mixed)
-      port["products"] = "each of spouse, annuity (deferred to retirement, or 5 years), term, pure-endowment, "
-                         "endowment alike; terms whole, uniform on [5, 30]";
-    attrs["portfolio"] = port;
-  } else if (cli.has("from-text")) {
-    std::string path = cli.get<std::string>("from-text");
-    pb.policies = read_policies(path, base, law_index, labels);
-    attrs["from_text"] = path;
-  } else {
-    pb.policies.push_back(base);
-  }
-  if (cli.has("curve")) {
-    std::string path = cli.get<std::string>("curve");
-    TextTable t = read_text_table(path);
-    if (t.columns() != 2)
-      fail_input(path + ": want two columns (maturity, zero rate), got " + std::to_string(t.columns()));
-    pb.curve.maturity = t.numbers(0);
-    pb.curve.rate = t.numbers(1);
-    try {
-      ig::validate_curve(pb.curve);
-    } catch (const Error& e) {
-      fail_input(path + ": " + e.what());
-    }
-  }
-  ig::validate(pb);
+// --portfolio N: checked, and the memory its pieces take (exit 3 where they exceed the
+// memory the run may use).
+Portfolio portfolio_of(const Cli& cli, const ig::Policy& base, bool mixed) {
+  const std::int64_t n = cli.get<std::int64_t>("portfolio");
+  if (n < 1 || n > 100000000) fail_input("--portfolio must be in [1, 100000000]: " + std::to_string(n));
+  Portfolio port;
+  port.n = static_cast<std::size_t>(n);
+  port.seed = cli.get<std::uint64_t>("seed");
+  port.mixed = mixed;
+  port.base = base;
+  const double largest = 8.0 * 7 * static_cast<double>(n);  // the products record
+  require_host_memory({"a portfolio of " + std::to_string(n) + " policies (written in pieces of " +
+                           format_bytes(double(StreamWriter::kPieceBytes)) + ")",
+                       std::min(largest, double(StreamWriter::kPieceBytes)), 1.0, "byte"});
+  return port;
+}
 
-  OutputFile out(cli.output());
-  std::size_t n = pb.policies.size();
-  std::vector<double> pol(3 * n);
-  std::vector<std::int32_t> st(3 * n);
-  bool products = false, lives = false;
-  for (std::size_t i = 0; i < n; ++i) {
-    const ig::Policy& p = pb.policies[i];
-    pol[3 * i] = p.g;
-    pol[3 * i + 1] = p.r;
-    pol[3 * i + 2] = p.x;
-    st[3 * i] = p.h1;
-    st[3 * i + 1] = p.h2;
-    st[3 * i + 2] = p.h3;
-    products = products || !ig::plain_spouse_pension(p) || p.term < ig::kMaxAge - p.x;  // a term: written
-    lives = lives || p.insured != 0 || p.spouse != 1;
+// --curve FILE: maturities and zero rates.
+void read_curve(const std::string& path, ig::Curve& curve) {
+  TextTable t = read_text_table(path);
+  if (t.columns() != 2) fail_input(path + ": want two columns (maturity, zero rate), got " + std::to_string(t.columns()));
+  curve.maturity = t.numbers(0);
+  curve.rate = t.numbers(1);
+  try {
+    ig::validate_curve(curve);
+  } catch (const Error& e) {
+    fail_input(path + ": " + e.what());
   }
-  StreamWriter w(out);
-  w.set_units(integrate::units());
-  json a = cli.stamp(attrs);
-  a["columns"] = {"g", "r", "x"};
-  a["dims"] = {"policy", "column"};
-  w.write<double>("policies", {static_cast<std::int64_t>(n), 3}, pol.data(), a);
-  w.write<std::int32_t>("steps", {static_cast<std::int64_t>(n), 3}, st.data(),
-                        {{"kind", "integrate.input"}, {"columns", {"h1", "h2", "h3"}}, {"units", "steps per year"}});
-  if (!pb.curve.empty()) {
-    std::vector<double> c;
-    for (std::size_t i = 0; i < pb.curve.maturity.size(); ++i) {
-      c.push_back(pb.curve.maturity[i]);
-      c.push_back(pb.curve.rate[i]);
-    }
-    w.write<double>("curve", {static_cast<std::int64_t>(pb.curve.maturity.size()), 2}, c.data(),
-                    {{"kind", "integrate.input"}, {"columns", {"maturity", "rate"}},
-                     {"rate", "zero rate, linearly interpolated; the model uses its forward rate"}});
+}
+
+// The policies' records: policies, steps, the curve, then products and lives where
+// wanted; each row made from its policy as the pieces are written.
+void write_policy_records(StreamWriter& w, const ig::Problem& pb, const std::optional<Portfolio>& portfolio,
+                          OptionalRecords wanted, json attrs) {
+  const std::size_t n = portfolio ? portfolio->n : pb.policies.size();
+  attrs["columns"] = {"g", "r", "x"};
+  attrs["dims"] = {"policy", "column"};
+  PolicyCursor for_policies(pb.policies, portfolio);
+  write_rows<double, 3>(w, "policies", n, attrs, [&](std::size_t i, double* v) {
+    const ig::Policy& p = for_policies.at(i);
+    v[0] = p.g, v[1] = p.r, v[2] = p.x;
+  });
+  PolicyCursor for_steps(pb.policies, portfolio);
+  write_rows<std::int32_t, 3>(w, "steps", n,
+                              {{"kind", "integrate.input"}, {"columns", {"h1", "h2", "h3"}}, {"units", "steps per year"}},
+                              [&](std::size_t i, std::int32_t* v) {
+                                const ig::Policy& p = for_steps.at(i);
+                                v[0] = p.h1, v[1] = p.h2, v[2] = p.h3;
+                              });
+  if (!pb.curve.empty())
+    write_pairs(w, "curve", pb.curve.maturity, pb.curve.rate,
+                {{"kind", "integrate.input"}, {"columns", {"maturity", "rate"}},
+                 {"rate", "zero rate, linearly interpolated; the model uses its forward rate"}});
+  // The products and payments, the lives' laws: only where they are not the spec's
+  // defaults (a default stream is the spec's input as before).
+  if (wanted.products) {
+    PolicyCursor cursor(pb.policies, portfolio);
+    write_rows<double, 7>(
+        w, "products", n,
+        {{"kind", "integrate.input"},
+         {"columns", {"product", "term", "deferment", "premium_term", "benefit", "premium", "equivalence"}},
+         {"dims", {"policy", "column"}},
+         {"products", {"spouse pension", "life annuity", "term insurance", "pure endowment", "endowment insurance"}},
+         {"units", "years; per year (benefit of annuities and pensions, premium); sums"}},
+        [&](std::size_t i, double* v) {
+          const ig::Policy& p = cursor.at(i);
+          const double row[7] = {static_cast<double>(p.product), p.term,    p.deferment,
+                                 ig::premium_term_of(p),         p.benefit, p.premium,
+                                 p.equivalence ? 1.0 : 0.0};
+          std::copy(row, row + 7, v);
+        });
   }
-  // The products and payments, the lives' laws and the basis: only where they are
-  // not the spec's defaults (a default stream is the spec's input as before).
-  if (products) {
-    std::vector<double> v;
-    for (const ig::Policy& p : pb.policies)
-      for (double x : {static_cast<double>(p.product), p.term, p.deferment, ig::premium_term_of(p), p.benefit, p.premium,
-                       p.equivalence ? 1.0 : 0.0})
-        v.push_back(x);
-    w.write<double>("products", {static_cast<std::int64_t>(n), 7}, v.data(),
-                    {{"kind", "integrate.input"},
-                     {"columns", {"product", "term", "deferment", "premium_term", "benefit", "premium", "equivalence"}},
-                     {"dims", {"policy", "column"}},
-                     {"products", {"spouse pension", "life annuity", "term insurance", "pure endowment",
-                                   "endowment insurance"}},
-                     {"units", "years; per year (benefit of annuities and pensions, premium); sums"}});
+  if (wanted.lives) {
+    PolicyCursor cursor(pb.policies, portfolio);
+    write_rows<std::int32_t, 2>(w, "lives", n,
+                                {{"kind", "integrate.input"}, {"columns", {"insured", "spouse"}},
+                                 {"dims", {"policy", "column"}}, {"meaning", "index of each life's mortality record"}},
+                                [&](std::size_t i, std::int32_t* v) {
+                                  const ig::Policy& p = cursor.at(i);
+                                  v[0] = p.insured, v[1] = p.spouse;
+                                });
   }
-  if (lives) {
-    std::vector<std::int32_t> v;
-    for (const ig::Policy& p : pb.policies) {
-      v.push_back(p.insured);
-      v.push_back(p.spouse);
-    }
-    w.write<std::int32_t>("lives", {static_cast<std::int64_t>(n), 2}, v.data(),
-                          {{"kind", "integrate.input"}, {"columns", {"insured", "spouse"}}, {"dims", {"policy", "column"}},
-                           {"meaning", "index of each life's mortality record"}});
-  }
+}
+
+// The basis' records: the laws (unless both are the defaults), the marriage table,
+// the spouse-age assumption (unless the default normal:0,3).
+void write_basis_records(StreamWriter& w, const ig::Problem& pb) {
   bool default_laws = pb.laws.size() == 2;
   for (std::size_t i = 0; i < pb.laws.size() && default_laws; ++i) {
     const ig::MortalityLaw d = ig::default_laws()[i];
     default_laws = !pb.laws[i].table && pb.laws[i].A == d.A && pb.laws[i].B == d.B && pb.laws[i].C == d.C;
   }
-  if (!default_laws)
-    for (const ig::MortalityLaw& m : pb.laws) {
-      if (!m.table) {
-        double c[3] = {m.A, m.B, m.C};
-        w.write<double>("mortality", {3}, c,
-                        {{"kind", "integrate.input"}, {"law", "gompertz-makeham"}, {"name", m.name},
-                         {"columns", {"A", "B", "C"}}, {"meaning", "mu(age) = A + 10^(B + C age)"}});
-      } else {
-        std::vector<double> v;
-        for (std::size_t i = 0; i < m.ages.size(); ++i) {
-          v.push_back(m.ages[i]);
-          v.push_back(m.values[i]);
-        }
-        w.write<double>("mortality", {static_cast<std::int64_t>(m.ages.size()), 2}, v.data(),
-                        {{"kind", "integrate.input"}, {"law", "table"}, {"name", m.name}, {"source", m.source},
-                         {"columns", {"age", m.q ? "q" : "mu"}}, {"dims", {"row", "column"}},
-                         {"meaning", "constant force within each year of age; from q: mu = -ln(1 - q)"}});
-      }
+  for (std::size_t k = 0; k < pb.laws.size() && !default_laws; ++k) {
+    const ig::MortalityLaw& m = pb.laws[k];
+    if (!m.table) {
+      double c[3] = {m.A, m.B, m.C};
+      w.write<double>("mortality", {3}, c,
+                      {{"kind", "integrate.input"}, {"law", "gompertz-makeham"}, {"name", m.name},
+                       {"columns", {"A", "B", "C"}}, {"meaning", "mu(age) = A + 10^(B + C age)"}});
+    } else {
+      write_pairs(w, "mortality", m.ages, m.values,
+                  {{"kind", "integrate.input"}, {"law", "table"}, {"name", m.name}, {"source", m.source},
+                   {"columns", {"age", m.q ? "q" : "mu"}}, {"dims", {"row", "column"}},
+                   {"meaning", "constant force within each year of age; from q: mu = -ln(1 - q)"}});
     }
-  if (pb.spouse.marriage_table) {
-    std::vector<double> v;
-    for (std::size_t i = 0; i < pb.spouse.marriage_age.size(); ++i) {
-      v.push_back(pb.spouse.marriage_age[i]);
-      v.push_back(pb.spouse.marriage_prob[i]);
-    }
-    w.write<double>("marriage", {static_cast<std::int64_t>(pb.spouse.marriage_age.size()), 2}, v.data(),
-                    {{"kind", "integrate.input"}, {"law", "table"}, {"columns", {"age", "probability"}},
-                     {"dims", {"row", "column"}}, {"meaning", "linearly interpolated, flat beyond the ends"}});
   }
-  if (pb.spouse.age_table) {
-    std::vector<double> v;
-    for (std::size_t i = 0; i < pb.spouse.age_diff.size(); ++i) {
-      v.push_back(pb.spouse.age_diff[i]);
-      v.push_back(pb.spouse.age_density[i]);
-    }
-    w.write<double>("spouse_age", {static_cast<std::int64_t>(pb.spouse.age_diff.size()), 2}, v.data(),
-                    {{"kind", "integrate.input"}, {"law", "table"}, {"columns", {"difference", "density"}},
-                     {"dims", {"row", "column"}},
-                     {"meaning", "density of the spouse's age minus the insured's, linearly interpolated, 0 beyond"}});
-  } else if (pb.spouse.mean != 0 || pb.spouse.sd != 3) {
-    double v[2] = {pb.spouse.mean, pb.spouse.sd};
+  const ig::SpouseBasis& s = pb.spouse;
+  if (s.marriage_table)
+    write_pairs(w, "marriage", s.marriage_age, s.marriage_prob,
+                {{"kind", "integrate.input"}, {"law", "table"}, {"columns", {"age", "probability"}},
+                 {"dims", {"row", "column"}}, {"meaning", "linearly interpolated, flat beyond the ends"}});
+  if (s.age_table) {
+    write_pairs(w, "spouse_age", s.age_diff, s.age_density,
+                {{"kind", "integrate.input"}, {"law", "table"}, {"columns", {"difference", "density"}},
+                 {"dims", {"row", "column"}},
+                 {"meaning", "density of the spouse's age minus the insured's, linearly interpolated, 0 beyond"}});
+  } else if (s.mean != 0 || s.sd != 3) {
+    double v[2] = {s.mean, s.sd};
     w.write<double>("spouse_age", {2}, v,
                     {{"kind", "integrate.input"}, {"law", "normal"}, {"columns", {"mean", "sd"}},
                      {"meaning", "the spouse's age minus the insured's: normal"}});
   }
-  if (!labels.empty()) w.write(make_labels("policy_label", labels, "policy", "name"));
-  w.finish();
-  out.commit();
-  return 0;
 }
 
-const RegisterGenerator reg{{"integrate", "Pension and life insurance policies, their basis and RK4 steps for integrate",
+int run_integrate(int argc, char** argv) {
+  // 1. The options.
+  Cli cli = integrate_cli();
+  cli.parse(argc, argv);  // --g --r --x work too (Cli reads --g as -g)
+  if (cli.has("portfolio") && cli.has("from-text")) fail_input("--portfolio and --from-text exclude each other");
+  const std::vector<int> steps = parse_steps(cli.get<std::string>("steps"));
+
+  // 2. The basis.
+  ig::Problem pb;
+  const std::map<std::string, int> law_index = read_basis(cli, pb);
+  json attrs = {{"kind", "integrate.input"}, {"rate", pb.rate}};
+
+  // 3. The policies: the options' one, a table's, or a portfolio (drawn as written).
+  const bool mixed = lower(cli.get<std::string>("product")) == "mixed";
+  if (mixed && !cli.has("portfolio")) fail_input("--product mixed draws products for --portfolio only");
+  const ig::Policy base = options_policy(cli, steps, mixed);
+  std::optional<Portfolio> portfolio;
+  std::vector<std::string> labels;
+  if (cli.has("portfolio")) {
+    portfolio = portfolio_of(cli, base, mixed);
+    attrs["portfolio"] = portfolio->attrs();
+  } else if (cli.has("from-text")) {
+    const std::string path = cli.get<std::string>("from-text");
+    pb.policies = read_policies(path, base, law_index, labels);
+    attrs["from_text"] = path;
+  } else {
+    pb.policies.push_back(base);
+  }
+
+  // 4. The yield curve.
+  if (cli.has("curve")) read_curve(cli.get<std::string>("curve"), pb.curve);
+
+  // 5. Everything checked before a byte is written.
+  const OptionalRecords wanted = validate_policies(pb, portfolio);
+
+  // 6. The records.
+  OutputFile out(cli.output());
+  StreamWriter w(out);
+  w.set_units(integrate::units());
+  write_policy_records(w, pb, portfolio, wanted, cli.stamp(attrs));
+  write_basis_records(w, pb);
+  if (!labels.empty()) w.write(make_labels("policy_label", labels, "policy", "name"));
+  return finish_stream(w, out);
+}
+
+const RegisterGenerator reg{{"integrate", "Pension and life insurance policies, their basis and RK4 step settings for integrate",
                              run_integrate}};
 
 }  // namespace

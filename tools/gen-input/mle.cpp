@@ -22,6 +22,7 @@
 #include "kernels/mle/units.hpp"
 #include "common/text_table.hpp"
 #include "generator.hpp"
+#include "output.hpp"
 
 namespace numpipe {
 namespace {
@@ -140,7 +141,7 @@ void write_draws(StreamWriter& w, const Shape& shape, const json& attrs, const D
   progress.finish();
 }
 
-int run_mle(int argc, char** argv) {
+Cli mle_cli() {
   Cli cli({"gen-input mle", "Series for mle-fit: AEPD draws or a user's own columns", "",
            "  gen-input mle --length 100000 --series 4 --p 1.5 --sl 1 --sr 2 --seed 7 | mle-fit --window 500 | inspect\n"
            "  gen-input mle --from-text share/ref/mle-prices.csv --columns close --returns log | mle-fit --window 250 --quantiles 0.01 -o var.nps",
@@ -166,132 +167,155 @@ int run_mle(int argc, char** argv) {
       cxxopts::value<std::string>()->default_value("none"), "R")(
       "sort", "With --from-text: put the rows in date order (by the label column) instead of refusing rows out of "
               "order; says so on stderr (duplicated dates are refused either way)");
-  cli.parse(argc, argv);
-  OutputFile out(cli.output());  // refuses a terminal before any work
+  return cli;
+}
+
+// The series x [S, L]: drawn (from a seed, piece by piece as written) or read.
+struct Series {
   json attrs = {{"kind", "mle.series"}};
-  Draw draw;  // the generated series (none with --from-text)
-  std::uint64_t drawn_seed = 0;
-  std::int64_t S = 0, L = 0;
-  std::vector<double> x;
+  std::int64_t series = 0, length = 0;
+  Draw draw;               // drawn: the draws...
+  std::uint64_t seed = 0;  // ... from this seed
+  std::vector<double> x;   // read
   std::optional<Record> labels;
-  if (cli.has("from-text")) {
-    const std::string path = cli.get<std::string>("from-text"), returns = cli.get<std::string>("returns");
-    if (returns != "none" && returns != "log" && returns != "simple")
-      fail_input("--returns must be none, log or simple, got '" + returns + "'");
-    const TextTable table = read_text_table(path);
-    // the label column: --labels, else the first text column not taken by --columns
-    std::optional<std::size_t> label_column;
-    if (cli.has("labels")) label_column = table.column(cli.get<std::string>("labels"), "--labels");
-    std::vector<std::size_t> picked;
-    const std::string column_spec = cli.get<std::string>("columns");
-    if (!column_spec.empty()) {
-      picked = table.columns_of(column_spec, "--columns");
-      for (std::size_t c = 0; c < table.columns() && !label_column; ++c)
-        if (std::find(picked.begin(), picked.end(), c) == picked.end() && table.is_label_column(c)) label_column = c;
-    } else {
-      for (std::size_t c = 0; c < table.columns(); ++c) {
-        if (label_column == c) continue;
-        if (table.is_label_column(c) && !label_column && !cli.has("labels")) label_column = c;
-        else picked.push_back(c);  // numbers() below names a field that is not a number
-      }
-    }
-    if (picked.empty()) fail_input("--from-text " + path + ": no numeric column to take");
-    // rows in strictly increasing date order (or sorted with --sort)
-    const std::vector<std::size_t> order = date_order(table, label_column, cli.has("sort"));
-    for (std::size_t c : picked)
-      if (label_column == c) fail_input("--columns and --labels both take column '" + table.names[c] + "'");
-    S = static_cast<std::int64_t>(picked.size());
-    const std::int64_t rows = static_cast<std::int64_t>(table.size());
-    L = rows - (returns == "none" ? 0 : 1);
-    if (L < 1) fail_input("--from-text " + path + ": too few rows for returns");
-    x.resize(static_cast<std::size_t>(S * L));
-    std::vector<std::string> names;
-    for (std::int64_t si = 0; si < S; ++si) {
-      const std::size_t c = picked[static_cast<std::size_t>(si)];
-      names.push_back(table.names[c]);
-      const std::vector<double> read = table.numbers(c);
-      std::vector<double> col(read.size());
-      for (std::size_t r = 0; r < read.size(); ++r) col[r] = read[order[r]];
-      for (std::int64_t i = 0; i < L; ++i) {
-        double v;
-        if (returns == "none") {
-          v = col[static_cast<std::size_t>(i)];
-        } else {
-          const double a = col[static_cast<std::size_t>(i)], b = col[static_cast<std::size_t>(i + 1)];
-          if (returns == "log" && !(a > 0 && b > 0))
-            fail_input(table.where(order[static_cast<std::size_t>(a <= 0 ? i : i + 1)]) + "--returns log needs positive values: column '" +
-                       table.names[c] + "' holds " + std::to_string(a <= 0 ? a : b));
-          if (returns == "simple" && a == 0)
-            fail_input(table.where(order[static_cast<std::size_t>(i)]) + "--returns simple divides by zero: column '" +
-                       table.names[c] + "'");
-          v = returns == "log" ? std::log(b / a) : b / a - 1.0;
-        }
-        x[static_cast<std::size_t>(si * L + i)] = v;
-      }
-    }
-    attrs["source"] = path;
-    attrs["columns"] = names;
-    attrs["returns"] = returns;
-    if (cli.has("sort")) attrs["sorted"] = "rows put in date order by the label column";
-    if (label_column) {
-      // a return belongs to the later of its two rows
-      const std::vector<std::string> read = table.strings(*label_column);
-      std::vector<std::string> text(read.size());
-      for (std::size_t r = 0; r < read.size(); ++r) text[r] = read[order[r]];
-      if (returns != "none") text.erase(text.begin());
-      labels = make_labels("x_label", text, "x", table.names[*label_column]);
-      attrs["labels"] = table.names[*label_column];
-    }
+  Shape shape() const { return {series, length}; }
+};
+
+// --from-text FILE: the columns picked (or the returns of them), in date order.
+Series read_series(const Cli& cli) {
+  Series s;
+  const std::string path = cli.get<std::string>("from-text"), returns = cli.get<std::string>("returns");
+  if (returns != "none" && returns != "log" && returns != "simple")
+    fail_input("--returns must be none, log or simple, got '" + returns + "'");
+  const TextTable table = read_text_table(path);
+  // the label column: --labels, else the first text column not taken by --columns
+  std::optional<std::size_t> label_column;
+  if (cli.has("labels")) label_column = table.column(cli.get<std::string>("labels"), "--labels");
+  std::vector<std::size_t> picked;
+  const std::string column_spec = cli.get<std::string>("columns");
+  if (!column_spec.empty()) {
+    picked = table.columns_of(column_spec, "--columns");
+    for (std::size_t c = 0; c < table.columns() && !label_column; ++c)
+      if (std::find(picked.begin(), picked.end(), c) == picked.end() && table.is_label_column(c)) label_column = c;
   } else {
-    const std::string dist = cli.get<std::string>("dist");
-    if (dist != "aepd") fail_input("--dist must be aepd, got '" + dist + "'");
-    S = cli.get<std::int64_t>("series");
-    L = cli.get<std::int64_t>("length");
-    const double theta = cli.get<double>("theta"), p = cli.get<double>("shape"), sl = cli.get<double>("sl"),
-                 sr = cli.get<double>("sr");
-    const double p2 = cli.has("p2") ? cli.get<double>("p2") : p;
-    const std::uint64_t seed = cli.get<std::uint64_t>("seed");
-    if (S < 1) fail_input("--series must be >= 1, got " + std::to_string(S));
-    if (L < 1) fail_input("--length must be >= 1, got " + std::to_string(L));
-    if (!std::isfinite(theta)) fail_input("--theta must be finite");
-    if (!(p > 0) || !std::isfinite(p)) fail_input("--p must be finite and > 0, got " + std::to_string(p));
-    if (!(p2 > 0) || !std::isfinite(p2)) fail_input("--p2 must be finite and > 0, got " + std::to_string(p2));
-    if (!(sl > 0) || !std::isfinite(sl)) fail_input("--sl must be finite and > 0, got " + std::to_string(sl));
-    if (!(sr > 0) || !std::isfinite(sr)) fail_input("--sr must be finite and > 0, got " + std::to_string(sr));
-    element_count(Shape{S, L});
-    // the left branch's mass: s_l/(s_l+s_r) with one shape; with two,
-    // s_l Gamma(1+1/p) / (s_l Gamma(1+1/p) + s_r Gamma(1+1/p2)) (kernels/mle/inference.hpp)
-    const double gl = sl * std::tgamma(1.0 + 1.0 / p), gr = sr * std::tgamma(1.0 + 1.0 / p2);
-    const double wl = p2 == p ? sl / (sl + sr) : gl / (gl + gr);
-    draw = [=](Rng& rng, double* v, std::size_t n) {
-      for (std::size_t i = 0; i < n; ++i) {
-        const bool left = rng.uniform() < wl;
-        const double q = left ? p : p2;
-        const double g = std::pow(rng.gamma(1.0 / q), 1.0 / q);
-        v[i] = left ? theta - sl * g : theta + sr * g;
+    for (std::size_t c = 0; c < table.columns(); ++c) {
+      if (label_column == c) continue;
+      if (table.is_label_column(c) && !label_column && !cli.has("labels")) label_column = c;
+      else picked.push_back(c);  // numbers() below names a field that is not a number
+    }
+  }
+  if (picked.empty()) fail_input("--from-text " + path + ": no numeric column to take");
+  // rows in strictly increasing date order (or sorted with --sort)
+  const std::vector<std::size_t> order = date_order(table, label_column, cli.has("sort"));
+  for (std::size_t c : picked)
+    if (label_column == c) fail_input("--columns and --labels both take column '" + table.names[c] + "'");
+  s.series = static_cast<std::int64_t>(picked.size());
+  const std::int64_t rows = static_cast<std::int64_t>(table.size());
+  s.length = rows - (returns == "none" ? 0 : 1);
+  if (s.length < 1) fail_input("--from-text " + path + ": too few rows for returns");
+  s.x.resize(static_cast<std::size_t>(s.series * s.length));
+  std::vector<std::string> names;
+  for (std::int64_t si = 0; si < s.series; ++si) {
+    const std::size_t c = picked[static_cast<std::size_t>(si)];
+    names.push_back(table.names[c]);
+    const std::vector<double> read = table.numbers(c);
+    std::vector<double> col(read.size());
+    for (std::size_t r = 0; r < read.size(); ++r) col[r] = read[order[r]];
+    for (std::int64_t i = 0; i < s.length; ++i) {
+      double v;
+      if (returns == "none") {
+        v = col[static_cast<std::size_t>(i)];
+      } else {
+        const double a = col[static_cast<std::size_t>(i)], b = col[static_cast<std::size_t>(i + 1)];
+        if (returns == "log" && !(a > 0 && b > 0))
+          fail_input(table.where(order[static_cast<std::size_t>(a <= 0 ? i : i + 1)]) + "--returns log needs positive values: column '" +
+                     table.names[c] + "' holds " + std::to_string(a <= 0 ? a : b));
+        if (returns == "simple" && a == 0)
+          fail_input(table.where(order[static_cast<std::size_t>(i)]) + "--returns simple divides by zero: column '" +
+                     table.names[c] + "'");
+        v = returns == "log" ? std::log(b / a) : b / a - 1.0;
       }
-    };
-    drawn_seed = seed;
-    attrs.update({{"dist", dist}, {"theta", theta}, {"p", p}, {"s_l", sl}, {"s_r", sr}, {"seed", seed},
+      s.x[static_cast<std::size_t>(si * s.length + i)] = v;
+    }
+  }
+  s.attrs["source"] = path;
+  s.attrs["columns"] = names;
+  s.attrs["returns"] = returns;
+  if (cli.has("sort")) s.attrs["sorted"] = "rows put in date order by the label column";
+  if (label_column) {
+    // a return belongs to the later of its two rows
+    const std::vector<std::string> read = table.strings(*label_column);
+    std::vector<std::string> text(read.size());
+    for (std::size_t r = 0; r < read.size(); ++r) text[r] = read[order[r]];
+    if (returns != "none") text.erase(text.begin());
+    s.labels = make_labels("x_label", text, "x", table.names[*label_column]);
+    s.attrs["labels"] = table.names[*label_column];
+  }
+  return s;
+}
+
+// --dist aepd: the draws of each series in turn, from --seed.
+Series drawn_series(const Cli& cli) {
+  Series s;
+  const std::string dist = cli.get<std::string>("dist");
+  if (dist != "aepd") fail_input("--dist must be aepd, got '" + dist + "'");
+  s.series = cli.get<std::int64_t>("series");
+  s.length = cli.get<std::int64_t>("length");
+  const double theta = cli.get<double>("theta"), p = cli.get<double>("shape"), sl = cli.get<double>("sl"),
+               sr = cli.get<double>("sr");
+  const double p2 = cli.has("p2") ? cli.get<double>("p2") : p;
+  const std::uint64_t seed = cli.get<std::uint64_t>("seed");
+  if (s.series < 1) fail_input("--series must be >= 1, got " + std::to_string(s.series));
+  if (s.length < 1) fail_input("--length must be >= 1, got " + std::to_string(s.length));
+  if (!std::isfinite(theta)) fail_input("--theta must be finite");
+  if (!(p > 0) || !std::isfinite(p)) fail_input("--p must be finite and > 0, got " + std::to_string(p));
+  if (!(p2 > 0) || !std::isfinite(p2)) fail_input("--p2 must be finite and > 0, got " + std::to_string(p2));
+  if (!(sl > 0) || !std::isfinite(sl)) fail_input("--sl must be finite and > 0, got " + std::to_string(sl));
+  if (!(sr > 0) || !std::isfinite(sr)) fail_input("--sr must be finite and > 0, got " + std::to_string(sr));
+  element_count(s.shape());
+  // the left branch's mass: s_l/(s_l+s_r) with one shape; with two,
+  // s_l Gamma(1+1/p) / (s_l Gamma(1+1/p) + s_r Gamma(1+1/p2)) (kernels/mle/inference.hpp)
+  const double gl = sl * std::tgamma(1.0 + 1.0 / p), gr = sr * std::tgamma(1.0 + 1.0 / p2);
+  const double wl = p2 == p ? sl / (sl + sr) : gl / (gl + gr);
+  s.draw = [=](Rng& rng, double* v, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool left = rng.uniform() < wl;
+      const double q = left ? p : p2;
+      const double g = std::pow(rng.gamma(1.0 / q), 1.0 / q);
+      v[i] = left ? theta - sl * g : theta + sr * g;
+    }
+  };
+  s.seed = seed;
+  s.attrs.update({{"dist", dist}, {"theta", theta}, {"p", p}, {"s_l", sl}, {"s_r", sr}, {"seed", seed},
                   {"generator", "mt19937_64; a uniform below the left mass picks the left branch, then Gamma(1/p) "
                                 "(Marsaglia-Tsang)"}});
-    if (cli.has("p2")) attrs["p2"] = p2;
-  }
-  attrs["series"] = S;
-  attrs["length"] = L;
+  if (cli.has("p2")) s.attrs["p2"] = p2;
+  return s;
+}
+
+int run_mle(int argc, char** argv) {
+  // 1. The options; a terminal refused before any work.
+  Cli cli = mle_cli();
+  cli.parse(argc, argv);
+  OutputFile out(cli.output());
+
+  // 2. The series: read, or drawn.
+  Series s = cli.has("from-text") ? read_series(cli) : drawn_series(cli);
+  s.attrs["series"] = s.series;
+  s.attrs["length"] = s.length;
+
+  // 3. The records, every value checked before the first byte is written.
   const char* const too_large = "the scales or the data give values beyond the range of doubles";
   StreamWriter w(out);
   w.set_units(mle::units());
-  if (draw) {
-    write_draws(w, Shape{S, L}, cli.stamp(attrs), draw, drawn_seed, too_large, cli.quiet());
+  if (s.draw) {
+    write_draws(w, s.shape(), cli.stamp(s.attrs), s.draw, s.seed, too_large, cli.quiet());
   } else {
-    require_finite(ExitCode::bad_input, "x", Shape{S, L}, x.data(), too_large);
-    w.write("x", Shape{S, L}, x.data(), cli.stamp(attrs));
+    require_finite(ExitCode::bad_input, "x", s.shape(), s.x.data(), too_large);
+    w.write("x", s.shape(), s.x.data(), cli.stamp(s.attrs));
   }
-  if (labels) w.write(*labels);
-  w.finish();
-  out.commit();
-  return 0;
+  if (s.labels) w.write(*s.labels);
+  return finish_stream(w, out);
 }
 
 const RegisterGenerator reg{{"mle", "series for mle-fit: AEPD draws, or columns of a text/CSV file", run_mle}};

@@ -4,7 +4,6 @@
 // piece needs them: memory is a piece, not the four fields.
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <vector>
 
 #include "common/cli.hpp"
@@ -12,7 +11,9 @@
 #include "common/memory.hpp"
 #include "common/progress.hpp"
 #include "common/random.hpp"
+#include "common/strings.hpp"
 #include "generator.hpp"
+#include "output.hpp"
 #include "kernels/ns/bodies.hpp"
 #include "kernels/ns/ns.hpp"
 #include "kernels/ns/units.hpp"
@@ -21,15 +22,14 @@ namespace numpipe {
 namespace {
 
 std::vector<double> parse_list(const std::string& option, const std::string& text) {
+  if (text.empty()) fail_input("--" + option + " is empty");
   std::vector<double> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
+  for (const std::string& item : split_fields(text)) {
     char* end = nullptr;
     double v = std::strtod(item.c_str(), &end);
     if (item.empty() || *end || !std::isfinite(v)) fail_input("--" + option + " takes numbers separated by commas, got '" + text + "'");
     out.push_back(v);
   }
-  if (out.empty()) fail_input("--" + option + " is empty");
   return out;
 }
 
@@ -487,9 +487,7 @@ int run_ns(int argc, char** argv) {
     json sattrs = {{"kind", "ns.solid"}, {"grid", attrs["grid"]}};
     w.write("solid", DType::u1, shape, bodies.mask.data(), cli.stamp(sattrs, solid.attrs));
   }
-  w.finish();
-  out.commit();
-  return 0;
+  return finish_stream(w, out);
 }
 
 const RegisterGenerator reg{{"ns", "3-D Navier-Stokes initial state for ns-step (Taylor-Green, acoustic, shear, random)", run_ns}};

@@ -1,13 +1,13 @@
 // gen-input price: LocVolCalib problems (FinPar data sets, custom sizes, sweeps).
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <map>
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/strings.hpp"
 #include "common/text_table.hpp"
 #include "generator.hpp"
+#include "output.hpp"
 #include "kernels/price/price.hpp"
 #include "kernels/price/units.hpp"
 
@@ -200,16 +200,15 @@ std::vector<double> parse_list(const std::string& option, const std::string& tex
       out.push_back(k == n - 1 ? b : a + (b - a) * static_cast<double>(k) / static_cast<double>(n - 1));
     return out;
   }
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
+  if (text.empty()) fail_input("--" + option + ": no values in '" + text + "'");
+  for (const std::string& item : split_fields(text)) {
     if (item.empty()) fail_input("--" + option + ": empty item in '" + text + "'");
     out.push_back(parse_number(option, item, where));
   }
-  if (out.empty()) fail_input("--" + option + ": no values in '" + text + "'");
   return out;
 }
 
-int run_price(int argc, char** argv) {
+Cli price_cli() {
   Cli cli({"gen-input price", "Write option-pricing problems (kind price.input): FinPar's LocVolCalib data sets, "
            "or the user's strikes, maturities and quote tables", "",
            "  gen-input price --dataset large | price | verify --text-ref share/ref/finpar-locvolcalib/large.output.data "
@@ -242,51 +241,27 @@ int run_price(int argc, char** argv) {
       "from-text", "A quote table: a header naming the columns strike, maturity, type (call or put) and optionally "
       "price or implied_vol, and weight; one quote a line (replaces --strikes, --option, --maturities)",
       cxxopts::value<std::string>(), "FILE");
-  cli.parse(argc, argv);
+  return cli;
+}
+
+// The base problem: the data set, and the options that change it.
+price::Params base_params(const Cli& cli) {
   price::Params base = dataset(cli.get<std::string>("dataset"));
-  bool custom = false;
-  for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta", "rho",
-                          "strikes", "option", "maturities", "steps-per-year", "from-text"})
-    custom = custom || cli.has(key);
   for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta", "rho"})
     if (cli.has(key))
       set_field(base, std::string(key) == "maturity" ? "t" : key, cli.get<std::string>(key), std::string("--"));
-  price::Problem shape;  // the contracts every problem gets
-  if (cli.has("strikes")) {
-    if (cli.has("outer")) fail_input("give --strikes or --outer, not both (--strikes sets the count)");
-    shape.strikes = parse_list("strikes", cli.get<std::string>("strikes"));
-    shape.user_strikes = true;
-  }
-  if (cli.has("option")) {
-    const std::string o = cli.get<std::string>("option");
-    if (o != "call" && o != "put") fail_input("--option must be call or put, got '" + o + "'");
-    shape.put = o == "put";
-  }
-  if (cli.has("maturities")) {
-    if (cli.has("maturity")) fail_input("give --maturities or -t/--maturity, not both");
-    shape.maturities = parse_list("maturities", cli.get<std::string>("maturities"));
-  }
+  return base;
+}
+
+// The contracts every problem gets (the options' strikes, option type and
+// maturities) and how the grid is sized for them.
+struct Contracts {
+  price::Problem shape;
   double steps_per_year = 0;
-  if (cli.has("steps-per-year")) {
-    if (cli.has("num-t")) fail_input("give --steps-per-year or --num-t, not both");
-    steps_per_year = parse_number("steps-per-year", cli.get<std::string>("steps-per-year"), "--");
-    if (!(steps_per_year > 0 && steps_per_year <= 1e6))
-      fail_input("--steps-per-year must be in (0, 1e6], got " + cli.get<std::string>("steps-per-year"));
-  }
   Sizing sizing;
-  sizing.x = !cli.has("num-x");
-  sizing.y = !cli.has("num-y");
-  sizing.t = !cli.has("num-t") && !cli.has("steps-per-year");
-  if (cli.has("tolerance")) {
-    if (!cli.has("strikes") && !cli.has("from-text"))
-      fail_input("--tolerance sizes the grid of the user's contracts (--strikes or --from-text); FinPar's data sets "
-                 "keep their grids");
-    sizing.tolerance = parse_number("tolerance", cli.get<std::string>("tolerance"), "--");
-    price::Params probe;
-    price::size_for_tolerance(probe, sizing.tolerance, false, false, false);  // checks the range
-  }
-  // the contracts on one problem's parameters
-  auto shaped = [&](price::Params p, const std::string& where) {
+
+  // The contracts on one problem's parameters.
+  price::Problem on(price::Params p) const {
     price::Problem pr = shape;
     if (pr.user_strikes) p.outer = static_cast<std::int64_t>(pr.strikes.size());
     if (!pr.maturities.empty()) p.t = pr.maturities.back();
@@ -294,42 +269,108 @@ int run_price(int argc, char** argv) {
     if (pr.maturities.size() == 1) pr.maturities.clear();  // one maturity: t itself
     pr.p = p;
     if (pr.user_strikes) size_contracts(pr, sizing);  // FinPar's strikes keep FinPar's grid
-    p = pr.p;
+    return pr;
+  }
+  // ... and checked (a message starting `where`).
+  price::Problem checked(const price::Params& p, const std::string& where) const {
+    price::Problem pr = on(p);
     try {
-      price::validate(p);
+      price::validate(pr.p);
       std::vector<std::int64_t> levels;
-      price::time_grid(p, pr.maturities, &levels);
+      price::time_grid(pr.p, pr.maturities, &levels);
       price::check_contracts(pr, [](std::size_t) { return std::string(); });
     } catch (const Error& e) {
       fail_input(where + e.what());
     }
     return pr;
-  };
-  std::vector<price::Problem> problems;
+  }
+};
+
+Contracts contracts_of(const Cli& cli) {
+  Contracts c;
+  if (cli.has("strikes")) {
+    if (cli.has("outer")) fail_input("give --strikes or --outer, not both (--strikes sets the count)");
+    c.shape.strikes = parse_list("strikes", cli.get<std::string>("strikes"));
+    c.shape.user_strikes = true;
+  }
+  if (cli.has("option")) {
+    const std::string o = cli.get<std::string>("option");
+    if (o != "call" && o != "put") fail_input("--option must be call or put, got '" + o + "'");
+    c.shape.put = o == "put";
+  }
+  if (cli.has("maturities")) {
+    if (cli.has("maturity")) fail_input("give --maturities or -t/--maturity, not both");
+    c.shape.maturities = parse_list("maturities", cli.get<std::string>("maturities"));
+  }
+  if (cli.has("steps-per-year")) {
+    if (cli.has("num-t")) fail_input("give --steps-per-year or --num-t, not both");
+    c.steps_per_year = parse_number("steps-per-year", cli.get<std::string>("steps-per-year"), "--");
+    if (!(c.steps_per_year > 0 && c.steps_per_year <= 1e6))
+      fail_input("--steps-per-year must be in (0, 1e6], got " + cli.get<std::string>("steps-per-year"));
+  }
+  c.sizing.x = !cli.has("num-x");
+  c.sizing.y = !cli.has("num-y");
+  c.sizing.t = !cli.has("num-t") && !cli.has("steps-per-year");
+  if (cli.has("tolerance")) {
+    if (!cli.has("strikes") && !cli.has("from-text"))
+      fail_input("--tolerance sizes the grid of the user's contracts (--strikes or --from-text); FinPar's data sets "
+                 "keep their grids");
+    c.sizing.tolerance = parse_number("tolerance", cli.get<std::string>("tolerance"), "--");
+    price::Params probe;
+    price::size_for_tolerance(probe, c.sizing.tolerance, false, false, false);  // checks the range
+  }
+  return c;
+}
+
+// The attrs' data set: FinPar's name only when no option changed it.
+std::string dataset_label(const Cli& cli) {
+  bool custom = false;
+  for (const char* key : {"outer", "num-x", "num-y", "num-t", "s0", "maturity", "alpha", "nu", "beta", "rho",
+                          "strikes", "option", "maturities", "steps-per-year", "from-text"})
+    custom = custom || cli.has(key);
+  const std::string name = cli.get<std::string>("dataset");
+  return cli.has("sweep") ? "sweep from " + name : custom ? "custom from " + name : name;
+}
+
+int run_price(int argc, char** argv) {
+  // 1. The options.
+  Cli cli = price_cli();
+  cli.parse(argc, argv);
+
+  // 2. The base problem and the contracts every problem gets.
+  const price::Params base = base_params(cli);
+  const Contracts contracts = contracts_of(cli);
+
+  // 3. The problems, each checked before a byte is written: a quote table's, the
+  //    base's, or a sweep's. A sweep's are made again as they are written, so that
+  //    memory is one problem (its strikes), not the sweep.
+  std::vector<price::Problem> held;
+  std::vector<price::Params> sweep;
+  const std::string sweep_path = cli.has("sweep") ? cli.get<std::string>("sweep") : "";
   if (cli.has("from-text")) {
     for (const char* key : {"strikes", "option", "maturities", "outer", "sweep"})
       if (cli.has(key)) fail_input(std::string("--from-text gives the contracts: drop --") + key);
-    problems.push_back(quotes_problem(cli.get<std::string>("from-text"), base, cli.has("maturity"), steps_per_year, sizing));
+    held.push_back(quotes_problem(cli.get<std::string>("from-text"), base, cli.has("maturity"),
+                                  contracts.steps_per_year, contracts.sizing));
   } else if (cli.has("sweep")) {
-    int n = 0;
-    for (const price::Params& p : read_sweep(cli.get<std::string>("sweep"), base))
-      problems.push_back(shaped(p, "--sweep " + cli.get<std::string>("sweep") + ": parameter set " + std::to_string(++n) + ": "));
+    sweep = read_sweep(sweep_path, base);
+    for (std::size_t k = 0; k < sweep.size(); ++k)
+      contracts.checked(sweep[k], "--sweep " + sweep_path + ": parameter set " + std::to_string(k + 1) + ": ");
   } else {
-    problems.push_back(shaped(base, ""));
+    held.push_back(contracts.checked(base, ""));
   }
+
+  // 4. The records, problem by problem.
   OutputFile out(cli.output());
   StreamWriter writer(out);
   writer.set_units(price::units());
-  for (std::size_t k = 0; k < problems.size(); ++k) {
-    // the FinPar data set's name only when no option changed it
-    const std::string name = cli.get<std::string>("dataset");
-    json attrs = {{"dataset", cli.has("sweep") ? "sweep from " + name : custom ? "custom from " + name : name},
-                  {"index", k}};
-    for (const Record& r : price::problem_records(problems[k], cli.stamp(attrs))) writer.write(r);
+  const std::string dataset = dataset_label(cli);
+  for (std::size_t k = 0; k < held.size() + sweep.size(); ++k) {
+    const json attrs = cli.stamp({{"dataset", dataset}, {"index", k}});
+    const price::Problem problem = held.empty() ? contracts.on(sweep[k]) : held[k];
+    for (const Record& r : price::problem_records(problem, attrs)) writer.write(r);
   }
-  writer.finish();
-  out.commit();
-  return 0;
+  return finish_stream(writer, out);
 }
 
 const RegisterGenerator reg{{"price", "option-pricing problems (FinPar's LocVolCalib, the user's contracts, quote tables)", run_price}};
