@@ -99,7 +99,7 @@ NUMPIPE_HD_INLINE void garch_variance_step(double omega, double alpha, double be
   dh[1] = 1 + beta * dh[1];
   dh[2] = e_prev * e_prev + beta * dh[2];
   dh[3] = h + beta * dh[3];
-  h = omega + alpha * e_prev * e_prev + beta * h;
+  h = garch_next_variance(omega, alpha, beta, e_prev, h);
 }
 
 // What the gradient pass sums over the points: the log-likelihood, its
@@ -457,15 +457,17 @@ NUMPIPE_HD_INLINE GarchFit garch_fit(const Window& w, const double* start, const
 // The windows of one chunk of a series, in order: the first from the default
 // start, each later one warm-started from the latest finite estimate.
 // window(w) gives window w's Window; out[w] receives its fit.
+// store: whether this caller writes out (on the GPU, one lane of the warp).
 template <class MakeWindow>
 NUMPIPE_HD_INLINE void garch_fit_chunk(const MakeWindow& window, std::int64_t first, std::int64_t last,
-                                       const GarchOptions& o, GarchFit* out) {
+                                       const GarchOptions& o, GarchFit* out, bool store = true) {
   double start[kGarchParams];
   for (std::int64_t w = first; w < last; ++w) {
     const auto win = window(w);
     if (w == first) garch_default_start(win, start);
-    out[w] = garch_fit(win, start, o);
-    if (std::isfinite(out[w].loglik)) garch_copy(out[w].par, start);
+    const GarchFit fit = garch_fit(win, start, o);
+    if (store) out[w] = fit;
+    if (std::isfinite(fit.loglik)) garch_copy(fit.par, start);
   }
 }
 

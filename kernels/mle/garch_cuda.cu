@@ -1,0 +1,218 @@
+// mle-fit --model garch on CUDA: a warp per chunk of windows (the chunks of
+// the CPU backend, kGarchChunk windows each, warm-started in order within a
+// chunk), every lane running the same search (garch_model.hpp) on the same
+// values. Each pass over a window is split between the lanes: lane l owns a
+// contiguous run of points; the GARCH recursion, sequential in time, is a
+// linear recurrence x_t = beta x_{t-1} + c_t, so each lane composes its run's
+// affine map and a warp scan (Hillis and Steele 1986) gives every lane the
+// state entering its run. Sums over points are lane partials in time order,
+// then a butterfly over the lanes: the same bits in every lane (addition is
+// commutative) and on every run (no atomics, a fixed order).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "common/cuda_check.hpp"
+#include "common/cuda_timer.hpp"
+#include "common/device_array.hpp"
+#include "garch_model.hpp"
+
+namespace numpipe::mle {
+namespace {
+
+constexpr unsigned kFullWarp = 0xffffffffu;
+constexpr int kLanes = 32;
+constexpr int kWarpsPerBlock = 2;
+
+__device__ __forceinline__ double warp_sum(double v) {
+  for (int m = kLanes / 2; m > 0; m >>= 1) v += __shfl_xor_sync(kFullWarp, v, m);
+  return v;
+}
+
+// Lane l's run is the affine map x -> A x + B[k] (for M recurrences sharing
+// the coefficient A); returns in B the state entering the run (the composition
+// of the runs of lanes 0 .. l-1). Lane 0's run holds t = 0, whose state is
+// given (A = 0), so what lane 0 gets back is not used.
+template <int M>
+__device__ __forceinline__ void warp_state_before(double A, double (&B)[M], int lane) {
+  for (int d = 1; d < kLanes; d <<= 1) {
+    const double Ap = __shfl_up_sync(kFullWarp, A, d);
+    double Bp[M];
+    for (int k = 0; k < M; ++k) Bp[k] = __shfl_up_sync(kFullWarp, B[k], d);
+    if (lane >= d) {
+      for (int k = 0; k < M; ++k) B[k] = A * Bp[k] + B[k];
+      A *= Ap;
+    }
+  }
+  for (int k = 0; k < M; ++k) B[k] = __shfl_up_sync(kFullWarp, B[k], 1);
+}
+
+// A window as garch_model.hpp sees it, on the 32 lanes of a warp (all of
+// which call every method together). The host pass never calls it.
+struct GarchWarpWindow {
+  const double* r;
+  std::int64_t n;
+  int lane;
+  std::int64_t t0, t1;  // this lane's points
+
+  __device__ GarchWarpWindow(const double* r_, std::int64_t n_, int lane_) : r(r_), n(n_), lane(lane_) {
+    const std::int64_t run = (n + kLanes - 1) / kLanes;
+    t0 = std::min<std::int64_t>(n, lane * run);
+    t1 = std::min<std::int64_t>(n, t0 + run);
+  }
+
+  template <class F>
+  NUMPIPE_HD double sum(F f) const {
+#ifdef __CUDA_ARCH__
+    double s = 0;
+    for (std::int64_t t = t0; t < t1; ++t) s += f(r[t]);
+    return warp_sum(s);
+#else
+    (void)f;
+    return NAN;
+#endif
+  }
+
+#ifdef __CUDA_ARCH__
+  // sigma_t^2 entering this lane's run (at t0 - 1), given sigma_0^2 = h0
+  __device__ double variance_before(double mu, double omega, double alpha, double beta, double h0) const {
+    double A = 1, B[1] = {0};
+    for (std::int64_t t = t0; t < t1; ++t) {
+      if (t == 0) {
+        A = 0;
+        B[0] = h0;
+      } else {
+        B[0] = garch_next_variance(omega, alpha, beta, r[t - 1] - mu, B[0]);
+        A *= beta;
+      }
+    }
+    warp_state_before(A, B, lane);
+    return B[0];
+  }
+#endif
+
+  NUMPIPE_HD double loglik(const double* par, double* h_next) const {
+#ifdef __CUDA_ARCH__
+    if (!garch_inside(par)) return NAN;
+    const double mu = par[kMu], omega = par[kOmega], alpha = par[kAlpha], beta = par[kBeta], p = par[kShape];
+    const StandardAepd z = standard_aepd(par[kSkew], p);
+    const double h0 = sum([mu](double x) { return (x - mu) * (x - mu); }) / static_cast<double>(n);
+    double h = variance_before(mu, omega, alpha, beta, h0), ll = 0;
+    double e_prev = t0 > 0 ? r[t0 - 1] - mu : 0.0;
+    for (std::int64_t t = t0; t < t1; ++t) {
+      h = t == 0 ? h0 : garch_next_variance(omega, alpha, beta, e_prev, h);
+      const double e = r[t] - mu;
+      ll += garch_point_loglik(e, h, z, p);
+      e_prev = e;
+    }
+    ll = warp_sum(ll);
+    if (h_next) {  // from the lane that owns the last point
+      const int last = static_cast<int>((n - 1) / ((n + kLanes - 1) / kLanes));
+      const double h_last = __shfl_sync(kFullWarp, h, last), e_last = __shfl_sync(kFullWarp, e_prev, last);
+      *h_next = garch_next_variance(omega, alpha, beta, e_last, h_last);
+    }
+    return ll;
+#else
+    (void)par, (void)h_next;
+    return NAN;
+#endif
+  }
+
+  NUMPIPE_HD double loglik_gradient(const double* par, double* grad) const {
+#ifdef __CUDA_ARCH__
+    if (!garch_inside(par)) return NAN;
+    const double mu = par[kMu], omega = par[kOmega], alpha = par[kAlpha], beta = par[kBeta], p = par[kShape];
+    const StandardAepd z = standard_aepd(par[kSkew], p);
+    const double nn = static_cast<double>(n);
+    const double e2 = sum([mu](double x) { return (x - mu) * (x - mu); });
+    const double e1 = sum([mu](double x) { return x - mu; });
+    const double h0 = e2 / nn, dh0[4] = {-2 * e1 / nn, 0, 0, 0};
+    // sigma^2 entering the run, then its derivatives (their recursions share
+    // beta; the one in beta adds sigma_{t-1}^2, now known at every point)
+    const double h_before = variance_before(mu, omega, alpha, beta, h0);
+    const double e_before = t0 > 0 ? r[t0 - 1] - mu : 0.0;
+    double A = 1, h = h_before, dh[4] = {0, 0, 0, 0}, e_prev = e_before;
+    for (std::int64_t t = t0; t < t1; ++t) {
+      if (t == 0) {
+        A = 0;
+        h = h0;
+        for (int k = 0; k < 4; ++k) dh[k] = dh0[k];
+      } else {
+        garch_variance_step(omega, alpha, beta, e_prev, h, dh);
+        A *= beta;
+      }
+      e_prev = r[t] - mu;
+    }
+    warp_state_before(A, dh, lane);
+    // the terms of the run's points
+    GarchGradientSums s;
+    h = h_before;
+    e_prev = e_before;
+    for (std::int64_t t = t0; t < t1; ++t) {
+      if (t == 0) {
+        h = h0;
+        for (int k = 0; k < 4; ++k) dh[k] = dh0[k];
+      } else {
+        garch_variance_step(omega, alpha, beta, e_prev, h, dh);
+      }
+      const double e = r[t] - mu;
+      garch_gradient_point(e, h, dh, z, p, s);
+      e_prev = e;
+    }
+    s.ll = warp_sum(s.ll);
+    for (int k = 0; k < 4; ++k) s.g[k] = warp_sum(s.g[k]);
+    s.g_theta = warp_sum(s.g_theta);
+    s.g_sl = warp_sum(s.g_sl);
+    s.g_sr = warp_sum(s.g_sr);
+    s.g_p = warp_sum(s.g_p);
+    return garch_gradient_finish(s, par[kSkew], p, nn, grad);
+#else
+    (void)par, (void)grad;
+    return NAN;
+#endif
+  }
+};
+
+// Warp (series si, chunk c) fits the chunk's windows in order.
+__global__ void garch_chunks_kernel(const double* x, std::int64_t series, std::int64_t length, std::int64_t window,
+                                    std::int64_t step, std::int64_t windows, std::int64_t chunks, GarchOptions o,
+                                    GarchFit* fits) {
+  const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kLanes;
+  const int lane = static_cast<int>(threadIdx.x % kLanes);
+  if (warp >= series * chunks) return;  // the whole warp
+  const std::int64_t si = warp / chunks, c = warp % chunks;
+  const double* xs = x + si * length;
+  auto make_window = [&](std::int64_t w) { return GarchWarpWindow(xs + w * step, window, lane); };
+  garch_fit_chunk(make_window, c * kGarchChunk, std::min(windows, (c + 1) * kGarchChunk), o, fits + si * windows,
+                  lane == 0);
+}
+
+}  // namespace
+
+std::vector<GarchFit> fit_garch_cuda(const double* x, std::int64_t series, std::int64_t length, const GarchOptions& o,
+                                     int device, double* kernel_seconds) {
+  const std::int64_t n = o.window > 0 ? o.window : length;
+  const std::int64_t W = (length - n) / o.step + 1;
+  const std::int64_t chunks = (W + kGarchChunk - 1) / kGarchChunk;
+  NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
+  const std::size_t points = static_cast<std::size_t>(series * length), count = static_cast<std::size_t>(series * W);
+  DeviceArray<double> d_x(points);
+  DeviceArray<GarchFit> d_fits(count);
+  d_x.copy_from_host(x, points);
+  const std::int64_t warps = series * chunks;
+  const int threads = kWarpsPerBlock * kLanes;
+  const auto blocks = static_cast<unsigned>((warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  CudaEventTimer timer;
+  timer.start();
+  garch_chunks_kernel<<<blocks, threads>>>(d_x.data(), series, length, n, o.step, W, chunks, o, d_fits.data());
+  NUMPIPE_CUDA_CHECK_LAUNCH();
+  timer.stop();
+  std::vector<GarchFit> fits(count);
+  d_fits.copy_to_host(fits.data(), count);
+  NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+  if (kernel_seconds) *kernel_seconds = timer.seconds();
+  return fits;
+}
+
+}  // namespace numpipe::mle
