@@ -16,13 +16,13 @@
 #include "common/cuda_check.hpp"
 #include "common/cuda_timer.hpp"
 #include "common/device_array.hpp"
-#include "garch_model.hpp"
+#include "garch_lanes.hpp"
 
 namespace numpipe::mle {
 namespace {
 
 constexpr unsigned kFullWarp = 0xffffffffu;
-constexpr int kLanes = 32;
+constexpr int kLanes = kGarchLanes;
 constexpr int kWarpsPerBlock = 2;
 
 __device__ __forceinline__ double warp_sum(double v) {
@@ -49,7 +49,9 @@ __device__ __forceinline__ void warp_state_before(double A, double (&B)[M], int 
 }
 
 // A window as garch_model.hpp sees it, on the 32 lanes of a warp (all of
-// which call every method together). The host pass never calls it.
+// which call every method together; garch_lanes.hpp's runs, scan and
+// butterfly, which GarchLaneWindow emulates on the host). The host pass never
+// calls it.
 struct GarchWarpWindow {
   const double* r;
   std::int64_t n;
@@ -57,9 +59,7 @@ struct GarchWarpWindow {
   std::int64_t t0, t1;  // this lane's points
 
   __device__ GarchWarpWindow(const double* r_, std::int64_t n_, int lane_) : r(r_), n(n_), lane(lane_) {
-    const std::int64_t run = (n + kLanes - 1) / kLanes;
-    t0 = std::min<std::int64_t>(n, lane * run);
-    t1 = std::min<std::int64_t>(n, t0 + run);
+    garch_run_bounds(n, lane, &t0, &t1);
   }
 
   template <class F>
@@ -75,18 +75,9 @@ struct GarchWarpWindow {
   }
 
 #ifdef __CUDA_ARCH__
-  // sigma_t^2 entering this lane's run (at t0 - 1), given sigma_0^2 = h0
-  __device__ double variance_before(double mu, double omega, double alpha, double beta, double h0) const {
-    double A = 1, B[1] = {0};
-    for (std::int64_t t = t0; t < t1; ++t) {
-      if (t == 0) {
-        A = 0;
-        B[0] = h0;
-      } else {
-        B[0] = garch_next_variance(omega, alpha, beta, r[t - 1] - mu, B[0]);
-        A *= beta;
-      }
-    }
+  __device__ double variance_before(const double* par, double h0) const {
+    double B[1];
+    const double A = garch_run_variance_map(r, t0, t1, par, h0, &B[0]);
     warp_state_before(A, B, lane);
     return B[0];
   }
@@ -95,22 +86,15 @@ struct GarchWarpWindow {
   NUMPIPE_HD double loglik(const double* par, double* h_next) const {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
-    const double mu = par[kMu], omega = par[kOmega], alpha = par[kAlpha], beta = par[kBeta], p = par[kShape];
-    const StandardAepd z = standard_aepd(par[kSkew], p);
+    const double mu = par[kMu];
+    const StandardAepd z = standard_aepd(par[kSkew], par[kShape]);
     const double h0 = sum([mu](double x) { return (x - mu) * (x - mu); }) / static_cast<double>(n);
-    double h = variance_before(mu, omega, alpha, beta, h0), ll = 0;
-    double e_prev = t0 > 0 ? r[t0 - 1] - mu : 0.0;
-    for (std::int64_t t = t0; t < t1; ++t) {
-      h = t == 0 ? h0 : garch_next_variance(omega, alpha, beta, e_prev, h);
-      const double e = r[t] - mu;
-      ll += garch_point_loglik(e, h, z, p);
-      e_prev = e;
-    }
-    ll = warp_sum(ll);
+    double h_end, e_end;
+    const double ll = warp_sum(garch_run_loglik(r, t0, t1, par, h0, variance_before(par, h0), z, &h_end, &e_end));
     if (h_next) {  // from the lane that owns the last point
-      const int last = static_cast<int>((n - 1) / ((n + kLanes - 1) / kLanes));
-      const double h_last = __shfl_sync(kFullWarp, h, last), e_last = __shfl_sync(kFullWarp, e_prev, last);
-      *h_next = garch_next_variance(omega, alpha, beta, e_last, h_last);
+      const int last = garch_last_lane(n);
+      const double h_last = __shfl_sync(kFullWarp, h_end, last), e_last = __shfl_sync(kFullWarp, e_end, last);
+      *h_next = garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_last, h_last);
     }
     return ll;
 #else
@@ -122,51 +106,23 @@ struct GarchWarpWindow {
   NUMPIPE_HD double loglik_gradient(const double* par, double* grad) const {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
-    const double mu = par[kMu], omega = par[kOmega], alpha = par[kAlpha], beta = par[kBeta], p = par[kShape];
-    const StandardAepd z = standard_aepd(par[kSkew], p);
-    const double nn = static_cast<double>(n);
+    const double mu = par[kMu], nn = static_cast<double>(n);
+    const StandardAepd z = standard_aepd(par[kSkew], par[kShape]);
     const double e2 = sum([mu](double x) { return (x - mu) * (x - mu); });
     const double e1 = sum([mu](double x) { return x - mu; });
     const double h0 = e2 / nn, dh0[4] = {-2 * e1 / nn, 0, 0, 0};
-    // sigma^2 entering the run, then its derivatives (their recursions share
-    // beta; the one in beta adds sigma_{t-1}^2, now known at every point)
-    const double h_before = variance_before(mu, omega, alpha, beta, h0);
-    const double e_before = t0 > 0 ? r[t0 - 1] - mu : 0.0;
-    double A = 1, h = h_before, dh[4] = {0, 0, 0, 0}, e_prev = e_before;
-    for (std::int64_t t = t0; t < t1; ++t) {
-      if (t == 0) {
-        A = 0;
-        h = h0;
-        for (int k = 0; k < 4; ++k) dh[k] = dh0[k];
-      } else {
-        garch_variance_step(omega, alpha, beta, e_prev, h, dh);
-        A *= beta;
-      }
-      e_prev = r[t] - mu;
-    }
-    warp_state_before(A, dh, lane);
-    // the terms of the run's points
-    GarchGradientSums s;
-    h = h_before;
-    e_prev = e_before;
-    for (std::int64_t t = t0; t < t1; ++t) {
-      if (t == 0) {
-        h = h0;
-        for (int k = 0; k < 4; ++k) dh[k] = dh0[k];
-      } else {
-        garch_variance_step(omega, alpha, beta, e_prev, h, dh);
-      }
-      const double e = r[t] - mu;
-      garch_gradient_point(e, h, dh, z, p, s);
-      e_prev = e;
-    }
+    const double h_before = variance_before(par, h0);
+    double dh_before[4];
+    const double A = garch_run_derivative_map(r, t0, t1, par, h0, dh0, h_before, dh_before);
+    warp_state_before(A, dh_before, lane);
+    GarchGradientSums s = garch_run_gradient(r, t0, t1, par, h0, dh0, h_before, dh_before, z);
     s.ll = warp_sum(s.ll);
     for (int k = 0; k < 4; ++k) s.g[k] = warp_sum(s.g[k]);
     s.g_theta = warp_sum(s.g_theta);
     s.g_sl = warp_sum(s.g_sl);
     s.g_sr = warp_sum(s.g_sr);
     s.g_p = warp_sum(s.g_p);
-    return garch_gradient_finish(s, par[kSkew], p, nn, grad);
+    return garch_gradient_finish(s, par[kSkew], par[kShape], nn, grad);
 #else
     (void)par, (void)grad;
     return NAN;
