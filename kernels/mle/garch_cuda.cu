@@ -83,7 +83,8 @@ struct GarchWarpWindow {
   }
 #endif
 
-  NUMPIPE_HD double loglik(const double* par, double* h_next) const {
+  // (out of line on the device: called from many places of the search)
+  NUMPIPE_HD __noinline__ double loglik(const double* par, double* h_next) const {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
     const double mu = par[kMu];
@@ -103,7 +104,7 @@ struct GarchWarpWindow {
 #endif
   }
 
-  NUMPIPE_HD double loglik_gradient(const double* par, double* grad) const {
+  NUMPIPE_HD __noinline__ double loglik_gradient(const double* par, double* grad) const {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
     const double mu = par[kMu], nn = static_cast<double>(n);

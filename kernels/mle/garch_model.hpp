@@ -140,7 +140,7 @@ NUMPIPE_HD_INLINE void garch_gradient_point(double e, double h, const double* dh
 // The gradient in the natural parameters from the sums: the AEPD's constants'
 // derivatives in a and p (no data involved) are central differences of
 // standard_aepd. Returns the log-likelihood.
-NUMPIPE_HD_INLINE double garch_gradient_finish(const GarchGradientSums& s, double a, double p, double nn,
+NUMPIPE_HD_OUTLINE double garch_gradient_finish(const GarchGradientSums& s, double a, double p, double nn,
                                                double* grad) {
   for (int k = 0; k < 4; ++k) grad[k] = s.g[k];
   auto through_constants = [&](const StandardAepd& up, const StandardAepd& dn, double step) {
@@ -235,7 +235,7 @@ NUMPIPE_HD_INLINE void garch_copy(const double* from, double* to) {
 // f(u): minus the log-likelihood per point (+inf outside); gradient(u, g): the
 // same with its gradient in u.
 template <class F, class G>
-NUMPIPE_HD_INLINE int garch_bfgs(const F& f, const G& gradient, double n, double* u, double& fu, const bool* fixed,
+NUMPIPE_HD_OUTLINE int garch_bfgs(const F& f, const G& gradient, double n, double* u, double& fu, const bool* fixed,
                                  bool* converged) {
   constexpr int K = kGarchParams;
   double g[K], B[K][K] = {};  // B: the inverse Hessian estimate
@@ -321,7 +321,7 @@ NUMPIPE_HD_INLINE int garch_bfgs(const F& f, const G& gradient, double n, double
 // The fit of one window from a start (natural parameters; a start outside the
 // constraints' interior: the default one).
 template <class Window>
-NUMPIPE_HD_INLINE GarchFit garch_fit(const Window& w, const double* start, const GarchOptions& o) {
+NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, const GarchOptions& o) {
   constexpr int K = kGarchParams;
   const double nn = static_cast<double>(w.n);
   const GarchCoordinates cs = garch_coordinates(w, o);
