@@ -87,11 +87,10 @@ struct GarchWarpWindow {
   NUMPIPE_HD __noinline__ double loglik(const double* par, double* h_next) const {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
-    const double mu = par[kMu];
-    const StandardAepd z = standard_aepd(par[kSkew], par[kShape]);
-    const double h0 = sum([mu](double x) { return (x - mu) * (x - mu); }) / static_cast<double>(n);
+    const GarchPassStart ps = garch_pass_start(*this, par, false);
     double h_end, e_end;
-    const double ll = warp_sum(garch_run_loglik(r, t0, t1, par, h0, variance_before(par, h0), z, &h_end, &e_end));
+    const double ll =
+        warp_sum(garch_run_loglik(r, t0, t1, par, ps.h0, variance_before(par, ps.h0), ps.z, &h_end, &e_end));
     if (h_next) {  // from the lane that owns the last point
       const int last = garch_last_lane(n);
       const double h_last = __shfl_sync(kFullWarp, h_end, last), e_last = __shfl_sync(kFullWarp, e_end, last);
@@ -107,23 +106,19 @@ struct GarchWarpWindow {
   NUMPIPE_HD __noinline__ double loglik_gradient(const double* par, double* grad) const {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
-    const double mu = par[kMu], nn = static_cast<double>(n);
-    const StandardAepd z = standard_aepd(par[kSkew], par[kShape]);
-    const double e2 = sum([mu](double x) { return (x - mu) * (x - mu); });
-    const double e1 = sum([mu](double x) { return x - mu; });
-    const double h0 = e2 / nn, dh0[4] = {-2 * e1 / nn, 0, 0, 0};
-    const double h_before = variance_before(par, h0);
+    const GarchPassStart ps = garch_pass_start(*this, par, true);
+    const double h_before = variance_before(par, ps.h0);
     double dh_before[4];
-    const double A = garch_run_derivative_map(r, t0, t1, par, h0, dh0, h_before, dh_before);
+    const double A = garch_run_derivative_map(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before);
     warp_state_before(A, dh_before, lane);
-    GarchGradientSums s = garch_run_gradient(r, t0, t1, par, h0, dh0, h_before, dh_before, z);
+    GarchGradientSums s = garch_run_gradient(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before, ps.z);
     s.ll = warp_sum(s.ll);
     for (int k = 0; k < 4; ++k) s.g[k] = warp_sum(s.g[k]);
     s.g_theta = warp_sum(s.g_theta);
     s.g_sl = warp_sum(s.g_sl);
     s.g_sr = warp_sum(s.g_sr);
     s.g_p = warp_sum(s.g_p);
-    return garch_gradient_finish(s, par[kSkew], par[kShape], nn, grad);
+    return garch_gradient_finish(s, par[kSkew], par[kShape], ps.nn, grad);
 #else
     (void)par, (void)grad;
     return NAN;
