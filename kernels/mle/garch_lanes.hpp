@@ -127,7 +127,10 @@ NUMPIPE_HD_INLINE GarchPassStart garch_pass_start(const Window& w, const double*
   return s;
 }
 
-// The host's emulation of the warp: the same runs, scan and butterfly.
+// The host's emulation of the warp: the same runs, scan and butterfly (host
+// code only: not compiled by nvcc, where the search's device side would be
+// instantiated for it too).
+#ifndef __CUDACC__
 struct GarchLaneWindow {
   const double* r;
   std::int64_t n;
@@ -242,5 +245,7 @@ inline std::vector<GarchFit> fit_garch_lanes(const double* x, std::int64_t serie
     }
   return fits;
 }
+
+#endif  // __CUDACC__
 
 }  // namespace numpipe::mle
