@@ -88,9 +88,10 @@ struct GarchWarpWindow {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, false);
+    const StandardAepd z = standard_aepd(par[kSkew], par[kShape]);
     double h_end, e_end;
     const double ll =
-        warp_sum(garch_run_loglik(r, t0, t1, par, ps.h0, variance_before(par, ps.h0), ps.z, &h_end, &e_end));
+        warp_sum(garch_run_loglik(r, t0, t1, par, ps.h0, variance_before(par, ps.h0), z, &h_end, &e_end));
     if (h_next) {  // from the lane that owns the last point
       const int last = garch_last_lane(n);
       const double h_last = __shfl_sync(kFullWarp, h_end, last), e_last = __shfl_sync(kFullWarp, e_end, last);
@@ -107,18 +108,28 @@ struct GarchWarpWindow {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, true);
+    // the AEPD's constants at the gradient's stencil: lane k computes point k
+    // (five lgamma chains side by side instead of one after another)
+    const StandardAepd mine = garch_aepd_stencil(par[kSkew], par[kShape], lane < kGarchStencil ? lane : 0);
+    StandardAepd stencil[kGarchStencil];
+    for (int k = 0; k < kGarchStencil; ++k) {
+      stencil[k].theta = __shfl_sync(kFullWarp, mine.theta, k);
+      stencil[k].s_l = __shfl_sync(kFullWarp, mine.s_l, k);
+      stencil[k].s_r = __shfl_sync(kFullWarp, mine.s_r, k);
+      stencil[k].log_norm = __shfl_sync(kFullWarp, mine.log_norm, k);
+    }
     const double h_before = variance_before(par, ps.h0);
     double dh_before[4];
     const double A = garch_run_derivative_map(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before);
     warp_state_before(A, dh_before, lane);
-    GarchGradientSums s = garch_run_gradient(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before, ps.z);
+    GarchGradientSums s = garch_run_gradient(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before, stencil[0]);
     s.ll = warp_sum(s.ll);
     for (int k = 0; k < 4; ++k) s.g[k] = warp_sum(s.g[k]);
     s.g_theta = warp_sum(s.g_theta);
     s.g_sl = warp_sum(s.g_sl);
     s.g_sr = warp_sum(s.g_sr);
     s.g_p = warp_sum(s.g_p);
-    return garch_gradient_finish(s, par[kSkew], par[kShape], ps.nn, grad);
+    return garch_gradient_finish(s, par[kSkew], par[kShape], ps.nn, stencil, grad);
 #else
     (void)par, (void)grad;
     return NAN;

@@ -108,17 +108,15 @@ NUMPIPE_HD_INLINE GarchGradientSums garch_run_gradient(const double* r, std::int
   return s;
 }
 
-// What a pass starts from: the standardised AEPD, sigma_0^2 (the window's
-// mean square residual) and its derivatives in (mu, omega, alpha, beta).
+// What a pass starts from: sigma_0^2 (the window's mean square residual) and
+// its derivatives in (mu, omega, alpha, beta).
 struct GarchPassStart {
-  StandardAepd z;
   double nn, h0, dh0[4];
 };
 template <class Window>
 NUMPIPE_HD_INLINE GarchPassStart garch_pass_start(const Window& w, const double* par, bool derivatives) {
   const double mu = par[kMu];
   GarchPassStart s;
-  s.z = standard_aepd(par[kSkew], par[kShape]);
   s.nn = static_cast<double>(w.n);
   s.h0 = w.sum([mu](double x) { return (x - mu) * (x - mu); }) / s.nn;
   const double e1 = derivatives ? w.sum([mu](double x) { return x - mu; }) : 0.0;
@@ -188,12 +186,13 @@ struct GarchLaneWindow {
   double loglik(const double* par, double* h_next) const {
     if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, false);
+    const StandardAepd z = standard_aepd(par[kSkew], par[kShape]);
     double h_before[kGarchLanes], ll[kGarchLanes], h_end[kGarchLanes], e_end[kGarchLanes];
     variance_before(par, ps.h0, h_before);
     for (int l = 0; l < kGarchLanes; ++l) {
       std::int64_t t0, t1;
       garch_run_bounds(n, l, &t0, &t1);
-      ll[l] = garch_run_loglik(r, t0, t1, par, ps.h0, h_before[l], ps.z, &h_end[l], &e_end[l]);
+      ll[l] = garch_run_loglik(r, t0, t1, par, ps.h0, h_before[l], z, &h_end[l], &e_end[l]);
     }
     const int last = garch_last_lane(n);
     if (h_next) *h_next = garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_end[last], h_end[last]);
@@ -202,6 +201,8 @@ struct GarchLaneWindow {
   double loglik_gradient(const double* par, double* grad) const {
     if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, true);
+    StandardAepd stencil[kGarchStencil];  // on the GPU, lane k computes point k
+    for (int k = 0; k < kGarchStencil; ++k) stencil[k] = garch_aepd_stencil(par[kSkew], par[kShape], k);
     double h_before[kGarchLanes], A[kGarchLanes], dB[kGarchLanes][4];
     variance_before(par, ps.h0, h_before);
     for (int l = 0; l < kGarchLanes; ++l) {
@@ -214,7 +215,7 @@ struct GarchLaneWindow {
     for (int l = 0; l < kGarchLanes; ++l) {
       std::int64_t t0, t1;
       garch_run_bounds(n, l, &t0, &t1);
-      lanes[l] = garch_run_gradient(r, t0, t1, par, ps.h0, ps.dh0, h_before[l], dB[l], ps.z);
+      lanes[l] = garch_run_gradient(r, t0, t1, par, ps.h0, ps.dh0, h_before[l], dB[l], stencil[0]);
     }
     GarchGradientSums s;
     double v[kGarchLanes];
@@ -228,7 +229,7 @@ struct GarchLaneWindow {
     s.g_sl = reduce([](const GarchGradientSums& x) { return x.g_sl; });
     s.g_sr = reduce([](const GarchGradientSums& x) { return x.g_sr; });
     s.g_p = reduce([](const GarchGradientSums& x) { return x.g_p; });
-    return garch_gradient_finish(s, par[kSkew], par[kShape], ps.nn, grad);
+    return garch_gradient_finish(s, par[kSkew], par[kShape], ps.nn, stencil, grad);
   }
 };
 

@@ -137,20 +137,30 @@ NUMPIPE_HD_INLINE void garch_gradient_point(double e, double h, const double* dh
   if (d > 0) s.g_p -= dp * log_d;
 }
 
-// The gradient in the natural parameters from the sums: the AEPD's constants'
-// derivatives in a and p (no data involved) are central differences of
-// standard_aepd. Returns the log-likelihood.
+// The AEPD's constants at point k of the central differences in a and p
+// that the gradient takes through them (no data involved): 0 (a, p),
+// 1 (a + ha, p), 2 (a - ha, p), 3 (a, p + hp), 4 (a, p - hp).
+constexpr int kGarchStencil = 5;
+NUMPIPE_HD_INLINE double garch_step_a(double a) { return 1e-6 * std::min(a, 1 - a); }
+NUMPIPE_HD_INLINE double garch_step_p(double p) { return 1e-6 * p; }
+NUMPIPE_HD_INLINE StandardAepd garch_aepd_stencil(double a, double p, int k) {
+  const double ha = garch_step_a(a), hp = garch_step_p(p);
+  return standard_aepd(k == 1 ? a + ha : k == 2 ? a - ha : a, k == 3 ? p + hp : k == 4 ? p - hp : p);
+}
+
+// The gradient in the natural parameters from the sums, with the AEPD's
+// constants at the stencil's points (garch_aepd_stencil). Returns the
+// log-likelihood.
 NUMPIPE_HD_OUTLINE double garch_gradient_finish(const GarchGradientSums& s, double a, double p, double nn,
-                                               double* grad) {
+                                                const StandardAepd* stencil, double* grad) {
   for (int k = 0; k < 4; ++k) grad[k] = s.g[k];
   auto through_constants = [&](const StandardAepd& up, const StandardAepd& dn, double step) {
     return (s.g_theta * (up.theta - dn.theta) + s.g_sl * (up.s_l - dn.s_l) + s.g_sr * (up.s_r - dn.s_r) +
             nn * (up.log_norm - dn.log_norm)) /
            (2 * step);
   };
-  const double ha = 1e-6 * std::min(a, 1 - a), hp = 1e-6 * p;
-  grad[kSkew] = through_constants(standard_aepd(a + ha, p), standard_aepd(a - ha, p), ha);
-  grad[kShape] = s.g_p + through_constants(standard_aepd(a, p + hp), standard_aepd(a, p - hp), hp);
+  grad[kSkew] = through_constants(stencil[1], stencil[2], garch_step_a(a));
+  grad[kShape] = s.g_p + through_constants(stencil[3], stencil[4], garch_step_p(p));
   return s.ll;
 }
 
@@ -175,7 +185,9 @@ struct GarchSerialWindow {
   double loglik_gradient(const double* par, double* grad) const {
     if (!garch_inside(par)) return NAN;
     const double mu = par[kMu], omega = par[kOmega], alpha = par[kAlpha], beta = par[kBeta];
-    const StandardAepd z = standard_aepd(par[kSkew], par[kShape]);
+    StandardAepd stencil[kGarchStencil];
+    for (int k = 0; k < kGarchStencil; ++k) stencil[k] = garch_aepd_stencil(par[kSkew], par[kShape], k);
+    const StandardAepd& z = stencil[0];
     double e2 = 0, e1 = 0;
     for (std::int64_t t = 0; t < n; ++t) {
       e2 += (r[t] - mu) * (r[t] - mu);
@@ -190,7 +202,7 @@ struct GarchSerialWindow {
       garch_gradient_point(e, h, dh, z, par[kShape], s);
       e_prev = e;
     }
-    return garch_gradient_finish(s, par[kSkew], par[kShape], nn, grad);
+    return garch_gradient_finish(s, par[kSkew], par[kShape], nn, stencil, grad);
   }
 };
 
