@@ -23,7 +23,7 @@ namespace {
 
 constexpr unsigned kFullWarp = 0xffffffffu;
 constexpr int kLanes = kGarchLanes;
-constexpr int kWarpsPerBlock = 2;
+constexpr int kWarpsPerBlock = 1;  // few warps (one per chunk of 64 windows): one per SM
 
 __device__ __forceinline__ double warp_sum(double v) {
   for (int m = kLanes / 2; m > 0; m >>= 1) v += __shfl_xor_sync(kFullWarp, v, m);

@@ -92,3 +92,21 @@ TEST_CASE("garch lanes: rolling fits within the GPU test's tolerances of the CPU
   CHECK(worst_ll < 1e-9);
   CHECK(worst_par < 1e-4);
 }
+
+TEST_CASE("garch lanes: one long window with standard errors") {
+  const std::vector<double> r = simulate(1500, 5);
+  GarchOptions o;
+  o.window = 1500;
+  o.inform = true;
+  const GarchFit cpu = fit_garch(r.data(), 1, 1500, o)[0];
+  const GarchFit lanes = fit_garch_lanes(r.data(), 1, 1500, o)[0];
+  REQUIRE(std::isfinite(cpu.loglik));
+  CHECK(rel(lanes.loglik, cpu.loglik) < 1e-9);
+  for (int k = 0; k < kGarchParams; ++k) {
+    CAPTURE(k);
+    CHECK(std::fabs(lanes.par[k] - cpu.par[k]) < 1e-4 * std::max(std::fabs(cpu.par[k]), k == kMu ? 1e-3 : 1e-2));
+    REQUIRE(std::isfinite(cpu.se[k]));
+    CHECK(rel(lanes.se[k], cpu.se[k]) < 1e-2);
+  }
+  CHECK(rel(lanes.h_next, cpu.h_next) < 1e-4);
+}
