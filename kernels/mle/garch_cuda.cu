@@ -163,6 +163,8 @@ std::vector<GarchFit> fit_garch_cuda(const double* x, std::int64_t series, std::
   DeviceArray<double> d_x(points);
   DeviceArray<GarchFit> d_fits(count);
   d_x.copy_from_host(x, points);
+  // the fits' padding bytes too (compute-sanitizer's initcheck on the copy back)
+  NUMPIPE_CUDA_CHECK(cudaMemsetAsync(d_fits.data(), 0, d_fits.bytes()));
   const std::int64_t warps = series * chunks;
   const int threads = kWarpsPerBlock * kLanes;
   const auto blocks = static_cast<unsigned>((warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
