@@ -1,13 +1,16 @@
-// mle-fit --model garch on CUDA: a warp per chunk of windows (the chunks of
-// the CPU backend, kGarchChunk windows each, warm-started in order within a
-// chunk), every lane running the same search (garch_model.hpp) on the same
-// values. Each pass over a window is split between the lanes: lane l owns a
-// contiguous run of points; the GARCH recursion, sequential in time, is a
-// linear recurrence x_t = beta x_{t-1} + c_t, so each lane composes its run's
-// affine map and a warp scan (Hillis and Steele 1986) gives every lane the
-// state entering its run. Sums over points are lane partials in time order,
-// then a butterfly over the lanes: the same bits in every lane (addition is
-// commutative) and on every run (no atomics, a fixed order).
+// mle-fit --model garch on CUDA: a block of 256 threads per chunk of windows
+// (the chunks of the CPU backend, kGarchChunk windows each, warm-started in
+// order within a chunk), every thread running the same search
+// (garch_model.hpp) on the same values. Each pass over a window is split
+// between the threads: thread l owns a contiguous run of points (one or two
+// for a 250-day window). The GARCH recursion, sequential in time, is a linear
+// recurrence x_t = beta x_{t-1} + c_t, so each thread composes its run's
+// affine map, and a warp scan (Hillis and Steele 1986) plus the warps' totals
+// composed in warp order give every thread the state entering its run. Sums
+// over points: thread partials in time order, a butterfly within each warp,
+// then a fixed tree over the warps' sums: the same bits in every thread and on
+// every run (no atomics, a fixed order). garch_lanes.hpp's GarchLaneWindow
+// emulates this order on the host.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -22,21 +25,55 @@ namespace numpipe::mle {
 namespace {
 
 constexpr unsigned kFullWarp = 0xffffffffu;
-constexpr int kLanes = kGarchLanes;
-constexpr int kWarpsPerBlock = 1;  // few warps (one per chunk of 64 windows): one per SM
+constexpr int kThreads = kGarchLanes;
+constexpr int kWarpLanes = kGarchWarpLanes;
+constexpr int kWarps = kGarchWarps;
+constexpr int kBlockSums = 9;  // the gradient pass's sums (GarchGradientSums' fields)
 
-__device__ __forceinline__ double warp_sum(double v) {
-  for (int m = kLanes / 2; m > 0; m >>= 1) v += __shfl_xor_sync(kFullWarp, v, m);
-  return v;
+// What the block's threads exchange in a pass.
+struct GarchBlockShared {
+  double warp_A[kWarps], warp_B[kWarps][4];  // the warps' composed maps
+  double warp_sums[kWarps][kBlockSums];      // the warps' partial sums
+  double stencil[kGarchStencil][4];          // the AEPD's constants at the gradient's stencil
+  double last[2];                            // sigma^2 and the residual at the window's last point
+};
+
+// The block's sums of K values, the same bits in every thread: a butterfly
+// within each warp, then the warps' sums by a fixed pairwise tree (the
+// butterfly over the warps, m = 1, 2, 4 in warp numbers). Every thread must
+// call it (barriers inside).
+template <int K>
+__device__ __forceinline__ void block_sums(double (&v)[K], GarchBlockShared& sh) {
+  const int lane = threadIdx.x % kWarpLanes, warp = threadIdx.x / kWarpLanes;
+  for (int k = 0; k < K; ++k)
+    for (int m = kWarpLanes / 2; m > 0; m >>= 1) v[k] += __shfl_xor_sync(kFullWarp, v[k], m);
+  __syncthreads();  // the previous exchange's readers are done
+  if (lane == 0)
+    for (int k = 0; k < K; ++k) sh.warp_sums[warp][k] = v[k];
+  __syncthreads();
+  for (int k = 0; k < K; ++k) {
+    double w[kWarps];
+    for (int i = 0; i < kWarps; ++i) w[i] = sh.warp_sums[i][k];
+    for (int m = 1; m < kWarps; m <<= 1)
+      for (int i = 0; i < kWarps; i += 2 * m) w[i] = w[i] + w[i + m];
+    v[k] = w[0];
+  }
 }
 
-// Lane l's run is the affine map x -> A x + B[k] (for M recurrences sharing
-// the coefficient A); returns in B the state entering the run (the composition
-// of the runs of lanes 0 .. l-1). Lane 0's run holds t = 0, whose state is
-// given (A = 0), so what lane 0 gets back is not used.
+__device__ __forceinline__ double block_sum(double v, GarchBlockShared& sh) {
+  double a[1] = {v};
+  block_sums(a, sh);
+  return a[0];
+}
+
+// Thread l's run is the affine map x -> A x + B[k] (for M recurrences sharing
+// the coefficient A); returns in B the state entering the run (the runs of
+// threads 0 .. l-1 composed). Thread 0's run holds t = 0, whose state is given
+// (A = 0), so what thread 0 gets back is not used.
 template <int M>
-__device__ __forceinline__ void warp_state_before(double A, double (&B)[M], int lane) {
-  for (int d = 1; d < kLanes; d <<= 1) {
+__device__ __forceinline__ void block_state_before(double A, double (&B)[M], GarchBlockShared& sh) {
+  const int lane = threadIdx.x % kWarpLanes, warp = threadIdx.x / kWarpLanes;
+  for (int d = 1; d < kWarpLanes; d <<= 1) {  // inclusive within the warp
     const double Ap = __shfl_up_sync(kFullWarp, A, d);
     double Bp[M];
     for (int k = 0; k < M; ++k) Bp[k] = __shfl_up_sync(kFullWarp, B[k], d);
@@ -45,21 +82,36 @@ __device__ __forceinline__ void warp_state_before(double A, double (&B)[M], int 
       A *= Ap;
     }
   }
-  for (int k = 0; k < M; ++k) B[k] = __shfl_up_sync(kFullWarp, B[k], 1);
+  double A_ex = __shfl_up_sync(kFullWarp, A, 1), B_ex[M];  // exclusive within the warp
+  for (int k = 0; k < M; ++k) B_ex[k] = __shfl_up_sync(kFullWarp, B[k], 1);
+  if (lane == 0) {
+    A_ex = 1;
+    for (int k = 0; k < M; ++k) B_ex[k] = 0;
+  }
+  __syncthreads();  // the previous exchange's readers are done
+  if (lane == kWarpLanes - 1) {
+    sh.warp_A[warp] = A;
+    for (int k = 0; k < M; ++k) sh.warp_B[warp][k] = B[k];
+  }
+  __syncthreads();
+  for (int k = 0; k < M; ++k) {
+    double state = 0;  // entering warp 0; thread 0's map ignores it (A = 0)
+    for (int i = 0; i < warp; ++i) state = sh.warp_A[i] * state + sh.warp_B[i][k];
+    B[k] = A_ex * state + B_ex[k];
+  }
 }
 
-// A window as garch_model.hpp sees it, on the 32 lanes of a warp (all of
-// which call every method together; garch_lanes.hpp's runs, scan and
-// butterfly, which GarchLaneWindow emulates on the host). The host pass never
-// calls it.
-struct GarchWarpWindow {
+// A window as garch_model.hpp sees it, on the threads of a block (all of
+// which call every method together; garch_lanes.hpp's runs, scan and sums).
+// The host pass never calls it.
+struct GarchBlockWindow {
   const double* r;
   std::int64_t n;
-  int lane;
-  std::int64_t t0, t1;  // this lane's points
+  GarchBlockShared* sh;
+  std::int64_t t0, t1;  // this thread's points
 
-  __device__ GarchWarpWindow(const double* r_, std::int64_t n_, int lane_) : r(r_), n(n_), lane(lane_) {
-    garch_run_bounds(n, lane, &t0, &t1);
+  __device__ GarchBlockWindow(const double* r_, std::int64_t n_, GarchBlockShared* sh_) : r(r_), n(n_), sh(sh_) {
+    garch_run_bounds(n, static_cast<int>(threadIdx.x), &t0, &t1);
   }
 
   template <class F>
@@ -67,7 +119,7 @@ struct GarchWarpWindow {
 #ifdef __CUDA_ARCH__
     double s = 0;
     for (std::int64_t t = t0; t < t1; ++t) s += f(r[t]);
-    return warp_sum(s);
+    return block_sum(s, *sh);
 #else
     (void)f;
     return NAN;
@@ -78,7 +130,7 @@ struct GarchWarpWindow {
   __device__ double variance_before(const double* par, double h0) const {
     double B[1];
     const double A = garch_run_variance_map(r, t0, t1, par, h0, &B[0]);
-    warp_state_before(A, B, lane);
+    block_state_before(A, B, *sh);
     return B[0];
   }
 #endif
@@ -90,13 +142,13 @@ struct GarchWarpWindow {
     const GarchPassStart ps = garch_pass_start(*this, par, false);
     const StandardAepd z = standard_aepd(par[kSkew], par[kShape]);
     double h_end, e_end;
-    const double ll =
-        warp_sum(garch_run_loglik(r, t0, t1, par, ps.h0, variance_before(par, ps.h0), z, &h_end, &e_end));
-    if (h_next) {  // from the lane that owns the last point
-      const int last = garch_last_lane(n);
-      const double h_last = __shfl_sync(kFullWarp, h_end, last), e_last = __shfl_sync(kFullWarp, e_end, last);
-      *h_next = garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_last, h_last);
+    const double run = garch_run_loglik(r, t0, t1, par, ps.h0, variance_before(par, ps.h0), z, &h_end, &e_end);
+    if (static_cast<int>(threadIdx.x) == garch_last_lane(n)) {  // read after block_sum's barriers
+      sh->last[0] = h_end;
+      sh->last[1] = e_end;
     }
+    const double ll = block_sum(run, *sh);
+    if (h_next) *h_next = garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], sh->last[1], sh->last[0]);
     return ll;
 #else
     (void)par, (void)h_next;
@@ -108,27 +160,36 @@ struct GarchWarpWindow {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, true);
-    // the AEPD's constants at the gradient's stencil: lane k computes point k
+    const double h_before = variance_before(par, ps.h0);  // ends on a barrier: sh->stencil is free
+    // the AEPD's constants at the gradient's stencil: thread k computes point k
     // (five lgamma chains side by side instead of one after another)
-    const StandardAepd mine = garch_aepd_stencil(par[kSkew], par[kShape], lane < kGarchStencil ? lane : 0);
-    StandardAepd stencil[kGarchStencil];
-    for (int k = 0; k < kGarchStencil; ++k) {
-      stencil[k].theta = __shfl_sync(kFullWarp, mine.theta, k);
-      stencil[k].s_l = __shfl_sync(kFullWarp, mine.s_l, k);
-      stencil[k].s_r = __shfl_sync(kFullWarp, mine.s_r, k);
-      stencil[k].log_norm = __shfl_sync(kFullWarp, mine.log_norm, k);
+    if (threadIdx.x < kGarchStencil) {
+      const StandardAepd mine = garch_aepd_stencil(par[kSkew], par[kShape], static_cast<int>(threadIdx.x));
+      double* out = sh->stencil[threadIdx.x];
+      out[0] = mine.theta;
+      out[1] = mine.s_l;
+      out[2] = mine.s_r;
+      out[3] = mine.log_norm;
     }
-    const double h_before = variance_before(par, ps.h0);
     double dh_before[4];
     const double A = garch_run_derivative_map(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before);
-    warp_state_before(A, dh_before, lane);
+    block_state_before(A, dh_before, *sh);  // its barriers publish sh->stencil too
+    StandardAepd stencil[kGarchStencil];
+    for (int k = 0; k < kGarchStencil; ++k) {
+      stencil[k].theta = sh->stencil[k][0];
+      stencil[k].s_l = sh->stencil[k][1];
+      stencil[k].s_r = sh->stencil[k][2];
+      stencil[k].log_norm = sh->stencil[k][3];
+    }
     GarchGradientSums s = garch_run_gradient(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before, stencil[0]);
-    s.ll = warp_sum(s.ll);
-    for (int k = 0; k < 4; ++k) s.g[k] = warp_sum(s.g[k]);
-    s.g_theta = warp_sum(s.g_theta);
-    s.g_sl = warp_sum(s.g_sl);
-    s.g_sr = warp_sum(s.g_sr);
-    s.g_p = warp_sum(s.g_p);
+    double v[kBlockSums] = {s.ll, s.g[0], s.g[1], s.g[2], s.g[3], s.g_theta, s.g_sl, s.g_sr, s.g_p};
+    block_sums(v, *sh);
+    s.ll = v[0];
+    for (int k = 0; k < 4; ++k) s.g[k] = v[1 + k];
+    s.g_theta = v[5];
+    s.g_sl = v[6];
+    s.g_sr = v[7];
+    s.g_p = v[8];
     return garch_gradient_finish(s, par[kSkew], par[kShape], ps.nn, stencil, grad);
 #else
     (void)par, (void)grad;
@@ -137,18 +198,19 @@ struct GarchWarpWindow {
   }
 };
 
-// Warp (series si, chunk c) fits the chunk's windows in order.
-__global__ void garch_chunks_kernel(const double* x, std::int64_t series, std::int64_t length, std::int64_t window,
-                                    std::int64_t step, std::int64_t windows, std::int64_t chunks, GarchOptions o,
-                                    GarchFit* fits) {
-  const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kLanes;
-  const int lane = static_cast<int>(threadIdx.x % kLanes);
-  if (warp >= series * chunks) return;  // the whole warp
-  const std::int64_t si = warp / chunks, c = warp % chunks;
+// Block (series si, chunk c) fits the chunk's windows in order.
+__global__ void __launch_bounds__(kThreads, 1)
+    garch_chunks_kernel(const double* x, std::int64_t series, std::int64_t length, std::int64_t window,
+                        std::int64_t step, std::int64_t windows, std::int64_t chunks, GarchOptions o,
+                        GarchFit* fits) {
+  __shared__ GarchBlockShared sh;
+  const std::int64_t block = blockIdx.x;
+  if (block >= series * chunks) return;  // the whole block
+  const std::int64_t si = block / chunks, c = block % chunks;
   const double* xs = x + si * length;
-  auto make_window = [&](std::int64_t w) { return GarchWarpWindow(xs + w * step, window, lane); };
+  auto make_window = [&](std::int64_t w) { return GarchBlockWindow(xs + w * step, window, &sh); };
   garch_fit_chunk(make_window, c * kGarchChunk, std::min(windows, (c + 1) * kGarchChunk), o, fits + si * windows,
-                  lane == 0);
+                  threadIdx.x == 0);
 }
 
 }  // namespace
@@ -165,9 +227,8 @@ std::vector<GarchFit> fit_garch_cuda(const double* x, std::int64_t series, std::
   d_x.copy_from_host(x, points);
   // the fits' padding bytes too (compute-sanitizer's initcheck on the copy back)
   NUMPIPE_CUDA_CHECK(cudaMemsetAsync(d_fits.data(), 0, d_fits.bytes()));
-  const std::int64_t warps = series * chunks;
-  const int threads = kWarpsPerBlock * kLanes;
-  const auto blocks = static_cast<unsigned>((warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  const auto blocks = static_cast<unsigned>(series * chunks);
+  const int threads = kThreads;
   CudaEventTimer timer;
   timer.start();
   garch_chunks_kernel<<<blocks, threads>>>(d_x.data(), series, length, n, o.step, W, chunks, o, d_fits.data());

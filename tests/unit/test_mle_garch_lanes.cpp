@@ -1,9 +1,9 @@
-// mle-fit --model garch: the CUDA backend's split of each pass into 32 runs of
+// mle-fit --model garch: the CUDA backend's split of each pass into 256 runs of
 // points (kernels/mle/garch_lanes.hpp: the variance recursion by a scan of
 // affine maps over the runs, sums by a butterfly), emulated on the host,
 // against the CPU's passes in time order: the same log-likelihood, gradient
 // and one-step variance to rounding, for window lengths below, at and above
-// the lane count; and every window's fit of a rolling run to the tolerances
+// the thread count (256) and the warp size; and every window's fit of a rolling run to the tolerances
 // tests/cli/mle-gpu.sh states for the GPU (where CUDA's math library adds its
 // own rounding).
 #include <doctest/doctest.h>
@@ -44,7 +44,7 @@ double rel(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b)
 TEST_CASE("garch lanes: loglik, gradient and the next variance as the serial passes") {
   const std::vector<double> r = simulate(700, 3);
   const double par[kGarchParams] = {2e-4, 3e-6, 0.12, 0.83, 0.55, 1.4};
-  for (std::int64_t n : {10, 17, 31, 32, 33, 64, 250, 257, 700}) {
+  for (std::int64_t n : {10, 17, 31, 32, 33, 64, 250, 256, 257, 700}) {
     CAPTURE(n);
     const GarchSerialWindow serial{r.data(), n};
     const GarchLaneWindow lanes{r.data(), n};
