@@ -106,8 +106,9 @@ mle-fit -i s.nps --window 150 --alpha-grid 0.5:3:12 --backend cuda --devices all
 verify g1.nps g2.nps --rtol 0 >/dev/null || fail "CUDA results change run to run"
 verify g1.nps g3.nps --rtol 0 >/dev/null || fail "--devices all changes the results"
 
-# --model garch on the GPU (kernels/mle/garch_cuda.cu: a warp per chunk of 64
-# windows, the same search as the CPU's, each pass split over the lanes)
+# --model garch on the GPU (kernels/mle/garch_cuda.cu: a block of 256 threads
+# per chunk of 64 windows, the same search as the CPU's, each pass split over
+# the threads)
 # against the CPU on the 537 windows of 250 days, step 3, of the GARCH prices.
 # Tolerance: the two backends sum each pass in another order and round exp,
 # log, pow and lgamma differently (and CUDA contracts a*b + c); the search
@@ -130,9 +131,22 @@ mle-fit -i garch-r.nps "${garch_args[@]}" --backend cuda -o garch-gpu.nps
 mle-fit -i garch-r.nps "${garch_args[@]}" --backend cuda -o garch-gpu2.nps
 verify garch-gpu.nps garch-gpu2.nps --rtol 0 --atol 0 >v-garch-runs.txt ||
   { cat v-garch-runs.txt; fail "--model garch on CUDA changes run to run"; }
-# the whole series (one window of 1860 points, 59 a lane) with standard errors
+# the whole series (one window of 1860 points, 8 a thread) with standard errors
 mle-fit -i garch-r.nps --model garch --stderr --quantiles 0.01 --backend cpu -o garch-whole-cpu.nps
 mle-fit -i garch-r.nps --model garch --stderr --quantiles 0.01 --backend cuda -o garch-whole-gpu.nps
+inspect garch-gpu.nps >garch-gpu.txt
+grep -q '"backend": *"cuda"' garch-gpu.txt || fail "--model garch --backend cuda: attrs do not say cuda"
+# bad input on the CUDA backend: too short a window, and a flat price series
+# (no finite fit): exit 2, nothing written
+expect_exit 2 '--model garch needs windows of at least 10 points' -- mle-fit -i garch-r.nps --model garch --window 5 \
+  --backend cuda -o bad.nps
+awk 'BEGIN { print "close"; for (i = 0; i < 300; i++) print 100 }' >flat.csv
+gen-input mle --from-text flat.csv --columns close --returns log -o flat.nps
+expect_exit 2 'is not finite' -- mle-fit -i flat.nps --model garch --window 100 --step 10 --backend cuda -o bad.nps
+[ ! -e bad.nps ] || fail "a refused --model garch run left an output"
+no_leftovers .
+# the comparisons with the CPU need NumPy
+require_python
 "$PY" - "$SRC/share/python" <<'PYEOF'
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -165,14 +179,3 @@ err = np.abs(se_g - se_c) / np.abs(se_c)
 print("whole series: standard errors differ by", err.max())
 assert np.all(np.isfinite(se_g)) and err.max() <= 1e-2, "the standard errors differ"
 PYEOF
-inspect garch-gpu.nps >garch-gpu.txt
-grep -q '"backend": *"cuda"' garch-gpu.txt || fail "--model garch --backend cuda: attrs do not say cuda"
-# bad input on the CUDA backend: too short a window, and a flat price series
-# (no finite fit): exit 2, nothing written
-expect_exit 2 '--model garch needs windows of at least 10 points' -- mle-fit -i garch-r.nps --model garch --window 5 \
-  --backend cuda -o bad.nps
-awk 'BEGIN { print "close"; for (i = 0; i < 300; i++) print 100 }' >flat.csv
-gen-input mle --from-text flat.csv --columns close --returns log -o flat.nps
-expect_exit 2 'is not finite' -- mle-fit -i flat.nps --model garch --window 100 --step 10 --backend cuda -o bad.nps
-[ ! -e bad.nps ] || fail "a refused --model garch run left an output"
-no_leftovers .
