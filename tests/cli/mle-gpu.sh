@@ -116,14 +116,15 @@ verify g1.nps g3.nps --rtol 0 >/dev/null || fail "--devices all changes the resu
 # gradient falls below 1e-9 per point, so where the likelihood is flat (a
 # ridge of omega against alpha + beta, omega drifting to 0) the two stop at
 # different points. Measured with the GPU's order of operations emulated on
-# the CPU (unit_mle_garch_lanes; 1611 windows, step 1): 1592 windows with
-# loglik within 1e-9 relative and there the estimates within 6.3e-5 of their
-# scale; the others within 3.9e-6 relative (3.4e-3 of loglik, the search in
-# one window stopping early on one backend). So: loglik within 1e-9 relative
-# in at least 97% of the windows and 1e-5 in all; in the windows within 1e-9
-# the estimates and quantiles within 1e-4 of their scale (|value|, at least
-# the data's sd for theta and the quantiles, 1e-2 of its variance for omega,
-# 1 for the others), and the backtest's exceedance counts within 2.
+# the CPU (1611 windows, step 1): 1610 windows with loglik within 1e-9
+# relative, the other 1.0e-6; in the 1610 the estimates within 1.1e-5 of their
+# scale but omega, which moves along the ridge at no cost in loglik (1e-12),
+# within 4.1e-4 (1.1e-4 in one of the 537 windows of step 3 below). So: loglik
+# within 1e-9 relative in at least 97% of the windows and 1e-5 in all; in the
+# windows within 1e-9 the estimates and quantiles within 1e-4 of their scale
+# (|value|, at least the data's sd for theta and the quantiles, 1e-2 of its
+# variance for omega, 1 for the others), omega within 1e-3, and the backtest's
+# exceedance counts within 2.
 gen-input mle --from-text "$SRC/share/ref/mle-garch-prices.csv" --columns close --returns log -o garch-r.nps
 garch_args=(--model garch --window 250 --step 3 --quantiles 0.01,0.05 --backtest)
 mle-fit -i garch-r.nps "${garch_args[@]}" --backend cpu -o garch-cpu.nps
@@ -166,8 +167,9 @@ def check(cpu_file, gpu_file, min_close):
     for name in ["theta", "omega", "garch_alpha", "garch_beta", "skew", "p", "sigma", "quantiles"]:
         a, b = c[name].reshape(close.size, -1)[close], g[name].reshape(close.size, -1)[close]
         err = np.abs(b - a) / np.maximum(np.abs(a), scale.get(name, 1.0 if name != "sigma" else sd))
+        tol = 1e-3 if name == "omega" else 1e-4  # omega: along the flat ridge (see above)
         print(f"  {name}: worst {err.max():.3g} of its scale")
-        assert err.max() <= 1e-4, f"{gpu_file}: {name} differs by {err.max():.3g} of its scale"
+        assert err.max() <= tol, f"{gpu_file}: {name} differs by {err.max():.3g} of its scale"
     return c, g
 c, g = check("garch-cpu.nps", "garch-gpu.nps", 0.97)
 hits_c, hits_g = c["backtest"][..., 2], g["backtest"][..., 2]
