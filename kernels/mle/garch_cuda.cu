@@ -126,6 +126,23 @@ struct GarchBlockWindow {
 #endif
   }
 
+  template <class F, class G>
+  NUMPIPE_HD void sum_pair(F f, G g, double* sf, double* sg) const {
+#ifdef __CUDA_ARCH__
+    double s[2] = {0, 0};
+    for (std::int64_t t = t0; t < t1; ++t) {
+      s[0] += f(r[t]);
+      s[1] += g(r[t]);
+    }
+    block_sums(s, *sh);
+    *sf = s[0];
+    *sg = s[1];
+#else
+    (void)f, (void)g;
+    *sf = *sg = NAN;
+#endif
+  }
+
 #ifdef __CUDA_ARCH__
   __device__ double variance_before(const double* par, double h0) const {
     double B[1];

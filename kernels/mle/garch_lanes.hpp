@@ -122,9 +122,10 @@ NUMPIPE_HD_INLINE GarchPassStart garch_pass_start(const Window& w, const double*
   const double mu = par[kMu];
   GarchPassStart s;
   s.nn = static_cast<double>(w.n);
-  s.h0 = w.sum([mu](double x) { return (x - mu) * (x - mu); }) / s.nn;
-  const double e1 = derivatives ? w.sum([mu](double x) { return x - mu; }) : 0.0;
-  s.dh0[0] = -2 * e1 / s.nn;
+  double e2, e1;  // both in one exchange on the GPU (the same bits as two sums)
+  w.sum_pair([mu](double x) { return (x - mu) * (x - mu); }, [mu](double x) { return x - mu; }, &e2, &e1);
+  s.h0 = e2 / s.nn;
+  s.dh0[0] = -2 * (derivatives ? e1 : 0.0) / s.nn;
   s.dh0[1] = s.dh0[2] = s.dh0[3] = 0;
   return s;
 }
@@ -192,6 +193,11 @@ struct GarchLaneWindow {
       for (std::int64_t t = t0; t < t1; ++t) v[l] += f(r[t]);
     }
     return butterfly(v);
+  }
+  template <class F, class G>
+  void sum_pair(F f, G g, double* sf, double* sg) const {
+    *sf = sum(f);
+    *sg = sum(g);
   }
   double variance_before(const double* par, double h0, double* h_before) const {
     double A[kGarchLanes], B[kGarchLanes][1];

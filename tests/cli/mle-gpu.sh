@@ -118,7 +118,7 @@ verify g1.nps g3.nps --rtol 0 >/dev/null || fail "--devices all changes the resu
 # different points. Measured with the GPU's order of operations emulated on
 # the CPU (1611 windows, step 1): 1610 windows with loglik within 1e-9
 # relative, the other 1.0e-6; in the 1610 the estimates within 1.1e-5 of their
-# scale but omega, which moves along the ridge at no cost in loglik (1e-12),
+# scale but omega, which moves along the ridge at no cost in loglik,
 # within 4.1e-4 (1.1e-4 in one of the 537 windows of step 3 below). So: loglik
 # within 1e-9 relative in at least 97% of the windows and 1e-5 in all; in the
 # windows within 1e-9 the estimates and quantiles within 1e-4 of their scale
