@@ -11,8 +11,8 @@
 //   window.loglik_gradient(par, grad)
 //
 // The CPU's window (GarchSerialWindow, below) sums in time order; the CUDA
-// backend's (garch_cuda.cu) splits each pass over the 32 lanes of a warp,
-// every lane running the same search on the same values.
+// backend's (garch_cuda.cu) splits each pass over the 256 threads of a block,
+// every thread running the same search on the same values.
 //
 // The search runs in unconstrained coordinates u (Nocedal and Wright 2006,
 // BFGS with a backtracking Armijo line search, analytic gradients):
@@ -34,7 +34,7 @@ namespace numpipe::mle {
 
 // Rolling fits: windows in chunks of this many, each chunk started from the
 // default start, each later window warm-started from the previous one's
-// estimate (the same bits for any thread count, and on the GPU a chunk per warp).
+// estimate (the same bits for any thread count, and on the GPU a chunk per block).
 constexpr std::int64_t kGarchChunk = 64;
 
 NUMPIPE_HD_INLINE double garch_logistic(double v) { return 1.0 / (1.0 + std::exp(-v)); }
@@ -469,7 +469,7 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
 // The windows of one chunk of a series, in order: the first from the default
 // start, each later one warm-started from the latest finite estimate.
 // window(w) gives window w's Window; out[w] receives its fit.
-// store: whether this caller writes out (on the GPU, one lane of the warp).
+// store: whether this caller writes out (on the GPU, one thread of the block).
 template <class MakeWindow>
 NUMPIPE_HD_INLINE void garch_fit_chunk(const MakeWindow& window, std::int64_t first, std::int64_t last,
                                        const GarchOptions& o, GarchFit* out, bool store = true) {
