@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
       if (fo.normal || fo.student || fo.gof || params.shapes == 2)
         fail_input("--model garch takes neither --compare, --gof nor --shapes 2");
       run.writer().set_units(units);
-      mle::write_garch(run.writer(), stamp, records, *xr, s, params, whole, fo.inform, levels, backtest);
+      mle::write_garch(run.writer(), stamp, records, *xr, s, params, whole, fo.inform, levels, backtest, engine);
       return run.commit();  // (no profile)
     }
     mle::validate(s, params);

@@ -3,6 +3,7 @@
 #include "common/error.hpp"
 #include "common/profile.hpp"
 #include "common/run.hpp"
+#include "garch.hpp"
 #include "mle.hpp"
 
 namespace numpipe::mle {
@@ -58,6 +59,22 @@ std::vector<double> quantiles_on_device(const Estimates& e, const std::vector<do
   return quantiles_cuda(e, levels, engine.devices.front(), kernel_seconds);
 #else
   (void)e, (void)levels, (void)kernel_seconds;
+  fail_no_cuda_backend();
+#endif
+}
+
+std::vector<GarchFit> fit_garch(const double* x, std::int64_t series, std::int64_t length, const GarchOptions& o,
+                                const Engine& engine, double* solve_seconds) {
+  if (!engine.cuda) {
+    HostTimer timer;
+    std::vector<GarchFit> fits = fit_garch(x, series, length, o);
+    *solve_seconds = timer.seconds();
+    return fits;
+  }
+#ifdef NUMPIPE_HAVE_CUDA
+  return fit_garch_cuda(x, series, length, o, engine.devices.front(), solve_seconds);
+#else
+  (void)solve_seconds;
   fail_no_cuda_backend();
 #endif
 }

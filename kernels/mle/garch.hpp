@@ -44,6 +44,18 @@ NUMPIPE_HD_INLINE StandardAepd standard_aepd(double a, double p) {
   return z;
 }
 
+// Bollerslev's recursion: sigma_t^2 from sigma_{t-1}^2 = h and e_prev = r_{t-1} - mu.
+NUMPIPE_HD_INLINE double garch_next_variance(double omega, double alpha, double beta, double e_prev, double h) {
+  return omega + alpha * e_prev * e_prev + beta * h;
+}
+
+// Point t's log-likelihood term: e = r_t - mu, h = sigma_t^2.
+NUMPIPE_HD_INLINE double garch_point_loglik(double e, double h, const StandardAepd& z, double p) {
+  const double sd = sqrt(h), u = e / sd - z.theta;
+  const double d = u <= 0 ? -u / z.s_l : u / z.s_r;
+  return z.log_norm - pow(d, p) - log(sd);
+}
+
 // The log-likelihood of r[0..n) at the parameters; *h_next: the one-step-ahead
 // conditional variance sigma_{n+1}^2. NaN outside the constraints.
 NUMPIPE_HD_INLINE double garch_loglik(const double* r, std::int64_t n, const double* par, double* h_next = nullptr) {
@@ -55,13 +67,12 @@ NUMPIPE_HD_INLINE double garch_loglik(const double* r, std::int64_t n, const dou
   for (std::int64_t t = 0; t < n; ++t) e2 += (r[t] - mu) * (r[t] - mu);
   double h = e2 / static_cast<double>(n), ll = 0, e_prev = 0;
   for (std::int64_t t = 0; t < n; ++t) {
-    if (t > 0) h = omega + alpha * e_prev * e_prev + beta * h;
-    const double e = r[t] - mu, sd = sqrt(h), u = e / sd - z.theta;
-    const double d = u <= 0 ? -u / z.s_l : u / z.s_r;
-    ll += z.log_norm - pow(d, p) - log(sd);
+    if (t > 0) h = garch_next_variance(omega, alpha, beta, e_prev, h);
+    const double e = r[t] - mu;
+    ll += garch_point_loglik(e, h, z, p);
     e_prev = e;
   }
-  if (h_next) *h_next = omega + alpha * e_prev * e_prev + beta * h;
+  if (h_next) *h_next = garch_next_variance(omega, alpha, beta, e_prev, h);
   return ll;
 }
 
@@ -95,5 +106,16 @@ std::vector<GarchFit> fit_garch(const double* x, std::int64_t series, std::int64
 GarchFit fit_garch_window(const double* r, std::int64_t n, const double* start, const GarchOptions& o);
 // The start of a window without a previous fit.
 void garch_default_start(const double* r, std::int64_t n, double* par);
+
+// fit_garch on the CPU or (engine.cuda) on the engine's first GPU
+// (garch_cuda.cu: a warp per chunk of windows); *solve_seconds: the solve's
+// time (the kernel's, by CUDA events, on the GPU).
+struct Engine;
+std::vector<GarchFit> fit_garch(const double* x, std::int64_t series, std::int64_t length, const GarchOptions& o,
+                                const Engine& engine, double* solve_seconds);
+#ifdef NUMPIPE_HAVE_CUDA
+std::vector<GarchFit> fit_garch_cuda(const double* x, std::int64_t series, std::int64_t length, const GarchOptions& o,
+                                     int device, double* kernel_seconds);
+#endif
 
 }  // namespace numpipe::mle

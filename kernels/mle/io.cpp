@@ -503,7 +503,7 @@ json fit_attrs(const Series& s, const Params& params, bool refined, const std::s
 
 void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Record>& records, const Record& xr,
                  const Series& s, const Params& params, bool whole, bool inform, const std::vector<double>& levels,
-                 bool backtest) {
+                 bool backtest, const Engine& engine) {
   // 1. the fits
   GarchOptions o;
   o.window = whole ? s.length : params.window;
@@ -513,7 +513,8 @@ void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Rec
   Params wp = params;
   wp.window = o.window;
   const std::int64_t W = window_count(s, wp);
-  const std::vector<GarchFit> fits = fit_garch(s.x, s.series, s.length, o);
+  double solve_seconds = 0;
+  const std::vector<GarchFit> fits = fit_garch(s.x, s.series, s.length, o, engine, &solve_seconds);
   // 2. the records' columns, the quantiles and the constraints' report
   const std::size_t N = fits.size(), L = levels.size();
   std::vector<double> mu(N), omega(N), alpha(N), beta(N), skew(N), p(N), s_l(N), s_r(N), ll(N), sigma(N),
@@ -567,7 +568,7 @@ void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Rec
                 {"constraints", "omega > 0, garch_alpha >= 0, garch_beta >= 0, garch_alpha + garch_beta < 1 (enforced)"},
                 {"on_constraint_edge", edge},
                 {"iteration_limit", unconverged},
-                {"backend", "cpu"}};
+                {"backend", engine.cuda ? "cuda" : "cpu"}};
   attrs = stamp(attrs, xr.attrs);
   const Shape shape{s.series, W};
   std::vector<std::int64_t> start(static_cast<std::size_t>(W));

@@ -88,6 +88,6 @@ json fit_attrs(const Series& s, const Params& params, bool refined, const std::s
 // or rolling windows; its records into writer.
 void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Record>& records, const Record& xr,
                  const Series& s, const Params& params, bool whole, bool inform, const std::vector<double>& levels,
-                 bool backtest);
+                 bool backtest, const Engine& engine);
 
 }  // namespace numpipe::mle

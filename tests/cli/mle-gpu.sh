@@ -105,4 +105,79 @@ mle-fit -i s.nps --window 150 --alpha-grid 0.5:3:12 --backend cuda -o g2.nps
 mle-fit -i s.nps --window 150 --alpha-grid 0.5:3:12 --backend cuda --devices all -o g3.nps
 verify g1.nps g2.nps --rtol 0 >/dev/null || fail "CUDA results change run to run"
 verify g1.nps g3.nps --rtol 0 >/dev/null || fail "--devices all changes the results"
+
+# --model garch on the GPU (kernels/mle/garch_cuda.cu: a block of 256 threads
+# per chunk of 64 windows, the same search as the CPU's, each pass split over
+# the threads)
+# against the CPU on the 537 windows of 250 days, step 3, of the GARCH prices.
+# Tolerance: the two backends sum each pass in another order and round exp,
+# log, pow and lgamma differently (and CUDA contracts a*b + c); the search
+# stops where the log-likelihood gains less than 1e-9 in 5 steps or the
+# gradient falls below 1e-9 per point, so where the likelihood is flat (a
+# ridge of omega against alpha + beta, omega drifting to 0) the two stop at
+# different points. Measured with the GPU's order of operations emulated on
+# the CPU (1611 windows, step 1): 1610 windows with loglik within 1e-9
+# relative, the other 1.0e-6; in the 1610 the estimates within 1.1e-5 of their
+# scale but omega, which moves along the ridge at no cost in loglik,
+# within 4.1e-4 (1.1e-4 in one of the 537 windows of step 3 below). So: loglik
+# within 1e-9 relative in at least 97% of the windows and 1e-5 in all; in the
+# windows within 1e-9 the estimates and quantiles within 1e-4 of their scale
+# (|value|, at least the data's sd for theta and the quantiles, 1e-2 of its
+# variance for omega, 1 for the others), omega within 1e-3, and the backtest's
+# exceedance counts within 2.
+gen-input mle --from-text "$SRC/share/ref/mle-garch-prices.csv" --columns close --returns log -o garch-r.nps
+garch_args=(--model garch --window 250 --step 3 --quantiles 0.01,0.05 --backtest)
+mle-fit -i garch-r.nps "${garch_args[@]}" --backend cpu -o garch-cpu.nps
+mle-fit -i garch-r.nps "${garch_args[@]}" --backend cuda -o garch-gpu.nps
+mle-fit -i garch-r.nps "${garch_args[@]}" --backend cuda -o garch-gpu2.nps
+verify garch-gpu.nps garch-gpu2.nps --rtol 0 --atol 0 >v-garch-runs.txt ||
+  { cat v-garch-runs.txt; fail "--model garch on CUDA changes run to run"; }
+# the whole series (one window of 1860 points, 8 a thread) with standard errors
+mle-fit -i garch-r.nps --model garch --stderr --quantiles 0.01 --backend cpu -o garch-whole-cpu.nps
+mle-fit -i garch-r.nps --model garch --stderr --quantiles 0.01 --backend cuda -o garch-whole-gpu.nps
+inspect garch-gpu.nps >garch-gpu.txt
+grep -q '"backend": *"cuda"' garch-gpu.txt || fail "--model garch --backend cuda: attrs do not say cuda"
+# bad input on the CUDA backend: too short a window, and a flat price series
+# (no finite fit): exit 2, nothing written
+expect_exit 2 '--model garch needs windows of at least 10 points' -- mle-fit -i garch-r.nps --model garch --window 5 \
+  --backend cuda -o bad.nps
+awk 'BEGIN { print "close"; for (i = 0; i < 300; i++) print 100 }' >flat.csv
+gen-input mle --from-text flat.csv --columns close --returns log -o flat.nps
+expect_exit 2 'is not finite' -- mle-fit -i flat.nps --model garch --window 100 --step 10 --backend cuda -o bad.nps
+[ ! -e bad.nps ] || fail "a refused --model garch run left an output"
 no_leftovers .
+# the comparisons with the CPU need NumPy
+require_python
+"$PY" - "$SRC/share/python" <<'PYEOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpipe, numpy as np
+x = numpipe.read("garch-r.nps")["x"].ravel()
+sd = x.std()
+scale = {"theta": sd, "omega": 1e-2 * sd * sd, "quantiles": sd}
+def check(cpu_file, gpu_file, min_close):
+    c, g = numpipe.read(cpu_file), numpipe.read(gpu_file)
+    llc, llg = c["loglik"].ravel(), g["loglik"].ravel()
+    assert np.all(np.isfinite(llg)), "non-finite GPU log-likelihoods"
+    rel = np.abs(llg - llc) / np.abs(llc)
+    close = rel <= 1e-9
+    print(f"{gpu_file}: {close.sum()} of {close.size} windows with loglik within 1e-9 relative, worst {rel.max():.3g}")
+    assert close.mean() >= min_close, f"{gpu_file}: only {close.sum()} of {close.size} windows within 1e-9"
+    assert rel.max() <= 1e-5, f"{gpu_file}: loglik differs by {rel.max():.3g} relative"
+    for name in ["theta", "omega", "garch_alpha", "garch_beta", "skew", "p", "sigma", "quantiles"]:
+        a, b = c[name].reshape(close.size, -1)[close], g[name].reshape(close.size, -1)[close]
+        err = np.abs(b - a) / np.maximum(np.abs(a), scale.get(name, 1.0 if name != "sigma" else sd))
+        tol = 1e-3 if name == "omega" else 1e-4  # omega: along the flat ridge (see above)
+        print(f"  {name}: worst {err.max():.3g} of its scale")
+        assert err.max() <= tol, f"{gpu_file}: {name} differs by {err.max():.3g} of its scale"
+    return c, g
+c, g = check("garch-cpu.nps", "garch-gpu.nps", 0.97)
+hits_c, hits_g = c["backtest"][..., 2], g["backtest"][..., 2]
+print("exceedances cpu", hits_c.ravel(), "gpu", hits_g.ravel())
+assert np.all(np.abs(hits_c - hits_g) <= 2), "the backtest's exceedance counts differ by more than 2"
+c, g = check("garch-whole-cpu.nps", "garch-whole-gpu.nps", 1.0)
+se_c, se_g = c["stderr"].ravel(), g["stderr"].ravel()
+err = np.abs(se_g - se_c) / np.abs(se_c)
+print("whole series: standard errors differ by", err.max())
+assert np.all(np.isfinite(se_g)) and err.max() <= 1e-2, "the standard errors differ"
+PYEOF

@@ -1,0 +1,75 @@
+// mle-garch-bench: the solve of mle-fit --model garch (every window's fit, no
+// reading or writing) timed inside one process, the median of REPS runs after
+// a warm-up: CUDA events around the kernel on the GPU, the steady clock on the
+// CPU. Prints one Markdown table row. Used by bench/mle-garch.
+// Usage: mle-garch-bench cpu|gpu RETURNS.nps WINDOW STEP [REPS]
+//   RETURNS.nps: a stream with the series x (gen-input mle --from-text ...)
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/stream.hpp"
+#include "garch.hpp"
+
+using namespace numpipe;
+using namespace numpipe::mle;
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: mle-garch-bench cpu|gpu RETURNS.nps WINDOW STEP [REPS]\n");
+    return 2;
+  }
+  const bool gpu = std::strcmp(argv[1], "gpu") == 0;
+  const std::vector<Record> records = read_stream(argv[2]);
+  const auto xr = std::find_if(records.begin(), records.end(), [](const Record& r) { return r.name == "x"; });
+  if (xr == records.end()) {
+    std::fprintf(stderr, "mle-garch-bench: %s holds no record x\n", argv[2]);
+    return 2;
+  }
+  const std::vector<double> x = xr->to_vector<double>();
+  const std::int64_t series = xr->shape.size() == 2 ? xr->shape[0] : 1, length = xr->shape.back();
+  GarchOptions o;
+  o.window = std::atoll(argv[3]);
+  o.step = std::atoll(argv[4]);
+  const int reps = argc > 5 ? std::atoi(argv[5]) : 7;
+  if (o.window < 10 || o.window > length || o.step < 1 || reps < 1) {
+    std::fprintf(stderr, "mle-garch-bench: window in [10, %lld], step >= 1, reps >= 1\n", static_cast<long long>(length));
+    return 2;
+  }
+  std::vector<double> seconds;
+  std::vector<GarchFit> fits;
+  for (int r = 0; r <= reps; ++r) {  // r = 0: the warm-up
+    double sec = 0;
+    if (gpu) {
+#ifdef NUMPIPE_HAVE_CUDA
+      fits = fit_garch_cuda(x.data(), series, length, o, 0, &sec);
+#else
+      std::fprintf(stderr, "mle-garch-bench: built without CUDA\n");
+      return 3;
+#endif
+    } else {
+      const auto t0 = std::chrono::steady_clock::now();
+      fits = fit_garch(x.data(), series, length, o);
+      sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    if (r > 0) seconds.push_back(sec);
+  }
+  std::sort(seconds.begin(), seconds.end());
+  long long edge = 0, unconverged = 0;
+  for (const GarchFit& f : fits) {
+    edge += f.on_edge ? 1 : 0;
+    unconverged += f.converged ? 0 : 1;
+  }
+  std::printf("| %s | window %lld, step %lld | %zu windows | median %.4g s of %d (min %.4g, max %.4g) | %.4g ms/window "
+              "| on an edge %lld, at the iteration limit %lld | loglik[0] %.17g |\n",
+              gpu ? "cuda (kernel, CUDA events)" : "cpu (solve, steady clock)", static_cast<long long>(o.window),
+              static_cast<long long>(o.step), fits.size(), seconds[seconds.size() / 2], reps, seconds.front(),
+              seconds.back(), seconds[seconds.size() / 2] / static_cast<double>(fits.size()) * 1e3, edge, unconverged,
+              fits.front().loglik);
+  return 0;
+}

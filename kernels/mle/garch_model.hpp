@@ -1,0 +1,486 @@
+// mle-fit --model garch: the fit of one window, shared by the CPU and CUDA
+// backends (NUMPIPE_HD): the GARCH(1,1) variance recursion with its
+// derivatives, the AEPD log-likelihood's terms and analytic gradient, and the
+// search (BFGS in unconstrained coordinates, restarts, the edges of the
+// constraints, the information), written once over a window type that sums
+// over the window's points:
+//
+//   window.n                      the points
+//   window.sum(f)                 sum over t of f(r[t]) (a fixed order)
+//   window.loglik(par, &h_next)   the log-likelihood (garch_loglik)
+//   window.loglik_gradient(par, grad)
+//
+// The CPU's window (GarchSerialWindow, below) sums in time order; the CUDA
+// backend's (garch_cuda.cu) splits each pass over the 256 threads of a block,
+// every thread running the same search on the same values.
+//
+// The search runs in unconstrained coordinates u (Nocedal and Wright 2006,
+// BFGS with a backtracking Armijo line search, analytic gradients):
+//   mu = m + sd u0, omega = sd^2 exp(u1), alpha + beta = P = L(u2),
+//   alpha = P L(u3), beta = P (1 - L(u3)), a = L(u4), p = p_min + (p_max - p_min) L(u5),
+// L the logistic function, m and sd the window's mean and standard deviation,
+// so that the constraints hold at every point tried. Standard errors: the
+// inverse of minus the Hessian of the log-likelihood in the natural parameters
+// (central differences), the observed information.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "common/hd.hpp"
+#include "garch.hpp"
+
+namespace numpipe::mle {
+
+// Rolling fits: windows in chunks of this many, each chunk started from the
+// default start, each later window warm-started from the previous one's
+// estimate (the same bits for any thread count, and on the GPU a chunk per block).
+constexpr std::int64_t kGarchChunk = 64;
+
+NUMPIPE_HD_INLINE double garch_logistic(double v) { return 1.0 / (1.0 + std::exp(-v)); }
+NUMPIPE_HD_INLINE double garch_logit(double p) { return std::log(p / (1.0 - p)); }
+
+// The window's mean and standard deviation (the search's scales; sd 1 for a
+// constant window) and the parameterisation between u and the natural parameters.
+struct GarchCoordinates {
+  double m, sd, p_min, p_max;
+  NUMPIPE_HD_INLINE void natural(const double* u, double* par) const {
+    const double P = garch_logistic(u[2]), share = garch_logistic(u[3]);
+    par[kMu] = m + sd * u[0];
+    par[kOmega] = sd * sd * std::exp(u[1]);
+    par[kAlpha] = P * share;
+    par[kBeta] = P * (1.0 - share);
+    par[kSkew] = garch_logistic(u[4]);
+    par[kShape] = p_min + (p_max - p_min) * garch_logistic(u[5]);
+  }
+  NUMPIPE_HD_INLINE void unconstrained(const double* par, double* u) const {
+    auto clamp = [](double v) { return std::min(1.0 - 1e-9, std::max(1e-9, v)); };
+    const double P = clamp(par[kAlpha] + par[kBeta]);
+    u[0] = (par[kMu] - m) / sd;
+    u[1] = std::log(par[kOmega] / (sd * sd));
+    u[2] = garch_logit(P);
+    u[3] = garch_logit(clamp(par[kAlpha] / P));
+    u[4] = garch_logit(clamp(par[kSkew]));
+    u[5] = garch_logit(clamp((par[kShape] - p_min) / (p_max - p_min)));
+  }
+};
+
+template <class Window>
+NUMPIPE_HD_INLINE GarchCoordinates garch_coordinates(const Window& w, const GarchOptions& o) {
+  const double nn = static_cast<double>(w.n);
+  const double m = w.sum([](double r) { return r; }) / nn;
+  const double v = w.sum([m](double r) { return (r - m) * (r - m); });
+  const double sd = std::sqrt(v / nn);
+  return {m, sd > 0 ? sd : 1.0, o.p_min, o.p_max};
+}
+
+// The start of a window without a previous fit: the usual one (fGarch's),
+// alpha 0.1, beta 0.8, omega = 0.1 of the variance.
+template <class Window>
+NUMPIPE_HD_INLINE void garch_default_start(const Window& w, double* par) {
+  const double nn = static_cast<double>(w.n);
+  const double m = w.sum([](double r) { return r; }) / nn;
+  const double v = w.sum([m](double r) { return (r - m) * (r - m); }) / nn;
+  par[kMu] = m;
+  par[kOmega] = 0.1 * (v > 0 ? v : 1.0);
+  par[kAlpha] = 0.1;
+  par[kBeta] = 0.8;
+  par[kSkew] = 0.5;
+  par[kShape] = 2.0;
+}
+
+// ---- the log-likelihood's gradient, term by term ----------------------------------------
+// The derivative recursion of sigma_t^2 in (mu, omega, alpha, beta)
+// (differentiating the GARCH recursion, as in Fiorentini, Calzolari and
+// Panattoni 1996): the step from point t - 1 to t > 0, e_prev = r_{t-1} - mu.
+NUMPIPE_HD_INLINE void garch_variance_step(double omega, double alpha, double beta, double e_prev, double& h,
+                                           double* dh) {
+  dh[0] = -2 * alpha * e_prev + beta * dh[0];
+  dh[1] = 1 + beta * dh[1];
+  dh[2] = e_prev * e_prev + beta * dh[2];
+  dh[3] = h + beta * dh[3];
+  h = garch_next_variance(omega, alpha, beta, e_prev, h);
+}
+
+// What the gradient pass sums over the points: the log-likelihood, its
+// derivatives in (mu, omega, alpha, beta), and in the AEPD's constants theta,
+// s_l, s_r and (the data's part) in p.
+struct GarchGradientSums {
+  double ll = 0, g[4] = {0, 0, 0, 0}, g_theta = 0, g_sl = 0, g_sr = 0, g_p = 0;
+  NUMPIPE_HD_INLINE void add(const GarchGradientSums& o) {
+    ll += o.ll;
+    for (int k = 0; k < 4; ++k) g[k] += o.g[k];
+    g_theta += o.g_theta;
+    g_sl += o.g_sl;
+    g_sr += o.g_sr;
+    g_p += o.g_p;
+  }
+};
+
+// Point t's terms: e = r_t - mu, h = sigma_t^2 and dh its derivatives.
+NUMPIPE_HD_INLINE void garch_gradient_point(double e, double h, const double* dh, const StandardAepd& z, double p,
+                                            GarchGradientSums& s) {
+  const double sd = std::sqrt(h), u = e / sd - z.theta;
+  const bool left = u <= 0;
+  const double scale = left ? z.s_l : z.s_r, d = std::fabs(u) / scale;
+  const double log_d = d > 0 ? std::log(d) : -INFINITY, dp = d > 0 ? std::exp(p * log_d) : 0.0;
+  s.ll += z.log_norm - dp - std::log(sd);
+  // d ll_t / d u = -p d^(p-1) d d / d u, d d / d u = sign(u) / scale
+  const double dl_dd = d > 0 ? -p * dp / d : 0.0;
+  const double dl_du = dl_dd * (left ? -1.0 : 1.0) / scale;
+  for (int k = 0; k < 4; ++k) {
+    const double du = (k == 0 ? -1.0 / sd : 0.0) - 0.5 * e / (sd * h) * dh[k];
+    s.g[k] += dl_du * du - 0.5 * dh[k] / h;
+  }
+  s.g_theta -= dl_du;
+  (left ? s.g_sl : s.g_sr) += dl_dd * (-d / scale);
+  if (d > 0) s.g_p -= dp * log_d;
+}
+
+// The AEPD's constants at point k of the central differences in a and p
+// that the gradient takes through them (no data involved): 0 (a, p),
+// 1 (a + ha, p), 2 (a - ha, p), 3 (a, p + hp), 4 (a, p - hp).
+constexpr int kGarchStencil = 5;
+NUMPIPE_HD_INLINE double garch_step_a(double a) { return 1e-6 * std::min(a, 1 - a); }
+NUMPIPE_HD_INLINE double garch_step_p(double p) { return 1e-6 * p; }
+NUMPIPE_HD_INLINE StandardAepd garch_aepd_stencil(double a, double p, int k) {
+  const double ha = garch_step_a(a), hp = garch_step_p(p);
+  return standard_aepd(k == 1 ? a + ha : k == 2 ? a - ha : a, k == 3 ? p + hp : k == 4 ? p - hp : p);
+}
+
+// The gradient in the natural parameters from the sums, with the AEPD's
+// constants at the stencil's points (garch_aepd_stencil). Returns the
+// log-likelihood.
+NUMPIPE_HD_OUTLINE double garch_gradient_finish(const GarchGradientSums& s, double a, double p, double nn,
+                                                const StandardAepd* stencil, double* grad) {
+  for (int k = 0; k < 4; ++k) grad[k] = s.g[k];
+  auto through_constants = [&](const StandardAepd& up, const StandardAepd& dn, double step) {
+    return (s.g_theta * (up.theta - dn.theta) + s.g_sl * (up.s_l - dn.s_l) + s.g_sr * (up.s_r - dn.s_r) +
+            nn * (up.log_norm - dn.log_norm)) /
+           (2 * step);
+  };
+  grad[kSkew] = through_constants(stencil[1], stencil[2], garch_step_a(a));
+  grad[kShape] = s.g_p + through_constants(stencil[3], stencil[4], garch_step_p(p));
+  return s.ll;
+}
+
+NUMPIPE_HD_INLINE bool garch_inside(const double* par) {
+  const double omega = par[kOmega], alpha = par[kAlpha], beta = par[kBeta], a = par[kSkew], p = par[kShape];
+  return omega > 0 && alpha >= 0 && beta >= 0 && alpha + beta < 1 && a > 0 && a < 1 && p > 0;
+}
+
+// The CPU's window: the points in time order, one pass each.
+struct GarchSerialWindow {
+  const double* r;
+  std::int64_t n;
+  template <class F>
+  double sum(F f) const {
+    double s = 0;
+    for (std::int64_t t = 0; t < n; ++t) s += f(r[t]);
+    return s;
+  }
+  double loglik(const double* par, double* h_next) const { return garch_loglik(r, n, par, h_next); }
+  // the log-likelihood's gradient in the natural parameters, in one pass;
+  // returns the log-likelihood (NaN outside the constraints)
+  double loglik_gradient(const double* par, double* grad) const {
+    if (!garch_inside(par)) return NAN;
+    const double mu = par[kMu], omega = par[kOmega], alpha = par[kAlpha], beta = par[kBeta];
+    StandardAepd stencil[kGarchStencil];
+    for (int k = 0; k < kGarchStencil; ++k) stencil[k] = garch_aepd_stencil(par[kSkew], par[kShape], k);
+    const StandardAepd& z = stencil[0];
+    double e2 = 0, e1 = 0;
+    for (std::int64_t t = 0; t < n; ++t) {
+      e2 += (r[t] - mu) * (r[t] - mu);
+      e1 += r[t] - mu;
+    }
+    const double nn = static_cast<double>(n);
+    double h = e2 / nn, dh[4] = {-2 * e1 / nn, 0, 0, 0}, e_prev = 0;
+    GarchGradientSums s;
+    for (std::int64_t t = 0; t < n; ++t) {
+      if (t > 0) garch_variance_step(omega, alpha, beta, e_prev, h, dh);
+      const double e = r[t] - mu;
+      garch_gradient_point(e, h, dh, z, par[kShape], s);
+      e_prev = e;
+    }
+    return garch_gradient_finish(s, par[kSkew], par[kShape], nn, stencil, grad);
+  }
+};
+
+// Inverse of a symmetric positive definite K x K matrix by Cholesky; false if not.
+NUMPIPE_HD_INLINE bool garch_spd_inverse(double (*A)[kGarchParams], double (*inv)[kGarchParams]) {
+  constexpr int K = kGarchParams;
+  double L[K][K] = {};
+  for (int i = 0; i < K; ++i)
+    for (int j = 0; j <= i; ++j) {
+      double s = A[i][j];
+      for (int k = 0; k < j; ++k) s -= L[i][k] * L[j][k];
+      if (i == j) {
+        if (!(s > 0)) return false;
+        L[i][i] = std::sqrt(s);
+      } else {
+        L[i][j] = s / L[j][j];
+      }
+    }
+  for (int c = 0; c < K; ++c) {
+    double y[K];
+    for (int i = 0; i < K; ++i) {
+      double s = i == c ? 1.0 : 0.0;
+      for (int k = 0; k < i; ++k) s -= L[i][k] * y[k];
+      y[i] = s / L[i][i];
+    }
+    for (int i = K - 1; i >= 0; --i) {
+      double s = y[i];
+      for (int k = i + 1; k < K; ++k) s -= L[k][i] * y[k];
+      y[i] = s / L[i][i];
+    }
+    for (int i = 0; i < K; ++i) inv[i][c] = y[i];
+  }
+  return true;
+}
+
+NUMPIPE_HD_INLINE void garch_copy(const double* from, double* to) {
+  for (int i = 0; i < kGarchParams; ++i) to[i] = from[i];
+}
+
+// BFGS over the coordinates not marked fixed (their gradient is held at 0, so
+// that they keep their value); returns the iterations, sets *converged.
+// f(u): minus the log-likelihood per point (+inf outside); gradient(u, g): the
+// same with its gradient in u.
+template <class F, class G>
+NUMPIPE_HD_OUTLINE int garch_bfgs(const F& f, const G& gradient, double n, double* u, double& fu, const bool* fixed,
+                                 bool* converged) {
+  constexpr int K = kGarchParams;
+  double g[K], B[K][K] = {};  // B: the inverse Hessian estimate
+  auto masked_gradient = [&](const double* v, double* gv) {
+    const double fv = gradient(v, gv);
+    for (int i = 0; i < K; ++i)
+      if (fixed[i]) gv[i] = 0;
+    return fv;
+  };
+  auto reset = [&] {
+    for (int i = 0; i < K; ++i)
+      for (int j = 0; j < K; ++j) B[i][j] = i == j && !fixed[i] ? 1 : 0;
+  };
+  reset();
+  masked_gradient(u, g);
+  int it = 0, stalled = 0;
+  *converged = false;
+  for (; it < 500 && std::isfinite(fu); ++it) {
+    double d[K], slope = 0;
+    for (int i = 0; i < K; ++i) {
+      d[i] = 0;
+      for (int j = 0; j < K; ++j) d[i] -= B[i][j] * g[j];
+      slope += d[i] * g[i];
+    }
+    if (!(slope < 0)) {  // not a descent direction: restart from steepest descent
+      reset();
+      slope = 0;
+      for (int i = 0; i < K; ++i) {
+        d[i] = -g[i];
+        slope += d[i] * g[i];
+      }
+    }
+    // the full step's value comes with its gradient (one pass over the data),
+    // as the full step is the one usually taken
+    double step = 1, un[K], fn = INFINITY, gn[K] = {};
+    bool have_gn = false;
+    for (int half = 0; half < 60; ++half, step *= 0.5) {
+      for (int i = 0; i < K; ++i) un[i] = u[i] + step * d[i];
+      have_gn = half == 0;
+      fn = have_gn ? masked_gradient(un, gn) : f(un);
+      if (fn <= fu + 1e-4 * step * slope) break;
+    }
+    if (!(fn <= fu)) {
+      *converged = true;  // no descent left at the gradient's resolution
+      break;
+    }
+    double s[K], y[K], sy = 0;
+    if (!have_gn || step != 1) masked_gradient(un, gn);
+    for (int i = 0; i < K; ++i) {
+      s[i] = un[i] - u[i];
+      y[i] = gn[i] - g[i];
+      sy += s[i] * y[i];
+    }
+    const double gain = fu - fn;
+    garch_copy(un, u);
+    garch_copy(gn, g);
+    fu = fn;
+    if (sy > 1e-300) {  // BFGS update of the inverse Hessian
+      double By[K], yBy = 0;
+      for (int i = 0; i < K; ++i) {
+        By[i] = 0;
+        for (int j = 0; j < K; ++j) By[i] += B[i][j] * y[j];
+        yBy += y[i] * By[i];
+      }
+      for (int i = 0; i < K; ++i)
+        for (int j = 0; j < K; ++j)
+          B[i][j] += ((sy + yBy) * s[i] * s[j]) / (sy * sy) - (By[i] * s[j] + s[i] * By[j]) / sy;
+    }
+    double gmax = 0;
+    for (int i = 0; i < K; ++i) gmax = std::max(gmax, std::fabs(g[i]));
+    // stop when the gradient vanishes, or when the log-likelihood has gained
+    // less than 1e-9 in 5 steps running (a search drifting towards an edge
+    // of the constraints, which lies at infinity in u)
+    stalled = gain * n < 1e-9 ? stalled + 1 : 0;
+    if ((gain * n < 1e-10 && gmax < 1e-9) || stalled >= 5) {
+      *converged = true;
+      break;
+    }
+  }
+  return it;
+}
+
+// The fit of one window from a start (natural parameters; a start outside the
+// constraints' interior: the default one).
+template <class Window>
+NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, const GarchOptions& o) {
+  constexpr int K = kGarchParams;
+  const double nn = static_cast<double>(w.n);
+  const GarchCoordinates cs = garch_coordinates(w, o);
+  GarchFit fit{};
+  auto f = [&](const double* u) {  // minus the log-likelihood per point (NaN -> +inf)
+    double par[K];
+    cs.natural(u, par);
+    const double ll = w.loglik(par, nullptr);
+    return std::isfinite(ll) ? -ll / nn : INFINITY;
+  };
+  // the gradient of f in u: the natural parameters' gradient times the
+  // derivatives of the parameterisation (GarchCoordinates)
+  auto gradient = [&](const double* u, double* g) {  // returns f(u) too
+    double par[K], gp[K];
+    cs.natural(u, par);
+    const double ll = w.loglik_gradient(par, gp);
+    if (!std::isfinite(ll)) {
+      for (int i = 0; i < K; ++i) g[i] = 0;
+      return static_cast<double>(INFINITY);
+    }
+    const double P = garch_logistic(u[2]), share = garch_logistic(u[3]), L5 = garch_logistic(u[5]);
+    const double dP = P * (1 - P), dshare = share * (1 - share);
+    double gu[K];
+    gu[0] = gp[kMu] * cs.sd;
+    gu[1] = gp[kOmega] * par[kOmega];
+    gu[2] = (gp[kAlpha] * share + gp[kBeta] * (1 - share)) * dP;
+    gu[3] = (gp[kAlpha] - gp[kBeta]) * P * dshare;
+    gu[4] = gp[kSkew] * par[kSkew] * (1 - par[kSkew]);
+    gu[5] = gp[kShape] * (cs.p_max - cs.p_min) * L5 * (1 - L5);
+    for (int i = 0; i < K; ++i) g[i] = -gu[i] / nn;
+    return -ll / nn;
+  };
+  double u[K];
+  cs.unconstrained(start, u);
+  double fu = f(u);
+  if (!std::isfinite(fu)) {  // a start outside the constraints' interior: the default one
+    double par[K];
+    garch_default_start(w, par);
+    cs.unconstrained(par, u);
+    fu = f(u);
+  }
+  bool fixed[K] = {}, converged = false;
+  int it = garch_bfgs(f, gradient, nn, u, fu, fixed, &converged);
+  // restarts with a fresh inverse Hessian while they gain: a stale BFGS
+  // estimate stalls in the long curved ridge of omega against alpha + beta
+  for (int restart = 0; restart < 5 && std::isfinite(fu); ++restart) {
+    const double before = fu;
+    it += garch_bfgs(f, gradient, nn, u, fu, fixed, &converged);
+    if ((before - fu) * nn < 1e-9) break;
+  }
+  // Active set (Nocedal and Wright 2006, ch. 16.5): a search drifting to an edge
+  // of alpha + beta < 1, alpha >= 0 or beta >= 0 crawls there (the logistic
+  // flattens), so each such coordinate is put on its edge (1e-10 inside, where
+  // the log-likelihood equals its limit to ~1e-10 per point) and the others
+  // searched; then a free search restarts from well inside it, so that an
+  // optimum inside the edge that the first search passed by is found too. The
+  // highest of the three is kept; the fit is on the edge only where the edge's
+  // search is the highest.
+  constexpr double kEdgeLogit = 23.0258509299;  // logit(1 - 1e-10)
+  constexpr double kNearLogit = 9.21024036697;  // logit(1 - 1e-4): drifting to the edge
+  bool on_edge = false;
+  bool any_edge = false;
+  double ue[K];
+  garch_copy(u, ue);
+  for (int i = 2; i <= 3; ++i)
+    if (std::fabs(u[i]) > kNearLogit) {
+      fixed[i] = any_edge = true;
+      ue[i] = std::copysign(kEdgeLogit, u[i]);
+    }
+  if (any_edge && std::isfinite(fu)) {
+    double fe = f(ue);
+    bool ce = false;
+    it += garch_bfgs(f, gradient, nn, ue, fe, fixed, &ce);
+    double ui[K];
+    garch_copy(ue, ui);
+    // well inside: alpha + beta 0.99 with omega giving the window's variance
+    // unconditionally, the share alpha / (alpha + beta) within [0.05, 0.95]
+    // (the search into the edge may have dragged omega to 0 on the way)
+    if (fixed[2]) {
+      ui[2] = garch_logit(0.99);
+      ui[1] = std::log(0.01);
+    }
+    if (fixed[3]) ui[3] = std::copysign(garch_logit(0.95), ue[3]);
+    double fi = f(ui);
+    bool ci = false;
+    const bool none[K] = {};
+    it += garch_bfgs(f, gradient, nn, ui, fi, none, &ci);
+    if (fe < fu && fe <= fi) {
+      garch_copy(ue, u);
+      fu = fe;
+      converged = ce;
+      on_edge = true;
+    }
+    if (fi < fu) {
+      garch_copy(ui, u);
+      fu = fi;
+      converged = ci;
+      on_edge = false;
+    }
+  }
+  cs.natural(u, fit.par);
+  fit.loglik = w.loglik(fit.par, &fit.h_next);
+  fit.iterations = it;
+  fit.converged = converged;
+  fit.on_edge = on_edge;
+  for (int i = 0; i < K; ++i) fit.se[i] = NAN;
+  if (o.inform && std::isfinite(fit.loglik)) {
+    // minus the Hessian in the natural parameters, central differences with
+    // steps relative to each parameter's scale
+    double h[K], H[K][K], inv[K][K];
+    const double scale[K] = {cs.sd, cs.sd * cs.sd, 1, 1, 1, 1};
+    for (int i = 0; i < K; ++i) h[i] = 1e-4 * std::max(std::fabs(fit.par[i]), 1e-2 * scale[i]);
+    auto ll = [&](int i, double di, int j, double dj) {
+      double q[K];
+      garch_copy(fit.par, q);
+      q[i] += di;
+      q[j] += dj;
+      return w.loglik(q, nullptr);
+    };
+    for (int i = 0; i < K; ++i)
+      for (int j = i; j < K; ++j) {
+        const double v =
+            (ll(i, h[i], j, h[j]) - ll(i, h[i], j, -h[j]) - ll(i, -h[i], j, h[j]) + ll(i, -h[i], j, -h[j])) /
+            (4 * h[i] * h[j]);
+        H[i][j] = H[j][i] = -v;
+      }
+    if (garch_spd_inverse(H, inv))
+      for (int i = 0; i < K; ++i) fit.se[i] = inv[i][i] > 0 ? std::sqrt(inv[i][i]) : NAN;
+  }
+  return fit;
+}
+
+// The windows of one chunk of a series, in order: the first from the default
+// start, each later one warm-started from the latest finite estimate.
+// window(w) gives window w's Window; out[w] receives its fit.
+// store: whether this caller writes out (on the GPU, one thread of the block).
+template <class MakeWindow>
+NUMPIPE_HD_INLINE void garch_fit_chunk(const MakeWindow& window, std::int64_t first, std::int64_t last,
+                                       const GarchOptions& o, GarchFit* out, bool store = true) {
+  double start[kGarchParams];
+  for (std::int64_t w = first; w < last; ++w) {
+    const auto win = window(w);
+    if (w == first) garch_default_start(win, start);
+    const GarchFit fit = garch_fit(win, start, o);
+    if (store) out[w] = fit;
+    if (std::isfinite(fit.loglik)) garch_copy(fit.par, start);
+  }
+}
+
+}  // namespace numpipe::mle

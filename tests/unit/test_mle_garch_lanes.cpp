@@ -1,0 +1,112 @@
+// mle-fit --model garch: the CUDA backend's split of each pass into 256 runs of
+// points (kernels/mle/garch_lanes.hpp: the variance recursion by a scan of
+// affine maps over the runs, sums by a butterfly), emulated on the host,
+// against the CPU's passes in time order: the same log-likelihood, gradient
+// and one-step variance to rounding, for window lengths below, at and above
+// the thread count (256) and the warp size; and every window's fit of a rolling run to the tolerances
+// tests/cli/mle-gpu.sh states for the GPU (where CUDA's math library adds its
+// own rounding).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "common/random.hpp"
+#include "kernels/mle/garch_lanes.hpp"
+
+using namespace numpipe;
+using namespace numpipe::mle;
+
+namespace {
+// GARCH(1,1) returns with Student-t(5)-like heavy tails (a normal over the
+// square root of a scaled chi-square), written from the model's definition
+std::vector<double> simulate(std::size_t n, std::uint64_t seed) {
+  Rng rng(seed);
+  const double omega = 2e-6, alpha = 0.09, beta = 0.89, mu = 3e-4;
+  double h = omega / (1 - alpha - beta), e = 0;
+  std::vector<double> r(n);
+  for (double& v : r) {
+    h = omega + alpha * e * e + beta * h;
+    double chi = 0;
+    for (int k = 0; k < 5; ++k) {
+      const double g = rng.normal();
+      chi += g * g;
+    }
+    const double z = rng.normal() / std::sqrt(chi / 5) * std::sqrt(3.0 / 5.0);
+    e = std::sqrt(h) * z;
+    v = mu + e;
+  }
+  return r;
+}
+double rel(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
+}  // namespace
+
+TEST_CASE("garch lanes: loglik, gradient and the next variance as the serial passes") {
+  const std::vector<double> r = simulate(700, 3);
+  const double par[kGarchParams] = {2e-4, 3e-6, 0.12, 0.83, 0.55, 1.4};
+  for (std::int64_t n : {10, 17, 31, 32, 33, 64, 250, 256, 257, 700}) {
+    CAPTURE(n);
+    const GarchSerialWindow serial{r.data(), n};
+    const GarchLaneWindow lanes{r.data(), n};
+    double hs = 0, hl = 0, gs[kGarchParams], gl[kGarchParams];
+    const double ls = serial.loglik(par, &hs), ll = lanes.loglik(par, &hl);
+    REQUIRE(std::isfinite(ls));
+    CHECK(rel(ll, ls) < 1e-13);
+    CHECK(rel(hl, hs) < 1e-13);
+    const double lgs = serial.loglik_gradient(par, gs), lgl = lanes.loglik_gradient(par, gl);
+    CHECK(rel(lgl, lgs) < 1e-13);
+    double gmax = 0;
+    for (double g : gs) gmax = std::max(gmax, std::fabs(g));
+    for (int k = 0; k < kGarchParams; ++k) {
+      CAPTURE(k);
+      CHECK(std::fabs(gl[k] - gs[k]) < 1e-10 * gmax);
+    }
+    CHECK(std::fabs(lanes.sum([](double x) { return x; }) - serial.sum([](double x) { return x; })) <
+          1e-15 * serial.sum([](double x) { return std::fabs(x); }));
+  }
+  const double outside[kGarchParams] = {0, 1e-6, 0.5, 0.5, 0.5, 2};  // alpha + beta = 1
+  CHECK(std::isnan(GarchLaneWindow{r.data(), 100}.loglik(outside, nullptr)));
+}
+
+TEST_CASE("garch lanes: rolling fits within the GPU test's tolerances of the CPU's") {
+  const std::vector<double> r = simulate(900, 11);
+  GarchOptions o;
+  o.window = 250;
+  o.step = 3;
+  o.inform = true;
+  const std::vector<GarchFit> cpu = fit_garch(r.data(), 1, 900, o);
+  const std::vector<GarchFit> lanes = fit_garch_lanes(r.data(), 1, 900, o);
+  REQUIRE(cpu.size() == lanes.size());
+  double worst_ll = 0, worst_par = 0;
+  for (std::size_t w = 0; w < cpu.size(); ++w) {
+    CAPTURE(w);
+    REQUIRE(std::isfinite(cpu[w].loglik));
+    REQUIRE(std::isfinite(lanes[w].loglik));
+    worst_ll = std::max(worst_ll, rel(lanes[w].loglik, cpu[w].loglik));
+    for (int k = 0; k < kGarchParams; ++k)
+      worst_par = std::max(worst_par, std::fabs(lanes[w].par[k] - cpu[w].par[k]) /
+                                          std::max(std::fabs(cpu[w].par[k]), k == kMu ? 1e-3 : 1e-2));
+    CHECK(lanes[w].on_edge == cpu[w].on_edge);
+  }
+  MESSAGE("worst loglik rel ", worst_ll, ", worst parameter ", worst_par);
+  CHECK(worst_ll < 1e-9);
+  CHECK(worst_par < 1e-4);
+}
+
+TEST_CASE("garch lanes: one long window with standard errors") {
+  const std::vector<double> r = simulate(1500, 5);
+  GarchOptions o;
+  o.window = 1500;
+  o.inform = true;
+  const GarchFit cpu = fit_garch(r.data(), 1, 1500, o)[0];
+  const GarchFit lanes = fit_garch_lanes(r.data(), 1, 1500, o)[0];
+  REQUIRE(std::isfinite(cpu.loglik));
+  CHECK(rel(lanes.loglik, cpu.loglik) < 1e-9);
+  for (int k = 0; k < kGarchParams; ++k) {
+    CAPTURE(k);
+    CHECK(std::fabs(lanes.par[k] - cpu.par[k]) < 1e-4 * std::max(std::fabs(cpu.par[k]), k == kMu ? 1e-3 : 1e-2));
+    REQUIRE(std::isfinite(cpu.se[k]));
+    CHECK(rel(lanes.se[k], cpu.se[k]) < 1e-2);
+  }
+  CHECK(rel(lanes.h_next, cpu.h_next) < 1e-4);
+}
