@@ -602,23 +602,6 @@ void put(DeviceArray<T>& a, const std::vector<T>& v, cudaStream_t s) {
   if (!v.empty()) a.copy_from_host(v.data(), v.size(), s);
 }
 
-enum class Mode { off, automatic, required };
-Mode fused_mode() {
-  const char* e = std::getenv("NUMPIPE_PRICE_FUSED");
-  const std::string v = e ? e : "";
-  if (v.empty() || v == "auto") return Mode::automatic;
-  if (v == "0") return Mode::off;
-  if (v == "1") return Mode::required;
-  fail_input("NUMPIPE_PRICE_FUSED must be 0, 1 or auto, got '" + v + "'");
-}
-int forced_cluster() {
-  const char* e = std::getenv("NUMPIPE_PRICE_CLUSTER");
-  const std::string v = e ? e : "";
-  if (v.empty()) return 0;
-  if (v == "1" || v == "2" || v == "4" || v == "8" || v == "16") return std::stoi(v);
-  fail_input("NUMPIPE_PRICE_CLUSTER must be 1, 2, 4, 8 or 16, got '" + v + "'");
-}
-
 // The launch shape of a pass: blocks per lane (the cluster), warps per block, bytes of
 // shared memory; cs = 0 with `why` where none fits.
 struct Shape {
@@ -698,10 +681,10 @@ Shape shape_of(int dev, int nx, int ny, int lanes, int forced) {
 }  // namespace
 
 template <class Real>
-bool mcs_weights_cuda(const std::vector<Lane>& lanes, int dev, CudaRun* run, std::vector<double>& weights) {
-  const Mode mode = fused_mode();
-  if (mode == Mode::off) return false;
-  const int forced = forced_cluster();
+bool mcs_weights_cuda(const std::vector<Lane>& lanes, int dev, const Tuning& tuning, CudaRun* run,
+                      std::vector<double>& weights) {
+  if (tuning.fused == Tuning::Fused::off) return false;
+  const int forced = tuning.cluster;
   NUMPIPE_CUDA_CHECK(cudaSetDevice(dev));
   const Setup& s0 = *lanes[0].setup;
   const int nx = static_cast<int>(s0.p.num_x), ny = static_cast<int>(s0.p.num_y);
@@ -709,12 +692,12 @@ bool mcs_weights_cuda(const std::vector<Lane>& lanes, int dev, CudaRun* run, std
   const int m_count = static_cast<int>(s0.levels.size());
   const Shape shape = shape_of<Real>(dev, nx, ny, n_lanes, forced);
   if (!shape.cs) {
-    if (mode == Mode::required) fail_resource("the fused CUDA pass cannot run (NUMPIPE_PRICE_FUSED=1): " + shape.why);
+    if (tuning.fused == Tuning::Fused::required) fail_resource("the fused CUDA pass cannot run (NUMPIPE_PRICE_FUSED=1): " + shape.why);
     return false;
   }
   // a block with few warps works through many rounds of lines: the four kernels a step
   // spread a wide grid over the whole device instead
-  if (mode == Mode::automatic && shape.warps < kMinAutoWarps) return false;
+  if (tuning.fused == Tuning::Fused::automatic && shape.warps < kMinAutoWarps) return false;
   const std::uint64_t grid = std::uint64_t(nx) * ny, lane_grid = grid * n_lanes;
   const std::uint64_t table = std::uint64_t(steps) * ny * n_lanes;
   McsWorkspace<Real>& ws = lines::per_device<McsWorkspace<Real>>(dev);
@@ -853,7 +836,7 @@ bool mcs_weights_cuda(const std::vector<Lane>& lanes, int dev, CudaRun* run, std
   return true;
 }
 
-template bool mcs_weights_cuda<double>(const std::vector<Lane>&, int, CudaRun*, std::vector<double>&);
-template bool mcs_weights_cuda<float>(const std::vector<Lane>&, int, CudaRun*, std::vector<double>&);
+template bool mcs_weights_cuda<double>(const std::vector<Lane>&, int, const Tuning&, CudaRun*, std::vector<double>&);
+template bool mcs_weights_cuda<float>(const std::vector<Lane>&, int, const Tuning&, CudaRun*, std::vector<double>&);
 
 }  // namespace numpipe::price::detail
