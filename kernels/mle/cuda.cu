@@ -30,6 +30,7 @@
 #include "common/cuda_timer.hpp"
 #include "common/device_array.hpp"
 #include "common/error.hpp"
+#include "detail/backends.hpp"
 #include "mle.hpp"
 #include "model.hpp"
 #include "prescreen.cuh"

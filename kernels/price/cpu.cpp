@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "common/progress.hpp"
+#include "detail/backends.hpp"
+#include "detail/grid.hpp"
 #include "price.hpp"
 
 namespace numpipe::price {

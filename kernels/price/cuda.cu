@@ -43,6 +43,8 @@
 #include "common/threads.hpp"
 #include "cuda_lines.cuh"
 #include "cuda_mcs.hpp"
+#include "detail/backends.hpp"
+#include "detail/grid.hpp"
 #include "price.hpp"
 #include "tuning.hpp"
 

@@ -55,6 +55,8 @@
 #include "common/error.hpp"
 #include "common/profile.hpp"
 #include "cuda_lines.cuh"
+#include "detail/backends.hpp"
+#include "detail/grid.hpp"
 
 namespace numpipe::price::detail {
 namespace {

@@ -4,6 +4,7 @@
 #ifdef NUMPIPE_HAVE_CUDA
 #include <vector>
 
+#include "detail/backends.hpp"
 #include "price.hpp"
 #include "tuning.hpp"
 
