@@ -487,40 +487,32 @@ __device__ void mcs_x_phase(int g, int g0, const McsTables<Real>& t, const McsSt
     if (mover) {
       ChunkWalk at(lx, r0 < nx ? r0 : 0, rstep);
       for (int ib = r0; ib < nx; ib += kStage * rstep) {
-        if constexpr (Second) {
-          Real bv[kStage], pv[kStage];
+        // the second sweep adds to the first's y and p: read them first
+        Real bv[kStage], pv[kStage];
 #pragma unroll
-          for (int u = 0; u < kStage; ++u) {
-            const int i = ib + u * rstep;
-            bv[u] = pv[u] = Real(0);
-            if (i < nx) {
-              bv[u] = __ldcg(st.y + gcol + std::int64_t(i) * ny);
-              pv[u] = __ldcg(st.p + gcol + std::int64_t(i) * ny);
-            }
+        for (int u = 0; u < kStage; ++u) {
+          const int i = ib + u * rstep;
+          bv[u] = pv[u] = Real(0);
+          if (Second && i < nx) {
+            bv[u] = __ldcg(st.y + gcol + std::int64_t(i) * ny);
+            pv[u] = __ldcg(st.p + gcol + std::int64_t(i) * ny);
           }
+        }
 #pragma unroll
-          for (int u = 0; u < kStage; ++u) {
-            const int i = ib + u * rstep;
-            if (i < nx) {
-              const std::int64_t k = gcol + std::int64_t(i) * ny;
-              const Real v = mycol[2 * L.unit_x + at.at()], z = mycol[at.at()];
+        for (int u = 0; u < kStage; ++u) {
+          const int i = ib + u * rstep;
+          if (i < nx) {
+            const std::int64_t k = gcol + std::int64_t(i) * ny;
+            const Real v = mycol[2 * L.unit_x + at.at()], z = mycol[at.at()];
+            if constexpr (Second) {
               st.r[k] = Real(0.5) * bv[u] + v;
               st.y[k] = bv[u] + v;
               st.p[k] = pv[u] + adjoint_p(v, z);
-              at.next();
-            }
-          }
-        } else {
-#pragma unroll
-          for (int u = 0; u < kStage; ++u) {
-            const int i = ib + u * rstep;
-            if (i < nx) {
-              const std::int64_t k = gcol + std::int64_t(i) * ny;
-              const Real v = mycol[2 * L.unit_x + at.at()], z = mycol[at.at()];
+            } else {
               st.y[k] = v;
               st.p[k] = adjoint_p(v, z);
-              at.next();
             }
+            at.next();
           }
         }
       }
