@@ -13,22 +13,14 @@
 #include "common/labels.hpp"
 #include "common/stream.hpp"
 #include "kernels/mle/io.hpp"
+#include "test_util.hpp"
 
 using namespace numpipe;
 using namespace numpipe::mle;
+using namespace numpipe::test;
 
 namespace {
 
-std::string bad_input(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    if (e.code() == ExitCode::bad_input) return e.what();
-    return std::string("exit code ") + std::to_string(static_cast<int>(e.code())) + ": " + e.what();
-  }
-  return "";
-}
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Estimates of `n` windows with every field the plain fit writes.
 Estimates plain_estimates(std::size_t n) {

@@ -7,17 +7,11 @@
 
 #include "common/error.hpp"
 #include "kernels/mle/tuning.hpp"
+#include "test_util.hpp"
 
 using namespace numpipe;
 using numpipe::mle::Tuning;
-
-namespace {
-struct ScopedEnv {
-  const char* name;
-  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~ScopedEnv() { unsetenv(name); }
-};
-}  // namespace
+using namespace numpipe::test;
 
 TEST_CASE("mle tuning: the defaults where nothing is set") {
   unsetenv("NUMPIPE_MLE_GROUP");

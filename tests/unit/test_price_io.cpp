@@ -14,9 +14,11 @@
 #include "kernels/price/detail/work.hpp"
 #include "kernels/price/io.hpp"
 #include "kernels/price/price.hpp"
+#include "test_util.hpp"
 
 using namespace numpipe;
 using namespace numpipe::price;
+using namespace numpipe::test;
 
 namespace {
 
@@ -47,18 +49,6 @@ std::vector<Record> through_stream(const std::vector<Record>& records) {
   return StreamReader(src).read_all();
 }
 
-// The message of the bad-input error f throws ("" when it throws none or another).
-std::string bad_input(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    if (e.code() == ExitCode::bad_input) return e.what();
-    return std::string("exit code ") + std::to_string(static_cast<int>(e.code())) + ": " + e.what();
-  }
-  return "";
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

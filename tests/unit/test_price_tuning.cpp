@@ -7,17 +7,13 @@
 
 #include "common/error.hpp"
 #include "kernels/price/tuning.hpp"
+#include "test_util.hpp"
 
 using namespace numpipe;
 using numpipe::price::Tuning;
+using namespace numpipe::test;
 
 namespace {
-// Sets NAME for one scope, then unsets it.
-struct ScopedEnv {
-  const char* name;
-  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~ScopedEnv() { unsetenv(name); }
-};
 
 std::string input_error(const char* name, const char* value) {
   ScopedEnv env(name, value);
