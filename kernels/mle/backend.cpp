@@ -3,6 +3,7 @@
 #include "common/error.hpp"
 #include "common/profile.hpp"
 #include "common/run.hpp"
+#include "detail/backends.hpp"
 #include "garch.hpp"
 #include "mle.hpp"
 

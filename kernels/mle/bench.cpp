@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/random.hpp"
+#include "detail/backends.hpp"
 #include "mle.hpp"
 
 using namespace numpipe;

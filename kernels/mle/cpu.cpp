@@ -13,6 +13,7 @@
 #include "common/progress.hpp"
 #include "common/error.hpp"
 #include "common/strings.hpp"
+#include "detail/backends.hpp"
 #include "mle.hpp"
 #include "model.hpp"
 

@@ -30,16 +30,17 @@
 #include "common/cuda_timer.hpp"
 #include "common/device_array.hpp"
 #include "common/error.hpp"
+#include "detail/backends.hpp"
 #include "mle.hpp"
 #include "model.hpp"
 #include "prescreen.cuh"
+#include "tuning.hpp"
 
 namespace numpipe::mle {
 
 namespace {
 
 constexpr int kFullThreads = 256;
-constexpr int kRollGroup = 8;
 
 struct GridDev {
   const double* alpha;
@@ -741,14 +742,13 @@ void solve_parts(const Series& s, const Params& p, const std::vector<int>& devic
   const bool rolling = cuda_rolling(p);
   const std::int64_t R = rolling ? p.refresh : 1, chunks = (W + R - 1) / R;
   const std::int64_t groups = (A + kGroup - 1) / kGroup;
-  // Shapes per rolling block: 8, or 4 (fewer registers, twice the blocks);
-  // NUMPIPE_MLE_GROUP=4|8 chooses (a tuning knob for bench/mle).
-  int rgroup = kRollGroup;
-  if (const char* e = std::getenv("NUMPIPE_MLE_GROUP")) rgroup = std::atoi(e) == 4 ? 4 : 8;
+  // Shapes per rolling block: 8 (the default), or 4 (fewer registers, twice the blocks);
+  // NUMPIPE_MLE_GROUP=4|8 chooses (tuning.hpp; a tuning knob for bench/mle).
   // NUMPIPE_MLE_PRESCREEN=0: every candidate's S exactly (for checking that the
   // prescreen changes no bit; slower).
-  bool prescreen = true;
-  if (const char* e = std::getenv("NUMPIPE_MLE_PRESCREEN")) prescreen = std::atoi(e) != 0;
+  const Tuning tuning = tuning_from_environment();
+  const int rgroup = tuning.group;
+  const bool prescreen = tuning.prescreen;
   if (W >= (std::int64_t{1} << 31)) fail_input("too many windows for the CUDA backend: " + std::to_string(W));
   if (groups > 65535) fail_input("--alpha-grid: too many shapes for the CUDA backend: " + std::to_string(A));
   // Split series over devices when there are enough, else chunks of windows.
@@ -954,11 +954,7 @@ namespace {
 int estimate_lanes(std::int64_t window) {
   // NUMPIPE_MLE_ESTIMATE_LANES=1|2|4|8|16|32 (a tuning knob for bench/mle-inference-cost);
   // by default about 32 points a lane or more, at most 16 lanes.
-  if (const char* e = std::getenv("NUMPIPE_MLE_ESTIMATE_LANES")) {
-    const int v = std::atoi(e);
-    if (v == 1 || v == 2 || v == 4 || v == 8 || v == 16 || v == 32) return v;
-    fail_input(std::string("NUMPIPE_MLE_ESTIMATE_LANES must be 1, 2, 4, 8, 16 or 32, got '") + e + "'");
-  }
+  if (const int forced = tuning_from_environment().estimate_lanes) return forced;
   int lanes = 1;
   while (lanes < 16 && 32 * 2 * lanes <= window) lanes *= 2;
   return lanes;

@@ -11,6 +11,7 @@
 #include "common/run.hpp"
 #include "common/stream.hpp"
 #include "mle.hpp"
+#include "statistics.hpp"
 
 namespace numpipe::mle {
 

@@ -1,7 +1,9 @@
 // mle-fit's interface: grid maximum-likelihood fits of the AEPD (model.hpp)
 // over rolling windows of one or many series, on the CPU (OpenMP) or on CUDA
 // devices. Both backends fill the same WindowFits; finish() turns them into
-// the reported estimates (theta, p, s_l, s_r, loglik, skew, quantiles).
+// the reported estimates (theta, p, s_l, s_r, loglik, skew, quantiles). The
+// backends themselves: detail/backends.hpp; the statistics beside the fit
+// (goodness of fit, windows without a maximum, the VaR backtest): statistics.hpp.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -61,8 +63,6 @@ struct Work {
 };
 Work work_estimate(const Series& s, const Params& p);
 
-void solve_cpu(const Series& s, const Params& p, WindowFits& out);
-
 // A backend's work as tasks: one series and one chunk of windows each, task =
 // series_index * chunks + chunk, chunk c holding windows [c*chunk, min(W, (c+1)*chunk)).
 // A task's fits do not depend on which other tasks run (each starts from a full
@@ -79,27 +79,10 @@ struct TaskPlan {
     return (t / chunks) * windows + (w < windows ? w : windows);
   }
 };
-TaskPlan cpu_plan(const Series& s, const Params& p);  // validates
-// Tasks [first_task, last_task) of cpu_plan: out holds windows
-// [first_window(first_task), first_window(last_task)) only, in [series][windows] order.
-void solve_cpu(const Series& s, const Params& p, std::int64_t first_task, std::int64_t last_task, WindowFits& out);
 struct CudaTiming {
   double kernel_seconds = 0;   // CUDA events around the kernels, summed over devices' longest
   double copy_seconds = 0;     // host <-> device copies
 };
-// The CUDA backend (cuda.cu, in CUDA builds only): called through the dispatch
-// (backend.cpp: the Engine functions below), which says when the build has none.
-// devices: the CUDA devices to spread series and chunks of windows over.
-void solve_cuda(const Series& s, const Params& p, const std::vector<int>& devices, WindowFits& out,
-                CudaTiming* timing = nullptr);
-// The CUDA backend's tasks (chunks of `refresh` windows; see TaskPlan) and a
-// contiguous range of them, as solve_cpu's range form, on `devices` in turn.
-TaskPlan cuda_plan(const Series& s, const Params& p);  // validates
-void solve_cuda(const Series& s, const Params& p, const std::vector<int>& devices, std::int64_t first_task,
-                std::int64_t last_task, WindowFits& out, CudaTiming* timing = nullptr);
-// Measured fp64 exp() throughput of a device (exponentials per second): the
-// floor of the full recompute is one exp per power term (spec, anchors).
-double measure_exp_rate(int device);
 
 // What finish() computes beside the estimates.
 struct FinishOptions {
@@ -138,34 +121,6 @@ Estimates finish(const Series& s, const Params& p, const WindowFits& fits, bool 
 Estimates finish(const Series& s, const Params& p, const WindowFits& fits, bool refine,
                  const std::vector<double>& levels, std::int64_t begin, std::int64_t end);
 
-// The searches of windows [begin, end) as inference.hpp's WindowTask: the grid's
-// location and shapes and their grid neighbours. Here and in estimate_cpu and
-// estimate_cuda, `fits` holds those windows only (fits[u] is window begin + u,
-// as finish() and one MPI rank have them); other sizes are an internal error.
-std::vector<WindowTask> make_tasks(const Series& s, const Params& p, const WindowFits& fits, bool refine, bool inform,
-                                   std::int64_t begin, std::int64_t end);
-// inference.hpp's estimate_window for windows [begin, end) of the fits, on the
-// CPU (OpenMP over windows; the same bits for any thread count).
-std::vector<WindowEstimate> estimate_cpu(const Series& s, const Params& p, const WindowFits& fits, bool refine,
-                                         bool inform, std::int64_t begin, std::int64_t end,
-                                         const std::function<void(std::int64_t)>& progress = {});
-// (CUDA builds only; through estimate_on_device below)
-// The same on one CUDA device, a few threads per window (the same source; the
-// results agree with the CPU's to rounding: exp and log differ in the last
-// bit, and the window's sums are added in another order). With `quantiles`,
-// also the quantiles at `levels` of each window's estimate, [windows][levels]
-// (as quantiles_cuda, without the estimates' round trip).
-std::vector<WindowEstimate> estimate_cuda(const Series& s, const Params& p, const WindowFits& fits, bool refine,
-                                          bool inform, std::int64_t begin, std::int64_t end, int device,
-                                          double* kernel_seconds = nullptr, const std::vector<double>& levels = {},
-                                          std::vector<double>* quantiles = nullptr);
-// The quantiles (distribution.hpp aepd_quantile2) of the estimates e (theta,
-// p, p2, s_l, s_r of its windows) at the levels, on one CUDA device, one thread
-// per window and level: [windows][levels], as finish() computes them on the
-// host (the same source; CUDA's exp, log and lgamma round differently).
-std::vector<double> quantiles_cuda(const Estimates& e, const std::vector<double>& levels, int device,
-                                   double* kernel_seconds = nullptr);
-
 // ---- the backend as a value (backend.cpp, the one place that chooses) ------------------
 // The CPU (OpenMP) or CUDA on `devices` (the quantiles and estimates on the first).
 struct Engine {
@@ -186,61 +141,5 @@ std::vector<WindowEstimate> estimate_on_device(const Series& s, const Params& p,
                                                std::vector<double>* quantiles);
 std::vector<double> quantiles_on_device(const Estimates& e, const std::vector<double>& levels, const Engine& engine,
                                         double* kernel_seconds);
-
-// ---- beside the fit -------------------------------------------------------------
-// (the distribution function and quantiles: distribution.hpp)
-// Kolmogorov-Smirnov sup |F_n - F| and Anderson-Darling A^2 of x[0..n) against
-// the fitted distribution (F clipped to [1e-300, 1 - 2^-53] inside the logs).
-void gof_statistics(const double* x, std::int64_t n, double theta, double p1, double p2, double s_l, double s_r,
-                    double* ks, double* ad);
-// Normal fit (closed form): mu, sigma, loglik.
-void fit_normal(const double* x, std::int64_t n, double* out);
-// Location-scale Student-t fit: mu, sigma, nu, loglik (see post.cpp).
-void fit_student_t(const double* x, std::int64_t n, double* out);
-
-// ---- windows without a maximum ----------------------------------------------------
-// Where the likelihood has no maximum the fit is no answer: a window whose points
-// are all equal (S = 0: log-likelihood +inf, scales 0), or one whose location is
-// a value the window holds at least twice while the shape sits at the grid's
-// smallest (either shape with two): with m points at theta the profile grows like
-// n log(n / (n - m)) / p as p -> 0, so the ties, not the data's spread, set the
-// shape and the grid's edge is no maximum (231 equal returns in a window of 250
-// gave a 1% VaR of -0.035% against an empirical -0.49%).
-enum class Degenerate : std::uint8_t { none = 0, constant = 1, ties = 2 };
-// Marks windows [series][windows] of `e` (as finish() returns them, in the data's
-// units) and sets their estimates, standard errors, intervals, goodness of fit and
-// quantiles to NaN. One code per window.
-std::vector<Degenerate> mark_degenerate(const Series& s, const Params& p, std::size_t levels, Estimates& e);
-
-// ---- VaR backtest ------------------------------------------------------------------
-// Each out-of-sample point t (window <= t < length) against the quantile of the
-// latest window that ends before it, w = (t - window) / step: a hit (1) when
-// x[t] < q for a level <= 0.5 (the loss exceeds the VaR), x[t] > q for a level
-// above 0.5. hits: [series][length - window][levels]; kNoForecast where the
-// quantile is NaN (a window without a maximum: mark_degenerate).
-inline constexpr std::uint8_t kNoForecast = 2;
-std::vector<std::uint8_t> exceedances(const Series& s, const Params& p, const std::vector<double>& levels,
-                                      const std::vector<double>& quantiles);
-// Kupiec's proportion-of-failures test (Kupiec 1995) and Christoffersen's
-// independence and conditional-coverage tests (Christoffersen 1998) of one hit
-// series against the expected rate (level, or 1 - level above 0.5). Columns of
-// the `backtest` record, in this order. Points without a forecast (kNoForecast)
-// are counted apart (no_forecast) and left out: n counts the others, and
-// Christoffersen's transitions join consecutive points that both have one.
-struct BacktestRow {
-  double level, n, exceedances, kupiec_lr, kupiec_p, christoffersen_ind_lr, christoffersen_ind_p, cc_lr, cc_p,
-      no_forecast;
-};
-inline constexpr int kBacktestColumns = 10;
-BacktestRow backtest_statistics(double level, const std::uint8_t* hits, std::int64_t count, std::int64_t stride);
-// Survival functions of chi-square with 1 and 2 degrees of freedom.
-double chi2_sf1(double x);
-double chi2_sf2(double x);
-
-// The full log-likelihood of window points x[0..n) at (theta, p, s_l, s_r).
-double full_loglik(const double* x, std::int64_t n, double theta, double p, double s_l, double s_r);
-// Profile log-likelihood at location theta, shape p (closed-form scales), O(n).
-double profile_loglik_at(const double* x, std::int64_t n, double theta, double p);
-
 
 }  // namespace numpipe::mle

@@ -9,8 +9,10 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "detail/backends.hpp"
 #include "mle.hpp"
 #include "model.hpp"
+#include "statistics.hpp"
 
 namespace numpipe::mle {
 

@@ -12,6 +12,7 @@
 #include "black.hpp"
 #include "common/error.hpp"
 #include "common/strings.hpp"
+#include "detail/backends.hpp"
 
 #ifdef NUMPIPE_HAVE_EIGEN
 #include <Eigen/Dense>

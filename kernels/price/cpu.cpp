@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "common/progress.hpp"
+#include "detail/backends.hpp"
+#include "detail/grid.hpp"
 #include "price.hpp"
 
 namespace numpipe::price {
@@ -92,6 +94,20 @@ struct Work {
       : r(nx * ny), z(nx * ny), v(nx * ny), inv(tabled ? 0 : nx * ny), zero(ny, Real(0)), unext(ny) {}
 };
 
+// The explicit terms of cell (i, j) (model.hpp explicit_x, explicit_y) with the row's
+// x weights h: v[j] = the y term, kept for the y phase's right side; returns the x
+// term plus it. Left, Right: j is the first or last column (its missing neighbour 0).
+template <class Real, bool Left, bool Right>
+inline Real explicit_cell(Real dt, Real h0, Real h1, Real h2, const Real* gy, const Real* rm, const Real* rc,
+                          const Real* rp, std::int64_t j, Real* v) {
+  Real u = explicit_x(dt, h0, h1, h2, rm[j], rc[j], rp[j]);
+  const Real vv = explicit_y(gy[3 * j], gy[3 * j + 1], gy[3 * j + 2], Left ? Real(0) : rc[j - 1], rc[j],
+                             Right ? Real(0) : rc[j + 1]);
+  v[j] = vv;
+  u += vv;
+  return u;
+}
+
 // Explicit x and y, then the forward elimination of the x systems, for row i and
 // columns [j0, j1) with 0 < j0 <= j1 < ny (no edge in j) or the edges (Edge).
 template <class Real, bool Left, bool Right>
@@ -115,11 +131,7 @@ inline void forward_cells(const Tables<Real>& t, std::int64_t g, std::int64_t i,
     for (std::int64_t j = j0; j < j1; ++j) {
       const Real var = var_x(pxi, qy[j]);
       const Real h0 = half_half(var, w0), h1 = half_half(var, w1), h2 = half_half(var, w2);
-      Real u = explicit_x(dt, h0, h1, h2, rm[j], rc[j], rp[j]);
-      const Real vv = explicit_y(gy[3 * j], gy[3 * j + 1], gy[3 * j + 2], Left ? Real(0) : rc[j - 1], rc[j],
-                                 Right ? Real(0) : rc[j + 1]);
-      v[j] = vv;
-      u += vv;
+      const Real u = explicit_cell<Real, Left, Right>(dt, h0, h1, h2, gy, rm, rc, rp, j, v);
       z[j] = thomas_forward(u, -h0 * ip[j], zp[j]);
     }
     return;
@@ -133,11 +145,7 @@ inline void forward_cells(const Tables<Real>& t, std::int64_t g, std::int64_t i,
   for (std::int64_t j = j0; j < j1; ++j) {
     const Real var = var_x(pxi, qy[j]);
     const Real h0 = half_half(var, w0), h1 = half_half(var, w1), h2 = half_half(var, w2);
-    Real u = explicit_x(dt, h0, h1, h2, rm[j], rc[j], rp[j]);
-    const Real vv = explicit_y(gy[3 * j], gy[3 * j + 1], gy[3 * j + 2], Left ? Real(0) : rc[j - 1], rc[j],
-                               Right ? Real(0) : rc[j + 1]);
-    v[j] = vv;
-    u += vv;
+    const Real u = explicit_cell<Real, Left, Right>(dt, h0, h1, h2, gy, rm, rc, rp, j, v);
     const Real c_prev = -half_half(var_x(pxp, qy[j]), w2p);
     const Real beta = -h0 * ip[j];
     inv[j] = thomas_inv(dt - h1, beta, c_prev);

@@ -43,7 +43,10 @@
 #include "common/threads.hpp"
 #include "cuda_lines.cuh"
 #include "cuda_mcs.hpp"
+#include "detail/backends.hpp"
+#include "detail/grid.hpp"
 #include "price.hpp"
+#include "tuning.hpp"
 
 namespace numpipe::price {
 namespace {
@@ -896,6 +899,7 @@ void upload_lane_tables(AdjointWorkspace<Real>& ws, const std::vector<Lane>& lan
 // The adjoint pass of every lane (price.hpp, adjoint_weights_cuda): W[lane][m][i].
 template <class Real>
 std::vector<double> adjoint_on_device(const std::vector<Lane>& lanes, int dev, CudaRun* run) {
+  const Tuning tuning = tuning_from_environment();
   NUMPIPE_CUDA_CHECK(cudaSetDevice(dev));
   if (lanes.empty()) fail_internal("adjoint_weights_cuda: no lanes");
   const Setup& s = *lanes[0].setup;
@@ -914,7 +918,7 @@ std::vector<double> adjoint_on_device(const std::vector<Lane>& lanes, int dev, C
   // allow (cuda_mcs.cu), else the four kernels a step below
   if (mixed) {
     std::vector<double> weights;
-    if (detail::mcs_weights_cuda<Real>(lanes, dev, run, weights)) return weights;
+    if (detail::mcs_weights_cuda<Real>(lanes, dev, tuning, run, weights)) return weights;
   }
   const std::uint64_t grid = std::uint64_t(nx) * ny;
   const int m_count = static_cast<int>(s.levels.size());
@@ -1000,8 +1004,7 @@ std::vector<double> adjoint_on_device(const std::vector<Lane>& lanes, int dev, C
   // a CUDA graph and launches that (tuning; the same kernels, the same bits): measured
   // on the H100 no faster (22.5 against 22.1 ms for 320 steps of the mixed term), and
   // the graph's instantiation costs about 15 ms a pass.
-  const char* graph_env = std::getenv("NUMPIPE_PRICE_GRAPH");
-  const bool use_graph = graph_env && std::string(graph_env) == "1";
+  const bool use_graph = tuning.graph;
   CudaStream stream;
   const int fb = std::min(128, ((ny + kWarp - 1) / kWarp) * kWarp);
   const dim3 y_grid((nx + y_warps - 1) / y_warps, n_lanes), x_grid((ny + x_warps - 1) / x_warps, n_lanes);

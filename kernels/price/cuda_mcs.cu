@@ -55,6 +55,8 @@
 #include "common/error.hpp"
 #include "common/profile.hpp"
 #include "cuda_lines.cuh"
+#include "detail/backends.hpp"
+#include "detail/grid.hpp"
 
 namespace numpipe::price::detail {
 namespace {
@@ -485,40 +487,32 @@ __device__ void mcs_x_phase(int g, int g0, const McsTables<Real>& t, const McsSt
     if (mover) {
       ChunkWalk at(lx, r0 < nx ? r0 : 0, rstep);
       for (int ib = r0; ib < nx; ib += kStage * rstep) {
-        if constexpr (Second) {
-          Real bv[kStage], pv[kStage];
+        // the second sweep adds to the first's y and p: read them first
+        Real bv[kStage], pv[kStage];
 #pragma unroll
-          for (int u = 0; u < kStage; ++u) {
-            const int i = ib + u * rstep;
-            bv[u] = pv[u] = Real(0);
-            if (i < nx) {
-              bv[u] = __ldcg(st.y + gcol + std::int64_t(i) * ny);
-              pv[u] = __ldcg(st.p + gcol + std::int64_t(i) * ny);
-            }
+        for (int u = 0; u < kStage; ++u) {
+          const int i = ib + u * rstep;
+          bv[u] = pv[u] = Real(0);
+          if (Second && i < nx) {
+            bv[u] = __ldcg(st.y + gcol + std::int64_t(i) * ny);
+            pv[u] = __ldcg(st.p + gcol + std::int64_t(i) * ny);
           }
+        }
 #pragma unroll
-          for (int u = 0; u < kStage; ++u) {
-            const int i = ib + u * rstep;
-            if (i < nx) {
-              const std::int64_t k = gcol + std::int64_t(i) * ny;
-              const Real v = mycol[2 * L.unit_x + at.at()], z = mycol[at.at()];
+        for (int u = 0; u < kStage; ++u) {
+          const int i = ib + u * rstep;
+          if (i < nx) {
+            const std::int64_t k = gcol + std::int64_t(i) * ny;
+            const Real v = mycol[2 * L.unit_x + at.at()], z = mycol[at.at()];
+            if constexpr (Second) {
               st.r[k] = Real(0.5) * bv[u] + v;
               st.y[k] = bv[u] + v;
               st.p[k] = pv[u] + adjoint_p(v, z);
-              at.next();
-            }
-          }
-        } else {
-#pragma unroll
-          for (int u = 0; u < kStage; ++u) {
-            const int i = ib + u * rstep;
-            if (i < nx) {
-              const std::int64_t k = gcol + std::int64_t(i) * ny;
-              const Real v = mycol[2 * L.unit_x + at.at()], z = mycol[at.at()];
+            } else {
               st.y[k] = v;
               st.p[k] = adjoint_p(v, z);
-              at.next();
             }
+            at.next();
           }
         }
       }
@@ -602,23 +596,6 @@ void put(DeviceArray<T>& a, const std::vector<T>& v, cudaStream_t s) {
   if (!v.empty()) a.copy_from_host(v.data(), v.size(), s);
 }
 
-enum class Mode { off, automatic, required };
-Mode fused_mode() {
-  const char* e = std::getenv("NUMPIPE_PRICE_FUSED");
-  const std::string v = e ? e : "";
-  if (v.empty() || v == "auto") return Mode::automatic;
-  if (v == "0") return Mode::off;
-  if (v == "1") return Mode::required;
-  fail_input("NUMPIPE_PRICE_FUSED must be 0, 1 or auto, got '" + v + "'");
-}
-int forced_cluster() {
-  const char* e = std::getenv("NUMPIPE_PRICE_CLUSTER");
-  const std::string v = e ? e : "";
-  if (v.empty()) return 0;
-  if (v == "1" || v == "2" || v == "4" || v == "8" || v == "16") return std::stoi(v);
-  fail_input("NUMPIPE_PRICE_CLUSTER must be 1, 2, 4, 8 or 16, got '" + v + "'");
-}
-
 // The launch shape of a pass: blocks per lane (the cluster), warps per block, bytes of
 // shared memory; cs = 0 with `why` where none fits.
 struct Shape {
@@ -698,10 +675,10 @@ Shape shape_of(int dev, int nx, int ny, int lanes, int forced) {
 }  // namespace
 
 template <class Real>
-bool mcs_weights_cuda(const std::vector<Lane>& lanes, int dev, CudaRun* run, std::vector<double>& weights) {
-  const Mode mode = fused_mode();
-  if (mode == Mode::off) return false;
-  const int forced = forced_cluster();
+bool mcs_weights_cuda(const std::vector<Lane>& lanes, int dev, const Tuning& tuning, CudaRun* run,
+                      std::vector<double>& weights) {
+  if (tuning.fused == Tuning::Fused::off) return false;
+  const int forced = tuning.cluster;
   NUMPIPE_CUDA_CHECK(cudaSetDevice(dev));
   const Setup& s0 = *lanes[0].setup;
   const int nx = static_cast<int>(s0.p.num_x), ny = static_cast<int>(s0.p.num_y);
@@ -709,12 +686,12 @@ bool mcs_weights_cuda(const std::vector<Lane>& lanes, int dev, CudaRun* run, std
   const int m_count = static_cast<int>(s0.levels.size());
   const Shape shape = shape_of<Real>(dev, nx, ny, n_lanes, forced);
   if (!shape.cs) {
-    if (mode == Mode::required) fail_resource("the fused CUDA pass cannot run (NUMPIPE_PRICE_FUSED=1): " + shape.why);
+    if (tuning.fused == Tuning::Fused::required) fail_resource("the fused CUDA pass cannot run (NUMPIPE_PRICE_FUSED=1): " + shape.why);
     return false;
   }
   // a block with few warps works through many rounds of lines: the four kernels a step
   // spread a wide grid over the whole device instead
-  if (mode == Mode::automatic && shape.warps < kMinAutoWarps) return false;
+  if (tuning.fused == Tuning::Fused::automatic && shape.warps < kMinAutoWarps) return false;
   const std::uint64_t grid = std::uint64_t(nx) * ny, lane_grid = grid * n_lanes;
   const std::uint64_t table = std::uint64_t(steps) * ny * n_lanes;
   McsWorkspace<Real>& ws = lines::per_device<McsWorkspace<Real>>(dev);
@@ -853,7 +830,7 @@ bool mcs_weights_cuda(const std::vector<Lane>& lanes, int dev, CudaRun* run, std
   return true;
 }
 
-template bool mcs_weights_cuda<double>(const std::vector<Lane>&, int, CudaRun*, std::vector<double>&);
-template bool mcs_weights_cuda<float>(const std::vector<Lane>&, int, CudaRun*, std::vector<double>&);
+template bool mcs_weights_cuda<double>(const std::vector<Lane>&, int, const Tuning&, CudaRun*, std::vector<double>&);
+template bool mcs_weights_cuda<float>(const std::vector<Lane>&, int, const Tuning&, CudaRun*, std::vector<double>&);
 
 }  // namespace numpipe::price::detail

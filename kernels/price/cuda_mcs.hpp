@@ -4,7 +4,9 @@
 #ifdef NUMPIPE_HAVE_CUDA
 #include <vector>
 
+#include "detail/backends.hpp"
 #include "price.hpp"
+#include "tuning.hpp"
 
 namespace numpipe::price::detail {
 
@@ -13,11 +15,13 @@ namespace numpipe::price::detail {
 // four phases of each step with cluster barriers between them instead of a kernel
 // launch per phase. Returns false, having done nothing, where it does not apply: a
 // device without thread block clusters (before sm_90), a grid whose lines do not fit
-// the shared memory of a block of 8 warps, or NUMPIPE_PRICE_FUSED=0. NUMPIPE_PRICE_FUSED=1 requires
-// it (a resource error says why it cannot run); NUMPIPE_PRICE_CLUSTER=N fixes the
-// blocks per lane (1, 2, 4, 8 or 16). The values do not depend on either.
+// the shared memory of a block of 8 warps, or tuning.fused off (NUMPIPE_PRICE_FUSED=0).
+// Fused::required (NUMPIPE_PRICE_FUSED=1) requires it (a resource error says why it
+// cannot run); tuning.cluster (NUMPIPE_PRICE_CLUSTER=N) fixes the blocks per lane (1, 2,
+// 4, 8 or 16). The values do not depend on either.
 template <class Real>
-bool mcs_weights_cuda(const std::vector<Lane>& lanes, int device, CudaRun* run, std::vector<double>& weights);
+bool mcs_weights_cuda(const std::vector<Lane>& lanes, int device, const Tuning& tuning, CudaRun* run,
+                      std::vector<double>& weights);
 
 }  // namespace numpipe::price::detail
 #endif  // NUMPIPE_HAVE_CUDA

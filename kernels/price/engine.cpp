@@ -4,6 +4,7 @@
 #include "common/error.hpp"
 #include "common/profile.hpp"
 #include "common/run.hpp"
+#include "detail/backends.hpp"
 #include "price.hpp"
 
 namespace numpipe::price {

@@ -12,6 +12,9 @@
 #include "common/labels.hpp"
 #include "common/memory.hpp"
 #include "common/progress.hpp"
+#include "detail/backends.hpp"
+#include "detail/grid.hpp"
+#include "detail/work.hpp"
 
 namespace numpipe::price {
 namespace {

@@ -203,13 +203,12 @@ NUMPIPE_HD_INLINE Real explicit_x_adjoint(Real dt_inv, Real h1, Real h0_next, Re
   w += h2_prev * ym;
   return w;
 }
-// G^T at point j: g1_j p_j + g0_{j+1} p_{j+1} + g2_{j-1} p_{j-1}.
+// G^T at point j: g1_j p_j + g0_{j+1} p_{j+1} + g2_{j-1} p_{j-1}, summed in this order:
+// explicit_y's sum of the same three products. (E^T above adds its terms in another
+// order than explicit_x, so it is written out: the other order rounds differently.)
 template <class Real>
 NUMPIPE_HD_INLINE Real explicit_y_adjoint(Real g1, Real g0_next, Real g2_prev, Real pm, Real pc, Real pp) {
-  Real w = g1 * pc;
-  w += g0_next * pp;
-  w += g2_prev * pm;
-  return w;
+  return explicit_y(g1, g0_next, g2_prev, pc, pp, pm);
 }
 // The right side the G^T term acts on: y - 0.5 z.
 template <class Real>

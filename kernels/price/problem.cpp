@@ -7,6 +7,7 @@
 
 #include "black.hpp"
 #include "common/error.hpp"
+#include "detail/grid.hpp"
 #include "price.hpp"
 
 namespace numpipe::price {

@@ -5,6 +5,9 @@
 
 #include "common/error.hpp"
 #include "common/strings.hpp"
+#include "detail/backends.hpp"
+#include "detail/grid.hpp"
+#include "detail/work.hpp"
 #include "price.hpp"
 
 namespace numpipe::price {

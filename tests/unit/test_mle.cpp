@@ -8,7 +8,9 @@
 
 #include "common/error.hpp"
 #include "common/random.hpp"
+#include "kernels/mle/detail/backends.hpp"
 #include "kernels/mle/mle.hpp"
+#include "kernels/mle/statistics.hpp"
 #include "kernels/mle/model.hpp"
 
 using namespace numpipe;

@@ -15,6 +15,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/device_array.hpp"
+#include "kernels/mle/detail/backends.hpp"
 #include "kernels/mle/mle.hpp"
 #include "kernels/mle/model.hpp"
 #include "kernels/mle/prescreen.cuh"

@@ -22,8 +22,10 @@
 #include <vector>
 
 #include "common/random.hpp"
+#include "kernels/mle/detail/backends.hpp"
 #include "kernels/mle/inference.hpp"
 #include "kernels/mle/mle.hpp"
+#include "kernels/mle/statistics.hpp"
 #include "mle_perturbed.hpp"
 
 using namespace numpipe;

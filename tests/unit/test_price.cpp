@@ -9,6 +9,9 @@
 
 #include "common/error.hpp"
 #include "common/random.hpp"
+#include "kernels/price/detail/backends.hpp"
+#include "kernels/price/detail/grid.hpp"
+#include "kernels/price/detail/work.hpp"
 #include "kernels/price/model.hpp"
 #include "kernels/price/price.hpp"
 

@@ -12,6 +12,7 @@
 #include "common/random.hpp"
 #include "kernels/price/black.hpp"
 #include "kernels/price/calibrate.hpp"
+#include "kernels/price/detail/backends.hpp"
 #include "kernels/price/price.hpp"
 
 using namespace numpipe;
