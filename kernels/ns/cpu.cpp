@@ -300,11 +300,7 @@ class CpuRun final : public Solver {
     std::vector<std::vector<T>>& store = snap_store_;
     store.clear();
     BlockFields& bf = snap_;
-    bf = BlockFields{};
-    bf.step = r.step;
-    bf.t = r.t;
-    bf.fp32 = sizeof(T) == 4;
-    for (int a = 0; a < 3; ++a) bf.offset[a] = g_.offset[a], bf.n[a] = g_.n[a];
+    bf = snapshot_of(g_, r.step, r.t, sizeof(T) == 4);
     std::vector<int> derived;
     for (const std::string& name : o_.snapshot_fields) {
       int var = -1;

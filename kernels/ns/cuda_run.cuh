@@ -635,11 +635,7 @@ class CudaRun final : public Solver {
       NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(main()));
     }
     BlockFields& bf = snap_;
-    bf = BlockFields{};
-    bf.step = r.step;
-    bf.t = r.t;
-    bf.fp32 = sizeof(T) == 4;
-    for (int a = 0; a < 3; ++a) bf.offset[a] = g_.offset[a], bf.n[a] = g_.n[a];
+    bf = snapshot_of(g_, r.step, r.t, sizeof(T) == 4);
     for (std::size_t f = 0; f < o_.snapshot_fields.size(); ++f) {
       const std::string& name = o_.snapshot_fields[f];
       bf.names.push_back(name);

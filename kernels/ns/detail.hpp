@@ -12,6 +12,16 @@ namespace numpipe::ns {
 // Snapshot field names: the state's and the derived ones (model.hpp kDerivedNames).
 bool is_snapshot_field(const std::string& name);
 
+// A snapshot of block g at (step, t), its fields still to add (names, data).
+inline BlockFields snapshot_of(const Geometry& g, long long step, double t, bool fp32) {
+  BlockFields b;
+  b.step = step;
+  b.t = t;
+  b.fp32 = fp32;
+  for (int a = 0; a < 3; ++a) b.offset[a] = g.offset[a], b.n[a] = g.n[a];
+  return b;
+}
+
 // Bytes a fused sub-step must move per point (read Phi and Q, write Phi and Q).
 inline double bytes_per_point_substep(bool fp32) { return (fp32 ? 4.0 : 8.0) * 4 * kVars; }
 
