@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "common/error.hpp"
 #include "common/parallel.hpp"
