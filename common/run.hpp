@@ -15,6 +15,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "device.hpp"
@@ -174,48 +176,80 @@ class StepClock {
 };
 
 // ---- The stepping loop ---------------------------------------------------------------
-// One loop for a stepper's whole run (fluid-step): whole steps of the fixed dt in
-// chunks up to the next snapshot (with a progress line, chunks of about a quarter
-// second; at most max_chunk), a snapshot where the clock says, and the last step of a
-// --t-end run, shortened. A Stepper has
+// One loop for a stepper's whole run (fluid-step, ns-step). A stepper of a fixed dt
+// (fluid-step) runs whole steps in chunks up to the next snapshot (with a progress
+// line, chunks of about a quarter second; at most max_chunk) and the last step of a
+// --t-end run, shortened; it has
 //   double advance(long long n)       n whole steps of the fixed dt; the seconds they took
 //   double last_step(double dt)       one step of a shorter dt (the end of a --t-end run)
 //   void snapshot(long long step, double time)
+// A stepper that chooses each step's dt (ns-step: a CFL step, or its --dt; the clock
+// sums the steps' dt's, fixed_dt 0) is run step by step, and keeps diagnostics; it has
+//   double next_dt()                  the dt it asks for (the clock shortens the last one)
+//   void step(double dt)              one step of dt
+//   void diagnose(long long step, double time)   where the plan asks and at the end
+//   void snapshot(long long step, double time)
+//   long long steps_finished(long long queued)   of the steps queued, those done (a GPU
+//                                     runs behind the host), for the progress line
+// The progress line counts steps, or thousandths of the time where the step count is
+// not known (--t-end with a dt chosen every step).
 struct SteppedRun {
-  double seconds = 0;   // the stepper's own time
+  double seconds = 0;   // the stepper's own time (fixed dt steppers)
   long long steps = 0;  // the steps taken
   double time = 0;      // the time reached
 };
+
+namespace run_detail {
+template <class S, class = void>
+struct chooses_dt : std::false_type {};
+template <class S>
+struct chooses_dt<S, std::void_t<decltype(std::declval<S&>().next_dt())>> : std::true_type {};
+}  // namespace run_detail
 
 template <class Stepper>
 SteppedRun run_steps(Stepper& stepper, const StepPlan& plan, double t0, long long step0, double fixed_dt,
                      const std::string& tool, long long max_chunk, bool quiet) {
   StepClock clock(plan, t0, step0, fixed_dt);
-  Progress progress(tool, "steps", static_cast<std::uint64_t>(clock.total_steps() > 0 ? clock.total_steps() : 0), quiet);
+  const bool by_time = clock.total_steps() < 0;
+  Progress progress(tool, by_time ? "thousandths of the time" : "steps",
+                    by_time ? 1000 : static_cast<std::uint64_t>(clock.total_steps() > 0 ? clock.total_steps() : 0), quiet);
+  const auto done_units = [&](long long steps) {
+    return by_time ? static_cast<std::uint64_t>(clock.fraction_done() * 1000) : static_cast<std::uint64_t>(steps);
+  };
   SteppedRun out;
   long long chunk_steps = 1;
   while (!clock.done()) {
-    long long chunk = clock.full_steps_to_next_event();
-    if (chunk == 0) {  // the last step, shortened to end at --t-end
-      const double dt = clock.next_dt();
-      out.seconds += stepper.last_step(dt);
+    if constexpr (run_detail::chooses_dt<Stepper>::value) {
+      const double dt = clock.next_dt(stepper.next_dt());
+      stepper.step(dt);
       clock.advance(dt);
+      if (clock.done() || clock.diag_due()) stepper.diagnose(clock.step(), clock.time());
+      if (clock.snapshot_due()) stepper.snapshot(clock.step(), clock.time());
+      progress.update(done_units(stepper.steps_finished(clock.steps_taken())));
     } else {
-      chunk = chunk < max_chunk ? chunk : max_chunk;
-      if (progress.enabled() && chunk_steps < chunk) chunk = chunk_steps;
-      const double s = stepper.advance(chunk);
-      out.seconds += s;
-      if (progress.enabled() && s > 0) {
-        const long long quarter = static_cast<long long>(static_cast<double>(chunk) * 0.25 / s);
-        chunk_steps = quarter > 1 ? quarter : 1;
-      } else if (progress.enabled()) {
-        chunk_steps = 2 * chunk;
+      long long chunk = clock.full_steps_to_next_event();
+      if (chunk == 0) {  // the last step, shortened to end at --t-end
+        const double dt = clock.next_dt();
+        out.seconds += stepper.last_step(dt);
+        clock.advance(dt);
+      } else {
+        chunk = chunk < max_chunk ? chunk : max_chunk;
+        if (progress.enabled() && chunk_steps < chunk) chunk = chunk_steps;
+        const double s = stepper.advance(chunk);
+        out.seconds += s;
+        if (progress.enabled() && s > 0) {
+          const long long quarter = static_cast<long long>(static_cast<double>(chunk) * 0.25 / s);
+          chunk_steps = quarter > 1 ? quarter : 1;
+        } else if (progress.enabled()) {
+          chunk_steps = 2 * chunk;
+        }
+        clock.advance_steps(chunk);
       }
-      clock.advance_steps(chunk);
+      progress.update(done_units(clock.steps_taken()));
+      if (clock.snapshot_due()) stepper.snapshot(clock.step(), clock.time());
     }
-    progress.update(static_cast<std::uint64_t>(clock.steps_taken()));
-    if (clock.snapshot_due()) stepper.snapshot(clock.step(), clock.time());
   }
+  progress.update(done_units(clock.steps_taken()));
   progress.finish();
   out.steps = clock.steps_taken();
   out.time = clock.time();

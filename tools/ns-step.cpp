@@ -7,14 +7,13 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include "common/cli.hpp"
 #include "common/finite.hpp"
 #include "common/parallel.hpp"
 #include "common/profile.hpp"
-#include "common/progress.hpp"
 #include "common/run.hpp"
+#include "common/strings.hpp"
 #include "common/timeline.hpp"
 #include "kernels/ns/dispatch.hpp"
 #include "kernels/ns/io.hpp"
@@ -58,18 +57,7 @@ struct NsOptions {
                "Fields of the snapshots: rho, vx, vy, vz, vorticity_x, vorticity_y, vorticity_z, vorticity_magnitude, "
                "q_criterion",
                "LIST", "Output");
-    cli.option("chunk", &o.chunk, "CUDA: x-planes per thread block (0: automatic)", "P", "Tuning").min(0);
-    cli.option("kernel", &o.kernel,
-               "CUDA: sub-step kernel variant: 4 the default (fp64: 6, fp32: 5); 0 32x8 tile, 1 32x8 with read-only "
-               "loads, 2 32x16, 3 32x8 without a register cap, 5 32x16 with Q prefetched by cp.async, 6 32x16 "
-               "shared-memory ring (planes and Q one plane ahead by cp.async, writes its own ghosts), 7 the ring with "
-               "32x8 tiles, 8 one thread per point (what 2-D problems take)",
-               "V", "Tuning")
-        .check([](int k) {
-          if (k < 0 || k > 8) fail_input("--kernel must be 0 to 8, got " + std::to_string(k));
-        });
-    cli.tuning_env("NUMPIPE_MPI_IPC=0", "under MPI on CUDA: no CUDA IPC between the ranks of a node");
-    cli.tuning_env("NUMPIPE_MPI_GPU_AWARE=0", "under MPI on CUDA: no CUDA-aware MPI (halos through pinned host buffers)");
+    o.declare_tuning(cli);  // --chunk, --kernel and the environment (kernels/ns/tuning.hpp)
     cli.flag("timing", &timing, "", "Removed");  // the former name of --repeat 1, kept for scripts
   }
 
@@ -91,8 +79,7 @@ struct NsOptions {
         fail_input("--dims must be three positive integers PX,PY,PZ, got '" + *dims + "'");
     }
     o.overlap = !no_overlap;
-    std::stringstream list(snapshot_fields);
-    for (std::string item; std::getline(list, item, ',');) {
+    for (const std::string& item : split_fields(snapshot_fields)) {
       if (!ns::is_snapshot_field(item))
         fail_input("--snapshot-fields: unknown field '" + item +
                    "' (rho, vx, vy, vz, vorticity_x, vorticity_y, vorticity_z, vorticity_magnitude, q_criterion)");
@@ -109,7 +96,18 @@ struct NsWriter {
   par::StreamOut out;
   Shape shape;
   DType dtype;
+  json snapshot_attrs;        // what every snapshot record says (its step, time and field added)
   double written_bytes = 0;  // the blocked records' payload (the whole arrays)
+
+  void snapshot(const ns::BlockFields& b) {
+    json a = snapshot_attrs;
+    a["step"] = b.step;
+    a["time"] = b.t;
+    for (std::size_t f = 0; f < b.names.size(); ++f) {
+      a["field"] = b.names[f];
+      field("snap_" + b.names[f], a, b, b.data[f]);
+    }
+  }
 
   void field(const std::string& name, const json& attrs, const ns::BlockFields& b, const void* data) {
     const std::int64_t off[3] = {b.offset[0], b.offset[1], b.offset[2]}, cnt[3] = {b.n[0], b.n[1], b.n[2]};
@@ -278,7 +276,7 @@ int run(int argc, char** argv) {
   }
   convert.reset();
 
-  // 4. The output's attrs and the snapshots and progress the solver hands back.
+  // 4. The output's attrs, and the writer the snapshots go to.
   const ns::Params& p = pr.params;
   json state_attrs = input_attrs;
   state_attrs.erase("history");
@@ -288,35 +286,16 @@ int run(int argc, char** argv) {
   const ns::Geometry g = ns::make_geometry(p);
   state_attrs["grid"] = {{"dims", {"x", "y", "z"}}, {"origin", {0.0, 0.0, 0.0}}, {"spacing", {g.h[0], g.h[1], g.h[2]}}};
   NsWriter writer{par::StreamOut(world.is_root() ? out_file.get() : nullptr), Shape{p.n[0], p.n[1], p.n[2]},
-                  o.fp32 ? DType::f4 : DType::f8};
+                  o.fp32 ? DType::f4 : DType::f8,
+                  cli.stamp({{"kind", "ns.snapshot"}, {"grid", state_attrs["grid"]}, {"re", p.re}, {"c", p.c}}, input_attrs)};
   writer.out.set_units(ns::units());
-  const json snap_base = cli.stamp({{"kind", "ns.snapshot"}, {"grid", state_attrs["grid"]}, {"re", p.re}, {"c", p.c}}, input_attrs);
-  o.on_snapshot = [&](const ns::BlockFields& b) {
-    json a = snap_base;
-    a["step"] = b.step;
-    a["time"] = b.t;
-    for (std::size_t f = 0; f < b.names.size(); ++f) {
-      a["field"] = b.names[f];
-      writer.field("snap_" + b.names[f], a, b, b.data[f]);
-    }
-  };
-  // By steps, or with --t-end by thousandths of the time to run.
-  const bool by_time = o.t_end.has_value();
-  const double span = by_time ? *o.t_end - pr.t0 : 0;
-  Progress progress("ns-step", by_time ? "thousandths of the time" : "steps",
-                    by_time ? 1000 : static_cast<std::uint64_t>(o.steps), cli.quiet() || !world.is_root());
-  o.on_step = [&](long long done, double t) {
-    progress.update(by_time ? static_cast<std::uint64_t>(span > 0 ? std::clamp((t - pr.t0) / span, 0.0, 1.0) * 1000 : 1000)
-                            : static_cast<std::uint64_t>(done));
-  };
 
   // 5. Solve: --repeat N runs N-1 warm-ups of the steps from the input state first (no
-  // snapshots, no progress), then the run that is written and timed (the same bits).
+  // snapshots, no progress), then the run that is written and timed (the same bits),
+  // stepped by common/run.hpp's run_steps (the progress line, snapshots, diagnostics).
   const DeviceInfo dev = ns::prepare_backend(backend, o, cli.args().count("device") > 0 || cli.has("devices"));
   if (no.repeat > 1) {
     ns::RunOptions warm = o;
-    warm.on_step = nullptr;
-    warm.on_snapshot = nullptr;
     warm.snapshot_every = 0;
     warm.snapshot_dt = 0;
     for (int r = 1; r < no.repeat; ++r) ns::solve(backend, pr, warm);
@@ -324,11 +303,14 @@ int run(int argc, char** argv) {
   // The written run's wall time and the process phases inside it (snapshots written),
   // so that the profile can name what the solver's own phases leave out.
   const double wall0 = timeline::now(), covered0 = timeline::total_seconds();
-  const ns::Result res = ns::solve(backend, pr, o);
+  std::unique_ptr<ns::Solver> solver = ns::make_solver(backend, pr, o);
+  ns::Stepper stepper{*solver, [&](const ns::BlockFields& b) { writer.snapshot(b); }};
+  const SteppedRun steps = run_steps(stepper, o, pr.t0, pr.step0, 0, "ns-step", 1, cli.quiet() || !world.is_root());
+  const ns::Result res = solver->finish(pr.step0 + steps.steps, steps.time);
+  solver.reset();
   const double solve_wall = timeline::now() - wall0 - (timeline::total_seconds() - covered0);
   // the device's work is done: its teardown beside the checks and the writing
   if (backend == Backend::cuda && !world.distributed()) release_devices_in_background({o.device});
-  progress.finish();
 
   // 6. Check: every value of every rank's block finite.
   std::optional<timeline::Scope> check(std::in_place, "check output");

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "common/error.hpp"
 #include "common/parallel.hpp"
+#include "common/strings.hpp"
 
 namespace numpipe::ns {
 
@@ -17,8 +17,7 @@ Body parse_body(const std::string& spec) {
   std::vector<double> v;
   bool numbers_ok = colon != std::string::npos;
   if (numbers_ok) {
-    std::stringstream ss(spec.substr(colon + 1));
-    for (std::string item; std::getline(ss, item, ',');) {
+    for (const std::string& item : split_fields(spec.substr(colon + 1))) {
       char* end = nullptr;
       const double x = std::strtod(item.c_str(), &end);
       if (item.empty() || *end || !std::isfinite(x)) numbers_ok = false;

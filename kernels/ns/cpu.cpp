@@ -72,10 +72,10 @@ void copy_face(const Geometry& g, T* const* f, int axis, int side, bool unpack, 
 // grid with the one-process code (the same fixed summation order); forces: every
 // crossing's contribution goes to rank 0, which sums them in the global order.
 template <class T>
-class CpuRun {
+class CpuRun final : public Solver {
  public:
-  CpuRun(const Problem& pr, const RunOptions& o, const Decomposition* d)
-      : pr_(pr), p_(pr.params), o_(o), d_(d), g_(d ? d->block : make_geometry(pr.params)),
+  CpuRun(const Problem& pr, const RunOptions& o, std::unique_ptr<Decomposition> d)
+      : pr_(pr), p_(pr.params), o_(o), own_(std::move(d)), d_(own_.get()), g_(d_ ? d_->block : make_geometry(pr.params)),
         a_(static_cast<std::size_t>(g_.padded())), b_(a_.v[0].size()), q_(a_.v[0].size()) {
     ib_ = build_ib_tables<T>(p_, pr.bodies, g_);
     load_block<T>(pr, g_, ib_, a_);
@@ -96,44 +96,56 @@ class CpuRun {
       tb_.points = ib_.points.data();
     }
     if (d_) setup_halos();
-  }
-
-  Result run() {
-    Result r;
-    r.t = pr_.t0;
-    r.step = pr_.step0;
-    if (d_) r.halo_path = "host";
+    // the first diagnostics row and the stability estimate, at the input state
+    r_.t = pr_.t0;
+    r_.step = pr_.step0;
+    if (d_) r_.halo_path = "host";
     cur_ = &a_;
     nxt_ = &b_;
-    double max_speed = diagnose(r);
-    if (d_) max_speed = par::max_all(max_speed);  // the one-process run's first max |v|: rank 0's
-    r.stable_dt = stable_dt(g_, o_.order, max_speed, p_.c, p_.re);
-    StepClock clock(step_plan(o_), r.t, r.step);
-    for (long long s = 0; !clock.done(); ++s) {
-      auto t0 = std::chrono::steady_clock::now();
-      if (o_.dt <= 0 && s > 0) {
-        max_speed = cpu::max_speed<T>(g_, cur_->ptr().data());
-        if (d_) max_speed = par::max_all(max_speed);
-      }
-      const double dt = clock.next_dt(choose_dt(g_, p_, o_, max_speed));
-      for (int stage = 0; stage < 3; ++stage) {
-        auto fin = cur_->ptr(), fout = nxt_->ptr(), fq = q_.ptr();
-        substep(fin.data(), fout.data(), fq.data(), stage, T(dt));
-        std::swap(cur_, nxt_);
-      }
-      clock.advance(dt);
-      r.t = clock.time();
-      r.step = clock.step();
-      r.dt_last = dt;
-      r.max_dt = std::max(r.max_dt, dt);
-      r.step_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      if (clock.done() || clock.diag_due()) {
-        const double m = diagnose(r);
-        if (!d_) max_speed = m;
-      }
-      if (clock.snapshot_due()) snapshot(r);
-      if (o_.on_step) o_.on_step(s + 1, r.t);
+    max_speed_ = diagnose(r_);
+    if (d_) max_speed_ = par::max_all(max_speed_);  // the one-process run's first max |v|: rank 0's
+    r_.stable_dt = stable_dt(g_, o_.order, max_speed_, p_.c, p_.re);
+  }
+
+  double next_dt() override {
+    if (o_.dt <= 0 && steps_ > 0) {
+      max_speed_ = cpu::max_speed<T>(g_, cur_->ptr().data());
+      if (d_) max_speed_ = par::max_all(max_speed_);
     }
+    return choose_dt(g_, p_, o_, max_speed_);
+  }
+
+  void step(double dt) override {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int stage = 0; stage < 3; ++stage) {
+      auto fin = cur_->ptr(), fout = nxt_->ptr(), fq = q_.ptr();
+      substep(fin.data(), fout.data(), fq.data(), stage, T(dt));
+      std::swap(cur_, nxt_);
+    }
+    ++steps_;
+    r_.dt_last = dt;
+    r_.max_dt = std::max(r_.max_dt, dt);
+    r_.step_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+
+  void diagnose(long long step, double t) override {
+    r_.step = step;
+    r_.t = t;
+    const double m = diagnose(r_);
+    if (!d_) max_speed_ = m;
+  }
+
+  const BlockFields& snapshot(long long step, double t) override {
+    r_.step = step;
+    r_.t = t;
+    snapshot(r_);
+    return snap_;
+  }
+
+  Result finish(long long step, double t) override {
+    Result& r = r_;
+    r.step = step;
+    r.t = t;
     // The other register sets go before the result is allocated (the peak stays at
     // three sets, docs/ns.md "Memory").
     for (int v = 0; v < kVars; ++v) {
@@ -156,7 +168,7 @@ class CpuRun {
       r.block_n[a] = g_.n[a];
     }
     r.download_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return r;
+    return std::move(r_);
   }
 
  private:
@@ -281,16 +293,14 @@ class CpuRun {
     if (sum_force_parts(std::move(parts), d_ != nullptr, pr_.bodies.list.size(), r.t, row)) r.forces.push_back(std::move(row));
   }
 
-  // Snapshot fields of the block handed to o_.on_snapshot (every rank).
+  // Snapshot fields of the block into snap_ (every rank).
   void snapshot(const Result& r) {
     auto f = cur_->ptr();
     const std::size_t n = static_cast<std::size_t>(g_.points());
-    std::vector<std::vector<T>> store;
-    BlockFields bf;
-    bf.step = r.step;
-    bf.t = r.t;
-    bf.fp32 = sizeof(T) == 4;
-    for (int a = 0; a < 3; ++a) bf.offset[a] = g_.offset[a], bf.n[a] = g_.n[a];
+    std::vector<std::vector<T>>& store = snap_store_;
+    store.clear();
+    BlockFields& bf = snap_;
+    bf = snapshot_of(g_, r.step, r.t, sizeof(T) == 4);
     std::vector<int> derived;
     for (const std::string& name : o_.snapshot_fields) {
       int var = -1;
@@ -341,12 +351,12 @@ class CpuRun {
       bf.names.push_back(o_.snapshot_fields[s]);
       bf.data.push_back(store[s].data());
     }
-    if (o_.on_snapshot) o_.on_snapshot(bf);
   }
 
   const Problem& pr_;
   const Params& p_;
   RunOptions o_;
+  std::unique_ptr<Decomposition> own_;
   const Decomposition* d_;
   Geometry g_;
   Fields<T> a_, b_, q_;
@@ -359,10 +369,27 @@ class CpuRun {
   std::vector<par::Cart3::Face> msgs_;
   Box inner_{}, shell_[6]{};
   int nshell_ = 0;
+  Result r_;
+  long long steps_ = 0;  // steps taken
+  double max_speed_ = 0;  // max |v| of the state the next dt is chosen from
+  BlockFields snap_;
+  std::vector<std::vector<T>> snap_store_;
 };
+
+template <class T>
+std::unique_ptr<Solver> make_cpu_run(const Problem& pr, const RunOptions& o, std::unique_ptr<Decomposition> d) {
+  return std::make_unique<CpuRun<T>>(pr, o, std::move(d));
+}
 
 }  // namespace
 
-Result solve_cpu(const Problem& pr, const RunOptions& o) { return solve_with<CpuRun>(pr, o); }
+std::unique_ptr<Solver> make_cpu_solver(const Problem& pr, const RunOptions& o) {
+  return make_run(pr, o, &make_cpu_run<float>, &make_cpu_run<double>);
+}
+
+Result solve_cpu(const Problem& pr, const RunOptions& o) {
+  const std::unique_ptr<Solver> solver = make_cpu_solver(pr, o);
+  return run(*solver, pr, o);
+}
 
 }  // namespace numpipe::ns

@@ -22,6 +22,7 @@
 
 #include "bodies.hpp"
 #include "common/cuda_check.hpp"
+#include "common/cuda_stream.hpp"
 #include "common/device_array.hpp"
 #include "common/host_array.hpp"
 #include "common/staging.hpp"
@@ -282,21 +283,6 @@ void launch_fill_ghosts(const Geometry& g, Ptrs<T> f, cudaStream_t s) {
   NUMPIPE_CUDA_CHECK_LAUNCH();
 }
 
-struct StreamHandle {
-  cudaStream_t s = nullptr;
-  StreamHandle() { NUMPIPE_CUDA_CHECK(cudaStreamCreate(&s)); }  // blocking: ordered with the legacy default stream
-  ~StreamHandle() { if (s) cudaStreamDestroy(s); }
-  StreamHandle(const StreamHandle&) = delete;
-  StreamHandle& operator=(const StreamHandle&) = delete;
-};
-struct EventHandle {
-  cudaEvent_t e = nullptr;
-  EventHandle() { NUMPIPE_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming)); }
-  ~EventHandle() { if (e) cudaEventDestroy(e); }
-  EventHandle(const EventHandle&) = delete;
-  EventHandle& operator=(const EventHandle&) = delete;
-};
-
 // One run on one device: the whole grid in one process, or under MPI this rank's
 // block of the decomposition (decomp.hpp) with its halo faces exchanged before
 // every sub-step: on one node, packed straight into the neighbour's device buffer
@@ -305,19 +291,25 @@ struct EventHandle {
 // With overlap (the default) the part of the block whose stencils read no halo
 // ghost is updated on a second stream while the halos travel.
 template <class T>
-class CudaRun {
+class CudaRun final : public Solver {
  public:
-  ~CudaRun() { close_ipc(); }
+  ~CudaRun() override {
+    close_ipc();
+    for (auto& e : evs_) cudaEventDestroy(e);
+    for (auto& e : eve_) cudaEventDestroy(e);
+  }
   CudaRun(const CudaRun&) = delete;
   CudaRun& operator=(const CudaRun&) = delete;
-  CudaRun(const Problem& pr, const RunOptions& o, const Decomposition* d)
-      : pr_(pr), o_(o), device_(select_device(o.device)), p_(pr.params), d_(d), g_(d ? d->block : make_geometry(pr.params)),
+  CudaRun(const Problem& pr, const RunOptions& o, std::unique_ptr<Decomposition> d)
+      : pr_(pr), o_(o), device_(select_device(o.device)), p_(pr.params), own_(std::move(d)), d_(own_.get()),
+        g_(d_ ? d_->block : make_geometry(pr.params)),
         diag_(g_) {
     NUMPIPE_CUDA_CHECK(cudaGetDeviceProperties(&prop_, o.device));
-    ready_ = std::make_unique<EventHandle>();
-    done_ = std::make_unique<EventHandle>();
-    main_ = std::make_unique<StreamHandle>();
-    side_ = std::make_unique<StreamHandle>();
+    ready_ = std::make_unique<CudaEvent>();
+    done_ = std::make_unique<CudaEvent>();
+    // blocking streams: ordered with the legacy default stream
+    main_ = std::make_unique<CudaStream>(cudaStreamDefault);
+    side_ = std::make_unique<CudaStream>(cudaStreamDefault);
     const std::size_t padded = static_cast<std::size_t>(g_.padded());
     for (int v = 0; v < kVars; ++v) {
       bufa_[v] = DeviceArray<T>(padded);
@@ -357,6 +349,7 @@ class CudaRun {
     chunk_ = pick_chunk(variant_, o.chunk);
     whole_box_ = whole_box(g_);
     if (d_) setup_halos();
+    start();
   }
 
   // The sponge's rates and the immersed-boundary tables on the device.
@@ -422,87 +415,72 @@ class CudaRun {
     return std::min(chunk, g_.n[0]);
   }
 
-  Result run() {
-    Result r;
-    r.t = pr_.t0;
-    r.step = pr_.step0;
-    if (d_) r.halo_path = ipc_ ? "cuda-ipc" : gpu_aware_ ? "cuda-aware-mpi" : "host-staged";
-    upload(r);
-    Ptrs<T> cur = a_, nxt = b_;
-    double max_speed_now = 0;
-    auto diagnose = [&]() {
-      HostTimerLike t0;
-      if (d_) {
-        max_speed_now = par::max_all(diagnose_distributed(cur, r));
-      } else {
-        launch_fill_ghosts<T>(g_, cur, main());
-        r.diag.push_back(device_diagnostics<T>(g_, p_, o_.order, cur, diag_, main(), r.step, r.t, &max_speed_now));
+  double next_dt() override {
+    if (o_.dt <= 0 && steps_ > 0) {
+      max_speed_now_ = max_speed(cur_);
+      if (d_) max_speed_now_ = par::max_all(max_speed_now_);
+    }
+    return choose_dt(g_, p_, o_, max_speed_now_);
+  }
+
+  // per-step start and end events: host work between steps (dt, diagnostics) is not timed
+  void step(double dt) override {
+    const std::size_t s = evs_.size();
+    HostTimerLike wall;
+    evs_.emplace_back();
+    eve_.emplace_back();
+    NUMPIPE_CUDA_CHECK(cudaEventCreate(&evs_[s]));
+    NUMPIPE_CUDA_CHECK(cudaEventCreate(&eve_[s]));
+    NUMPIPE_CUDA_CHECK(cudaEventRecord(evs_[s], main()));
+    for (int stage = 0; stage < 3; ++stage) {
+      if (d_) substep_distributed(stage, T(dt), cur_, nxt_);
+      else {
+        if (!fuse_) launch_fill_ghosts<T>(g_, cur_, main());
+        substep(whole_box_, stage, T(dt), cur_, nxt_, main());
+        ib_step(stage, T(dt), cur_, nxt_, main());
       }
-      if (pr_.bodies.any()) {
-        // the halos of cur (F1, F2 may lie there; the diagnostics exchanged them with whole lines)
-        if (d_ && !lines_whole(*d_)) substep_distributed(0, T(0), cur, nxt, false);
-        forces(cur, r);
-      }
-      r.diag_seconds += t0.seconds();
-    };
+      std::swap(cur_, nxt_);
+    }
+    NUMPIPE_CUDA_CHECK(cudaEventRecord(eve_[s], main()));
+    if (d_) {
+      NUMPIPE_CUDA_CHECK(cudaEventSynchronize(eve_[s]));
+      host_step_.push_back(wall.seconds());
+      r_.exchange_seconds.push_back(exchange_step_);
+      exchange_step_ = 0;
+    }
+    ++steps_;
+    r_.dt_last = dt;
+    r_.max_dt = std::max(r_.max_dt, dt);
+    // the fused ghosts of cur were written by the last sub-step; a diagnostic or
+    // snapshot step fills them again (the same values)
+  }
+
+  void diagnose(long long step, double t) override {
+    r_.step = step;
+    r_.t = t;
     diagnose();
-    r.stable_dt = stable_dt(g_, o_.order, max_speed_now, p_.c, p_.re);
-    // per-step start and end events: host work between steps (dt, diagnostics) is not timed
-    // (made as the steps go: with --t-end and a CFL dt the count is known only at the end)
-    std::vector<cudaEvent_t> evs, eve;
-    StepClock clock(step_plan(o_), r.t, r.step);
-    if (clock.total_steps() > 0) {
-      evs.reserve(static_cast<std::size_t>(clock.total_steps()));
-      eve.reserve(static_cast<std::size_t>(clock.total_steps()));
-    }
-    std::vector<double> host_step;  // MPI: the host waits on every exchange, so a step's wall time is the measure
-    // the ring kernels write the ghosts of their output: those of the input state once here
-    if (fuse_) launch_fill_ghosts<T>(g_, cur, main());
-    std::size_t reported = 0;  // steps known finished, for the progress line
-    for (std::size_t s = 0; !clock.done(); ++s) {
-      if (o_.dt <= 0 && s > 0) {
-        max_speed_now = max_speed(cur);
-        if (d_) max_speed_now = par::max_all(max_speed_now);
-      }
-      const double dt = clock.next_dt(choose_dt(g_, p_, o_, max_speed_now));
-      HostTimerLike wall;
-      evs.emplace_back();
-      eve.emplace_back();
-      NUMPIPE_CUDA_CHECK(cudaEventCreate(&evs[s]));
-      NUMPIPE_CUDA_CHECK(cudaEventCreate(&eve[s]));
-      NUMPIPE_CUDA_CHECK(cudaEventRecord(evs[s], main()));
-      for (int stage = 0; stage < 3; ++stage) {
-        if (d_) substep_distributed(stage, T(dt), cur, nxt);
-        else {
-          if (!fuse_) launch_fill_ghosts<T>(g_, cur, main());
-          substep(whole_box_, stage, T(dt), cur, nxt, main());
-          ib_step(stage, T(dt), cur, nxt, main());
-        }
-        std::swap(cur, nxt);
-      }
-      NUMPIPE_CUDA_CHECK(cudaEventRecord(eve[s], main()));
-      if (d_) {
-        NUMPIPE_CUDA_CHECK(cudaEventSynchronize(eve[s]));
-        host_step.push_back(wall.seconds());
-        r.exchange_seconds.push_back(exchange_step_);
-        exchange_step_ = 0;
-      }
-      clock.advance(dt);
-      r.t = clock.time();
-      r.step = clock.step();
-      r.dt_last = dt;
-      r.max_dt = std::max(r.max_dt, dt);
-      if (clock.done() || clock.diag_due()) diagnose();
-      if (clock.snapshot_due()) snapshot(cur, nxt, r);
-      // Progress: the steps whose end event has passed (the host runs ahead of the
-      // GPU; cudaEventQuery does not wait, so no synchronisation is added).
-      if (o_.on_step) {
-        while (reported < s + 1 && cudaEventQuery(eve[reported]) == cudaSuccess) ++reported;
-        o_.on_step(static_cast<long long>(reported), r.t);
-      }
-      // the fused ghosts of cur were written by the last sub-step; a diagnostic or
-      // snapshot step filled them again (the same values)
-    }
+  }
+
+  const BlockFields& snapshot(long long step, double t) override {
+    r_.step = step;
+    r_.t = t;
+    snapshot(cur_, nxt_, r_);
+    return snap_;
+  }
+
+  // The steps whose end event has passed (the host runs ahead of the GPU;
+  // cudaEventQuery does not wait, so no synchronisation is added).
+  long long steps_finished(long long queued) override {
+    while (reported_ < static_cast<std::size_t>(queued) && reported_ < eve_.size() &&
+           cudaEventQuery(eve_[reported_]) == cudaSuccess)
+      ++reported_;
+    return static_cast<long long>(reported_);
+  }
+
+  Result finish(long long step, double t) override {
+    Result& r = r_;
+    r.step = step;
+    r.t = t;
     // The result's host memory (page faults, zeroing) while the last steps run on the GPU:
     // resize leaves it untouched (HostVector), so its pages are touched here, on the io
     // threads (the download then runs at the ring's speed, about twice what it reaches
@@ -513,16 +491,17 @@ class CudaRun {
         touch_pages(r.fields[v].data(), r.fields[v].size() * sizeof(double));
       }
     NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
-    if (o_.on_step) o_.on_step(static_cast<long long>(evs.size()), r.t);
-    for (std::size_t s = 0; s < evs.size(); ++s) {
+    for (std::size_t s = 0; s < evs_.size(); ++s) {
       float ms = 0;
-      NUMPIPE_CUDA_CHECK(cudaEventElapsedTime(&ms, evs[s], eve[s]));
+      NUMPIPE_CUDA_CHECK(cudaEventElapsedTime(&ms, evs_[s], eve_[s]));
       // under MPI the slowest rank sets the pace: the step time is the largest over ranks
-      r.step_seconds.push_back(d_ ? par::max_all(host_step[s]) : ms * 1e-3);
+      r.step_seconds.push_back(d_ ? par::max_all(host_step_[s]) : ms * 1e-3);
       if (d_) r.exchange_seconds[s] = par::max_all(r.exchange_seconds[s]);
     }
-    for (auto& e : evs) cudaEventDestroy(e);
-    for (auto& e : eve) cudaEventDestroy(e);
+    for (auto& e : evs_) cudaEventDestroy(e);
+    for (auto& e : eve_) cudaEventDestroy(e);
+    evs_.clear();
+    eve_.clear();
     if (ipc_) {  // every rank is done writing into the others' buffers before any frees its own
       close_ipc();
       par::world().barrier();
@@ -533,23 +512,60 @@ class CudaRun {
       r.block_n[a] = g_.n[a];
     }
     if (!d_) {
-      download_staged(cur, r);
+      download_staged(cur_, r);
       r.download_seconds = t0.seconds();
-      return r;
+      return std::move(r_);
     }
-    std::vector<T> mine = download_interior(cur);
+    std::vector<T> mine = download_interior(cur_);
     const std::size_t n = static_cast<std::size_t>(g_.points());
     for (int v = 0; v < kVars; ++v) r.fields[v].assign(mine.begin() + v * n, mine.begin() + (v + 1) * n);
     r.download_seconds = t0.seconds();
-    return r;
+    return std::move(r_);
   }
 
  private:
+  // The input state on the device, the first diagnostics row and the stability estimate.
+  void start() {
+    r_.t = pr_.t0;
+    r_.step = pr_.step0;
+    if (d_) r_.halo_path = ipc_ ? "cuda-ipc" : gpu_aware_ ? "cuda-aware-mpi" : "host-staged";
+    upload(r_);
+    cur_ = a_;
+    nxt_ = b_;
+    diagnose();
+    r_.stable_dt = stable_dt(g_, o_.order, max_speed_now_, p_.c, p_.re);
+    // (made as the steps go: with --t-end and a CFL dt the count is known only at the end)
+    const long long total = StepClock(step_plan(o_), pr_.t0, pr_.step0).total_steps();
+    if (total > 0) {
+      evs_.reserve(static_cast<std::size_t>(total));
+      eve_.reserve(static_cast<std::size_t>(total));
+    }
+    // the ring kernels write the ghosts of their output: those of the input state once here
+    if (fuse_) launch_fill_ghosts<T>(g_, cur_, main());
+  }
+
+  // A diagnostics row at r_'s step and time, and the forces on the bodies.
+  void diagnose() {
+    HostTimerLike t0;
+    if (d_) {
+      max_speed_now_ = par::max_all(diagnose_distributed(cur_, r_));
+    } else {
+      launch_fill_ghosts<T>(g_, cur_, main());
+      r_.diag.push_back(device_diagnostics<T>(g_, p_, o_.order, cur_, diag_, main(), r_.step, r_.t, &max_speed_now_));
+    }
+    if (pr_.bodies.any()) {
+      // the halos of cur (F1, F2 may lie there; the diagnostics exchanged them with whole lines)
+      if (d_ && !lines_whole(*d_)) substep_distributed(0, T(0), cur_, nxt_, false);
+      forces(cur_, r_);
+    }
+    r_.diag_seconds += t0.seconds();
+  }
+
   struct HostTimerLike {
     std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
     double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
   };
-  cudaStream_t main() const { return main_->s; }
+  cudaStream_t main() const { return main_->get(); }
 
   // The forces on the bodies from the state f (ghosts and halos filled): every
   // crossing's part on the device, summed on the host in the global crossing order
@@ -576,11 +592,13 @@ class CudaRun {
     if (sum_force_parts(std::move(parts), d_ != nullptr, pr_.bodies.list.size(), r.t, row)) r.forces.push_back(std::move(row));
   }
 
-  // The snapshot fields of the block, handed to o_.on_snapshot (every rank).
+  // The snapshot fields of the block into snap_ (every rank).
   void snapshot(Ptrs<T> cur, Ptrs<T> nxt, const Result& r) {
     const std::size_t n = static_cast<std::size_t>(g_.points());
-    std::vector<T> state;
-    std::vector<std::vector<T>> derived(o_.snapshot_fields.size());
+    std::vector<T>& state = snap_state_;
+    std::vector<std::vector<T>>& derived = snap_derived_;
+    state.clear();
+    derived.assign(o_.snapshot_fields.size(), {});
     bool need_state = false, need_derived = false;
     for (const std::string& name : o_.snapshot_fields) {
       bool is_var = false;
@@ -616,11 +634,8 @@ class CudaRun {
         }
       NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(main()));
     }
-    BlockFields bf;
-    bf.step = r.step;
-    bf.t = r.t;
-    bf.fp32 = sizeof(T) == 4;
-    for (int a = 0; a < 3; ++a) bf.offset[a] = g_.offset[a], bf.n[a] = g_.n[a];
+    BlockFields& bf = snap_;
+    bf = snapshot_of(g_, r.step, r.t, sizeof(T) == 4);
     for (std::size_t f = 0; f < o_.snapshot_fields.size(); ++f) {
       const std::string& name = o_.snapshot_fields[f];
       bf.names.push_back(name);
@@ -630,7 +645,6 @@ class CudaRun {
       if (!data) data = derived[f].data();
       bf.data.push_back(data);
     }
-    if (o_.on_snapshot) o_.on_snapshot(bf);
   }
 
   // One process: each variable's interior values stream to the device through the
@@ -779,7 +793,7 @@ class CudaRun {
   bool use_ipc() const {
     const par::Group& w = par::world();
     bool ok = w.local_size() == w.size();
-    if (const char* env = std::getenv("NUMPIPE_MPI_IPC")) ok = ok && std::string(env) != "0";
+    ok = ok && o_.mpi_ipc;
     int n = 0;
     NUMPIPE_CUDA_CHECK(cudaGetDeviceCount(&n));
     for (int dev = 0; dev < n && ok; ++dev) {
@@ -862,9 +876,9 @@ class CudaRun {
       NUMPIPE_CUDA_CHECK_LAUNCH();
     }
     if (overlap_ && compute) {
-      NUMPIPE_CUDA_CHECK(cudaEventRecord(ready_->e, main()));
-      NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(side_->s, ready_->e, 0));
-      substep(inner_, stage, dt, in, out, side_->s);
+      NUMPIPE_CUDA_CHECK(cudaEventRecord(ready_->get(), main()));
+      NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(side_->get(), ready_->get(), 0));
+      substep(inner_, stage, dt, in, out, side_->get());
     }
     std::vector<par::Cart3::Face> msgs;
     for (auto& f : faces_) {
@@ -897,8 +911,8 @@ class CudaRun {
     if (!compute) return;
     if (overlap_) {
       for (const Box& b : shell_) substep(b, stage, dt, in, out, main());
-      NUMPIPE_CUDA_CHECK(cudaEventRecord(done_->e, side_->s));
-      NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(main(), done_->e, 0));
+      NUMPIPE_CUDA_CHECK(cudaEventRecord(done_->get(), side_->get()));
+      NUMPIPE_CUDA_CHECK(cudaStreamWaitEvent(main(), done_->get(), 0));
     } else {
       substep(whole_box_, stage, dt, in, out, main());
     }
@@ -986,11 +1000,12 @@ class CudaRun {
   RunOptions o_;
   int device_;
   Params p_;
+  std::unique_ptr<Decomposition> own_;
   const Decomposition* d_;
   Geometry g_;
   DiagBuffers diag_;
   cudaDeviceProp prop_{};
-  std::unique_ptr<StreamHandle> main_, side_;
+  std::unique_ptr<CudaStream> main_, side_;
   DeviceArray<T> bufa_[kVars], bufb_[kVars], bufq_[kVars];
   Ptrs<T> a_{}, b_{}, q_{};
   DeviceArray<double> dmax_;
@@ -1007,7 +1022,7 @@ class CudaRun {
   bool gpu_aware_ = false, overlap_ = true, ipc_ = false;
   long long substep_count_ = 0;
   double exchange_step_ = 0;
-  std::unique_ptr<EventHandle> ready_, done_;
+  std::unique_ptr<CudaEvent> ready_, done_;
   std::unique_ptr<DiagBuffers> whole_diag_;
   DeviceArray<T> whole_f_[kVars];
   Ptrs<T> whole_ptrs_{};
@@ -1022,15 +1037,25 @@ class CudaRun {
   DeviceArray<T> qsite_;
   long long site_count_ = 0;
   DevTables<T> tb_{};
+  // the run as it goes
+  Result r_;
+  Ptrs<T> cur_{}, nxt_{};
+  long long steps_ = 0;
+  double max_speed_now_ = 0;
+  std::vector<cudaEvent_t> evs_, eve_;  // each step's start and end
+  std::vector<double> host_step_;  // MPI: the host waits on every exchange, so a step's wall time is the measure
+  std::size_t reported_ = 0;  // steps known finished, for the progress line
+  BlockFields snap_;
+  std::vector<T> snap_state_;
+  std::vector<std::vector<T>> snap_derived_;
 };
 
 }  // namespace
 
-// One precision's run (cuda_run.hpp): instantiated in cuda_run_f32.cu and cuda_run_f64.cu.
+// One precision's solver (cuda_run.hpp): instantiated in cuda_run_f32.cu and cuda_run_f64.cu.
 template <class T>
-Result run_cuda(const Problem& pr, const RunOptions& o, const Decomposition* d) {
-  CudaRun<T> run(pr, o, d);
-  return run.run();
+std::unique_ptr<Solver> make_cuda_run(const Problem& pr, const RunOptions& o, std::unique_ptr<Decomposition> d) {
+  return std::make_unique<CudaRun<T>>(pr, o, std::move(d));
 }
 
 }  // namespace numpipe::ns

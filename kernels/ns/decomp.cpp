@@ -91,4 +91,11 @@ Decomposition decompose(const Params& p, const RunOptions& o) {
   return d;
 }
 
+std::unique_ptr<Solver> make_run(const Problem& pr, const RunOptions& o, MakeRun in_float, MakeRun in_double) {
+  validate(pr, o);
+  std::unique_ptr<Decomposition> d;
+  if (par::world().distributed()) d = std::make_unique<Decomposition>(decompose(pr.params, o));
+  return (o.fp32 ? in_float : in_double)(pr, o, std::move(d));
+}
+
 }  // namespace numpipe::ns

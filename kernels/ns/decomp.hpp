@@ -87,23 +87,11 @@ std::array<std::vector<T>, kVars> gather_blocks(const Params& p, const Decomposi
   return all;
 }
 
-// A backend's solve: the problem checked, then its run (Run<T>(problem, options,
-// this rank's block of the decomposition or null on one process).run()) in the
-// run's precision.
-template <template <class> class Run>
-Result solve_with(const Problem& pr, const RunOptions& o) {
-  validate(pr, o);
-  auto run_in = [&](auto precision) {
-    using T = decltype(precision);
-    if (par::world().distributed()) {
-      const Decomposition d = decompose(pr.params, o);
-      Run<T> run(pr, o, &d);
-      return run.run();
-    }
-    Run<T> run(pr, o, nullptr);
-    return run.run();
-  };
-  return o.fp32 ? run_in(float{}) : run_in(double{});
-}
+// A backend's solver in one precision, made with this rank's block of the
+// decomposition (null on one process), which it keeps.
+using MakeRun = std::unique_ptr<Solver> (*)(const Problem&, const RunOptions&, std::unique_ptr<Decomposition>);
+// The problem checked, this rank's block cut under MPI, then the backend's solver in
+// the run's precision: the one choice of precision both backends share.
+std::unique_ptr<Solver> make_run(const Problem& pr, const RunOptions& o, MakeRun in_float, MakeRun in_double);
 
 }  // namespace numpipe::ns

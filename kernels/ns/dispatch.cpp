@@ -1,7 +1,9 @@
 #include "dispatch.hpp"
 
-#include "common/error.hpp"
 #include "common/parallel.hpp"
+#ifdef NUMPIPE_HAVE_CUDA
+#include "cuda_run.hpp"
+#endif
 
 namespace numpipe::ns {
 
@@ -13,17 +15,34 @@ DeviceInfo prepare_backend(Backend backend, RunOptions& o, bool device_named) {
 #else
   (void)o;
   (void)device_named;
-  fail_resource("this build has no CUDA backend");
+  fail_no_cuda_backend();
+#endif
+}
+
+std::unique_ptr<Solver> make_solver(Backend backend, const Problem& pr, const RunOptions& o) {
+  if (backend != Backend::cuda) return make_cpu_solver(pr, o);
+#ifdef NUMPIPE_HAVE_CUDA
+  return make_cuda_solver(pr, o);
+#else
+  fail_no_cuda_backend();
 #endif
 }
 
 Result solve(Backend backend, const Problem& pr, const RunOptions& o) {
-  if (backend != Backend::cuda) return solve_cpu(pr, o);
-#ifdef NUMPIPE_HAVE_CUDA
-  return solve_cuda(pr, o);
-#else
-  fail_resource("this build has no CUDA backend");
-#endif
+  const std::unique_ptr<Solver> solver = make_solver(backend, pr, o);
+  return run(*solver, pr, o);
 }
+
+#ifdef NUMPIPE_HAVE_CUDA
+// The CUDA run in its precision (cuda_run_f32.cu, cuda_run_f64.cu).
+std::unique_ptr<Solver> make_cuda_solver(const Problem& pr, const RunOptions& o) {
+  return make_run(pr, o, &make_cuda_run<float>, &make_cuda_run<double>);
+}
+
+Result solve_cuda(const Problem& pr, const RunOptions& o) {
+  const std::unique_ptr<Solver> solver = make_cuda_solver(pr, o);
+  return run(*solver, pr, o);
+}
+#endif
 
 }  // namespace numpipe::ns

@@ -1,10 +1,10 @@
 // ns-step: parameters, validation and the host-side pieces both backends share.
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "common/error.hpp"
 #include "common/finite.hpp"
+#include "common/strings.hpp"
 #include "ns.hpp"
 
 namespace numpipe::ns {
@@ -25,8 +25,7 @@ void parse_bc(const std::string& spec, Bc result[3]) {
     return;
   }
   bool seen[3] = {false, false, false};
-  std::stringstream ss(spec);
-  for (std::string item; std::getline(ss, item, ',');) {
+  for (const std::string& item : split_fields(spec)) {
     auto eq = item.find('=');
     if (eq == std::string::npos || eq != 1 || (item[0] != 'x' && item[0] != 'y' && item[0] != 'z'))
       fail_input("--bc items must be AXIS=KIND with AXIS x, y or z, got '" + item + "' in '" + spec + "'");
@@ -127,6 +126,12 @@ bool is_snapshot_field(const std::string& name) {
   for (const char* d : kDerivedNames)
     if (name == d) return true;
   return false;
+}
+
+Result run(Solver& solver, const Problem& pr, const RunOptions& o, const std::string& progress) {
+  Stepper stepper{solver, o.on_snapshot};
+  const SteppedRun steps = run_steps(stepper, step_plan(o), pr.t0, pr.step0, 0, progress, 1, progress.empty());
+  return solver.finish(pr.step0 + steps.steps, steps.time);
 }
 
 StepPlan step_plan(const RunOptions& o) { return o; }
