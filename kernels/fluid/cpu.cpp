@@ -892,7 +892,7 @@ class CpuSolver final : public Solver<T> {
   };
   bool scene_ = false, vort_ = false, buoy_ = false;
   T inv_h_ = T(1);  // 1/h: N for a plain state
-  double vorticity_ = 0, buoyancy_a_ = 0, buoyancy_b_ = 0, ambient_ = 0;
+  SceneForces forces_;
   std::vector<std::uint8_t> code_;      // the obstacle's cell codes (scene_model.hpp), empty without one
   std::vector<std::uint8_t> row_has_;   // [n + 2]: 1 where row y has a cell with a code
   Runs solid_, special_;
@@ -987,12 +987,9 @@ class CpuSolver final : public Solver<T> {
       adopt(t_, sc.temperature, cells);
       zeros(t0_);
     }
-    vorticity_ = sc.vorticity;
-    buoyancy_a_ = sc.buoyancy_a;
-    buoyancy_b_ = sc.buoyancy_b;
-    ambient_ = sc.ambient;
-    vort_ = vorticity_ != 0;
-    buoy_ = buoyancy_a_ != 0 || buoyancy_b_ != 0;
+    forces_ = sc.forces;
+    vort_ = forces_.vorticity_on();
+    buoy_ = forces_.buoyancy_on();
     if (vort_ || buoy_) {
       zeros(fu_);
       zeros(fv_);
@@ -1027,8 +1024,8 @@ class CpuSolver final : public Solver<T> {
       }
       set_bnd(kScalar, wa);  // closed sides: copies (kSceneCopy)
     }
-    const T eps_h = static_cast<T>(vorticity_) / inv_h;
-    const T ba = static_cast<T>(buoyancy_a_), bb = static_cast<T>(buoyancy_b_), amb = static_cast<T>(ambient_);
+    const T eps_h = static_cast<T>(forces_.vorticity) / inv_h;
+    const T ba = static_cast<T>(forces_.buoyancy_a), bb = static_cast<T>(forces_.buoyancy_b), amb = static_cast<T>(forces_.ambient);
     const T* d = f_.d.data();
     const T* t = t_.empty() ? nullptr : t_.data();
 #pragma omp parallel for schedule(dynamic, kRowChunk)
@@ -1088,16 +1085,7 @@ class CpuSolver final : public Solver<T> {
   // A scalar's solid cells beside fluid: the mean of their fluid neighbours for the
   // advection (fill; summed left, right, down, up), 0 again after it.
   void fill_border(T* q) const {
-    for (const ObstacleLists::Border& b : border_) {
-      T sum = T(0);
-      int m = 0;
-      for (int k = 0; k < 4; ++k)
-        if (b.fluid & (1 << k)) {
-          sum = m == 0 ? q[b.nb[k]] : sum + q[b.nb[k]];
-          ++m;
-        }
-      q[b.c] = sum / static_cast<T>(m);
-    }
+    for (const ObstacleLists::Border& b : border_) q[b.c] = border_mean(q, b);
   }
   void clear_border(T* q) const {
     for (const ObstacleLists::Border& b : border_) q[b.c] = T(0);
@@ -1112,15 +1100,8 @@ class CpuSolver final : public Solver<T> {
     react_decide();
     if (vort_ || buoy_) scene_forces();
     const int oa = adv_option();
-    diffuse({{kU, &F.u0, &F.u, kFieldU, p_.visc, false, 1, vort_ ? fu_.data() : nullptr, T(-1)},
-             {kV, &F.v0, &F.v, kFieldV, p_.visc, false, 2, vort_ || buoy_ ? fv_.data() : nullptr, T(-1)}});
-    project(F.u0, F.v0, F.u, F.v, false);
-    double t0 = now_s();
-    advect(F.u0.data(), F.v0.data(), {{F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
-    double ta = now_s() - t0;
-    set_bnd(kU, F.u.data());
-    set_bnd(kV, F.v.data());
-    project(F.u, F.v, F.u0, F.v0, true);
+    double ta = velocity_step({kU, &F.u0, &F.u, kFieldU, p_.visc, false, 1, vort_ ? fu_.data() : nullptr, T(-1)},
+                              {kV, &F.v0, &F.v, kFieldV, p_.visc, false, 2, vort_ || buoy_ ? fv_.data() : nullptr, T(-1)});
     // the temperature beside the density (independent: its work buffer cleared by
     // react, no react source; closed sides: the ambient value never enters)
     const bool temp = !t_.empty();
@@ -1132,7 +1113,7 @@ class CpuSolver final : public Solver<T> {
     }
     fill_border(F.d0.data());
     if (temp) fill_border(t0_.data());
-    t0 = now_s();
+    const double t0 = now_s();
     if (temp) advect(F.u.data(), F.v.data(), {{F.d.data(), F.d0.data()}, {t_.data(), t0_.data()}});
     else advect(F.u.data(), F.v.data(), {{F.d.data(), F.d0.data()}});
     ta += now_s() - t0;
@@ -1276,6 +1257,21 @@ class CpuSolver final : public Solver<T> {
       if (S[i].max) md_ = finish_max(i, S[i].x, nullptr);
       if (trial && (S[i].gen == kFieldU || S[i].gen == kFieldV)) record(div_, S[i].div_opt, busy[i]);
     }
+  }
+
+  // Stam's velocity step (the stam scheme and a scene's): u and v diffused together,
+  // projected, advected, projected again; the seconds of the advection (the trials').
+  double velocity_step(const Diffusion& du, const Diffusion& dv) {
+    auto& F = f_;
+    diffuse({du, dv});
+    project(F.u0, F.v0, F.u, F.v, false);
+    const double t0 = now_s();
+    advect(F.u0.data(), F.v0.data(), {{F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
+    const double seconds = now_s() - t0;
+    set_bnd(kU, F.u.data());
+    set_bnd(kV, F.v.data());
+    project(F.u, F.v, F.u0, F.v0, true);
+    return seconds;
   }
 
   // project(u, v, p, div): div and its set_bnd, the solve from a generated zero
@@ -1773,16 +1769,9 @@ class CpuSolver final : public Solver<T> {
       project(F.u, F.v, F.u0, F.v0, true);
     } else {
       const int oa = adv_option();
-      diffuse({{kU, &F.u0, &F.u, kFieldU, p_.visc, false}, {kV, &F.v0, &F.v, kFieldV, p_.visc, false}});
-      project(F.u0, F.v0, F.u, F.v, false);
-      double t0 = now_s();
-      advect(F.u0.data(), F.v0.data(), {{F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
-      double ta = now_s() - t0;
-      set_bnd(kU, F.u.data());
-      set_bnd(kV, F.v.data());
-      project(F.u, F.v, F.u0, F.v0, true);
+      double ta = velocity_step({kU, &F.u0, &F.u, kFieldU, p_.visc, false}, {kV, &F.v0, &F.v, kFieldV, p_.visc, false});
       diffuse({{kScalar, &F.d0, &F.d, kFieldD, p_.diff, true}});
-      t0 = now_s();
+      const double t0 = now_s();
       advect(F.u.data(), F.v.data(), {{F.d.data(), F.d0.data()}});
       ta += now_s() - t0;
       set_bnd(kScalar, F.d.data());

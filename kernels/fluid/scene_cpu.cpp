@@ -267,16 +267,7 @@ class SceneCpuSolver final : public SceneSolver<T> {
   // for the interpolation (so that the fluid beside an obstacle does not mix in
   // zeros), and go back to 0 after it.
   void fill_border(T* q) const {
-    for (const ObstacleLists::Border& b : ob_.border) {
-      T sum = T(0);
-      int n = 0;
-      for (int k = 0; k < 4; ++k)
-        if (b.fluid & (1 << k)) {
-          sum = n == 0 ? q[b.nb[k]] : sum + q[b.nb[k]];
-          ++n;
-        }
-      q[b.c] = sum / static_cast<T>(n);
-    }
+    for (const ObstacleLists::Border& b : ob_.border) q[b.c] = border_mean(q, b);
   }
   void clear_border(T* q) const {
     for (const ObstacleLists::Border& b : ob_.border) q[b.c] = T(0);

@@ -14,7 +14,6 @@
 // zero after each solve. react's two maxima are per-block maxima reduced by one
 // block (exact in any order).
 #include <cuda_runtime.h>
-#include <cub/block/block_reduce.cuh>
 
 #include <algorithm>
 #include <cmath>
@@ -25,6 +24,7 @@
 #include "common/cuda_check.hpp"
 #include "common/cuda_graph.hpp"
 #include "common/device_array.hpp"
+#include "react.cuh"
 #include "scene.hpp"
 #include "scene_cells.cuh"
 
@@ -50,22 +50,6 @@ template <class T>
 __device__ __forceinline__ T max_of(T m, T s) {
   return s > m ? s : m;
 }
-struct MaxOf {
-  template <class T>
-  __device__ __forceinline__ T operator()(const T& m, const T& s) const {
-    return max_of(m, s);
-  }
-};
-// The block's maxima of mv and md (kThreads threads), in thread 0: react's comparison,
-// whose maximum does not depend on the order.
-template <class T>
-__device__ __forceinline__ void block_max2(T& mv, T& md) {
-  using Reduce = cub::BlockReduce<T, kThreads>;
-  __shared__ typename Reduce::TempStorage sv, sd;
-  mv = Reduce(sv).Reduce(mv, MaxOf{});
-  md = Reduce(sd).Reduce(md, MaxOf{});
-}
-
 // ---- set_bnd -------------------------------------------------------------------------------
 // A cell by (i, j): the natural layout, or lin_solve's colour planes.
 template <class T>
@@ -257,7 +241,7 @@ __global__ void react_max_kernel(const T* u0, const T* v0, const T* d0, long lon
     mv = max_of(mv, u0[i] * u0[i] + v0[i] * v0[i]);
     md = max_of(md, d0[i]);
   }
-  block_max2(mv, md);
+  react_cuda::block_max2<T, kThreads>(mv, md);
   if (threadIdx.x == 0) {
     part_v[blockIdx.x] = mv;
     part_d[blockIdx.x] = md;
@@ -272,16 +256,8 @@ __global__ void react_decide_kernel(const T* part_v, const T* part_d, int parts,
     mv = max_of(mv, part_v[k]);
     md = max_of(md, part_d[k]);
   }
-  block_max2(mv, md);
-  if (threadIdx.x == 0) {
-    const int vel = react && mv < T(kReactVelocityThreshold);
-    const int den = react && md < T(kReactDensityThreshold);
-    flags[0] = vel;
-    flags[1] = den;
-    counters[0] += 1;
-    counters[1] += vel;
-    counters[2] += den;
-  }
+  react_cuda::block_max2<T, kThreads>(mv, md);
+  if (threadIdx.x == 0) react_cuda::decide(mv, md, react, flags, counters);
 }
 template <class T>
 __global__ void react_fill_kernel(T* d0, T* u0, T* v0, T* t0, const int* flags, Geo g, T force, T source,
