@@ -59,6 +59,7 @@
 #include "fluid.hpp"
 #include "scene.hpp"
 #include "react.cuh"
+#include "tuning.hpp"
 #include "scene_cells.cuh"
 
 namespace numpipe::fluid {
@@ -311,13 +312,13 @@ constexpr TileSpec kTileF64 = {"s5x6", false, 5, 6, 8};
 
 TileSpec tile_spec(int element_size) {
   if (element_size == 8) return kTileF64;
-  if (const char* e = std::getenv("NUMPIPE_FLUID_TILE")) {
+  if (const std::string e = tuning_from_environment().cuda_tile; !e.empty()) {
     std::string names;
     for (const TileSpec& t : kTiles) {
-      if (std::string(e) == t.name) return t;
+      if (e == t.name) return t;
       names += std::string(" ") + t.name;
     }
-    fail_input(std::string("NUMPIPE_FLUID_TILE: unknown tile '") + e + "' (known:" + names + ")");
+    fail_input("NUMPIPE_FLUID_TILE: unknown tile '" + e + "' (known:" + names + ")");
   }
   return kTiles[kDefaultTileF32];
 }
@@ -434,7 +435,7 @@ class CudaSolver final : public Solver<T> {
   DeviceArray<int> flags_;
   DeviceArray<long long> counters_;
   int parts_ = 0;
-  StepReplay steps_{std::getenv("NUMPIPE_FLUID_NO_GRAPH") == nullptr};  // a step: one graph launch
+  StepReplay steps_{tuning_from_environment().cuda_graph};  // a step: one graph launch
   PassKernel<T> pass_ = nullptr;            // rb_pass: one kernel over all tiles
   ScenePassKernel<T> scene_pass_ = nullptr; // rb_pass: a scene's
   RegKernel inner_[2] = {}, edge_[2] = {};  // rb_reg: inner and edge tiles, [1]: c a power of two

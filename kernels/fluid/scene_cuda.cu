@@ -27,6 +27,7 @@
 #include "react.cuh"
 #include "scene.hpp"
 #include "scene_cells.cuh"
+#include "tuning.hpp"
 
 namespace numpipe::fluid {
 namespace {
@@ -423,7 +424,7 @@ class SceneCudaSolver final : public SceneSolver<T> {
   Geo geo_{};
   T inv_h_, dt_, dt0_;
   cudaStream_t stream_ = nullptr;
-  StepReplay steps_{std::getenv("NUMPIPE_FLUID_NO_GRAPH") == nullptr};  // a step: one graph launch
+  StepReplay steps_{tuning_from_environment().cuda_graph};  // a step: one graph launch
   bool temperature_ = false, vort_ = false, buoy_ = false, touches_ = false;
   DeviceArray<T> d_, u_, v_, d0_, u0_, v0_, t_, t0_, fu_, fv_, wabs_, src_[4];
   DeviceArray<std::uint8_t> code_, rows_;
@@ -623,9 +624,7 @@ class SceneCudaSolver final : public SceneSolver<T> {
 template <class T>
 std::unique_ptr<SceneSolver<T>> make_scene_cuda_solver(const Params& p, const Scene& s, const SceneFields<T>& init,
                                                       int device) {
-  const char* knob = std::getenv("NUMPIPE_FLUID_SCENE_TILES");
-  const bool tiles = !(knob && std::string(knob) == "0");
-  if (tiles && scene_fits_tiles(s, init)) return make_scene_tiled_solver<T>(p, s, init, device);
+  if (tuning_from_environment().scene_tiles && scene_fits_tiles(s, init)) return make_scene_tiled_solver<T>(p, s, init, device);
   return std::make_unique<SceneCudaSolver<T>>(p, s, init, device);
 }
 template std::unique_ptr<SceneSolver<float>> make_scene_cuda_solver(const Params&, const Scene&,
