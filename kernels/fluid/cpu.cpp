@@ -1288,7 +1288,7 @@ class CpuSolver final : public Solver<T> {
   // A scene's rows beside its obstacle: the row kernels between the runs of cells
   // with a code, those cells by scene_cpu.cpp's formulas (scene_model.hpp).
   void project(FieldVector<T>& uvec, FieldVector<T>& vvec, FieldVector<T>& pvec, FieldVector<T>& dvec, bool max_out) {
-    const int n = n_, w = w_;
+    const int w = w_;
     T* u = uvec.data();
     T* v = vvec.data();
     T* pr = pvec.data();
