@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -22,34 +23,35 @@ class DeviceArray {
  public:
   DeviceArray() = default;
   explicit DeviceArray(std::size_t count) : data_(static_cast<T*>(detail::allocate_device(count * sizeof(T)))), size_(count) {}
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  DeviceArray(DeviceArray&& o) noexcept { swap(o); }
+  // Moves only (the buffer has one owner); a moved-from array is empty.
+  DeviceArray(DeviceArray&& o) noexcept : data_(std::move(o.data_)), size_(std::exchange(o.size_, 0)) {}
   DeviceArray& operator=(DeviceArray&& o) noexcept {
     DeviceArray tmp(std::move(o));
     swap(tmp);
     return *this;
   }
-  ~DeviceArray() { detail::free_device(data_); }
 
-  T* data() { return data_; }
-  const T* data() const { return data_; }
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
   std::size_t size() const { return size_; }
   std::size_t bytes() const { return size_ * sizeof(T); }
 
   void copy_from_host(const T* src, std::size_t count, cudaStream_t stream = nullptr) {
-    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(data_, src, count * sizeof(T), cudaMemcpyHostToDevice, stream));
+    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(data(), src, count * sizeof(T), cudaMemcpyHostToDevice, stream));
   }
   void copy_to_host(T* dst, std::size_t count, cudaStream_t stream = nullptr) const {
-    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(dst, data_, count * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(dst, data(), count * sizeof(T), cudaMemcpyDeviceToHost, stream));
   }
   void swap(DeviceArray& o) noexcept {
-    std::swap(data_, o.data_);
+    data_.swap(o.data_);
     std::swap(size_, o.size_);
   }
 
  private:
-  T* data_ = nullptr;
+  struct Free {
+    void operator()(T* p) const noexcept { detail::free_device(p); }
+  };
+  std::unique_ptr<T, Free> data_;
   std::size_t size_ = 0;
 };
 

@@ -2,6 +2,8 @@
 // specs ("a,b,c", "circle:0.5,0.4,0.1"), reading a word that names a value, escaping
 // text for XML, SVG and HTML.
 #pragma once
+#include <cmath>
+#include <exception>
 #include <initializer_list>
 #include <sstream>
 #include <string>
@@ -29,6 +31,18 @@ inline std::vector<std::string> split_items(const std::string& text, char sep = 
   for (std::string& item : split_fields(text, sep))
     if (!item.empty()) out.push_back(std::move(item));
   return out;
+}
+
+// The whole of text as a finite number; else bad input: "WHAT must be a finite number,
+// got 'TEXT'" (the parts of an option's value: --buoyancy's A).
+inline double finite_number(const std::string& text, const std::string& what) {
+  try {
+    std::size_t used = 0;
+    const double x = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(x)) return x;
+  } catch (const std::exception&) {
+  }
+  fail_input(what + " must be a finite number, got '" + text + "'");
 }
 
 // The value that `word` names in `choices` (word, value pairs); any other word is bad

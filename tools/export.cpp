@@ -7,11 +7,13 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "common/cli.hpp"
 #include "common/progress.hpp"
 #include "common/signals.hpp"
+#include "common/strings.hpp"
 #include "export/dataset.hpp"
 #include "export/formats.hpp"
 
@@ -28,14 +30,6 @@ std::string format_from_suffix(const std::string& path) {
     if (ends_with(path, s)) return "netcdf";
   if (ends_with(path, ".vti") || ends_with(path, ".pvd")) return "vtk";
   return "";
-}
-
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
 }
 
 // NetCDF writes a file by name: a temporary one beside the output (or in
@@ -78,27 +72,28 @@ int run(int argc, char** argv) {
            "the CSV table, NetCDF-4 file or VTK image data (the format from --to or the suffix)",
            "No progress line on stderr (a CSV's rows, a NetCDF file's records or the VTK files written, shown on a terminal after a second)"},
           kInput | kOutput | kNotStream);
-  cli.add("Export")("to", "csv, netcdf or vtk (default: from the suffix of -o: .csv, .nc, .vti or .pvd)",
-                    cxxopts::value<std::string>(), "FORMAT")(
+  std::optional<std::string> to;
+  cli.option("to", &to, "csv, netcdf or vtk (default: from the suffix of -o: .csv, .nc, .vti or .pvd)", "FORMAT",
+             "Export")
+      .one_of({"csv", "netcdf", "vtk"});
+  cli.add("Export")(
       "records", "The records to export, by name (CSV: the columns of the table; default: every record that fits "
                  "the largest table, leaving out fields on a grid)",
       cxxopts::value<std::string>(), "A,B,...")(
       "deflate", "NetCDF: zlib level, 0 (none) to 9", cxxopts::value<int>()->default_value("1"), "N");
   cli.parse(argc, argv);
   const std::string out_path = cli.output();
-  std::string format = cli.has("to") ? cli.get<std::string>("to") : format_from_suffix(out_path);
+  const std::string format = to ? *to : format_from_suffix(out_path);
   if (format.empty())
     fail_input(out_path == "-" ? "say which format: --to csv|netcdf|vtk, or -o FILE ending in .csv, .nc, .vti or .pvd"
                                : "cannot tell the format from '" + out_path + "': give --to csv|netcdf|vtk");
-  if (format != "csv" && format != "netcdf" && format != "vtk")
-    fail_input("--to must be csv, netcdf or vtk, got '" + format + "'");
   const int deflate = cli.get<int>("deflate");
   if (deflate < 0 || deflate > 9) fail_input("--deflate must be 0 to 9, got " + std::to_string(deflate));
   if (format == "netcdf" && !exporter::netcdf_built()) exporter::write_netcdf({}, "", 0, "");
   if (format == "vtk" && out_path == "-") fail_input("--to vtk writes files: give -o NAME.vti (one state) or -o NAME.pvd (a series)");
   if (format == "vtk" && !ends_with(out_path, ".vti") && !ends_with(out_path, ".pvd"))
     fail_input("--to vtk: -o must end in .vti (one state) or .pvd (a time series), got '" + out_path + "'");
-  const std::vector<std::string> names = cli.has("records") ? split_names(cli.get<std::string>("records")) : std::vector<std::string>{};
+  const std::vector<std::string> names = cli.has("records") ? split_items(cli.get<std::string>("records")) : std::vector<std::string>{};
   std::optional<OutputFile> text_out;
   if (format == "csv") text_out.emplace(out_path, false);
 

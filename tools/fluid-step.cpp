@@ -11,6 +11,7 @@
 #include "common/finite.hpp"
 #include "common/profile.hpp"
 #include "common/run.hpp"
+#include "common/strings.hpp"
 #include "common/timeline.hpp"
 #include "kernels/fluid/io.hpp"
 #include "kernels/fluid/units.hpp"
@@ -63,16 +64,6 @@ int finish_run(const Cli& cli, OutputFile& out, StreamWriter& writer, const RunF
   return 0;
 }
 
-double parse_number(const std::string& text, const std::string& what) {
-  try {
-    std::size_t used = 0;
-    const double x = std::stod(text, &used);
-    if (used == text.size() && std::isfinite(x)) return x;
-  } catch (const std::exception&) {
-  }
-  fail_input(what + " must be a finite number, got '" + text + "'");
-}
-
 // The options of a run, declared once with their checks (run(), step 1).
 struct FluidOptions {
   StepPlan plan;
@@ -103,8 +94,8 @@ struct FluidOptions {
         .check([this](const std::string& b) {
           const auto comma = b.find(',');
           if (comma == std::string::npos) fail_input("--buoyancy must be A,B, got '" + b + "'");
-          buoyancy_a = parse_number(b.substr(0, comma), "--buoyancy's A");
-          buoyancy_b = parse_number(b.substr(comma + 1), "--buoyancy's B");
+          buoyancy_a = finite_number(b.substr(0, comma), "--buoyancy's A");
+          buoyancy_b = finite_number(b.substr(comma + 1), "--buoyancy's B");
         });
     cli.option("ambient", &ambient, "The ambient temperature of --buoyancy", "TA", "Fluid");
     cli.option("vorticity", &vorticity, "Vorticity confinement's epsilon (0: off)", "EPS", "Fluid").min(0);

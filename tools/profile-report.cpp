@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "common/cli.hpp"
@@ -108,10 +109,15 @@ int run(int argc, char** argv) {
            "the report (text, Markdown, JSON, or with --html a self-contained page)",
            "Accepted for symmetry with the other tools (profile-report shows no progress line)"},
           kInput | kOutput | kCompute | kNotStream);
-  cli.add("Report")("format", "text, markdown, json or html", cxxopts::value<std::string>()->default_value("text"), "F")(
-      "html", "Same as --format html: one self-contained page with SVG charts")(
-      "precision", "fp64 or fp32: the peak the % of compute uses (default: each run's params, else fp64)",
-      cxxopts::value<std::string>(), "P")(
+  std::string format = "text";
+  cli.option("format", &format, "text, markdown, json or html", "F", "Report").one_of({"text", "markdown", "json", "html"});
+  std::optional<std::string> precision;
+  cli.add("Report")(
+      "html", "Same as --format html: one self-contained page with SVG charts");
+  cli.option("precision", &precision,
+             "fp64 or fp32: the peak the % of compute uses (default: each run's params, else fp64)", "P", "Report")
+      .one_of({"fp64", "fp32"});
+  cli.add("Report")(
       "baseline", "Run number (1-based, reading order) the speed-ups are relative to",
       cxxopts::value<std::size_t>()->default_value("1"), "N")(
       "use-calibration", "Take the peaks from the calibration file instead of those recorded with each run")(
@@ -123,9 +129,7 @@ int run(int argc, char** argv) {
   cli.positional({"files"});
   cli.parse(argc, argv);
 
-  std::string format = cli.has("html") ? "html" : cli.get<std::string>("format");
-  if (format != "text" && format != "markdown" && format != "json" && format != "html")
-    fail_input("--format must be text, markdown, json or html, got '" + format + "'");
+  if (cli.has("html")) format = "html";
   std::vector<std::string> files;
   if (cli.has("files")) files = cli.get<std::vector<std::string>>("files");
 
@@ -143,7 +147,7 @@ int run(int argc, char** argv) {
     files.push_back(in);
   }
   report::Options opt;
-  if (cli.has("precision")) opt.precision = cli.get<std::string>("precision");
+  if (precision) opt.precision = *precision;
   opt.baseline = cli.get<std::size_t>("baseline");
   opt.use_calibration = cli.has("use-calibration");
   opt.limits = cli.read_limits();

@@ -101,7 +101,8 @@ struct RenderOptions {
         .check([this](const std::string& s) { parse_slice(s); });
     cli.flag("interior", &interior, "Leave out the outermost cell layer (the boundary layer of fluid-step's arrays)", "Field");
     cli.option("cmap", &cmap, "viridis, inferno, gray or coolwarm (default: coolwarm for vorticity, else viridis)", "MAP",
-               "Picture");
+               "Picture")
+        .one_of({"viridis", "inferno", "gray", "coolwarm"});
     cli.option("value-range", &value_range, "Values at the ends of the colour map (default: min:max over every frame)",
                "LO:HI", "Picture");
     cli.option("limits", &limits, "Same as --value-range", "LO:HI", "Picture");

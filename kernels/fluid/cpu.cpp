@@ -63,6 +63,7 @@
 #include "fluid.hpp"
 #include "scene.hpp"
 #include "simd_avx512.hpp"
+#include "tuning.hpp"
 
 namespace numpipe::fluid {
 namespace {
@@ -497,10 +498,9 @@ struct FloatKernels {
 
 // The float row kernels for this machine (NUMPIPE_FLUID_CPU_ISA=generic|avx2|avx512
 // picks one, for tests and the bench).
-FloatKernels pick_kernels(const char* forced = nullptr) {
+FloatKernels pick_kernels(const Tuning& tuning, const char* forced = nullptr) {
   std::string isa = forced ? forced : "";
-  if (isa.empty())
-    if (const char* e = std::getenv("NUMPIPE_FLUID_CPU_ISA")) isa = e;
+  if (isa.empty()) isa = tuning.cpu_isa;
   FloatKernels k;
 #ifdef NUMPIPE_FLUID_X86
   __builtin_cpu_init();
@@ -516,8 +516,7 @@ FloatKernels pick_kernels(const char* forced = nullptr) {
     k.gradient = gradient_row_avx512;
     // corner pairs by 8-byte gathers; NUMPIPE_FLUID_CPU_GATHER=single: one float per element (bench)
     k.advect_gather = advect_row_avx512_pairs;
-    if (const char* e = std::getenv("NUMPIPE_FLUID_CPU_GATHER"); e && std::string(e) == "single")
-      k.advect_gather = advect_row_avx512;
+    if (tuning.cpu_gather_single) k.advect_gather = advect_row_avx512;
     k.fma = true;
     k.isa = "avx512";
   } else if ((isa.empty() || isa == "avx512" || isa == "avx2") && has2) {
@@ -568,11 +567,6 @@ std::string huge_pages_report() {
     }
   std::fclose(f);
   return r;
-}
-
-int env_int(const char* name, int fallback) {
-  const char* e = std::getenv(name);
-  return e && *e ? std::atoi(e) : fallback;
 }
 
 template <class T>
@@ -632,14 +626,14 @@ class CpuSolver final : public Solver<T> {
     inv_h_ = static_cast<T>(n_);
     threads_ = std::max(1, omp_get_max_threads());
     if (scene) set_scene(*scene);
-    kf_ = pick_kernels();
+    kf_ = pick_kernels(tuning_);
     // Both ways of dividing by c (not a power of two) and of gathering in the
     // advection give the same bits; which is faster depends on the machine (and
     // on how many values fall outside the reciprocal route's range), so the
     // solver tries both (Tuned) unless NUMPIPE_FLUID_CPU_DIV=reciprocal|divide or
     // NUMPIPE_FLUID_CPU_ADVECT=gather|scalar fixes one (tests, bench).
-    const std::string dvenv = std::getenv("NUMPIPE_FLUID_CPU_DIV") ? std::getenv("NUMPIPE_FLUID_CPU_DIV") : "";
-    const std::string adenv = std::getenv("NUMPIPE_FLUID_CPU_ADVECT") ? std::getenv("NUMPIPE_FLUID_CPU_ADVECT") : "";
+    const std::string& dvenv = tuning_.cpu_div;
+    const std::string& adenv = tuning_.cpu_advect;
     const bool recip_ok = kf_.fma && sizeof(T) == 4;
     div_.open = recip_ok && dvenv != "divide" && dvenv != "reciprocal";
     // Where both are open, the IEEE division serves first with AVX-512 (on the
@@ -655,15 +649,14 @@ class CpuSolver final : public Solver<T> {
     // a block; then k as large as keeps the halo (2 cells per iteration on each
     // side) within a sixth of the block.
     const int k0 = std::min(p.iters, kMaxTemporal);
-    std::size_t window_bytes = kWindowBytes;
-    if (const char* e = std::getenv("NUMPIPE_FLUID_CPU_WINDOW")) window_bytes = std::strtoull(e, nullptr, 10);  // tests
+    const std::size_t window_bytes = tuning_.cpu_window_bytes.value_or(kWindowBytes);  // tests: smaller
     const int per_row = static_cast<int>(std::min<std::size_t>(
         window_bytes / (static_cast<std::size_t>(2 * k0 + 2) * 4 * sizeof(T)), 1u << 28));
     const int cb = std::max(64, 2 * per_row - 4 * k0);  // columns per block
     ncols_ = std::max(1, (w_ + cb - 1) / cb);
     // More blocks than threads (NUMPIPE_FLUID_CPU_BLOCKS=b per thread): near-square
     // blocks, the least halo for their number.
-    const int per_thread = std::clamp(env_int("NUMPIPE_FLUID_CPU_BLOCKS", 1), 1, 16);
+    const int per_thread = tuning_.cpu_blocks;
     const int blocks = threads_ * per_thread;
     if (per_thread > 1)
       ncols_ = std::clamp(static_cast<int>(std::sqrt(static_cast<double>(blocks))), ncols_, std::max(ncols_, w_ / 64));
@@ -704,6 +697,7 @@ class CpuSolver final : public Solver<T> {
   Counters counters() const override { return c_; }
 
  private:
+  const Tuning tuning_ = tuning_from_environment();  // first: the members below start from it
   Params p_;
   int n_, w_;  // interior size, row width n+2
   Fields<T> f_;
@@ -714,15 +708,15 @@ class CpuSolver final : public Solver<T> {
   // Knobs for the bench (the same bits either way): NUMPIPE_FLUID_CPU_TRAPEZOID=0
   // updates the whole window at every half-step (as before the trapezoid);
   // NUMPIPE_FLUID_CPU_PREFETCH=R prefetches R rows ahead of a pass's loads (0: none).
-  bool trapezoid_ = env_int("NUMPIPE_FLUID_CPU_TRAPEZOID", 1) != 0;
+  bool trapezoid_ = tuning_.cpu_trapezoid;
   // NUMPIPE_FLUID_CPU_ADVECT_TILE=C: the advection's column tiles (0: whole rows).
-  int adv_tile_ = std::max(0, env_int("NUMPIPE_FLUID_CPU_ADVECT_TILE", 0));
+  int adv_tile_ = tuning_.cpu_advect_tile;
   // NUMPIPE_FLUID_CPU_HUGE=0: no transparent huge pages for the scratch buffer (the
   // fields' own storage asks for them: common/host_vector.hpp);
   // NUMPIPE_FLUID_CPU_PIN=0|1: OpenMP threads pinned one per CPU (unless OMP_PROC_BIND,
   // OMP_PLACES or GOMP_CPU_AFFINITY say otherwise).
-  bool huge_ = env_int("NUMPIPE_FLUID_CPU_HUGE", 1) != 0;
-  bool pin_ = env_int("NUMPIPE_FLUID_CPU_PIN", 0) != 0;
+  bool huge_ = tuning_.cpu_huge;
+  bool pin_ = tuning_.cpu_pin;
   bool pinned_master_ = false;
   // A copy of `from` in a buffer advised for transparent huge pages before its
   // first touch (Linux): the passes' row streams and the advection's gathers then
@@ -761,12 +755,12 @@ class CpuSolver final : public Solver<T> {
     pthread_setaffinity_np(pthread_self(), sizeof all, &all);
 #endif
   }
-  int prefetch_rows_ = std::clamp(env_int("NUMPIPE_FLUID_CPU_PREFETCH", 1), 0, 8);
+  int prefetch_rows_ = tuning_.cpu_prefetch;
   // NUMPIPE_FLUID_CPU_GROUP=g: steps of the wavefront swept together (pass_block).
-  int group_ = std::clamp(env_int("NUMPIPE_FLUID_CPU_GROUP", 4), 1, kMaxGroup);
-  bool balance_ = env_int("NUMPIPE_FLUID_CPU_BALANCE", 1) != 0;
+  int group_ = std::clamp(tuning_.cpu_group, 1, kMaxGroup);
+  bool balance_ = tuning_.cpu_balance;
   // NUMPIPE_FLUID_CPU_ALIGNED=0: the half-sweeps by unaligned loads (as before the window kernel).
-  bool aligned_ = env_int("NUMPIPE_FLUID_CPU_ALIGNED", 1) != 0;
+  bool aligned_ = tuning_.cpu_aligned;
   int slots() const { return 2 * kmax_ + 1 + group_; }  // window rows: 2k + 1 behind a group of g
   // The window's planes start on 64-byte lines (the aligned half-sweep reads and
   // writes whole lines), with kWindowPad elements readable before and after.
@@ -862,7 +856,7 @@ class CpuSolver final : public Solver<T> {
   }
 
  private:
-  bool phases_on_ = std::getenv("NUMPIPE_FLUID_CPU_PHASES") != nullptr;
+  bool phases_on_ = tuning_.cpu_phases;
   double phase_[6] = {0, 0, 0, 0, 0, 0};
   // Per pass: the mean and the largest of its blocks' times, summed over passes
   // (NUMPIPE_FLUID_CPU_PHASES).
@@ -892,7 +886,7 @@ class CpuSolver final : public Solver<T> {
   };
   bool scene_ = false, vort_ = false, buoy_ = false;
   T inv_h_ = T(1);  // 1/h: N for a plain state
-  double vorticity_ = 0, buoyancy_a_ = 0, buoyancy_b_ = 0, ambient_ = 0;
+  SceneForces forces_;
   std::vector<std::uint8_t> code_;      // the obstacle's cell codes (scene_model.hpp), empty without one
   std::vector<std::uint8_t> row_has_;   // [n + 2]: 1 where row y has a cell with a code
   Runs solid_, special_;
@@ -987,12 +981,9 @@ class CpuSolver final : public Solver<T> {
       adopt(t_, sc.temperature, cells);
       zeros(t0_);
     }
-    vorticity_ = sc.vorticity;
-    buoyancy_a_ = sc.buoyancy_a;
-    buoyancy_b_ = sc.buoyancy_b;
-    ambient_ = sc.ambient;
-    vort_ = vorticity_ != 0;
-    buoy_ = buoyancy_a_ != 0 || buoyancy_b_ != 0;
+    forces_ = sc.forces;
+    vort_ = forces_.vorticity_on();
+    buoy_ = forces_.buoyancy_on();
     if (vort_ || buoy_) {
       zeros(fu_);
       zeros(fv_);
@@ -1027,8 +1018,8 @@ class CpuSolver final : public Solver<T> {
       }
       set_bnd(kScalar, wa);  // closed sides: copies (kSceneCopy)
     }
-    const T eps_h = static_cast<T>(vorticity_) / inv_h;
-    const T ba = static_cast<T>(buoyancy_a_), bb = static_cast<T>(buoyancy_b_), amb = static_cast<T>(ambient_);
+    const T eps_h = static_cast<T>(forces_.vorticity) / inv_h;
+    const T ba = static_cast<T>(forces_.buoyancy_a), bb = static_cast<T>(forces_.buoyancy_b), amb = static_cast<T>(forces_.ambient);
     const T* d = f_.d.data();
     const T* t = t_.empty() ? nullptr : t_.data();
 #pragma omp parallel for schedule(dynamic, kRowChunk)
@@ -1088,16 +1079,7 @@ class CpuSolver final : public Solver<T> {
   // A scalar's solid cells beside fluid: the mean of their fluid neighbours for the
   // advection (fill; summed left, right, down, up), 0 again after it.
   void fill_border(T* q) const {
-    for (const ObstacleLists::Border& b : border_) {
-      T sum = T(0);
-      int m = 0;
-      for (int k = 0; k < 4; ++k)
-        if (b.fluid & (1 << k)) {
-          sum = m == 0 ? q[b.nb[k]] : sum + q[b.nb[k]];
-          ++m;
-        }
-      q[b.c] = sum / static_cast<T>(m);
-    }
+    for (const ObstacleLists::Border& b : border_) q[b.c] = border_mean(q, b);
   }
   void clear_border(T* q) const {
     for (const ObstacleLists::Border& b : border_) q[b.c] = T(0);
@@ -1112,15 +1094,8 @@ class CpuSolver final : public Solver<T> {
     react_decide();
     if (vort_ || buoy_) scene_forces();
     const int oa = adv_option();
-    diffuse({{kU, &F.u0, &F.u, kFieldU, p_.visc, false, 1, vort_ ? fu_.data() : nullptr, T(-1)},
-             {kV, &F.v0, &F.v, kFieldV, p_.visc, false, 2, vort_ || buoy_ ? fv_.data() : nullptr, T(-1)}});
-    project(F.u0, F.v0, F.u, F.v, false);
-    double t0 = now_s();
-    advect(F.u0.data(), F.v0.data(), {{F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
-    double ta = now_s() - t0;
-    set_bnd(kU, F.u.data());
-    set_bnd(kV, F.v.data());
-    project(F.u, F.v, F.u0, F.v0, true);
+    double ta = velocity_step({kU, &F.u0, &F.u, kFieldU, p_.visc, false, 1, vort_ ? fu_.data() : nullptr, T(-1)},
+                              {kV, &F.v0, &F.v, kFieldV, p_.visc, false, 2, vort_ || buoy_ ? fv_.data() : nullptr, T(-1)});
     // the temperature beside the density (independent: its work buffer cleared by
     // react, no react source; closed sides: the ambient value never enters)
     const bool temp = !t_.empty();
@@ -1132,7 +1107,7 @@ class CpuSolver final : public Solver<T> {
     }
     fill_border(F.d0.data());
     if (temp) fill_border(t0_.data());
-    t0 = now_s();
+    const double t0 = now_s();
     if (temp) advect(F.u.data(), F.v.data(), {{F.d.data(), F.d0.data()}, {t_.data(), t0_.data()}});
     else advect(F.u.data(), F.v.data(), {{F.d.data(), F.d0.data()}});
     ta += now_s() - t0;
@@ -1278,12 +1253,42 @@ class CpuSolver final : public Solver<T> {
     }
   }
 
+  // Stam's velocity step (the stam scheme and a scene's): u and v diffused together,
+  // projected, advected, projected again; the seconds of the advection (the trials').
+  double velocity_step(const Diffusion& du, const Diffusion& dv) {
+    auto& F = f_;
+    diffuse({du, dv});
+    project(F.u0, F.v0, F.u, F.v, false);
+    const double t0 = now_s();
+    advect(F.u0.data(), F.v0.data(), {{F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
+    const double seconds = now_s() - t0;
+    set_bnd(kU, F.u.data());
+    set_bnd(kV, F.v.data());
+    project(F.u, F.v, F.u0, F.v0, true);
+    return seconds;
+  }
+
+  // Every interior row on the threads: row(j, lo, hi) over a row without the
+  // obstacle and over the runs of cells without a code, cell(i, j) for a cell with one.
+  template <class Row, class Cell>
+  void rows_beside_obstacle(const Row& row, const Cell& cell) {
+    const int n = n_;
+#pragma omp parallel for schedule(dynamic, kRowChunk)
+    for (int j = 1; j <= n; ++j) {
+      if (!obstacle_row(j)) {
+        row(j, 1, n);
+        continue;
+      }
+      for_runs(special_, j, 1, n, [&](int lo, int hi) { row(j, lo, hi); }, [&](int i) { cell(i, j); });
+    }
+  }
+
   // project(u, v, p, div): div and its set_bnd, the solve from a generated zero
   // pressure (with react's velocity maximum p^2 + div^2 when max_out), the gradient.
   // A scene's rows beside its obstacle: the row kernels between the runs of cells
   // with a code, those cells by scene_cpu.cpp's formulas (scene_model.hpp).
   void project(FieldVector<T>& uvec, FieldVector<T>& vvec, FieldVector<T>& pvec, FieldVector<T>& dvec, bool max_out) {
-    const int n = n_, w = w_;
+    const int w = w_;
     T* u = uvec.data();
     T* v = vvec.data();
     T* pr = pvec.data();
@@ -1308,20 +1313,11 @@ class CpuSolver final : public Solver<T> {
       if constexpr (sizeof(T) == 4) kf_.gradient(uj, vj, pj, pd, pu, lo, hi, hg);
       else gradient_row_generic<T>(uj, vj, pj, pd, pu, lo, hi, hg);
     };
-#pragma omp parallel for schedule(dynamic, kRowChunk)
-    for (int j = 1; j <= n; ++j) {
-      if (!obstacle_row(j)) {
-        div_row(j, 1, n);
-        continue;
-      }
-      for_runs(special_, j, 1, n, [&](int lo, int hi) { div_row(j, lo, hi); },
-               [&](int i) {
-                 const std::int64_t c = ix(i, j, w);
-                 const int cd = code_[static_cast<std::size_t>(c)];
-                 div[c] = cd & kSolidSelf ? T(0)
-                                          : divergence_solid(u[c], v[c], u[c - 1], u[c + 1], v[c - w], v[c + w], cd, inv_h);
-               });
-    }
+    rows_beside_obstacle(div_row, [&](int i, int j) {
+      const std::int64_t c = ix(i, j, w);
+      const int cd = code_[static_cast<std::size_t>(c)];
+      div[c] = cd & kSolidSelf ? T(0) : divergence_solid(u[c], v[c], u[c - 1], u[c + 1], v[c - w], v[c + w], cd, inv_h);
+    });
     set_bnd(kScalar, div);
     phase(1);
     const Solve pressure{kScalar, pr, div, T(1), T(4), -1, -1, max_out ? 2 : 0, div_.current, nullptr, nullptr, nullptr,
@@ -1329,25 +1325,17 @@ class CpuSolver final : public Solver<T> {
     lin_solve(&pressure, 1, nullptr);
     if (max_out) mv_ = finish_max(0, pr, div);
     phase(2);
-#pragma omp parallel for schedule(dynamic, kRowChunk)
-    for (int j = 1; j <= n; ++j) {
-      if (!obstacle_row(j)) {
-        grad_row(j, 1, n);
-        continue;
+    rows_beside_obstacle(grad_row, [&](int i, int j) {  // a solid neighbour's pressure is the cell's own
+      const std::int64_t c = ix(i, j, w);
+      const int cd = code_[static_cast<std::size_t>(c)];
+      if (cd & kSolidSelf) {
+        u[c] = v[c] = T(0);
+        return;
       }
-      for_runs(special_, j, 1, n, [&](int lo, int hi) { grad_row(j, lo, hi); },
-               [&](int i) {  // a solid neighbour's pressure is the cell's own (zero normal gradient)
-                 const std::int64_t c = ix(i, j, w);
-                 const int cd = code_[static_cast<std::size_t>(c)];
-                 if (cd & kSolidSelf) {
-                   u[c] = v[c] = T(0);
-                   return;
-                 }
-                 const T pc = pr[c];
-                 u[c] = gradient_sub_h(u[c], cd & kSolidL ? pc : pr[c - 1], cd & kSolidR ? pc : pr[c + 1], inv_h);
-                 v[c] = gradient_sub_h(v[c], cd & kSolidD ? pc : pr[c - w], cd & kSolidU ? pc : pr[c + w], inv_h);
-               });
-    }
+      const T pc = pr[c];
+      u[c] = gradient_sub_h(u[c], cd & kSolidL ? pc : pr[c - 1], cd & kSolidR ? pc : pr[c + 1], inv_h);
+      v[c] = gradient_sub_h(v[c], cd & kSolidD ? pc : pr[c - w], cd & kSolidU ? pc : pr[c + w], inv_h);
+    });
     set_bnd(kU, u);
     set_bnd(kV, v);
     phase(3);
@@ -1773,16 +1761,9 @@ class CpuSolver final : public Solver<T> {
       project(F.u, F.v, F.u0, F.v0, true);
     } else {
       const int oa = adv_option();
-      diffuse({{kU, &F.u0, &F.u, kFieldU, p_.visc, false}, {kV, &F.v0, &F.v, kFieldV, p_.visc, false}});
-      project(F.u0, F.v0, F.u, F.v, false);
-      double t0 = now_s();
-      advect(F.u0.data(), F.v0.data(), {{F.u.data(), F.u0.data()}, {F.v.data(), F.v0.data()}});
-      double ta = now_s() - t0;
-      set_bnd(kU, F.u.data());
-      set_bnd(kV, F.v.data());
-      project(F.u, F.v, F.u0, F.v0, true);
+      double ta = velocity_step({kU, &F.u0, &F.u, kFieldU, p_.visc, false}, {kV, &F.v0, &F.v, kFieldV, p_.visc, false});
       diffuse({{kScalar, &F.d0, &F.d, kFieldD, p_.diff, true}});
-      t0 = now_s();
+      const double t0 = now_s();
       advect(F.u.data(), F.v.data(), {{F.d.data(), F.d0.data()}});
       ta += now_s() - t0;
       set_bnd(kScalar, F.d.data());
@@ -1821,14 +1802,14 @@ template std::unique_ptr<Solver<double>> make_cpu_solver(const Params&, const Fi
 namespace testing {
 bool sweep_row_float(const char* isa, float* out, const float* L, const float* R, const float* D, const float* U,
                      const float* X0, int count, float a, float c) {
-  const FloatKernels k = pick_kernels(isa);
+  const FloatKernels k = pick_kernels(tuning_from_environment(), isa);
   const Divisor<float> dv = make_divisor(c, k.fma);
   k.sweep(out, L, R, D, U, X0, 0, count - 1, a, dv);
   return dv.mode == DivMode::reciprocal;
 }
 bool sweep_window_float(float* out, const float* mid, int par, const float* D, const float* U, const float* X0, int lo,
                         int hi, float a, float c, bool reciprocal) {
-  const FloatKernels k = pick_kernels("avx512");
+  const FloatKernels k = pick_kernels(tuning_from_environment(), "avx512");
   if (!k.sweep_window) return false;
   k.sweep_window(out, mid, par, D, U, X0, lo, hi, a, make_divisor(c, reciprocal && k.fma));
   return true;

@@ -58,6 +58,8 @@
 #include "cuda_pass.hpp"
 #include "fluid.hpp"
 #include "scene.hpp"
+#include "react.cuh"
+#include "tuning.hpp"
 #include "scene_cells.cuh"
 
 namespace numpipe::fluid {
@@ -127,14 +129,14 @@ struct MaxOp {
 
 // react's decision, on the device: the maxima of the per-block partials and the
 // corners (which the passes leave to corners_kernel), then flags[0] velocity,
-// flags[1] density. One block, a fixed reduction order.
+// flags[1] density (react.cuh). One block of kReactThreads.
+constexpr int kReactThreads = 256;
 template <class T>
 __global__ void react_decide(const T* pv, const T* pd, int parts, const T* d0, const T* u0, const T* v0, int n,
                              int* flags, long long* counters, int forcing_react) {
-  __shared__ T sv[32], sd[32];
   const int t = static_cast<int>(threadIdx.x);
   T mv = -INFINITY, md = -INFINITY;
-  for (int i = t; i < parts; i += static_cast<int>(blockDim.x)) {
+  for (int i = t; i < parts; i += kReactThreads) {
     mv = max_of(mv, pv[i]);
     md = max_of(md, pd[i]);
   }
@@ -144,29 +146,8 @@ __global__ void react_decide(const T* pv, const T* pd, int parts, const T* d0, c
     mv = max_of(mv, u0[c] * u0[c] + v0[c] * v0[c]);
     md = max_of(md, d0[c]);
   }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    mv = max_of(mv, __shfl_xor_sync(kFull, mv, o));
-    md = max_of(md, __shfl_xor_sync(kFull, md, o));
-  }
-  if ((t & 31) == 0) {
-    sv[t >> 5] = mv;
-    sd[t >> 5] = md;
-  }
-  __syncthreads();
-  if (t == 0) {
-    for (int i = 1; i < static_cast<int>(blockDim.x) / 32; ++i) {
-      mv = max_of(mv, sv[i]);
-      md = max_of(md, sd[i]);
-    }
-    const int fv = forcing_react && mv < T(kReactVelocityThreshold);
-    const int fd = forcing_react && md < T(kReactDensityThreshold);
-    flags[0] = fv;
-    flags[1] = fd;
-    counters[0] += 1;
-    counters[1] += fv;
-    counters[2] += fd;
-  }
+  react_cuda::block_max2<T, kReactThreads>(mv, md);
+  if (t == 0) react_cuda::decide(mv, md, forcing_react, flags, counters);
 }
 
 // project, first half: div inside and its set_bnd(0) copies (the pressure's zero
@@ -331,13 +312,13 @@ constexpr TileSpec kTileF64 = {"s5x6", false, 5, 6, 8};
 
 TileSpec tile_spec(int element_size) {
   if (element_size == 8) return kTileF64;
-  if (const char* e = std::getenv("NUMPIPE_FLUID_TILE")) {
+  if (const std::string e = tuning_from_environment().cuda_tile; !e.empty()) {
     std::string names;
     for (const TileSpec& t : kTiles) {
-      if (std::string(e) == t.name) return t;
+      if (e == t.name) return t;
       names += std::string(" ") + t.name;
     }
-    fail_input(std::string("NUMPIPE_FLUID_TILE: unknown tile '") + e + "' (known:" + names + ")");
+    fail_input("NUMPIPE_FLUID_TILE: unknown tile '" + e + "' (known:" + names + ")");
   }
   return kTiles[kDefaultTileF32];
 }
@@ -454,7 +435,7 @@ class CudaSolver final : public Solver<T> {
   DeviceArray<int> flags_;
   DeviceArray<long long> counters_;
   int parts_ = 0;
-  StepReplay steps_{std::getenv("NUMPIPE_FLUID_NO_GRAPH") == nullptr};  // a step: one graph launch
+  StepReplay steps_{tuning_from_environment().cuda_graph};  // a step: one graph launch
   PassKernel<T> pass_ = nullptr;            // rb_pass: one kernel over all tiles
   ScenePassKernel<T> scene_pass_ = nullptr; // rb_pass: a scene's
   RegKernel inner_[2] = {}, edge_[2] = {};  // rb_reg: inner and edge tiles, [1]: c a power of two
@@ -471,7 +452,7 @@ class CudaSolver final : public Solver<T> {
   // of d, u, v, the tile flags (kTile*) and the scene kernel's tiles.
   bool scene_ = false, vort_ = false, buoy_ = false;
   T inv_h_ = T(0);
-  double vorticity_ = 0, buoyancy_a_ = 0, buoyancy_b_ = 0, ambient_ = 0;
+  SceneForces forces_;
   DeviceArray<std::uint8_t> code_, tile_flags_;
   DeviceArray<ObstacleLists::Border> border_;
   DeviceArray<T> emit_[4];
@@ -759,12 +740,9 @@ class CudaSolver final : public Solver<T> {
       copy_to_device(t_.data(), sc.temperature, cells_ * sizeof(T), stream_);
       t0_ = zeros();
     }
-    vorticity_ = sc.vorticity;
-    buoyancy_a_ = sc.buoyancy_a;
-    buoyancy_b_ = sc.buoyancy_b;
-    ambient_ = sc.ambient;
-    vort_ = vorticity_ != 0;
-    buoy_ = buoyancy_a_ != 0 || buoyancy_b_ != 0;
+    forces_ = sc.forces;
+    vort_ = forces_.vorticity_on();
+    buoy_ = forces_.buoyancy_on();
     if (vort_ || buoy_) {
       fu_ = zeros();
       fv_ = zeros();
@@ -794,10 +772,10 @@ class CudaSolver final : public Solver<T> {
       NUMPIPE_CUDA_CHECK_LAUNCH();
       set_bnd(kScalar, wa);  // closed sides: copies, as kSceneCopy
     }
-    const T eps_h = static_cast<T>(vorticity_) / inv_h_;
+    const T eps_h = static_cast<T>(forces_.vorticity) / inv_h_;
     scene_forces_kernel<T><<<grid2(n_), dim3(32, 8), 0, stream_>>>(
         u, v, wa, d, temperature() ? t_.data() : nullptr, fu_.data(), fv_.data(), code_ptr(), n_, inv_h_, eps_h,
-        vort_ ? 1 : 0, buoy_ ? 1 : 0, static_cast<T>(buoyancy_a_), static_cast<T>(buoyancy_b_), static_cast<T>(ambient_));
+        vort_ ? 1 : 0, buoy_ ? 1 : 0, static_cast<T>(forces_.buoyancy_a), static_cast<T>(forces_.buoyancy_b), static_cast<T>(forces_.ambient));
     NUMPIPE_CUDA_CHECK_LAUNCH();
     const T dt = T(p_.dt), force = T(p_.force), source = T(p_.source);
     scene_add_velocity<T><<<grid2(n_ + 2), dim3(32, 8), 0, stream_>>>(u, kFieldU, emit_ptr(1), vort_ ? fu_.data() : nullptr,
@@ -863,11 +841,26 @@ class CudaSolver final : public Solver<T> {
     }
   }
 
+  // Stam's velocity step: diffuse, project, advect, project; the fused scheme's
+  // advection carries the density (d from d0) in the same pass (d null: the stam scheme).
+  void velocity_step(T* d, const T* d0) {
+    T *u = buf_[1].data(), *v = buf_[2].data(), *u0 = buf_[4].data(), *v0 = buf_[5].data();
+    diffuse(kU, u0, u, kFieldU, p_.visc, nullptr);
+    diffuse(kV, v0, v, kFieldV, p_.visc, nullptr);
+    project(u0, v0, u, v, nullptr);
+    if (d) advect(u0, v0, d, d0, u, u0, v, v0);
+    else advect(u0, v0, u, u0, v, v0, nullptr, nullptr);
+    set_bnd(kU, u);
+    set_bnd(kV, v);
+    project(u, v, u0, v0, partial_v_.data());
+  }
+
   void enqueue_step() {
     T *d = buf_[0].data(), *u = buf_[1].data(), *v = buf_[2].data();
     T *d0 = buf_[3].data(), *u0 = buf_[4].data(), *v0 = buf_[5].data();
-    react_decide<T><<<1, 256, 0, stream_>>>(partial_v_.data(), partial_d_.data(), parts_, d0, u0, v0, n_,
-                                            flags_.data(), counters_.data(), p_.forcing == Forcing::react ? 1 : 0);
+    react_decide<T><<<1, kReactThreads, 0, stream_>>>(partial_v_.data(), partial_d_.data(), parts_, d0, u0, v0, n_,
+                                                      flags_.data(), counters_.data(),
+                                                      p_.forcing == Forcing::react ? 1 : 0);
     NUMPIPE_CUDA_CHECK_LAUNCH();
     if (scene_) {
       enqueue_scene_step();
@@ -875,21 +868,9 @@ class CudaSolver final : public Solver<T> {
       add_zero_boundary<T><<<(n_ + 2 + 255) / 256, 256, 0, stream_>>>(d, n_, T(p_.dt));
       NUMPIPE_CUDA_CHECK_LAUNCH();
       diffuse(kScalar, d0, d, kFieldD, p_.diff, partial_d_.data());
-      diffuse(kU, u0, u, kFieldU, p_.visc, nullptr);
-      diffuse(kV, v0, v, kFieldV, p_.visc, nullptr);
-      project(u0, v0, u, v, nullptr);
-      advect(u0, v0, d, d0, u, u0, v, v0);
-      set_bnd(kU, u);
-      set_bnd(kV, v);
-      project(u, v, u0, v0, partial_v_.data());
+      velocity_step(d, d0);
     } else {
-      diffuse(kU, u0, u, kFieldU, p_.visc, nullptr);
-      diffuse(kV, v0, v, kFieldV, p_.visc, nullptr);
-      project(u0, v0, u, v, nullptr);
-      advect(u0, v0, u, u0, v, v0, nullptr, nullptr);
-      set_bnd(kU, u);
-      set_bnd(kV, v);
-      project(u, v, u0, v0, partial_v_.data());
+      velocity_step(nullptr, nullptr);
       diffuse(kScalar, d0, d, kFieldD, p_.diff, partial_d_.data());
       advect(u, v, d, d0, nullptr, nullptr, nullptr, nullptr);
       set_bnd(kScalar, d);

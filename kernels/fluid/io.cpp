@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "common/memory.hpp"
+#include "tuning.hpp"
 
 namespace numpipe::fluid {
 
@@ -85,7 +86,7 @@ std::string scene_reason(const StateInput& in, const Scene& s, const SceneRecord
   if (s.length != 1.0) return "a domain length other than 1";
   if (s.buoyancy_a != 0 || s.buoyancy_b != 0) return "--buoyancy";
   if (s.vorticity != 0) return "--vorticity";
-  if (const char* e = std::getenv("NUMPIPE_FLUID_SCENE"); e && std::string(e) == "1") return "NUMPIPE_FLUID_SCENE=1";
+  if (tuning_from_environment().force_scene) return "NUMPIPE_FLUID_SCENE=1";
   return "";
 }
 
@@ -97,32 +98,38 @@ void release_payloads(std::vector<Record>& records) {
   for (Record& r : records) r.payload = HostArray<std::byte>();
 }
 
-template <class T>
-json PlainState<T>::params() const {
-  return {{"n", p.n},
-          {"dt", p.dt},
+template <class T, class F, class S>
+json StateOf<T, F, S>::step_params(const char* scheme) const {
+  return {{"dt", p.dt},
           {"diff", p.diff},
           {"visc", p.visc},
           {"iters", p.iters},
-          {"scheme", p.scheme == Scheme::seed ? "fused" : "stam"},
+          {"scheme", scheme},
           {"precision", sizeof(T) == 4 ? "fp32" : "fp64"}};
+}
+
+template <class T>
+json PlainState<T>::params() const {
+  json j = this->step_params(p.scheme == Scheme::seed ? "fused" : "stam");
+  j["n"] = p.n;
+  return j;
 }
 
 template <class T>
 json SceneState<T>::params() const {
-  return {{"nx", scene.nx},
-          {"ny", scene.ny},
-          {"dt", p.dt},
-          {"diff", p.diff},
-          {"visc", p.visc},
-          {"iters", p.iters},
-          {"scheme", "stam"},
-          {"buoyancy", {scene.buoyancy_a, scene.buoyancy_b}},
-          {"ambient", scene.ambient},
-          {"vorticity", scene.vorticity},
-          {"precision", sizeof(T) == 4 ? "fp32" : "fp64"}};
+  json j = this->step_params("stam");
+  j["nx"] = scene.nx;
+  j["ny"] = scene.ny;
+  j["buoyancy"] = {scene.buoyancy_a, scene.buoyancy_b};
+  j["ambient"] = scene.ambient;
+  j["vorticity"] = scene.vorticity;
+  return j;
 }
 
+template struct StateOf<float, Fields<float>, Solver<float>>;
+template struct StateOf<double, Fields<double>, Solver<double>>;
+template struct StateOf<float, SceneFields<float>, SceneSolver<float>>;
+template struct StateOf<double, SceneFields<double>, SceneSolver<double>>;
 template struct PlainState<float>;
 template struct PlainState<double>;
 template struct SceneState<float>;

@@ -59,14 +59,35 @@ void require_finite_fields(const F& f, const Shape& shape, const std::string& pr
   require_finite_field(prefix + "v0", shape, f.v0, step);
 }
 
-// The fused step's plain square state.
-template <class T>
-struct PlainState {
-  using FieldsT = Fields<T>;
-  using SolverT = Solver<T>;
+// What both states hold: the step's parameters and the fields; their solver type.
+template <class T, class Fields_, class Solver_>
+struct StateOf {
+  using FieldsT = Fields_;
+  using SolverT = Solver_;
   Params p;
   FieldsT fields;
-  PlainState(const Params& p_, const StateInput& in, std::vector<Record>& input) : p(p_) {
+  explicit StateOf(const Params& p_) : p(p_) {}
+  // params()'s words of the step (the box's are the state's own).
+  json step_params(const char* scheme) const;
+  // A snapshot's attrs: the box's size (size), the step, the time and the grid.
+  static json snapshot_attrs_of(json size, std::int64_t step, double time, json grid) {
+    size["kind"] = "fluid.snapshot";
+    size["step"] = step;
+    size["time"] = time;
+    size["grid"] = std::move(grid);
+    return size;
+  }
+};
+
+// The fused step's plain square state.
+template <class T>
+struct PlainState : StateOf<T, Fields<T>, Solver<T>> {
+  using Base = StateOf<T, Fields<T>, Solver<T>>;
+  using typename Base::FieldsT;
+  using typename Base::SolverT;
+  using Base::fields;
+  using Base::p;
+  PlainState(const Params& p_, const StateInput& in, std::vector<Record>& input) : Base(p_) {
     fields = load_fields<T>(in);
     release_payloads(input);
   }
@@ -85,7 +106,7 @@ struct PlainState {
   }
   json params() const;
   json snapshot_attrs(std::int64_t step, double time) const {
-    return {{"kind", "fluid.snapshot"}, {"n", p.n}, {"step", step}, {"time", time}, {"grid", grid()}};
+    return Base::snapshot_attrs_of({{"n", p.n}}, step, time, grid());
   }
   void require_finite(const std::string& prefix, bool all_six, std::int64_t step) const {
     require_finite_fields(fields, shape(), prefix, all_six, step);
@@ -99,15 +120,16 @@ struct PlainState {
 
 // A scene: Stam's step with the scene's obstacle, emitters, sides and forces.
 template <class T>
-struct SceneState {
-  using FieldsT = SceneFields<T>;
-  using SolverT = SceneSolver<T>;
-  Params p;
+struct SceneState : StateOf<T, SceneFields<T>, SceneSolver<T>> {
+  using Base = StateOf<T, SceneFields<T>, SceneSolver<T>>;
+  using typename Base::FieldsT;
+  using typename Base::SolverT;
+  using Base::fields;
+  using Base::p;
   Scene scene;
   const SceneRecords& records;
-  FieldsT fields;
   SceneState(const Params& p_, const StateInput& in, std::vector<Record>& input, const SceneRecords& r, const Scene& s)
-      : p(p_), scene(s), records(r) {
+      : Base(p_), scene(s), records(r) {
     fields = load_scene_fields<T>(in, records);
     release_payloads(input);  // (records' pointers stay valid: only their payloads go)
     validate_scene(scene, fields);
@@ -132,7 +154,7 @@ struct SceneState {
   json grid() const { return grid_attrs(scene); }
   json params() const;
   json snapshot_attrs(std::int64_t step, double time) const {
-    return {{"kind", "fluid.snapshot"}, {"nx", scene.nx}, {"ny", scene.ny}, {"step", step}, {"time", time}, {"grid", grid()}};
+    return Base::snapshot_attrs_of({{"nx", scene.nx}, {"ny", scene.ny}}, step, time, grid());
   }
   void require_finite(const std::string& prefix, bool all_six, std::int64_t step) const {
     require_finite_fields(fields, shape(), prefix, all_six, step);

@@ -227,17 +227,37 @@ struct ObstacleLists {
 };
 ObstacleLists obstacle_lists(const Scene& s, const std::vector<std::uint8_t>& solid);
 
+// A solid cell beside fluid during a scalar's advection: the mean of its fluid
+// neighbours, summed in the order left, right, down, up (both backends, the same bits).
+template <class T>
+NUMPIPE_HD_INLINE T border_mean(const T* q, const ObstacleLists::Border& b) {
+  T sum = T(0);
+  int n = 0;
+  for (int k = 0; k < 4; ++k)
+    if (b.fluid & (1 << k)) {
+      sum = n == 0 ? q[b.nb[k]] : sum + q[b.nb[k]];
+      ++n;
+    }
+  return sum / static_cast<T>(n);
+}
+
 // What a scene adds to a plain state for the fused solvers of both backends
 // (scene_fits_tiles): 1/h, the obstacle (null: none), the emitters d, u, v, T (null:
 // none), the initial temperature (null: none) and the forces. It points into `init`
 // and `obstacle`, which must outlive it.
+// A scene's forces: vorticity confinement, buoyancy against the ambient temperature.
+struct SceneForces {
+  double vorticity = 0, buoyancy_a = 0, buoyancy_b = 0, ambient = 0;
+  bool vorticity_on() const { return vorticity != 0; }
+  bool buoyancy_on() const { return buoyancy_a != 0 || buoyancy_b != 0; }
+};
 template <class T>
 struct FusedScene {
   T inv_h;
   const ObstacleLists* obstacle;
   const T* emit[4];
   const T* temperature;
-  double vorticity, buoyancy_a, buoyancy_b, ambient;
+  SceneForces forces;
 };
 template <class T>
 FusedScene<T> fused_scene(const Scene& s, const SceneFields<T>& init, const ObstacleLists* obstacle) {
@@ -246,10 +266,7 @@ FusedScene<T> fused_scene(const Scene& s, const SceneFields<T>& init, const Obst
           obstacle,
           {ptr(init.src_d), ptr(init.src_u), ptr(init.src_v), ptr(init.src_t)},
           ptr(init.t),
-          s.vorticity,
-          s.buoyancy_a,
-          s.buoyancy_b,
-          s.ambient};
+          SceneForces{s.vorticity, s.buoyancy_a, s.buoyancy_b, s.ambient}};
 }
 
 // A scene on a fused solver of either backend (cpu.cpp's CpuSolver, cuda.cu's

@@ -34,19 +34,8 @@ __device__ __forceinline__ void gradient(T* u, T* v, const T* pr, std::int64_t c
   }
 }
 
-// A solid cell beside fluid during a scalar's advection: the mean of its fluid
-// neighbours, summed in the order left, right, down, up.
-template <class T>
-__device__ __forceinline__ T border_mean(const T* q, const ObstacleLists::Border& b) {
-  T sum = T(0);
-  int n = 0;
-  for (int m = 0; m < 4; ++m)
-    if (b.fluid & (1 << m)) {
-      sum = n == 0 ? q[b.nb[m]] : sum + q[b.nb[m]];
-      ++n;
-    }
-  return sum / static_cast<T>(n);
-}
+// A solid cell beside fluid during a scalar's advection: scene.hpp's border_mean.
+using fluid::border_mean;
 
 // |vorticity| at interior cell c for the confinement's gradient (0 in solid cells).
 template <class T>

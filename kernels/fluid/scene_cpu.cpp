@@ -22,6 +22,7 @@
 #include <string>
 
 #include "scene.hpp"
+#include "tuning.hpp"
 
 namespace numpipe::fluid {
 namespace {
@@ -205,39 +206,47 @@ class SceneCpuSolver final : public SceneSolver<T> {
     lin_solve(b, x, x0, a, T(1) + T(4) * a, scalar_inflow);
   }
 
-  // ---- projection ------------------------------------------------------------------------
-  void project(T* u, T* v, T* pr, T* div) {
+  // f(c, i, j) for every interior cell c = (i, j), the rows dealt to the threads
+  // (each cell independent of the others: the same bits for any number).
+  template <class F>
+  void for_interior(F&& f) const {
     const int nx = nx_, ny = ny_, w = w_;
-    const T inv_h = inv_h_;
 #pragma omp parallel for schedule(dynamic, kRowChunk)
     for (int j = 1; j <= ny; ++j)
-      for (int i = 1; i <= nx; ++i) {
-        const std::int64_t c = ix(i, j, w);
-        const int code = has_solid() && ob_.row_has[static_cast<std::size_t>(j)] ? ob_.code[static_cast<std::size_t>(c)] : 0;
-        if (code == 0) div[c] = divergence_h(u[c - 1], u[c + 1], v[c - w], v[c + w], inv_h);
-        else if (code & kSolidSelf) div[c] = T(0);
-        else div[c] = divergence_solid(u[c], v[c], u[c - 1], u[c + 1], v[c - w], v[c + w], code, inv_h);
-        pr[c] = T(0);
-      }
+      for (int i = 1; i <= nx; ++i) f(ix(i, j, w), i, j);
+  }
+  // The obstacle's code of cell c in row j (0: no obstacle near).
+  int code_at(std::int64_t c, int j) const {
+    return has_solid() && ob_.row_has[static_cast<std::size_t>(j)] ? ob_.code[static_cast<std::size_t>(c)] : 0;
+  }
+
+  // ---- projection ------------------------------------------------------------------------
+  void project(T* u, T* v, T* pr, T* div) {
+    const int w = w_;
+    const T inv_h = inv_h_;
+    for_interior([&](std::int64_t c, int, int j) {
+      const int code = code_at(c, j);
+      if (code == 0) div[c] = divergence_h(u[c - 1], u[c + 1], v[c - w], v[c + w], inv_h);
+      else if (code & kSolidSelf) div[c] = T(0);
+      else div[c] = divergence_solid(u[c], v[c], u[c - 1], u[c + 1], v[c - w], v[c + w], code, inv_h);
+      pr[c] = T(0);
+    });
     set_bnd(kSceneScalar, div);
     set_bnd(kScenePressure, pr);
     lin_solve(kScenePressure, pr, div, T(1), T(4));
-#pragma omp parallel for schedule(dynamic, kRowChunk)
-    for (int j = 1; j <= ny; ++j)
-      for (int i = 1; i <= nx; ++i) {
-        const std::int64_t c = ix(i, j, w);
-        const int code = has_solid() && ob_.row_has[static_cast<std::size_t>(j)] ? ob_.code[static_cast<std::size_t>(c)] : 0;
-        if (code == 0) {
-          u[c] = gradient_sub_h(u[c], pr[c - 1], pr[c + 1], inv_h);
-          v[c] = gradient_sub_h(v[c], pr[c - w], pr[c + w], inv_h);
-        } else if (code & kSolidSelf) {
-          u[c] = v[c] = T(0);
-        } else {  // a solid neighbour's pressure is the cell's own (zero normal gradient)
-          const T pc = pr[c];
-          u[c] = gradient_sub_h(u[c], code & kSolidL ? pc : pr[c - 1], code & kSolidR ? pc : pr[c + 1], inv_h);
-          v[c] = gradient_sub_h(v[c], code & kSolidD ? pc : pr[c - w], code & kSolidU ? pc : pr[c + w], inv_h);
-        }
+    for_interior([&](std::int64_t c, int, int j) {
+      const int code = code_at(c, j);
+      if (code == 0) {
+        u[c] = gradient_sub_h(u[c], pr[c - 1], pr[c + 1], inv_h);
+        v[c] = gradient_sub_h(v[c], pr[c - w], pr[c + w], inv_h);
+      } else if (code & kSolidSelf) {
+        u[c] = v[c] = T(0);
+      } else {  // a solid neighbour's pressure is the cell's own (zero normal gradient)
+        const T pc = pr[c];
+        u[c] = gradient_sub_h(u[c], code & kSolidL ? pc : pr[c - 1], code & kSolidR ? pc : pr[c + 1], inv_h);
+        v[c] = gradient_sub_h(v[c], code & kSolidD ? pc : pr[c - w], code & kSolidU ? pc : pr[c + w], inv_h);
       }
+    });
     set_bnd(kSceneU, u);
     set_bnd(kSceneV, v);
   }
@@ -267,16 +276,7 @@ class SceneCpuSolver final : public SceneSolver<T> {
   // for the interpolation (so that the fluid beside an obstacle does not mix in
   // zeros), and go back to 0 after it.
   void fill_border(T* q) const {
-    for (const ObstacleLists::Border& b : ob_.border) {
-      T sum = T(0);
-      int n = 0;
-      for (int k = 0; k < 4; ++k)
-        if (b.fluid & (1 << k)) {
-          sum = n == 0 ? q[b.nb[k]] : sum + q[b.nb[k]];
-          ++n;
-        }
-      q[b.c] = sum / static_cast<T>(n);
-    }
+    for (const ObstacleLists::Border& b : ob_.border) q[b.c] = border_mean(q, b);
   }
   void clear_border(T* q) const {
     for (const ObstacleLists::Border& b : ob_.border) q[b.c] = T(0);
@@ -344,20 +344,16 @@ class SceneCpuSolver final : public SceneSolver<T> {
   void add_interior(T* x, const FieldVector<T>& src, const T* f) const {
     const T* s = src.empty() ? nullptr : src.data();
     if (!s && !f) return;
-    const int nx = nx_, ny = ny_, w = w_;
     const T dt = dt_;
-#pragma omp parallel for schedule(dynamic, kRowChunk)
-    for (int j = 1; j <= ny; ++j)
-      for (int i = 1; i <= nx; ++i) {
-        const std::int64_t c = ix(i, j, w);
-        if (s) x[c] = x[c] + dt * s[c];
-        if (f) x[c] = x[c] + dt * f[c];
-      }
+    for_interior([&](std::int64_t c, int, int) {
+      if (s) x[c] = x[c] + dt * s[c];
+      if (f) x[c] = x[c] + dt * f[c];
+    });
   }
   // Buoyancy and vorticity confinement from the state at the start of the step,
   // into fu_, fv_ (interior fluid cells; 0 in solid cells).
   void forces() {
-    const int nx = nx_, ny = ny_, w = w_;
+    const int w = w_;
     const T inv_h = inv_h_;
     // the ghost cells by the sides' rules first (an input state's may be stale)
     set_bnd(kSceneU, f_.u.data());
@@ -368,44 +364,35 @@ class SceneCpuSolver final : public SceneSolver<T> {
     T* fv = fv_.data();
     if (vort_) {
       T* wa = wabs_.data();
-#pragma omp parallel for schedule(dynamic, kRowChunk)
-      for (int j = 1; j <= ny; ++j)
-        for (int i = 1; i <= nx; ++i) {
-          const std::int64_t c = ix(i, j, w);
-          wa[c] = solid_at(c) ? T(0) : std::fabs(vorticity_cell(u[c - w], u[c + w], v[c - 1], v[c + 1], inv_h));
-        }
+      for_interior([&](std::int64_t c, int, int) {
+        wa[c] = solid_at(c) ? T(0) : std::fabs(vorticity_cell(u[c - w], u[c + w], v[c - 1], v[c + 1], inv_h));
+      });
       set_bnd(kSceneCopy, wa);
       const T eps_h = static_cast<T>(s_.vorticity) / inv_h;
-#pragma omp parallel for schedule(dynamic, kRowChunk)
-      for (int j = 1; j <= ny; ++j)
-        for (int i = 1; i <= nx; ++i) {
-          const std::int64_t c = ix(i, j, w);
-          const int code = has_solid() && ob_.row_has[static_cast<std::size_t>(j)] ? ob_.code[static_cast<std::size_t>(c)] : 0;
-          if (code & kSolidSelf) {
-            fu[c] = fv[c] = T(0);
-            continue;
-          }
-          const T wc = wa[c];
-          confinement_force(vorticity_cell(u[c - w], u[c + w], v[c - 1], v[c + 1], inv_h), code & kSolidL ? wc : wa[c - 1],
-                            code & kSolidR ? wc : wa[c + 1], code & kSolidD ? wc : wa[c - w],
-                            code & kSolidU ? wc : wa[c + w], inv_h, eps_h, fu[c], fv[c]);
+      for_interior([&](std::int64_t c, int, int j) {
+        const int code = code_at(c, j);
+        if (code & kSolidSelf) {
+          fu[c] = fv[c] = T(0);
+          return;
         }
+        const T wc = wa[c];
+        confinement_force(vorticity_cell(u[c - w], u[c + w], v[c - 1], v[c + 1], inv_h), code & kSolidL ? wc : wa[c - 1],
+                          code & kSolidR ? wc : wa[c + 1], code & kSolidD ? wc : wa[c - w],
+                          code & kSolidU ? wc : wa[c + w], inv_h, eps_h, fu[c], fv[c]);
+      });
     }
     if (buoy_) {
       const T a = static_cast<T>(s_.buoyancy_a), b = static_cast<T>(s_.buoyancy_b), amb = static_cast<T>(s_.ambient);
       const T* d = f_.d.data();
       const T* t = f_.t.empty() ? nullptr : f_.t.data();
-#pragma omp parallel for schedule(dynamic, kRowChunk)
-      for (int j = 1; j <= ny; ++j)
-        for (int i = 1; i <= nx; ++i) {
-          const std::int64_t c = ix(i, j, w);
-          if (solid_at(c)) {
-            fu[c] = fv[c] = T(0);
-            continue;
-          }
-          const T fb = buoyancy_force(d[c], t ? t[c] : amb, a, b, amb);
-          fv[c] = vort_ ? fv[c] + fb : fb;
+      for_interior([&](std::int64_t c, int, int) {
+        if (solid_at(c)) {
+          fu[c] = fv[c] = T(0);
+          return;
         }
+        const T fb = buoyancy_force(d[c], t ? t[c] : amb, a, b, amb);
+        fv[c] = vort_ ? fv[c] + fb : fb;
+      });
     }
   }
 
@@ -442,10 +429,7 @@ class SceneCpuSolver final : public SceneSolver<T> {
 
 }  // namespace
 
-bool scene_tiles_allowed() {
-  const char* knob = std::getenv("NUMPIPE_FLUID_SCENE_TILES");
-  return !(knob && std::string(knob) == "0");
-}
+bool scene_tiles_allowed() { return tuning_from_environment().scene_tiles; }
 
 template <class T>
 std::unique_ptr<SceneSolver<T>> make_scene_cpu_rows_solver(const Params& p, const Scene& s, const SceneFields<T>& init) {

@@ -14,7 +14,6 @@
 // zero after each solve. react's two maxima are per-block maxima reduced by one
 // block (exact in any order).
 #include <cuda_runtime.h>
-#include <cub/block/block_reduce.cuh>
 
 #include <algorithm>
 #include <cmath>
@@ -25,8 +24,10 @@
 #include "common/cuda_check.hpp"
 #include "common/cuda_graph.hpp"
 #include "common/device_array.hpp"
+#include "react.cuh"
 #include "scene.hpp"
 #include "scene_cells.cuh"
+#include "tuning.hpp"
 
 namespace numpipe::fluid {
 namespace {
@@ -50,22 +51,6 @@ template <class T>
 __device__ __forceinline__ T max_of(T m, T s) {
   return s > m ? s : m;
 }
-struct MaxOf {
-  template <class T>
-  __device__ __forceinline__ T operator()(const T& m, const T& s) const {
-    return max_of(m, s);
-  }
-};
-// The block's maxima of mv and md (kThreads threads), in thread 0: react's comparison,
-// whose maximum does not depend on the order.
-template <class T>
-__device__ __forceinline__ void block_max2(T& mv, T& md) {
-  using Reduce = cub::BlockReduce<T, kThreads>;
-  __shared__ typename Reduce::TempStorage sv, sd;
-  mv = Reduce(sv).Reduce(mv, MaxOf{});
-  md = Reduce(sd).Reduce(md, MaxOf{});
-}
-
 // ---- set_bnd -------------------------------------------------------------------------------
 // A cell by (i, j): the natural layout, or lin_solve's colour planes.
 template <class T>
@@ -257,7 +242,7 @@ __global__ void react_max_kernel(const T* u0, const T* v0, const T* d0, long lon
     mv = max_of(mv, u0[i] * u0[i] + v0[i] * v0[i]);
     md = max_of(md, d0[i]);
   }
-  block_max2(mv, md);
+  react_cuda::block_max2<T, kThreads>(mv, md);
   if (threadIdx.x == 0) {
     part_v[blockIdx.x] = mv;
     part_d[blockIdx.x] = md;
@@ -272,16 +257,8 @@ __global__ void react_decide_kernel(const T* part_v, const T* part_d, int parts,
     mv = max_of(mv, part_v[k]);
     md = max_of(md, part_d[k]);
   }
-  block_max2(mv, md);
-  if (threadIdx.x == 0) {
-    const int vel = react && mv < T(kReactVelocityThreshold);
-    const int den = react && md < T(kReactDensityThreshold);
-    flags[0] = vel;
-    flags[1] = den;
-    counters[0] += 1;
-    counters[1] += vel;
-    counters[2] += den;
-  }
+  react_cuda::block_max2<T, kThreads>(mv, md);
+  if (threadIdx.x == 0) react_cuda::decide(mv, md, react, flags, counters);
 }
 template <class T>
 __global__ void react_fill_kernel(T* d0, T* u0, T* v0, T* t0, const int* flags, Geo g, T force, T source,
@@ -447,7 +424,7 @@ class SceneCudaSolver final : public SceneSolver<T> {
   Geo geo_{};
   T inv_h_, dt_, dt0_;
   cudaStream_t stream_ = nullptr;
-  StepReplay steps_{std::getenv("NUMPIPE_FLUID_NO_GRAPH") == nullptr};  // a step: one graph launch
+  StepReplay steps_{tuning_from_environment().cuda_graph};  // a step: one graph launch
   bool temperature_ = false, vort_ = false, buoy_ = false, touches_ = false;
   DeviceArray<T> d_, u_, v_, d0_, u0_, v0_, t_, t0_, fu_, fv_, wabs_, src_[4];
   DeviceArray<std::uint8_t> code_, rows_;
@@ -647,9 +624,7 @@ class SceneCudaSolver final : public SceneSolver<T> {
 template <class T>
 std::unique_ptr<SceneSolver<T>> make_scene_cuda_solver(const Params& p, const Scene& s, const SceneFields<T>& init,
                                                       int device) {
-  const char* knob = std::getenv("NUMPIPE_FLUID_SCENE_TILES");
-  const bool tiles = !(knob && std::string(knob) == "0");
-  if (tiles && scene_fits_tiles(s, init)) return make_scene_tiled_solver<T>(p, s, init, device);
+  if (tuning_from_environment().scene_tiles && scene_fits_tiles(s, init)) return make_scene_tiled_solver<T>(p, s, init, device);
   return std::make_unique<SceneCudaSolver<T>>(p, s, init, device);
 }
 template std::unique_ptr<SceneSolver<float>> make_scene_cuda_solver(const Params&, const Scene&,

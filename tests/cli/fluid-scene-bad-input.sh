@@ -71,13 +71,7 @@ bilevel("bomb.png", 65536, 32767, 8192)   # 2.1 G pixels: the top quarter black
 bilevel("largest.png", 65536, 65536, 0)  # the largest image accepted, all white
 open("too-wide.png", "wb").write(sig + ihdr(65537, 1) + chunk(b"IEND", b""))
 PYEOF
-# peak CMD...: runs CMD (at most 120 s) and prints its exit code and peak resident memory in MiB
-peak() {
-  "$PY" -c 'import resource, subprocess, sys
-try: rc = subprocess.run(sys.argv[1:], stderr=open("peak.err", "w"), timeout=120).returncode
-except subprocess.TimeoutExpired: rc = 124
-print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$BIN/$1" "${@:2}"
-}
+# peak (lib.sh): the exit code and peak resident memory in MiB
 read -r rc mib < <(NUMPIPE_MEMORY_LIMIT=256M peak gen-input fluid --n 16 --obstacle png:text-bomb.png -o out.nps)
 [ "$rc" = 2 ] && [ "$mib" -lt 128 ] || fail "48-byte PNG with a 2 GiB tEXt chunk: exit $rc, peak $mib MiB: $(cat peak.err)"
 grep -q "png:text-bomb.png: cannot read the image: the file ends inside a chunk" peak.err || fail "tEXt bomb: $(cat peak.err)"

@@ -103,3 +103,12 @@ same_under_mpi() {
     verify ranks$n.nps "$one" > verify$n.txt || { cat verify$n.txt; fail "$* under $n ranks differs from one process"; }
   done
 }
+
+# peak TOOL ARGS...: runs $BIN/TOOL (at most PEAK_TIMEOUT seconds, default 120; exit 124
+# past it), its stderr into peak.err, and prints its exit code and peak resident memory in MiB
+peak() {
+  "$PY" -c 'import resource, subprocess, sys
+try: rc = subprocess.run(sys.argv[2:], stderr=open("peak.err", "w"), timeout=int(sys.argv[1])).returncode
+except subprocess.TimeoutExpired: rc = 124
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "${PEAK_TIMEOUT:-120}" "$BIN/$1" "${@:2}"
+}

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <type_traits>
 
+#include "common/dtype.hpp"
 #include "common/labels.hpp"
 #include "common/units.hpp"
 
@@ -113,16 +115,7 @@ const std::byte* Variable::element(std::size_t row, std::size_t column) const {
 }
 
 double Variable::value(std::size_t row, std::size_t column) const {
-  const std::byte* p = element(row, column);
-  switch (dtype) {
-    case DType::f8: { double v; std::memcpy(&v, p, 8); return v; }
-    case DType::f4: { float v; std::memcpy(&v, p, 4); return v; }
-    case DType::i8: { std::int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-    case DType::i4: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::u8: { std::uint64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-    case DType::u1: return static_cast<double>(static_cast<unsigned char>(*p));
-  }
-  return 0;
+  return element_as_double(dtype, element(row, column));
 }
 
 const Axis* Dataset::axis(const std::string& name) const {
@@ -426,23 +419,22 @@ std::string format_double(double v) {
 }
 
 std::string format_number(const std::byte* p, DType dtype) {
-  char buf[64];
-  char* end = buf;
-  switch (dtype) {
-    case DType::f8: { double v; std::memcpy(&v, p, 8); return format_double(v); }
-    case DType::f4: {
-      float v;
-      std::memcpy(&v, p, 4);
-      if (std::isnan(v)) return "nan";
-      end = std::to_chars(buf, buf + sizeof buf, v).ptr;  // shortest form that reads back as this float
-      break;
+  return visit_dtype(dtype, [p](auto zero) -> std::string {
+    using T = decltype(zero);
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    if constexpr (std::is_same_v<T, double>) {
+      return format_double(v);
+    } else {
+      if constexpr (std::is_same_v<T, float>)
+        if (std::isnan(v)) return "nan";
+      // a float's shortest form that reads back as this float; a u1 as its number
+      using Shown = std::conditional_t<std::is_same_v<T, std::uint8_t>, unsigned, T>;
+      char buf[64];
+      char* end = std::to_chars(buf, buf + sizeof buf, static_cast<Shown>(v)).ptr;
+      return std::string(buf, end);
     }
-    case DType::i8: { std::int64_t v; std::memcpy(&v, p, 8); end = std::to_chars(buf, buf + sizeof buf, v).ptr; break; }
-    case DType::i4: { std::int32_t v; std::memcpy(&v, p, 4); end = std::to_chars(buf, buf + sizeof buf, v).ptr; break; }
-    case DType::u8: { std::uint64_t v; std::memcpy(&v, p, 8); end = std::to_chars(buf, buf + sizeof buf, v).ptr; break; }
-    case DType::u1: end = std::to_chars(buf, buf + sizeof buf, static_cast<unsigned>(static_cast<unsigned char>(*p))).ptr; break;
-  }
-  return std::string(buf, end);
+  });
 }
 
 }  // namespace numpipe::exporter
