@@ -126,7 +126,8 @@ c = netCDF4.Dataset("price-calibrate.nc")
 assert c["calibrated"].units == "1" and c["calibration_log_alpha"].units == "1", c
 assert c["calibration_log_rho"].units == "1" and c["maturity"].units == "year"
 n = netCDF4.Dataset("ns-time.nc")
-assert n["time"].units == "1" and n["q_criterion"].units == "1" and n["vorticity_magnitude"].units == "1"
+assert n["time"].units == "1" and n["diagnostics_t"].units == "1"  # the solver's time: a number, not seconds
+assert n["snap_q_criterion"].units == "1" and n["snap_vorticity_magnitude"].units == "1"
 PY
 
 # CSV: the units follow each column's name in brackets.

@@ -34,7 +34,8 @@ def gaps(path):
             continue
         own = units_of(attrs, name, name)
         columns = attrs.get("columns")
-        if array.ndim == 1 and not own:  # a vector of parameters: attrs fields (price's problem) or parameters
+        if not isinstance(columns, list) and array.ndim == 1 and not own:
+            # a vector of parameters: attrs fields (price's problem) or parameters (price --calibrate's)
             columns = attrs.get("fields") or attrs.get("parameters")
         if isinstance(columns, list) and array.ndim >= 1 and len(columns) == array.shape[-1] and columns:
             for c in columns:
