@@ -49,7 +49,8 @@ find_cuda() {
   if ! command -v nvcc > /dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
 }
 
-configure_and_build() {
+# configure [CMAKE OPTIONS...]: cmake's configure step into $BUILD (log in $BUILD.configure.log).
+configure() {
   find_cuda
   local generator=()
   command -v ninja > /dev/null && generator=(-G Ninja)
@@ -58,8 +59,16 @@ configure_and_build() {
   cmake -S "$ROOT" -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DNUMPIPE_WERROR=$werror "$@" > "$BUILD.configure.log" 2>&1 ||
     { cat "$BUILD.configure.log" >&2; echo "numpipe: cmake configure failed (log above)" >&2; exit 1; }
   grep -E "numpipe:" "$BUILD.configure.log" >&2 || true
-  cmake --build "$BUILD" -j "$(nproc)"
 }
+
+# build_targets [TARGETS...]: builds TARGETS (everything, tests included, when none is named) on every CPU.
+build_targets() {
+  local targets=()
+  [ $# -gt 0 ] && targets=(--target "$@")
+  cmake --build "$BUILD" -j "$(nproc)" "${targets[@]}"
+}
+
+configure_and_build() { configure "$@"; build_targets; }
 
 # fuzz_target TARGET SECONDS CORPUS MAX_LEN: builds the libFuzzer target TARGET (tests/fuzz)
 # with clang in $BUILD-fuzz and fuzzes for SECONDS from the committed corpus

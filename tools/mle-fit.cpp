@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
       if (run.world().distributed()) fail_input("--model garch runs in one process (no MPI)");
       if (fo.normal || fo.student || fo.gof || params.shapes == 2)
         fail_input("--model garch takes neither --compare, --gof nor --shapes 2");
-      run.writer().set_units(units);
+      run.writer().set_units(mle::garch_units(units_of(xr->attrs, "x", xr->name)));
       mle::write_garch(run.writer(), stamp, records, *xr, s, params, whole, fo.inform, levels, backtest, engine);
       return run.commit();  // (no profile)
     }

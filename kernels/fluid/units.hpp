@@ -2,7 +2,8 @@
 // Stam's stable fluids are nondimensional ("Real-Time Fluid Dynamics for Games",
 // GDC 2003): the grid covers the unit square (cells of 1/N), time is the
 // solver's own (dt of it a step), density is an amount per cell with no
-// physical scale. Every quantity is therefore a pure number: "1".
+// physical scale. Every quantity is therefore a pure number: "1" (CF's units of
+// a dimensionless quantity), time included: it is not in seconds.
 #pragma once
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,9 @@
 # Units from the tools that know them to the files users open: every workload's
 # NetCDF has `units` on every numeric variable and coordinate, a snapshot series'
 # global attributes are the last record's (the state the file holds), mle-fit's
-# dates are a CF time coordinate with a calendar, the CSV header carries
+# dates are a CF time coordinate with a calendar, every record the tools write in
+# their common modes carries units (tests/cli/units-missing.py), mle-fit's estimates
+# take the series' units (a series in K: theta K, omega K2), the CSV header carries
 # "name [units]", numpipe.to_xarray names what nps-export names (the same
 # dimensions, coordinates and units), VTK field data holds the units.
 # Skips (saying so) without python3-netcdf4 or a NetCDF build; the to_xarray part
@@ -69,6 +71,63 @@ for text, d in zip(labels, dates):  # the window's last date, as the CSV has it
     assert "%04d-%02d-%02d" % (d.year, d.month, d.day) == text, (text, d)
 assert m["theta"].units == "1" and m["quantiles"].units == "1" and m["level"].units == "1"
 m.close()
+PY
+
+# Every record the tools write in their common modes carries units (units-missing.py
+# lists each record, table column or parameter without them); gen-input array alone
+# writes none (it does not know what its numbers measure).
+gen-input price --dataset small -o price-in.nps
+price -q -i price-in.nps --greeks --implied-vol -o price-greeks.nps 2> /dev/null
+gen-input price --from-text "$SRC/share/examples/price-quotes.csv" -o quotes-in.nps
+price -q -i quotes-in.nps --calibrate -o price-calibrate.nps
+gen-input integrate --product annuity --x 40 --deferment 25 --premium equivalence --steps 2,2,2 -o annuity-in.nps
+integrate -q -i annuity-in.nps --frequency 12 -o integrate-monthly.nps
+gen-input mle --length 600 --series 2 --seed 3 -o mle-in.nps
+mle-fit -q -i mle-in.nps --window 200 --step 100 --refine --stderr --compare normal,t --gof --quantiles 0.01,0.05 \
+  --backtest -o mle-all.nps
+mle-fit -q -i mle-in.nps --window 200 --step 100 --shapes 2 --refine --stderr -o mle-shapes2.nps
+gen-input mle --from-text "$SRC/share/ref/mle-prices.csv" --columns close --returns log -o returns.nps
+mle-fit -q -i returns.nps --window 250 --step 250 --model garch --stderr -o mle-garch.nps 2> /dev/null
+gen-input fluid --n 32,16 --length 2 --inflow left:1 --obstacle circle:0.5,0.5,0.1 -o scene-in.nps
+fluid-step -q -i scene-in.nps --steps 3 --snapshot-every 1 --vorticity 0.1 -o fluid-scene.nps
+gen-input ns --n 12 -o ns-in.nps
+ns-step -q -i ns-in.nps --t-end 0.05 --snapshot-dt 0.02 --diag-dt 0.01 \
+  --snapshot-fields rho,vorticity_z,vorticity_magnitude,q_criterion -o ns-time.nps
+gen-input ns --n 24,16,1 --box 6,4,1 --body cylinder:2,2,0.5 --free-stream 1,0,0 -o body-in.nps
+ns-step -q -i body-in.nps --steps 2 --diag-every 1 -o ns-body.nps
+inputs=(price-in.nps quotes-in.nps annuity-in.nps mle-in.nps returns.nps scene-in.nps ns-in.nps body-in.nps)
+"$PY" "$SRC/tests/cli/units-missing.py" fluid.nps ns.nps price.nps integrate.nps mle.nps price-greeks.nps \
+  price-calibrate.nps integrate-monthly.nps mle-all.nps mle-shapes2.nps mle-garch.nps fluid-scene.nps ns-time.nps \
+  ns-body.nps "${inputs[@]}" > missing.txt || { cat missing.txt; fail "records without units (above)"; }
+
+# A series in kelvin: mle-fit's estimates take its units, the pure numbers stay 1, a
+# variance (GARCH's omega) the square.
+"$PY" -c '
+import numpy as np, numpipe
+x = 280 + np.random.default_rng(5).standard_normal(600)
+numpipe.write("kelvin.nps", {"x": x}, attrs_by_name={"x": {"units": "K"}})'
+mle-fit -q -i kelvin.nps --window 200 --step 200 --refine --stderr --compare normal,t --gof -o kelvin-fit.nps
+mle-fit -q -i kelvin.nps --model garch --stderr -o kelvin-garch.nps 2> /dev/null
+for f in kelvin-fit kelvin-garch price-calibrate ns-time; do nps-export -q -i $f.nps -o $f.nc; done
+"$PY" - <<'PY' || fail "units of mle-fit's, price --calibrate's or ns-step's records"
+import netCDF4
+k = netCDF4.Dataset("kelvin-fit.nc")
+want = {"theta": "K", "s_l": "K", "p": "1", "stderr_theta": "K", "stderr_s_r": "K", "stderr_p": "1",
+        "theta_ci_lower": "K", "theta_ci_upper": "K", "normal_mu": "K", "normal_sigma": "K", "t_mu": "K",
+        "t_sigma": "K", "t_nu": "1", "loglik_normal": "1", "aic_t": "1", "ks": "1", "ad": "1"}
+got = {n: k[n].units for n in want}
+assert got == want, got
+g = netCDF4.Dataset("kelvin-garch.nc")
+want = {"theta": "K", "sigma": "K", "omega": "K2", "garch_alpha": "1", "s_l": "1", "p": "1", "stderr_mu": "K",
+        "stderr_omega": "K2", "stderr_garch_beta": "1"}
+got = {n: g[n].units for n in want}
+assert got == want, got
+c = netCDF4.Dataset("price-calibrate.nc")
+assert c["calibrated"].units == "1" and c["calibration_log_alpha"].units == "1", c
+assert c["calibration_log_rho"].units == "1" and c["maturity"].units == "year"
+n = netCDF4.Dataset("ns-time.nc")
+assert n["time"].units == "1" and n["diagnostics_t"].units == "1"  # the solver's time: a number, not seconds
+assert n["snap_q_criterion"].units == "1" and n["snap_vorticity_magnitude"].units == "1"
 PY
 
 # CSV: the units follow each column's name in brackets.
