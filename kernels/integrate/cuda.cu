@@ -55,6 +55,7 @@
 #include "common/threads.hpp"
 #include "integrate.hpp"
 #include "table.hpp"
+#include "tuning.hpp"
 
 namespace numpipe::integrate {
 
@@ -735,13 +736,8 @@ struct SlotList {
 //           devices' chains), writes its policies' rows (expand_kernel) and
 //           downloads them into the result, pinned in place in pieces
 //           (cudaHostRegister) while the devices work.
-enum class ResultPath { host, device };
-ResultPath result_path() {
-  const char* e = std::getenv("NUMPIPE_INTEGRATE_RESULT");
-  if (!e || !*e || std::strcmp(e, "host") == 0) return ResultPath::host;
-  if (std::strcmp(e, "device") == 0) return ResultPath::device;
-  fail_input(std::string("NUMPIPE_INTEGRATE_RESULT must be 'host' or 'device', not '") + e + "'");
-}
+using ResultPath = Tuning::ResultPath;
+ResultPath result_path() { return tuning_from_environment().result; }
 
 // The pinned pieces of a result (device path): interior boundaries on multiples of
 // kPinPiece (page aligned, so that no page is in two pieces). Unpinned on the way
@@ -1334,12 +1330,7 @@ struct ProductsSolve {
 // (concurrent). On the H100 host (16 cores, bench/integrate basis-quick, 100000 mixed
 // policies) in turn took 20.0 ms, at once 25.1 to 36.7 ms: the two parts' host work
 // (plans, result pages) competes for the cores more than their GPU work overlaps.
-bool split_concurrent() {
-  const char* e = std::getenv("NUMPIPE_INTEGRATE_SPLIT");
-  if (!e || !*e || std::strcmp(e, "sequential") == 0) return false;
-  if (std::strcmp(e, "concurrent") == 0) return true;
-  fail_input(std::string("NUMPIPE_INTEGRATE_SPLIT must be 'concurrent' or 'sequential', not '") + e + "'");
-}
+bool split_concurrent() { return tuning_from_environment().split_concurrent; }
 
 }  // namespace
 

@@ -18,6 +18,7 @@
 #include <emmintrin.h>
 #endif
 #include "table.hpp"
+#include "tuning.hpp"
 
 namespace numpipe::integrate {
 
@@ -319,11 +320,7 @@ void PageFaulter::help() {
 }
 
 int early_page_helpers(int threads) {
-  const char* e = std::getenv("NUMPIPE_INTEGRATE_PAGES");
-  const bool early = !e || !*e || std::strcmp(e, "early") == 0;
-  if (!early && std::strcmp(e, "late") != 0)
-    fail_input(std::string("NUMPIPE_INTEGRATE_PAGES must be 'early' or 'late', not '") + e + "'");
-  return early && threads >= 4 ? threads / 4 : 0;
+  return tuning_from_environment().early_pages && threads >= 4 ? threads / 4 : 0;
 }
 
 std::unique_ptr<PageFaulter> fault_pages_early(double* p, std::size_t n, TeamShare& team) {

@@ -90,7 +90,7 @@ expect_exit 2 "--emit: FIELD must be d, u, v or T, got 'p' in 'p=1@circle:0.5,0.
 expect_exit 2 "--emit: expected FIELD=VALUE@SHAPE (FIELD d, u, v or T), got 'd=1'" -- gen-input fluid --emit d=1
 expect_exit 2 "'source_d' must be >= 0 (a rate per unit time), got -2" -- gen-input fluid --emit d=-2@circle:0.5,0.5,0.1
 expect_exit 2 "'source_d' must be 0 inside the obstacle" -- gen-input fluid --obstacle circle:0.5,0.5,0.2 --emit d=1@circle:0.5,0.5,0.1
-expect_exit 2 "--set 'T=x@box:0,0,1,1': expected a finite number, got 'x'" -- gen-input fluid --set T=x@box:0,0,1,1
+expect_exit 2 "--set 'T=x@box:0,0,1,1' must be a finite number, got 'x'" -- gen-input fluid --set T=x@box:0,0,1,1
 expect_exit 2 "the domain length (--length) must be finite and > 0, got 0" -- gen-input fluid --length 0 --bc x=open
 # fluid-step's scene options
 expect_exit 2 "--buoyancy must be A,B, got '3'" -- fluid-step --buoyancy 3 -i ok.nps -o out.nps

@@ -5,13 +5,7 @@
 # payloads' SHA-256, from the generators before they wrote in pieces).
 require_python
 
-# peak CMD...: runs CMD (at most 300 s) and prints its exit code and peak resident memory in MiB
-peak() {
-  "$PY" -c 'import resource, subprocess, sys
-try: rc = subprocess.run(sys.argv[1:], stderr=open("peak.err", "w"), timeout=300).returncode
-except subprocess.TimeoutExpired: rc = 124
-print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$BIN/$1" "${@:2}"
-}
+PEAK_TIMEOUT=300  # peak (lib.sh): exit code and peak resident memory in MiB
 # payloads FILE...: "FILE RECORD SHA256[:16]" for each record's values, in stream order
 payloads() {
   PYTHONPATH="$SRC/share/python" "$PY" -c 'import hashlib, sys, numpipe

@@ -27,16 +27,6 @@ namespace {
 using fluid::Scene;
 using fluid::SceneFields;
 
-double to_number(const std::string& text, const std::string& what) {
-  try {
-    std::size_t used = 0;
-    const double x = std::stod(text, &used);
-    if (used == text.size() && std::isfinite(x)) return x;
-  } catch (const std::exception&) {
-  }
-  fail_input(what + ": expected a finite number, got '" + text + "'");
-}
-
 
 // A shape in the box's coordinates (x right, y up, from the box's lower left
 // corner, in the units of --length): which cells have their centre inside.
@@ -58,7 +48,7 @@ Shape2 parse_shape(const std::string& spec, const std::string& option) {
     fail_input(option + ": a shape is circle:X,Y,R or box:X0,Y0,X1,Y1" + (option == "--obstacle" ? " or png:FILE" : "") +
                ", got '" + spec + "'");
   }
-  for (std::size_t k = 0; k < parts.size(); ++k) s.a[k] = to_number(parts[k], what);
+  for (std::size_t k = 0; k < parts.size(); ++k) s.a[k] = finite_number(parts[k], what);
   if (s.kind == Shape2::circle && !(s.a[2] > 0)) fail_input(what + ": the radius must be > 0");
   if (s.kind == Shape2::box && !(s.a[2] > s.a[0] && s.a[3] > s.a[1])) fail_input(what + ": need X0 < X1 and Y0 < Y1");
   return s;
@@ -92,7 +82,7 @@ Placed parse_placed(const std::string& spec, const std::string& option) {
   p.field = spec.substr(0, eq);
   if (p.field != "d" && p.field != "u" && p.field != "v" && p.field != "T")
     fail_input(option + ": FIELD must be d, u, v or T, got '" + p.field + "' in '" + spec + "'");
-  p.value = to_number(spec.substr(eq + 1, at - eq - 1), option + " '" + spec + "'");
+  p.value = finite_number(spec.substr(eq + 1, at - eq - 1), option + " '" + spec + "'");
   p.shape = parse_shape(spec.substr(at + 1), option);
   return p;
 }
@@ -470,7 +460,7 @@ Scene box_of(const Cli& cli) {
   if (dims.size() > 2) fail_input("--n must be N or NX,NY, got '" + size + "'");
   int n[2] = {0, 0};
   for (std::size_t k = 0; k < dims.size(); ++k) {
-    const double x = to_number(dims[k], "--n");
+    const double x = finite_number(dims[k], "--n");
     if (x != std::floor(x) || x < fluid::kMinN || x > fluid::kMaxN)
       fail_input("--n must be in [" + std::to_string(fluid::kMinN) + ", " + std::to_string(fluid::kMaxN) + "], got " + dims[k]);
     n[k] = static_cast<int>(x);
