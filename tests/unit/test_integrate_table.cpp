@@ -425,7 +425,7 @@ TEST_CASE("integrate: NUMPIPE_INTEGRATE_PAGES picks the page helpers; a bad valu
   setenv("NUMPIPE_INTEGRATE_PAGES", "early", 1);
   CHECK(ig::early_page_helpers(8) == 2);
   setenv("NUMPIPE_INTEGRATE_PAGES", "sideways", 1);
-  CHECK_THROWS_WITH(ig::early_page_helpers(16), doctest::Contains("NUMPIPE_INTEGRATE_PAGES must be 'early' or 'late'"));
+  CHECK_THROWS_WITH(ig::early_page_helpers(16), doctest::Contains("NUMPIPE_INTEGRATE_PAGES must be early or late, got 'sideways'"));
   unsetenv("NUMPIPE_INTEGRATE_PAGES");
 }
 
