@@ -5,6 +5,6 @@
 numpipe_unit_test(unit_stream_frames SOURCES unit/test_stream_frames.cpp)
 numpipe_cli_tests(e2e)
 # np-stream-bench: the stream's speed on one large record (bench/e2e runs it; not a test).
-add_executable(np-stream-bench unit/stream_bench.cpp)
+add_executable(np-stream-bench ${PROJECT_SOURCE_DIR}/bench/stream_bench.cpp)
 target_link_libraries(np-stream-bench PRIVATE numpipe_common numpipe_warnings)
 set_target_properties(np-stream-bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)

@@ -10,6 +10,7 @@
 #include "common/run.hpp"
 #include "common/timeline.hpp"
 #include "kernels/integrate/io.hpp"
+#include "kernels/integrate/tuning.hpp"
 #include "kernels/integrate/units.hpp"
 
 int main(int argc, char** argv) {
@@ -64,14 +65,7 @@ int main(int argc, char** argv) {
              "held (records duration, reserve_rate_derivative; two more solves)",
              "Valuation");
     BatchRun::declare(cli, &repeat, "Integrate");
-    cli.tuning_env("NUMPIPE_INTEGRATE_RESULT=host|device",
-                   "CUDA table plan: how the result reaches the host (docs/integrate.md); the same bits");
-    cli.tuning_env("NUMPIPE_INTEGRATE_SPLIT=concurrent|sequential",
-                   "CUDA, plain policies mixed with life products: the two parts one after the other (default) "
-                   "or at once from two host threads; the same bits");
-    cli.tuning_env("NUMPIPE_INTEGRATE_PAGES=early|late",
-                   "CUDA, a large result: its pages faulted beside the plan by a quarter of the threads (default) "
-                   "or after the launches; the same bits");
+    ig::declare_tuning(cli);
     // 2. Parse: every value checked; then the checks that join options.
     cli.parse(argc, argv);
     if (faithful && aligned) fail_input("--faithful-gf820 and --align-breaks contradict each other: choose one");

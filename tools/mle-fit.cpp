@@ -11,6 +11,7 @@
 #include "common/run.hpp"
 #include "common/units.hpp"
 #include "kernels/mle/io.hpp"
+#include "kernels/mle/tuning.hpp"
 #include "kernels/mle/units.hpp"
 
 int main(int argc, char** argv) {
@@ -56,11 +57,7 @@ int main(int argc, char** argv) {
                "M", "Fit")
         .one_of({"iid", "garch"});
     BatchRun::declare(cli, &repeat, "Fit");
-    cli.tuning_env("NUMPIPE_MLE_GROUP=4|8", "CUDA: shapes per block of the grid kernels (default 8)");
-    cli.tuning_env("NUMPIPE_MLE_PRESCREEN=0", "CUDA: evaluate every candidate exactly (no single-precision prescreen); "
-                   "the same bits");
-    cli.tuning_env("NUMPIPE_MLE_ESTIMATE_LANES=1|2|4|8|16|32",
-                   "CUDA --refine/--stderr: threads per window of the estimate kernel (default: about 32 points a thread)");
+    mle::declare_tuning(cli);
     cli.flag("stderr", &fo.inform,
              "Standard errors of the estimates from the information at the refined optimum (observed; theta's row and "
              "column expected), implies --refine; and a 95% interval for theta",

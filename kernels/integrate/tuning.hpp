@@ -5,6 +5,10 @@
 #pragma once
 #include "common/env.hpp"
 
+namespace numpipe {
+class Cli;
+}
+
 namespace numpipe::integrate {
 
 struct Tuning {
@@ -29,5 +33,8 @@ inline Tuning tuning_from_environment() {
   t.early_pages = env_choice("NUMPIPE_INTEGRATE_PAGES", {"early", "late"}, "early") == "early";
   return t;
 }
+
+// The knobs on integrate's Cli (listed by --help-all), in tuning.cpp.
+void declare_tuning(Cli& cli);
 
 }  // namespace numpipe::integrate

@@ -6,6 +6,10 @@
 
 #include "common/env.hpp"
 
+namespace numpipe {
+class Cli;
+}
+
 namespace numpipe::mle {
 
 struct Tuning {
@@ -31,5 +35,8 @@ inline Tuning tuning_from_environment() {
   }
   return t;
 }
+
+// The knobs on mle-fit's Cli (listed by --help-all), in tuning.cpp.
+void declare_tuning(Cli& cli);
 
 }  // namespace numpipe::mle

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "common/random.hpp"
-#include "detail/backends.hpp"
-#include "mle.hpp"
+#include "kernels/mle/detail/backends.hpp"
+#include "kernels/mle/mle.hpp"
 
 using namespace numpipe;
 using namespace numpipe::mle;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/stream.hpp"
-#include "garch.hpp"
+#include "kernels/mle/garch.hpp"
 
 using namespace numpipe;
 using namespace numpipe::mle;
