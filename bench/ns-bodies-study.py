@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""The tables of bench/ns-bodies-study from its CSV of runs.
+
+    ns-bodies-study.py study.csv [--md OUT.md] [--plot cd-h.png] [--json OUT.json]
+
+Groups the runs into series that differ in one thing only:
+  grid:   the same body, Re, c and box on several D/h (ratio 2 between successive grids);
+  domain: the same body, Re, c and D/h in several boxes;
+  Mach:   the same body, Re, box and D/h with several sound speeds c.
+For a grid series of three (f1, f2, f3 from coarse to fine, ratio r) the observed order
+p = ln((f1 - f2) / (f2 - f3)) / ln r and Richardson's extrapolation
+f_h0 = f3 + (f3 - f2) / (r^p - 1), with Roache's grid convergence index
+GCI = 1.25 |f3 - f2| / (r^p - 1) as its uncertainty (P. J. Roache, Verification and
+Validation in Computational Science and Engineering, 1998, ch. 5); with two grids the
+order is assumed (2, the immersed boundary's formal order) and GCI uses the factor 3.
+A Mach series extrapolates to c -> infinity assuming an error in M^2 = (U/c)^2.
+"""
+import argparse
+import csv
+import json
+import math
+import sys
+
+QUANTITIES = ("cd", "st", "lr")
+REFERENCES = {  # (body, Re, quantity): (value, source)
+    ("cylinder", 100, "cd"): (1.33, "Park, Kwon and Choi 1998"),
+    ("cylinder", 100, "st"): (0.165, "Park, Kwon and Choi 1998 (Williamson 1996: 0.164)"),
+    ("cylinder", 40, "cd"): (1.522, "Dennis and Chang 1970 (Fornberg 1980: 1.498)"),
+    ("cylinder", 40, "lr"): (2.345, "Dennis and Chang 1970 (Fornberg 1980: 2.24)"),
+    ("sphere", 100, "cd"): (1.087, "Johnson and Patel 1999"),
+}
+
+
+def observed(values, ratio, formal=2.0):
+    """Order, extrapolated value and its uncertainty (GCI) from values on grids coarse to fine."""
+    if len(values) >= 3:
+        f1, f2, f3 = values[-3:]
+        if f2 != f3 and (f1 - f2) / (f2 - f3) > 0:
+            p = math.log((f1 - f2) / (f2 - f3)) / math.log(ratio)
+            ext = f3 + (f3 - f2) / (ratio ** p - 1)
+            return {"order": p, "extrapolated": ext, "gci": 1.25 * abs(f3 - f2) / (ratio ** p - 1), "assumed": False}
+        return {"order": float("nan"), "extrapolated": float("nan"), "gci": float("nan"), "assumed": False,
+                "note": "not monotone"}
+    if len(values) == 2:
+        f2, f3 = values
+        ext = f3 + (f3 - f2) / (ratio ** formal - 1)
+        return {"order": formal, "extrapolated": ext, "gci": 3.0 * abs(f3 - f2) / (ratio ** formal - 1),
+                "assumed": True}
+    return None
+
+
+def number(s):
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def load(path):
+    rows = []
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            for k in ("re", "dh", "c", "lx", "ly", "lz", "xc", "blockage", "wall_s", "t_end") + QUANTITIES + ("cl_amp", "cd_drift", "cd_cv2", "cd_cv3"):
+                r[k] = number(r.get(k))
+            r["re"], r["dh"] = int(r["re"]), int(r["dh"])
+            r["box"] = "%gx%g" % (r["lx"], r["ly"]) + ("x%g" % r["lz"] if r["body"] == "sphere" else "")
+            rows.append(r)
+    return rows
+
+
+def series(rows, vary, keys):
+    groups = {}
+    for r in rows:
+        groups.setdefault(tuple(r[k] for k in keys), []).append(r)
+    return {k: sorted(v, key=lambda r: r[vary]) for k, v in groups.items() if len({r[vary] for r in v}) >= 2}
+
+
+def fmt(v, digits=4):
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else ("%.*g" % (digits, v))
+
+
+def analyse(rows):
+    out = {"grid": [], "domain": [], "mach": []}
+    for key, runs in sorted(series(rows, "dh", ("body", "re", "c", "box")).items()):
+        dhs = [r["dh"] for r in runs]
+        ratios = {dhs[i + 1] / dhs[i] for i in range(len(dhs) - 1)}
+        entry = {"body": key[0], "re": key[1], "c": key[2], "box": key[3], "dh": dhs, "quantities": {}}
+        if len(ratios) == 1:
+            for q in QUANTITIES:
+                vals = [r[q] for r in runs]
+                if all(not math.isnan(v) for v in vals):
+                    entry["quantities"][q] = {"values": vals, **(observed(vals, dhs[1] / dhs[0]) or {})}
+        out["grid"].append(entry)
+    for key, runs in sorted(series(rows, "blockage", ("body", "re", "c", "dh")).items()):
+        out["domain"].append({"body": key[0], "re": key[1], "c": key[2], "dh": key[3],
+                              "boxes": [(r["box"], r["blockage"], r["cd"], r["st"], r["lr"]) for r in runs]})
+    for key, runs in sorted(series(rows, "c", ("body", "re", "box", "dh")).items()):
+        entry = {"body": key[0], "re": key[1], "box": key[2], "dh": key[3], "c": [r["c"] for r in runs], "quantities": {}}
+        lo, hi = runs[0], runs[-1]
+        for q in QUANTITIES:
+            a, b = lo[q], hi[q]  # error ~ M^2: f(c) = f_inc + K / c^2
+            if not (math.isnan(a) or math.isnan(b)):
+                w = (hi["c"] / lo["c"]) ** 2
+                entry["quantities"][q] = {"values": [a, b], "incompressible": (w * b - a) / (w - 1),
+                                          "mach_part_at_c10": (a - b) * w / (w - 1) * (lo["c"] / 10.0) ** 2}
+        out["mach"].append(entry)
+    return out
+
+
+def markdown(rows, res):
+    lines = ["| case | body | Re | D/h | c | box (D) | blockage | t | wall s | Cd | Cl amp | St | Lr/D | Cd drift | Cd, control volume 2 D / 3 D |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append("| %s | %s | %d | %d | %g | %s | %.1f%% | %g | %s | %s | %s | %s | %s | %s | %s / %s |" % (
+            r["case"], r["body"], r["re"], r["dh"], r["c"], r["box"], 100 * r["blockage"], r["t_end"], fmt(r["wall_s"], 3),
+            fmt(r["cd"]), fmt(r["cl_amp"], 3), fmt(r["st"]), fmt(r["lr"]), fmt(r["cd_drift"], 2), fmt(r["cd_cv2"]), fmt(r["cd_cv3"])))
+    lines += ["", "Against the references (each run):", "",
+              "| case | quantity | ns-step | reference | difference |", "|---|---|---|---|---|"]
+    for r in rows:
+        for q in QUANTITIES:
+            ref = REFERENCES.get((r["body"], r["re"], q))
+            if ref and not math.isnan(r[q]):
+                lines.append("| %s | %s | %s | %g (%s) | %+.1f%% |" % (r["case"], q, fmt(r[q]), ref[0], ref[1], 100 * (r[q] / ref[0] - 1)))
+    lines += ["", "Grid series (observed order p; Richardson's extrapolation h -> 0 with its GCI):", "",
+              "| body | Re | c | box | D/h | quantity | values | p | extrapolated | GCI |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for s in res["grid"]:
+        for q, v in s["quantities"].items():
+            lines.append("| %s | %d | %g | %s | %s | %s | %s | %s%s | %s | %s |" % (
+                s["body"], s["re"], s["c"], s["box"], "/".join(str(d) for d in s["dh"]), q,
+                " ".join(fmt(x, 5) for x in v["values"]), fmt(v.get("order"), 3), " (assumed)" if v.get("assumed") else "",
+                fmt(v.get("extrapolated"), 5), fmt(v.get("gci"), 2)))
+    lines += ["", "Domain series (the same grid, boxes of decreasing blockage):", "",
+              "| body | Re | c | D/h | box: blockage, Cd, St, Lr |", "|---|---|---|---|---|"]
+    for s in res["domain"]:
+        lines.append("| %s | %d | %g | %d | %s |" % (s["body"], s["re"], s["c"], s["dh"], "; ".join(
+            "%s: %.1f%%, %s, %s, %s" % (b, 100 * bl, fmt(cd), fmt(st), fmt(lr)) for b, bl, cd, st, lr in s["boxes"])))
+    lines += ["", "Mach series (c -> infinity assuming an M^2 error):", "",
+              "| body | Re | box | D/h | c | quantity | values | incompressible | Mach's part at c = 10 |", "|---|---|---|---|---|---|---|---|---|"]
+    for s in res["mach"]:
+        for q, v in s["quantities"].items():
+            lines.append("| %s | %d | %s | %d | %s | %s | %s | %s | %+.2f%% |" % (
+                s["body"], s["re"], s["box"], s["dh"], "/".join("%g" % c for c in s["c"]), q,
+                " ".join(fmt(x, 5) for x in v["values"]), fmt(v["incompressible"], 5),
+                100 * v["mach_part_at_c10"] / v["incompressible"]))
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows, res, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
+    for s in res["grid"]:
+        q = s["quantities"].get("cd")
+        if not q:
+            continue
+        h = [1.0 / d for d in s["dh"]]
+        label = "%s Re %d, box %s, c %g" % (s["body"], s["re"], s["box"], s["c"])
+        line, = ax.plot(h, q["values"], "o-", label=label)
+        if not math.isnan(q.get("extrapolated", float("nan"))):
+            ax.plot([0] + h[-1:], [q["extrapolated"], q["values"][-1]], ":", color=line.get_color())
+            ax.errorbar([0], [q["extrapolated"]], yerr=[q["gci"]], fmt="s", color=line.get_color(), capsize=3)
+    for (body, re_, qty), (v, src) in REFERENCES.items():
+        if qty == "cd" and any(s["body"] == body and s["re"] == re_ for s in res["grid"]):
+            ax.axhline(v, color="0.5", lw=0.8, ls="--")
+            ax.text(0.001, v, " %s Re %d: %g (%s)" % (body, re_, v, src.split(" (")[0]), fontsize=7, va="bottom")
+    ax.set_xlabel("h / D")
+    ax.set_ylabel("mean drag coefficient Cd")
+    ax.set_xlim(left=-0.002)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("csv")
+    ap.add_argument("--md")
+    ap.add_argument("--plot")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    rows = load(a.csv)
+    if not rows:
+        sys.exit("ns-bodies-study.py: no runs in %s" % a.csv)
+    res = analyse(rows)
+    text = markdown(rows, res)
+    sys.stdout.write(text)
+    if a.md:
+        with open(a.md, "w") as f:
+            f.write(text)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+    if a.plot:
+        plot(rows, res, a.plot)
+
+
+if __name__ == "__main__":
+    main()
