@@ -193,7 +193,10 @@ def main():
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)
     if a.plot:
-        plot(rows, res, a.plot)
+        try:
+            plot(rows, res, a.plot)
+        except ImportError as e:  # the tables stand without the picture
+            print("ns-bodies-study.py: no plot (%s)" % e, file=sys.stderr)
 
 
 if __name__ == "__main__":
