@@ -115,9 +115,9 @@ class BatchRun {
 struct StepPlan {
   long long steps = 1;              // --steps: the steps to run (without --t-end)
   std::optional<double> t_end;      // --t-end: the time to run to, exactly
-  long long snapshot_every = 0;     // --snapshot-every M (0: never)
+  long long snapshot_every = 0;     // --snapshot-every M: at the state's steps that are multiples of M (0: never)
   double snapshot_dt = 0;           // --snapshot-dt DT: at every multiple of DT the run reaches (0: never)
-  long long diag_every = 0;         // --diag-every M (0: at the start and the end only)
+  long long diag_every = 0;         // --diag-every M, likewise (0: at the start and the end only)
   double diag_dt = 0;               // --diag-dt DT
   bool by_time() const { return t_end.has_value(); }
 

@@ -36,6 +36,7 @@ struct NsOptions {
   // the reference of the force coefficients (kernels/ns/coefficients.hpp)
   std::optional<double> ref_area, ref_velocity, ref_length, spectrum_from;
   double ref_density = 1;
+  std::optional<long long> from_snapshot;  // start from the input's snapshot of this step
 
   void declare(Cli& cli) {
     o.steps = 10;
@@ -62,6 +63,11 @@ struct NsOptions {
                "Fields of the snapshots: rho, vx, vy, vz, vorticity_x, vorticity_y, vorticity_z, vorticity_magnitude, "
                "q_criterion",
                "LIST", "Output");
+    cli.option("from-snapshot", &from_snapshot,
+               "Start from the input's snapshot of step STEP (snap_rho, snap_vx, snap_vy, snap_vz) instead of its final "
+               "state: the run goes on as the one that wrote it, bit for bit",
+               "STEP", "Input")
+        .min(0);
     cli.option("ref-area", &ref_area,
                "Reference area of the force coefficients (a length in 2-D: the coefficients per unit span): writes "
                "body_coefficients (Cd, Cl, and Cs in 3-D), the Strouhal number and surface_pressure (Cp)",
@@ -350,12 +356,15 @@ int run(int argc, char** argv) {
   // memory the run needs is checked from rho's header before any payload is read.
   std::unique_ptr<OutputFile> out_file;
   if (world.is_root()) out_file = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
-  const RecordFilter state_records = keep_names_once({"rho", "vx", "vy", "vz", "solid"});
+  // (--from-snapshot: the snapshot's records of that step, named as a state)
+  const RecordFilter state_records = no.from_snapshot ? ns::snapshot_records(*no.from_snapshot)
+                                                      : keep_names_once({"rho", "vx", "vy", "vz", "solid"});
   auto records = world.read_input(cli, [&](const RecordHeader& h) {
     if (!state_records(h)) return false;
-    if (h.name == "rho") ns::require_ns_memory(h, backend, o.fp32, o.device);
+    if (h.name == "rho" || h.name == "snap_rho") ns::require_ns_memory(h, backend, o.fp32, o.device);
     return true;
   });
+  if (no.from_snapshot) ns::snapshot_as_state(records, *no.from_snapshot);
   json input_attrs;
   std::optional<timeline::Scope> convert(std::in_place, "convert input");
   ns::Problem pr = ns::read_state(records, input_attrs);
@@ -381,9 +390,13 @@ int run(int argc, char** argv) {
   state_attrs["backend"] = backend_name(backend);
   const ns::Geometry g = ns::make_geometry(p);
   state_attrs["grid"] = {{"dims", {"x", "y", "z"}}, {"origin", {0.0, 0.0, 0.0}}, {"spacing", {g.h[0], g.h[1], g.h[2]}}};
+  // a snapshot carries the state's attrs (its model, bodies, free stream), so that a run
+  // can start from it (--from-snapshot); its time is attrs.time
+  json snapshot_attrs = state_attrs;
+  snapshot_attrs["kind"] = "ns.snapshot";
+  for (const char* stale : {"t", "step", "dt_last"}) snapshot_attrs.erase(stale);
   NsWriter writer{par::StreamOut(world.is_root() ? out_file.get() : nullptr), Shape{p.n[0], p.n[1], p.n[2]},
-                  o.fp32 ? DType::f4 : DType::f8,
-                  cli.stamp({{"kind", "ns.snapshot"}, {"grid", state_attrs["grid"]}, {"re", p.re}, {"c", p.c}}, input_attrs)};
+                  o.fp32 ? DType::f4 : DType::f8, cli.stamp(snapshot_attrs, input_attrs)};
   writer.out.set_units(ns::units());
 
   // 5. Solve: --repeat N runs N-1 warm-ups of the steps from the input state first (no
