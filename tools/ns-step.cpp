@@ -113,7 +113,6 @@ struct NsOptions {
     for (const char* name : {"ref-velocity", "ref-density", "ref-length", "spectrum-from"})
       if (cli.has(name) && !ref_area)
         fail_input(std::string("--") + name + " sets a reference of the force coefficients: give --ref-area too");
-    if (spectrum_from && !std::isfinite(*spectrum_from)) fail_input("--spectrum-from must be finite");
     for (const std::string& item : split_fields(snapshot_fields)) {
       if (!ns::is_snapshot_field(item))
         fail_input("--snapshot-fields: unknown field '" + item +
