@@ -156,18 +156,10 @@ void write_coefficients(const Cli& cli, NsWriter& w, const ns::Problem& pr, cons
                         const std::vector<std::vector<double>>& forces, const std::vector<std::vector<double>>& coefficients,
                         const json& strouhal, const json& input_attrs) {
   const int cols = ns::coefficient_columns(ref);
-  std::vector<std::string> names = {"t", "Cd", "Cl", "Cs"};
-  names.resize(static_cast<std::size_t>(cols));
-  const json reference = {{"area", ref.area},          {"velocity", ref.velocity}, {"density", ref.density},
-                          {"length", ref.length},      {"drag", {ref.drag[0], ref.drag[1], ref.drag[2]}},
-                          {"lift", {ref.lift[0], ref.lift[1], ref.lift[2]}}, {"side", {ref.side[0], ref.side[1], ref.side[2]}}};
   for (std::size_t k = 0; k < coefficients.size(); ++k) {
-    json a = {{"kind", "ns.body_coefficients"},
-              {"columns", names},
-              {"reference", reference},
-              {"definition", "C = F . e / (rho_ref U^2 A / 2), e the drag, lift and side directions of attrs.reference"},
-              {"strouhal", strouhal[k == 0 ? "all" : std::to_string(k - 1)]},
-              {"body", k == 0 ? json("all") : json(static_cast<int>(k - 1))}};
+    json a = ns::coefficient_attrs(ref);
+    a["strouhal"] = strouhal[k == 0 ? "all" : std::to_string(k - 1)];
+    a["body"] = k == 0 ? json("all") : json(static_cast<int>(k - 1));
     if (k > 0) a["spec"] = pr.bodies.list[k - 1].spec;
     const Shape shape{static_cast<std::int64_t>(forces[k].size() / 4), cols};
     require_finite(ExitCode::bad_input, "body_coefficients", shape, coefficients[k].data(),
@@ -183,15 +175,9 @@ void write_coefficients(const Cli& cli, NsWriter& w, const ns::Problem& pr, cons
   const std::vector<double> cp = ns::surface_pressure(pr, res, ref);
   const Shape shape{static_cast<std::int64_t>(cp.size() / ns::kSurfaceColumns), ns::kSurfaceColumns};
   require_finite(ExitCode::bad_input, "surface_pressure", shape, cp.data(), "the surface pressure overflowed");
-  json a = {{"kind", "ns.surface_pressure"},
-            {"columns", {"body", "x", "y", "z", "angle", "Cp"}},
-            {"reference", reference},
-            {"t", res.t},
-            {"step", res.step},
-            {"definition",
-             "Cp = (p - p_inf) / (rho_ref U^2 / 2), p = c^2 (rho - 1), rho extrapolated to where a grid line crosses the "
-             "surface; angle: degrees from the upstream stagnation point about the body's centre (2-D: signed toward the "
-             "lift; 3-D: polar)"}};
+  json a = ns::surface_pressure_attrs(ref);
+  a["t"] = res.t;
+  a["step"] = res.step;
   w.out.write<double>("surface_pressure", shape, cp.data(), cli.stamp(a, input_attrs));
 }
 

@@ -67,6 +67,37 @@ Reference make_reference(const Params& p, double area, std::optional<double> vel
 
 int coefficient_columns(const Reference& r) { return r.two_d ? 3 : 4; }
 
+namespace {
+json reference_attrs(const Reference& r) {
+  return {{"area", r.area},
+          {"velocity", r.velocity},
+          {"density", r.density},
+          {"length", r.length},
+          {"drag", {r.drag[0], r.drag[1], r.drag[2]}},
+          {"lift", {r.lift[0], r.lift[1], r.lift[2]}},
+          {"side", {r.side[0], r.side[1], r.side[2]}}};
+}
+}  // namespace
+
+json coefficient_attrs(const Reference& r) {
+  std::vector<std::string> names = {"t", "Cd", "Cl", "Cs"};
+  names.resize(static_cast<std::size_t>(coefficient_columns(r)));
+  return {{"kind", "ns.body_coefficients"},
+          {"columns", names},
+          {"reference", reference_attrs(r)},
+          {"definition", "C = F . e / (rho_ref U^2 A / 2), e the drag, lift and side directions of attrs.reference"}};
+}
+
+json surface_pressure_attrs(const Reference& r) {
+  return {{"kind", "ns.surface_pressure"},
+          {"columns", {"body", "x", "y", "z", "angle", "Cp"}},
+          {"reference", reference_attrs(r)},
+          {"definition",
+           "Cp = (p - p_inf) / (rho_ref U^2 / 2), p = c^2 (rho - 1), rho extrapolated to where a grid line crosses the "
+           "surface; angle: degrees from the upstream stagnation point about the body's centre (2-D: signed toward the "
+           "lift; 3-D: polar)"}};
+}
+
 std::vector<double> coefficient_table(const std::vector<double>& force_table, const Reference& r) {
   const std::size_t rows = force_table.size() / 4;
   const int cols = coefficient_columns(r);

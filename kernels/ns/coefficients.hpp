@@ -30,6 +30,11 @@ struct Reference {
 Reference make_reference(const Params& p, double area, std::optional<double> velocity, double density,
                          std::optional<double> length);
 
+// The attrs of body_coefficients (kind, columns, reference, definition) and of
+// surface_pressure (kind, columns, reference, definition).
+json coefficient_attrs(const Reference& r);
+json surface_pressure_attrs(const Reference& r);
+
 // body_force's table [rows, 4] (t, Fx, Fy, Fz) as coefficients [rows, 3] (t, Cd, Cl) in
 // 2-D or [rows, 4] (t, Cd, Cl, Cs) in 3-D: C = F . e / (rho_ref U^2 A / 2).
 std::vector<double> coefficient_table(const std::vector<double>& force_table, const Reference& r);
