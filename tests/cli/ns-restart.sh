@@ -82,6 +82,12 @@ compare("bytime-re.nps", "bytime.nps", sorted(k[1] for k in s if k[0] == "snap_r
 print("ns-restart (%s): snapshots at 5, 10, 15, the final state, snapshots by time: the same bits" % sys.argv[1])
 PYEOF
 
+# fp32: the snapshots hold the run's float values, so a restart is exact too
+ns-step -i cyl.nps --steps 12 --precision fp32 "${run[@]}" -o f32.nps
+ns-step -i f32.nps --from-snapshot 5 --steps 7 --precision fp32 "${run[@]}" -o f32-re.nps
+verify f32-re.nps f32.nps --rtol 0 --atol 0 --array rho --array vx --array vy --array vz ||
+  fail "fp32: the restart from step 5 differs"
+
 # a restart from a step without a snapshot, or from a snapshot without the state's fields: exit 2
 expect_exit 2 "holds no snapshot of step 7" -- ns-step -i full.nps --from-snapshot 7 --backend "$be" -o x.nps
 ns-step -i cyl.nps --steps 4 --snapshot-every 2 --snapshot-fields rho,vorticity_z --backend "$be" -o vort.nps
