@@ -96,6 +96,7 @@ std::string Progress::line(std::uint64_t done, double elapsed) const {
     std::snprintf(pct, sizeof pct, " (%.0f%%)", std::floor(100.0 * static_cast<double>(done) / total_));
     s += pct;
   }
+  if (detail_) s += ", " + detail_();
   if (done > 0 && elapsed > 0) {
     const double rate = done / elapsed;
     s += ", " + format_rate(rate) + " " + unit_ + "/s";
@@ -110,6 +111,7 @@ std::string Progress::summary(std::uint64_t done, double elapsed) const {
   std::string s = tool_ + ": " + std::to_string(done) + " " + unit_ + " in " + secs;
   if (elapsed >= 60) s += " (" + format_duration(elapsed) + ")";
   if (done > 0 && elapsed > 0) s += ", " + format_rate(done / elapsed) + " " + unit_ + "/s";
+  if (detail_) s += ", " + detail_();
   if (done < total_) s += ", stopped at " + std::to_string(done) + "/" + std::to_string(total_);
   return s;
 }

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -44,6 +45,9 @@ class Progress {
   void add_work(std::uint64_t w) {
     if (enabled_ && work_total_) advance_work(w);
   }
+  // Text the line and the summary add after the count (a stepping run: the simulated
+  // time reached), asked for only when a line is printed, from the thread that prints.
+  void set_detail(std::function<std::string()> detail) { detail_ = std::move(detail); }
   // Ends the line: the summary when the line was shown. Idempotent; the destructor calls it.
   void finish();
 
@@ -59,6 +63,7 @@ class Progress {
   void advance_work(std::uint64_t w);
 
   std::string tool_, unit_;
+  std::function<std::string()> detail_;
   std::uint64_t total_;
   bool enabled_;
   bool finished_ = false;

@@ -179,9 +179,11 @@ void StepClock::advance(double dt) {
   if (plan_.t_end && done_) t_ = *plan_.t_end;
   else if (fixed_dt_ > 0) t_ = time_at(taken_);
   else t_ += dt;
-  snapshot_due_ = (plan_.snapshot_every > 0 && taken_ % plan_.snapshot_every == 0) ||
-                  crossed(before, t_, plan_.snapshot_dt);
-  diag_due_ = (plan_.diag_every > 0 && taken_ % plan_.diag_every == 0) || crossed(before, t_, plan_.diag_dt);
+  // every M steps of the state's step count (not of this run's): a run restarted from a
+  // snapshot or continued from a state keeps the schedule of the run that went on
+  const long long at = step0_ + taken_;
+  snapshot_due_ = (plan_.snapshot_every > 0 && at % plan_.snapshot_every == 0) || crossed(before, t_, plan_.snapshot_dt);
+  diag_due_ = (plan_.diag_every > 0 && at % plan_.diag_every == 0) || crossed(before, t_, plan_.diag_dt);
 }
 
 void StepClock::advance_steps(long long n) {
@@ -194,7 +196,8 @@ void StepClock::advance_steps(long long n) {
 long long StepClock::full_steps_to_next_event() const {
   if (done_ || fixed_dt_ <= 0) return done_ ? 0 : 1;
   long long next = total_ - (short_last_ ? 1 : 0);  // the whole steps end here
-  if (plan_.snapshot_every > 0) next = std::min(next, (taken_ / plan_.snapshot_every + 1) * plan_.snapshot_every);
+  if (plan_.snapshot_every > 0)
+    next = std::min(next, ((step0_ + taken_) / plan_.snapshot_every + 1) * plan_.snapshot_every - step0_);
   if (plan_.snapshot_dt > 0) {
     // the first step that passes the next multiple of snapshot_dt: estimated, then found exactly
     const double target = (std::floor(t_ / plan_.snapshot_dt + kSameTime) + 1) * plan_.snapshot_dt;

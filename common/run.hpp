@@ -9,6 +9,7 @@
 // the steppers' loops through a StepClock.
 #pragma once
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -115,9 +116,9 @@ class BatchRun {
 struct StepPlan {
   long long steps = 1;              // --steps: the steps to run (without --t-end)
   std::optional<double> t_end;      // --t-end: the time to run to, exactly
-  long long snapshot_every = 0;     // --snapshot-every M (0: never)
+  long long snapshot_every = 0;     // --snapshot-every M: at the state's steps that are multiples of M (0: never)
   double snapshot_dt = 0;           // --snapshot-dt DT: at every multiple of DT the run reaches (0: never)
-  long long diag_every = 0;         // --diag-every M (0: at the start and the end only)
+  long long diag_every = 0;         // --diag-every M, likewise (0: at the start and the end only)
   double diag_dt = 0;               // --diag-dt DT
   bool by_time() const { return t_end.has_value(); }
 
@@ -213,6 +214,13 @@ SteppedRun run_steps(Stepper& stepper, const StepPlan& plan, double t0, long lon
   const bool by_time = clock.total_steps() < 0;
   Progress progress(tool, by_time ? "thousandths of the time" : "steps",
                     by_time ? 1000 : static_cast<std::uint64_t>(clock.total_steps() > 0 ? clock.total_steps() : 0), quiet);
+  // the simulated time beside the count, and the time the run ends at with --t-end
+  progress.set_detail([&clock, &plan] {
+    char t[96];
+    if (plan.t_end) std::snprintf(t, sizeof t, "t = %.6g of %.6g", clock.time(), *plan.t_end);
+    else std::snprintf(t, sizeof t, "t = %.6g", clock.time());
+    return std::string(t);
+  });
   const auto done_units = [&](long long steps) {
     return by_time ? static_cast<std::uint64_t>(clock.fraction_done() * 1000) : static_cast<std::uint64_t>(steps);
   };

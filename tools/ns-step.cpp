@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "common/run.hpp"
 #include "common/strings.hpp"
 #include "common/timeline.hpp"
+#include "kernels/ns/coefficients.hpp"
 #include "kernels/ns/dispatch.hpp"
 #include "kernels/ns/io.hpp"
 #include "kernels/ns/units.hpp"
@@ -31,6 +33,10 @@ struct NsOptions {
   std::optional<std::string> dims;
   bool strict = false, no_overlap = false, timing = false;
   int repeat = 0;
+  // the reference of the force coefficients (kernels/ns/coefficients.hpp)
+  std::optional<double> ref_area, ref_velocity, ref_length, spectrum_from;
+  double ref_density = 1;
+  std::optional<long long> from_snapshot;  // start from the input's snapshot of this step
 
   void declare(Cli& cli) {
     o.steps = 10;
@@ -57,6 +63,31 @@ struct NsOptions {
                "Fields of the snapshots: rho, vx, vy, vz, vorticity_x, vorticity_y, vorticity_z, vorticity_magnitude, "
                "q_criterion",
                "LIST", "Output");
+    cli.option("from-snapshot", &from_snapshot,
+               "Start from the input's snapshot of step STEP (snap_rho, snap_vx, snap_vy, snap_vz) instead of its final "
+               "state: the run goes on as the one that wrote it, bit for bit",
+               "STEP", "Input")
+        .min(0);
+    cli.option("ref-area", &ref_area,
+               "Reference area of the force coefficients (a length in 2-D: the coefficients per unit span): writes "
+               "body_coefficients (Cd, Cl, and Cs in 3-D), the Strouhal number and surface_pressure (Cp)",
+               "A", "Bodies")
+        .positive();
+    cli.option("ref-velocity", &ref_velocity, "Reference velocity of the coefficients (default: the free stream's speed)",
+               "U", "Bodies")
+        .positive();
+    cli.option("ref-density", &ref_density,
+               "Reference density of the coefficients, in the solver's units (the free stream's density is 1)", "RHO",
+               "Bodies")
+        .positive();
+    cli.option("ref-length", &ref_length,
+               "Length of the Strouhal number f L / U (default: the --ref-area length in 2-D, in 3-D the diameter of a "
+               "disc of area --ref-area)",
+               "L", "Bodies")
+        .positive();
+    cli.option("spectrum-from", &spectrum_from,
+               "Time from which the lift's spectrum gives the Strouhal number (default: the second half of the run)", "T",
+               "Bodies");
     o.declare_tuning(cli);  // --chunk, --kernel and the environment (kernels/ns/tuning.hpp)
     cli.flag("timing", &timing, "", "Removed");  // the former name of --repeat 1, kept for scripts
   }
@@ -79,6 +110,9 @@ struct NsOptions {
         fail_input("--dims must be three positive integers PX,PY,PZ, got '" + *dims + "'");
     }
     o.overlap = !no_overlap;
+    for (const char* name : {"ref-velocity", "ref-density", "ref-length", "spectrum-from"})
+      if (cli.has(name) && !ref_area)
+        fail_input(std::string("--") + name + " sets a reference of the force coefficients: give --ref-area too");
     for (const std::string& item : split_fields(snapshot_fields)) {
       if (!ns::is_snapshot_field(item))
         fail_input("--snapshot-fields: unknown field '" + item +
@@ -116,10 +150,42 @@ struct NsWriter {
   }
 };
 
+// body_coefficients (body_coefficients_<b> with several bodies) beside body_force, and
+// surface_pressure from the final state (one process: the whole grid at hand).
+void write_coefficients(const Cli& cli, NsWriter& w, const ns::Problem& pr, const ns::Result& res, const ns::Reference& ref,
+                        const std::vector<std::vector<double>>& forces, const std::vector<std::vector<double>>& coefficients,
+                        const json& strouhal, const json& input_attrs) {
+  const int cols = ns::coefficient_columns(ref);
+  for (std::size_t k = 0; k < coefficients.size(); ++k) {
+    json a = ns::coefficient_attrs(ref);
+    a["strouhal"] = strouhal[k == 0 ? "all" : std::to_string(k - 1)];
+    a["body"] = k == 0 ? json("all") : json(static_cast<int>(k - 1));
+    if (k > 0) a["spec"] = pr.bodies.list[k - 1].spec;
+    const Shape shape{static_cast<std::int64_t>(forces[k].size() / 4), cols};
+    require_finite(ExitCode::bad_input, "body_coefficients", shape, coefficients[k].data(),
+                   "a coefficient overflowed: check --ref-area, --ref-velocity and --ref-density");
+    w.out.write<double>(k == 0 ? "body_coefficients" : "body_coefficients_" + std::to_string(k - 1), shape,
+                        coefficients[k].data(), cli.stamp(a, input_attrs));
+  }
+  if (par::world().distributed()) {
+    if (!cli.quiet())
+      std::fprintf(stderr, "ns-step: note: surface_pressure is written by runs in one process only (not under MPI)\n");
+    return;
+  }
+  const std::vector<double> cp = ns::surface_pressure(pr, res, ref);
+  const Shape shape{static_cast<std::int64_t>(cp.size() / ns::kSurfaceColumns), ns::kSurfaceColumns};
+  require_finite(ExitCode::bad_input, "surface_pressure", shape, cp.data(), "the surface pressure overflowed");
+  json a = ns::surface_pressure_attrs(ref);
+  a["t"] = res.t;
+  a["step"] = res.step;
+  w.out.write<double>("surface_pressure", shape, cp.data(), cli.stamp(a, input_attrs));
+}
+
 // The state (same attrs, new t and step, history), the mask of --solid, the
 // diagnostics and the forces on the bodies.
 void write_results(const Cli& cli, NsWriter& w, const std::vector<Record>& records, const ns::Problem& pr,
-                   const ns::Result& res, const NsOptions& no, json attrs, const json& input_attrs, Backend backend) {
+                   const ns::Result& res, const NsOptions& no, json attrs, const json& input_attrs, Backend backend,
+                   const std::optional<ns::Reference>& ref) {
   const ns::RunOptions& o = no.o;
   const ns::Params& p = pr.params;
   const bool root = par::world().is_root();
@@ -147,6 +213,23 @@ void write_results(const Cli& cli, NsWriter& w, const std::vector<Record>& recor
                  {"backend", backend_name(backend)},
                  {"re", p.re},
                  {"c", p.c}};
+  // The coefficients of each body's forces and their Strouhal numbers (rank 0, --ref-area):
+  // the total's first, then each body's when there are several.
+  const std::size_t nb = pr.bodies.list.size();
+  std::vector<std::vector<double>> forces, coefficients;
+  json strouhal = json::object();
+  if (pr.bodies.any() && root) {
+    forces.push_back(ns::body_force_total(res.forces, nb));
+    if (nb > 1)
+      for (std::size_t k = 0; k < nb; ++k) forces.push_back(ns::body_force_of(res.forces, k));
+    const double from = no.spectrum_from.value_or(pr.t0 + 0.5 * (res.t - pr.t0));
+    for (std::size_t k = 0; ref && k < forces.size(); ++k) {
+      coefficients.push_back(ns::coefficient_table(forces[k], *ref));
+      strouhal[k == 0 ? "all" : std::to_string(k - 1)] =
+          ns::strouhal_attrs(ns::strouhal_from_lift(coefficients.back(), *ref, from));
+    }
+  }
+  if (ref) dattrs["strouhal"] = strouhal;
   const Shape diag_shape{static_cast<std::int64_t>(res.diag.size()), ns::kDiagColumns};
   if (root)
     require_finite(ExitCode::bad_input, "diagnostics", diag_shape, diag.data(),
@@ -154,7 +237,6 @@ void write_results(const Cli& cli, NsWriter& w, const std::vector<Record>& recor
   w.out.write<double>("diagnostics", diag_shape, diag.data(), cli.stamp(dattrs, input_attrs));
   if (!pr.bodies.any() || !root) return;
   // body_force: the total over the bodies; body_force_<b>: each body's, with several
-  const std::size_t nb = pr.bodies.list.size();
   const Shape force_shape{static_cast<std::int64_t>(res.forces.size()), 4};
   json fattrs = {{"kind", "ns.body_force"},
                  {"columns", {"t", "Fx", "Fy", "Fz"}},
@@ -166,15 +248,15 @@ void write_results(const Cli& cli, NsWriter& w, const std::vector<Record>& recor
   if (p.free_stream) fattrs["free_stream"] = {p.stream[0], p.stream[1], p.stream[2]};
   json all = fattrs;
   all["body"] = "all";
-  w.out.write<double>("body_force", force_shape, ns::body_force_total(res.forces, nb).data(), cli.stamp(all, input_attrs));
+  w.out.write<double>("body_force", force_shape, forces[0].data(), cli.stamp(all, input_attrs));
   if (nb > 1)
     for (std::size_t k = 0; k < nb; ++k) {
       json a = fattrs;
       a["body"] = static_cast<int>(k);
       a["spec"] = pr.bodies.list[k].spec;
-      w.out.write<double>("body_force_" + std::to_string(k), force_shape, ns::body_force_of(res.forces, k).data(),
-                          cli.stamp(a, input_attrs));
+      w.out.write<double>("body_force_" + std::to_string(k), force_shape, forces[k + 1].data(), cli.stamp(a, input_attrs));
     }
+  if (ref) write_coefficients(cli, w, pr, res, *ref, forces, coefficients, strouhal, input_attrs);
 }
 
 // --repeat's timing lines on stderr, and the profile (rank 0).
@@ -259,12 +341,15 @@ int run(int argc, char** argv) {
   // memory the run needs is checked from rho's header before any payload is read.
   std::unique_ptr<OutputFile> out_file;
   if (world.is_root()) out_file = std::make_unique<OutputFile>(cli.output());  // refuses a terminal before any work
-  const RecordFilter state_records = keep_names_once({"rho", "vx", "vy", "vz", "solid"});
+  // (--from-snapshot: the snapshot's records of that step, named as a state)
+  const RecordFilter state_records = no.from_snapshot ? ns::snapshot_records(*no.from_snapshot)
+                                                      : keep_names_once({"rho", "vx", "vy", "vz", "solid"});
   auto records = world.read_input(cli, [&](const RecordHeader& h) {
     if (!state_records(h)) return false;
-    if (h.name == "rho") ns::require_ns_memory(h, backend, o.fp32, o.device);
+    if (h.name == "rho" || h.name == "snap_rho") ns::require_ns_memory(h, backend, o.fp32, o.device);
     return true;
   });
+  if (no.from_snapshot) ns::snapshot_as_state(records, *no.from_snapshot);
   json input_attrs;
   std::optional<timeline::Scope> convert(std::in_place, "convert input");
   ns::Problem pr = ns::read_state(records, input_attrs);
@@ -273,6 +358,11 @@ int run(int argc, char** argv) {
   if (const std::string msg = ns::unstable_dt_message(pr, o); !msg.empty()) {  // warn, or refuse with --strict
     if (no.strict) fail_input(msg);
     if (!cli.quiet() && world.is_root()) std::fprintf(stderr, "ns-step: warning: %s\n", msg.c_str());
+  }
+  std::optional<ns::Reference> ref;  // --ref-area: the coefficients' reference
+  if (no.ref_area) {
+    if (!pr.bodies.any()) fail_input("--ref-area: the state has no bodies (gen-input ns --body or --solid)");
+    ref = ns::make_reference(pr.params, *no.ref_area, no.ref_velocity, no.ref_density, no.ref_length);
   }
   convert.reset();
 
@@ -285,9 +375,13 @@ int run(int argc, char** argv) {
   state_attrs["backend"] = backend_name(backend);
   const ns::Geometry g = ns::make_geometry(p);
   state_attrs["grid"] = {{"dims", {"x", "y", "z"}}, {"origin", {0.0, 0.0, 0.0}}, {"spacing", {g.h[0], g.h[1], g.h[2]}}};
+  // a snapshot carries the state's attrs (its model, bodies, free stream), so that a run
+  // can start from it (--from-snapshot); its time is attrs.time
+  json snapshot_attrs = state_attrs;
+  snapshot_attrs["kind"] = "ns.snapshot";
+  for (const char* stale : {"t", "step", "dt_last"}) snapshot_attrs.erase(stale);
   NsWriter writer{par::StreamOut(world.is_root() ? out_file.get() : nullptr), Shape{p.n[0], p.n[1], p.n[2]},
-                  o.fp32 ? DType::f4 : DType::f8,
-                  cli.stamp({{"kind", "ns.snapshot"}, {"grid", state_attrs["grid"]}, {"re", p.re}, {"c", p.c}}, input_attrs)};
+                  o.fp32 ? DType::f4 : DType::f8, cli.stamp(snapshot_attrs, input_attrs)};
   writer.out.set_units(ns::units());
 
   // 5. Solve: --repeat N runs N-1 warm-ups of the steps from the input state first (no
@@ -321,7 +415,7 @@ int run(int argc, char** argv) {
   check.reset();
 
   // 7. Write (every rank), then the timing and the profile before the commit (rank 0).
-  write_results(cli, writer, records, pr, res, no, state_attrs, input_attrs, backend);
+  write_results(cli, writer, records, pr, res, no, state_attrs, input_attrs, backend, ref);
   writer.out.finish();
   const double write_seconds = par::max_all(writer.out.blocked_seconds());
   if (!world.is_root()) return 0;

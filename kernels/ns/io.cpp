@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/cli.hpp"
 #include "common/error.hpp"
 #include "common/finite.hpp"
 #include "common/memory.hpp"
@@ -14,6 +15,12 @@
 namespace numpipe::ns {
 
 namespace {
+
+bool is_state_var(const std::string& name) {
+  for (int v = 0; v < kVars; ++v)
+    if (name == kVarNames[v]) return true;
+  return false;
+}
 
 double attr_number(const json& attrs, const char* key, const std::string& rec) {
   if (!attrs.contains(key) || !attrs[key].is_number())
@@ -81,6 +88,41 @@ void read_bodies(const std::vector<Record>& records, const Record& r0, Problem& 
     p.fringe_length = fs["fringe_length"].get<double>();
     p.fringe_strength = fs["fringe_strength"].get<double>();
   }
+}
+
+RecordFilter snapshot_records(long long step) {
+  RecordFilter once = keep_names_once({"snap_rho", "snap_vx", "snap_vy", "snap_vz", "solid"});
+  return [once, step](const RecordHeader& h) {
+    if (h.name != "solid") {
+      if (h.name.rfind("snap_", 0) != 0 || !is_state_var(h.name.substr(5))) return false;
+      const json& at = h.attrs;
+      if (!at.is_object() || !at.contains("step") || !at["step"].is_number_integer() ||
+          at["step"].get<long long>() != step)
+        return false;
+    }
+    return once(h);
+  };
+}
+
+void snapshot_as_state(std::vector<Record>& records, long long step) {
+  bool have[kVars] = {false, false, false, false};
+  for (Record& r : records) {
+    if (r.name.rfind("snap_", 0) != 0) continue;
+    r.name = r.name.substr(5);
+    for (int v = 0; v < kVars; ++v) have[v] = have[v] || r.name == kVarNames[v];
+    if (!r.attrs.contains("time") || !r.attrs["time"].is_number() || !r.attrs.contains("box"))
+      fail_input("the snapshot snap_" + r.name + " of step " + std::to_string(step) +
+                 " lacks the state's attrs (time, box, ...): it cannot start a run (snapshots of this version can)");
+    r.attrs["kind"] = "ns.state";
+    r.attrs["t"] = r.attrs["time"];
+  }
+  if (!have[0] && !have[1] && !have[2] && !have[3])
+    fail_input("--from-snapshot " + std::to_string(step) + ": the input holds no snapshot of step " + std::to_string(step) +
+               " (inspect lists the snap_rho records with their attrs.step)");
+  for (int v = 0; v < kVars; ++v)
+    if (!have[v])
+      fail_input(std::string("--from-snapshot ") + std::to_string(step) + ": the snapshot of step " + std::to_string(step) +
+                 " lacks snap_" + kVarNames[v] + ": restartable snapshots hold rho, vx, vy and vz (--snapshot-fields)");
 }
 
 Problem read_state(std::vector<Record>& records, json& input_attrs) {

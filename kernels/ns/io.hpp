@@ -17,6 +17,14 @@ namespace numpipe::ns {
 // converted records' payloads are released. input_attrs: rho's attrs. Exit 2 names
 // what is missing or wrong.
 Problem read_state(std::vector<Record>& records, json& input_attrs);
+// A restart from a snapshot (ns-step --from-snapshot STEP): the filter keeps the
+// records snap_rho, snap_vx, snap_vy, snap_vz of that step (one of each) and the mask
+// 'solid'; snapshot_as_state then names them as a state (rho, ..., attrs kind ns.state,
+// t the snapshot's time), so that read_state reads them. Exit 2 when the input holds no
+// such snapshot or only some of its fields.
+RecordFilter snapshot_records(long long step);
+void snapshot_as_state(std::vector<Record>& records, long long step);
+
 // The bodies (attrs.bodies, a record 'solid') and the free stream (attrs.free_stream) of a state.
 void read_bodies(const std::vector<Record>& records, const Record& r0, Problem& pr);
 

@@ -128,13 +128,13 @@ Result run(Solver& solver, const Problem& pr, const RunOptions& o, const std::st
 // Validates the problem (sizes, finite values, consistent bc): bad-input error with the value.
 void validate(const Problem& pr, const RunOptions& o);
 
-// The backends' solvers (dispatch.hpp chooses), and their whole runs.
+// The backends' solvers (dispatch.hpp chooses), and their whole runs. The CUDA pair
+// is defined only in a build with the CUDA backend (dispatch.cpp, the one place that
+// knows): call it through dispatch.hpp's make_solver and solve, or from GPU tests.
 std::unique_ptr<Solver> make_cpu_solver(const Problem& pr, const RunOptions& o);
 Result solve_cpu(const Problem& pr, const RunOptions& o);
-#ifdef NUMPIPE_HAVE_CUDA
 std::unique_ptr<Solver> make_cuda_solver(const Problem& pr, const RunOptions& o);
 Result solve_cuda(const Problem& pr, const RunOptions& o);
-#endif
 
 }  // namespace numpipe::ns
 

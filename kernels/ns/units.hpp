@@ -14,8 +14,9 @@ inline nlohmann::json units() {
   nlohmann::json u = nlohmann::json::object();
   for (const char* name : {"rho", "vx", "vy", "vz", "solid", "x", "y", "z", "time", "step", "t", "kinetic_energy",
                            "enstrophy", "dissipation", "max_div", "max_mach", "mass", "Fx", "Fy", "Fz", "vorticity_x", "vorticity_y",
-                           "vorticity_z", "vorticity_magnitude", "q_criterion", "speed"})
+                           "vorticity_z", "vorticity_magnitude", "q_criterion", "speed", "Cd", "Cl", "Cs", "Cp", "body"})
     u[name] = "1";
+  u["angle"] = "degree";
   return u;
 }
 
