@@ -66,15 +66,17 @@ Result solve_spouse_cpu(const Problem& problem, const RowSink* sink, const Progr
   Result res;
   HostTimer plan_timer;
   Plan plan = make_plan(problem, 0, problem.policies.size());
-  res.log.add("plan", plan_timer.seconds());
   RateTable rate = make_rate_table(problem);
   RateView rv = rate.view();
   const BasisViews bv = basis_views(problem);
+  const MiddleCalls calls = distinct_middle_calls(plan);
+  res.log.add("plan", plan_timer.seconds());
   res.inner_steps = plan.inner_steps;
   res.inner_steps_unshared = plan.inner_steps_unshared;
   res.columns = plan.columns();
   res.requests = plan.requests();
-  WorkCredit credit(progress, plan.policies, plan.inner_values() + plan.requests() + plan.policies);
+  res.middle_values = calls.size();
+  WorkCredit credit(progress, plan.policies, plan.inner_values() + calls.size() + plan.policies);
 
   // 1. Inner for every (column, eta point); longest integrations first for balance.
   std::vector<double> inner(plan.inner_values());
@@ -95,35 +97,42 @@ Result solve_spouse_cpu(const Problem& problem, const RowSink* sink, const Progr
     }
   });
 
-  // 2. Middle for every outer stage point of every policy.
-  std::vector<double> middle(plan.requests());
-  const std::int64_t nreq = static_cast<std::int64_t>(plan.requests());
-  res.log.time("middle", 8.0 * (3 * items + 2 * requests), 0, [&] {
+  // 2. Middle for every distinct (column, tau) of the outer stage points.
+  std::vector<double> middle(calls.size());
+  const std::int64_t ncalls = static_cast<std::int64_t>(calls.size());
+  const double distinct = static_cast<double>(calls.size());
+  res.log.time("middle", 8.0 * (3 * items + 2 * distinct), 0, [&] {
 #pragma omp parallel for schedule(static)
-    for (std::int64_t q = 0; q < nreq; ++q) {
-      std::int32_t c = plan.request_column[q];
-      middle[q] = middle_sum(plan, bv.spouse, c, plan.request_tau[q], inner.data() + plan.column_offset[c]);
+    for (std::int64_t q = 0; q < ncalls; ++q) {
+      std::int32_t c = calls.column[q];
+      middle[q] = middle_sum(plan, bv.spouse, c, calls.tau[q], inner.data() + plan.column_offset[c]);
       if (credit.on() && (q & 1023) == 1023) credit.add(1024);
     }
   });
 
-  // 3. The outer recurrences.
+  // 3. The outer recurrences, each from its stage points' Middle values.
   if (!sink) {
     res.reserve.assign(plan.policies * kYears, 0.0);
     res.premium.assign(plan.policies, 0.0);
   }
   const std::int64_t np = static_cast<std::int64_t>(plan.policies);
   res.log.time("outer", 8.0 * (3 * requests + static_cast<double>(plan.policies) * kYears), 0, [&] {
-#pragma omp parallel for schedule(static)
-    for (std::int64_t p = 0; p < np; ++p) {
-      std::int64_t o = plan.outer_offset[p], n = plan.outer_offset[p + 1] - o;
-      const Policy& pol = problem.policies[p];
-      double* row = sink ? sink->row(p) : res.reserve.data() + p * kYears;
-      double prem = spouse_outer(pol, rv, bv.laws[static_cast<std::size_t>(pol.insured)], plan.align,
-                                 plan.outer_t.data() + o, plan.outer_h.data() + (o - p) / 2, plan.outer_year.data() + o,
-                                 n, middle.data() + o, row);
-      (sink ? sink->premium[sink->index[p]] : res.premium[p]) = prem;
-      if (credit.on()) credit.add(1);
+#pragma omp parallel
+    {
+      std::vector<double> at_points;  // this policy's Middle values, stage point by stage point
+#pragma omp for schedule(static)
+      for (std::int64_t p = 0; p < np; ++p) {
+        std::int64_t o = plan.outer_offset[p], n = plan.outer_offset[p + 1] - o;
+        at_points.resize(static_cast<std::size_t>(n));
+        for (std::int64_t i = 0; i < n; ++i) at_points[i] = middle[calls.of_request[o + i]];
+        const Policy& pol = problem.policies[p];
+        double* row = sink ? sink->row(p) : res.reserve.data() + p * kYears;
+        double prem = spouse_outer(pol, rv, bv.laws[static_cast<std::size_t>(pol.insured)], plan.align,
+                                   plan.outer_t.data() + o, plan.outer_h.data() + (o - p) / 2,
+                                   plan.outer_year.data() + o, n, at_points.data(), row);
+        (sink ? sink->premium[sink->index[p]] : res.premium[p]) = prem;
+        if (credit.on()) credit.add(1);
+      }
     }
   });
   if (credit.on()) credit.finish();
