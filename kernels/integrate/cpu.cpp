@@ -6,7 +6,10 @@
 #include <atomic>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <unordered_map>
+#include <vector>
 
 #include "integrate.hpp"
 
@@ -27,6 +30,88 @@ double middle_sum(const Plan& plan, const SpouseView& sv, std::int32_t column, d
     double f1 = middle_weight(sv, eta[2 * j + 2], tau) * inner[2 * j + 2];
     V = V + middle_increment(h[j], f0, fm, f1);
   }
+  return V;
+}
+
+// Inner(eta, k) of a spouse with a table law at a constant rate, in the default scheme:
+// its segments from s = 120 - eta down end at the spouse's whole ages and at k, and each
+// segment above k (pension 1) is the same for every k, the same steps from the same
+// value. So each eta point's run with k = 0 (a top run) is taken once per (law, steps,
+// eta) and the value after each of its segments kept; a column's Inner takes the kept
+// value for its segments that match the top run's and integrates only from k's segment
+// down: the same operations on the same values, so the same bits as inner_value.
+struct TopSegment {
+  double a, b, h, V;  // the segment (model.hpp, Segment) and the value after it
+};
+struct InnerTops {
+  std::vector<std::int32_t> of_point;  // per inner value: its top run, or -1 (computed whole)
+  std::vector<std::vector<TopSegment>> runs;
+};
+
+InnerTops inner_tops(const Plan& plan, const BasisViews& bv, const RateView& rv) {
+  InnerTops tops;
+  tops.of_point.assign(plan.inner_values(), -1);
+  if (!plan.align || rv.n != 0) return tops;
+  struct Key {
+    std::int32_t law, steps;
+    double eta;
+    bool operator==(const Key& o) const { return law == o.law && steps == o.steps && eta == o.eta; }
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      std::uint64_t b;
+      std::memcpy(&b, &k.eta, sizeof b);
+      return std::hash<std::uint64_t>()(b ^ (static_cast<std::uint64_t>(k.law) << 48) ^
+                                        (static_cast<std::uint64_t>(k.steps) << 32));
+    }
+  };
+  std::unordered_map<Key, std::int32_t, KeyHash> seen;
+  std::vector<Key> keys;
+  for (std::size_t c = 0; c < plan.columns(); ++c) {
+    if (!bv.laws[static_cast<std::size_t>(plan.column_law[c])].table) continue;
+    const std::int32_t g = plan.column_grid[c];
+    for (std::int64_t e = plan.grid_offset[g]; e < plan.grid_offset[g + 1]; ++e) {
+      const double eta = plan.grid_eta[e];
+      if (!(kMaxAge - eta > 0.0)) continue;  // Inner is 0 there
+      const Key key{plan.column_law[c], plan.column_h3[c], eta};
+      auto it = seen.find(key);
+      if (it == seen.end()) {
+        it = seen.emplace(key, static_cast<std::int32_t>(keys.size())).first;
+        keys.push_back(key);
+      }
+      tops.of_point[plan.column_offset[c] + (e - plan.grid_offset[g])] = it->second;
+    }
+  }
+  tops.runs.resize(keys.size());
+  const std::int64_t nruns = static_cast<std::int64_t>(keys.size());
+#pragma omp parallel for schedule(dynamic, 4)
+  for (std::int64_t i = 0; i < nruns; ++i) {
+    const Key& key = keys[i];
+    const MortalityView& spouse = bv.laws[static_cast<std::size_t>(key.law)];
+    std::vector<TopSegment>& run = tops.runs[i];
+    double V = 0.0;
+    inner_aligned_segments(rv, spouse, key.eta, 0.0, 0.0, key.steps, [&](const Segment& seg, int pension) {
+      V = inner_segment(rv, spouse, seg, V, key.eta, 0.0, 0.0, pension);
+      run.push_back({seg.a, seg.b, seg.h, V});
+    });
+  }
+  return tops;
+}
+
+// Inner(eta, k, t) as inner_value computes it (align), the segments above k from a top run.
+double inner_from_top(const RateView& rv, const MortalityView& spouse, double eta, double k, double t, int steps,
+                      const std::vector<TopSegment>& run) {
+  double V = 0.0;
+  std::size_t j = 0;
+  bool shared = true;
+  inner_aligned_segments(rv, spouse, eta, k, t, steps, [&](const Segment& seg, int pension) {
+    if (shared && pension == 1 && j < run.size() && seg.a == run[j].a && seg.b == run[j].b && seg.h == run[j].h) {
+      V = run[j++].V;
+      return;
+    }
+    shared = false;
+    V = inner_segment(rv, spouse, seg, V, eta, t, k, pension);
+  });
   return V;
 }
 
@@ -84,6 +169,7 @@ Result solve_spouse_cpu(const Problem& problem, const RowSink* sink, const Progr
   // Bytes: the CUDA column plan's traffic model (cuda.cu; docs/profile.md, "Traffic models").
   const double items = static_cast<double>(plan.inner_values()), requests = static_cast<double>(plan.requests());
   res.log.time("inner", 8.0 * items, plan.inner_steps * kFlopsPerInnerStep, [&] {
+    const InnerTops tops = inner_tops(plan, bv, rv);
 #pragma omp parallel for schedule(dynamic, 1)
     for (std::int64_t c = 0; c < ncol; ++c) {
       std::int32_t g = plan.column_grid[c];
@@ -91,8 +177,12 @@ Result solve_spouse_cpu(const Problem& problem, const RowSink* sink, const Progr
       std::int64_t n = plan.grid_offset[g + 1] - plan.grid_offset[g];
       double* out = inner.data() + plan.column_offset[c];
       const MortalityView& spouse = bv.laws[static_cast<std::size_t>(plan.column_law[c])];
+      const std::int32_t* top = tops.of_point.data() + plan.column_offset[c];
       for (std::int64_t e = 0; e < n; ++e)
-        out[e] = inner_value(rv, spouse, eta[e], plan.column_k[c], plan.column_t[c], plan.column_h3[c], plan.align);
+        out[e] = top[e] >= 0 ? inner_from_top(rv, spouse, eta[e], plan.column_k[c], plan.column_t[c], plan.column_h3[c],
+                                              tops.runs[static_cast<std::size_t>(top[e])])
+                             : inner_value(rv, spouse, eta[e], plan.column_k[c], plan.column_t[c], plan.column_h3[c],
+                                           plan.align);
       if (credit.on()) credit.add(static_cast<std::uint64_t>(n));
     }
   });
