@@ -343,4 +343,24 @@ Plan make_plan(const Problem& pb, std::size_t first, std::size_t last) {
   return plan;
 }
 
+MiddleCalls distinct_middle_calls(const Plan& plan) {
+  MiddleCalls calls;
+  const std::size_t n = plan.requests();
+  calls.of_request.resize(n);
+  std::unordered_map<ColumnKey, std::int32_t, ColumnKeyHash> seen;
+  for (std::size_t q = 0; q < n; ++q) {
+    const ColumnKey key{bits(plan.request_tau[q]), 0, 0, 0, plan.request_column[q]};
+    auto it = seen.find(key);
+    if (it == seen.end()) {
+      if (calls.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+        fail_resource("integrate: more than 2^31 distinct Middle calls in one solve: " + std::to_string(calls.size()));
+      it = seen.emplace(key, static_cast<std::int32_t>(calls.size())).first;
+      calls.column.push_back(plan.request_column[q]);
+      calls.tau.push_back(plan.request_tau[q]);
+    }
+    calls.of_request[q] = it->second;
+  }
+  return calls;
+}
+
 }  // namespace numpipe::integrate

@@ -182,4 +182,19 @@ struct Plan {
 // Builds the plan of a whole problem, or of policies [first, last).
 Plan make_plan(const Problem& problem, std::size_t first, std::size_t last);
 
+// The distinct Middle calls of a plan. Middle(tau, t) of a request is a function of its
+// column and its tau alone (its weights -gp(tau) h(eta, tau) on the column's grid times
+// the column's Inner values), so requests with the same column and the same tau, bit
+// for bit, have the same value: computed once, the same bits. A portfolio's policies
+// share most of them (whole ages, the same outer grid within every year: 100000 mixed
+// policies' 7 million requests are about 25000 calls). Numbered in request order (a
+// sequential pass), so the numbering does not depend on the thread count.
+struct MiddleCalls {
+  std::vector<std::int32_t> column;      // per call
+  std::vector<double> tau;               // per call
+  std::vector<std::int32_t> of_request;  // per request: its call
+  std::size_t size() const { return column.size(); }
+};
+MiddleCalls distinct_middle_calls(const Plan& plan);
+
 }  // namespace numpipe::integrate
