@@ -12,7 +12,7 @@ one contract a solve, spread over N worker processes for N threads). The error i
 the largest absolute difference to a reference: QuantLib's engine on its two
 finest grids, extrapolated (Richardson, second order).
 
-    bench/price-work-precision.py [--quick] [--backend cpu|cuda] [--threads 2,1]
+    bench/price-work-precision.py [--quick] [--backend cpu|cuda] [--threads 2,1] [--tolerances LIST]
                                   [--reference FILE] [--plot FILE]
 
 --quick: 2 maturities x 3 strikes and smaller grids (a check that it runs).
@@ -120,6 +120,7 @@ def main():
     ap.add_argument("--bin", default=os.path.join(HERE, "..", "build-cpu", "bin"))
     ap.add_argument("--reference")
     ap.add_argument("--target", type=float, default=1e-4)
+    ap.add_argument("--tolerances", help="numpipe's tolerances, a comma list (default: 2e-4 down to 2.5e-6)")
     ap.add_argument("--plot")
     args = ap.parse_args()
     if args.quick:
@@ -131,6 +132,8 @@ def main():
         ql_grids = [(25, 100, 12), (50, 200, 25), (70, 280, 35), (100, 400, 50), (141, 566, 71)]
         ref_grids = [(100, 400, 50), (200, 800, 100)]
         tols = [2e-4, 1e-4, 5e-5, 2e-5, 1e-5, 5e-6, 2.5e-6]
+    if args.tolerances:
+        tols = [float(t) for t in args.tolerances.split(",")]
     thread_counts = [int(t) for t in args.threads.split(",")]
     with multiprocessing.Pool(max(thread_counts)) as pool:
         reference = reference_prices(pool, args.reference, days, strikes, ref_grids)
