@@ -2,7 +2,8 @@
 //   Params (model.hpp) -> validate -> make_setup (the grid and the strike-independent
 //   tables, built once on the host) -> solve_strikes / evaluate on an Engine (the backend
 //   as a value) -> one price per strike or contract. The backends and their tables:
-//   detail/backends.hpp, detail/grid.hpp.
+//   detail/backends.hpp, detail/grid.hpp; the problem records and the problems they make
+//   (read, written, checked): io.hpp.
 #pragma once
 #include <cmath>
 #include <cstdint>
