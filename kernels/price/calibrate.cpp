@@ -112,34 +112,12 @@ class Residuals {
         if (e.code() != ExitCode::bad_input) throw;
       }
     }
-    std::vector<std::vector<double>> values(setups.size());
-#ifdef NUMPIPE_HAVE_CUDA
-    if (engine_.cuda && engine_.method == Method::adjoint && !setups.empty()) {
-      std::vector<Functional> fs;
-      for (const Setup& s : setups) fs.push_back(functionals_of(s, false)[0]);
-      std::vector<Lane> lanes;
-      for (std::size_t k = 0; k < setups.size(); ++k) lanes.push_back({&setups[k], &fs[k]});
-      CudaRun run;
-      const std::vector<double> w = adjoint_weights_cuda(lanes, engine_.precision, engine_.device, &run);
-      device_seconds_ += run.seconds;
-      const std::int64_t nx = pr_.p.num_x, per = static_cast<std::int64_t>(setups[0].levels.size()) * nx;
-      for (std::size_t k = 0; k < setups.size(); ++k)
-        for (const Contract& c : contracts_)
-          values[k].push_back(contract_value(setups[k], engine_.precision, w.data() + k * per + c.maturity * nx, c.strike,
-                                             c.put, c.smooth));
-      evaluations_ += static_cast<int>(setups.size());
-      if (progress_) progress_(evaluations_);
-    } else
-#endif
-    {
-      for (std::size_t k = 0; k < setups.size(); ++k) {
-        EvalTiming timing;
-        values[k] = evaluate(setups[k], contracts_, functionals_of(setups[k], false), engine_, &timing);
-        device_seconds_ += timing.solve_seconds;
-        ++evaluations_;
-        if (progress_) progress_(evaluations_);
-      }
-    }
+    double seconds = 0;
+    std::vector<std::vector<double>> values = evaluate_points(setups, contracts_, engine_, &seconds, [&](int done) {
+      if (progress_) progress_(evaluations_ + done);
+    });
+    device_seconds_ += seconds;
+    evaluations_ += static_cast<int>(setups.size());
     for (std::size_t k = 0; k < setups.size(); ++k) out[which[k]] = std::move(values[k]);
     return out;
   }

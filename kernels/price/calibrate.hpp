@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "io.hpp"
 #include "price.hpp"
 
 namespace numpipe::price {

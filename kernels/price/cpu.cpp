@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/error.hpp"
 #include "common/progress.hpp"
 #include "detail/backends.hpp"
 #include "detail/grid.hpp"

@@ -1,7 +1,6 @@
 // price, CUDA: the adjoint pass with the mixed term (rho != 0) as one persistent
 // kernel per batch of time steps (cuda_mcs.cu); used by adjoint_weights_cuda (cuda.cu).
 #pragma once
-#ifdef NUMPIPE_HAVE_CUDA
 #include <vector>
 
 #include "detail/backends.hpp"
@@ -24,4 +23,3 @@ bool mcs_weights_cuda(const std::vector<Lane>& lanes, int device, const Tuning& 
                       std::vector<double>& weights);
 
 }  // namespace numpipe::price::detail
-#endif  // NUMPIPE_HAVE_CUDA

@@ -75,4 +75,38 @@ std::vector<double> evaluate(const Setup& s, const std::vector<Contract>& contra
   return out;
 }
 
+std::vector<std::vector<double>> evaluate_points(const std::vector<Setup>& setups, const std::vector<Contract>& contracts,
+                                                const Engine& engine, double* device_seconds,
+                                                const std::function<void(int)>& done) {
+  std::vector<std::vector<double>> values(setups.size());
+  if (device_seconds) *device_seconds = 0;
+  if (setups.empty()) return values;
+#ifdef NUMPIPE_HAVE_CUDA
+  if (engine.cuda && engine.method == Method::adjoint) {
+    // the points as lanes of one pass (their grids have the same sizes and time levels)
+    std::vector<Functional> fs;
+    for (const Setup& s : setups) fs.push_back(functionals_of(s, false)[0]);
+    std::vector<Lane> lanes;
+    for (std::size_t k = 0; k < setups.size(); ++k) lanes.push_back({&setups[k], &fs[k]});
+    CudaRun run;
+    const std::vector<double> w = adjoint_weights_cuda(lanes, engine.precision, engine.device, &run);
+    if (device_seconds) *device_seconds = run.seconds;
+    const std::int64_t nx = setups[0].p.num_x, per = static_cast<std::int64_t>(setups[0].levels.size()) * nx;
+    for (std::size_t k = 0; k < setups.size(); ++k)
+      for (const Contract& c : contracts)
+        values[k].push_back(contract_value(setups[k], engine.precision, w.data() + k * per + c.maturity * nx, c.strike,
+                                           c.put, c.smooth));
+    if (done) done(static_cast<int>(setups.size()));
+    return values;
+  }
+#endif
+  for (std::size_t k = 0; k < setups.size(); ++k) {
+    EvalTiming timing;
+    values[k] = evaluate(setups[k], contracts, functionals_of(setups[k], false), engine, &timing);
+    if (device_seconds) *device_seconds += timing.solve_seconds;
+    if (done) done(static_cast<int>(k + 1));
+  }
+  return values;
+}
+
 }  // namespace numpipe::price

@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include "black.hpp"
+#include "calibrate.hpp"
 #include "common/finite.hpp"
 #include "common/labels.hpp"
 #include "common/memory.hpp"

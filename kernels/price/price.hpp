@@ -2,7 +2,8 @@
 //   Params (model.hpp) -> validate -> make_setup (the grid and the strike-independent
 //   tables, built once on the host) -> solve_strikes / evaluate on an Engine (the backend
 //   as a value) -> one price per strike or contract. The backends and their tables:
-//   detail/backends.hpp, detail/grid.hpp.
+//   detail/backends.hpp, detail/grid.hpp; the problem records and the problems they make
+//   (read, written, checked): io.hpp.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -10,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "common/stream.hpp"
 #include "model.hpp"
 
 namespace numpipe::price {
@@ -114,16 +114,6 @@ struct CudaRun {
   std::string kernel;              // x kernel used: "sweep" or "chunk"
 };
 
-// ---- streams ---------------------------------------------------------------------------
-// One problem is one record "problem", f8 [9] = (OUTER, numX, numY, numT, s0, t,
-// alpha, nu, beta), attrs kind "price.input" and the same values by name.
-inline constexpr const char* kInputKind = "price.input";
-inline constexpr const char* kOutputKind = "price.output";
-json params_json(const Params& p);
-Record make_problem_record(const Params& p, json attrs);
-// Reads a problem record (bad input naming what is wrong) and validates it.
-Params params_from_record(const Record& r);
-
 // ---- evaluation on either backend ---------------------------------------------------
 // Every functional of every contract, values[f][c] (f-major), by the adjoint (one pass
 // per functional, every maturity at once; on CUDA the functionals run as lanes of one
@@ -150,60 +140,13 @@ struct EvalTiming {
 std::vector<double> evaluate(const Setup& s, const std::vector<Contract>& contracts, const std::vector<Functional>& fs,
                              const Engine& engine, EvalTiming* timing = nullptr,
                              const std::function<void(std::int64_t, std::int64_t)>& progress = {});
-
-// ---- the user's contracts in a stream ---------------------------------------------------
-// A problem group: the record `problem` (above; attrs `rho`, and `option` "call" or
-// "put" for its strikes), then optionally
-//   `strike`   f8 [S]    (kind price.strikes; S = OUTER): the strikes, else 0.001*o;
-//   `maturity` f8 [M]    (kind price.maturities): ascending, the last = t, else {t};
-//   `quotes`   f8 [Q, 5] (kind price.quotes; Q = OUTER): a quote table, columns
-//              strike, maturity (one of `maturity`'s), type (+1 call, -1 put),
-//              quote (NaN where absent), weight; attrs quote_kind "price",
-//              "implied_vol" or "none".
-// Without `quotes` the contracts are every strike at every maturity ([M][S]); with
-// it, one per quote row.
-inline constexpr const char* kStrikesKind = "price.strikes";
-inline constexpr const char* kMaturitiesKind = "price.maturities";
-inline constexpr const char* kQuotesKind = "price.quotes";
-enum class QuoteKind { none, price, implied_vol };
-const char* quote_kind_name(QuoteKind k);
-struct Quote {
-  double strike = 0, maturity = 0;
-  bool put = false;
-  double quote = 0, weight = 1;
-};
-struct Problem {
-  Params p;
-  std::vector<double> maturities;  // empty: {t}
-  std::vector<double> strikes;     // the user's strikes (user_strikes)
-  bool user_strikes = false;
-  bool put = false;                // the strikes' option type
-  std::vector<Quote> quotes;       // a quote table (list mode) when not empty
-  QuoteKind quote_kind = QuoteKind::none;
-  double tolerance = 0;            // the stated price accuracy per unit of s0 (attrs tolerance; 0: none stated)
-  const Record* source = nullptr;  // the problem record
-
-  bool list() const { return !quotes.empty(); }
-  // FinPar's problem: its strikes, calls, one maturity, rho = 0 (the original path).
-  bool finpar() const { return !user_strikes && !list() && maturities.size() <= 1 && !put && p.rho == 0; }
-  double strike(std::int64_t k) const { return user_strikes ? strikes[k] : strike_of(k); }
-  // The contracts: grid mode [M][S] (maturity-major), list mode one per quote.
-  std::vector<Contract> contracts() const;
-};
-// Groups the records into problems (bad input names the record and what is wrong);
-// every problem is validated, its quotes checked (check_quotes).
-std::vector<Problem> read_problems(const std::vector<Record>& records);
-// The records of one problem, `problem` first, for gen-input.
-std::vector<Record> problem_records(const Problem& pr, json attrs);
-// Checks a problem's contracts against its grid and, with quotes, the quotes against
-// the no-arbitrage bounds and each other (bad input, exit 2): strikes finite, > 0 and
-// inside the x grid (below X[numX-1]); quote maturities among the problem's; prices
-// >= 0, inside [intrinsic, upper), non-increasing (calls) / non-decreasing (puts) in
-// the strike and convex in it at each maturity, non-decreasing in the maturity at
-// each strike; implied vols finite and > 0; weights finite and >= 0. where(k) names
-// row k in messages ("quotes.txt:7: ", "quotes row 7: "). quotes = false: the strikes
-// and maturities only.
-void check_contracts(const Problem& pr, const std::function<std::string(std::size_t)>& where, bool quotes = true);
+// The contracts' prices at several points of the model (setups of the same sizes and
+// maturities), values[k][c]: on CUDA by the adjoint method one pass with a lane per point,
+// else one evaluate each. device_seconds: the solves' device time (0 on the CPU); done(n)
+// after n points.
+std::vector<std::vector<double>> evaluate_points(const std::vector<Setup>& setups, const std::vector<Contract>& contracts,
+                                                const Engine& engine, double* device_seconds,
+                                                const std::function<void(int)>& done = {});
 
 // The work of a solve (bytes and flops, for profiles): io.hpp's work_of_strikes and
 // work_of_contracts, from the counts of detail/work.hpp.

@@ -1,5 +1,6 @@
-// price: problem groups in a stream (the user's strikes, maturities, quote tables)
-// and the checks of their contracts and quotes.
+// price: the problem record and its parameters (written and read), problem groups in a
+// stream (the user's strikes, maturities, quote tables) and the checks of their
+// contracts and quotes.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -8,9 +9,11 @@
 #include "black.hpp"
 #include "common/error.hpp"
 #include "detail/grid.hpp"
+#include "io.hpp"
 #include "price.hpp"
 
 namespace numpipe::price {
+
 namespace {
 
 std::string num(double v) {
@@ -44,6 +47,70 @@ std::vector<double> vector_of(const Record& r, std::size_t want, const char* wha
 }
 
 }  // namespace
+
+json params_json(const Params& p) {
+  json j = {{"outer", p.outer}, {"num_x", p.num_x}, {"num_y", p.num_y}, {"num_t", p.num_t},
+            {"s0", p.s0},       {"t", p.t},         {"alpha", p.alpha}, {"nu", p.nu},
+            {"beta", p.beta}, {"rho", p.rho}};
+  if (p.grid == GridKind::sinh) j["grid"] = "sinh";
+  return j;
+}
+
+Record make_problem_record(const Params& p, json attrs) {
+  const double v[9] = {static_cast<double>(p.outer), static_cast<double>(p.num_x), static_cast<double>(p.num_y),
+                       static_cast<double>(p.num_t), p.s0, p.t, p.alpha, p.nu, p.beta};
+  attrs["kind"] = kInputKind;
+  attrs["fields"] = {"outer", "num_x", "num_y", "num_t", "s0", "t", "alpha", "nu", "beta"};
+  attrs["params"] = params_json(p);
+  attrs["rho"] = p.rho;
+  if (p.grid == GridKind::sinh) attrs["grid"] = "sinh";
+  return Record::from<double>("problem", {9}, v, std::move(attrs));
+}
+
+namespace {
+std::int64_t as_size(const char* name, double v) {
+  if (!std::isfinite(v) || v != std::floor(v) || v < 0 || v > static_cast<double>(kMaxSide))
+    fail_input(std::string("problem record: ") + name + " must be a whole number in [0, " +
+               std::to_string(kMaxSide) + "], got " + num(v));
+  return static_cast<std::int64_t>(v);
+}
+}  // namespace
+
+Params params_from_record(const Record& r) {
+  std::string kind = r.attrs.is_object() && r.attrs.contains("kind") && r.attrs["kind"].is_string()
+                         ? r.attrs["kind"].get<std::string>()
+                         : std::string("(none)");
+  if (kind != kInputKind)
+    fail_input("record '" + r.name + "' has kind '" + kind + "', expected '" + kInputKind +
+               "' (make one with gen-input price)");
+  if (r.dtype != DType::f8 || r.shape.size() != 1 || r.shape[0] != 9)
+    fail_input("record '" + r.name + "' must be f8 [9], got " + dtype_name(r.dtype) + " " + shape_string(r.shape));
+  const double* v = r.data<double>();
+  Params p;
+  p.outer = as_size("OUTER", v[0]);
+  p.num_x = as_size("numX", v[1]);
+  p.num_y = as_size("numY", v[2]);
+  p.num_t = as_size("numT", v[3]);
+  p.s0 = v[4];
+  p.t = v[5];
+  p.alpha = v[6];
+  p.nu = v[7];
+  p.beta = v[8];
+  // rho travels in the attrs (the payload keeps FinPar's nine values); 0 when absent
+  if (r.attrs.contains("rho")) {
+    if (!r.attrs["rho"].is_number())
+      fail_input("record '" + r.name + "': attrs rho must be a number, got " + r.attrs["rho"].dump());
+    p.rho = r.attrs["rho"].get<double>();
+  }
+  // the grid travels in the attrs too: "sinh" for the user's contracts, FinPar's when absent
+  if (r.attrs.contains("grid")) {
+    if (r.attrs["grid"] != "sinh" && r.attrs["grid"] != "finpar")
+      fail_input("record '" + r.name + "': attrs grid must be \"sinh\" or \"finpar\", got " + r.attrs["grid"].dump());
+    p.grid = r.attrs["grid"] == "sinh" ? GridKind::sinh : GridKind::finpar;
+  }
+  validate(p);
+  return p;
+}
 
 const char* quote_kind_name(QuoteKind k) {
   return k == QuoteKind::price ? "price" : k == QuoteKind::implied_vol ? "implied_vol" : "none";

@@ -13,6 +13,7 @@
 #include "kernels/price/detail/grid.hpp"
 #include "kernels/price/detail/work.hpp"
 #include "kernels/price/model.hpp"
+#include "kernels/price/io.hpp"
 #include "kernels/price/price.hpp"
 
 using namespace numpipe;

@@ -13,6 +13,7 @@
 #include "kernels/price/black.hpp"
 #include "kernels/price/calibrate.hpp"
 #include "kernels/price/detail/backends.hpp"
+#include "kernels/price/io.hpp"
 #include "kernels/price/price.hpp"
 
 using namespace numpipe;

@@ -8,6 +8,7 @@
 #include "common/text_table.hpp"
 #include "generator.hpp"
 #include "output.hpp"
+#include "kernels/price/io.hpp"
 #include "kernels/price/price.hpp"
 #include "kernels/price/units.hpp"
 
