@@ -88,6 +88,9 @@ void read_select_factor(const Record& r, MortalityLaw& m) {
     fail_input("'mortality' record '" + m.name + "': attrs select must be {\"years\": N, \"factor\": F}");
   m.select_years = s["years"].get<int>();
   m.select_factor = s["factor"].get<double>();
+  if (m.select_years < 1)  // 0 would read as no select period
+    fail_input("'mortality' record '" + m.name + "': the select period must be whole years in [1, 10]: " +
+               std::to_string(m.select_years));
 }
 
 MortalityLaw read_law(const Record& r, std::size_t index) {
@@ -138,7 +141,7 @@ MortalityLaw read_law(const Record& r, std::size_t index) {
     read_select_factor(r, m);
     return m;
   }
-  fail_input("'mortality' record '" + name + "': attrs law must be \"gompertz-makeham\", \"table\" or \"select-table\", got '" + law + "'");
+  fail_input("'mortality' record '" + name + "': attrs law must be \"gompertz-makeham\" or \"table\" (or \"select-table\"), got '" + law + "'");
 }
 
 }  // namespace
