@@ -43,6 +43,11 @@ MortalityView MortalityLaw::view() const {
   v.select_years = select_years;
   v.select_factor = select_factor;
   if (!select_force.empty()) v.select_mu = select_force.data();
+  if (!improve_q.empty()) {
+    v.improve_q = improve_q.data();
+    v.improve_ai = improvement.data();
+    v.improve_base_year = improvement_base_year;
+  }
   if (!table) {
     v.A = A;
     v.B = B;
@@ -160,6 +165,21 @@ void validate_law(MortalityLaw& m) {
     fail_input(at + ": ends at age " + exact_text(m.ages.back()) +
                "; the integrals reach age 120 (the last row must be for age 119 or later)");
   validate_select(m, at);
+  m.improve_q.clear();
+  if (m.improving()) {
+    if (!m.q || m.select())
+      fail_input(at + ": mortality improvement applies to a table of q_x without a select period");
+    if (m.improvement.size() != m.ages.size())
+      fail_input(at + ": improvement factors: " + std::to_string(m.improvement.size()) + " for " +
+                 std::to_string(m.ages.size()) + " ages");
+    if (!std::isfinite(m.improvement_base_year) || std::fabs(m.improvement_base_year) > 1e5)
+      fail_input(at + ": the improvement's base year must be finite: " + exact_text(m.improvement_base_year));
+    for (std::size_t i = 0; i < m.improvement.size(); ++i)
+      if (!(m.improvement[i] >= 0 && m.improvement[i] < 1))
+        fail_input(at + " row " + std::to_string(i + 1) + " (age " + exact_text(m.ages[i]) +
+                   "): the improvement factor AI_x must be in [0, 1): " + exact_text(m.improvement[i]));
+    m.improve_q.assign(m.values.begin(), m.values.begin() + static_cast<std::ptrdiff_t>(m.force.size()));
+  }
 }
 
 void validate_spouse(const SpouseBasis& s) {
@@ -253,6 +273,14 @@ void validate_policy_payments(const Problem& pb, std::size_t i) {
   };
   select_entry(ins, p.x, "insured");
   if (two_lives) select_entry(second, p.y, "second life");
+  if (p.product == kSpousePension && (ins.improving() || second.improving()))
+    fail_input(at + "mortality improvement ('" + (ins.improving() ? ins.name : second.name) +
+               "') is for the single-life products and annuities on two lives, not the spouse pension");
+  if (!std::isfinite(p.year) || std::fabs(p.year) > 1e5) fail_input(at + "the valuation year must be finite: " + exact_text(p.year));
+  for (const MortalityLaw* m : {&ins, two_lives ? &second : &ins})
+    if (m->improving() && !(p.year >= m->improvement_base_year))
+      fail_input(at + "the valuation year " + exact_text(p.year) + " is before the base year " +
+                 exact_text(m->improvement_base_year) + " of the improving table '" + m->name + "'");
   if (p.product == kSpousePension && (ins.select() || second.select()))
     fail_input(at + "select mortality ('" + (ins.select() ? ins.name : second.name) +
                "') is for the single-life products and annuities on two lives, not the spouse pension");
@@ -304,6 +332,7 @@ ProductSpec product_spec(const Policy& p) {
   s.h1 = p.h1;
   s.insured = p.insured;
   s.equivalence = p.equivalence ? 1 : 0;
+  s.year = p.year;
   return s;
 }
 

@@ -27,6 +27,7 @@ struct Policy {
   bool equivalence = false;       // solve for the premium that makes the reserve at inception zero
   double y = -1;                  // joint-life and last-survivor annuities: the second life's age now (law: spouse)
   int rate_basis = -1;            // index of Problem::rate_bases, or -1: the problem's rate or curve
+  double year = 0;                // the calendar year now (the valuation year: improving mortality tables)
 };
 
 // Yield curve points (maturity in years, zero rate as a fraction); empty: constant rate.
@@ -55,6 +56,12 @@ struct MortalityLaw {
   std::vector<double> select_q;
   std::vector<double> select_force;  // made by validate from select_q: -ln(1 - q), rows as force
   bool select() const { return select_years > 0; }
+  // Mortality improvement (select.hpp): a q_x table with yearly improvement factors AI_x,
+  // one per row (empty: none), q_x(year) = q_x (1 - AI_x)^(year - improvement_base_year).
+  std::vector<double> improvement;
+  double improvement_base_year = 0;
+  std::vector<double> improve_q;     // made by validate: the q_x of the rows used
+  bool improving() const { return !improvement.empty(); }
   MortalityView view() const;        // host pointers (force)
 };
 MortalityLaw gompertz_makeham(const std::string& name, double A, double B, double C);

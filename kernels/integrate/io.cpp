@@ -44,6 +44,7 @@ std::vector<Group> group_records(const std::vector<Record>& records) {
     else if (r.name == "spouse_age") slot = groups.empty() ? nullptr : &groups.back().spouse_age;
     else if (r.name == "second_life") slot = groups.empty() ? nullptr : &groups.back().second_life;
     else if (r.name == "policy_rate") slot = groups.empty() ? nullptr : &groups.back().policy_rate;
+    else if (r.name == "valuation_year") slot = groups.empty() ? nullptr : &groups.back().valuation_year;
     else if (r.name != "mortality" && r.name != "rate_basis" && !numpipe::is_labels(r)) known = false;
     if (!known) continue;  // not integrate's (other tools' records pass by)
     if (groups.empty()) fail_input("record '" + r.name + "' comes before any 'policies' record");
@@ -139,6 +140,17 @@ MortalityLaw read_law(const Record& r, std::size_t index) {
       m.values.push_back(v[i + 1]);
     }
     read_select_factor(r, m);
+    if (r.attrs.contains("improvement")) {  // {"base_year": Y, "ai": [AI_x per row]}
+      const json& im = r.attrs["improvement"];
+      if (!im.is_object() || !im.contains("base_year") || !im["base_year"].is_number() || !im.contains("ai") ||
+          !im["ai"].is_array())
+        fail_input("'mortality' record '" + name + "': attrs improvement must be {\"base_year\": Y, \"ai\": [AI per row]}");
+      m.improvement_base_year = im["base_year"].get<double>();
+      for (const json& a : im["ai"]) {
+        if (!a.is_number()) fail_input("'mortality' record '" + name + "': improvement factors must be numbers");
+        m.improvement.push_back(a.get<double>());
+      }
+    }
     return m;
   }
   fail_input("'mortality' record '" + name + "': attrs law must be \"gompertz-makeham\" or \"table\" (or \"select-table\"), got '" + law + "'");
@@ -266,6 +278,10 @@ Problem make_problem(const Group& gr, bool align) {
     }
     pb.rate_bases.push_back(std::move(b));
   }
+  if (gr.valuation_year) {
+    auto v = table_values(*gr.valuation_year, rows, 1, "each policy's calendar year now");
+    for (std::size_t i = 0; i < n; ++i) pb.policies[i].year = v[i];
+  }
   if (gr.policy_rate) {
     auto v = table_values(*gr.policy_rate, rows, 1, "each policy's interest: an index of the rate_basis records, or -1");
     for (std::size_t i = 0; i < n; ++i) {
@@ -285,7 +301,7 @@ RecordFilter input_filter() {
   return [policies_seen](const RecordHeader& h) {
     static const char* const kGroupNames[] = {"policies",   "steps",       "curve",       "products",   "lives",
                                                "marriage",   "spouse_age",  "mortality",   "second_life",
-                                               "policy_rate", "rate_basis"};
+                                               "policy_rate", "rate_basis",  "valuation_year"};
     const bool labels = is_labels(h);
     if (!labels && std::find(std::begin(kGroupNames), std::end(kGroupNames), h.name) == std::end(kGroupNames))
       return false;  // as group_records: other tools' records pass by

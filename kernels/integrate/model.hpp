@@ -130,6 +130,12 @@ struct MortalityView {
   int select_years = 0;
   double select_factor = 1.0;
   const double* select_mu = nullptr;
+  // Mortality improvement (select.hpp): a table of q_x in the base year (improve_q, rows
+  // as mu) with yearly improvement factors AI_x (improve_ai): q_x(year) = q_x (1 - AI_x)^(year
+  // - base year). Null: none.
+  const double* improve_q = nullptr;
+  const double* improve_ai = nullptr;
+  double improve_base_year = 0;
 };
 // The default basis: Danish women (the insured) and men (the spouse).
 NUMPIPE_HD_INLINE MortalityView danish_women() { return MortalityView{}; }

@@ -55,6 +55,7 @@ struct ProductSpec {
   int lives = 0;            // 0 one life; kJointLifeAnnuity or kLastSurvivorAnnuity: two lives
   int pad = 0;
   double y = 0;             // two lives: the second life's age now
+  double year = 0;          // the calendar year now (improving mortality tables)
 };
 
 // The status of a policy's chain from the laws (LifeStatus, select.hpp): the insured
@@ -63,6 +64,7 @@ NUMPIPE_HD_INLINE LifeStatus policy_status(const ProductSpec& p, const Mortality
   LifeStatus L;
   L.first = laws[p.insured];
   L.x = p.x;
+  L.year = p.year;
   if (p.lives == kJointLifeAnnuity) {
     L.second = laws[p.second];
     L.y = p.y;

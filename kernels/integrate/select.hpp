@@ -25,9 +25,22 @@
 
 namespace numpipe::integrate {
 
+// Mortality improvement: a table's q_x(base) and its improvement factors AI_x by age,
+//   q_x(year) = q_x(base) (1 - AI_x)^(year - base year),
+// the force constant within each year of age and each year from now: mu = -ln(1 - q). The
+// life aged `entry` now, in the calendar year `year`, t years on: its age entry + t in the
+// year year + floor(t) (whole years from now are breaks; so are a table's ages).
+NUMPIPE_HD_INLINE double improved_force(const MortalityView& m, double entry, double year, double inside) {
+  const int row = mortality_row(m, entry + inside);
+  const double q = m.improve_q[row] * pow(1.0 - m.improve_ai[row], year - m.improve_base_year + floor(inside));
+  return -log1p(-q);
+}
+
 // The force of a life selected at age `entry` now, t years on (`inside` a point of the
-// step strictly inside it for the aligned scheme's one-sided values, or t itself).
-NUMPIPE_HD_INLINE double select_force(const MortalityView& m, double entry, double t, double inside) {
+// step strictly inside it for the aligned scheme's one-sided values, or t itself); year:
+// the calendar year now (for an improving table).
+NUMPIPE_HD_INLINE double select_force(const MortalityView& m, double entry, double t, double inside, double year = 0.0) {
+  if (m.improve_q) return improved_force(m, entry, year, inside);
   if (m.select_years > 0 && inside < static_cast<double>(m.select_years)) {
     if (m.select_mu) {
       const int duration = static_cast<int>(floor(inside));
@@ -60,10 +73,11 @@ struct LifeStatus {
   MortalityView first, second;
   double x = 0, y = 0;
   int joint = 0;
+  double year = 0;  // the calendar year now (improving tables)
 };
 NUMPIPE_HD_INLINE double status_force(const LifeStatus& L, double t, double inside) {
-  const double mu = select_force(L.first, L.x, t, inside);
-  return L.joint ? mu + select_force(L.second, L.y, t, inside) : mu;
+  const double mu = select_force(L.first, L.x, t, inside, L.year);
+  return L.joint ? mu + select_force(L.second, L.y, t, inside, L.year) : mu;
 }
 NUMPIPE_HD_INLINE double status_max_force(const LifeStatus& L, double t0, double t1) {
   const double mu = select_max_force(L.first, L.x, t0, t1);

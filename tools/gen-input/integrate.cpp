@@ -159,6 +159,10 @@ ig::MortalityLaw read_select_table(const std::string& spec) {
   return m;
 }
 
+// --improvement [LIFE=]FILE[:COLUMN]: ages and yearly improvement factors AI_x for the
+// life's table of q_x (its base year --base-year); ages the file lacks improve by 0.
+void read_improvement(const std::string& spec, ig::MortalityLaw& m, double base_year);
+
 // The one numeric column of a table besides `taken`, or the one chosen by `pick`.
 std::size_t value_column(const TextTable& t, std::size_t taken, const std::string& pick, const std::string& option,
                          const std::string& what) {
@@ -222,6 +226,25 @@ ig::MortalityLaw read_mortality_table(const std::string& spec) {
   }
   ig::validate_law(m);  // coverage (the last row reaches 120), the forces
   return m;
+}
+
+void read_improvement(const std::string& spec, ig::MortalityLaw& m, double base_year) {
+  auto [life, rest] = split_life(spec);
+  auto [path, pick] = split_column(rest);
+  TextTable t = read_text_table(path);
+  const std::size_t c = value_column(t, 0, pick, "--improvement", "improvement factors");
+  const std::vector<double> ages = t.numbers(0), ai = t.numbers(c);
+  if (!m.table || !m.q)
+    fail_input("--improvement " + life + "=...: the life's law must be a table of q_x (--mortality-table)");
+  m.improvement.assign(m.ages.size(), 0.0);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (!(ai[i] >= 0 && ai[i] < 1))
+      fail_input("--improvement: " + t.where(i) + "age " + exact_text(ages[i]) + ": AI_x must be in [0, 1): " + exact_text(ai[i]));
+    for (std::size_t r = 0; r < m.ages.size(); ++r)
+      if (m.ages[r] == ages[i]) m.improvement[r] = ai[i];
+  }
+  m.improvement_base_year = base_year;
+  ig::validate_law(m);
 }
 
 // Two numeric columns (x, y) of a table: the first and the chosen (or only other) one.
@@ -299,14 +322,14 @@ std::vector<ig::Policy> read_policies(const std::string& path, const ig::Policy&
       {"deferment", "deferment"},             {"premium_term", "premium_term"}, {"premium-term", "premium_term"},
       {"benefit", "benefit"}, {"premium", "premium"}, {"insured", "insured"}, {"spouse", "spouse"},
       {"policy", "policy"}, {"name", "policy"}, {"y", "y"}, {"second_age", "y"}, {"second-age", "y"},
-      {"rate", "rate"}};
+      {"rate", "rate"}, {"year", "year"}, {"valuation_year", "year"}};
   std::map<std::string, std::size_t> col;
   for (std::size_t c = 0; c < t.columns(); ++c) {
     auto it = aliases.find(lower(t.names[c]));
     if (it == aliases.end())
       fail_input(path + ": unknown column '" + t.names[c] +
                  "' (known: g, r, x, product, term, deferment, premium_term, benefit, premium, insured, spouse, "
-                 "policy, y, rate)");
+                 "policy, y, rate, year)");
     if (col.count(it->second)) fail_input(path + ": two columns for '" + it->second + "'");
     col[it->second] = c;
   }
@@ -331,6 +354,7 @@ std::vector<ig::Policy> read_policies(const std::string& path, const ig::Policy&
   numbers("benefit", &ig::Policy::benefit);
   numbers("premium_term", &ig::Policy::premium_term);
   numbers("y", &ig::Policy::y);
+  numbers("year", &ig::Policy::year);
   for (std::size_t i = 0; col.count("premium_term") && i < t.size(); ++i)
     if (!(out[i].premium_term >= 0)) fail_input(t.where(i) + "premium_term must be >= 0 years: " + exact_text(out[i].premium_term));
   auto text = [&](const char* k) { return col.count(k) ? t.strings(col[k]) : std::vector<std::string>{}; };
@@ -422,7 +446,7 @@ class PolicyCursor {
 // The records a stream needs beyond policies and steps: products where a policy is
 // not the spec's spouse pension to age 120, lives where a policy names other laws.
 struct OptionalRecords {
-  bool products = false, lives = false, second_life = false, policy_rate = false;
+  bool products = false, lives = false, second_life = false, policy_rate = false, valuation_year = false;
   void note(const ig::Policy& p) {
     second_life = second_life || p.product == ig::kJointLifeAnnuity || p.product == ig::kLastSurvivorAnnuity;
     policy_rate = policy_rate || p.rate_basis >= 0;
@@ -521,6 +545,13 @@ Cli integrate_cli() {
       "select-table",
       "A life's select table: columns age at selection, q_[x], ..., q_[x]+d-1 and the ultimate q_x (repeatable)",
       cxxopts::value<std::vector<std::string>>(), "[LIFE=]FILE")(
+      "improvement",
+      "Mortality improvement for a life's table of q_x: ages and yearly factors AI_x, q_x(year) = q_x (1 - "
+      "AI_x)^(year - the base year) (repeatable)",
+      cxxopts::value<std::vector<std::string>>(), "[LIFE=]FILE[:COLUMN]")(
+      "base-year", "The calendar year of the tables that --improvement improves", cxxopts::value<double>(), "Y")(
+      "valuation-year", "The calendar year now, of the policies' ages (default: --base-year)",
+      cxxopts::value<double>(), "Y")(
       "marriage", "Probability of being married by age: parabola (the default) or a table (age, probability)",
       cxxopts::value<std::string>()->default_value("parabola"), "parabola|FILE")(
       "spouse-age",
@@ -553,6 +584,14 @@ std::map<std::string, int> read_basis(const Cli& cli, ig::Problem& pb) {
     if (kv.key() == "mortality-table") set_law(read_mortality_table(kv.value()));
     if (kv.key() == "select-table") set_law(read_select_table(kv.value()));
     if (kv.key() == "select") parse_select(kv.value(), select);
+  }
+  for (const auto& kv : cli.args().arguments()) {
+    if (kv.key() != "improvement") continue;
+    if (!cli.has("base-year")) fail_input("--improvement needs --base-year: the calendar year of the life's table");
+    const std::string life = split_life(kv.value()).first;
+    auto it = law_index.find(life);
+    if (it == law_index.end()) fail_input("--improvement " + life + "=...: no mortality law named '" + life + "'");
+    read_improvement(kv.value(), pb.laws[static_cast<std::size_t>(it->second)], cli.get<double>("base-year"));
   }
   for (const auto& [life, period] : select) {  // on the life's law, whichever option gave it
     auto it = law_index.find(life);
@@ -590,6 +629,8 @@ ig::Policy options_policy(const Cli& cli, const std::vector<int>& steps, bool mi
   }
   base.benefit = cli.get<double>("benefit");
   if (cli.has("second-age")) base.y = cli.get<double>("second-age");
+  if (cli.has("base-year")) base.year = cli.get<double>("base-year");
+  if (cli.has("valuation-year")) base.year = cli.get<double>("valuation-year");
   parse_premium(cli.get<std::string>("premium"), "--premium: ", base);
   return base;
 }
@@ -674,6 +715,13 @@ void write_policy_records(StreamWriter& w, const ig::Problem& pb, const std::opt
                                        "the spouse column of lives)"}},
                           [&](std::size_t i, double* v) { v[0] = cursor.at(i).y; });
   }
+  if (wanted.valuation_year) {
+    PolicyCursor cursor(pb.policies, portfolio);
+    write_rows<double, 1>(w, "valuation_year", n,
+                          {{"kind", "integrate.input"}, {"columns", {"year"}}, {"dims", {"policy", "column"}},
+                           {"meaning", "the calendar year now, of the policy's ages (improving mortality tables)"}},
+                          [&](std::size_t i, double* v) { v[0] = cursor.at(i).year; });
+  }
   if (wanted.policy_rate) {
     for (const ig::RateBasis& b : pb.rate_bases) {
       if (b.curve.empty()) {
@@ -747,6 +795,9 @@ void write_basis_records(StreamWriter& w, const ig::Problem& pb) {
                     {"columns", {"age", m.q ? "q" : "mu"}}, {"dims", {"row", "column"}},
                     {"meaning", "constant force within each year of age; from q: mu = -ln(1 - q)"}};
       if (!select.is_null()) attrs["select"] = select;
+      if (m.improving())
+        attrs["improvement"] = {{"base_year", m.improvement_base_year}, {"ai", m.improvement},
+                                {"meaning", "q_x(year) = q_x (1 - AI_x)^(year - base_year), AI per row"}};
       write_pairs(w, "mortality", m.ages, m.values, attrs);
     }
   }
@@ -801,7 +852,8 @@ int run_integrate(int argc, char** argv) {
   if (cli.has("curve")) read_curve(cli.get<std::string>("curve"), pb.curve);
 
   // 5. Everything checked before a byte is written.
-  const OptionalRecords wanted = validate_policies(pb, portfolio);
+  OptionalRecords wanted = validate_policies(pb, portfolio);
+  for (const ig::MortalityLaw& m : pb.laws) wanted.valuation_year = wanted.valuation_year || m.improving();
 
   // 6. The records.
   OutputFile out(cli.output());
