@@ -1,4 +1,5 @@
-# The everyday basis on CUDA: select mortality (a factor, a select table), joint-life and
+# The everyday basis on CUDA: select mortality (a factor, a select table), mortality
+# improvement, joint-life and
 # last-survivor annuities (a table life among them, equivalence premiums, discrete
 # payments) and each policy's own interest (rates and a curve, a spouse pension among
 # them) agree with the CPU backend within 1e-13 relative and give the same bits run to
@@ -26,7 +27,13 @@ spouse,35,,0,0.04
 annuity,60,,0,
 CSV
 gen-input integrate --from-text own.csv --steps 4,2,4 -o own.nps
-for f in sel seltab two own; do
+"$PY" -c "
+print('age,ai')
+for a in range(0, 121): print(f'{a},{0.02 if a < 80 else 0.01}')" > ai.csv
+printf 'x,product,year,premium\n65,annuity,2025,0\n40,endowment,2031,equivalence\n' > years.csv
+gen-input integrate --from-text years.csv --term 25 --mortality-table "$SRC/share/examples/integrate-life-table.csv:q_female" \
+  --improvement insured=ai.csv --base-year 2020 -o improve.nps
+for f in sel seltab two own improve; do
   for a in "" "--frequency 12" "--frequency 1 --timing arrears"; do
     [ "$f" = own ] && [ -n "$a" ] && continue  # a spouse pension: continuous only
     integrate -i $f.nps $a --backend cpu -o cpu.nps
