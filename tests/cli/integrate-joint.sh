@@ -17,6 +17,9 @@ export PYTHONPATH="$SRC/share/python"
 import math, subprocess, csv
 import numpy as np
 import numpipe
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "cli"))
+from integrate_reference import Checks, run as run_tools
 
 A, B, c = 0.00022, 2.7e-6, 1.124
 delta = math.log(1.05)
@@ -66,19 +69,12 @@ def bar(p, h, start, y2):  # int_start^h e^(-delta t) p(t) dt, pieces between wh
         total += 0.5 * (b - a) * sum(w * math.exp(-delta * tt) * p(tt) for w, tt in zip(weights, t))
     return total
 
-failures = []
-def compare(name, row, ref):
-    scale = max(abs(r) for r in ref.values())
-    worst = max(abs(row[y] - ref[y]) for y in ref) / scale
-    print(f"{name}: year 0 {row[0]:.10f} (reference {ref[0]:.10f}), worst {worst:.2e} of the largest")
-    if not worst <= 1e-8:
-        failures.append(f"{name}: off by {worst:.3e} of its largest reserve")
+checks = Checks()
+compare = checks.compare
+failures = checks.failures
 
 def run(args, integrate_args):
-    subprocess.run(["gen-input", "integrate", "-o", "in.nps"] + args + basis, check=True)
-    subprocess.run(["integrate", "-i", "in.nps", "-o", "out.nps", *integrate_args], check=True)
-    out = numpipe.read("out.nps")
-    return [float(r) for r in out["reserve"][0]], float(out["premium"][0])
+    return run_tools(args + basis, integrate_args)
 
 x, y2 = 60.0, 55.0
 hj = 120.0 - max(x, y2)
@@ -117,9 +113,7 @@ if not abs(P - Pref) <= 1e-8 * Pref:
 if not abs(row[0]) <= 1e-9 * benefits:
     failures.append(f"the equivalence premium leaves {row[0]!r} at inception")
 
-for f in failures:
-    print("FAIL:", f)
-raise SystemExit(1 if failures else 0)
+checks.finish()
 PY
 # The second life's age is needed and checked.
 expect_exit 2 "needs the second life's age now" -- gen-input integrate --product joint-life --x 60 -o /dev/null

@@ -19,6 +19,9 @@ import math, subprocess
 import numpy as np
 from scipy import integrate as si
 import numpipe
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "cli"))
+from integrate_reference import Checks, run as run_tools
 
 A, B, c = 0.00022, 2.7e-6, 1.124
 delta = math.log(1.05)
@@ -65,19 +68,12 @@ def references(x):
         abar[y] = math.exp(delta * y) * sum(year_int[y:]) / S[y]
     return adue, ins, abar
 
-failures = []
-def compare(name, row, ref):
-    scale = max(abs(r) for r in ref.values())
-    worst = max(abs(row[y] - ref[y]) for y in ref) / scale
-    print(f"{name}: year 0 {row[0]:.10f} (reference {ref[0]:.10f}), worst {worst:.2e} of the largest")
-    if not worst <= 1e-8:
-        failures.append(f"{name}: off by {worst:.3e} of its largest reserve")
+checks = Checks()
+compare = checks.compare
+failures = checks.failures
 
 def run(args, integrate_args, select):
-    subprocess.run(["gen-input", "integrate", "-o", "in.nps"] + args + select, check=True)
-    subprocess.run(["integrate", "-i", "in.nps", "-o", "out.nps", *integrate_args], check=True)
-    out = numpipe.read("out.nps")
-    return [float(r) for r in out["reserve"][0]]
+    return run_tools(args + select, integrate_args)[0]
 
 sssm = law + ["--select", "insured=2,0.9"]
 annual = {}
@@ -110,9 +106,7 @@ for x in (30.0, 60.0, 85.0):
               ["--rate", repr(delta), "--select-table", "insured=sssm.csv"])
     compare(f"select table annuity-due [{x:g}]", row, annual[x][1])
 
-for f in failures:
-    print("FAIL:", f)
-raise SystemExit(1 if failures else 0)
+checks.finish()
 PY
 # Bad values, refused naming what is wrong.
 expect_exit 2 '--select wants' -- gen-input integrate --product annuity --select insured=0,0.9 -o /dev/null
