@@ -17,7 +17,7 @@
 namespace numpipe::integrate {
 
 namespace {
-const char* const kProductNames[kProductKinds] = {"spouse pension",      "life annuity",
+const char* const kProductNames[kProductCodes] = {"spouse pension",      "life annuity",
                                                   "term insurance",      "pure endowment",
                                                   "endowment insurance", "joint-life annuity",
                                                   "last-survivor annuity"};
@@ -221,9 +221,9 @@ void validate_spouse(const SpouseBasis& s) {
 void validate_policy_payments(const Problem& pb, std::size_t i) {
   const Policy& p = pb.policies[i];
   const std::string at = "policy " + std::to_string(i) + ": ";
-  if (p.product < 0 || p.product >= kProductKinds) {
+  if (p.product < 0 || p.product >= kProductCodes) {
     std::string known;
-    for (int k = 0; k < kProductKinds; ++k) known += (k ? ", " : "") + std::to_string(k) + " " + kProductNames[k];
+    for (int k = 0; k < kProductCodes; ++k) known += (k ? ", " : "") + std::to_string(k) + " " + kProductNames[k];
     fail_input(at + "unknown product " + std::to_string(p.product) + " (" + known + ")");
   }
   const int nlaws = static_cast<int>(pb.laws.size());

@@ -195,7 +195,7 @@ Problem make_problem(const Group& gr, bool align) {
     for (std::size_t i = 0; i < n; ++i) {
       Policy& p = pb.policies[i];
       const double* row = v.data() + 7 * i;
-      if (!(row[0] >= 0 && row[0] < kProductKinds) || row[0] != std::floor(row[0]))
+      if (!(row[0] >= 0 && row[0] < kProductCodes) || row[0] != std::floor(row[0]))
         fail_input("'products' row " + std::to_string(i) + ": unknown product " + exact_text(row[0]) +
                    " (0 spouse pension, 1 life annuity, 2 term insurance, 3 pure endowment, 4 endowment insurance, "
                    "5 joint-life annuity, 6 last-survivor annuity)");

@@ -31,9 +31,10 @@ enum ProductKind : int {
   kTermInsurance = 2,
   kPureEndowment = 3,
   kEndowmentInsurance = 4,
+  kProductKinds = 5,         // the products on the insured's life alone: the five above
   kJointLifeAnnuity = 5,     // B per year while both of two lives are alive (select.hpp)
   kLastSurvivorAnnuity = 6,  // B per year while at least one of them is alive
-  kProductKinds = 7
+  kProductCodes = 7          // every product, those on two lives included
 };
 
 // A single-life policy as its chain integrates it (integrate.hpp, product_spec).
@@ -297,6 +298,15 @@ NUMPIPE_HD_INLINE double product_reserve(const ProductSpec& p, const RateView& r
   }
   product_chain(p, rv, m, align, premium, true, [&](int y, double v) { row[y] = v; });
   return premium;
+}
+
+// The product on one law m for every life of the spec (its law indices not used).
+NUMPIPE_HD_INLINE double product_reserve(const ProductSpec& p, const RateView& rv, const MortalityView& m, bool align,
+                                         double* row) {
+  ProductSpec one = p;
+  one.insured = 0;
+  one.second = 0;
+  return product_reserve(one, rv, &m, align, row);
 }
 
 // ---- expected cash flows (the cash_flow record) ------------------------------------
