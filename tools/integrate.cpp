@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     // 1. The options, each declared once with its checks (applied by cli.parse).
     Cli cli({"integrate",
              "Reserves of pension and life insurance policies at every whole year: the collective spouse pension "
-             "(GF820) by nested RK4, life annuities, term and endowment insurances by Thiele's equation",
+             "(GF820) by nested RK4, life annuities (on one life or two), term and endowment insurances by Thiele's equation",
              "",
              "  gen-input integrate --g 10 --r 65 --x 35 --steps 10,2,10 | integrate | inspect\n"
              "  gen-input integrate --portfolio 1000 --seed 1 | integrate --backend cuda -o reserve.nps\n"

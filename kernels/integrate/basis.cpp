@@ -17,8 +17,10 @@
 namespace numpipe::integrate {
 
 namespace {
-const char* const kProductNames[kProductKinds] = {"spouse pension", "life annuity", "term insurance",
-                                                  "pure endowment", "endowment insurance"};
+const char* const kProductNames[kProductCodes] = {"spouse pension",      "life annuity",
+                                                  "term insurance",      "pure endowment",
+                                                  "endowment insurance", "joint-life annuity",
+                                                  "last-survivor annuity"};
 }  // namespace
 
 MortalityLaw gompertz_makeham(const std::string& name, double A, double B, double C) {
@@ -38,6 +40,14 @@ std::vector<MortalityLaw> default_laws() {
 
 MortalityView MortalityLaw::view() const {
   MortalityView v;
+  v.select_years = select_years;
+  v.select_factor = select_factor;
+  if (!select_force.empty()) v.select_mu = select_force.data();
+  if (!improve_q.empty()) {
+    v.improve_q = improve_q.data();
+    v.improve_ai = improvement.data();
+    v.improve_base_year = improvement_base_year;
+  }
   if (!table) {
     v.A = A;
     v.B = B;
@@ -81,9 +91,37 @@ BasisViews basis_views(const Problem& pb) {
   return b;
 }
 
+// A select period: whole years in [1, 10]; a factor in (0, 10], or a select table's
+// q_[x]+k in [0, 1), select_years of them for every row, made into forces.
+void validate_select(MortalityLaw& m, const std::string& at) {
+  m.select_force.clear();
+  if (m.select_years == 0 && m.select_q.empty()) return;
+  if (!(m.select_years >= 1 && m.select_years <= 10))
+    fail_input(at + ": the select period must be whole years in [1, 10]: " + std::to_string(m.select_years));
+  if (m.select_q.empty()) {
+    if (!std::isfinite(m.select_factor) || !(m.select_factor > 0) || m.select_factor > 10)
+      fail_input(at + ": the select factor must be in (0, 10]: " + exact_text(m.select_factor));
+    return;
+  }
+  const std::size_t d = static_cast<std::size_t>(m.select_years);
+  if (!m.table || m.select_q.size() != m.ages.size() * d)
+    fail_input(at + ": a select table needs " + std::to_string(d) + " select rates for each of its " +
+               std::to_string(m.ages.size()) + " ages");
+  m.select_force.resize(m.force.size() * d);
+  for (std::size_t i = 0; i < m.ages.size(); ++i)
+    for (std::size_t k = 0; k < d; ++k) {
+      const double q = m.select_q[i * d + k];
+      if (!std::isfinite(q) || q < 0 || q >= 1)
+        fail_input(at + " row " + std::to_string(i + 1) + " (age " + exact_text(m.ages[i]) + "): q_[x]+" + std::to_string(k) +
+                   " must be in [0, 1): " + exact_text(q));
+      if (i < m.force.size()) m.select_force[i * d + k] = -std::log1p(-q);
+    }
+}
+
 void validate_law(MortalityLaw& m) {
   const std::string at = "mortality " + std::string(m.table ? "table" : "law") + " '" + m.name + "'";
   if (!m.table) {
+    validate_select(m, at);
     if (!std::isfinite(m.A) || !std::isfinite(m.B) || !std::isfinite(m.C))
       fail_input(at + ": Gompertz-Makeham constants must be finite: " + exact_text(m.A) + "," + exact_text(m.B) + "," + exact_text(m.C));
     // mu(a) = A + 10^(B + C a) is monotone in a: its extremes are at the ends of [0, 120].
@@ -126,6 +164,22 @@ void validate_law(MortalityLaw& m) {
   if (m.ages.back() < kMaxAge - 1 || m.force.empty())
     fail_input(at + ": ends at age " + exact_text(m.ages.back()) +
                "; the integrals reach age 120 (the last row must be for age 119 or later)");
+  validate_select(m, at);
+  m.improve_q.clear();
+  if (m.improving()) {
+    if (!m.q || m.select())
+      fail_input(at + ": mortality improvement applies to a table of q_x without a select period");
+    if (m.improvement.size() != m.ages.size())
+      fail_input(at + ": improvement factors: " + std::to_string(m.improvement.size()) + " for " +
+                 std::to_string(m.ages.size()) + " ages");
+    if (!std::isfinite(m.improvement_base_year) || std::fabs(m.improvement_base_year) > 1e5)
+      fail_input(at + ": the improvement's base year must be finite: " + exact_text(m.improvement_base_year));
+    for (std::size_t i = 0; i < m.improvement.size(); ++i)
+      if (!(m.improvement[i] >= 0 && m.improvement[i] < 1))
+        fail_input(at + " row " + std::to_string(i + 1) + " (age " + exact_text(m.ages[i]) +
+                   "): the improvement factor AI_x must be in [0, 1): " + exact_text(m.improvement[i]));
+    m.improve_q.assign(m.values.begin(), m.values.begin() + static_cast<std::ptrdiff_t>(m.force.size()));
+  }
 }
 
 void validate_spouse(const SpouseBasis& s) {
@@ -167,9 +221,9 @@ void validate_spouse(const SpouseBasis& s) {
 void validate_policy_payments(const Problem& pb, std::size_t i) {
   const Policy& p = pb.policies[i];
   const std::string at = "policy " + std::to_string(i) + ": ";
-  if (p.product < 0 || p.product >= kProductKinds) {
+  if (p.product < 0 || p.product >= kProductCodes) {
     std::string known;
-    for (int k = 0; k < kProductKinds; ++k) known += (k ? ", " : "") + std::to_string(k) + " " + kProductNames[k];
+    for (int k = 0; k < kProductCodes; ++k) known += (k ? ", " : "") + std::to_string(k) + " " + kProductNames[k];
     fail_input(at + "unknown product " + std::to_string(p.product) + " (" + known + ")");
   }
   const int nlaws = static_cast<int>(pb.laws.size());
@@ -180,17 +234,23 @@ void validate_policy_payments(const Problem& pb, std::size_t i) {
   if (!std::isfinite(p.premium) || std::fabs(p.premium) > 1e12) fail_input(at + "premium must be finite: " + exact_text(p.premium));
   if (!(p.premium_term >= 0 || p.premium_term == -1) || !std::isfinite(p.premium_term))
     fail_input(at + "premium term must be >= 0 years: " + exact_text(p.premium_term));
-  const double horizon = kMaxAge - p.x;
+  const bool two_lives = p.product == kJointLifeAnnuity || p.product == kLastSurvivorAnnuity;
+  if (two_lives && !(p.y >= 0 && p.y <= 119))
+    fail_input(at + "the " + kProductNames[p.product] + " needs the second life's age now, in [0, 119]: " + exact_text(p.y));
+  // The end of the status: 120 for the life, for two lives the older's (joint life) or the younger's.
+  const double horizon = kMaxAge - (p.product == kJointLifeAnnuity ? std::max(p.x, p.y)
+                                    : p.product == kLastSurvivorAnnuity ? std::min(p.x, p.y) : p.x);
   if (!(p.term > 0) || !std::isfinite(p.term)) fail_input(at + "term must be > 0 years: " + exact_text(p.term));
   if (p.product != kSpousePension) {
     if (!(p.deferment >= 0) || !std::isfinite(p.deferment))
       fail_input(at + "deferment must be >= 0 years: " + exact_text(p.deferment));
-    if (p.product == kLifeAnnuity && !(p.deferment < std::min(p.term, horizon)))
+    if ((p.product == kLifeAnnuity || two_lives) && !(p.deferment < std::min(p.term, horizon)))
       fail_input(at + "the annuity's deferment " + exact_text(p.deferment) + " reaches its end " +
                  exact_text(std::min(p.term, horizon)) + " (term, or age 120): it would never pay");
   }
   if (p.equivalence) {
-    const double end = std::min(p.term, horizon);
+    // A last-survivor annuity's premiums are paid while both lives are.
+    const double end = std::min(p.term, p.product == kLastSurvivorAnnuity ? kMaxAge - std::max(p.x, p.y) : horizon);
     if (!(std::min(premium_term_of(p), end) > 0))
       fail_input(at + "the equivalence premium needs premiums to solve for, but the premium term is " +
                  exact_text(premium_term_of(p)) + " years");
@@ -201,8 +261,34 @@ void validate_policy_payments(const Problem& pb, std::size_t i) {
   if (ins.table && ins.ages.front() > std::floor(p.x))
     fail_input(at + "mortality table '" + ins.name + "' starts at age " + exact_text(ins.ages.front()) +
                "; the insured is aged " + exact_text(p.x));
+  const MortalityLaw& second = pb.laws[static_cast<std::size_t>(p.spouse)];
+  if (two_lives && second.table && second.ages.front() > std::floor(p.y))
+    fail_input(at + "mortality table '" + second.name + "' starts at age " + exact_text(second.ages.front()) +
+               "; the second life is aged " + exact_text(p.y));
+  // A select table's rows are by whole age at selection (the age now).
+  auto select_entry = [&](const MortalityLaw& m, double age, const char* life) {
+    if (m.select_q.empty()) return;
+    if (age != std::floor(age))
+      fail_input(at + "select table '" + m.name + "' is by whole age at selection; the " + life + " is aged " + exact_text(age));
+  };
+  select_entry(ins, p.x, "insured");
+  if (two_lives) select_entry(second, p.y, "second life");
+  if (p.product == kSpousePension && (ins.improving() || second.improving()))
+    fail_input(at + "mortality improvement ('" + (ins.improving() ? ins.name : second.name) +
+               "') is for the single-life products and annuities on two lives, not the spouse pension");
+  if (!std::isfinite(p.year) || std::fabs(p.year) > 1e5) fail_input(at + "the valuation year must be finite: " + exact_text(p.year));
+  for (const MortalityLaw* m : {&ins, two_lives ? &second : &ins})
+    if (m->improving() && !(p.year >= m->improvement_base_year))
+      fail_input(at + "the valuation year " + exact_text(p.year) + " is before the base year " +
+                 exact_text(m->improvement_base_year) + " of the improving table '" + m->name + "'");
+  if (p.product == kSpousePension && (ins.select() || second.select()))
+    fail_input(at + "select mortality ('" + (ins.select() ? ins.name : second.name) +
+               "') is for the single-life products and annuities on two lives, not the spouse pension");
+  if (p.rate_basis < -1 || p.rate_basis >= static_cast<int>(pb.rate_bases.size()))
+    fail_input(at + "interest basis index out of range (" + std::to_string(pb.rate_bases.size()) +
+               " given): " + std::to_string(p.rate_basis));
   if (p.product == kSpousePension) {
-    const MortalityLaw& sp = pb.laws[static_cast<std::size_t>(p.spouse)];
+    const MortalityLaw& sp = second;
     if (sp.table && sp.ages.front() > kMiddleLow)
       fail_input(at + "mortality table '" + sp.name + "' of the spouse starts at age " + exact_text(sp.ages.front()) +
                  "; the spouse's integrals reach age 1");
@@ -211,12 +297,20 @@ void validate_policy_payments(const Problem& pb, std::size_t i) {
 
 ProductSpec product_spec(const Policy& p) {
   ProductSpec s;
-  const double horizon = kMaxAge - p.x;
+  double horizon = kMaxAge - p.x;
   s.x = p.x;
+  if (p.product == kJointLifeAnnuity || p.product == kLastSurvivorAnnuity) {
+    s.lives = p.product;
+    s.second = p.spouse;
+    s.y = p.y;
+    horizon = kMaxAge - (p.product == kJointLifeAnnuity ? std::max(p.x, p.y) : std::min(p.x, p.y));
+  }
   s.end = std::min(p.term, horizon);
   const bool reaches = p.term < horizon;  // a sum at the term; none at the horizon 120
   switch (p.product) {
     case kLifeAnnuity:
+    case kJointLifeAnnuity:
+    case kLastSurvivorAnnuity:
       s.annuity = p.benefit;
       s.from = p.deferment;
       break;
@@ -238,6 +332,7 @@ ProductSpec product_spec(const Policy& p) {
   s.h1 = p.h1;
   s.insured = p.insured;
   s.equivalence = p.equivalence ? 1 : 0;
+  s.year = p.year;
   return s;
 }
 
@@ -334,7 +429,7 @@ void product_specs(const Problem& pb, ProductSpec* specs, double& steps) {
 #pragma omp parallel for schedule(static) reduction(+ : total) if (n > 20000)
   for (std::int64_t i = 0; i < n; ++i) {
     specs[i] = product_spec(pb, pb.policies[i]);
-    total += product_steps(specs[i], rv, bv.laws[static_cast<std::size_t>(specs[i].insured)], pb.align_breaks) * (specs[i].equivalence ? 3.0 : 1.0);
+    total += product_steps(specs[i], rv, bv.laws.data(), pb.align_breaks) * (specs[i].equivalence ? 3.0 : 1.0);
   }
   steps = total;
 }

@@ -248,9 +248,8 @@ Result solve_products_cpu(const Problem& problem, const RowSink* sink, const Pro
 #pragma omp parallel for schedule(dynamic, 64)
     for (std::int64_t i = 0; i < np; ++i) {
       const ProductSpec& s = specs[i];
-      const MortalityView& m = bv.laws[static_cast<std::size_t>(s.insured)];
       double* row = sink ? sink->row(i) : res.reserve.data() + i * kYears;
-      (sink ? sink->premium[sink->index[i]] : res.premium[i]) = product_reserve(s, rv, m, problem.align_breaks, row);
+      (sink ? sink->premium[sink->index[i]] : res.premium[i]) = product_reserve(s, rv, bv.laws.data(), problem.align_breaks, row);
       if (progress) progress(1);
     }
   });
@@ -274,7 +273,7 @@ std::vector<double> reference_reserve(const Problem& problem, const Policy& p) {
   bool align = problem.align_breaks;
   std::vector<double> out(kYears);
   if (p.product != kSpousePension) {
-    product_reserve(product_spec(problem, p), rv, bv.laws[static_cast<std::size_t>(p.insured)], align, out.data());
+    product_reserve(product_spec(problem, p), rv, bv.laws.data(), align, out.data());
     return out;
   }
   const MortalityView& spouse = bv.laws[static_cast<std::size_t>(p.spouse)];

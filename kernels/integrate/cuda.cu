@@ -100,11 +100,16 @@ class Blob {
 // in a blob; the views point into the blob's copy on a device.
 struct BasisBlob {
   BasisViews host;
-  std::vector<std::size_t> law_off;
+  std::vector<std::size_t> law_off, select_off, improve_q_off, improve_ai_off;
   std::size_t marriage_age = 0, marriage_prob = 0, age_diff = 0, age_density = 0;
   void pack(Blob& b, const Problem& pb) {
     host = basis_views(pb);
-    for (const MortalityLaw& m : pb.laws) law_off.push_back(m.table ? b.add(m.force) : 0);
+    for (const MortalityLaw& m : pb.laws) {
+      law_off.push_back(m.table ? b.add(m.force) : 0);
+      select_off.push_back(m.select_force.empty() ? 0 : b.add(m.select_force));
+      improve_q_off.push_back(m.improve_q.empty() ? 0 : b.add(m.improve_q));
+      improve_ai_off.push_back(m.improve_q.empty() ? 0 : b.add(m.improvement));
+    }
     if (pb.spouse.marriage_table) {
       marriage_age = b.add(pb.spouse.marriage_age);
       marriage_prob = b.add(pb.spouse.marriage_prob);
@@ -117,6 +122,11 @@ struct BasisBlob {
   MortalityView law(std::size_t i, const char* base) const {
     MortalityView v = host.laws[i];
     if (v.table) v.mu = reinterpret_cast<const double*>(base + law_off[i]);
+    if (v.select_mu) v.select_mu = reinterpret_cast<const double*>(base + select_off[i]);
+    if (v.improve_q) {
+      v.improve_q = reinterpret_cast<const double*>(base + improve_q_off[i]);
+      v.improve_ai = reinterpret_cast<const double*>(base + improve_ai_off[i]);
+    }
     return v;
   }
   std::vector<MortalityView> laws(const char* base) const {
@@ -218,7 +228,7 @@ __global__ void products_kernel(const ProductSpec* specs, std::int64_t n, RateVi
   std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const ProductSpec sp = specs[i];
-  prem[i] = product_reserve(sp, rv, laws[sp.insured], align, rows + i * kYears);
+  prem[i] = product_reserve(sp, rv, laws, align, rows + i * kYears);
 }
 
 // One thread per policy: its expected cash flows by year (products.hpp), its premium fixed.

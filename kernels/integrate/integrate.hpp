@@ -25,6 +25,9 @@ struct Policy {
   double benefit = 1;             // the pension or annuity rate per year, or the sum insured
   double premium = 0;             // the level premium per year (with equivalence: solved for)
   bool equivalence = false;       // solve for the premium that makes the reserve at inception zero
+  double y = -1;                  // joint-life and last-survivor annuities: the second life's age now (law: spouse)
+  int rate_basis = -1;            // index of Problem::rate_bases, or -1: the problem's rate or curve
+  double year = 0;                // the calendar year now (the valuation year: improving mortality tables)
 };
 
 // Yield curve points (maturity in years, zero rate as a fraction); empty: constant rate.
@@ -44,6 +47,21 @@ struct MortalityLaw {
   bool q = true;                     // table values are q_x (else mu_x)
   std::string source;                // where the table came from (a file's name)
   std::vector<double> force;         // table: the force per year of age from ages[0] (made by validate)
+  // Select mortality (select.hpp): a select period of select_years after the policy's
+  // start, the force select_factor^(select_years - s) times the law's; or with a select
+  // table (table and select_q not empty) q_[x]+k by age at selection (rows as ages),
+  // select_years values a row, duration k = 0 .. select_years - 1.
+  int select_years = 0;
+  double select_factor = 1.0;
+  std::vector<double> select_q;
+  std::vector<double> select_force;  // made by validate from select_q: -ln(1 - q), rows as force
+  bool select() const { return select_years > 0; }
+  // Mortality improvement (select.hpp): a q_x table with yearly improvement factors AI_x,
+  // one per row (empty: none), q_x(year) = q_x (1 - AI_x)^(year - improvement_base_year).
+  std::vector<double> improvement;
+  double improvement_base_year = 0;
+  std::vector<double> improve_q;     // made by validate: the q_x of the rows used
+  bool improving() const { return !improvement.empty(); }
   MortalityView view() const;        // host pointers (force)
 };
 MortalityLaw gompertz_makeham(const std::string& name, double A, double B, double C);
@@ -63,8 +81,17 @@ struct SpouseBasis {
   SpouseView view() const;                    // host pointers
 };
 
+// A policy's own interest (a policies table's rate column, Policy::rate_basis): a
+// constant rate, or a yield curve; the name says where it came from.
+struct RateBasis {
+  std::string name;
+  double rate = kDefaultRate;
+  Curve curve;
+};
+
 struct Problem {
   std::vector<Policy> policies;
+  std::vector<RateBasis> rate_bases;  // the policies' own rates or curves (Policy::rate_basis)
   double rate = kDefaultRate;  // the constant rate when there is no curve
   Curve curve;
   bool align_breaks = false;   // step boundaries at every break of the integrands

@@ -42,10 +42,14 @@ std::vector<Group> group_records(const std::vector<Record>& records) {
     else if (r.name == "lives") slot = groups.empty() ? nullptr : &groups.back().lives;
     else if (r.name == "marriage") slot = groups.empty() ? nullptr : &groups.back().marriage;
     else if (r.name == "spouse_age") slot = groups.empty() ? nullptr : &groups.back().spouse_age;
-    else if (r.name != "mortality" && !numpipe::is_labels(r)) known = false;
+    else if (r.name == "second_life") slot = groups.empty() ? nullptr : &groups.back().second_life;
+    else if (r.name == "policy_rate") slot = groups.empty() ? nullptr : &groups.back().policy_rate;
+    else if (r.name == "valuation_year") slot = groups.empty() ? nullptr : &groups.back().valuation_year;
+    else if (r.name != "mortality" && r.name != "rate_basis" && !numpipe::is_labels(r)) known = false;
     if (!known) continue;  // not integrate's (other tools' records pass by)
     if (groups.empty()) fail_input("record '" + r.name + "' comes before any 'policies' record");
     if (r.name == "mortality") groups.back().mortality.push_back(&r);
+    if (r.name == "rate_basis") groups.back().rate_basis.push_back(&r);
     if (slot) {
       if (*slot) fail_input("two '" + r.name + "' records in one group");
       *slot = &r;
@@ -76,12 +80,47 @@ std::string attr_string(const Record& r, const std::string& key) {
   return r.attrs[key].get<std::string>();
 }
 
+// A law's select period given as attrs select {"years": N, "factor": F} (select.hpp).
+void read_select_factor(const Record& r, MortalityLaw& m) {
+  if (!r.attrs.contains("select")) return;
+  const json& s = r.attrs["select"];
+  if (!s.is_object() || !s.contains("years") || !s["years"].is_number_integer() || !s.contains("factor") ||
+      !s["factor"].is_number())
+    fail_input("'mortality' record '" + m.name + "': attrs select must be {\"years\": N, \"factor\": F}");
+  m.select_years = s["years"].get<int>();
+  m.select_factor = s["factor"].get<double>();
+  if (m.select_years < 1)  // 0 would read as no select period
+    fail_input("'mortality' record '" + m.name + "': the select period must be whole years in [1, 10]: " +
+               std::to_string(m.select_years));
+}
+
 MortalityLaw read_law(const Record& r, std::size_t index) {
   const std::string law = attr_string(r, "law");
   const std::string name = attr_string(r, "name").empty() ? "law " + std::to_string(index) : attr_string(r, "name");
   if (law == "gompertz-makeham") {
     auto c = table_values(r, -1, 3, "A, B, C");
-    return gompertz_makeham(name, c[0], c[1], c[2]);
+    MortalityLaw m = gompertz_makeham(name, c[0], c[1], c[2]);
+    read_select_factor(r, m);
+    return m;
+  }
+  if (law == "select-table") {  // age, q_[x], ..., q_[x]+d-1, q_x
+    if (r.shape.size() != 2 || r.shape[1] < 3 || r.shape[1] > 12 || r.shape[0] < 1)
+      fail_input("'mortality' record '" + name + "' (select table) must have shape [M, d + 2] (age, d select rates, "
+                 "the ultimate rate; d in [1, 10]), got " + numpipe::shape_string(r.shape));
+    const std::size_t cols = static_cast<std::size_t>(r.shape[1]), d = cols - 2;
+    const std::vector<double> v = r.to_vector<double>();
+    MortalityLaw m;
+    m.name = name;
+    m.table = true;
+    m.source = attr_string(r, "source");
+    m.select_years = static_cast<int>(d);
+    for (std::size_t i = 0; i < v.size(); i += cols) {
+      m.ages.push_back(v[i]);
+      m.select_q.insert(m.select_q.end(), v.begin() + static_cast<std::ptrdiff_t>(i + 1),
+                        v.begin() + static_cast<std::ptrdiff_t>(i + 1 + d));
+      m.values.push_back(v[i + cols - 1]);
+    }
+    return m;
   }
   if (law == "table") {
     auto v = table_values(r, 0, 2, "age, q or mu");
@@ -100,9 +139,21 @@ MortalityLaw read_law(const Record& r, std::size_t index) {
       m.ages.push_back(v[i]);
       m.values.push_back(v[i + 1]);
     }
+    read_select_factor(r, m);
+    if (r.attrs.contains("improvement")) {  // {"base_year": Y, "ai": [AI_x per row]}
+      const json& im = r.attrs["improvement"];
+      if (!im.is_object() || !im.contains("base_year") || !im["base_year"].is_number() || !im.contains("ai") ||
+          !im["ai"].is_array())
+        fail_input("'mortality' record '" + name + "': attrs improvement must be {\"base_year\": Y, \"ai\": [AI per row]}");
+      m.improvement_base_year = im["base_year"].get<double>();
+      for (const json& a : im["ai"]) {
+        if (!a.is_number()) fail_input("'mortality' record '" + name + "': improvement factors must be numbers");
+        m.improvement.push_back(a.get<double>());
+      }
+    }
     return m;
   }
-  fail_input("'mortality' record '" + name + "': attrs law must be \"gompertz-makeham\" or \"table\", got '" + law + "'");
+  fail_input("'mortality' record '" + name + "': attrs law must be \"gompertz-makeham\" or \"table\" (or \"select-table\"), got '" + law + "'");
 }
 
 }  // namespace
@@ -144,9 +195,10 @@ Problem make_problem(const Group& gr, bool align) {
     for (std::size_t i = 0; i < n; ++i) {
       Policy& p = pb.policies[i];
       const double* row = v.data() + 7 * i;
-      if (!(row[0] >= 0 && row[0] < kProductKinds) || row[0] != std::floor(row[0]))
+      if (!(row[0] >= 0 && row[0] < kProductCodes) || row[0] != std::floor(row[0]))
         fail_input("'products' row " + std::to_string(i) + ": unknown product " + exact_text(row[0]) +
-                   " (0 spouse pension, 1 life annuity, 2 term insurance, 3 pure endowment, 4 endowment insurance)");
+                   " (0 spouse pension, 1 life annuity, 2 term insurance, 3 pure endowment, 4 endowment insurance, "
+                   "5 joint-life annuity, 6 last-survivor annuity)");
       if (row[6] != 0 && row[6] != 1)
         fail_input("'products' row " + std::to_string(i) + ": equivalence must be 0 or 1: " + exact_text(row[6]));
       p.product = static_cast<int>(row[0]);
@@ -207,6 +259,38 @@ Problem make_problem(const Group& gr, bool align) {
       pb.curve.rate.push_back(c.value_as_double(2 * i + 1));
     }
   }
+  if (gr.second_life) {
+    auto v = table_values(*gr.second_life, rows, 1, "the second life's age now, per policy");
+    for (std::size_t i = 0; i < n; ++i) pb.policies[i].y = v[i];
+  }
+  for (std::size_t k = 0; k < gr.rate_basis.size(); ++k) {
+    const Record& r = *gr.rate_basis[k];
+    RateBasis b;
+    b.name = attr_string(r, "name").empty() ? "rate " + std::to_string(k) : attr_string(r, "name");
+    if (r.shape.size() == 1) {
+      b.rate = table_values(r, -1, 1, "a constant rate")[0];
+    } else {
+      auto v = table_values(r, 0, 2, "maturity, zero rate");
+      for (std::size_t i = 0; i < v.size(); i += 2) {
+        b.curve.maturity.push_back(v[i]);
+        b.curve.rate.push_back(v[i + 1]);
+      }
+    }
+    pb.rate_bases.push_back(std::move(b));
+  }
+  if (gr.valuation_year) {
+    auto v = table_values(*gr.valuation_year, rows, 1, "each policy's calendar year now");
+    for (std::size_t i = 0; i < n; ++i) pb.policies[i].year = v[i];
+  }
+  if (gr.policy_rate) {
+    auto v = table_values(*gr.policy_rate, rows, 1, "each policy's interest: an index of the rate_basis records, or -1");
+    for (std::size_t i = 0; i < n; ++i) {
+      if (v[i] != std::floor(v[i]) || !(v[i] >= -1 && v[i] < static_cast<double>(pb.rate_bases.size())))
+        fail_input("'policy_rate' row " + std::to_string(i) + ": must be -1 or the index of one of the " +
+                   std::to_string(pb.rate_bases.size()) + " 'rate_basis' records: " + exact_text(v[i]));
+      pb.policies[i].rate_basis = static_cast<int>(v[i]);
+    }
+  }
   validate(pb);
   return pb;
 }
@@ -215,8 +299,9 @@ Problem make_problem(const Group& gr, bool align) {
 RecordFilter input_filter() {
   auto policies_seen = std::make_shared<double>(0);
   return [policies_seen](const RecordHeader& h) {
-    static const char* const kGroupNames[] = {"policies", "steps",    "curve",      "products",
-                                               "lives",    "marriage", "spouse_age", "mortality"};
+    static const char* const kGroupNames[] = {"policies",   "steps",       "curve",       "products",   "lives",
+                                               "marriage",   "spouse_age",  "mortality",   "second_life",
+                                               "policy_rate", "rate_basis",  "valuation_year"};
     const bool labels = is_labels(h);
     if (!labels && std::find(std::begin(kGroupNames), std::end(kGroupNames), h.name) == std::end(kGroupNames))
       return false;  // as group_records: other tools' records pass by
@@ -238,7 +323,8 @@ void set_payments(std::vector<Problem>& problems, int frequency, bool advance, b
       const char* option = timing_given ? "--timing" : "--frequency";
       if (p.product == kSpousePension)
         fail_input(std::string(option) + " does not apply to the spouse pension (policy " + std::to_string(i) + ")");
-      if (timing_given && p.product != kLifeAnnuity && p.premium == 0 && !p.equivalence)
+      const bool annuity = p.product == kLifeAnnuity || p.product == kJointLifeAnnuity || p.product == kLastSurvivorAnnuity;
+      if (timing_given && !annuity && p.premium == 0 && !p.equivalence)
         fail_input("--timing applies to annuities and premiums: policy " + std::to_string(i) + " has neither");
     }
   }

@@ -23,7 +23,11 @@ struct Group {
   const Record* lives = nullptr;
   const Record* marriage = nullptr;
   const Record* spouse_age = nullptr;
+  const Record* second_life = nullptr;   // joint-life and last-survivor annuities: the second life's age
+  const Record* policy_rate = nullptr;   // each policy's interest basis (an index of rate_basis, -1: the group's)
+  const Record* valuation_year = nullptr;  // each policy's calendar year now (improving mortality tables)
   std::vector<const Record*> mortality;  // one per law, in order
+  std::vector<const Record*> rate_basis; // the policies' own rates or curves, in order
   std::vector<const Record*> carried;    // the group's records, in order (written to the output unchanged)
 };
 // The input filter: the groups' records only (other tools' records, the reserves of

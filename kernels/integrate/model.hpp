@@ -123,6 +123,19 @@ struct MortalityView {
   int age0 = 0, ages = 0; // table: the age of row 0, the number of rows
   double A = 0.0005, B = 5.728 - 10.0, C = 0.038;
   const double* mu = nullptr;
+  // Select mortality (select.hpp): for the first select_years years after the policy's
+  // start the force is select_factor^(select_years - s) times the law's (s the years
+  // since the start), or, with select_mu, a table's force per age at selection (rows as
+  // mu) and year of duration. select_years 0: the law alone (ultimate).
+  int select_years = 0;
+  double select_factor = 1.0;
+  const double* select_mu = nullptr;
+  // Mortality improvement (select.hpp): a table of q_x in the base year (improve_q, rows
+  // as mu) with yearly improvement factors AI_x (improve_ai): q_x(year) = q_x (1 - AI_x)^(year
+  // - base year). Null: none.
+  const double* improve_q = nullptr;
+  const double* improve_ai = nullptr;
+  double improve_base_year = 0;
 };
 // The default basis: Danish women (the insured) and men (the spouse).
 NUMPIPE_HD_INLINE MortalityView danish_women() { return MortalityView{}; }

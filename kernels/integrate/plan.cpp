@@ -33,6 +33,15 @@ void validate_curve(const Curve& c) {
 void validate(Problem& pb) {
   if (!std::isfinite(pb.rate) || pb.rate <= -1 || pb.rate >= 1) fail_input("rate must be a finite fraction in (-1, 1): " + exact_text(pb.rate));
   if (!pb.curve.empty()) validate_curve(pb.curve);
+  for (const RateBasis& b : pb.rate_bases) {
+    try {
+      if (!std::isfinite(b.rate) || b.rate <= -1 || b.rate >= 1)
+        fail_input("rate must be a finite fraction in (-1, 1): " + exact_text(b.rate));
+      if (!b.curve.empty()) validate_curve(b.curve);
+    } catch (const Error& e) {
+      fail_input("interest basis '" + b.name + "': " + e.what());
+    }
+  }
   for (std::size_t i = 0; i < pb.policies.size(); ++i) {
     const Policy& p = pb.policies[i];
     std::string at = "policy " + std::to_string(i) + ": ";

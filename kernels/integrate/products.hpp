@@ -21,6 +21,7 @@
 #include <limits>
 
 #include "model.hpp"
+#include "select.hpp"
 
 namespace numpipe::integrate {
 
@@ -30,7 +31,10 @@ enum ProductKind : int {
   kTermInsurance = 2,
   kPureEndowment = 3,
   kEndowmentInsurance = 4,
-  kProductKinds = 5
+  kProductKinds = 5,         // the products on the insured's life alone: the five above
+  kJointLifeAnnuity = 5,     // B per year while both of two lives are alive (select.hpp)
+  kLastSurvivorAnnuity = 6,  // B per year while at least one of them is alive
+  kProductCodes = 7          // every product, those on two lives included
 };
 
 // A single-life policy as its chain integrates it (integrate.hpp, product_spec).
@@ -48,8 +52,27 @@ struct ProductSpec {
   int equivalence = 0;      // 1: P solves V(0) = 0
   int frequency = 0;        // payments a year (--frequency); 0: continuous
   int advance = 1;          // discrete payments: 1 at each period's start, 0 at its end
+  int second = 1;           // two lives: the second life's mortality law
+  int lives = 0;            // 0 one life; kJointLifeAnnuity or kLastSurvivorAnnuity: two lives
   int pad = 0;
+  double y = 0;             // two lives: the second life's age now
+  double year = 0;          // the calendar year now (improving mortality tables)
 };
+
+// The status of a policy's chain from the laws (LifeStatus, select.hpp): the insured
+// alone, or with a joint-life annuity both lives jointly.
+NUMPIPE_HD_INLINE LifeStatus policy_status(const ProductSpec& p, const MortalityView* laws) {
+  LifeStatus L;
+  L.first = laws[p.insured];
+  L.x = p.x;
+  L.year = p.year;
+  if (p.lives == kJointLifeAnnuity) {
+    L.second = laws[p.second];
+    L.y = p.y;
+    L.joint = 1;
+  }
+  return L;
+}
 
 // ---- discrete payments (--frequency M) -------------------------------------------
 // Annuity and premium sums of 1/M of the yearly amount at the dates k/M (the annuity's
@@ -105,18 +128,22 @@ NUMPIPE_HD_INLINE double product_next_break(const ProductSpec& p, const RateView
   }
   return curve_break_below(rv, lo, hi, kBreakTolerance);
 }
+// ... and for a status of two lives also the second life's whole ages (a table's).
+NUMPIPE_HD_INLINE double status_next_break(const ProductSpec& p, const RateView& rv, const LifeStatus& L, double hi) {
+  return second_life_break_below(L, product_next_break(p, rv, L.first.table != 0, hi), hi, kBreakTolerance);
+}
 
 // Thiele's inputs at time t. The faithful scheme evaluates the indicators (annuity
 // started, premium still due) and a table's force at t itself; --align-breaks at
 // `inside`, a point strictly inside the step, whose segment lies between breaks:
 // the one-sided values. benefits = false: the premium alone (the equivalence
 // premium's second chain).
-NUMPIPE_HD_INLINE ThielePoint product_point(const ProductSpec& p, const RateView& rv, const MortalityView& m,
+NUMPIPE_HD_INLINE ThielePoint product_point(const ProductSpec& p, const RateView& rv, const LifeStatus& L,
                                             double premium, bool benefits, bool align, double t, double inside) {
   const double u = align ? inside : t;
   ThielePoint q;
   q.r = align ? forward_rate_within(rv, t, inside) : forward_rate(rv, t);
-  q.mu = align ? mortality_within(m, p.x + t, p.x + inside) : mortality(m, p.x + t);
+  q.mu = status_force(L, t, u);
   q.S = benefits ? death_sum(p, rv, t, u) : 0.0;
   double c = 0.0;  // discrete payments are jumps (payment_jump), not rates
   if (premium != 0.0 && u < p.premium_end && p.frequency <= 0) c = premium;
@@ -127,9 +154,9 @@ NUMPIPE_HD_INLINE ThielePoint product_point(const ProductSpec& p, const RateView
 
 // The aligned scheme's steps per year on [lo, hi] (at most a year: whole years are
 // breaks): h1, or a multiple of it where the law is steep (steep_steps, model.hpp).
-NUMPIPE_HD_INLINE int product_stable_steps(const ProductSpec& p, const RateView& rv, const MortalityView& m, double hi,
+NUMPIPE_HD_INLINE int product_stable_steps(const ProductSpec& p, const RateView& rv, const LifeStatus& L, double hi,
                                            double lo) {
-  return steep_steps(p.h1, max_rate(rv, lo, hi) + max_force(m, p.x + lo, p.x + hi));
+  return steep_steps(p.h1, max_rate(rv, lo, hi) + status_max_force(L, lo, hi));
 }
 
 // One chain: V from the end down to 0 with the premium P (and the benefits, or
@@ -138,14 +165,14 @@ NUMPIPE_HD_INLINE int product_stable_steps(const ProductSpec& p, const RateView&
 // same steps (the breaks come from p, whatever P and benefits are), so that the
 // reserve is linear in P step by step.
 template <class Out>
-NUMPIPE_HD_INLINE double product_chain(const ProductSpec& p, const RateView& rv, const MortalityView& m, bool align,
+NUMPIPE_HD_INLINE double product_chain(const ProductSpec& p, const RateView& rv, const LifeStatus& m, bool align,
                                        double premium, bool benefits, Out&& out) {
   double V = benefits ? p.end_value : 0.0;
   V += payment_jump(p, premium, benefits, p.end);  // arrears sums due at the end
   if (p.end == floor(p.end)) out(static_cast<int>(p.end), V);
   double hi = p.end;
   while (hi > 0.0) {
-    const double lo = align ? product_next_break(p, rv, m.table != 0, hi) : 0.0;
+    const double lo = align ? status_next_break(p, rv, m, hi) : 0.0;
     const int per_year = align ? product_stable_steps(p, rv, m, hi, lo) : p.h1;
     const Segment s = make_segment(hi, lo, per_year);
     const int steps = segment_steps(s);
@@ -170,27 +197,98 @@ NUMPIPE_HD_INLINE double product_chain(const ProductSpec& p, const RateView& rv,
   return V;
 }
 
+// A last-survivor annuity as the chains of its three statuses (AMLCR sec. 9.5: the
+// last-survivor status pays while either life is: a_xy-bar = a_x + a_y - a_xy): the
+// annuity on each life alone and on both jointly, on the steps of each; premiums are
+// paid while both are alive (the joint status). status 0, 1: each life alone, 2: both.
+NUMPIPE_HD_INLINE ProductSpec last_survivor_part(const ProductSpec& p, int status) {
+  ProductSpec q = p;
+  q.lives = 0;
+  if (status == 2) {
+    q.lives = kJointLifeAnnuity;
+    q.end = fmin(p.end, kMaxAge - fmax(p.x, p.y));
+    q.premium_end = fmin(p.premium_end, q.end);
+    return q;
+  }
+  q.premium = 0.0;
+  q.equivalence = 0;
+  if (status == 1) {
+    q.x = p.y;
+    q.insured = p.second;
+  }
+  q.end = fmin(p.end, kMaxAge - q.x);
+  q.premium_end = 0.0;
+  return q;
+}
+
 // RK4 steps of one chain (for the operation counts).
-NUMPIPE_HD_INLINE int product_steps(const ProductSpec& p, const RateView& rv, const MortalityView& m, bool align) {
+NUMPIPE_HD_INLINE int chain_steps(const ProductSpec& p, const RateView& rv, const LifeStatus& L, bool align) {
   int n = 0;
   double hi = p.end;
   while (hi > 0.0) {
-    const double lo = align ? product_next_break(p, rv, m.table != 0, hi) : 0.0;
-    n += segment_steps(make_segment(hi, lo, align ? product_stable_steps(p, rv, m, hi, lo) : p.h1));
+    const double lo = align ? status_next_break(p, rv, L, hi) : 0.0;
+    n += segment_steps(make_segment(hi, lo, align ? product_stable_steps(p, rv, L, hi, lo) : p.h1));
     hi = lo;
   }
   return n;
 }
+NUMPIPE_HD_INLINE int product_steps(const ProductSpec& p, const RateView& rv, const MortalityView* laws, bool align) {
+  if (p.lives != kLastSurvivorAnnuity) return chain_steps(p, rv, policy_status(p, laws), align);
+  int n = 0;
+  for (int k = 0; k < 3; ++k) {
+    const ProductSpec q = last_survivor_part(p, k);
+    n += chain_steps(q, rv, policy_status(q, laws), align);
+  }
+  return n;
+}
 
-// The product's reserve row (kYears values: NaN past 120 - x, 0 after the end)
-// and its premium: the given one, or with equivalence the P that makes V(0) = 0,
-// from V(0) = V_b + P V_p (the benefits' chain without premium and the premium's
-// chain without benefits: Thiele's equation is linear in the payments); then the
-// reserve by the chain with P, whose V(0) is then zero up to rounding.
-NUMPIPE_HD_INLINE double product_reserve(const ProductSpec& p, const RateView& rv, const MortalityView& m, bool align,
+// The last age of the policy's status as a time from now: 120 - x, for two lives
+// 120 - the older's age (joint life) or the younger's (last survivor).
+NUMPIPE_HD_INLINE double status_horizon(const ProductSpec& p) {
+  if (p.lives == kJointLifeAnnuity) return kMaxAge - fmax(p.x, p.y);
+  if (p.lives == kLastSurvivorAnnuity) return kMaxAge - fmin(p.x, p.y);
+  return kMaxAge - p.x;
+}
+
+// The last-survivor annuity's reserve (while both are alive; once the older life would
+// be past 120, the younger's alone) and premium: the sum of its parts' chains, the
+// joint status's with the sign that subtracts it and its premiums.
+NUMPIPE_HD_INLINE double last_survivor_reserve(const ProductSpec& p, const RateView& rv, const MortalityView* laws,
+                                               bool align, double* row) {
+  ProductSpec part[3];
+  LifeStatus status[3];
+  for (int k = 0; k < 3; ++k) {
+    part[k] = last_survivor_part(p, k);
+    status[k] = policy_status(part[k], laws);
+  }
+  double premium = p.premium;
+  if (p.equivalence) {
+    auto none = [](int, double) {};
+    const double vb = product_chain(part[0], rv, status[0], align, 0.0, true, none) +
+                      product_chain(part[1], rv, status[1], align, 0.0, true, none) -
+                      product_chain(part[2], rv, status[2], align, 0.0, true, none);
+    const double vp = product_chain(part[2], rv, status[2], align, 1.0, false, none);
+    premium = -vb / vp;
+  }
+  product_chain(part[0], rv, status[0], align, 0.0, true, [&](int y, double v) { row[y] += v; });
+  product_chain(part[1], rv, status[1], align, 0.0, true, [&](int y, double v) { row[y] += v; });
+  product_chain(part[2], rv, status[2], align, 0.0, true, [&](int y, double v) { row[y] -= v; });
+  product_chain(part[2], rv, status[2], align, premium, false, [&](int y, double v) { row[y] += v; });
+  return premium;
+}
+
+// The product's reserve row (kYears values: NaN past the status's horizon, 120 - x for
+// one life, 0 after the end) and its premium: the given one, or with equivalence the P
+// that makes V(0) = 0, from V(0) = V_b + P V_p (the benefits' chain without premium and
+// the premium's chain without benefits: Thiele's equation is linear in the payments);
+// then the reserve by the chain with P, whose V(0) is then zero up to rounding.
+// laws: every mortality law of the problem (the policy's insured's, its second life's).
+NUMPIPE_HD_INLINE double product_reserve(const ProductSpec& p, const RateView& rv, const MortalityView* laws, bool align,
                                          double* row) {
-  const double horizon = kMaxAge - p.x;
+  const double horizon = status_horizon(p);
   for (int y = 0; y < kYears; ++y) row[y] = static_cast<double>(y) <= horizon ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  if (p.lives == kLastSurvivorAnnuity) return last_survivor_reserve(p, rv, laws, align, row);
+  const LifeStatus m = policy_status(p, laws);
   double premium = p.premium;
   if (p.equivalence) {
     auto none = [](int, double) {};
@@ -200,6 +298,15 @@ NUMPIPE_HD_INLINE double product_reserve(const ProductSpec& p, const RateView& r
   }
   product_chain(p, rv, m, align, premium, true, [&](int y, double v) { row[y] = v; });
   return premium;
+}
+
+// The product on one law m for every life of the spec (its law indices not used).
+NUMPIPE_HD_INLINE double product_reserve(const ProductSpec& p, const RateView& rv, const MortalityView& m, bool align,
+                                         double* row) {
+  ProductSpec one = p;
+  one.insured = 0;
+  one.second = 0;
+  return product_reserve(one, rv, &m, align, row);
 }
 
 // ---- expected cash flows (the cash_flow record) ------------------------------------

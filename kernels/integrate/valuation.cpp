@@ -52,6 +52,10 @@ Problem shifted_rate(const Problem& problem, const std::vector<double>& premium,
   Problem p = problem;
   p.rate += shift;
   for (double& r : p.curve.rate) r += shift;  // zero rates shifted: every forward rate shifts by as much
+  for (RateBasis& b : p.rate_bases) {        // and the policies' own, alike
+    b.rate += shift;
+    for (double& r : b.curve.rate) r += shift;
+  }
   for (std::size_t i = 0; i < p.policies.size(); ++i) {
     Policy& pol = p.policies[i];
     if (!premium.empty()) pol.premium = premium[i];  // a premium solved for stays as solved

@@ -57,12 +57,15 @@ int product_code(const std::string& name, const std::string& where) {
       {"annuity", ig::kLifeAnnuity},       {"life-annuity", ig::kLifeAnnuity},
       {"term", ig::kTermInsurance},        {"term-insurance", ig::kTermInsurance},
       {"pure-endowment", ig::kPureEndowment}, {"endowment", ig::kEndowmentInsurance},
-      {"endowment-insurance", ig::kEndowmentInsurance}};
+      {"endowment-insurance", ig::kEndowmentInsurance}, {"joint-life", ig::kJointLifeAnnuity},
+      {"joint-life-annuity", ig::kJointLifeAnnuity}, {"last-survivor", ig::kLastSurvivorAnnuity},
+      {"last-survivor-annuity", ig::kLastSurvivorAnnuity}};
   auto it = names.find(n);
   if (it == names.end())
     fail_input(where + "unknown product '" + name +
-               "' (known: spouse, annuity, term, pure-endowment, endowment; spouse-pension, life-annuity, "
-               "term-insurance, endowment-insurance also work)");
+               "' (known: spouse, annuity, term, pure-endowment, endowment, joint-life, last-survivor; "
+               "spouse-pension, life-annuity, term-insurance, endowment-insurance, joint-life-annuity, "
+               "last-survivor-annuity also work)");
   return it->second;
 }
 
@@ -106,6 +109,59 @@ ig::MortalityLaw parse_gm(const std::string& spec) {
   if (c.size() != 3) fail_input(usage);
   return ig::gompertz_makeham(life, c[0], c[1], c[2]);
 }
+
+// --select [LIFE=]N,F: a select period of N years in which the force is F^(N - s) times
+// the life's law (Dickson, Hardy and Waters' Standard Select Survival Model: 2,0.9).
+void parse_select(const std::string& spec, std::map<std::string, std::pair<int, double>>& select) {
+  auto [life, rest] = split_life(spec);
+  const std::vector<std::string> f = split_fields(rest);
+  double years = 0, factor = 0;
+  if (f.size() != 2 || !parse_number(f[0], years) || !parse_number(f[1], factor) || years != std::floor(years) ||
+      !(years >= 1 && years <= 10) || !(factor > 0 && factor <= 10))
+    fail_input("--select wants [LIFE=]N,F: a select period of N whole years (1 to 10) and a factor F in (0, 10], got '" +
+               spec + "'");
+  select[life] = {static_cast<int>(years), factor};
+}
+
+// --select-table [LIFE=]FILE: ages at selection [x], then d columns q_[x] .. q_[x]+d-1,
+// then the ultimate q_x (by age x), checked with the file's line numbers.
+ig::MortalityLaw read_select_table(const std::string& spec) {
+  auto [life, path] = split_life(spec);
+  TextTable t = read_text_table(path);
+  if (t.columns() < 3 || t.columns() > 12)
+    fail_input("--select-table: " + path + ": want columns age, q_[x], ..., q_[x]+d-1 and the ultimate q_x (d from 1 to 10), got " +
+               std::to_string(t.columns()) + " columns");
+  const std::size_t d = t.columns() - 2;
+  ig::MortalityLaw m;
+  m.name = life;
+  m.table = true;
+  m.source = path;
+  m.select_years = static_cast<int>(d);
+  m.ages = t.numbers(0);
+  m.values = t.numbers(d + 1);
+  std::vector<std::vector<double>> sel;
+  for (std::size_t k = 0; k < d; ++k) sel.push_back(t.numbers(k + 1));
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const std::string at = "--select-table: " + t.where(i) + "age " + exact_text(m.ages[i]) + ": ";
+    if (m.ages[i] != std::floor(m.ages[i]) || m.ages[i] < 0 || m.ages[i] > 200) fail_input(at + "ages must be whole numbers in [0, 200]");
+    if (i > 0 && m.ages[i] != m.ages[i - 1] + 1) fail_input(at + "ages must increase by 1 from row to row, after " + exact_text(m.ages[i - 1]));
+    for (std::size_t k = 0; k < d; ++k) {
+      if (!(sel[k][i] >= 0 && sel[k][i] < 1)) fail_input(at + "select rates q_[x]+k must be in [0, 1): " + exact_text(sel[k][i]));
+      m.select_q.push_back(sel[k][i]);
+    }
+    if (!(m.values[i] >= 0 && m.values[i] <= 1)) fail_input(at + "q_x must be in [0, 1]: " + exact_text(m.values[i]));
+  }
+  try {
+    ig::validate_law(m);  // coverage (the last row reaches 120), the forces
+  } catch (const Error& e) {
+    fail_input("--select-table: " + path + ": " + e.what());
+  }
+  return m;
+}
+
+// --improvement [LIFE=]FILE[:COLUMN]: ages and yearly improvement factors AI_x for the
+// life's table of q_x (its base year --base-year); ages the file lacks improve by 0.
+void read_improvement(const std::string& spec, ig::MortalityLaw& m, double base_year);
 
 // The one numeric column of a table besides `taken`, or the one chosen by `pick`.
 std::size_t value_column(const TextTable& t, std::size_t taken, const std::string& pick, const std::string& option,
@@ -172,6 +228,25 @@ ig::MortalityLaw read_mortality_table(const std::string& spec) {
   return m;
 }
 
+void read_improvement(const std::string& spec, ig::MortalityLaw& m, double base_year) {
+  auto [life, rest] = split_life(spec);
+  auto [path, pick] = split_column(rest);
+  TextTable t = read_text_table(path);
+  const std::size_t c = value_column(t, 0, pick, "--improvement", "improvement factors");
+  const std::vector<double> ages = t.numbers(0), ai = t.numbers(c);
+  if (!m.table || !m.q)
+    fail_input("--improvement " + life + "=...: the life's law must be a table of q_x (--mortality-table)");
+  m.improvement.assign(m.ages.size(), 0.0);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (!(ai[i] >= 0 && ai[i] < 1))
+      fail_input("--improvement: " + t.where(i) + "age " + exact_text(ages[i]) + ": AI_x must be in [0, 1): " + exact_text(ai[i]));
+    for (std::size_t r = 0; r < m.ages.size(); ++r)
+      if (m.ages[r] == ages[i]) m.improvement[r] = ai[i];
+  }
+  m.improvement_base_year = base_year;
+  ig::validate_law(m);
+}
+
 // Two numeric columns (x, y) of a table: the first and the chosen (or only other) one.
 void read_two_columns(const std::string& spec, const std::string& option, const std::string& what,
                       std::vector<double>& x, std::vector<double>& y) {
@@ -204,8 +279,29 @@ void parse_spouse_age(const std::string& spec, ig::SpouseBasis& s) {
 // A policies table: without a header three numbers a row (g r x); with one, columns
 // by name (x, and any of g, r, product, term, deferment, premium_term, benefit,
 // premium, insured, spouse, policy), the options giving the rest.
+void read_curve(const std::string& path, ig::Curve& curve);
+
+// A policies table's rate column: a number (a constant rate) or a yield curve's file;
+// each distinct one an interest basis of the problem (Policy::rate_basis).
+int rate_basis_of(const std::string& text, ig::Problem& pb, const std::string& where) {
+  for (std::size_t k = 0; k < pb.rate_bases.size(); ++k)
+    if (pb.rate_bases[k].name == text) return static_cast<int>(k);
+  ig::RateBasis b;
+  b.name = text;
+  double v = 0;
+  if (parse_number(text, v)) {
+    if (!std::isfinite(v) || v <= -1 || v >= 1) fail_input(where + "rate must be a fraction in (-1, 1) or a curve file: '" + text + "'");
+    b.rate = v;
+  } else {
+    read_curve(text, b.curve);  // a file's errors name the file
+  }
+  pb.rate_bases.push_back(std::move(b));
+  return static_cast<int>(pb.rate_bases.size()) - 1;
+}
+
 std::vector<ig::Policy> read_policies(const std::string& path, const ig::Policy& base,
-                                      const std::map<std::string, int>& laws, std::vector<std::string>& labels) {
+                                      const std::map<std::string, int>& laws, std::vector<std::string>& labels,
+                                      ig::Problem& pb) {
   TextTable t = read_text_table(path);
   std::vector<ig::Policy> out(t.size(), base);
   if (!t.has_header) {
@@ -225,13 +321,15 @@ std::vector<ig::Policy> read_policies(const std::string& path, const ig::Policy&
       {"x", "x"},         {"age", "x"},       {"product", "product"}, {"term", "term"},
       {"deferment", "deferment"},             {"premium_term", "premium_term"}, {"premium-term", "premium_term"},
       {"benefit", "benefit"}, {"premium", "premium"}, {"insured", "insured"}, {"spouse", "spouse"},
-      {"policy", "policy"}, {"name", "policy"}};
+      {"policy", "policy"}, {"name", "policy"}, {"y", "y"}, {"second_age", "y"}, {"second-age", "y"},
+      {"rate", "rate"}, {"year", "year"}, {"valuation_year", "year"}};
   std::map<std::string, std::size_t> col;
   for (std::size_t c = 0; c < t.columns(); ++c) {
     auto it = aliases.find(lower(t.names[c]));
     if (it == aliases.end())
       fail_input(path + ": unknown column '" + t.names[c] +
-                 "' (known: g, r, x, product, term, deferment, premium_term, benefit, premium, insured, spouse, policy)");
+                 "' (known: g, r, x, product, term, deferment, premium_term, benefit, premium, insured, spouse, "
+                 "policy, y, rate, year)");
     if (col.count(it->second)) fail_input(path + ": two columns for '" + it->second + "'");
     col[it->second] = c;
   }
@@ -255,10 +353,13 @@ std::vector<ig::Policy> read_policies(const std::string& path, const ig::Policy&
   numbers("deferment", &ig::Policy::deferment);
   numbers("benefit", &ig::Policy::benefit);
   numbers("premium_term", &ig::Policy::premium_term);
+  numbers("y", &ig::Policy::y);
+  numbers("year", &ig::Policy::year);
   for (std::size_t i = 0; col.count("premium_term") && i < t.size(); ++i)
     if (!(out[i].premium_term >= 0)) fail_input(t.where(i) + "premium_term must be >= 0 years: " + exact_text(out[i].premium_term));
   auto text = [&](const char* k) { return col.count(k) ? t.strings(col[k]) : std::vector<std::string>{}; };
-  auto products = text("product"), premiums = text("premium"), insured = text("insured"), spouse = text("spouse");
+  auto products = text("product"), premiums = text("premium"), insured = text("insured"), spouse = text("spouse"),
+       rates = text("rate");
   auto law_of = [&](const std::string& name, std::size_t i) {
     auto it = laws.find(name);
     if (it == laws.end()) {
@@ -275,6 +376,7 @@ std::vector<ig::Policy> read_policies(const std::string& path, const ig::Policy&
     if (!premiums.empty() && !premiums[i].empty()) parse_premium(premiums[i], t.where(i), p);
     if (!insured.empty() && !insured[i].empty()) p.insured = law_of(insured[i], i);
     if (!spouse.empty() && !spouse[i].empty()) p.spouse = law_of(spouse[i], i);
+    if (!rates.empty() && !rates[i].empty()) p.rate_basis = rate_basis_of(rates[i], pb, t.where(i));
   }
   if (col.count("policy")) labels = t.strings(col["policy"]);
   return out;
@@ -297,7 +399,7 @@ struct Portfolio {
     if (mixed) {
       // Each product alike; a deferred annuity from retirement (5 years past it),
       // the other terms whole in [5, 30].
-      p.product = static_cast<int>(rng.integer(0, ig::kProductKinds - 1));
+      p.product = static_cast<int>(rng.integer(0, ig::kEndowmentInsurance));  // the five of one life
       const double term = static_cast<double>(rng.integer(5, 30));
       p.term = p.product == ig::kLifeAnnuity ? ig::kMaxAge : term;
       p.deferment = p.product == ig::kLifeAnnuity ? (p.x < p.r ? p.r - p.x : 5.0) : 0.0;
@@ -344,8 +446,10 @@ class PolicyCursor {
 // The records a stream needs beyond policies and steps: products where a policy is
 // not the spec's spouse pension to age 120, lives where a policy names other laws.
 struct OptionalRecords {
-  bool products = false, lives = false;
+  bool products = false, lives = false, second_life = false, policy_rate = false, valuation_year = false;
   void note(const ig::Policy& p) {
+    second_life = second_life || p.product == ig::kJointLifeAnnuity || p.product == ig::kLastSurvivorAnnuity;
+    policy_rate = policy_rate || p.rate_basis >= 0;
     products = products || !ig::plain_spouse_pension(p) || p.term < ig::kMaxAge - p.x;  // a term: written
     lives = lives || p.insured != 0 || p.spouse != 1;
   }
@@ -412,13 +516,17 @@ Cli integrate_cli() {
       cxxopts::value<std::string>(), "FILE");
   cli.add("Products")("product",
                       "spouse (the collective spouse pension), annuity (life annuity), term (term insurance), "
-                      "pure-endowment, endowment (endowment insurance); with --portfolio also mixed (each at random)",
+                      "pure-endowment, endowment (endowment insurance), joint-life or last-survivor (annuities on "
+                      "two lives: the insured and a second life, --second-age); with --portfolio also mixed (spouse "
+                      "and the four single-life products at random)",
                       cxxopts::value<std::string>()->default_value("spouse"), "NAME")(
       "term", "Years to the product's term (default: to age 120)", cxxopts::value<double>(), "N")(
       "deferment", "Life annuity: years until its payments start (default 0: immediate)", cxxopts::value<double>(),
       "M")("premium-term",
            "Years of premium payments (default: until retirement, until the annuity starts, or the term)",
            cxxopts::value<double>(), "T")(
+      "second-age", "Joint-life and last-survivor annuities: the second life's age now (its law: the spouse's)",
+      cxxopts::value<double>(), "Y")(
       "benefit", "Pension or annuity rate per year, or the sum insured", cxxopts::value<double>()->default_value("1"),
       "B")("premium", "Level premium per year, or 'equivalence': the premium that makes the reserve at inception zero",
            cxxopts::value<std::string>()->default_value("0"), "P");
@@ -430,6 +538,20 @@ Cli integrate_cli() {
       "A life's mortality table: ages and q_x (or mu_x: a column named mu...), constant force within each year "
       "of age; COLUMN picks one of several (repeatable)",
       cxxopts::value<std::vector<std::string>>(), "[LIFE=]FILE[:COLUMN]")(
+      "select",
+      "A select period for a life's law: N years after the policy's start in which the force is F^(N - s) "
+      "times the law's (2,0.9: the Standard Select Survival Model) (repeatable)",
+      cxxopts::value<std::vector<std::string>>(), "[LIFE=]N,F")(
+      "select-table",
+      "A life's select table: columns age at selection, q_[x], ..., q_[x]+d-1 and the ultimate q_x (repeatable)",
+      cxxopts::value<std::vector<std::string>>(), "[LIFE=]FILE")(
+      "improvement",
+      "Mortality improvement for a life's table of q_x: ages and yearly factors AI_x, q_x(year) = q_x (1 - "
+      "AI_x)^(year - the base year) (repeatable)",
+      cxxopts::value<std::vector<std::string>>(), "[LIFE=]FILE[:COLUMN]")(
+      "base-year", "The calendar year of the tables that --improvement improves", cxxopts::value<double>(), "Y")(
+      "valuation-year", "The calendar year now, of the policies' ages (default: --base-year)",
+      cxxopts::value<double>(), "Y")(
       "marriage", "Probability of being married by age: parabola (the default) or a table (age, probability)",
       cxxopts::value<std::string>()->default_value("parabola"), "parabola|FILE")(
       "spouse-age",
@@ -456,9 +578,29 @@ std::map<std::string, int> read_basis(const Cli& cli, ig::Problem& pb) {
       pb.laws.push_back(std::move(m));
     }
   };
+  std::map<std::string, std::pair<int, double>> select;
   for (const auto& kv : cli.args().arguments()) {  // each occurrence, unsplit (a law holds commas)
     if (kv.key() == "mortality") set_law(parse_gm(kv.value()));
     if (kv.key() == "mortality-table") set_law(read_mortality_table(kv.value()));
+    if (kv.key() == "select-table") set_law(read_select_table(kv.value()));
+    if (kv.key() == "select") parse_select(kv.value(), select);
+  }
+  for (const auto& kv : cli.args().arguments()) {
+    if (kv.key() != "improvement") continue;
+    if (!cli.has("base-year")) fail_input("--improvement needs --base-year: the calendar year of the life's table");
+    const std::string life = split_life(kv.value()).first;
+    auto it = law_index.find(life);
+    if (it == law_index.end()) fail_input("--improvement " + life + "=...: no mortality law named '" + life + "'");
+    read_improvement(kv.value(), pb.laws[static_cast<std::size_t>(it->second)], cli.get<double>("base-year"));
+  }
+  for (const auto& [life, period] : select) {  // on the life's law, whichever option gave it
+    auto it = law_index.find(life);
+    if (it == law_index.end()) fail_input("--select " + life + "=...: no mortality law named '" + life + "'");
+    ig::MortalityLaw& m = pb.laws[static_cast<std::size_t>(it->second)];
+    if (!m.select_q.empty()) fail_input("--select " + life + "=...: the life's law is a select table already");
+    m.select_years = period.first;
+    m.select_factor = period.second;
+    ig::validate_law(m);
   }
   const std::string marriage = cli.get<std::string>("marriage");
   if (marriage != "parabola") {
@@ -486,6 +628,9 @@ ig::Policy options_policy(const Cli& cli, const std::vector<int>& steps, bool mi
     if (!(base.premium_term >= 0)) fail_input("--premium-term must be >= 0 years: " + exact_text(base.premium_term));
   }
   base.benefit = cli.get<double>("benefit");
+  if (cli.has("second-age")) base.y = cli.get<double>("second-age");
+  if (cli.has("base-year")) base.year = cli.get<double>("base-year");
+  if (cli.has("valuation-year")) base.year = cli.get<double>("valuation-year");
   parse_premium(cli.get<std::string>("premium"), "--premium: ", base);
   return base;
 }
@@ -562,6 +707,39 @@ void write_policy_records(StreamWriter& w, const ig::Problem& pb, const std::opt
           std::copy(row, row + 7, v);
         });
   }
+  if (wanted.second_life) {
+    PolicyCursor cursor(pb.policies, portfolio);
+    write_rows<double, 1>(w, "second_life", n,
+                          {{"kind", "integrate.input"}, {"columns", {"y"}}, {"dims", {"policy", "column"}},
+                           {"meaning", "joint-life and last-survivor annuities: the second life's age now (its law: "
+                                       "the spouse column of lives)"}},
+                          [&](std::size_t i, double* v) { v[0] = cursor.at(i).y; });
+  }
+  if (wanted.valuation_year) {
+    PolicyCursor cursor(pb.policies, portfolio);
+    write_rows<double, 1>(w, "valuation_year", n,
+                          {{"kind", "integrate.input"}, {"columns", {"year"}}, {"dims", {"policy", "column"}},
+                           {"meaning", "the calendar year now, of the policy's ages (improving mortality tables)"}},
+                          [&](std::size_t i, double* v) { v[0] = cursor.at(i).year; });
+  }
+  if (wanted.policy_rate) {
+    for (const ig::RateBasis& b : pb.rate_bases) {
+      if (b.curve.empty()) {
+        double v[1] = {b.rate};
+        w.write<double>("rate_basis", {1}, v,
+                        {{"kind", "integrate.input"}, {"name", b.name}, {"meaning", "a constant rate (force of interest)"}});
+      } else {
+        write_pairs(w, "rate_basis", b.curve.maturity, b.curve.rate,
+                    {{"kind", "integrate.input"}, {"name", b.name}, {"columns", {"maturity", "rate"}},
+                     {"rate", "zero rate, linearly interpolated; the model uses its forward rate"}});
+      }
+    }
+    PolicyCursor cursor(pb.policies, portfolio);
+    write_rows<std::int32_t, 1>(w, "policy_rate", n,
+                                {{"kind", "integrate.input"}, {"columns", {"rate_basis"}}, {"dims", {"policy", "column"}},
+                                 {"meaning", "index of the policy's rate_basis record; -1: the policies' rate or curve"}},
+                                [&](std::size_t i, std::int32_t* v) { v[0] = cursor.at(i).rate_basis; });
+  }
   if (wanted.lives) {
     PolicyCursor cursor(pb.policies, portfolio);
     write_rows<std::int32_t, 2>(w, "lives", n,
@@ -580,20 +758,47 @@ void write_basis_records(StreamWriter& w, const ig::Problem& pb) {
   bool default_laws = pb.laws.size() == 2;
   for (std::size_t i = 0; i < pb.laws.size() && default_laws; ++i) {
     const ig::MortalityLaw d = ig::default_laws()[i];
-    default_laws = !pb.laws[i].table && pb.laws[i].A == d.A && pb.laws[i].B == d.B && pb.laws[i].C == d.C;
+    default_laws = !pb.laws[i].table && !pb.laws[i].select() && pb.laws[i].A == d.A && pb.laws[i].B == d.B &&
+                   pb.laws[i].C == d.C;
   }
   for (std::size_t k = 0; k < pb.laws.size() && !default_laws; ++k) {
     const ig::MortalityLaw& m = pb.laws[k];
+    json select;
+    if (m.select() && m.select_q.empty())
+      select = {{"years", m.select_years}, {"factor", m.select_factor},
+                {"meaning", "for s < years after the policy's start the force is factor^(years - s) times the law's"}};
     if (!m.table) {
       double c[3] = {m.A, m.B, m.C};
-      w.write<double>("mortality", {3}, c,
-                      {{"kind", "integrate.input"}, {"law", "gompertz-makeham"}, {"name", m.name},
-                       {"columns", {"A", "B", "C"}}, {"meaning", "mu(age) = A + 10^(B + C age)"}});
+      json attrs = {{"kind", "integrate.input"}, {"law", "gompertz-makeham"}, {"name", m.name},
+                    {"columns", {"A", "B", "C"}}, {"meaning", "mu(age) = A + 10^(B + C age)"}};
+      if (!select.is_null()) attrs["select"] = select;
+      w.write<double>("mortality", {3}, c, attrs);
+    } else if (!m.select_q.empty()) {
+      const std::size_t d = static_cast<std::size_t>(m.select_years), cols = d + 2;
+      std::vector<double> v;
+      json columns = {"age"};
+      for (std::size_t k2 = 0; k2 < d; ++k2) columns.push_back("q_select_" + std::to_string(k2));
+      columns.push_back("q");
+      for (std::size_t i = 0; i < m.ages.size(); ++i) {
+        v.push_back(m.ages[i]);
+        v.insert(v.end(), m.select_q.begin() + static_cast<std::ptrdiff_t>(i * d),
+                 m.select_q.begin() + static_cast<std::ptrdiff_t>((i + 1) * d));
+        v.push_back(m.values[i]);
+      }
+      w.write<double>("mortality", {static_cast<std::int64_t>(m.ages.size()), static_cast<std::int64_t>(cols)}, v.data(),
+                      {{"kind", "integrate.input"}, {"law", "select-table"}, {"name", m.name}, {"source", m.source},
+                       {"columns", columns}, {"dims", {"row", "column"}},
+                       {"meaning", "by age at selection [x]: q_[x]+k for the select period's years k, then the "
+                                   "ultimate q_x by age x; constant force within each year"}});
     } else {
-      write_pairs(w, "mortality", m.ages, m.values,
-                  {{"kind", "integrate.input"}, {"law", "table"}, {"name", m.name}, {"source", m.source},
-                   {"columns", {"age", m.q ? "q" : "mu"}}, {"dims", {"row", "column"}},
-                   {"meaning", "constant force within each year of age; from q: mu = -ln(1 - q)"}});
+      json attrs = {{"kind", "integrate.input"}, {"law", "table"}, {"name", m.name}, {"source", m.source},
+                    {"columns", {"age", m.q ? "q" : "mu"}}, {"dims", {"row", "column"}},
+                    {"meaning", "constant force within each year of age; from q: mu = -ln(1 - q)"}};
+      if (!select.is_null()) attrs["select"] = select;
+      if (m.improving())
+        attrs["improvement"] = {{"base_year", m.improvement_base_year}, {"ai", m.improvement},
+                                {"meaning", "q_x(year) = q_x (1 - AI_x)^(year - base_year), AI per row"}};
+      write_pairs(w, "mortality", m.ages, m.values, attrs);
     }
   }
   const ig::SpouseBasis& s = pb.spouse;
@@ -637,7 +842,7 @@ int run_integrate(int argc, char** argv) {
     attrs["portfolio"] = portfolio->attrs();
   } else if (cli.has("from-text")) {
     const std::string path = cli.get<std::string>("from-text");
-    pb.policies = read_policies(path, base, law_index, labels);
+    pb.policies = read_policies(path, base, law_index, labels, pb);
     attrs["from_text"] = path;
   } else {
     pb.policies.push_back(base);
@@ -647,7 +852,8 @@ int run_integrate(int argc, char** argv) {
   if (cli.has("curve")) read_curve(cli.get<std::string>("curve"), pb.curve);
 
   // 5. Everything checked before a byte is written.
-  const OptionalRecords wanted = validate_policies(pb, portfolio);
+  OptionalRecords wanted = validate_policies(pb, portfolio);
+  for (const ig::MortalityLaw& m : pb.laws) wanted.valuation_year = wanted.valuation_year || m.improving();
 
   // 6. The records.
   OutputFile out(cli.output());

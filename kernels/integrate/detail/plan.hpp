@@ -29,7 +29,7 @@ namespace numpipe::integrate {
 NUMPIPE_HD_INLINE double premium_term_of(const Policy& p) {
   if (p.premium_term >= 0) return p.premium_term;
   if (p.product == kSpousePension) return p.r - p.x > 0 ? p.r - p.x : 0.0;
-  if (p.product == kLifeAnnuity) return p.deferment;
+  if (p.product == kLifeAnnuity || p.product == kJointLifeAnnuity || p.product == kLastSurvivorAnnuity) return p.deferment;
   return p.term;
 }
 // The end of a policy's cover (years from now): its term, cut at age 120.
