@@ -97,7 +97,7 @@ struct GarchFit {
   double loglik, h_next;
   int iterations;
   bool converged;
-  bool on_edge;  // the maximum is on an edge: alpha = 0, beta = 0 or alpha + beta = 1 (1e-10 inside)
+  bool on_edge;  // the maximum is on an edge: alpha = 0, beta = 0 or alpha + beta = 1 (1e-10 inside), omega = 0 (1e-14 of the variance)
 };
 
 struct GarchOptions {

@@ -330,6 +330,15 @@ NUMPIPE_HD_OUTLINE int garch_bfgs(const F& f, const G& gradient, double n, doubl
   return it;
 }
 
+// Whether two estimates lie by one maximum: within 1e-2 of the window's
+// standard deviation in mu and sqrt(omega), 5e-3 in alpha, beta and the skew,
+// 2e-2 in p.
+NUMPIPE_HD_INLINE bool garch_same_maximum(const double* a, const double* b, double sd) {
+  return std::fabs(a[kMu] - b[kMu]) < 1e-2 * sd && std::fabs(std::sqrt(a[kOmega]) - std::sqrt(b[kOmega])) < 1e-2 * sd &&
+         std::fabs(a[kAlpha] - b[kAlpha]) < 5e-3 && std::fabs(a[kBeta] - b[kBeta]) < 5e-3 &&
+         std::fabs(a[kSkew] - b[kSkew]) < 5e-3 && std::fabs(a[kShape] - b[kShape]) < 2e-2;
+}
+
 // The fit of one window from a start (natural parameters; a start outside the
 // constraints' interior: the default one).
 template <class Window>
@@ -397,11 +406,13 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
   // searched again from fixed starts spread over the (alpha, beta) triangle,
   // each first with p held at 2 (smooth in mu) where p < 1, then freed: 40
   // iterations each, and those within 0.1 of the best log-likelihood so far
-  // run to the end; the highest kept.
+  // and not by the warm search's maximum run to the end; the highest kept.
   constexpr double kNearLogit = 9.21024036697;  // logit(1 - 1e-4): drifting to the edge
+  constexpr double kNearOmega = -9.21034037198;  // log(1e-4): omega drifting to 0 (of the variance)
+  constexpr double kCloseLogit = 4.59511985014;  // logit(1 - 1e-2): close enough to an edge to search again
   double par_now[K];
   cs.natural(u, par_now);
-  const bool near_edge = std::fabs(u[2]) > kNearLogit || std::fabs(u[3]) > kNearLogit;
+  const bool near_edge = std::fabs(u[2]) > kCloseLogit || std::fabs(u[3]) > kCloseLogit || u[1] < kNearOmega;
   if (std::isfinite(fu) && (par_now[kShape] < 1 || near_edge)) {
     // (alpha, beta, omega as a share of the window's variance): the usual start,
     // a persistent, a calm and an ARCH-like one, and one by the corner omega = 0,
@@ -424,6 +435,9 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
       if (cusps) it += garch_bfgs(f, gradient, nn, ub, fb, held_p, &cb, kScreen);
       it += garch_bfgs(f, gradient, nn, ub, fb, fixed, &cb, kScreen);
       if (!(fb < fu + 0.1 / nn)) continue;
+      double par_b[K];
+      cs.natural(ub, par_b);
+      if (garch_same_maximum(par_b, par_now, cs.sd) && !(fb < fu)) continue;  // the warm search's maximum
       it += search(ub, fb, fixed, &cb);
       if (fb < fu) {
         garch_copy(ub, u);
@@ -433,9 +447,10 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
     }
   }
   // Active set (Nocedal and Wright 2006, ch. 16.5): a search drifting to an edge
-  // of alpha + beta < 1, alpha >= 0 or beta >= 0 crawls there (the logistic
-  // flattens), so each such coordinate is put on its edge (1e-10 inside, where
-  // the log-likelihood equals its limit to ~1e-10 per point) and the others
+  // of alpha + beta < 1, alpha >= 0, beta >= 0 or omega > 0 crawls there (the
+  // logistic and the exponential flatten), so each such coordinate is put on its
+  // edge (1e-10 inside; omega 1e-14 of the variance: the log-likelihood equals
+  // its limit to ~1e-10 per point) and the others
   // searched; then a free search restarts from well inside it, so that an
   // optimum inside the edge that the first search passed by is found too. The
   // highest of the three is kept; the fit is on the edge only where the edge's
@@ -450,6 +465,10 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
       fixed[i] = any_edge = true;
       ue[i] = std::copysign(kEdgeLogit, u[i]);
     }
+  if (u[1] < kNearOmega) {
+    fixed[1] = any_edge = true;
+    ue[1] = -32.2362019158;  // log(1e-14)
+  }
   if (any_edge && std::isfinite(fu)) {
     double fe = f(ue);
     bool ce = false;
@@ -459,10 +478,8 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
     // well inside: alpha + beta 0.99 with omega giving the window's variance
     // unconditionally, the share alpha / (alpha + beta) within [0.05, 0.95]
     // (the search into the edge may have dragged omega to 0 on the way)
-    if (fixed[2]) {
-      ui[2] = garch_logit(0.99);
-      ui[1] = std::log(0.01);
-    }
+    if (fixed[2]) ui[2] = garch_logit(0.99);
+    if (fixed[1] || fixed[2]) ui[1] = std::log(0.01);
     if (fixed[3]) ui[3] = std::copysign(garch_logit(0.95), ue[3]);
     double fi = f(ui);
     bool ci = false;

@@ -550,7 +550,7 @@ void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Rec
   }
   if (edge > 0)
     std::fprintf(stderr, "mle-fit: %lld of %lld GARCH fits have their maximum on an edge of the "
-                 "constraints (alpha = 0, beta = 0 or alpha + beta = 1, to 1e-10)\n", static_cast<long long>(edge), static_cast<long long>(N));
+                 "constraints (alpha = 0, beta = 0 or alpha + beta = 1, to 1e-10; omega = 0, to 1e-14 of the variance)\n", static_cast<long long>(edge), static_cast<long long>(N));
   if (unconverged > 0)
     std::fprintf(stderr, "mle-fit: %lld of %lld GARCH fits stopped at the iteration limit\n",
                  static_cast<long long>(unconverged), static_cast<long long>(N));

@@ -8,7 +8,7 @@
 #    within 10% of a central-difference Hessian of the log-likelihood below;
 #  - rolling 250-day windows, step 1 (1610 windows): 40 sampled windows (those
 #    near an edge of the constraints among them) each at most 1e-6 below a
-#    refined optimum found here (scipy: Nelder-Mead from several starts, then
+#    refined optimum found here (scipy: Nelder-Mead from five starts, then
 #    Powell from the best).
 # Needs R with fGarch (r-base-core, r-cran-fgarch) for the data and the
 # reference, NumPy and SciPy: skipped without them.
@@ -119,7 +119,6 @@ for k in sample:
     best, best_x = -np.inf, None
     for st in (s0, inside, usual, persistent, calm):
         res = minimize(f, st, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-11, "maxiter": 20000})
-        res = minimize(f, res.x, method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-12, "maxiter": 20000})
         if -res.fun > best: best, best_x = -res.fun, res.x
     res = minimize(f, best_x, method="Powell", options={"xtol": 1e-12, "ftol": 1e-14, "maxiter": 20000})
     best = max(best, -res.fun)

@@ -69,7 +69,10 @@ est = np.array([w[k][0, 0] for k in names])
 ll = w["loglik"][0, 0]
 assert abs(loglik(x, *est) - ll) < 1e-8 * abs(ll), (loglik(x, *est), ll)
 # standard errors against a central-difference Hessian of the textbook log-likelihood
-h = 1e-3 * np.maximum(np.abs(est), [1e-5, 1e-8, 1e-3, 1e-3, 1e-3, 1e-3])
+# (p < 2: a kink at the mode, so steps wide enough to hold many points near it,
+# 2e-3 of each parameter's scale; omega: 2e-5 of the variance)
+sd = np.std(x)
+h = 2e-3 * np.array([sd, 1e-2 * sd * sd, 1, 1, 1, 1])
 H = np.zeros((6, 6))
 for i in range(6):
     for j in range(6):
