@@ -485,7 +485,11 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
     bool ci = false;
     const bool none[K] = {};
     it += garch_bfgs(f, gradient, nn, ui, fi, none, &ci);
-    if (fe < fu && fe <= fi) {
+    // the edge only where it is higher beyond rounding (1e-10 relative): along
+    // a flat edge (omega to 0) the two differ by rounding alone, and the flag
+    // would follow the backend's order of operations
+    const double tie = 1e-10 * std::fabs(fu);
+    if (fe < fu - tie && fe <= fi - tie) {
       garch_copy(ue, u);
       fu = fe;
       converged = ce;
