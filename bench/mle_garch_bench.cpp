@@ -13,13 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.hpp"
 #include "common/stream.hpp"
 #include "kernels/mle/garch.hpp"
+#include "kernels/mle/mle.hpp"
 
 using namespace numpipe;
 using namespace numpipe::mle;
 
 int main(int argc, char** argv) {
+  return run_tool("mle-garch-bench", [&]() -> int {
   if (argc < 5) {
     std::fprintf(stderr, "usage: mle-garch-bench cpu|gpu RETURNS.nps WINDOW STEP [REPS]\n");
     return 2;
@@ -46,12 +49,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r <= reps; ++r) {  // r = 0: the warm-up
     double sec = 0;
     if (gpu) {
-#ifdef NUMPIPE_HAVE_CUDA
-      fits = fit_garch_cuda(x.data(), series, length, o, 0, &sec);
-#else
-      std::fprintf(stderr, "mle-garch-bench: built without CUDA\n");
-      return 3;
-#endif
+      fits = fit_garch(x.data(), series, length, o, Engine{true, {0}}, &sec);  // the kernel's time
     } else {
       const auto t0 = std::chrono::steady_clock::now();
       fits = fit_garch(x.data(), series, length, o);
@@ -72,4 +70,5 @@ int main(int argc, char** argv) {
               seconds.back(), seconds[seconds.size() / 2] / static_cast<double>(fits.size()) * 1e3, edge, unconverged,
               fits.front().loglik);
   return 0;
+  });
 }

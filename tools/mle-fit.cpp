@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     mle::FinishOptions fo;
     std::string alpha_grid = "0.5:4.45:80", quantiles, compare, model = "iid";
     std::optional<int> repeat;
-    bool refine = false, backtest = false;
+    bool refine = false, backtest = false, fhs = false;
     cli.option("window", &params.window, "Points per window (n >= 3)", "N", "Fit").min(3);
     cli.option("step", &params.step, "A window starts every K points", "K", "Fit").min(1);
     cli.option("alpha-grid", &alpha_grid, "Shape grid: START:STOP:COUNT (evenly spaced, ends included) or a list a,b,c",
@@ -56,6 +56,10 @@ int main(int argc, char** argv) {
                "series (without --window) or rolling windows",
                "M", "Fit")
         .one_of({"iid", "garch"});
+    cli.flag("fhs", &fhs,
+             "With --model garch: quantiles by filtered historical simulation (the empirical quantiles of the window's "
+             "standardised residuals, scaled by the forecast sigma) instead of the fitted AEPD's",
+             "Fit");
     BatchRun::declare(cli, &repeat, "Fit");
     mle::declare_tuning(cli);
     cli.flag("stderr", &fo.inform,
@@ -76,6 +80,8 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
     fo.refine = refine || fo.inform;
     const std::vector<double> levels = fo.levels;
+    if (fhs && (model != "garch" || levels.empty()))
+      fail_input("--fhs needs --model garch and --quantiles (the levels to simulate), e.g. --quantiles 0.01");
     if (backtest && levels.empty()) fail_input("--backtest needs --quantiles (the VaR levels to test), e.g. --quantiles 0.01,0.05");
     Backend backend = cli.backend();
     if (params.shapes == 2 && backend == Backend::cuda) {  // the two-shape grid runs on the CPU backend; auto picks it
@@ -114,7 +120,7 @@ int main(int argc, char** argv) {
       if (fo.normal || fo.student || fo.gof || params.shapes == 2)
         fail_input("--model garch takes neither --compare, --gof nor --shapes 2");
       run.writer().set_units(mle::garch_units(units_of(xr->attrs, "x", xr->name)));
-      mle::write_garch(run.writer(), stamp, records, *xr, s, params, whole, fo.inform, levels, backtest, engine);
+      mle::write_garch(run.writer(), stamp, records, *xr, s, params, whole, fo.inform, levels, backtest, fhs, engine);
       return run.commit();  // (no profile)
     }
     mle::validate(s, params);

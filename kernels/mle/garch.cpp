@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "garch_model.hpp"
 
@@ -15,6 +16,30 @@ void garch_default_start(const double* r, std::int64_t n, double* par) {
 
 GarchFit fit_garch_window(const double* r, std::int64_t n, const double* start, const GarchOptions& o) {
   return garch_fit(GarchSerialWindow{r, n}, start, o);
+}
+
+std::vector<double> garch_fhs_quantiles(const double* r, std::int64_t n, const double* par, double h_next,
+                                        const std::vector<double>& levels) {
+  // the variance path as garch_loglik runs it: sigma_1^2 the window's mean square
+  const double mu = par[kMu];
+  double e2 = 0;
+  for (std::int64_t t = 0; t < n; ++t) e2 += (r[t] - mu) * (r[t] - mu);
+  std::vector<double> z(static_cast<std::size_t>(n));
+  double h = e2 / static_cast<double>(n);
+  for (std::int64_t t = 0; t < n; ++t) {
+    if (t > 0) h = garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], r[t - 1] - mu, h);
+    z[static_cast<std::size_t>(t)] = (r[t] - mu) / std::sqrt(h);
+  }
+  std::sort(z.begin(), z.end());
+  std::vector<double> q;
+  for (double level : levels) {
+    const double pos = level * static_cast<double>(n - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(pos));
+    const std::size_t hi = std::min(lo + 1, z.size() - 1);
+    const double zq = z[lo] + (pos - static_cast<double>(lo)) * (z[hi] - z[lo]);
+    q.push_back(mu + std::sqrt(h_next) * zq);
+  }
+  return q;
 }
 
 std::vector<GarchFit> fit_garch(const double* x, std::int64_t series, std::int64_t length, const GarchOptions& o) {

@@ -82,6 +82,14 @@ NUMPIPE_HD_INLINE double garch_quantile(double q, const double* par, double h_ne
   return par[kMu] + sqrt(h_next) * aepd_quantile(q, z.theta, par[kShape], z.s_l, z.s_r);
 }
 
+// Filtered historical simulation (Barone-Adesi, Giannopoulos and Vosper 1999):
+// the one-step-ahead quantiles mu + sigma_{n+1} z_q with z_q the empirical
+// quantile of the window's standardised residuals (r_t - mu) / sigma_t at the
+// fitted parameters, linear between order statistics (Hyndman and Fan 1996,
+// definition 7: z_(1 + (n-1) q)), instead of the AEPD's quantile. (garch.cpp)
+std::vector<double> garch_fhs_quantiles(const double* r, std::int64_t n, const double* par, double h_next,
+                                        const std::vector<double>& levels);
+
 // ---- fitting (garch.cpp) -------------------------------------------------------------
 struct GarchFit {
   double par[kGarchParams];  // mu, omega, alpha, beta, a (skew), p
@@ -89,7 +97,7 @@ struct GarchFit {
   double loglik, h_next;
   int iterations;
   bool converged;
-  bool on_edge;  // the maximum is on an edge: alpha = 0, beta = 0 or alpha + beta = 1 (1e-10 inside)
+  bool on_edge;  // the maximum is on an edge: alpha = 0, beta = 0 or alpha + beta = 1 (1e-10 inside), omega = 0 (1e-14 of the variance)
 };
 
 struct GarchOptions {
@@ -108,14 +116,11 @@ GarchFit fit_garch_window(const double* r, std::int64_t n, const double* start, 
 void garch_default_start(const double* r, std::int64_t n, double* par);
 
 // fit_garch on the CPU or (engine.cuda) on the engine's first GPU
-// (garch_cuda.cu: a warp per chunk of windows); *solve_seconds: the solve's
-// time (the kernel's, by CUDA events, on the GPU).
+// (garch_cuda.cu: a block of threads per chunk of windows); *solve_seconds: the
+// solve's time (the kernel's, by CUDA events, on the GPU). The dispatch
+// (backend.cpp) says when the build has no CUDA backend.
 struct Engine;
 std::vector<GarchFit> fit_garch(const double* x, std::int64_t series, std::int64_t length, const GarchOptions& o,
                                 const Engine& engine, double* solve_seconds);
-#ifdef NUMPIPE_HAVE_CUDA
-std::vector<GarchFit> fit_garch_cuda(const double* x, std::int64_t series, std::int64_t length, const GarchOptions& o,
-                                     int device, double* kernel_seconds);
-#endif
 
 }  // namespace numpipe::mle

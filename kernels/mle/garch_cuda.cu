@@ -19,6 +19,7 @@
 #include "common/cuda_check.hpp"
 #include "common/cuda_timer.hpp"
 #include "common/device_array.hpp"
+#include "detail/backends.hpp"
 #include "garch_lanes.hpp"
 
 namespace numpipe::mle {

@@ -503,7 +503,7 @@ json fit_attrs(const Series& s, const Params& params, bool refined, const std::s
 
 void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Record>& records, const Record& xr,
                  const Series& s, const Params& params, bool whole, bool inform, const std::vector<double>& levels,
-                 bool backtest, const Engine& engine) {
+                 bool backtest, bool fhs, const Engine& engine) {
   // 1. the fits
   GarchOptions o;
   o.window = whole ? s.length : params.window;
@@ -533,7 +533,14 @@ void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Rec
     s_r[i] = z.s_r;
     ll[i] = f.loglik;
     sigma[i] = std::sqrt(f.h_next);
-    for (std::size_t k = 0; k < L; ++k) q[i * L + k] = garch_quantile(levels[k], f.par, f.h_next);
+    if (fhs && std::isfinite(f.loglik)) {
+      const std::int64_t series_index = static_cast<std::int64_t>(i) / W, w = static_cast<std::int64_t>(i) % W;
+      const std::vector<double> fq =
+          garch_fhs_quantiles(s.x + series_index * s.length + w * o.step, o.window, f.par, f.h_next, levels);
+      std::copy(fq.begin(), fq.end(), q.begin() + static_cast<std::ptrdiff_t>(i * L));
+    } else {
+      for (std::size_t k = 0; k < L; ++k) q[i * L + k] = garch_quantile(levels[k], f.par, f.h_next);
+    }
     for (int k = 0; k < kGarchParams; ++k) se[i * kGarchParams + k] = f.se[k];
     edge += f.on_edge ? 1 : 0;
     unconverged += f.converged ? 0 : 1;
@@ -543,7 +550,7 @@ void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Rec
   }
   if (edge > 0)
     std::fprintf(stderr, "mle-fit: %lld of %lld GARCH fits have their maximum on an edge of the "
-                 "constraints (alpha = 0, beta = 0 or alpha + beta = 1, to 1e-10)\n", static_cast<long long>(edge), static_cast<long long>(N));
+                 "constraints (alpha = 0, beta = 0 or alpha + beta = 1, to 1e-10; omega = 0, to 1e-14 of the variance)\n", static_cast<long long>(edge), static_cast<long long>(N));
   if (unconverged > 0)
     std::fprintf(stderr, "mle-fit: %lld of %lld GARCH fits stopped at the iteration limit\n",
                  static_cast<long long>(unconverged), static_cast<long long>(N));
@@ -611,7 +618,12 @@ void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Rec
   }
   if (L > 0) {
     json a = attrs;
-    a["description"] = "one-step-ahead conditional quantiles mu + sigma_{n+1} z_q, last axis by level";
+    a["description"] = fhs ? "one-step-ahead conditional quantiles mu + sigma_{n+1} z_q, z_q the empirical quantile "
+                             "(linear between order statistics, Hyndman-Fan 7) of the window's standardised residuals "
+                             "(filtered historical simulation), last axis by level"
+                           : "one-step-ahead conditional quantiles mu + sigma_{n+1} z_q, z_q the fitted AEPD's, last "
+                             "axis by level";
+    a["method"] = fhs ? "filtered historical simulation" : "AEPD";
     a["levels"] = levels;
     json names = json::array();
     for (double v : levels) names.push_back(level_name(v));

@@ -86,9 +86,10 @@ json fit_attrs(const Series& s, const Params& params, bool refined, const std::s
                int ranks, std::int64_t all_equal, std::int64_t tied);
 
 // --model garch: GARCH(1,1) with AEPD innovations (garch.hpp) over the whole series
-// or rolling windows; its records into writer.
+// or rolling windows; its records into writer. fhs: the quantiles by filtered
+// historical simulation (garch_fhs_quantiles) instead of the AEPD's.
 void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Record>& records, const Record& xr,
                  const Series& s, const Params& params, bool whole, bool inform, const std::vector<double>& levels,
-                 bool backtest, const Engine& engine);
+                 bool backtest, bool fhs, const Engine& engine);
 
 }  // namespace numpipe::mle

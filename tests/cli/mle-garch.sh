@@ -8,7 +8,8 @@
 # and 2 threads; and, where R and fGarch are installed (r-base-core,
 # r-cran-fgarch), the log-likelihood within 0.01 of (or above) fGarch's
 # garchFit(~garch(1,1), cond.dist = "sged") and the parameters within their
-# standard errors of fGarch's.
+# standard errors of fGarch's; --fhs's quantiles against the residuals'
+# empirical quantiles. (The DAX: mle-garch-dax.sh.)
 require_python
 gen-input mle --from-text "$SRC/share/ref/mle-garch-prices.csv" --columns close --returns log -o r.nps
 mle-fit -i r.nps --model garch --stderr --quantiles 0.01,0.05 -o whole.nps
@@ -18,6 +19,11 @@ verify roll1.nps roll2.nps --rtol 0 >/dev/null || fail "--model garch: the threa
 inspect roll1.nps >roll1.txt; grep -q 'garch_alpha  f8 \[1, 323\]' roll1.txt || fail "--model garch: garch_alpha has the wrong shape"
 expect_exit 2 "--model must be iid or garch, got 'egarch'" -- mle-fit -i r.nps --model egarch -o out.nps
 expect_exit 2 '--model garch takes neither --compare' -- mle-fit -i r.nps --model garch --compare normal -o out.nps
+expect_exit 2 '--fhs needs --model garch and --quantiles' -- mle-fit -i r.nps --window 250 --quantiles 0.01 --fhs -o out.nps
+expect_exit 2 '--fhs needs --model garch and --quantiles' -- mle-fit -i r.nps --model garch --fhs -o out.nps
+# filtered historical simulation: the same fits, the quantiles from the residuals
+mle-fit -i r.nps --model garch --window 250 --step 50 --quantiles 0.01,0.05 --backtest --fhs -o fhs.nps
+mle-fit -i r.nps --model garch --window 250 --step 50 --quantiles 0.01,0.05 -o aepd.nps
 
 fgarch=none
 if command -v Rscript >/dev/null && Rscript -e 'suppressMessages(library(fGarch))' >/dev/null 2>&1; then
@@ -63,7 +69,10 @@ est = np.array([w[k][0, 0] for k in names])
 ll = w["loglik"][0, 0]
 assert abs(loglik(x, *est) - ll) < 1e-8 * abs(ll), (loglik(x, *est), ll)
 # standard errors against a central-difference Hessian of the textbook log-likelihood
-h = 1e-3 * np.maximum(np.abs(est), [1e-5, 1e-8, 1e-3, 1e-3, 1e-3, 1e-3])
+# (p < 2: a kink at the mode, so steps wide enough to hold many points near it,
+# 2e-3 of each parameter's scale; omega: 2e-5 of the variance)
+sd = np.std(x)
+h = 2e-3 * np.array([sd, 1e-2 * sd * sd, 1, 1, 1, 1])
 H = np.zeros((6, 6))
 for i in range(6):
     for j in range(6):
@@ -113,6 +122,25 @@ try:
     assert checked_near > 0, "no window near an edge was checked"
 except ImportError:
     print("SKIP part: scipy absent (apt-get install python3-scipy): the rolling windows' maxima")
+# filtered historical simulation (Barone-Adesi et al. 1999): each window's
+# standardised residuals at its fit, their empirical quantiles (linear between
+# order statistics, NumPy's default) times the one-step-ahead sigma, plus mu
+fh, ae = numpipe.read("fhs.nps"), numpipe.read("aepd.nps")
+for k in names + ["loglik", "sigma"]:
+    assert np.array_equal(fh[k], ae[k]), k
+for k in range(fh["loglik"].shape[1]):
+    win = x[50 * k:50 * k + 250]
+    mu, omega, al_, be_ = (fh[n][0, k] for n in names[:4])
+    e = win - mu
+    hh = np.empty(250); hh[0] = np.mean(e ** 2)
+    for t in range(1, 250):
+        hh[t] = omega + al_ * e[t - 1] ** 2 + be_ * hh[t - 1]
+    sig_next = math.sqrt(omega + al_ * e[-1] ** 2 + be_ * hh[-1])
+    assert abs(sig_next - fh["sigma"][0, k]) < 1e-12 * sig_next
+    want = mu + sig_next * np.quantile(e / np.sqrt(hh), [0.01, 0.05])
+    assert np.allclose(fh["quantiles"][0, k], want, rtol=1e-12, atol=0), (k, fh["quantiles"][0, k], want)
+assert not np.array_equal(fh["quantiles"], ae["quantiles"])
+assert fh["backtest"][0, 0, 1] == len(x) - 250
 # the quantiles: finite, the 1% below the 5%, below the mean
 q = w["quantiles"][0, 0]
 assert np.all(np.isfinite(q)) and q[0] < q[1] < est[0]

@@ -132,6 +132,10 @@ mle-fit -i garch-r.nps "${garch_args[@]}" --backend cuda -o garch-gpu.nps
 mle-fit -i garch-r.nps "${garch_args[@]}" --backend cuda -o garch-gpu2.nps
 verify garch-gpu.nps garch-gpu2.nps --rtol 0 --atol 0 >v-garch-runs.txt ||
   { cat v-garch-runs.txt; fail "--model garch on CUDA changes run to run"; }
+# --fhs (filtered historical simulation: the quantiles from the residuals of
+# the GPU's fits, on the host)
+mle-fit -i garch-r.nps "${garch_args[@]}" --fhs --backend cpu -o garch-fhs-cpu.nps
+mle-fit -i garch-r.nps "${garch_args[@]}" --fhs --backend cuda -o garch-fhs-gpu.nps
 # the whole series (one window of 1860 points, 8 a thread) with standard errors
 mle-fit -i garch-r.nps --model garch --stderr --quantiles 0.01 --backend cpu -o garch-whole-cpu.nps
 mle-fit -i garch-r.nps --model garch --stderr --quantiles 0.01 --backend cuda -o garch-whole-gpu.nps
@@ -175,6 +179,7 @@ c, g = check("garch-cpu.nps", "garch-gpu.nps", 0.97)
 hits_c, hits_g = c["backtest"][..., 2], g["backtest"][..., 2]
 print("exceedances cpu", hits_c.ravel(), "gpu", hits_g.ravel())
 assert np.all(np.abs(hits_c - hits_g) <= 2), "the backtest's exceedance counts differ by more than 2"
+check("garch-fhs-cpu.nps", "garch-fhs-gpu.nps", 0.97)
 c, g = check("garch-whole-cpu.nps", "garch-whole-gpu.nps", 1.0)
 se_c, se_g = c["stderr"].ravel(), g["stderr"].ravel()
 err = np.abs(se_g - se_c) / np.abs(se_c)

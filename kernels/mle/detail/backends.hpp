@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "kernels/mle/garch.hpp"
 #include "kernels/mle/mle.hpp"
 
 namespace numpipe::mle {
@@ -57,5 +58,10 @@ std::vector<WindowEstimate> estimate_cuda(const Series& s, const Params& p, cons
 // host (the same source; CUDA's exp, log and lgamma round differently).
 std::vector<double> quantiles_cuda(const Estimates& e, const std::vector<double>& levels, int device,
                                    double* kernel_seconds = nullptr);
+
+// --model garch's fits on one CUDA device (garch_cuda.cu; through fit_garch's
+// dispatch, garch.hpp); *kernel_seconds: the kernel's time by CUDA events.
+std::vector<GarchFit> fit_garch_cuda(const double* x, std::int64_t series, std::int64_t length, const GarchOptions& o,
+                                     int device, double* kernel_seconds);
 
 }  // namespace numpipe::mle
