@@ -57,7 +57,7 @@ endif()
 #    keep IEEE semantics (no -ffast-math; -std=c++17 contracts no FMA), and the
 #    numerical kernels keep the build type's flags. Inline functions a kernel shares
 #    with these units stay fast: a kernel's hot calls are inlined into it at -O3
-#    (tests/build/comdat-check.sh lists what the linker could pick from an -O1 unit).
+#    (cmake/comdat-check.py BUILD lists what the linker could take from an -O1 unit).
 option(NUMPIPE_LIGHT_OPT "Compile the code that is not numerics at -O1 (build types other than Debug)" ON)
 set(NUMPIPE_LIGHT_OPT_SOURCES
   common/cli.cpp common/data_files.cpp common/device.cpp common/labels.cpp common/profile.cpp
