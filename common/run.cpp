@@ -13,10 +13,11 @@ namespace numpipe {
 
 void fail_no_cuda_backend() { fail_resource("this build has no CUDA backend"); }
 
-void BatchRun::declare(Cli& cli, std::optional<int>* repeat, const std::string& group) {
-  cli.option("repeat", repeat, "Benchmark: after the run, solve N more times; median times on stderr", "N", group)
-      .range(1, 1000);
+void declare_repeat(Cli& cli, std::optional<int>* repeat, const std::string& group) {
+  cli.option("repeat", repeat, kRepeatHelp, "N", group).range(1, kRepeatMax);
 }
+
+void BatchRun::declare(Cli& cli, std::optional<int>* repeat, const std::string& group) { declare_repeat(cli, repeat, group); }
 
 BatchRun::BatchRun(const Cli& cli, std::optional<int> repeat) : BatchRun(cli, repeat, cli.backend()) {}
 

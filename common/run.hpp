@@ -31,6 +31,18 @@ namespace numpipe {
 
 class Cli;  // common/cli.hpp (the kernels include this header without the CLI)
 
+// ---- --repeat: one meaning in every compute tool ---------------------------------------------
+// --repeat N (benchmarks): besides the run whose output is written, N more runs of the
+// same solve from the same input (1 to 1000; every run computes the same bits), and
+// their median time on stderr. Not given: no more runs. Declared here once for the
+// five compute tools (price, integrate, mle-fit, fluid-step, ns-step), with its help
+// and its range; the man pages say the same (kRepeatHelp).
+inline constexpr int kRepeatMax = 1000;
+inline constexpr const char* kRepeatHelp =
+    "Benchmark: N more runs of the solve from the same input besides the one written (1 to 1000), "
+    "their median time on stderr";
+void declare_repeat(Cli& cli, std::optional<int>* repeat, const std::string& group = "");
+
 // ---- the batch part ---------------------------------------------------------------------
 // The one word for a CUDA backend asked of a build without one (exit 3): the
 // workloads' dispatch files (kernels/<w>/) say it, never the tools.
@@ -49,8 +61,7 @@ using Stamp = std::function<json(json attrs, const json& input_attrs)>;
 //   return run.write(records, params, log);     // rank 0: records, profile, commit
 class BatchRun {
  public:
-  // --repeat N (benchmarks; one meaning in every batch tool): after the run, N more
-  // solves (1 to 1000), their median time on stderr. Not given: none.
+  // --repeat N, as declare_repeat() below says (price, integrate, mle-fit).
   static void declare(Cli& cli, std::optional<int>* repeat, const std::string& group = "");
 
   // After cli.parse(): the backend, this rank's devices (--devices; under MPI

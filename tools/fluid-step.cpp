@@ -5,6 +5,7 @@
 // scene path (kernels/fluid/scene.hpp), Stam's step. The run in the stream lives
 // in kernels/fluid/io.hpp, the stepping loop in common/run.hpp.
 #include <cmath>
+#include <cstdio>
 #include <optional>
 
 #include "common/cli.hpp"
@@ -70,7 +71,8 @@ struct FluidOptions {
   std::optional<std::string> scheme, forcing, precision, buoyancy;
   double dt = 0.1, diff = 0, visc = 0, ambient = 0, vorticity = 0, buoyancy_a = 0, buoyancy_b = 0;
   std::optional<double> force, source;
-  int iters = 20, repeat = 1;
+  int iters = 20;
+  std::optional<int> repeat;  // --repeat (common/run.hpp)
 
   void declare(Cli& cli) {
     plan.declare(cli, "Steps to run", "d, u, v (and T) as snap_d, snap_u, snap_v (snap_T)", false, "Fluid");
@@ -100,11 +102,7 @@ struct FluidOptions {
     cli.option("ambient", &ambient, "The ambient temperature of --buoyancy", "TA", "Fluid");
     cli.option("vorticity", &vorticity, "Vorticity confinement's epsilon (0: off)", "EPS", "Fluid").min(0);
     cli.option("precision", &precision, "fp32 or fp64 (default: the input's dtype)", "P", "Fluid").one_of({"fp32", "fp64"});
-    cli.option("repeat", &repeat,
-               "Benchmark: run the steps R times from the input; the median time goes to the diagnostics record's attrs "
-               "(ns_per_cell_step, seconds) and the profile",
-               "R", "Fluid")
-        .range(1, 1000);
+    declare_repeat(cli, &repeat, "Fluid");  // the median also in the diagnostics' attrs and the profile
     cli.tuning_env("NUMPIPE_FLUID_TILE", "CUDA tile of the solves: r7x8 (default), r10x8, r7x8a, r5x8, r7x16, r10x16, r7x4, s5x10, s10x16");
     cli.tuning_env("NUMPIPE_FLUID_SCENE=1", "run a plain state on the scene path (the same bits as --scheme stam)");
     cli.tuning_env("NUMPIPE_FLUID_SCENE_TILES=0",
@@ -167,11 +165,11 @@ int run_state(Cli& cli, OutputFile& out, const StateInput& in, const FluidOption
   const std::int64_t step0 = input_step(in);
   const double time0 = input_time(in, p.dt);
   auto make = [&](const Params& q, const typename State::FieldsT& f) { return st.make(backend, q, f, cli.devices().front()); };
-  // --repeat R: R-1 timed runs of the whole steps from the input state before the one
-  // whose state is written (every run computes the same bits); the median counts.
+  // --repeat N: N more timed runs of the whole steps from the input state, before the one
+  // whose state is written (every run computes the same bits); their median counts.
   std::vector<double> times;
   const long long whole = StepClock(o.plan, time0, 0, p.dt).total_steps();
-  for (int r = 1; r < o.repeat; ++r) times.push_back(make(p, st.fields)->advance(static_cast<int>(whole)));
+  for (int r = 0; r < o.repeat.value_or(0); ++r) times.push_back(make(p, st.fields)->advance(static_cast<int>(whole)));
   PhaseLog log;
   std::unique_ptr<typename State::SolverT> solver;
   log.time(cuda ? "upload" : "set-up", st.state_bytes(), 0, [&] { solver = make(p, st.fields); });
@@ -184,8 +182,11 @@ int run_state(Cli& cli, OutputFile& out, const StateInput& in, const FluidOption
   stepper.add_counters();
   const std::int64_t steps = run.steps;
   const double loop_rest = timeline::now() - loop_t0 - (timeline::total_seconds() - loop_covered0) - run.seconds;
-  times.push_back(run.seconds);
-  const double seconds = median_of(times);
+  const double seconds = times.empty() ? run.seconds : median_of(times);
+  if (!times.empty())  // asked for: printed with -q too
+    std::fprintf(stderr, "fluid-step: %lld steps: %zu more runs, median %.4f ms, %.3f ns per cell step\n", whole, times.size(),
+                 seconds * 1e3, whole > 0 ? seconds * 1e9 / (st.cells() * double(whole)) : 0.0);
+  times.push_back(run.seconds);  // the attrs' and profile's seconds: the more runs', then the written run's
   const double cells = st.cells(), bytes_cell = st.bytes_per_cell_step(cuda);
   log.add("steps", seconds, bytes_cell * cells * steps, kFlopsPerCellStep * cells * steps);
   if (loop_rest > 0) log.add("step launches and waits", loop_rest);  // graph set-up, host waits beyond the steps' time

@@ -32,7 +32,7 @@ struct NsOptions {
   std::string prec = "fp64", snapshot_fields = "rho,vx,vy,vz";
   std::optional<std::string> dims;
   bool strict = false, no_overlap = false, timing = false;
-  int repeat = 0;
+  std::optional<int> repeat;  // --repeat (common/run.hpp)
   // the reference of the force coefficients (kernels/ns/coefficients.hpp)
   std::optional<double> ref_area, ref_velocity, ref_length, spectrum_from;
   double ref_density = 1;
@@ -48,11 +48,7 @@ struct NsOptions {
                "2|4", "Solver");
     cli.option("precision", &prec, "fp64 or fp32 (state written as f8 or f4)", "P", "Solver").one_of({"fp64", "fp32"});
     cli.flag("strict", &strict, "Refuse a --dt above the explicit stability estimate (else: a warning)", "Solver");
-    cli.option("repeat", &repeat,
-               "Benchmark: run the steps N times from the input state (the runs before the last are warm-ups) and print "
-               "the last run's median step time, ps per point per sub-step and GB/s on stderr",
-               "N", "Solver")
-        .range(0, 1000);
+    declare_repeat(cli, &repeat, "Solver");  // the median step time, ps per point per sub-step and GB/s
     cli.option("dims", &dims, "MPI: ranks per axis of the decomposition (default: MPI_Dims_create chooses)", "PX,PY,PZ",
                "Solver");
     cli.flag("no-overlap", &no_overlap,
@@ -259,9 +255,19 @@ void write_results(const Cli& cli, NsWriter& w, const std::vector<Record>& recor
   if (ref) write_coefficients(cli, w, pr, res, *ref, forces, coefficients, strouhal, input_attrs);
 }
 
-// --repeat's timing lines on stderr, and the profile (rank 0).
-void report_run(const Cli& cli, const ns::Problem& pr, const ns::Result& res, const NsOptions& no, Backend backend,
-                const DeviceInfo& dev, double solve_wall, double written_bytes, double write_seconds) {
+// The step and halo exchange times of --repeat's more runs, each run's first step left out (its warm-up).
+struct MoreRuns {
+  std::vector<double> step_seconds, exchange_seconds;
+  void add(const ns::Result& r) {
+    step_seconds.insert(step_seconds.end(), r.step_seconds.begin() + (r.step_seconds.size() > 1), r.step_seconds.end());
+    exchange_seconds.insert(exchange_seconds.end(), r.exchange_seconds.begin() + (r.exchange_seconds.size() > 1),
+                            r.exchange_seconds.end());
+  }
+};
+
+// --repeat's timing lines on stderr (the more runs' medians), and the profile (rank 0).
+void report_run(const Cli& cli, const ns::Problem& pr, const ns::Result& res, const MoreRuns& more, const NsOptions& no,
+                Backend backend, const DeviceInfo& dev, double solve_wall, double written_bytes, double write_seconds) {
   const ns::RunOptions& o = no.o;
   const ns::Params& p = pr.params;
   const par::Group& world = par::world();
@@ -270,19 +276,18 @@ void report_run(const Cli& cli, const ns::Problem& pr, const ns::Result& res, co
   const double bytes_step = ns::bytes_per_step(points, o.fp32);
   std::vector<double> steady = res.step_seconds;
   if (steady.size() > 1) steady.erase(steady.begin());  // the first step is the warm-up
-  const double med = median_of(steady);
-  if (no.repeat > 0 && med > 0) {
+  const double med = median_of(steady), more_med = median_of(more.step_seconds);
+  if (no.repeat && more_med > 0) {
     std::fprintf(stderr,
-                 "ns-step: timing: %s %s order %d n=%lldx%lldx%lld steps=%d median %.4f ms/step, %.2f ps/point/substep, "
+                 "ns-step: timing: %s %s order %d n=%lldx%lldx%lld steps=%d runs=%d median %.4f ms/step, %.2f ps/point/substep, "
                  "%.1f GB/s (model: 128 B/point in fp64, 64 in fp32), %.3f Gpoint-steps/s\n",
-                 backend_name(backend), no.prec.c_str(), o.order, p.n[0], p.n[1], p.n[2], static_cast<int>(steps_run), med * 1e3,
-                 med / (3 * points) * 1e12, bytes_step / med * 1e-9, points / med * 1e-9);
+                 backend_name(backend), no.prec.c_str(), o.order, p.n[0], p.n[1], p.n[2], static_cast<int>(steps_run), *no.repeat,
+                 more_med * 1e3, more_med / (3 * points) * 1e12, bytes_step / more_med * 1e-9, points / more_med * 1e-9);
     if (world.distributed()) {
       const auto d = ns::mpi_dims_used();
       std::fprintf(stderr, "ns-step: timing: %d MPI ranks, decomposition %dx%dx%d, halos %s\n", world.size(), d[0], d[1], d[2],
                    res.halo_path.c_str());
-      std::vector<double> ex = res.exchange_seconds;
-      if (ex.size() > 1) ex.erase(ex.begin());
+      const std::vector<double>& ex = more.exchange_seconds;
       if (!ex.empty())
         std::fprintf(stderr,
                      "ns-step: timing: halo exchange %.4f ms/step (median; the slowest rank's wait for packing, copies "
@@ -290,7 +295,7 @@ void report_run(const Cli& cli, const ns::Problem& pr, const ns::Result& res, co
                      median_of(ex) * 1e3, o.overlap ? "the inner part computed meanwhile" : "no overlap");
     }
   }
-  if (no.repeat > 0 && write_seconds > 0)
+  if (no.repeat && write_seconds > 0)
     std::fprintf(stderr, "ns-step: timing: fields written: %.3f GB (uncompressed) in %.3f s by %d rank%s, %.2f GB/s\n",
                  written_bytes * 1e-9, write_seconds, world.size(), world.size() > 1 ? "s" : "",
                  written_bytes / write_seconds * 1e-9);
@@ -384,15 +389,16 @@ int run(int argc, char** argv) {
                   o.fp32 ? DType::f4 : DType::f8, cli.stamp(snapshot_attrs, input_attrs)};
   writer.out.set_units(ns::units());
 
-  // 5. Solve: --repeat N runs N-1 warm-ups of the steps from the input state first (no
-  // snapshots, no progress), then the run that is written and timed (the same bits),
+  // 5. Solve: --repeat N runs the steps N more times from the input state first (no
+  // snapshots, no progress; timed), then the run that is written (the same bits),
   // stepped by common/run.hpp's run_steps (the progress line, snapshots, diagnostics).
   const DeviceInfo dev = ns::prepare_backend(backend, o, cli.args().count("device") > 0 || cli.has("devices"));
-  if (no.repeat > 1) {
+  MoreRuns more;
+  if (no.repeat) {
     ns::RunOptions warm = o;
     warm.snapshot_every = 0;
     warm.snapshot_dt = 0;
-    for (int r = 1; r < no.repeat; ++r) ns::solve(backend, pr, warm);
+    for (int r = 0; r < *no.repeat; ++r) more.add(ns::solve(backend, pr, warm));
   }
   // The written run's wall time and the process phases inside it (snapshots written),
   // so that the profile can name what the solver's own phases leave out.
@@ -419,7 +425,7 @@ int run(int argc, char** argv) {
   writer.out.finish();
   const double write_seconds = par::max_all(writer.out.blocked_seconds());
   if (!world.is_root()) return 0;
-  report_run(cli, pr, res, no, backend, dev, solve_wall, writer.written_bytes, write_seconds);
+  report_run(cli, pr, res, more, no, backend, dev, solve_wall, writer.written_bytes, write_seconds);
   out_file->commit();
   return 0;
 }
