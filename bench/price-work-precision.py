@@ -27,6 +27,7 @@ import argparse
 import multiprocessing
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -136,7 +137,9 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--threads", default=str(os.cpu_count()))
-    ap.add_argument("--bin", default=os.path.join(HERE, "..", "build-cpu", "bin"))
+    # the tools: --bin, else the folder of the price on PATH, else build-cpu/bin
+    on_path = shutil.which("price")
+    ap.add_argument("--bin", default=os.path.dirname(on_path) if on_path else os.path.join(HERE, "..", "build-cpu", "bin"))
     ap.add_argument("--reference")
     ap.add_argument("--target", type=float, default=1e-4)
     ap.add_argument("--tolerances", help="numpipe's tolerances, a comma list (default: 2e-4 down to 2.5e-6)")

@@ -65,6 +65,14 @@ PICTURES = [
          check="layout", needs_python="matplotlib",
          reduce=[("--num-x 128 --num-y 64 --steps-per-year 32", "--num-x 64 --num-y 32 --steps-per-year 16")],
          why="a calibration on the full grid takes minutes on 2 cores; matplotlib's pixels depend on its version"),
+    dict(picture="docs/ns-bodies-cd-h.png", shown=["docs/ns.md"],
+         blocks=[("docs/ns.md", "--plot ns-bodies-cd-h.png")], writes="ns-bodies-cd-h.png", check="layout",
+         needs_python="matplotlib"),
+    dict(picture="docs/price-work-precision.png", shown=["docs/price.md"],
+         blocks=[("docs/price.md", "--plot price-work-precision.png")], writes="price-work-precision.png",
+         check="layout", needs_python="matplotlib, QuantLib",
+         reduce=[("--threads 2,1", "--quick --threads 1")],
+         why="QuantLib's engine takes minutes on the full chain; measured times: its size is what can be compared"),
     dict(picture="docs/pictures/profile-report.png", shown=["docs/profile.md"],
          blocks=[("docs/profile.md", "--screenshot=")], writes="profile-report.png", check="layout", needs="chromium",
          reduce=[("profile-report --calibrate --backend cpu", "profile-report --calibrate --quick --backend cpu")],
@@ -110,7 +118,8 @@ def draw(root, entry, reduced, work):
         work = _drawn[script]
     else:
         os.makedirs(work)
-        os.symlink(os.path.join(root, "share"), os.path.join(work, "share"))
+        for shared in ("share", "bench"):  # examples, and the benchmarks' scripts and results
+            os.symlink(os.path.join(root, shared), os.path.join(work, shared))
         run(entry, script, work)
         _drawn[script] = work
     out = os.path.join(work, entry["writes"])
