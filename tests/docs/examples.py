@@ -7,7 +7,7 @@
     examples.py --tools            every program in BIN has a man page with an EXAMPLES section
 
 The convention (docs/DEVELOPING.md, "Examples in the documentation are tested"):
-examples run with the tools on PATH, in a scratch folder where `share` and `man`
+examples run with the tools on PATH, in a scratch folder where `share`, `man` and `bench`
 link to the repository's; the examples of one document run in order in one
 folder, so that a walkthrough builds on its earlier steps. A shell example runs
 as in a user's terminal (through `script`): stdout and stderr are a terminal, so
@@ -375,7 +375,7 @@ def prepare_folder(work, src):
     if os.path.isdir(work):
         shutil.rmtree(work)
     os.makedirs(work)
-    for name in ("share", "man"):
+    for name in ("share", "man", "bench"):
         os.symlink(os.path.join(src, name), os.path.join(work, name))
 
 
