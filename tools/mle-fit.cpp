@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/cli.hpp"
 #include "common/labels.hpp"
@@ -13,6 +15,19 @@
 #include "kernels/mle/io.hpp"
 #include "kernels/mle/tuning.hpp"
 #include "kernels/mle/units.hpp"
+
+// The windows without a maximum (all points equal; tied values), said on stderr.
+static std::pair<long long, long long> count_degenerate(const std::vector<numpipe::mle::Degenerate>& degenerate) {
+  using numpipe::mle::Degenerate;
+  const long long all_equal = std::count(degenerate.begin(), degenerate.end(), Degenerate::constant);
+  const long long tied = std::count(degenerate.begin(), degenerate.end(), Degenerate::ties);
+  if (all_equal + tied > 0)
+    std::fprintf(stderr,
+                 "mle-fit: %lld of %lld windows have no maximum (fits and quantiles NaN): %lld with all points equal, "
+                 "%lld with tied values at the location and the shape at the grid's smallest\n",
+                 all_equal + tied, static_cast<long long>(degenerate.size()), all_equal, tied);
+  return {all_equal, tied};
+}
 
 int main(int argc, char** argv) {
   using namespace numpipe;
@@ -135,14 +150,7 @@ int main(int argc, char** argv) {
     mle::unscale(x, s, params, W, exponent, levels.size(), est);
     // windows without a maximum: NaN fits and quantiles, counted on stderr and in the attrs
     const std::vector<mle::Degenerate> degenerate = mle::mark_degenerate(s, params, levels.size(), est);
-    const auto all_equal = std::count(degenerate.begin(), degenerate.end(), mle::Degenerate::constant);
-    const auto tied = std::count(degenerate.begin(), degenerate.end(), mle::Degenerate::ties);
-    if (all_equal + tied > 0)
-      std::fprintf(stderr,
-                   "mle-fit: %lld of %lld windows have no maximum (fits and quantiles NaN): %lld with all points equal, "
-                   "%lld with tied values at the location and the shape at the grid's smallest\n",
-                   static_cast<long long>(all_equal + tied), static_cast<long long>(degenerate.size()),
-                   static_cast<long long>(all_equal), static_cast<long long>(tied));
+    const auto [all_equal, tied] = count_degenerate(degenerate);
     mle::require_finite_fits(s, params, W, est, levels.size(), degenerate);
     std::vector<std::uint8_t> hits;  // the backtest needs every window of a series: on rank 0
     std::vector<double> rows;
