@@ -20,16 +20,12 @@ GarchFit fit_garch_window(const double* r, std::int64_t n, const double* start, 
 
 std::vector<double> garch_fhs_quantiles(const double* r, std::int64_t n, const double* par, double h_next,
                                         const std::vector<double>& levels) {
-  // the variance path as garch_loglik runs it: sigma_1^2 the window's mean square
+  // the standardised residuals on garch_loglik's variance path
   const double mu = par[kMu];
-  double e2 = 0;
-  for (std::int64_t t = 0; t < n; ++t) e2 += (r[t] - mu) * (r[t] - mu);
   std::vector<double> z(static_cast<std::size_t>(n));
-  double h = e2 / static_cast<double>(n);
-  for (std::int64_t t = 0; t < n; ++t) {
-    if (t > 0) h = garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], r[t - 1] - mu, h);
-    z[static_cast<std::size_t>(t)] = (r[t] - mu) / std::sqrt(h);
-  }
+  garch_variance_path<false>(r, n, par, [&](std::int64_t t, double e, double h, const double*) {
+    z[static_cast<std::size_t>(t)] = e / std::sqrt(h);
+  });
   std::sort(z.begin(), z.end());
   std::vector<double> q;
   for (double level : levels) {

@@ -49,6 +49,49 @@ NUMPIPE_HD_INLINE double garch_next_variance(double omega, double alpha, double 
   return omega + alpha * e_prev * e_prev + beta * h;
 }
 
+// The derivatives of sigma_t^2 in (mu, omega, alpha, beta) along the recursion
+// (differentiating it, as in Fiorentini, Calzolari and Panattoni 1996): the
+// step from point t - 1 to t > 0, e_prev = r_{t-1} - mu; h and dh advance together.
+NUMPIPE_HD_INLINE void garch_variance_step(double omega, double alpha, double beta, double e_prev, double& h,
+                                           double* dh) {
+  dh[0] = -2 * alpha * e_prev + beta * dh[0];
+  dh[1] = 1 + beta * dh[1];
+  dh[2] = e_prev * e_prev + beta * dh[2];
+  dh[3] = h + beta * dh[3];
+  h = garch_next_variance(omega, alpha, beta, e_prev, h);
+}
+
+// The conditional variance path over r[0..n) at the parameters, the one every
+// pass of the CPU follows (the log-likelihood, its gradient, the filtered
+// residuals): sigma_1^2 is the window's mean square residual (fGarch's "mci"
+// start), then Bollerslev's recursion. visit(t, e_t, h_t, dh_t) for t = 0 ..
+// n-1 in time order, e_t = r_t - mu, h_t = sigma_t^2 and, with Derivatives,
+// dh_t its derivatives in (mu, omega, alpha, beta) (zeros without). Returns
+// the one-step-ahead sigma_{n+1}^2.
+template <bool Derivatives, class Visit>
+NUMPIPE_HD_INLINE double garch_variance_path(const double* r, std::int64_t n, const double* par, Visit&& visit) {
+  const double mu = par[kMu], omega = par[kOmega], alpha = par[kAlpha], beta = par[kBeta];
+  double e2 = 0, e1 = 0;
+  for (std::int64_t t = 0; t < n; ++t) {
+    e2 += (r[t] - mu) * (r[t] - mu);
+    if (Derivatives) e1 += r[t] - mu;
+  }
+  const double nn = static_cast<double>(n);
+  double h = e2 / nn, dh[4] = {Derivatives ? -2 * e1 / nn : 0.0, 0, 0, 0}, e_prev = 0;
+  for (std::int64_t t = 0; t < n; ++t) {
+    if (t > 0) {
+      if (Derivatives)
+        garch_variance_step(omega, alpha, beta, e_prev, h, dh);
+      else
+        h = garch_next_variance(omega, alpha, beta, e_prev, h);
+    }
+    const double e = r[t] - mu;
+    visit(t, e, h, static_cast<const double*>(dh));
+    e_prev = e;
+  }
+  return garch_next_variance(omega, alpha, beta, e_prev, h);
+}
+
 // Point t's log-likelihood term: e = r_t - mu, h = sigma_t^2.
 NUMPIPE_HD_INLINE double garch_point_loglik(double e, double h, const StandardAepd& z, double p) {
   const double sd = sqrt(h), u = e / sd - z.theta;
@@ -59,20 +102,13 @@ NUMPIPE_HD_INLINE double garch_point_loglik(double e, double h, const StandardAe
 // The log-likelihood of r[0..n) at the parameters; *h_next: the one-step-ahead
 // conditional variance sigma_{n+1}^2. NaN outside the constraints.
 NUMPIPE_HD_INLINE double garch_loglik(const double* r, std::int64_t n, const double* par, double* h_next = nullptr) {
-  const double mu = par[kMu], omega = par[kOmega], alpha = par[kAlpha], beta = par[kBeta], a = par[kSkew],
-               p = par[kShape];
+  const double omega = par[kOmega], alpha = par[kAlpha], beta = par[kBeta], a = par[kSkew], p = par[kShape];
   if (!(omega > 0 && alpha >= 0 && beta >= 0 && alpha + beta < 1 && a > 0 && a < 1 && p > 0)) return NAN;
   const StandardAepd z = standard_aepd(a, p);
-  double e2 = 0;
-  for (std::int64_t t = 0; t < n; ++t) e2 += (r[t] - mu) * (r[t] - mu);
-  double h = e2 / static_cast<double>(n), ll = 0, e_prev = 0;
-  for (std::int64_t t = 0; t < n; ++t) {
-    if (t > 0) h = garch_next_variance(omega, alpha, beta, e_prev, h);
-    const double e = r[t] - mu;
-    ll += garch_point_loglik(e, h, z, p);
-    e_prev = e;
-  }
-  if (h_next) *h_next = garch_next_variance(omega, alpha, beta, e_prev, h);
+  double ll = 0;
+  const double h_after = garch_variance_path<false>(
+      r, n, par, [&](std::int64_t, double e, double h, const double*) { ll += garch_point_loglik(e, h, z, p); });
+  if (h_next) *h_next = h_after;
   return ll;
 }
 

@@ -90,18 +90,6 @@ NUMPIPE_HD_INLINE void garch_default_start(const Window& w, double* par) {
 }
 
 // ---- the log-likelihood's gradient, term by term ----------------------------------------
-// The derivative recursion of sigma_t^2 in (mu, omega, alpha, beta)
-// (differentiating the GARCH recursion, as in Fiorentini, Calzolari and
-// Panattoni 1996): the step from point t - 1 to t > 0, e_prev = r_{t-1} - mu.
-NUMPIPE_HD_INLINE void garch_variance_step(double omega, double alpha, double beta, double e_prev, double& h,
-                                           double* dh) {
-  dh[0] = -2 * alpha * e_prev + beta * dh[0];
-  dh[1] = 1 + beta * dh[1];
-  dh[2] = e_prev * e_prev + beta * dh[2];
-  dh[3] = h + beta * dh[3];
-  h = garch_next_variance(omega, alpha, beta, e_prev, h);
-}
-
 // What the gradient pass sums over the points: the log-likelihood, its
 // derivatives in (mu, omega, alpha, beta), and in the AEPD's constants theta,
 // s_l, s_r and (the data's part) in p.
@@ -184,24 +172,14 @@ struct GarchSerialWindow {
   // returns the log-likelihood (NaN outside the constraints)
   double loglik_gradient(const double* par, double* grad) const {
     if (!garch_inside(par)) return NAN;
-    const double mu = par[kMu], omega = par[kOmega], alpha = par[kAlpha], beta = par[kBeta];
     StandardAepd stencil[kGarchStencil];
     for (int k = 0; k < kGarchStencil; ++k) stencil[k] = garch_aepd_stencil(par[kSkew], par[kShape], k);
     const StandardAepd& z = stencil[0];
-    double e2 = 0, e1 = 0;
-    for (std::int64_t t = 0; t < n; ++t) {
-      e2 += (r[t] - mu) * (r[t] - mu);
-      e1 += r[t] - mu;
-    }
     const double nn = static_cast<double>(n);
-    double h = e2 / nn, dh[4] = {-2 * e1 / nn, 0, 0, 0}, e_prev = 0;
     GarchGradientSums s;
-    for (std::int64_t t = 0; t < n; ++t) {
-      if (t > 0) garch_variance_step(omega, alpha, beta, e_prev, h, dh);
-      const double e = r[t] - mu;
+    garch_variance_path<true>(r, n, par, [&](std::int64_t, double e, double h, const double* dh) {
       garch_gradient_point(e, h, dh, z, par[kShape], s);
-      e_prev = e;
-    }
+    });
     return garch_gradient_finish(s, par[kSkew], par[kShape], nn, stencil, grad);
   }
 };
