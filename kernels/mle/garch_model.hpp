@@ -35,7 +35,7 @@ namespace numpipe::mle {
 // Rolling fits: windows in chunks of this many, each chunk started from the
 // default start, each later window warm-started from the previous one's
 // estimate (the same bits for any thread count, and on the GPU a chunk per block).
-constexpr std::int64_t kGarchChunk = 64;
+constexpr std::int64_t kGarchChunk = 16;
 
 NUMPIPE_HD_INLINE double garch_logistic(double v) { return 1.0 / (1.0 + std::exp(-v)); }
 NUMPIPE_HD_INLINE double garch_logit(double p) { return std::log(p / (1.0 - p)); }
