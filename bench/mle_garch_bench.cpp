@@ -3,7 +3,12 @@
 // a warm-up: CUDA events around the kernel on the GPU, the steady clock on the
 // CPU. Prints one Markdown table row. Used by bench/mle-garch.
 // Usage: mle-garch-bench cpu|gpu RETURNS.nps WINDOW STEP [REPS]
+//        mle-garch-bench passes RETURNS.nps WINDOW STEP
 //   RETURNS.nps: a stream with the series x (gen-input mle --from-text ...)
+//   passes: the CPU's fits once, counting the passes over a window's points (the
+//   log-likelihood's and the gradient's) per window and per chunk of warm-started
+//   windows: the GPU runs the chunks side by side and each chunk's passes one
+//   after another, so the slowest chunk's count bounds its solve (bench/mle-garch).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,15 +21,59 @@
 #include "common/cli.hpp"
 #include "common/stream.hpp"
 #include "kernels/mle/garch.hpp"
+#include "kernels/mle/garch_model.hpp"
 #include "kernels/mle/mle.hpp"
 
 using namespace numpipe;
 using namespace numpipe::mle;
 
+namespace {
+
+// The CPU's window, counting its passes.
+struct CountingWindow : GarchSerialWindow {
+  long long* passes;
+  double loglik(const double* par, double* h_next) const {
+    ++*passes;
+    return GarchSerialWindow::loglik(par, h_next);
+  }
+  double loglik_gradient(const double* par, double* grad) const {
+    ++*passes;
+    return GarchSerialWindow::loglik_gradient(par, grad);
+  }
+};
+
+// One series' rolling fits in the backends' chunks, their passes counted: one row.
+void count_passes(const std::vector<double>& x, std::int64_t length, const GarchOptions& o) {
+  const std::int64_t W = (length - o.window) / o.step + 1;
+  std::vector<long long> per_window(static_cast<std::size_t>(W), 0);
+  std::vector<GarchFit> fits(static_cast<std::size_t>(W));
+  long long slowest = 0, total = 0, heavy = 0;
+  for (std::int64_t first = 0; first < W; first += kGarchChunk) {
+    const std::int64_t last = std::min(W, first + kGarchChunk);
+    auto window = [&](std::int64_t w) {
+      return CountingWindow{{x.data() + w * o.step, o.window}, &per_window[static_cast<std::size_t>(w)]};
+    };
+    garch_fit_chunk(window, first, last, o, fits.data());
+    long long chunk = 0;
+    for (std::int64_t w = first; w < last; ++w) chunk += per_window[static_cast<std::size_t>(w)];
+    slowest = std::max(slowest, chunk);
+    total += chunk;
+  }
+  // a window searched again from the fixed starts costs several hundred passes
+  for (long long p : per_window) heavy += p > 300 ? 1 : 0;
+  std::printf("| passes (CPU, counted) | window %lld, step %lld | %lld windows in chunks of %lld | total %lld, %.1f a "
+              "window | slowest chunk %lld | windows over 300 passes %lld |\n",
+              static_cast<long long>(o.window), static_cast<long long>(o.step), static_cast<long long>(W),
+              static_cast<long long>(kGarchChunk), total, static_cast<double>(total) / static_cast<double>(W), slowest,
+              heavy);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   return run_tool("mle-garch-bench", [&]() -> int {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: mle-garch-bench cpu|gpu RETURNS.nps WINDOW STEP [REPS]\n");
+    std::fprintf(stderr, "usage: mle-garch-bench cpu|gpu|passes RETURNS.nps WINDOW STEP [REPS]\n");
     return 2;
   }
   const bool gpu = std::strcmp(argv[1], "gpu") == 0;
@@ -43,6 +92,10 @@ int main(int argc, char** argv) {
   if (o.window < 10 || o.window > length || o.step < 1 || reps < 1) {
     std::fprintf(stderr, "mle-garch-bench: window in [10, %lld], step >= 1, reps >= 1\n", static_cast<long long>(length));
     return 2;
+  }
+  if (std::strcmp(argv[1], "passes") == 0) {
+    count_passes(x, length, o);  // the first series
+    return 0;
   }
   std::vector<double> seconds;
   std::vector<GarchFit> fits;
