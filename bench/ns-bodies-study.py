@@ -226,7 +226,7 @@ def plot(rows, res, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
+    fig, ax = plt.subplots(figsize=(8.4, 4.4), dpi=110)
     for s in res["grid"]:
         q = s["quantities"].get("cd")
         if not q:
@@ -242,18 +242,18 @@ def plot(rows, res, path):
         k = (e["body"], e["re"])
         if e["quantity"] == "cd" and (k not in best or e["blockage"] < best[k]["blockage"]):
             best[k] = e
-    for (body, re_), e in sorted(best.items()):
+    for i, ((body, re_), e) in enumerate(sorted(best.items())):
         err = e["uncertainty"] if not math.isnan(e["uncertainty"]) else e["grid_uncertainty"]
-        ax.errorbar([0.0015], [e["value"]], yerr=[err], fmt="D", color="k", ms=4, capsize=3)
-        ax.text(0.0025, e["value"], "%s Re %d, h -> 0 carried to %s" % (body, re_, e["box"]), fontsize=6, va="center")
+        ax.errorbar([-0.0012], [e["value"]], yerr=[err], fmt="D", color="k", ms=4, capsize=3,
+                    label=None if i else "h -> 0 in the largest box (three grids' estimate carried)")
     for (body, re_, qty), (v, src) in REFERENCES.items():
         if qty == "cd" and any(s["body"] == body and s["re"] == re_ for s in res["grid"]):
             ax.axhline(v, color="0.5", lw=0.8, ls="--")
-            ax.text(0.001, v, " %s Re %d: %g (%s)" % (body, re_, v, src.split(" (")[0]), fontsize=7, va="bottom")
+            ax.text(0.045, v, " %s Re %d: %g (%s)" % (body, re_, v, src.split(" (")[0]), fontsize=7, va="bottom")
     ax.set_xlabel("h / D")
     ax.set_ylabel("mean drag coefficient Cd")
-    ax.set_xlim(left=-0.002)
-    ax.legend(fontsize=7, loc="center right")
+    ax.set_xlim(left=-0.003)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path)
