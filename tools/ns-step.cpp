@@ -66,7 +66,8 @@ struct NsOptions {
         .min(0);
     cli.option("ref-area", &ref_area,
                "Reference area of the force coefficients (a length in 2-D: the coefficients per unit span): writes "
-               "body_coefficients (Cd, Cl, and Cs in 3-D), the Strouhal number and surface_pressure (Cp)",
+               "body_coefficients (Cd, Cl, and Cs in 3-D, with their means), the Strouhal number, surface_pressure (Cp) "
+               "and its time average surface_pressure_mean",
                "A", "Bodies")
         .positive();
     cli.option("ref-velocity", &ref_velocity, "Reference velocity of the coefficients (default: the free stream's speed)",
@@ -82,7 +83,9 @@ struct NsOptions {
                "L", "Bodies")
         .positive();
     cli.option("spectrum-from", &spectrum_from,
-               "Time from which the lift's spectrum gives the Strouhal number (default: the second half of the run)", "T",
+               "Time from which the lift's spectrum gives the Strouhal number and the means of the coefficients and of "
+               "Cp are taken (default: the second half of the run)",
+               "T",
                "Bodies");
     o.declare_tuning(cli);  // --chunk, --kernel and the environment (kernels/ns/tuning.hpp)
     cli.flag("timing", &timing, "", "Removed");  // the former name of --repeat 1, kept for scripts

@@ -8,9 +8,11 @@
 #    D/h 8, 16 and 32), and is part of the mean drag (between 40 % and 90 % of it);
 # 3. the state is that of a run without --ref-area (sampling it changes nothing);
 # 4. with --steps and a CFL time step the window is not known before the run: a note.
+# tests/cli/ns-surface-mean-gpu.sh runs it with --backend cuda.
 require_python
+BACKEND=${NS_SURFACE_BACKEND:-cpu}
 gen-input ns --n 192,128,1 --box 12,8,1 --re 40 --c 10 --body cylinder:4,4,0.5 --free-stream 1,0,0 --fringe 3 -o cyl.nps
-run=(ns-step -i cyl.nps --steps 400 --dt 0.003409090909 --diag-every 40 --snapshot-every 40 --snapshot-fields vorticity_z)
+run=(ns-step -i cyl.nps --backend "$BACKEND" --steps 400 --dt 0.003409090909 --diag-every 40 --snapshot-every 40 --snapshot-fields vorticity_z)
 "${run[@]}" --ref-area 1 --spectrum-from 0.6 -q -o a.nps
 "${run[@]}" -q -o plain.nps
 verify a.nps plain.nps --rtol 0 --atol 0 --array rho --array vx --array vy --array body_force --array snap_vorticity_z > v.txt ||
@@ -19,7 +21,7 @@ verify a.nps plain.nps --rtol 0 --atol 0 --array rho --array vx --array vy --arr
 # the window's states, from a run that keeps them (same steps: the same states)
 "${run[@]/vorticity_z/rho,vx,vy,vz}" -q -o snaps.nps
 for s in 200 240 280 320 360 400; do
-  ns-step -i snaps.nps --from-snapshot $s --steps 0 --ref-area 1 -q -o s$s.nps
+  ns-step -i snaps.nps --backend "$BACKEND" --from-snapshot $s --steps 0 --ref-area 1 -q -o s$s.nps
 done
 "$PY" - <<'PYEOF'
 import os, sys, math
@@ -51,6 +53,6 @@ assert 0.4 * mean["Cd"] < pc < 0.9 * mean["Cd"], (pc, mean["Cd"])
 print("mean Cp of %d rows: max difference from the states' mean %.2e; pressure Cd %.4f (integral over the angle %.4f), mean Cd %.4f"
       % (w["rows"], err, pc, cdp, mean["Cd"]))
 PYEOF
-ns-step -i cyl.nps --steps 20 --diag-every 5 --ref-area 1 -o cfl.nps 2> err.txt
+ns-step -i cyl.nps --backend "$BACKEND" --steps 20 --diag-every 5 --ref-area 1 -o cfl.nps 2> err.txt
 grep -q "no surface_pressure_mean" err.txt || fail "no note without a window: $(cat err.txt)"
 ! inspect cfl.nps | grep -q surface_pressure_mean || fail "surface_pressure_mean without a window"
