@@ -7,13 +7,24 @@ Groups the runs into series that differ in one thing only:
   grid:   the same body, Re, c and box on several D/h (ratio 2 between successive grids);
   domain: the same body, Re, c and D/h in several boxes;
   Mach:   the same body, Re, box and D/h with several sound speeds c.
-For a grid series of three (f1, f2, f3 from coarse to fine, ratio r) the observed order
-p = ln((f1 - f2) / (f2 - f3)) / ln r and Richardson's extrapolation
-f_h0 = f3 + (f3 - f2) / (r^p - 1), with Roache's grid convergence index
-GCI = 1.25 |f3 - f2| / (r^p - 1) as its uncertainty (P. J. Roache, Verification and
-Validation in Computational Science and Engineering, 1998, ch. 5); with two grids the
-order is assumed (2, the immersed boundary's formal order) and GCI uses the factor 3.
+For a grid series of three (f1, f2, f3 from coarse to fine, ratio r) the convergence ratio
+R = (f3 - f2) / (f2 - f1) says which kind of convergence is seen (F. Stern, R. V. Wilson,
+H. W. Coleman and E. G. Paterson, J. Fluids Eng. 123 (2001) 793-802):
+  0 < R < 1, monotone: the observed order p = ln(1 / R) / ln r and Richardson's
+    extrapolation f_h0 = f3 + (f3 - f2) / (r^p - 1), with Roache's grid convergence index
+    GCI = 1.25 |f3 - f2| / (r^p - 1) as its uncertainty (P. J. Roache, Verification and
+    Validation in Computational Science and Engineering, 1998, ch. 5);
+  -1 < R < 0, oscillatory: no order and no extrapolation; the finest value stands, with
+    half the three values' range as its uncertainty (Stern et al.); the apparent order
+    ln(1 / |R|) / ln r (I. B. Celik et al., J. Fluids Eng. 130 (2008) 078001) is shown;
+  |R| >= 1: diverging, no estimate.
+With two grids the order is assumed (2, the immersed boundary's formal order) and GCI
+uses the factor 3. The finest grid's box need not be the largest: a series' estimate is
+carried to each larger box (lower blockage) by the difference between the two boxes on
+the finest grid both have, that difference's change from the next coarser common grid
+added (in quadrature) to the uncertainty.
 A Mach series extrapolates to c -> infinity assuming an error in M^2 = (U/c)^2.
+Rows of the same case (a run repeated) count once, the last.
 """
 import argparse
 import csv
@@ -32,15 +43,24 @@ REFERENCES = {  # (body, Re, quantity): (value, source)
 
 
 def observed(values, ratio, formal=2.0):
-    """Order, extrapolated value and its uncertainty (GCI) from values on grids coarse to fine."""
+    """Order, estimate and its uncertainty from values on grids coarse to fine (see above)."""
     if len(values) >= 3:
         f1, f2, f3 = values[-3:]
-        if f2 != f3 and (f1 - f2) / (f2 - f3) > 0:
-            p = math.log((f1 - f2) / (f2 - f3)) / math.log(ratio)
+        if f2 == f1 or f3 == f2:
+            return {"order": float("nan"), "extrapolated": f3, "gci": abs(f3 - f2) + abs(f2 - f1),
+                    "assumed": False, "note": "unchanged between two grids"}
+        conv = (f3 - f2) / (f2 - f1)
+        if 0 < conv < 1:
+            p = math.log(1 / conv) / math.log(ratio)
             ext = f3 + (f3 - f2) / (ratio ** p - 1)
-            return {"order": p, "extrapolated": ext, "gci": 1.25 * abs(f3 - f2) / (ratio ** p - 1), "assumed": False}
-        return {"order": float("nan"), "extrapolated": float("nan"), "gci": float("nan"), "assumed": False,
-                "note": "not monotone"}
+            return {"order": p, "extrapolated": ext, "gci": 1.25 * abs(f3 - f2) / (ratio ** p - 1),
+                    "assumed": False, "ratio": conv}
+        if -1 < conv < 0:
+            return {"order": float("nan"), "apparent_order": math.log(-1 / conv) / math.log(ratio),
+                    "extrapolated": f3, "gci": 0.5 * (max(f1, f2, f3) - min(f1, f2, f3)),
+                    "assumed": False, "ratio": conv, "note": "oscillatory"}
+        return {"order": float("nan"), "extrapolated": float("nan"), "gci": float("nan"),
+                "assumed": False, "ratio": conv, "note": "diverging"}
     if len(values) == 2:
         f2, f3 = values
         ext = f3 + (f3 - f2) / (ratio ** formal - 1)
@@ -67,7 +87,8 @@ def load(path):
                 r["lr"] = float("nan")
             r["box"] = "%gx%g" % (r["lx"], r["ly"]) + ("x%g" % r["lz"] if r["body"] == "sphere" else "")
             rows.append(r)
-    return rows
+    last = {r["case"]: i for i, r in enumerate(rows)}  # a repeated case counts once: its last row
+    return [r for i, r in enumerate(rows) if last[r["case"]] == i]
 
 
 def series(rows, vary, keys):
@@ -100,6 +121,7 @@ def analyse(rows):
         out["domain"].append({"body": key[0], "re": key[1], "c": key[2], "dh": key[3],
                               "boxes": [(r["box"], r["blockage"], r["cd"], r["st"], r["lr"]) for r in runs],
                               "cd_zero_blockage": c0 - b0 * (c1 - c0) / (b1 - b0)})
+    out["carried"] = carried(rows, out["grid"])
     for key, runs in sorted(series(rows, "c", ("body", "re", "box", "dh")).items()):
         entry = {"body": key[0], "re": key[1], "box": key[2], "dh": key[3], "c": [r["c"] for r in runs], "quantities": {}}
         lo, hi = runs[0], runs[-1]
@@ -110,6 +132,37 @@ def analyse(rows):
                 entry["quantities"][q] = {"values": [a, b], "incompressible": (w * b - a) / (w - 1),
                                           "mach_part_at_c10": (a - b) * w / (w - 1) * (lo["c"] / 10.0) ** 2}
         out["mach"].append(entry)
+    return out
+
+
+def carried(rows, grid):
+    """Each three-grid series' estimate carried to the larger boxes of the same body, Re and c."""
+    out = []
+    by = {}
+    for r in rows:
+        by.setdefault((r["body"], r["re"], r["c"], r["box"]), {})[r["dh"]] = r
+    for s in grid:
+        if len(s["dh"]) < 3:
+            continue
+        base = by[(s["body"], s["re"], s["c"], s["box"])]
+        for (body, re_, c, box), runs in sorted(by.items()):
+            if (body, re_, c) != (s["body"], s["re"], s["c"]) or box == s["box"]:
+                continue
+            common = sorted(set(runs) & set(base))
+            if not common or next(iter(runs.values()))["blockage"] >= next(iter(base.values()))["blockage"]:
+                continue
+            for q, v in s["quantities"].items():
+                if math.isnan(v.get("extrapolated", float("nan"))):
+                    continue
+                diffs = [(d, runs[d][q] - base[d][q]) for d in common if not math.isnan(runs[d][q] - base[d][q])]
+                if not diffs:
+                    continue
+                change = abs(diffs[-1][1] - diffs[-2][1]) if len(diffs) >= 2 else float("nan")
+                out.append({"body": body, "re": re_, "c": c, "from_box": s["box"], "box": box,
+                            "blockage": next(iter(runs.values()))["blockage"], "quantity": q,
+                            "grid_estimate": v["extrapolated"], "grid_uncertainty": v["gci"],
+                            "differences": diffs, "value": v["extrapolated"] + diffs[-1][1],
+                            "uncertainty": math.hypot(v["gci"], change) if not math.isnan(change) else float("nan")})
     return out
 
 
@@ -127,14 +180,30 @@ def markdown(rows, res):
             ref = REFERENCES.get((r["body"], r["re"], q))
             if ref and not math.isnan(r[q]):
                 lines.append("| %s | %s | %s | %g (%s) | %+.1f%% |" % (r["case"], q, fmt(r[q]), ref[0], ref[1], 100 * (r[q] / ref[0] - 1)))
-    lines += ["", "Grid series (observed order p; Richardson's extrapolation h -> 0 with its GCI):", "",
-              "| body | Re | c | box | D/h | quantity | values | p | extrapolated | GCI |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines += ["", "Grid series (convergence ratio R, observed order p; the estimate at h -> 0: Richardson's with its GCI",
+              "when monotone, the finest value with half the range when oscillatory):", "",
+              "| body | Re | c | box | D/h | quantity | values | R | p | estimate | uncertainty |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in res["grid"]:
         for q, v in s["quantities"].items():
-            lines.append("| %s | %d | %g | %s | %s | %s | %s | %s%s | %s | %s |" % (
+            order = fmt(v.get("order"), 3) + (" (assumed)" if v.get("assumed") else "")
+            if v.get("note") == "oscillatory":
+                order = "oscillatory (apparent %s)" % fmt(v["apparent_order"], 3)
+            elif v.get("note"):
+                order = v["note"]
+            lines.append("| %s | %d | %g | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 s["body"], s["re"], s["c"], s["box"], "/".join(str(d) for d in s["dh"]), q,
-                " ".join(fmt(x, 5) for x in v["values"]), fmt(v.get("order"), 3), " (assumed)" if v.get("assumed") else "",
+                " ".join(fmt(x, 5) for x in v["values"]), fmt(v.get("ratio"), 3), order,
                 fmt(v.get("extrapolated"), 5), fmt(v.get("gci"), 2)))
+    lines += ["", "Three-grid estimates carried to larger boxes (the boxes' difference on the finest common grid;",
+              "uncertainty: the grid's and that difference's change from the coarser common grid, in quadrature):", "",
+              "| body | Re | c | quantity | grid estimate (box) | larger box, blockage | differences by D/h | value | uncertainty |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for e in res["carried"]:
+        lines.append("| %s | %d | %g | %s | %s +- %s (%s) | %s, %.2f%% | %s | %s | %s |" % (
+            e["body"], e["re"], e["c"], e["quantity"], fmt(e["grid_estimate"], 5), fmt(e["grid_uncertainty"], 2),
+            e["from_box"], e["box"], 100 * e["blockage"], "; ".join("%d: %+.4g" % d for d in e["differences"]),
+            fmt(e["value"], 5), fmt(e["uncertainty"], 2)))
     lines += ["", "Domain series (the same grid, boxes of decreasing blockage):", "",
               "| body | Re | c | D/h | box: blockage, Cd, St, Lr | Cd at zero blockage (linear, two largest boxes) |",
               "|---|---|---|---|---|---|"]
@@ -157,7 +226,7 @@ def plot(rows, res, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
+    fig, ax = plt.subplots(figsize=(8.4, 4.4), dpi=110)
     for s in res["grid"]:
         q = s["quantities"].get("cd")
         if not q:
@@ -168,14 +237,23 @@ def plot(rows, res, path):
         if not math.isnan(q.get("extrapolated", float("nan"))):
             ax.plot([0] + h[-1:], [q["extrapolated"], q["values"][-1]], ":", color=line.get_color())
             ax.errorbar([0], [q["extrapolated"]], yerr=[q["gci"]], fmt="s", color=line.get_color(), capsize=3)
+    best = {}  # each body's drag carried to its largest box, plotted at h = 0
+    for e in res.get("carried", []):
+        k = (e["body"], e["re"])
+        if e["quantity"] == "cd" and (k not in best or e["blockage"] < best[k]["blockage"]):
+            best[k] = e
+    for i, ((body, re_), e) in enumerate(sorted(best.items())):
+        err = e["uncertainty"] if not math.isnan(e["uncertainty"]) else e["grid_uncertainty"]
+        ax.errorbar([-0.0012], [e["value"]], yerr=[err], fmt="D", color="k", ms=4, capsize=3,
+                    label=None if i else "h -> 0 in the largest box (three grids' estimate carried)")
     for (body, re_, qty), (v, src) in REFERENCES.items():
         if qty == "cd" and any(s["body"] == body and s["re"] == re_ for s in res["grid"]):
             ax.axhline(v, color="0.5", lw=0.8, ls="--")
-            ax.text(0.001, v, " %s Re %d: %g (%s)" % (body, re_, v, src.split(" (")[0]), fontsize=7, va="bottom")
+            ax.text(0.045, v, " %s Re %d: %g (%s)" % (body, re_, v, src.split(" (")[0]), fontsize=7, va="bottom")
     ax.set_xlabel("h / D")
     ax.set_ylabel("mean drag coefficient Cd")
-    ax.set_xlim(left=-0.002)
-    ax.legend(fontsize=7, loc="center right")
+    ax.set_xlim(left=-0.003)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path)

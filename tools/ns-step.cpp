@@ -66,7 +66,8 @@ struct NsOptions {
         .min(0);
     cli.option("ref-area", &ref_area,
                "Reference area of the force coefficients (a length in 2-D: the coefficients per unit span): writes "
-               "body_coefficients (Cd, Cl, and Cs in 3-D), the Strouhal number and surface_pressure (Cp)",
+               "body_coefficients (Cd, Cl, and Cs in 3-D, with their means), the Strouhal number, surface_pressure (Cp) "
+               "and its time average surface_pressure_mean",
                "A", "Bodies")
         .positive();
     cli.option("ref-velocity", &ref_velocity, "Reference velocity of the coefficients (default: the free stream's speed)",
@@ -82,7 +83,9 @@ struct NsOptions {
                "L", "Bodies")
         .positive();
     cli.option("spectrum-from", &spectrum_from,
-               "Time from which the lift's spectrum gives the Strouhal number (default: the second half of the run)", "T",
+               "Time from which the lift's spectrum gives the Strouhal number and the means of the coefficients and of "
+               "Cp are taken (default: the second half of the run)",
+               "T",
                "Bodies");
     o.declare_tuning(cli);  // --chunk, --kernel and the environment (kernels/ns/tuning.hpp)
     cli.flag("timing", &timing, "", "Removed");  // the former name of --repeat 1, kept for scripts
@@ -127,6 +130,7 @@ struct NsWriter {
   Shape shape;
   DType dtype;
   json snapshot_attrs;        // what every snapshot record says (its step, time and field added)
+  std::vector<std::string> fields;  // the snapshots' fields (--snapshot-fields; the solver may hold more)
   double written_bytes = 0;  // the blocked records' payload (the whole arrays)
 
   void snapshot(const ns::BlockFields& b) {
@@ -134,6 +138,7 @@ struct NsWriter {
     a["step"] = b.step;
     a["time"] = b.t;
     for (std::size_t f = 0; f < b.names.size(); ++f) {
+      if (std::find(fields.begin(), fields.end(), b.names[f]) == fields.end()) continue;
       a["field"] = b.names[f];
       field("snap_" + b.names[f], a, b, b.data[f]);
     }
@@ -146,15 +151,18 @@ struct NsWriter {
   }
 };
 
-// body_coefficients (body_coefficients_<b> with several bodies) beside body_force, and
-// surface_pressure from the final state (one process: the whole grid at hand).
+// body_coefficients (body_coefficients_<b> with several bodies) beside body_force, with
+// their means over the window; surface_pressure from the final state and
+// surface_pressure_mean over the window (rank 0: the surfaces gathered from every rank).
 void write_coefficients(const Cli& cli, NsWriter& w, const ns::Problem& pr, const ns::Result& res, const ns::Reference& ref,
                         const std::vector<std::vector<double>>& forces, const std::vector<std::vector<double>>& coefficients,
-                        const json& strouhal, const json& input_attrs) {
+                        const json& strouhal, double from, const std::vector<double>& cp, const ns::SurfaceMean* mean,
+                        const json& input_attrs) {
   const int cols = ns::coefficient_columns(ref);
   for (std::size_t k = 0; k < coefficients.size(); ++k) {
     json a = ns::coefficient_attrs(ref);
     a["strouhal"] = strouhal[k == 0 ? "all" : std::to_string(k - 1)];
+    a["mean"] = ns::mean_coefficients(coefficients[k], ref, from);
     a["body"] = k == 0 ? json("all") : json(static_cast<int>(k - 1));
     if (k > 0) a["spec"] = pr.bodies.list[k - 1].spec;
     const Shape shape{static_cast<std::int64_t>(forces[k].size() / 4), cols};
@@ -163,25 +171,40 @@ void write_coefficients(const Cli& cli, NsWriter& w, const ns::Problem& pr, cons
     w.out.write<double>(k == 0 ? "body_coefficients" : "body_coefficients_" + std::to_string(k - 1), shape,
                         coefficients[k].data(), cli.stamp(a, input_attrs));
   }
-  if (par::world().distributed()) {
-    if (!cli.quiet())
-      std::fprintf(stderr, "ns-step: note: surface_pressure is written by runs in one process only (not under MPI)\n");
-    return;
-  }
-  const std::vector<double> cp = ns::surface_pressure(pr, res, ref);
   const Shape shape{static_cast<std::int64_t>(cp.size() / ns::kSurfaceColumns), ns::kSurfaceColumns};
   require_finite(ExitCode::bad_input, "surface_pressure", shape, cp.data(), "the surface pressure overflowed");
   json a = ns::surface_pressure_attrs(ref);
   a["t"] = res.t;
   a["step"] = res.step;
   w.out.write<double>("surface_pressure", shape, cp.data(), cli.stamp(a, input_attrs));
+  if (!mean) return;
+  if (mean->rows == 0) {
+    if (!cli.quiet())
+      std::fprintf(stderr, "ns-step: note: no diagnostics row at or after t = %g: no surface_pressure_mean\n", from);
+    return;
+  }
+  const std::vector<double> mean_cp = mean->mean();
+  const std::vector<double> rows = ns::surface_rows(pr, mean->probe, mean_cp, ref);
+  const Shape mshape{static_cast<std::int64_t>(rows.size() / ns::kSurfaceColumns), ns::kSurfaceColumns};
+  require_finite(ExitCode::bad_input, "surface_pressure_mean", mshape, rows.data(), "the surface pressure overflowed");
+  w.out.write<double>("surface_pressure_mean", mshape, rows.data(),
+                      cli.stamp(ns::surface_mean_attrs(*mean, mean_cp, ref), input_attrs));
+}
+
+// The start of the means' window (--spectrum-from, or the run's second half) when it is
+// known before the run: with --t-end or a fixed --dt; not with --steps and a CFL step.
+std::optional<double> mean_window_from(const NsOptions& no, const ns::Problem& pr) {
+  if (no.spectrum_from) return *no.spectrum_from;
+  if (no.o.t_end) return pr.t0 + 0.5 * (*no.o.t_end - pr.t0);
+  if (no.o.dt > 0) return pr.t0 + 0.5 * (static_cast<double>(no.o.steps) * no.o.dt);
+  return std::nullopt;
 }
 
 // The state (same attrs, new t and step, history), the mask of --solid, the
 // diagnostics and the forces on the bodies.
 void write_results(const Cli& cli, NsWriter& w, const std::vector<Record>& records, const ns::Problem& pr,
                    const ns::Result& res, const NsOptions& no, json attrs, const json& input_attrs, Backend backend,
-                   const std::optional<ns::Reference>& ref) {
+                   const std::optional<ns::Reference>& ref, const ns::SurfaceMean* mean) {
   const ns::RunOptions& o = no.o;
   const ns::Params& p = pr.params;
   const bool root = par::world().is_root();
@@ -214,11 +237,12 @@ void write_results(const Cli& cli, NsWriter& w, const std::vector<Record>& recor
   const std::size_t nb = pr.bodies.list.size();
   std::vector<std::vector<double>> forces, coefficients;
   json strouhal = json::object();
+  // the window of the Strouhal number and the means: --spectrum-from, or the run's second half
+  const double from = mean ? mean->from : no.spectrum_from.value_or(pr.t0 + 0.5 * (res.t - pr.t0));
   if (pr.bodies.any() && root) {
     forces.push_back(ns::body_force_total(res.forces, nb));
     if (nb > 1)
       for (std::size_t k = 0; k < nb; ++k) forces.push_back(ns::body_force_of(res.forces, k));
-    const double from = no.spectrum_from.value_or(pr.t0 + 0.5 * (res.t - pr.t0));
     for (std::size_t k = 0; ref && k < forces.size(); ++k) {
       coefficients.push_back(ns::coefficient_table(forces[k], *ref));
       strouhal[k == 0 ? "all" : std::to_string(k - 1)] =
@@ -226,6 +250,8 @@ void write_results(const Cli& cli, NsWriter& w, const std::vector<Record>& recor
     }
   }
   if (ref) dattrs["strouhal"] = strouhal;
+  // the final state's surface pressure: every rank's block (its crossings gathered on rank 0)
+  const std::vector<double> cp = ref ? ns::surface_pressure(pr, res, *ref) : std::vector<double>{};
   const Shape diag_shape{static_cast<std::int64_t>(res.diag.size()), ns::kDiagColumns};
   if (root)
     require_finite(ExitCode::bad_input, "diagnostics", diag_shape, diag.data(),
@@ -252,7 +278,8 @@ void write_results(const Cli& cli, NsWriter& w, const std::vector<Record>& recor
       a["spec"] = pr.bodies.list[k].spec;
       w.out.write<double>("body_force_" + std::to_string(k), force_shape, forces[k + 1].data(), cli.stamp(a, input_attrs));
     }
-  if (ref) write_coefficients(cli, w, pr, res, *ref, forces, coefficients, strouhal, input_attrs);
+  if (ref)
+    write_coefficients(cli, w, pr, res, *ref, forces, coefficients, strouhal, from, cp, mean, input_attrs);
 }
 
 // The step and halo exchange times of --repeat's more runs, each run's first step left out (its warm-up).
@@ -386,7 +413,7 @@ int run(int argc, char** argv) {
   snapshot_attrs["kind"] = "ns.snapshot";
   for (const char* stale : {"t", "step", "dt_last"}) snapshot_attrs.erase(stale);
   NsWriter writer{par::StreamOut(world.is_root() ? out_file.get() : nullptr), Shape{p.n[0], p.n[1], p.n[2]},
-                  o.fp32 ? DType::f4 : DType::f8, cli.stamp(snapshot_attrs, input_attrs)};
+                  o.fp32 ? DType::f4 : DType::f8, cli.stamp(snapshot_attrs, input_attrs), o.snapshot_fields};
   writer.out.set_units(ns::units());
 
   // 5. Solve: --repeat N runs the steps N more times from the input state first (no
@@ -403,8 +430,30 @@ int run(int argc, char** argv) {
   // The written run's wall time and the process phases inside it (snapshots written),
   // so that the profile can name what the solver's own phases leave out.
   const double wall0 = timeline::now(), covered0 = timeline::total_seconds();
-  std::unique_ptr<ns::Solver> solver = ns::make_solver(backend, pr, o);
-  ns::Stepper stepper{*solver, [&](const ns::BlockFields& b) { writer.snapshot(b); }};
+  // --ref-area: the surface pressure summed at every diagnostics row of the window, when
+  // the window is known before the run (the solver's snapshot fields then hold rho)
+  std::optional<ns::SurfaceMean> mean;
+  ns::RunOptions solver_options = o;
+  if (ref) {
+    if (const std::optional<double> from = mean_window_from(no, pr)) {
+      mean.emplace();
+      mean->probe = ns::make_surface_probe(pr);
+      mean->from = *from;
+      if (std::find(o.snapshot_fields.begin(), o.snapshot_fields.end(), "rho") == o.snapshot_fields.end())
+        solver_options.snapshot_fields.push_back("rho");
+    } else if (!cli.quiet() && world.is_root()) {
+      std::fprintf(stderr,
+                   "ns-step: note: no surface_pressure_mean: with --steps and a CFL time step the window is not known "
+                   "before the run (give --spectrum-from T, --t-end or --dt)\n");
+    }
+  }
+  std::unique_ptr<ns::Solver> solver = ns::make_solver(backend, pr, solver_options);
+  ns::Stepper stepper{*solver, [&](const ns::BlockFields& b) { writer.snapshot(b); }, {}, 0};
+  if (mean) {
+    stepper.sample_from = mean->from;
+    stepper.sample = [&](const ns::BlockFields& b) { mean->add(pr, b, *ref); };
+    if (pr.t0 >= mean->from) mean->add(pr, solver->snapshot(pr.step0, pr.t0), *ref);  // the first row, made with the solver
+  }
   const SteppedRun steps = run_steps(stepper, o, pr.t0, pr.step0, 0, "ns-step", 1, cli.quiet() || !world.is_root());
   const ns::Result res = solver->finish(pr.step0 + steps.steps, steps.time);
   solver.reset();
@@ -421,7 +470,7 @@ int run(int argc, char** argv) {
   check.reset();
 
   // 7. Write (every rank), then the timing and the profile before the commit (rank 0).
-  write_results(cli, writer, records, pr, res, no, state_attrs, input_attrs, backend, ref);
+  write_results(cli, writer, records, pr, res, no, state_attrs, input_attrs, backend, ref, mean ? &*mean : nullptr);
   writer.out.finish();
   const double write_seconds = par::max_all(writer.out.blocked_seconds());
   if (!world.is_root()) return 0;

@@ -7,6 +7,7 @@
 
 #include "bodies.hpp"
 #include "common/error.hpp"
+#include "common/parallel.hpp"
 
 namespace numpipe::ns {
 
@@ -203,12 +204,89 @@ json strouhal_attrs(const Strouhal& s) {
            "one bin of the unpadded periodogram (1 / span) in St"}};
 }
 
-std::vector<double> surface_pressure(const Problem& pr, const Result& res, const Reference& r) {
+SurfaceProbe make_surface_probe(const Problem& pr) {
   const Params& p = pr.params;
   const Geometry g = make_geometry(p);
-  const IbTables<double> tables = build_ib_tables<double>(p, pr.bodies, g);
-  const double c2 = p.c * p.c, q = 0.5 * r.density * r.velocity * r.velocity;
-  const double* rho = res.fields[kRho].data();
+  SurfaceProbe probe;
+  probe.crossings = build_ib_tables<double>(p, pr.bodies, g).crossings;
+  probe.nodes.reserve(2 * probe.crossings.size());
+  const long long si = g.si(), sj = g.sj();
+  for (const Crossing& x : probe.crossings) {
+    long long at[3] = {x.at / si - kGhost, x.at % si / sj - kGhost, x.at % sj - g.gk};
+    const auto flat = [&](const long long idx[3]) {
+      long long w[3];
+      for (int a = 0; a < 3; ++a) w[a] = ((idx[a] % p.n[a]) + p.n[a]) % p.n[a];  // periodic wrap
+      return (w[0] * p.n[1] + w[1]) * p.n[2] + w[2];
+    };
+    probe.nodes.push_back(flat(at));
+    if (x.fluid_beyond >= 1) at[x.axis] += x.side == 0 ? 1 : -1;  // the line's next fluid node away from the surface
+    probe.nodes.push_back(flat(at));
+  }
+  return probe;
+}
+
+namespace {
+struct NodeValue {  // plain data, so that MPI can gather it
+  long long index;  // into SurfaceProbe::nodes
+  double rho;
+};
+}  // namespace
+
+std::vector<double> probe_density(const Problem& pr, const SurfaceProbe& probe, const long long offset[3], const int n[3],
+                                  const void* rho, bool fp32) {
+  const Params& p = pr.params;
+  std::vector<NodeValue> mine;
+  for (std::size_t m = 0; m < probe.nodes.size(); ++m) {
+    const long long node = probe.nodes[m];
+    const long long gi = node / (p.n[1] * p.n[2]), gj = node / p.n[2] % p.n[1], gk = node % p.n[2];
+    const long long li = gi - offset[0], lj = gj - offset[1], lk = gk - offset[2];
+    if (li < 0 || lj < 0 || lk < 0 || li >= n[0] || lj >= n[1] || lk >= n[2]) continue;  // another rank's
+    const std::size_t at = static_cast<std::size_t>((li * n[1] + lj) * n[2] + lk);
+    mine.push_back({static_cast<long long>(m), fp32 ? double(static_cast<const float*>(rho)[at]) : static_cast<const double*>(rho)[at]});
+  }
+  const par::Group& world = par::world();
+  if (world.distributed()) {
+    mine = par::world().gather_concat(mine);
+    if (!world.is_root()) return {};
+  }
+  // every node lies in exactly one block: each value comes once, whatever the rank count
+  std::vector<double> out(probe.nodes.size(), 0.0);
+  for (const NodeValue& v : mine) out[static_cast<std::size_t>(v.index)] = v.rho;
+  return out;
+}
+
+std::vector<double> crossing_cp(const Problem& pr, const SurfaceProbe& probe, const std::vector<double>& rho,
+                                const Reference& r) {
+  const double c2 = pr.params.c * pr.params.c, q = 0.5 * r.density * r.velocity * r.velocity;
+  std::vector<double> cp(probe.crossings.size());
+  for (std::size_t m = 0; m < cp.size(); ++m) {
+    const Crossing& x = probe.crossings[m];
+    const double r0 = rho[2 * m];
+    // the density on the surface: linear extrapolation from the line's two fluid nodes (as crossing_force)
+    const double rs = x.fluid_beyond >= 1 ? r0 + (r0 - rho[2 * m + 1]) * x.e0 : r0;
+    cp[m] = c2 * (rs - 1.0) / q;
+  }
+  return cp;
+}
+
+std::vector<double> pressure_coefficients(const SurfaceProbe& probe, const std::vector<double>& cp, const Reference& r) {
+  // F_a = -sum p sigma dA over the crossings of the lines along a (model.hpp crossing_force),
+  // so the coefficient along e is -sum Cp sigma dA e_a / A
+  double f[3] = {0, 0, 0};
+  for (std::size_t m = 0; m < cp.size(); ++m) {
+    const Crossing& x = probe.crossings[m];
+    f[x.axis] -= cp[m] * (x.side == 0 ? 1.0 : -1.0) * x.area;
+  }
+  const double* dirs[3] = {r.drag, r.lift, r.side};
+  std::vector<double> out(static_cast<std::size_t>(coefficient_columns(r) - 1));
+  for (std::size_t c = 0; c < out.size(); ++c) out[c] = dot3(f, dirs[c]) / r.area;
+  return out;
+}
+
+std::vector<double> surface_rows(const Problem& pr, const SurfaceProbe& probe, const std::vector<double>& cp,
+                                 const Reference& r) {
+  const Params& p = pr.params;
+  const Geometry g = make_geometry(p);
   const std::size_t nb = pr.bodies.list.size();
   struct Point {
     int body;
@@ -216,28 +294,16 @@ std::vector<double> surface_pressure(const Problem& pr, const Result& res, const
     long long key;
   };
   std::vector<Point> pts;
-  pts.reserve(tables.crossings.size());
-  const long long si = g.si(), sj = g.sj();
-  for (const Crossing& x : tables.crossings) {
-    const long long i = x.at / si - kGhost, j = x.at % si / sj - kGhost, k = x.at % sj - g.gk;
-    long long at[3] = {i, j, k};
-    const auto flat = [&](const long long idx[3]) {
-      long long w[3];
-      for (int a = 0; a < 3; ++a) w[a] = ((idx[a] % p.n[a]) + p.n[a]) % p.n[a];  // periodic wrap
-      return static_cast<std::size_t>((w[0] * p.n[1] + w[1]) * p.n[2] + w[2]);
-    };
-    const double r0 = rho[flat(at)];
-    double rs = r0;
-    if (x.fluid_beyond >= 1) {  // the line's next fluid node away from the surface
-      at[x.axis] += x.side == 0 ? 1 : -1;
-      rs = r0 + (r0 - rho[flat(at)]) * x.e0;
-    }
+  pts.reserve(probe.crossings.size());
+  for (std::size_t m = 0; m < probe.crossings.size(); ++m) {
+    const Crossing& x = probe.crossings[m];
+    const long long node = probe.nodes[2 * m];
+    const long long idx[3] = {node / (p.n[1] * p.n[2]), node / p.n[2] % p.n[1], node % p.n[2]};
     Point pt{};
     pt.body = x.body;
     pt.key = x.key;
-    pt.cp = c2 * (rs - 1.0) / q;
-    const long long node[3] = {i, j, k};
-    for (int a = 0; a < 3; ++a) pt.x[a] = double(node[a]) * g.h[a];
+    pt.cp = cp[m];
+    for (int a = 0; a < 3; ++a) pt.x[a] = double(idx[a]) * g.h[a];
     pt.x[x.axis] += (x.side == 0 ? -1 : 1) * x.e0 * g.h[x.axis];
     pts.push_back(pt);
   }
@@ -281,6 +347,68 @@ std::vector<double> surface_pressure(const Problem& pr, const Result& res, const
     out.insert(out.end(), row, row + kSurfaceColumns);
   }
   return out;
+}
+
+void SurfaceMean::add(const Problem& pr, const BlockFields& b, const Reference& r) {
+  std::size_t f = 0;
+  while (f < b.names.size() && b.names[f] != "rho") ++f;
+  if (f == b.names.size()) fail_internal("SurfaceMean::add: the block's fields hold no rho");
+  const std::vector<double> rho = probe_density(pr, probe, b.offset, b.n, b.data[f], b.fp32);
+  if (!par::world().is_root()) return;
+  const std::vector<double> cp = crossing_cp(pr, probe, rho, r);
+  if (sum.empty()) sum.assign(cp.size(), 0.0);
+  for (std::size_t m = 0; m < cp.size(); ++m) sum[m] += cp[m];
+  if (rows == 0) first = b.t;
+  last = b.t;
+  ++rows;
+}
+
+std::vector<double> SurfaceMean::mean() const {
+  std::vector<double> out(sum.size());
+  for (std::size_t m = 0; m < sum.size(); ++m) out[m] = sum[m] / static_cast<double>(rows);
+  return out;
+}
+
+json surface_mean_attrs(const SurfaceMean& m, const std::vector<double>& mean_cp, const Reference& r) {
+  json a = surface_pressure_attrs(r);
+  a["kind"] = "ns.surface_pressure_mean";
+  a["definition"] = a["definition"].get<std::string>() +
+                    "; the mean of Cp over the diagnostics rows of the window (attrs.window), each crossing's";
+  a["window"] = {{"from", m.from}, {"first", m.first}, {"last", m.last}, {"rows", m.rows}};
+  const std::vector<double> c = pressure_coefficients(m.probe, mean_cp, r);
+  const char* names[3] = {"Cd", "Cl", "Cs"};
+  json pc = json::object();
+  for (std::size_t k = 0; k < c.size(); ++k) pc[names[k]] = c[k];
+  a["pressure_coefficients"] = pc;
+  return a;
+}
+
+json mean_coefficients(const std::vector<double>& coefficients, const Reference& r, double from) {
+  const std::size_t cols = static_cast<std::size_t>(coefficient_columns(r)), rows = coefficients.size() / cols;
+  std::vector<double> sum(cols, 0.0);
+  long long count = 0;
+  double first = 0, last = 0;
+  for (std::size_t i = 0; i < rows; ++i) {
+    const double* row = &coefficients[i * cols];
+    if (!(row[0] >= from)) continue;
+    if (count == 0) first = row[0];
+    last = row[0];
+    ++count;
+    for (std::size_t c = 1; c < cols; ++c) sum[c] += row[c];
+  }
+  json a = {{"from", from}, {"rows", count}};
+  a["first"] = count ? json(first) : json(nullptr);
+  a["last"] = count ? json(last) : json(nullptr);
+  const char* names[3] = {"Cd", "Cl", "Cs"};
+  for (std::size_t c = 1; c < cols; ++c) a[names[c - 1]] = count ? json(sum[c] / static_cast<double>(count)) : json(nullptr);
+  return a;
+}
+
+std::vector<double> surface_pressure(const Problem& pr, const Result& res, const Reference& r) {
+  const SurfaceProbe probe = make_surface_probe(pr);
+  const std::vector<double> rho = probe_density(pr, probe, res.block_offset, res.block_n, res.fields[kRho].data(), false);
+  if (rho.empty() && !probe.nodes.empty()) return {};  // not rank 0
+  return surface_rows(pr, probe, crossing_cp(pr, probe, rho, r), r);
 }
 
 }  // namespace numpipe::ns

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "model.hpp"
 #include "ns.hpp"
 
 namespace numpipe::ns {
@@ -72,7 +73,56 @@ json strouhal_attrs(const Strouhal& s);
 // body, x, y, z, angle, Cp, sorted by body then angle: the angle in degrees from the
 // upstream stagnation point about the body's centre, signed toward the lift in 2-D
 // (-180, 180], the polar angle [0, 180] in 3-D.
+// Under MPI every rank passes its block and rank 0 gets the rows (the others: none), the
+// same as one process's.
 inline constexpr int kSurfaceColumns = 6;
 std::vector<double> surface_pressure(const Problem& pr, const Result& res, const Reference& r);
+
+// The pieces of surface_pressure, for a state at any time (the time-averaged Cp):
+// the crossings of the grid lines with the bodies' surfaces (global order), and the
+// global C-order indices of the two density nodes each reads (the fluid node next to
+// the surface and the line's next one; the same node twice without one).
+struct SurfaceProbe {
+  std::vector<Crossing> crossings;
+  std::vector<long long> nodes;  // 2 per crossing
+};
+SurfaceProbe make_surface_probe(const Problem& pr);
+// The density at the probe's nodes from this process's block (offset, points per axis,
+// C-order values, float or double): rank 0 gets every node's value (gathered under MPI:
+// the same values for any rank count), the other ranks an empty vector.
+std::vector<double> probe_density(const Problem& pr, const SurfaceProbe& probe, const long long offset[3], const int n[3],
+                                  const void* rho, bool fp32);
+// Cp at every crossing (probe order) from the density at its nodes.
+std::vector<double> crossing_cp(const Problem& pr, const SurfaceProbe& probe, const std::vector<double>& rho,
+                                const Reference& r);
+// The rows body, x, y, z, angle, Cp of a Cp per crossing (sorted as surface_pressure's).
+std::vector<double> surface_rows(const Problem& pr, const SurfaceProbe& probe, const std::vector<double>& cp,
+                                 const Reference& r);
+// The pressure's part of the force coefficients (Cd, Cl, and Cs in 3-D) of a Cp per
+// crossing, every body together: -sum Cp sigma dA e_axis . e / A, the pressure term of
+// the force integral (model.hpp crossing_force).
+std::vector<double> pressure_coefficients(const SurfaceProbe& probe, const std::vector<double>& cp, const Reference& r);
+
+// The time-averaged surface pressure: Cp at every crossing summed over the diagnostics
+// rows from time `from` on (the window of the mean coefficients and of the Strouhal
+// number), then divided by their count. add() on every rank (collective under MPI: the
+// block's density gathered); the sums on rank 0, in row order: any rank count, the same bits.
+struct SurfaceMean {
+  SurfaceProbe probe;
+  double from = 0;
+  long long rows = 0;
+  double first = 0, last = 0;  // the times of the first and last rows summed
+  std::vector<double> sum;     // rank 0
+  // The fields of this process's block at a diagnostics row (they must hold rho).
+  void add(const Problem& pr, const BlockFields& b, const Reference& r);
+  std::vector<double> mean() const;
+};
+// The record surface_pressure_mean's attrs: surface_pressure's, its window and the
+// pressure's part of the force coefficients of the mean Cp.
+json surface_mean_attrs(const SurfaceMean& m, const std::vector<double>& mean_cp, const Reference& r);
+
+// The mean of body_coefficients' columns over its rows with t >= from, as attrs:
+// from, first, last, rows, Cd, Cl (and Cs); null values without a row.
+json mean_coefficients(const std::vector<double>& coefficients, const Reference& r, double from);
 
 }  // namespace numpipe::ns

@@ -111,9 +111,16 @@ class Solver {
 struct Stepper {
   Solver& solver;
   std::function<void(const BlockFields&)> write;
+  // With `sample`: the block's snapshot fields after every diagnostics row at a time
+  // from sample_from on (ns-step's time-averaged surface pressure).
+  std::function<void(const BlockFields&)> sample;
+  double sample_from = 0;
   double next_dt() { return solver.next_dt(); }
   void step(double dt) { solver.step(dt); }
-  void diagnose(long long step, double t) { solver.diagnose(step, t); }
+  void diagnose(long long step, double t) {
+    solver.diagnose(step, t);
+    if (sample && t >= sample_from) sample(solver.snapshot(step, t));
+  }
   void snapshot(long long step, double t) {
     const BlockFields& fields = solver.snapshot(step, t);
     if (write) write(fields);

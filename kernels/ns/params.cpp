@@ -129,7 +129,7 @@ bool is_snapshot_field(const std::string& name) {
 }
 
 Result run(Solver& solver, const Problem& pr, const RunOptions& o, const std::string& progress) {
-  Stepper stepper{solver, o.on_snapshot};
+  Stepper stepper{solver, o.on_snapshot, {}, 0};
   const SteppedRun steps = run_steps(stepper, step_plan(o), pr.t0, pr.step0, 0, progress, 1, progress.empty());
   return solver.finish(pr.step0 + steps.steps, steps.time);
 }

@@ -122,6 +122,7 @@ TEST_CASE("ns surface pressure: a density linear in x gives Cp = c^2 a x_s / q o
   const std::size_t n = static_cast<std::size_t>(p.n[0] * p.n[1] * p.n[2]);
   Result res;
   for (auto& f : res.fields) f.assign(n, 0.0);
+  for (int d = 0; d < 3; ++d) res.block_n[d] = static_cast<int>(p.n[d]);
   const double a = 0.01, h = 8.0 / 64;
   for (long long i = 0; i < p.n[0]; ++i)
     for (long long j = 0; j < p.n[1]; ++j) res.fields[kRho][static_cast<std::size_t>(i * p.n[1] + j)] = 1 + a * (i * h - 4);
@@ -142,4 +143,32 @@ TEST_CASE("ns surface pressure: a density linear in x gives Cp = c^2 a x_s / q o
     CHECK(row[4] >= last_angle);
     last_angle = row[4];
   }
+}
+
+TEST_CASE("ns surface pressure: the pressure force of a uniform gradient is -grad p times the volume (divergence theorem)") {
+  Problem pr;
+  Params& p = pr.params;
+  p = stream_params(1, 0, 1);
+  p.c = 3;
+  const double radius = 0.7;
+  pr.bodies.list.push_back(parse_body("cylinder:4.02,2.03,0.7"));
+  const Reference r = make_reference(p, 2 * radius, 1.5, 1, std::nullopt);
+  const SurfaceProbe probe = make_surface_probe(pr);
+  REQUIRE(probe.nodes.size() == 2 * probe.crossings.size());
+  // rho = 1 + a (x - 4): p = c^2 a (x - 4), the force -c^2 a pi R^2 Lz along x, none across
+  const double a = 0.01, h = 8.0 / 64;
+  std::vector<double> rho(probe.nodes.size());
+  for (std::size_t m = 0; m < rho.size(); ++m) rho[m] = 1 + a * (double(probe.nodes[m] / (p.n[1] * p.n[2])) * h - 4);
+  const std::vector<double> cp = crossing_cp(pr, probe, rho, r);
+  const std::vector<double> c = pressure_coefficients(probe, cp, r);
+  REQUIRE(c.size() == 2);
+  const double q = 0.5 * 1.5 * 1.5;
+  CHECK(c[0] == doctest::Approx(-9 * a * M_PI * radius * radius / (q * 2 * radius)).epsilon(0.02));
+  CHECK(std::fabs(c[1]) < 1e-12);
+  // a uniform pressure pushes no way at all on a closed surface
+  const std::vector<double> uniform = pressure_coefficients(probe, std::vector<double>(cp.size(), 0.37), r);
+  CHECK(std::fabs(uniform[0]) < 1e-12);
+  CHECK(std::fabs(uniform[1]) < 1e-12);
+  // the rows are those of surface_rows, one per crossing
+  CHECK(surface_rows(pr, probe, cp, r).size() == cp.size() * kSurfaceColumns);
 }
