@@ -57,11 +57,15 @@ struct MortalityLaw {
   std::vector<double> select_force;  // made by validate from select_q: -ln(1 - q), rows as force
   bool select() const { return select_years > 0; }
   // Mortality improvement (select.hpp): a q_x table with yearly improvement factors AI_x,
-  // one per row (empty: none), q_x(year) = q_x (1 - AI_x)^(year - improvement_base_year).
+  // one per row (empty: none), q_x(year) = q_x (1 - AI_x)^(year - improvement_base_year);
+  // or rates AI(x, year) by age and calendar year: improvement_years (whole, consecutive)
+  // and improvement_by_year (rows x years; validate then sets improvement to the last year's).
   std::vector<double> improvement;
   double improvement_base_year = 0;
-  std::vector<double> improve_q;     // made by validate: the q_x of the rows used
-  bool improving() const { return !improvement.empty(); }
+  std::vector<double> improvement_years, improvement_by_year;
+  std::vector<double> improve_q, improve_cum;  // made by validate (select.hpp's improve_cum)
+  bool improving() const { return !improvement.empty() || !improvement_by_year.empty(); }
+  bool improving_by_year() const { return !improvement_years.empty(); }
   MortalityView view() const;        // host pointers (force)
 };
 MortalityLaw gompertz_makeham(const std::string& name, double A, double B, double C);

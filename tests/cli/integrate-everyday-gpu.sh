@@ -1,5 +1,5 @@
 # The everyday basis on CUDA: select mortality (a factor, a select table), mortality
-# improvement, joint-life and
+# improvement (by age, and by age and calendar year), joint-life and
 # last-survivor annuities (a table life among them, equivalence premiums, discrete
 # payments) and each policy's own interest (rates and a curve, a spouse pension among
 # them) agree with the CPU backend within 1e-13 relative and give the same bits run to
@@ -33,7 +33,18 @@ for a in range(0, 121): print(f'{a},{0.02 if a < 80 else 0.01}')" > ai.csv
 printf 'x,product,year,premium\n65,annuity,2025,0\n40,endowment,2031,equivalence\n' > years.csv
 gen-input integrate --from-text years.csv --term 25 --mortality-table "$SRC/share/examples/integrate-life-table.csv:q_female" \
   --improvement insured=ai.csv --base-year 2020 -o improve.nps
-for f in sel seltab two own improve; do
+"$PY" -c "
+print('age,' + ','.join(str(y) for y in range(2019, 2041)))
+for a in range(20, 121): print(f'{a},' + ','.join(f'{0.03 - 0.0004 * (y - 2019) - 0.0001 * (a // 10):.6f}' for y in range(2019, 2041)))" > aiy.csv
+printf 'x,y,product,year,premium
+65,,annuity,2025,0
+40,,endowment,2031,equivalence
+60,57,last-survivor,2020,0
+' > yearsy.csv
+gen-input integrate --from-text yearsy.csv --term 25 --mortality-table "$SRC/share/examples/integrate-life-table.csv:q_female" \
+  --mortality-table spouse="$SRC/share/examples/integrate-life-table.csv:q_male" \
+  --improvement-table insured=aiy.csv --improvement-table spouse=aiy.csv --base-year 2020 -o improve-by-year.nps
+for f in sel seltab two own improve improve-by-year; do
   for a in "" "--frequency 12" "--frequency 1 --timing arrears"; do
     [ "$f" = own ] && [ -n "$a" ] && continue  # a spouse pension: continuous only
     integrate -i $f.nps $a --backend cpu -o cpu.nps
