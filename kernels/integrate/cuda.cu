@@ -239,7 +239,7 @@ __global__ void cash_flow_kernel(const ProductSpec* specs, std::int64_t n, RateV
   std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const ProductSpec sp = specs[i];
-  product_cash_flows(sp, rv, laws[sp.insured], sp.premium, flows + i * kYears * kCashFlowKinds);
+  product_cash_flows(sp, rv, laws, sp.premium, flows + i * kYears * kCashFlowKinds);
 }
 
 template <class T>
