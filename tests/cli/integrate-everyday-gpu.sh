@@ -3,7 +3,7 @@
 # last-survivor annuities (a table life among them, equivalence premiums, discrete
 # payments) and each policy's own interest (rates and a curve, a spouse pension among
 # them) agree with the CPU backend within 1e-13 relative and give the same bits run to
-# run and over a device list.
+# run and over a device list; so do their cash flows and durations.
 require_gpu
 SSSM="--mortality insured=gm:0.00022,-5.568636235841013,0.05076631123304232"
 cat > two.csv <<CSV
@@ -60,3 +60,12 @@ done
 integrate -i own.nps --duration --backend cpu -o d-cpu.nps
 integrate -i own.nps --duration --backend cuda | verify --against d-cpu.nps --rtol 1e-9 --atol 1e-12 ||
   fail "--duration with the policies' own rates: CUDA and CPU differ"
+# Cash flows and durations on the everyday basis (select, two lives, improvement by year).
+for f in sel seltab two improve-by-year; do
+  integrate -i $f.nps --frequency 1 --backend cpu --cash-flows --duration -o $f-cf-cpu.nps
+  integrate -i $f.nps --frequency 1 --backend cuda --cash-flows --duration -o $f-cf-gpu.nps
+  verify $f-cf-gpu.nps $f-cf-cpu.nps --rtol 1e-13 --atol 1e-13 --rtol duration=1e-6 --rtol reserve_rate_derivative=1e-6 \
+    --atol duration=1e-8 --atol reserve_rate_derivative=1e-8 || fail "$f --cash-flows --duration: CUDA and CPU differ"
+  integrate -i $f.nps --frequency 1 --backend cuda --cash-flows --duration | verify --against $f-cf-gpu.nps --rtol 0 --atol 0 ||
+    fail "$f --cash-flows --duration: CUDA not reproducible"
+done

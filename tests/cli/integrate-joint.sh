@@ -120,7 +120,6 @@ expect_exit 2 "needs the second life's age now" -- gen-input integrate --product
 expect_exit 2 "needs the second life's age now" -- gen-input integrate --product last-survivor --x 60 --second-age 130 -o /dev/null
 expect_exit 2 'would never pay' -- gen-input integrate --product joint-life --x 60 --second-age 100 --deferment 25 -o /dev/null
 gen-input integrate --product joint-life --x 60 --second-age 50 -o joint.nps
-expect_exit 2 'annuities on two' -- integrate -i joint.nps --cash-flows -o /dev/null
 # Equal lives on one law: the last-survivor status's 2 a_x - a_xx.
 gen-input integrate --product last-survivor --x 62 --second-age 62 --mortality spouse=gm:0.0005,-4.272,0.038 -o same.nps
 gen-input integrate --product annuity --x 62 -o single.nps

@@ -117,7 +117,6 @@ expect_exit 2 'is by whole age at selection' -- gen-input integrate --product an
 printf 'age,q0,q1,q\n60,0.01,1.5,0.02\n' > badsel.csv
 expect_exit 2 'select rates' -- gen-input integrate --product annuity --x 60 --select-table badsel.csv -o /dev/null
 gen-input integrate --product annuity --x 60 --select insured=2,0.9 -o sel.nps
-expect_exit 2 'select mortality' -- integrate -i sel.nps --cash-flows -o /dev/null
 # A select factor of 1 is the ultimate law, bit for bit.
 gen-input integrate --product endowment --x 40 --term 20 --premium equivalence --select insured=2,1 -o one.nps
 gen-input integrate --product endowment --x 40 --term 20 --premium equivalence -o none.nps
