@@ -5,6 +5,7 @@
 # them) agree with the CPU backend within 1e-13 relative and give the same bits run to
 # run and over a device list; so do their cash flows and durations.
 require_gpu
+. "$SRC/tests/cli/integrate_backends.sh"
 SSSM="--mortality insured=gm:0.00022,-5.568636235841013,0.05076631123304232"
 cat > two.csv <<CSV
 x,y,product,deferment,premium
@@ -47,14 +48,9 @@ gen-input integrate --from-text yearsy.csv --term 25 --mortality-table "$SRC/sha
 for f in sel seltab two own improve improve-by-year; do
   for a in "" "--frequency 12" "--frequency 1 --timing arrears"; do
     [ "$f" = own ] && [ -n "$a" ] && continue  # a spouse pension: continuous only
-    integrate -i $f.nps $a --backend cpu -o cpu.nps
-    integrate -i $f.nps $a --backend cuda -o gpu.nps
     # atol 1e-13: an equivalence premium's reserve at 0 is zero up to the cancellation of terms
     # of order 1-10 (CPU and CUDA left -5.3e-15 and -7.1e-15 there), the rest within rtol 1e-13
-    verify gpu.nps cpu.nps --rtol 1e-13 --atol 1e-13 || fail "$f $a: CUDA and CPU differ"
-    integrate -i $f.nps $a --backend cuda | verify --against gpu.nps --rtol 0 --atol 0 || fail "$f $a: CUDA not reproducible"
-    integrate -i $f.nps $a --backend cuda --devices 0,0 | verify --against gpu.nps --rtol 0 --atol 0 ||
-      fail "$f $a: --devices 0,0 changed the bits"
+    backends_agree $f.nps 1e-13 $a
   done
 done
 integrate -i own.nps --duration --backend cpu -o d-cpu.nps

@@ -10,14 +10,12 @@
 # --improvement; the reader refuses bad tables, naming the line or the year.
 require_python
 T="$SRC/share/examples/integrate-life-table.csv"
-"$PY" -c "
-print('age,' + ','.join(str(y) for y in range(2018, 2046)))
-for a in range(20, 121): print(f'{a},' + ','.join(f'{max(0.0, 0.032 - 0.0007 * (y - 2018) - 0.0002 * (a // 5)):.6f}' for y in range(2018, 2046)))" > aiy.csv
-export PYTHONPATH="$SRC/share/python"
+export PYTHONPATH="$SRC/share/python:$SRC/tests/cli"
 "$PY" - "$T" <<'PY' || fail "the improvement by calendar year's comparison failed"
-import math, os, sys
-sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "cli"))
-from integrate_reference import Checks, run
+import math, sys
+from integrate_reference import Checks, run, write_rates_by_year
+years = list(range(2018, 2046))
+ai = write_rates_by_year("aiy.csv", range(20, 121), years, lambda a, y: max(0.0, 0.032 - 0.0007 * (y - 2018) - 0.0002 * (a // 5)))
 table = sys.argv[1]
 q = {"female": {}, "male": {}}
 for line in open(table):
@@ -25,9 +23,6 @@ for line in open(table):
         continue
     f = line.strip().split(",")
     q["female"][int(float(f[0]))], q["male"][int(float(f[0]))] = float(f[1]), float(f[2])
-rows = open("aiy.csv").read().split()
-years = [int(y) for y in rows[0].split(",")[1:]]
-ai = {int(r.split(",")[0]): [float(v) for v in r.split(",")[1:]] for r in rows[1:]}
 delta, base = 0.04, 2020
 v = math.exp(-delta)
 

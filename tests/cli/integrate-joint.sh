@@ -12,21 +12,15 @@
 # a last-survivor annuity deferred 10 years with level premiums while both are alive: its
 # equivalence premium within 1e-8 relative.
 require_python
-export PYTHONPATH="$SRC/share/python"
+export PYTHONPATH="$SRC/share/python:$SRC/tests/cli"
 "$PY" - <<'PY' || fail "the two-life annuities' comparison failed"
-import math, subprocess, csv
+import math, os, subprocess
 import numpy as np
 import numpipe
-import os, sys
-sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "cli"))
-from integrate_reference import Checks, run as run_tools
+from integrate_reference import A, B, c, delta, makeham, Checks, run as run_tools
 
-A, B, c = 0.00022, 2.7e-6, 1.124
-delta = math.log(1.05)
-import os
 table = os.environ["SRC"] + "/share/examples/integrate-life-table.csv"
-basis = ["--mortality", "insured=gm:%r,%r,%r" % (A, math.log10(B), math.log10(c)),
-         "--mortality-table", "spouse=" + table + ":q_male", "--rate", repr(delta)]
+basis = ["--mortality", makeham(), "--mortality-table", "spouse=" + table + ":q_male", "--rate", repr(delta)]
 ages, q = [], []
 for line in open(table):
     if line.startswith("#") or line.startswith("age"):

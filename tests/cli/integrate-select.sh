@@ -13,19 +13,14 @@
 # layout: age at selection, q_[x], q_[x]+1, then the ultimate q_x) gives the same annual
 # values, and the options' bad values are refused.
 require_python
-export PYTHONPATH="$SRC/share/python"
+export PYTHONPATH="$SRC/share/python:$SRC/tests/cli"
 "$PY" - <<'PY' || fail "the select mortality comparison failed"
-import math, subprocess
+import math
 import numpy as np
 from scipy import integrate as si
-import numpipe
-import os, sys
-sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "cli"))
-from integrate_reference import Checks, run as run_tools
+from integrate_reference import A, B, c, delta, makeham, Checks, run as run_tools
 
-A, B, c = 0.00022, 2.7e-6, 1.124
-delta = math.log(1.05)
-law = ["--mortality", "insured=gm:%r,%r,%r" % (A, math.log10(B), math.log10(c)), "--rate", repr(delta)]
+law = ["--mortality", makeham(), "--rate", repr(delta)]
 
 def mu(age):
     return A + B * c ** age

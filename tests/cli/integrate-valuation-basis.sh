@@ -11,18 +11,14 @@
 # equivalence premium). dV/d delta of an annuity-due: -sum_k k v^k S(k).
 require_python
 T="$SRC/share/examples/integrate-life-table.csv"
-"$PY" -c "
-print('age,' + ','.join(str(y) for y in range(2021, 2041)))
-for a in range(0, 121): print(f'{a},' + ','.join(f'{0.025 - 0.0005 * (y - 2021) - 0.0001 * (a // 10):.6f}' for y in range(2021, 2041)))" > aiy.csv
-export PYTHONPATH="$SRC/share/python"
+export PYTHONPATH="$SRC/share/python:$SRC/tests/cli"
 "$PY" - "$T" <<'PY' || fail "the valuation comparison on the everyday basis failed"
 import math, subprocess, sys
 import numpy as np
 import numpipe
-
-A, B, c = 0.00022, 2.7e-6, 1.124
-delta = math.log(1.05)
-sssm = "gm:%r,%r,%r" % (A, math.log10(B), math.log10(c))
+from integrate_reference import A, B, c, delta, makeham, write_rates_by_year
+years = list(range(2021, 2041))
+ai = write_rates_by_year("aiy.csv", range(0, 121), years, lambda a, y: 0.025 - 0.0005 * (y - 2021) - 0.0001 * (a // 10))
 gl_x, gl_w = np.polynomial.legendre.leggauss(20)
 failures = []
 
@@ -66,7 +62,7 @@ def discounted(name, cf, reserve0, scale):
 # 1. Endowment insurance at [50] for 20 years, 100000, select, annual, equivalence premium.
 x, n, S = 50, 20, 100000.0
 out = run(["--product", "endowment", "--x", str(x), "--term", str(n), "--benefit", repr(S), "--premium", "equivalence",
-           "--mortality", "insured=" + sssm, "--select", "insured=2,0.9"], ["--frequency", "1", "--cash-flows"], "sel")
+           "--mortality", makeham(), "--select", "insured=2,0.9"], ["--frequency", "1", "--cash-flows"], "sel")
 P, cf = float(out["premium"][0]), out["cash_flow"][0]
 Sx = [survival(mu_select, x, k) for k in range(n + 1)]
 ben, prem = np.zeros(121), np.zeros(121)
@@ -81,7 +77,7 @@ discounted("select endowment", cf, float(out["reserve"][0][0]), S)
 # 2. Term insurance at [40] for 15 years, select, continuous: flows by year from quadrature.
 x, n = 40, 15
 out = run(["--product", "term", "--x", str(x), "--term", str(n), "--premium", "0.004", "--mortality",
-           "insured=" + sssm, "--select", "insured=2,0.9"], ["--cash-flows"], "selc")
+           makeham(), "--select", "insured=2,0.9"], ["--cash-flows"], "selc")
 cf = out["cash_flow"][0]
 ben, prem = np.zeros(121), np.zeros(121)
 for y in range(n):
@@ -97,9 +93,6 @@ for line in open(sys.argv[1]):
     if line[0] not in "#a":
         f = line.strip().split(",")
         q[int(float(f[0]))] = float(f[1])
-rows = open("aiy.csv").read().split()
-years = [int(y) for y in rows[0].split(",")[1:]]
-ai = {int(r.split(",")[0]): [float(a) for a in r.split(",")[1:]] for r in rows[1:]}
 def q_at(age, year):
     a, improved = min(age, 119), q[min(age, 119)]
     for j in range(2021, year + 1):
@@ -121,7 +114,7 @@ check("improved annuity-due dV/d delta at 0", [out["reserve_rate_derivative"][0]
 
 # 4. Joint-life and last-survivor annuities-due on the insured [60] (select) and a
 #    second life 55 on the ultimate law; a deferred last survivor with an equivalence premium.
-two = ["--mortality", "insured=" + sssm, "--select", "insured=2,0.9", "--mortality", "spouse=" + sssm]
+two = ["--mortality", makeham(), "--select", "insured=2,0.9", "--mortality", makeham("spouse")]
 Sx = np.array([survival(mu_select, 60, t) if t <= 60 else 0.0 for t in range(121)])
 Sy = np.array([survival(mu_ultimate, 55, t) if t <= 65 else 0.0 for t in range(121)])
 out = run(["--product", "joint-life", "--x", "60", "--second-age", "55"] + two, ["--frequency", "1", "--cash-flows", "--duration"], "jl")
