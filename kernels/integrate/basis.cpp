@@ -331,7 +331,9 @@ void validate_policy_payments(const Problem& pb, std::size_t i) {
   if (two_lives) select_entry(second, p.y, "second life");
   if (p.product == kSpousePension && (ins.improving() || second.improving()))
     fail_input(at + "mortality improvement ('" + (ins.improving() ? ins.name : second.name) +
-               "') is for the single-life products and annuities on two lives, not the spouse pension");
+               "') is for the single-life products and annuities on two lives, not the spouse pension, whose model "
+               "(the spouse's pension integrated over the spouse's age at the insured's death) takes both lives' "
+               "forces by attained age alone");
   if (!std::isfinite(p.year) || std::fabs(p.year) > 1e5) fail_input(at + "the valuation year must be finite: " + exact_text(p.year));
   for (const MortalityLaw* m : {&ins, two_lives ? &second : &ins}) {
     if (m->improving() && !(p.year >= m->improvement_base_year))
@@ -343,7 +345,9 @@ void validate_policy_payments(const Problem& pb, std::size_t i) {
   }
   if (p.product == kSpousePension && (ins.select() || second.select()))
     fail_input(at + "select mortality ('" + (ins.select() ? ins.name : second.name) +
-               "') is for the single-life products and annuities on two lives, not the spouse pension");
+               "') is for the single-life products and annuities on two lives, not the spouse pension, whose model "
+               "(the spouse's pension integrated over the spouse's age at the insured's death) takes both lives' "
+               "forces by attained age alone");
   if (p.rate_basis < -1 || p.rate_basis >= static_cast<int>(pb.rate_bases.size()))
     fail_input(at + "interest basis index out of range (" + std::to_string(pb.rate_bases.size()) +
                " given): " + std::to_string(p.rate_basis));
