@@ -99,15 +99,6 @@ std::vector<double> cash_flows_on(const Problem& problem, const std::vector<doub
 }  // namespace
 
 std::vector<double> cash_flows(const Problem& problem, const std::vector<double>& premium, const Engine& engine) {
-  // The cash flows follow one life on its ultimate law (products.hpp, product_cash_flows).
-  for (std::size_t i = 0; i < problem.policies.size(); ++i) {
-    const Policy& p = problem.policies[i];
-    const MortalityLaw& law = problem.laws[static_cast<std::size_t>(p.insured)];
-    if (p.product == kJointLifeAnnuity || p.product == kLastSurvivorAnnuity || law.select() || law.improving())
-      fail_input("--cash-flows: policy " + std::to_string(i) +
-                 ": expected cash flows are computed for one life on an ultimate law; not for annuities on two "
-                 "lives, select mortality or mortality improvement");
-  }
   std::vector<double> flows;
   std::vector<RateGroup> groups = rate_groups(problem);
   if (groups.empty()) {

@@ -47,6 +47,10 @@ MortalityView MortalityLaw::view() const {
     v.improve_q = improve_q.data();
     v.improve_ai = improvement.data();
     v.improve_base_year = improvement_base_year;
+    if (improving_by_year()) {
+      v.improve_cum = improve_cum.data();
+      v.improve_span = static_cast<int>(improve_cum.size() / improve_q.size()) - 1;
+    }
   }
   if (!table) {
     v.A = A;
@@ -118,6 +122,55 @@ void validate_select(MortalityLaw& m, const std::string& at) {
     }
 }
 
+// Improvement rates by age and calendar year: whole consecutive years, the first no later
+// than the year after the base year (the first the rates improve), one rate in [0, 1) for
+// each row and year; the rates of the last year serve the years after it (improvement).
+void validate_improvement_by_year(MortalityLaw& m, const std::string& at) {
+  const std::vector<double>& years = m.improvement_years;
+  const double base = m.improvement_base_year;
+  if (base != std::floor(base))
+    fail_input(at + ": improvement rates by calendar year need a whole base year: " + exact_text(base));
+  for (std::size_t j = 0; j < years.size(); ++j) {
+    if (years[j] != std::floor(years[j]) || std::fabs(years[j]) > 1e5)
+      fail_input(at + ": improvement rates' years must be whole calendar years: " + exact_text(years[j]));
+    if (j > 0 && years[j] != years[j - 1] + 1)
+      fail_input(at + ": improvement rates' years must increase by 1, got " + exact_text(years[j]) + " after " +
+                 exact_text(years[j - 1]));
+  }
+  if (years.front() > base + 1)
+    fail_input(at + ": improvement rates start in " + exact_text(years.front()) + "; the base year is " +
+               exact_text(base) + ", so they must start in " + exact_text(base + 1) + " or before");
+  const std::size_t n = years.size();
+  if (m.improvement_by_year.size() != m.ages.size() * n)
+    fail_input(at + ": improvement rates: " + std::to_string(m.improvement_by_year.size()) + " for " +
+               std::to_string(m.ages.size()) + " ages x " + std::to_string(n) + " years");
+  m.improvement.resize(m.ages.size());
+  for (std::size_t i = 0; i < m.ages.size(); ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const double ai = m.improvement_by_year[i * n + j];
+      if (!(ai >= 0 && ai < 1))
+        fail_input(at + " row " + std::to_string(i + 1) + " (age " + exact_text(m.ages[i]) + ", year " +
+                   exact_text(years[j]) + "): the improvement rate must be in [0, 1): " + exact_text(ai));
+    }
+    m.improvement[i] = m.improvement_by_year[i * n + n - 1];
+  }
+}
+
+// improve_cum (select.hpp): per row used, prod_{j=1..k} (1 - AI(x, base + j)) for k = 0 ..
+// span, span the years from the base year to the table's last (0 if none is later).
+void cumulate_improvement(MortalityLaw& m) {
+  const std::vector<double>& years = m.improvement_years;
+  const std::size_t n = years.size(), rows = m.improve_q.size();
+  const double first = years.front(), last = years.back(), base = m.improvement_base_year;
+  const std::size_t span = last > base ? static_cast<std::size_t>(last - base) : 0;
+  m.improve_cum.assign(rows * (span + 1), 1.0);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t k = 1; k <= span; ++k) {
+      const std::size_t col = static_cast<std::size_t>(std::min(base + static_cast<double>(k), last) - first);
+      m.improve_cum[i * (span + 1) + k] = m.improve_cum[i * (span + 1) + k - 1] * (1.0 - m.improvement_by_year[i * n + col]);
+    }
+}
+
 void validate_law(MortalityLaw& m) {
   const std::string at = "mortality " + std::string(m.table ? "table" : "law") + " '" + m.name + "'";
   if (!m.table) {
@@ -166,9 +219,11 @@ void validate_law(MortalityLaw& m) {
                "; the integrals reach age 120 (the last row must be for age 119 or later)");
   validate_select(m, at);
   m.improve_q.clear();
+  m.improve_cum.clear();
   if (m.improving()) {
     if (!m.q || m.select())
       fail_input(at + ": mortality improvement applies to a table of q_x without a select period");
+    if (m.improving_by_year()) validate_improvement_by_year(m, at);
     if (m.improvement.size() != m.ages.size())
       fail_input(at + ": improvement factors: " + std::to_string(m.improvement.size()) + " for " +
                  std::to_string(m.ages.size()) + " ages");
@@ -179,6 +234,7 @@ void validate_law(MortalityLaw& m) {
         fail_input(at + " row " + std::to_string(i + 1) + " (age " + exact_text(m.ages[i]) +
                    "): the improvement factor AI_x must be in [0, 1): " + exact_text(m.improvement[i]));
     m.improve_q.assign(m.values.begin(), m.values.begin() + static_cast<std::ptrdiff_t>(m.force.size()));
+    if (m.improving_by_year()) cumulate_improvement(m);
   }
 }
 
@@ -275,15 +331,23 @@ void validate_policy_payments(const Problem& pb, std::size_t i) {
   if (two_lives) select_entry(second, p.y, "second life");
   if (p.product == kSpousePension && (ins.improving() || second.improving()))
     fail_input(at + "mortality improvement ('" + (ins.improving() ? ins.name : second.name) +
-               "') is for the single-life products and annuities on two lives, not the spouse pension");
+               "') is for the single-life products and annuities on two lives, not the spouse pension, whose model "
+               "(the spouse's pension integrated over the spouse's age at the insured's death) takes both lives' "
+               "forces by attained age alone");
   if (!std::isfinite(p.year) || std::fabs(p.year) > 1e5) fail_input(at + "the valuation year must be finite: " + exact_text(p.year));
-  for (const MortalityLaw* m : {&ins, two_lives ? &second : &ins})
+  for (const MortalityLaw* m : {&ins, two_lives ? &second : &ins}) {
     if (m->improving() && !(p.year >= m->improvement_base_year))
       fail_input(at + "the valuation year " + exact_text(p.year) + " is before the base year " +
                  exact_text(m->improvement_base_year) + " of the improving table '" + m->name + "'");
+    if (m->improving_by_year() && p.year != std::floor(p.year))
+      fail_input(at + "the valuation year must be a whole year with the improvement rates by calendar year of '" +
+                 m->name + "': " + exact_text(p.year));
+  }
   if (p.product == kSpousePension && (ins.select() || second.select()))
     fail_input(at + "select mortality ('" + (ins.select() ? ins.name : second.name) +
-               "') is for the single-life products and annuities on two lives, not the spouse pension");
+               "') is for the single-life products and annuities on two lives, not the spouse pension, whose model "
+               "(the spouse's pension integrated over the spouse's age at the insured's death) takes both lives' "
+               "forces by attained age alone");
   if (p.rate_basis < -1 || p.rate_basis >= static_cast<int>(pb.rate_bases.size()))
     fail_input(at + "interest basis index out of range (" + std::to_string(pb.rate_bases.size()) +
                " given): " + std::to_string(p.rate_basis));

@@ -100,7 +100,7 @@ class Blob {
 // in a blob; the views point into the blob's copy on a device.
 struct BasisBlob {
   BasisViews host;
-  std::vector<std::size_t> law_off, select_off, improve_q_off, improve_ai_off;
+  std::vector<std::size_t> law_off, select_off, improve_q_off, improve_ai_off, improve_cum_off;
   std::size_t marriage_age = 0, marriage_prob = 0, age_diff = 0, age_density = 0;
   void pack(Blob& b, const Problem& pb) {
     host = basis_views(pb);
@@ -109,6 +109,7 @@ struct BasisBlob {
       select_off.push_back(m.select_force.empty() ? 0 : b.add(m.select_force));
       improve_q_off.push_back(m.improve_q.empty() ? 0 : b.add(m.improve_q));
       improve_ai_off.push_back(m.improve_q.empty() ? 0 : b.add(m.improvement));
+      improve_cum_off.push_back(m.improve_cum.empty() ? 0 : b.add(m.improve_cum));
     }
     if (pb.spouse.marriage_table) {
       marriage_age = b.add(pb.spouse.marriage_age);
@@ -126,6 +127,7 @@ struct BasisBlob {
     if (v.improve_q) {
       v.improve_q = reinterpret_cast<const double*>(base + improve_q_off[i]);
       v.improve_ai = reinterpret_cast<const double*>(base + improve_ai_off[i]);
+      if (v.improve_cum) v.improve_cum = reinterpret_cast<const double*>(base + improve_cum_off[i]);
     }
     return v;
   }
@@ -237,7 +239,7 @@ __global__ void cash_flow_kernel(const ProductSpec* specs, std::int64_t n, RateV
   std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const ProductSpec sp = specs[i];
-  product_cash_flows(sp, rv, laws[sp.insured], sp.premium, flows + i * kYears * kCashFlowKinds);
+  product_cash_flows(sp, rv, laws, sp.premium, flows + i * kYears * kCashFlowKinds);
 }
 
 template <class T>

@@ -1,6 +1,7 @@
 // integrate: the interface of the reserve kernels: policies, the basis, the problem,
-// the result, the backend as a value and solve, what a valuation needs out. The model
-// is in model.hpp and products.hpp; plans, grids and the backends' parts in detail/.
+// the result, the backend as a value and solve; what a valuation needs out in
+// valuation.hpp. The model is in model.hpp and products.hpp; plans, grids and the
+// backends' parts in detail/.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -57,11 +58,15 @@ struct MortalityLaw {
   std::vector<double> select_force;  // made by validate from select_q: -ln(1 - q), rows as force
   bool select() const { return select_years > 0; }
   // Mortality improvement (select.hpp): a q_x table with yearly improvement factors AI_x,
-  // one per row (empty: none), q_x(year) = q_x (1 - AI_x)^(year - improvement_base_year).
+  // one per row (empty: none), q_x(year) = q_x (1 - AI_x)^(year - improvement_base_year);
+  // or rates AI(x, year) by age and calendar year: improvement_years (whole, consecutive)
+  // and improvement_by_year (rows x years; validate then sets improvement to the last year's).
   std::vector<double> improvement;
   double improvement_base_year = 0;
-  std::vector<double> improve_q;     // made by validate: the q_x of the rows used
-  bool improving() const { return !improvement.empty(); }
+  std::vector<double> improvement_years, improvement_by_year;
+  std::vector<double> improve_q, improve_cum;  // made by validate (select.hpp's improve_cum)
+  bool improving() const { return !improvement.empty() || !improvement_by_year.empty(); }
+  bool improving_by_year() const { return !improvement_years.empty(); }
   MortalityView view() const;        // host pointers (force)
 };
 MortalityLaw gompertz_makeham(const std::string& name, double A, double B, double C);
@@ -101,20 +106,7 @@ struct Problem {
   SpouseBasis spouse;
 };
 
-// Limits of the accepted input (exit 2 outside them, naming the value).
-inline constexpr int kMaxStepsPerYear = 1000;
-inline constexpr int kMaxCurvePoints = 1000;
-
-// Throws a bad-input error (exit 2) naming the first policy or value out of range:
-// x in [0, 119], g in [0, 120], r in [0, 120], steps in [1, 1000], a curve with
-// increasing finite maturities >= 0 and finite rates in (-1, 1).
-// Also checks the basis (and fills each table's forces): tables with whole
-// consecutive ages, 0 <= q_x <= 1 (q_x < 1 below 120) or finite mu_x >= 0, covering
-// the ages the integrals reach (the insured's from x, the spouse's from 1, up to 120);
-// the marriage and spouse-age tables; each policy's product, laws and payments.
-void validate(Problem& problem);
-// Reads a curve table: two numbers a line (maturity rate), '#' comments, blank lines.
-Curve parse_curve_text(const std::string& text, const std::string& label);
+// Limits of the accepted input, validate (the input's checks): detail/plan.hpp.
 
 // Results (the reserve: common/no_init_allocator.hpp, no zero fill of a large result).
 using ReserveArray = std::vector<double, NoInitAllocator<double>>;
@@ -131,18 +123,6 @@ struct Result {
   double product_steps = 0;        // RK4 steps of their chains (equivalence: three chains)
 };
 
-// Richardson's error estimate (docs/integrate.md, "Accuracy"): the problem at half
-// the steps per year (each level's h -> ceil(h / 2)), and from the two results the
-// error of the finer one, |V_h - V_half| / (q^p - 1) with q = h1 / ceil(h1 / 2) and
-// p the scheme's order (4 aligned, 1 faithful), |V_h - V_half| where q = 1.
-Problem halved_steps(const Problem& problem);
-// Every level at `steps` a year.
-Problem with_steps(const Problem& problem, int steps);
-struct ErrorEstimate {
-  double absolute = 0;  // the largest estimated error of any reserve
-  double relative = 0;  // the largest estimated error relative to its policy's largest |reserve|
-};
-ErrorEstimate richardson_estimate(const Problem& problem, const Result& fine, const Result& half);
 // progress(n): n more policies done; called from any thread (OpenMP workers).
 using ProgressFn = std::function<void(std::uint64_t)>;
 
@@ -156,28 +136,11 @@ struct Engine {
 };
 Result solve(const Problem& problem, const Engine& engine, const ProgressFn& progress = {});
 
-// ---- what a valuation needs out (valuation.cpp) ---------------------------------------
-// Expected cash flows (products.hpp, product_cash_flows) of every policy with its
-// premium as solved: [policies][kYears][2], benefits and premiums by year. A spouse
-// pension's premiums are its insured's; its benefits (the spouse's pension, which
-// depends on the spouse's life too) are not computed: NaN.
-inline constexpr int kCashFlowKinds = 2;
-std::vector<double> cash_flows(const Problem& problem, const std::vector<double>& premium, const Engine& engine);
-
-// Each reserve's sensitivity to a parallel shift of the rate (the constant force of
-// interest, or every zero rate of a curve), the premiums held at their values:
-// dV/dr by a central difference of two solves at r + h and r - h on the same steps,
-// and the effective duration -(1/V) dV/dr (NaN where the reserve is zero to rounding).
-inline constexpr double kRateShift = 1e-5;
-struct RateSensitivity {
-  std::vector<double> derivative;  // [policies][kYears]: dV/dr (NaN past 120 - x)
-  std::vector<double> duration;    // [policies][kYears]: -(1/V) dV/dr
-};
-Problem shifted_rate(const Problem& problem, const std::vector<double>& premium, double shift);
-RateSensitivity rate_sensitivity(const Problem& problem, const Result& result, const Engine& engine);
 
 }  // namespace numpipe::integrate
 
+// What a run reports beside the reserves: the error estimate, cash flows, durations.
+#include "valuation.hpp"
 // The internals: plans, grids, the backends' parts (detail/).
 #include "detail/plan.hpp"
 #include "detail/solve.hpp"

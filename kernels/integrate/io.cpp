@@ -94,6 +94,27 @@ void read_select_factor(const Record& r, MortalityLaw& m) {
                std::to_string(m.select_years));
 }
 
+// attrs improvement: {"base_year": Y, "ai": [AI_x per row]}, or rates by age and calendar
+// year {"base_year": Y, "years": [Y1, ...], "ai_by_year": [row by row, one a year]}.
+void read_improvement(const json& im, const std::string& name, MortalityLaw& m) {
+  const std::string at = "'mortality' record '" + name + "': attrs improvement";
+  const bool by_year = im.is_object() && im.contains("years");
+  const char* rates = by_year ? "ai_by_year" : "ai";
+  if (!im.is_object() || !im.contains("base_year") || !im["base_year"].is_number() || !im.contains(rates) ||
+      !im[rates].is_array() || (by_year && (!im["years"].is_array() || im["years"].empty() || im.contains("ai"))))
+    fail_input(at + " must be {\"base_year\": Y, \"ai\": [AI per row]} or {\"base_year\": Y, \"years\": [Y1, ...], "
+               "\"ai_by_year\": [AI per row and year]}");
+  m.improvement_base_year = im["base_year"].get<double>();
+  auto numbers = [&](const json& list, std::vector<double>& out) {
+    for (const json& a : list) {
+      if (!a.is_number()) fail_input(at + ": years and improvement rates must be numbers");
+      out.push_back(a.get<double>());
+    }
+  };
+  if (by_year) numbers(im["years"], m.improvement_years);
+  numbers(im[rates], by_year ? m.improvement_by_year : m.improvement);
+}
+
 MortalityLaw read_law(const Record& r, std::size_t index) {
   const std::string law = attr_string(r, "law");
   const std::string name = attr_string(r, "name").empty() ? "law " + std::to_string(index) : attr_string(r, "name");
@@ -140,17 +161,7 @@ MortalityLaw read_law(const Record& r, std::size_t index) {
       m.values.push_back(v[i + 1]);
     }
     read_select_factor(r, m);
-    if (r.attrs.contains("improvement")) {  // {"base_year": Y, "ai": [AI_x per row]}
-      const json& im = r.attrs["improvement"];
-      if (!im.is_object() || !im.contains("base_year") || !im["base_year"].is_number() || !im.contains("ai") ||
-          !im["ai"].is_array())
-        fail_input("'mortality' record '" + name + "': attrs improvement must be {\"base_year\": Y, \"ai\": [AI per row]}");
-      m.improvement_base_year = im["base_year"].get<double>();
-      for (const json& a : im["ai"]) {
-        if (!a.is_number()) fail_input("'mortality' record '" + name + "': improvement factors must be numbers");
-        m.improvement.push_back(a.get<double>());
-      }
-    }
+    if (r.attrs.contains("improvement")) read_improvement(r.attrs["improvement"], name, m);
     return m;
   }
   fail_input("'mortality' record '" + name + "': attrs law must be \"gompertz-makeham\" or \"table\" (or \"select-table\"), got '" + law + "'");

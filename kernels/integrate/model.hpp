@@ -132,10 +132,14 @@ struct MortalityView {
   const double* select_mu = nullptr;
   // Mortality improvement (select.hpp): a table of q_x in the base year (improve_q, rows
   // as mu) with yearly improvement factors AI_x (improve_ai): q_x(year) = q_x (1 - AI_x)^(year
-  // - base year). Null: none.
+  // - base year). Null: none. With rates by age and calendar year, improve_cum (rows x
+  // (improve_span + 1)) holds prod_{j=1..k} (1 - AI(x, base year + j)) for k = 0 ..
+  // improve_span, and improve_ai the rates of the years after the table's last.
   const double* improve_q = nullptr;
   const double* improve_ai = nullptr;
   double improve_base_year = 0;
+  const double* improve_cum = nullptr;
+  int improve_span = 0;
 };
 // The default basis: Danish women (the insured) and men (the spouse).
 NUMPIPE_HD_INLINE MortalityView danish_women() { return MortalityView{}; }

@@ -328,6 +328,35 @@ NUMPIPE_HD_INLINE double cumulative_force(const MortalityView& m, double a0, dou
   return sum;
 }
 
+// The same for a life of the everyday basis (select.hpp) aged `entry` now, over the
+// durations [t0, t1] within one step of the aligned grid (no whole year from now, no
+// whole age of a table's life inside): an ultimate life's cumulative_force; a select
+// table's or an improving table's force is constant there; a select factor's
+// f^(d - s) mu(entry + s) in closed form (AMLCR sec. 3.9's model: exponentials in s).
+NUMPIPE_HD_INLINE double select_cumulative_force(const MortalityView& m, double entry, double t0, double t1,
+                                                 double year) {
+  const double inside = 0.5 * (t0 + t1), width = t1 - t0;
+  if (m.improve_q) return improved_force(m, entry, year, inside) * width;
+  if (m.select_years > 0 && inside < static_cast<double>(m.select_years)) {
+    if (m.select_mu) return select_force(m, entry, t0, inside, year) * width;
+    const double k = log(m.select_factor);
+    auto growth = [&](double g) { return g != 0.0 ? expm1(g * width) / g : width; };  // int_t0^t1 e^(g (s - t0)) ds
+    const double at_t0 = pow(m.select_factor, static_cast<double>(m.select_years) - t0);
+    if (m.table) return at_t0 * m.mu[mortality_row(m, entry + inside)] * growth(-k);
+    return at_t0 * (m.A * growth(-k) + exp((m.B + m.C * (entry + t0)) * kLn10) * growth(m.C * kLn10 - k));
+  }
+  return cumulative_force(m, entry + t0, entry + t1);
+}
+// The status's (one life, or two jointly: the sum of their forces).
+NUMPIPE_HD_INLINE double status_cumulative_force(const LifeStatus& L, double t0, double t1) {
+  const double first = select_cumulative_force(L.first, L.x, t0, t1, L.year);
+  return L.joint ? first + select_cumulative_force(L.second, L.y, t0, t1, L.year) : first;
+}
+// A life on its ultimate law alone (its survival in closed form over many years).
+NUMPIPE_HD_INLINE bool ultimate_life(const LifeStatus& L) {
+  return !L.joint && L.first.select_years == 0 && !L.first.improve_q;
+}
+
 // The year (0..120) of a payment at time t from now: payments at t in [y, y + 1) are
 // year y's (a payment date is exact up to kBreakTolerance); -1 past 120.
 NUMPIPE_HD_INLINE int payment_year(double t) {
@@ -348,13 +377,24 @@ NUMPIPE_HD_INLINE int payment_year(double t) {
 // break of the payments) a continuous stream's integral int b t_p_x dt is taken by
 // Simpson's rule (fourth order, the steps the reserve's chain takes where the law is
 // steep: steep_steps), a sum on death exactly as B (t0_p_x - t1_p_x).
-NUMPIPE_HD_INLINE void product_cash_flows(const ProductSpec& p, const RateView& rv, const MortalityView& m,
-                                          double premium, double* flows) {
-  for (int k = 0; k < 2 * kYears; ++k) flows[k] = 0.0;
+// One status's flows added to `flows`, its benefits times benefit_sign (a last
+// survivor's joint part subtracts them).
+NUMPIPE_HD_INLINE void status_cash_flows(const ProductSpec& p, const RateView& rv, const LifeStatus& L, double premium,
+                                         double benefit_sign, double* flows) {
   auto add = [&](int year, int kind, double amount) {
-    if (year >= 0 && amount != 0.0) flows[2 * year + kind] += amount;
+    if (year >= 0 && amount != 0.0) flows[2 * year + kind] += kind == 0 ? benefit_sign * amount : amount;
   };
-  double log_survival = -cumulative_force(m, p.x, p.x + p.end);  // ln t_p_x at t = the end
+  // ln t_p_x at t = the end: in closed form on an ultimate law, else segment by segment.
+  double log_survival = 0.0;
+  if (ultimate_life(L)) {
+    log_survival = -cumulative_force(L.first, p.x, p.x + p.end);
+  } else {
+    for (double hi = p.end; hi > 0.0;) {
+      const double lo = status_next_break(p, rv, L, hi);
+      log_survival -= status_cumulative_force(L, lo, hi);
+      hi = lo;
+    }
+  }
   const double at_end = exp(log_survival);
   add(payment_year(p.end), 0, p.end_value * at_end);
   // The discrete sums due at a date t (payment_jump's, split into benefits and premiums).
@@ -366,13 +406,13 @@ NUMPIPE_HD_INLINE void product_cash_flows(const ProductSpec& p, const RateView& 
   const double M = static_cast<double>(p.frequency);
   double hi = p.end;
   while (hi > 0.0) {
-    const double lo = product_next_break(p, rv, m.table != 0, hi);
-    const Segment s = make_segment(hi, lo, steep_steps(p.h1, max_force(m, p.x + lo, p.x + hi)));
+    const double lo = status_next_break(p, rv, L, hi);
+    const Segment s = make_segment(hi, lo, steep_steps(p.h1, status_max_force(L, lo, hi)));
     const int steps = segment_steps(s);
     for (int q = 0; q < steps; ++q) {  // backwards: t0 > tm > t1
       const double t0 = segment_point(s, 2 * q), tm = segment_point(s, 2 * q + 1), t1 = segment_point(s, 2 * q + 2);
-      const double log_m = log_survival + cumulative_force(m, p.x + tm, p.x + t0);
-      const double log_1 = log_m + cumulative_force(m, p.x + t1, p.x + tm);
+      const double log_m = log_survival + status_cumulative_force(L, tm, t0);
+      const double log_1 = log_m + status_cumulative_force(L, t1, tm);
       const double p0 = exp(log_survival), pm = exp(log_m), p1 = exp(log_1), width = t0 - t1;
       const int year = payment_year(tm);
       const double simpson = width * kSixth * (p0 + 4.0 * pm + p1);  // int t_p_x dt over the step
@@ -388,6 +428,22 @@ NUMPIPE_HD_INLINE void product_cash_flows(const ProductSpec& p, const RateView& 
     }
     sums_at(lo, exp(log_survival));
     hi = lo;
+  }
+}
+
+// The policy's flows (laws: every mortality law of the problem). A last-survivor
+// annuity's as its parts' (last_survivor_part): each life's annuity alone, less the
+// joint status's, whose premiums it receives (paid while both are alive).
+NUMPIPE_HD_INLINE void product_cash_flows(const ProductSpec& p, const RateView& rv, const MortalityView* laws,
+                                          double premium, double* flows) {
+  for (int k = 0; k < 2 * kYears; ++k) flows[k] = 0.0;
+  if (p.lives != kLastSurvivorAnnuity) {
+    status_cash_flows(p, rv, policy_status(p, laws), premium, 1.0, flows);
+    return;
+  }
+  for (int k = 0; k < 3; ++k) {
+    const ProductSpec q = last_survivor_part(p, k);
+    status_cash_flows(q, rv, policy_status(q, laws), k == 2 ? premium : 0.0, k == 2 ? -1.0 : 1.0, flows);
   }
 }
 

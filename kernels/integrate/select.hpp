@@ -25,15 +25,26 @@
 
 namespace numpipe::integrate {
 
-// Mortality improvement: a table's q_x(base) and its improvement factors AI_x by age,
+// Mortality improvement: a table's q_x(base) and its improvement rates AI_x by age,
 //   q_x(year) = q_x(base) (1 - AI_x)^(year - base year),
-// the force constant within each year of age and each year from now: mu = -ln(1 - q). The
-// life aged `entry` now, in the calendar year `year`, t years on: its age entry + t in the
-// year year + floor(t) (whole years from now are breaks; so are a table's ages).
+// or AI(x, j) by age and calendar year j (the CMI and SOA MP scales' convention: the rate
+// of year j takes q from year j - 1 to j),
+//   q_x(year) = q_x(base) prod_{j = base + 1 .. year} (1 - AI(x, j)),
+// the last year's rates holding after the table's last year; the force constant within
+// each year of age and each year from now: mu = -ln(1 - q). The life aged `entry` now, in
+// the calendar year `year`, t years on: its age entry + t in the year year + floor(t) (the
+// cohort's diagonal; whole years from now are breaks; so are a table's ages).
 NUMPIPE_HD_INLINE double improved_force(const MortalityView& m, double entry, double year, double inside) {
   const int row = mortality_row(m, entry + inside);
-  const double q = m.improve_q[row] * pow(1.0 - m.improve_ai[row], year - m.improve_base_year + floor(inside));
-  return -log1p(-q);
+  const double years = year - m.improve_base_year + floor(inside);  // whole with improve_cum (validated)
+  double factor;
+  if (m.improve_cum) {
+    const int k = years < static_cast<double>(m.improve_span) ? static_cast<int>(years) : m.improve_span;
+    factor = m.improve_cum[row * (m.improve_span + 1) + k] * pow(1.0 - m.improve_ai[row], years - static_cast<double>(k));
+  } else {
+    factor = pow(1.0 - m.improve_ai[row], years);
+  }
+  return -log1p(-m.improve_q[row] * factor);
 }
 
 // The force of a life selected at age `entry` now, t years on (`inside` a point of the

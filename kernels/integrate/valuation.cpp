@@ -42,8 +42,7 @@ std::vector<double> cash_flows_cpu(const Problem& problem, const std::vector<Pro
 #pragma omp parallel for schedule(dynamic, 64)
   for (std::int64_t i = 0; i < n; ++i) {
     const ProductSpec& s = specs[static_cast<std::size_t>(i)];
-    product_cash_flows(s, rv, bv.laws[static_cast<std::size_t>(s.insured)], s.premium,
-                       flows.data() + i * kYears * kCashFlowKinds);
+    product_cash_flows(s, rv, bv.laws.data(), s.premium, flows.data() + i * kYears * kCashFlowKinds);
   }
   return flows;
 }

@@ -10,14 +10,10 @@ printf '0 0.02\n10 0.03\n30 0.035\n' > curve.txt
 gen-input integrate --steps 2,2,2 -o one.nps
 gen-input integrate --from-text pol.txt --steps 2,2,3 -o many.nps
 gen-input integrate --from-text pol.txt --steps 1,2,2 --curve curve.txt -o curve.nps
+. "$SRC/tests/cli/integrate_backends.sh"
 for f in one many curve; do
   for a in --faithful-gf820 ""; do
-    integrate -i $f.nps $a --backend cpu -o cpu.nps
-    integrate -i $f.nps $a --backend cuda -o gpu.nps
-    verify gpu.nps cpu.nps --rtol 1e-13 --atol 1e-15 || fail "$f $a: CUDA and CPU differ"
-    integrate -i $f.nps $a --backend cuda | verify --against gpu.nps --rtol 0 --atol 0 || fail "$f $a: CUDA not reproducible"
-    integrate -i $f.nps $a --backend cuda --devices 0,0 | verify --against gpu.nps --rtol 0 --atol 0 ||
-      fail "$f $a: --devices 0,0 changed the bits"
+    backends_agree $f.nps 1e-15 $a
     cp gpu.nps gpu-$f$a.nps
   done
 done

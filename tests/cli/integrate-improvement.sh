@@ -75,7 +75,7 @@ m = numpipe.read('years-r.nps')['reserve']
 a, b = numpipe.read('y2025.nps')['reserve'][0], numpipe.read('y2035.nps')['reserve'][0]
 sys.exit(0 if np.array_equal(m[0], a, equal_nan=True) and np.array_equal(m[1], b, equal_nan=True) and b[0] > a[0] else 1)" ||
   fail "the year column differs from --valuation-year"
-# Refused: no base year, a law that is not a q table, a year before the base, the spouse pension, cash flows.
+# Refused: no base year, a law that is not a q table, a year before the base, the spouse pension.
 expect_exit 2 '--improvement needs --base-year' -- gen-input integrate --product annuity --mortality-table "$T:q_female" --improvement insured=ai.csv -o /dev/null
 expect_exit 2 'must be a table of q_x' -- gen-input integrate --product annuity --improvement insured=ai.csv --base-year 2020 -o /dev/null
 expect_exit 2 'the valuation year 2010 is before the base year 2020' -- gen-input integrate --product annuity --mortality-table "$T:q_female" \
@@ -83,4 +83,3 @@ expect_exit 2 'the valuation year 2010 is before the base year 2020' -- gen-inpu
 expect_exit 2 'not the spouse pension' -- gen-input integrate --mortality-table "$T:q_female" --improvement insured=ai.csv --base-year 2020 -o /dev/null
 printf 'age,ai\n60,1.5\n' > badai.csv
 expect_exit 2 'AI_x must be in [0, 1)' -- gen-input integrate --product annuity --mortality-table "$T:q_female" --improvement insured=badai.csv --base-year 2020 -o /dev/null
-expect_exit 2 'mortality improvement' -- integrate -i years.nps --cash-flows -o /dev/null

@@ -12,21 +12,15 @@
 # a last-survivor annuity deferred 10 years with level premiums while both are alive: its
 # equivalence premium within 1e-8 relative.
 require_python
-export PYTHONPATH="$SRC/share/python"
+export PYTHONPATH="$SRC/share/python:$SRC/tests/cli"
 "$PY" - <<'PY' || fail "the two-life annuities' comparison failed"
-import math, subprocess, csv
+import math, os, subprocess
 import numpy as np
 import numpipe
-import os, sys
-sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "cli"))
-from integrate_reference import Checks, run as run_tools
+from integrate_reference import A, B, c, delta, makeham, Checks, run as run_tools
 
-A, B, c = 0.00022, 2.7e-6, 1.124
-delta = math.log(1.05)
-import os
 table = os.environ["SRC"] + "/share/examples/integrate-life-table.csv"
-basis = ["--mortality", "insured=gm:%r,%r,%r" % (A, math.log10(B), math.log10(c)),
-         "--mortality-table", "spouse=" + table + ":q_male", "--rate", repr(delta)]
+basis = ["--mortality", makeham(), "--mortality-table", "spouse=" + table + ":q_male", "--rate", repr(delta)]
 ages, q = [], []
 for line in open(table):
     if line.startswith("#") or line.startswith("age"):
@@ -120,7 +114,6 @@ expect_exit 2 "needs the second life's age now" -- gen-input integrate --product
 expect_exit 2 "needs the second life's age now" -- gen-input integrate --product last-survivor --x 60 --second-age 130 -o /dev/null
 expect_exit 2 'would never pay' -- gen-input integrate --product joint-life --x 60 --second-age 100 --deferment 25 -o /dev/null
 gen-input integrate --product joint-life --x 60 --second-age 50 -o joint.nps
-expect_exit 2 'annuities on two' -- integrate -i joint.nps --cash-flows -o /dev/null
 # Equal lives on one law: the last-survivor status's 2 a_x - a_xx.
 gen-input integrate --product last-survivor --x 62 --second-age 62 --mortality spouse=gm:0.0005,-4.272,0.038 -o same.nps
 gen-input integrate --product annuity --x 62 -o single.nps

@@ -13,19 +13,14 @@
 # layout: age at selection, q_[x], q_[x]+1, then the ultimate q_x) gives the same annual
 # values, and the options' bad values are refused.
 require_python
-export PYTHONPATH="$SRC/share/python"
+export PYTHONPATH="$SRC/share/python:$SRC/tests/cli"
 "$PY" - <<'PY' || fail "the select mortality comparison failed"
-import math, subprocess
+import math
 import numpy as np
 from scipy import integrate as si
-import numpipe
-import os, sys
-sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "cli"))
-from integrate_reference import Checks, run as run_tools
+from integrate_reference import A, B, c, delta, makeham, Checks, run as run_tools
 
-A, B, c = 0.00022, 2.7e-6, 1.124
-delta = math.log(1.05)
-law = ["--mortality", "insured=gm:%r,%r,%r" % (A, math.log10(B), math.log10(c)), "--rate", repr(delta)]
+law = ["--mortality", makeham(), "--rate", repr(delta)]
 
 def mu(age):
     return A + B * c ** age
@@ -117,7 +112,6 @@ expect_exit 2 'is by whole age at selection' -- gen-input integrate --product an
 printf 'age,q0,q1,q\n60,0.01,1.5,0.02\n' > badsel.csv
 expect_exit 2 'select rates' -- gen-input integrate --product annuity --x 60 --select-table badsel.csv -o /dev/null
 gen-input integrate --product annuity --x 60 --select insured=2,0.9 -o sel.nps
-expect_exit 2 'select mortality' -- integrate -i sel.nps --cash-flows -o /dev/null
 # A select factor of 1 is the ultimate law, bit for bit.
 gen-input integrate --product endowment --x 40 --term 20 --premium equivalence --select insured=2,1 -o one.nps
 gen-input integrate --product endowment --x 40 --term 20 --premium equivalence -o none.nps

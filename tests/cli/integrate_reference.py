@@ -1,8 +1,31 @@
 """Shared by integrate's CLI tests that hold the reserves to a reference from the
-definitions: run gen-input integrate and integrate, and compare reserve rows."""
+definitions: the Standard Ultimate Survival Model's law, run gen-input integrate and
+integrate, and compare reserve rows. The tests put tests/cli on PYTHONPATH."""
+import math
 import subprocess
 
 import numpipe
+
+# The Standard Ultimate Survival Model (Dickson, Hardy and Waters, AMLCR, sec. 4.3; its
+# select form sec. 3.9): Makeham mu_x = A + B c^x, at i = 5 % (the force delta).
+A, B, c = 0.00022, 2.7e-6, 1.124
+delta = math.log(1.05)
+
+
+def makeham(life="insured"):
+    """gen-input's --mortality value for the model's law on `life`."""
+    return "%s=gm:%r,%r,%r" % (life, A, math.log10(B), math.log10(c))
+
+
+def write_rates_by_year(path, ages, years, rate):
+    """A table of improvement rates by age (rows) and calendar year (a column a year,
+    named by it), rate(age, year) to 6 decimals; returns what it wrote as {age: [rates]}."""
+    table = {a: [round(rate(a, y), 6) for y in years] for a in ages}
+    with open(path, "w") as f:
+        f.write("age," + ",".join(str(y) for y in years) + "\n")
+        for a in ages:
+            f.write(f"{a}," + ",".join(f"{r:.6f}" for r in table[a]) + "\n")
+    return table
 
 
 class Checks:

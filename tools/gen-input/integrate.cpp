@@ -163,6 +163,10 @@ ig::MortalityLaw read_select_table(const std::string& spec) {
 // life's table of q_x (its base year --base-year); ages the file lacks improve by 0.
 void read_improvement(const std::string& spec, ig::MortalityLaw& m, double base_year);
 
+// --improvement-table [LIFE=]FILE: rates AI(x, year) by age (rows, the first column) and
+// calendar year (the other columns, named by their years); ages the file lacks improve by 0.
+void read_improvement_table(const std::string& spec, ig::MortalityLaw& m, double base_year);
+
 // The one numeric column of a table besides `taken`, or the one chosen by `pick`.
 std::size_t value_column(const TextTable& t, std::size_t taken, const std::string& pick, const std::string& option,
                          const std::string& what) {
@@ -236,6 +240,8 @@ void read_improvement(const std::string& spec, ig::MortalityLaw& m, double base_
   const std::vector<double> ages = t.numbers(0), ai = t.numbers(c);
   if (!m.table || !m.q)
     fail_input("--improvement " + life + "=...: the life's law must be a table of q_x (--mortality-table)");
+  if (m.improving_by_year())
+    fail_input("--improvement " + life + "=...: the life's law has improvement rates by year already (--improvement-table)");
   m.improvement.assign(m.ages.size(), 0.0);
   for (std::size_t i = 0; i < t.size(); ++i) {
     if (!(ai[i] >= 0 && ai[i] < 1))
@@ -245,6 +251,47 @@ void read_improvement(const std::string& spec, ig::MortalityLaw& m, double base_
   }
   m.improvement_base_year = base_year;
   ig::validate_law(m);
+}
+
+void read_improvement_table(const std::string& spec, ig::MortalityLaw& m, double base_year) {
+  auto [life, path] = split_life(spec);
+  const std::string option = "--improvement-table";
+  if (!m.table || !m.q)
+    fail_input(option + " " + life + "=...: the life's law must be a table of q_x (--mortality-table)");
+  if (m.improving()) fail_input(option + " " + life + "=...: the life's law has improvement rates already (--improvement)");
+  TextTableOptions header;
+  header.header = TextTableOptions::Header::present;
+  const TextTable t = read_text_table(path, header);
+  if (t.columns() < 2) fail_input(option + ": " + path + ": want the ages and one column per calendar year");
+  const std::size_t years = t.columns() - 1;
+  for (std::size_t c = 1; c <= years; ++c) {
+    double year = 0;
+    if (!parse_number(t.names[c], year) || year != std::floor(year))
+      fail_input(option + ": " + path + ": column " + std::to_string(c + 1) + " is named '" + t.names[c] +
+                 "': name each column after the first by its calendar year");
+    m.improvement_years.push_back(year);
+  }
+  const std::vector<double> ages = t.numbers(0);
+  std::vector<std::vector<double>> rates;
+  for (std::size_t c = 1; c <= years; ++c) rates.push_back(t.numbers(c));
+  m.improvement_by_year.assign(m.ages.size() * years, 0.0);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (i > 0 && !(ages[i] > ages[i - 1]))
+      fail_input(option + ": " + t.where(i) + "age " + exact_text(ages[i]) + ": ages must increase, after " + exact_text(ages[i - 1]));
+    for (std::size_t c = 0; c < years; ++c)
+      if (!(rates[c][i] >= 0 && rates[c][i] < 1))
+        fail_input(option + ": " + t.where(i) + "age " + exact_text(ages[i]) + ", year " + t.names[c + 1] +
+                   ": the improvement rate must be in [0, 1): " + exact_text(rates[c][i]));
+    for (std::size_t r = 0; r < m.ages.size(); ++r)
+      if (m.ages[r] == ages[i])
+        for (std::size_t c = 0; c < years; ++c) m.improvement_by_year[r * years + c] = rates[c][i];
+  }
+  m.improvement_base_year = base_year;
+  try {
+    ig::validate_law(m);  // the years: whole, consecutive, from the year after the base year at the latest
+  } catch (const Error& e) {
+    fail_input(option + ": " + path + ": " + e.what());
+  }
 }
 
 // Two numeric columns (x, y) of a table: the first and the chosen (or only other) one.
@@ -549,7 +596,12 @@ Cli integrate_cli() {
       "Mortality improvement for a life's table of q_x: ages and yearly factors AI_x, q_x(year) = q_x (1 - "
       "AI_x)^(year - the base year) (repeatable)",
       cxxopts::value<std::vector<std::string>>(), "[LIFE=]FILE[:COLUMN]")(
-      "base-year", "The calendar year of the tables that --improvement improves", cxxopts::value<double>(), "Y")(
+      "improvement-table",
+      "Mortality improvement rates by age (rows) and calendar year (a column a year, named by it) for a life's "
+      "table of q_x: q_x(year) = q_x(year - 1) (1 - AI(x, year)), the last year's rates after it (repeatable)",
+      cxxopts::value<std::vector<std::string>>(), "[LIFE=]FILE")(
+      "base-year", "The calendar year of the tables that --improvement or --improvement-table improves",
+      cxxopts::value<double>(), "Y")(
       "valuation-year", "The calendar year now, of the policies' ages (default: --base-year)",
       cxxopts::value<double>(), "Y")(
       "marriage", "Probability of being married by age: parabola (the default) or a table (age, probability)",
@@ -586,12 +638,15 @@ std::map<std::string, int> read_basis(const Cli& cli, ig::Problem& pb) {
     if (kv.key() == "select") parse_select(kv.value(), select);
   }
   for (const auto& kv : cli.args().arguments()) {
-    if (kv.key() != "improvement") continue;
-    if (!cli.has("base-year")) fail_input("--improvement needs --base-year: the calendar year of the life's table");
+    if (kv.key() != "improvement" && kv.key() != "improvement-table") continue;
+    const std::string option = "--" + kv.key();
+    if (!cli.has("base-year")) fail_input(option + " needs --base-year: the calendar year of the life's table");
     const std::string life = split_life(kv.value()).first;
     auto it = law_index.find(life);
-    if (it == law_index.end()) fail_input("--improvement " + life + "=...: no mortality law named '" + life + "'");
-    read_improvement(kv.value(), pb.laws[static_cast<std::size_t>(it->second)], cli.get<double>("base-year"));
+    if (it == law_index.end()) fail_input(option + " " + life + "=...: no mortality law named '" + life + "'");
+    ig::MortalityLaw& law = pb.laws[static_cast<std::size_t>(it->second)];
+    if (kv.key() == "improvement") read_improvement(kv.value(), law, cli.get<double>("base-year"));
+    else read_improvement_table(kv.value(), law, cli.get<double>("base-year"));
   }
   for (const auto& [life, period] : select) {  // on the life's law, whichever option gave it
     auto it = law_index.find(life);
@@ -795,7 +850,12 @@ void write_basis_records(StreamWriter& w, const ig::Problem& pb) {
                     {"columns", {"age", m.q ? "q" : "mu"}}, {"dims", {"row", "column"}},
                     {"meaning", "constant force within each year of age; from q: mu = -ln(1 - q)"}};
       if (!select.is_null()) attrs["select"] = select;
-      if (m.improving())
+      if (m.improving_by_year())
+        attrs["improvement"] = {{"base_year", m.improvement_base_year}, {"years", m.improvement_years},
+                                {"ai_by_year", m.improvement_by_year},
+                                {"meaning", "q_x(year) = q_x(year - 1) (1 - AI(x, year)) from base_year, row by row "
+                                            "a rate a year; the last year's rates after it"}};
+      else if (m.improving())
         attrs["improvement"] = {{"base_year", m.improvement_base_year}, {"ai", m.improvement},
                                 {"meaning", "q_x(year) = q_x (1 - AI_x)^(year - base_year), AI per row"}};
       write_pairs(w, "mortality", m.ages, m.values, attrs);

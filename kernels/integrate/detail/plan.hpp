@@ -40,6 +40,21 @@ NUMPIPE_HD_INLINE bool plain_spouse_pension(const Policy& p) {
   return p.product == kSpousePension && p.premium == 0 && !p.equivalence && p.benefit == 1;
 }
 
+// Limits of the accepted input (exit 2 outside them, naming the value).
+inline constexpr int kMaxStepsPerYear = 1000;
+inline constexpr int kMaxCurvePoints = 1000;
+
+// Throws a bad-input error (exit 2) naming the first policy or value out of range:
+// x in [0, 119], g in [0, 120], r in [0, 120], steps in [1, 1000], a curve with
+// increasing finite maturities >= 0 and finite rates in (-1, 1).
+// Also checks the basis (and fills each table's forces): tables with whole
+// consecutive ages, 0 <= q_x <= 1 (q_x < 1 below 120) or finite mu_x >= 0, covering
+// the ages the integrals reach (the insured's from x, the spouse's from 1, up to 120);
+// the marriage and spouse-age tables; each policy's product, laws and payments.
+void validate(Problem& problem);
+// Reads a curve table: two numbers a line (maturity rate), '#' comments, blank lines.
+Curve parse_curve_text(const std::string& text, const std::string& label);
+
 void validate_curve(const Curve& curve);
 void validate_law(MortalityLaw& law);
 void validate_spouse(const SpouseBasis& spouse);
