@@ -301,9 +301,8 @@ int run(int argc, char** argv) {
            "  gen-input ns --n 16 --init taylor-green-3d | ns-step --steps 4 | render --derive vorticity_magnitude --slice z:8 --axes -o w.png\n"
            "  gen-input ns --n 16 --init taylor-green-3d | ns-step --steps 20 --diag-every 2 | render --plot kinetic_energy --x t -o ke.svg",
            "the picture (.png, .svg, .pdf) or animation (.gif, .mp4) that its extension names (other names are "
-           "refused), or with --frames numbered PNGs by a pattern such as f-%03d.png,",
-           "Accepted for symmetry with the other tools (render shows no progress line)"},
-          kInput | kOutput | kNotStream);
+           "refused), or with --frames numbered PNGs by a pattern such as f-%03d.png,"},
+          kInput | kOutput | kNotStream | kNoProgressLine);
   // 1. The options, declared once with their checks.
   RenderOptions o;
   o.declare(cli);

@@ -184,9 +184,8 @@ Cli array_cli() {
   Cli cli({"gen-input array", "Write one named array, or a text table's columns", "",
            "  gen-input array --name x --shape 3,4 --fill uniform --seed 1 | inspect\n"
            "  gen-input array --from-text share/ref/mle-prices.csv --columns close | inspect",
-           "the array, or the table's columns (a stream)",
-           "Accepted for symmetry with the other tools (gen-input array shows no progress line)"},
-          kOutput | kTextInput);
+           "the array, or the table's columns (a stream)"},
+          kOutput | kTextInput | kNoProgressLine);
   cli.add("Array")("name", "Array name", cxxopts::value<std::string>()->default_value("x"), "NAME")(
       "shape", "Shape, e.g. 1000 or 64,64", cxxopts::value<std::string>()->default_value("16"), "N[,M...]")(
       "dtype", "f8 f4 i8 i4 u8 u1", cxxopts::value<std::string>()->default_value("f8"), "T")(
