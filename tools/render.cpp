@@ -90,7 +90,8 @@ struct RenderOptions {
     cli.option("derive", &derive,
                "Draw a field derived from the velocity (u, v or vx, vy, vz): speed, vorticity (2-D) or "
                "vorticity_magnitude (3-D)",
-               "F", "Field");
+               "F", "Field")
+        .one_of({"speed", "vorticity", "vorticity_magnitude"});
     cli.option("speed", &speed, "Draw |(U, V)| of two named records", "U,V", "Field").check([this](const std::string& s) {
       const auto comma = s.find(',');
       if (comma == std::string::npos || comma == 0 || comma + 1 == s.size()) fail_input("--speed must be U,V, got '" + s + "'");
