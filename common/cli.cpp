@@ -209,7 +209,12 @@ Cli::Cli(ToolSpec spec, unsigned common)
     g("devices", "Spread the work over CUDA devices: 'all' or a list such as 0,1", cxxopts::value<std::string>(), "LIST");
   if (common_ & kProfile)
     g("profile", "Append profile records (phase timings, bytes, flops) to FILE", cxxopts::value<std::string>(), "FILE");
-  g("q,quiet", spec_.quiet.empty() ? std::string("No progress line on stderr") : spec_.quiet);
+  std::string quiet = spec_.quiet;
+  if (quiet.empty())
+    quiet = common_ & kNoProgressLine
+                ? "Accepted for symmetry with the other tools (" + spec_.name + " shows no progress line)"
+                : "No progress line on stderr";
+  g("q,quiet", quiet);
   g("h,help", "Print this help and exit");
   g("version", "Print the version and exit");
 }

@@ -29,6 +29,7 @@ enum CommonOptions : unsigned {
   kMpi = 1u << 5,      // runs under mpirun/srun as one job (others refuse to run on several ranks)
   kNotStream = 1u << 6,  // with kOutput: the output is not a numpipe stream (a picture, a table): no --compress
   kTextInput = 1u << 7,  // reads text tables: --max-bytes bounds what a table may hold (text_table.hpp)
+  kNoProgressLine = 1u << 8,  // shows no progress line: -q is accepted and says so
 };
 
 const char* numpipe_version();  // "0.1.0"
@@ -40,7 +41,7 @@ struct ToolSpec {
   std::string usage;     // positional part of the usage line, e.g. "[A] [B]"
   std::string example;   // an example pipeline for --help (also in the man page's EXAMPLES)
   std::string output;    // what -o writes, e.g. "the prices (a stream)"; empty: "the output stream"
-  std::string quiet;     // what -q does; empty: "No progress line on stderr"
+  std::string quiet;     // what -q does; empty: "No progress line on stderr" (kNoProgressLine: that there is none)
 
   ToolSpec(std::string name_, std::string summary_, std::string usage_, std::string example_,
            std::string output_ = "", std::string quiet_ = "")

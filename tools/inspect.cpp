@@ -61,9 +61,8 @@ int run(int argc, char** argv) {
            "  gen-input array --shape 3,4 --fill normal | inspect\n"
            "  gen-input ns --n 16 | ns-step --steps 20 --diag-every 5 -o run.nps\n"
            "  inspect run.nps --array diagnostics --values 8\n"
-           "  inspect --json run.nps > records.json",
-           "", "Accepted for symmetry with the other tools (inspect shows no progress line)"},
-          kInput);
+           "  inspect --json run.nps > records.json"},
+          kInput | kNoProgressLine);
   cli.add("Inspect")("json", "Print JSON (one array of records per input) for scripts")(
       "values", "Also print the first N values of each array", cxxopts::value<std::size_t>()->default_value("0"), "N")(
       "attrs", "Print attrs in full, indented (default: one line, shortened)")(

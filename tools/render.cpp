@@ -90,7 +90,8 @@ struct RenderOptions {
     cli.option("derive", &derive,
                "Draw a field derived from the velocity (u, v or vx, vy, vz): speed, vorticity (2-D) or "
                "vorticity_magnitude (3-D)",
-               "F", "Field");
+               "F", "Field")
+        .one_of({"speed", "vorticity", "vorticity_magnitude"});
     cli.option("speed", &speed, "Draw |(U, V)| of two named records", "U,V", "Field").check([this](const std::string& s) {
       const auto comma = s.find(',');
       if (comma == std::string::npos || comma == 0 || comma + 1 == s.size()) fail_input("--speed must be U,V, got '" + s + "'");
@@ -301,9 +302,8 @@ int run(int argc, char** argv) {
            "  gen-input ns --n 16 --init taylor-green-3d | ns-step --steps 4 | render --derive vorticity_magnitude --slice z:8 --axes -o w.png\n"
            "  gen-input ns --n 16 --init taylor-green-3d | ns-step --steps 20 --diag-every 2 | render --plot kinetic_energy --x t -o ke.svg",
            "the picture (.png, .svg, .pdf) or animation (.gif, .mp4) that its extension names (other names are "
-           "refused), or with --frames numbered PNGs by a pattern such as f-%03d.png,",
-           "Accepted for symmetry with the other tools (render shows no progress line)"},
-          kInput | kOutput | kNotStream);
+           "refused), or with --frames numbered PNGs by a pattern such as f-%03d.png,"},
+          kInput | kOutput | kNotStream | kNoProgressLine);
   // 1. The options, declared once with their checks.
   RenderOptions o;
   o.declare(cli);

@@ -59,7 +59,6 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-#include "common/finite.hpp"
 #include "fluid.hpp"
 #include "scene.hpp"
 #include "simd_avx512.hpp"
@@ -1836,37 +1835,5 @@ double bytes_per_cell_step(const Params& p, int element_size, bool cuda) {
   const double passes = std::ceil(static_cast<double>(p.iters) / kMaxTemporal);
   return sz * (common + 5 * (2 + 3 * (passes - 1)));
 }
-
-template <class T>
-Diagnostics diagnose(const Fields<T>& f) {
-  Diagnostics g;
-  const int n = f.n, w = n + 2;
-  // Fixed order: each row's sum in turn, then the rows' sums in turn (the rows on all
-  // threads, the same bits on any number); maxima do not depend on the order.
-  std::vector<double> rows(static_cast<std::size_t>(n) + 1, 0.0);
-  double max_speed = 0, max_divergence = 0;
-#pragma omp parallel for schedule(static) reduction(max : max_speed, max_divergence)
-  for (int j = 1; j <= n; ++j) {
-    double row = 0;
-    for (int i = 1; i <= n; ++i) {
-      const double d = f.d[ix(i, j, w)], u = f.u[ix(i, j, w)], v = f.v[ix(i, j, w)];
-      row += d;
-      max_speed = std::max(max_speed, std::sqrt(u * u + v * v));
-      const double div = 0.5 * n *
-                         (static_cast<double>(f.u[ix(i + 1, j, w)]) - f.u[ix(i - 1, j, w)] +
-                          static_cast<double>(f.v[ix(i, j + 1, w)]) - f.v[ix(i, j - 1, w)]);
-      max_divergence = std::max(max_divergence, std::fabs(div));
-    }
-    rows[static_cast<std::size_t>(j)] = row;
-  }
-  for (int j = 1; j <= n; ++j) g.total_density += rows[static_cast<std::size_t>(j)];
-  g.max_speed = max_speed;
-  g.max_divergence = max_divergence;
-  for (const auto* a : {&f.d, &f.u, &f.v})
-    if (first_non_finite(a->data(), a->size()) >= 0) g.finite = false;
-  return g;
-}
-template Diagnostics diagnose(const Fields<float>&);
-template Diagnostics diagnose(const Fields<double>&);
 
 }  // namespace numpipe::fluid

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <sstream>
 
 #include "common/finite.hpp"
@@ -337,12 +338,16 @@ template void write_scene_fields(StreamWriter&, const SceneFields<float>&, const
 template void write_scene_fields(StreamWriter&, const SceneFields<double>&, const json&, const std::string&, bool);
 
 // ---- diagnostics -------------------------------------------------------------------------------
+namespace {
+// The diagnostics of an nx x ny interior (rows of nx + 2 with the halo) of cell size
+// 1 / inv_h; `code` is the obstacle's cell codes (cell_codes), null without one: a
+// solid cell's d counts in the total, its velocity in neither maximum, and a solid
+// neighbour's velocity is the cell's own reflected (the no-slip wall).
 template <class T>
-Diagnostics diagnose_scene(const Scene& s, const SceneFields<T>& f) {
+Diagnostics diagnose_interior(int nx, int ny, double inv_h, const T* d, const T* u, const T* v,
+                              const std::uint8_t* code) {
   Diagnostics g;
-  const int nx = s.nx, ny = s.ny, w = nx + 2;
-  const double inv_h = s.inv_h();
-  const std::vector<std::uint8_t> code = f.solid.empty() ? std::vector<std::uint8_t>() : cell_codes(s, f.solid);
+  const int w = nx + 2;
   // Fixed order: each row's sum in turn, then the rows' sums in turn (the rows on all
   // threads, the same bits on any number); maxima do not depend on the order.
   std::vector<double> rows(static_cast<std::size_t>(ny) + 1, 0.0);
@@ -352,13 +357,13 @@ Diagnostics diagnose_scene(const Scene& s, const SceneFields<T>& f) {
     double row = 0;
     for (int i = 1; i <= nx; ++i) {
       const std::int64_t c = ix(i, j, w);
-      const int cd = code.empty() ? 0 : code[static_cast<std::size_t>(c)];
-      row += static_cast<double>(f.d[c]);
+      const int cd = code ? code[static_cast<std::size_t>(c)] : 0;
+      row += static_cast<double>(d[c]);
       if (cd & kSolidSelf) continue;
-      const double u = f.u[c], v = f.v[c];
-      max_speed = std::max(max_speed, std::sqrt(u * u + v * v));
-      const double ul = cd & kSolidL ? -u : f.u[c - 1], ur = cd & kSolidR ? -u : f.u[c + 1];
-      const double vd = cd & kSolidD ? -v : f.v[c - w], vu = cd & kSolidU ? -v : f.v[c + w];
+      const double uc = u[c], vc = v[c];
+      max_speed = std::max(max_speed, std::sqrt(uc * uc + vc * vc));
+      const double ul = cd & kSolidL ? -uc : u[c - 1], ur = cd & kSolidR ? -uc : u[c + 1];
+      const double vd = cd & kSolidD ? -vc : v[c - w], vu = cd & kSolidU ? -vc : v[c + w];
       max_divergence = std::max(max_divergence, std::fabs(0.5 * inv_h * (ur - ul + vu - vd)));
     }
     rows[static_cast<std::size_t>(j)] = row;
@@ -366,8 +371,32 @@ Diagnostics diagnose_scene(const Scene& s, const SceneFields<T>& f) {
   for (int j = 1; j <= ny; ++j) g.total_density += rows[static_cast<std::size_t>(j)];
   g.max_speed = max_speed;
   g.max_divergence = max_divergence;
-  for (const auto* a : {&f.d, &f.u, &f.v, &f.t})
-    if (first_non_finite(a->data(), a->size()) >= 0) g.finite = false;
+  return g;
+}
+template <class T>
+bool all_finite(std::initializer_list<const FieldVector<T>*> fields) {
+  for (const auto* a : fields)
+    if (first_non_finite(a->data(), a->size()) >= 0) return false;
+  return true;
+}
+}  // namespace
+
+template <class T>
+Diagnostics diagnose(const Fields<T>& f) {
+  // The unit square: the cell size is 1 / n.
+  Diagnostics g = diagnose_interior(f.n, f.n, static_cast<double>(f.n), f.d.data(), f.u.data(), f.v.data(), nullptr);
+  g.finite = all_finite<T>({&f.d, &f.u, &f.v});
+  return g;
+}
+template Diagnostics diagnose(const Fields<float>&);
+template Diagnostics diagnose(const Fields<double>&);
+
+template <class T>
+Diagnostics diagnose_scene(const Scene& s, const SceneFields<T>& f) {
+  const std::vector<std::uint8_t> code = f.solid.empty() ? std::vector<std::uint8_t>() : cell_codes(s, f.solid);
+  Diagnostics g = diagnose_interior(s.nx, s.ny, s.inv_h(), f.d.data(), f.u.data(), f.v.data(),
+                                    code.empty() ? nullptr : code.data());
+  g.finite = all_finite<T>({&f.d, &f.u, &f.v, &f.t});
   return g;
 }
 template Diagnostics diagnose_scene(const Scene&, const SceneFields<float>&);

@@ -812,6 +812,15 @@ class _StreamReader:
         self.in_stream = True
         self.records_in_stream = 0
 
+    def payload_done(self, label, nbytes, have):
+        """After a record's payload, read or passed over (have bytes of nbytes): checks that it is whole, counts it."""
+        if have < nbytes:
+            raise _Bad("truncated payload in %s: expected %s, got %s"
+                       % (label, _human_bytes(nbytes), _human_bytes(have)))
+        self.settle_frame()
+        self.records_in_stream += 1
+        self.record_index += 1
+
     def where(self):
         return "record %d" % self.record_index
 
@@ -913,13 +922,7 @@ class _StreamReader:
             if not isinstance(attrs, dict):
                 raise _Bad('the "attrs" of %s is not a JSON object' % label)
             if self.keep is not None and not self.keep(name):
-                have = self.skip_bytes(nbytes)
-                if have < nbytes:
-                    raise _Bad("truncated payload in %s: expected %s, got %s" % (label, _human_bytes(nbytes),
-                                                                                 _human_bytes(have)))
-                self.settle_frame()
-                self.records_in_stream += 1
-                self.record_index += 1
+                self.payload_done(label, nbytes, self.skip_bytes(nbytes))
                 continue
             if self.bound_total and nbytes > self.max_bytes - self.held:
                 raise _Bad("the records kept so far (%d, %s) and %s (%s) are over the max_bytes limit of %s on what "
@@ -929,13 +932,7 @@ class _StreamReader:
             self.held += nbytes
             self.kept += 1
             payload = np.empty(nbytes, dtype=np.uint8)
-            have = self.read_into(payload.ctypes.data, nbytes) if nbytes else 0
-            if have < nbytes:
-                raise _Bad("truncated payload in %s: expected %s, got %s" % (label, _human_bytes(nbytes),
-                                                                             _human_bytes(have)))
-            self.settle_frame()
-            self.records_in_stream += 1
-            self.record_index += 1
+            self.payload_done(label, nbytes, self.read_into(payload.ctypes.data, nbytes) if nbytes else 0)
             return Record(name, payload.view(dtype).reshape(shape), attrs)
 
 

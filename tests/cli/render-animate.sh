@@ -108,6 +108,8 @@ assert low[0] == 16 and abs(low[1] - w / 2) < w / 8 and abs(low[2] - h / 2) < h 
 PY
 
 expect_exit 2 "--derive must be speed, vorticity or vorticity_magnitude, got 'curl'" -- render -i rot.nps --derive curl -o x.png
+# checked before any input is read (stdin at its end: a check after reading would say so)
+expect_exit 2 "--derive must be speed, vorticity or vorticity_magnitude, got 'curl'" -- render --derive curl -o x.png < /dev/null
 expect_exit 2 "--derive vorticity is for 2-D flows" -- render -i shear.nps --derive vorticity -o x.png
 gen-input array --name q --shape 4,4 -o q.nps
 expect_exit 2 "--derive speed needs the velocity records" -- render -i q.nps --derive speed -o x.png

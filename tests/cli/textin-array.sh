@@ -68,5 +68,8 @@ expect_exit 2 '--layout must be table or columns' -- gen-input array --from-text
 expect_exit 2 '--header must be auto, yes or no' -- gen-input array --from-text bad.csv --header maybe -o o.nps
 expect_exit 2 '--dtype with --from-text must be f8 or f4' -- gen-input array --from-text bad.csv --dtype i4 -o o.nps
 expect_exit 2 '--columns needs --from-text' -- gen-input array --columns close -o o.nps
+# the words of --layout and --header are checked with or without --from-text (before any work)
+expect_exit 2 "--layout must be table or columns, got 'rows'" -- gen-input array --layout rows -o o.nps
+expect_exit 2 '--header needs --from-text' -- gen-input array --header yes -o o.nps
 [ ! -e o.nps ] || fail "a refused run left o.nps behind"
 no_leftovers .

@@ -104,23 +104,26 @@ void write_filled(StreamWriter& writer, const std::string& name, const Shape& sh
   });
 }
 
+// --layout and --header: their words checked by Cli::parse (one_of), with or without --from-text.
+struct TextLayout {
+  std::string layout = "table", header = "auto";
+};
+
 // --from-text: the chosen numeric columns as one table [rows, columns] (attrs
 // `columns`) or one 1-D record per column (--layout columns), and the label
 // column as the labels record `row_label` (labels_of "row").
-void write_from_text(const Cli& cli, OutputFile& out) {
+void write_from_text(const Cli& cli, const TextLayout& text, OutputFile& out) {
   for (const char* generated : {"shape", "fill", "lo", "hi", "seed"})
     if (cli.has(generated)) fail_input(std::string("--") + generated + " makes numbers; with --from-text the file gives them");
-  const std::string path = cli.get<std::string>("from-text"), layout = cli.get<std::string>("layout"),
-                    header = cli.get<std::string>("header"), name = cli.get<std::string>("name");
+  const std::string path = cli.get<std::string>("from-text"), name = cli.get<std::string>("name");
+  const std::string& layout = text.layout;
   auto dtype = parse_dtype(cli.get<std::string>("dtype"));
   if (dtype != DType::f8 && dtype != DType::f4)
     fail_input("--dtype with --from-text must be f8 or f4 (numbers from text are not rounded to integers), got '" +
                cli.get<std::string>("dtype") + "'");
-  if (layout != "table" && layout != "columns") fail_input("--layout must be table or columns, got '" + layout + "'");
   TextTableOptions options;
-  if (header == "yes") options.header = TextTableOptions::Header::present;
-  else if (header == "no") options.header = TextTableOptions::Header::absent;
-  else if (header != "auto") fail_input("--header must be auto, yes or no, got '" + header + "'");
+  if (text.header == "yes") options.header = TextTableOptions::Header::present;
+  if (text.header == "no") options.header = TextTableOptions::Header::absent;
   const TextTable table = read_text_table(path, options);
 
   // The label column: --labels, else the first column not taken by --columns that
@@ -180,13 +183,12 @@ void write_from_text(const Cli& cli, OutputFile& out) {
   finish_stream(writer, out);
 }
 
-Cli array_cli() {
+Cli array_cli(TextLayout& text) {
   Cli cli({"gen-input array", "Write one named array, or a text table's columns", "",
            "  gen-input array --name x --shape 3,4 --fill uniform --seed 1 | inspect\n"
            "  gen-input array --from-text share/ref/mle-prices.csv --columns close | inspect",
-           "the array, or the table's columns (a stream)",
-           "Accepted for symmetry with the other tools (gen-input array shows no progress line)"},
-          kOutput | kTextInput);
+           "the array, or the table's columns (a stream)"},
+          kOutput | kTextInput | kNoProgressLine);
   cli.add("Array")("name", "Array name", cxxopts::value<std::string>()->default_value("x"), "NAME")(
       "shape", "Shape, e.g. 1000 or 64,64", cxxopts::value<std::string>()->default_value("16"), "N[,M...]")(
       "dtype", "f8 f4 i8 i4 u8 u1", cxxopts::value<std::string>()->default_value("f8"), "T")(
@@ -202,12 +204,14 @@ Cli array_cli() {
       "columns", "The columns to take, by header name or 1-based number (default: every numeric column)",
       cxxopts::value<std::string>(), "C,...")(
       "labels", "The label column (dates, names), kept as the labels record row_label (default: the first column not taken by --columns that is text under a header such as date, or the first column, all text); any other column with text is an error",
-      cxxopts::value<std::string>(), "C")(
-      "layout", "table: one [rows, columns] record named --name; columns: one 1-D record per column, named by its header",
-      cxxopts::value<std::string>()->default_value("table"), "L")(
-      "header", "Whether the first line names the columns: auto, yes or no",
-      cxxopts::value<std::string>()->default_value("auto"), "H")(
-      "allow-nonfinite", "Accept nan and inf in the table (refused by default)");
+      cxxopts::value<std::string>(), "C");
+  cli.option("layout", &text.layout,
+             "table: one [rows, columns] record named --name; columns: one 1-D record per column, named by its header",
+             "L", "Text table")
+      .one_of({"table", "columns"});
+  cli.option("header", &text.header, "Whether the first line names the columns: auto, yes or no", "H", "Text table")
+      .one_of({"auto", "yes", "no"});
+  cli.add("Text table")("allow-nonfinite", "Accept nan and inf in the table (refused by default)");
   return cli;
 }
 
@@ -220,7 +224,7 @@ struct Fill {
 };
 
 Fill fill_of(const Cli& cli) {
-  for (const char* text_only : {"columns", "labels", "allow-nonfinite"})
+  for (const char* text_only : {"columns", "labels", "layout", "header", "allow-nonfinite"})
     if (cli.has(text_only)) fail_input(std::string("--") + text_only + " needs --from-text");
   auto dtype = parse_dtype(cli.get<std::string>("dtype"));
   if (!dtype) fail_input("--dtype must be one of f8 f4 i8 i4 u8 u1, got '" + cli.get<std::string>("dtype") + "'");
@@ -254,14 +258,15 @@ void write_array(StreamWriter& writer, const std::string& name, const Shape& sha
 
 int run_array(int argc, char** argv) {
   // 1. The options.
-  Cli cli = array_cli();
+  TextLayout text;
+  Cli cli = array_cli(text);
   cli.parse(argc, argv);
   if (cli.get<std::string>("name").empty()) fail_input("--name must not be empty");
 
   // 2. A text table's columns (a terminal refused before reading).
   if (cli.has("from-text")) {
     OutputFile out(cli.output());
-    write_from_text(cli, out);
+    write_from_text(cli, text, out);
     return 0;
   }
 

@@ -427,9 +427,8 @@ Cli fluid_cli() {
   Cli cli({"gen-input fluid", "Write an initial state or scene for fluid-step", "",
            "  gen-input fluid --n 512 --scene react | fluid-step --steps 100 | render -o d.png\n"
            "  gen-input fluid --n 256,64 --length 4 --inflow left:1 --obstacle circle:1,0.5,0.1 | fluid-step --steps 50 -o tunnel.nps",
-           "the initial state or scene for fluid-step",
-           "Accepted for symmetry with the other tools (gen-input fluid shows no progress line)"},
-          kOutput);
+           "the initial state or scene for fluid-step"},
+          kOutput | kNoProgressLine);
   cli.add("Fluid")("n,size", "Interior cells: N (N x N) or NX,NY, each >= 16 (arrays are (NY+2) x (NX+2))",
                    cxxopts::value<std::string>()->default_value("256"), "N")(
       "scene", "react (zeros, the react forcing; the default), empty (zeros, no forcing; the default with --bc, "
