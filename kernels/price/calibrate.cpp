@@ -476,6 +476,7 @@ CalibrationResult calibrate(const Problem& pr, const CalibrationOptions& options
       out.status = status_text(status);
       again.eval(u, f, &j);
       out.evaluations = evaluations_before + again.evaluations();
+      out.device_seconds += again.device_seconds();
       model = again.last_model();
     } else {
       out.status = "converged: the coarse grid's fit corrected on the given grid to within its discretisation error";
@@ -485,6 +486,7 @@ CalibrationResult calibrate(const Problem& pr, const CalibrationOptions& options
       out.discretisation_error.push_back(std::abs(v - out.coarse_values[k]) / (error_ratio - 1));
     }
   }
+  out.device_seconds += res.device_seconds() + fine.device_seconds();
   // the grid the reported prices come from: the given one, except after a coarse fit
   // that stopped early (params says so)
   out.fitted = res.params_at(u);

@@ -60,6 +60,7 @@ struct CalibrationResult {
   std::vector<std::int64_t> coarse_grid;
   int coarse_evaluations = 0;
   std::vector<double> coarse_values, discretisation_error;
+  double device_seconds = 0;  // CUDA: the pricing passes' device time (CUDA events); 0 on the CPU
 };
 
 // Fits the problem's free parameters to its quotes. The start: with hagan_start,

@@ -309,6 +309,8 @@ std::vector<Record> calibrate_problem(const Problem& pr, const Engine& engine, c
     log.add("calibrate", timer.seconds(), 0.0,
             static_cast<double>(fit.evaluations - fit.coarse_evaluations) * adjoint_flops_of(pr.p) +
                 static_cast<double>(fit.coarse_evaluations) * adjoint_flops_of(coarse));
+    // CUDA: the pricing passes' device time inside 'calibrate' (CUDA events)
+    if (engine.cuda) log.add("calibration solves", fit.device_seconds, 0.0, 0.0);
   }
   if (!fit.converged)
     warn("calibration " + fit.status + " after " + std::to_string(fit.log.size() - 1) + " iterations and " +
