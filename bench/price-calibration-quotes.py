@@ -28,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # the engine's set-up and the cached two-grid reference of the work-precision script
 spec = importlib.util.spec_from_file_location("work_precision", os.path.join(HERE, "price-work-precision.py"))
 wp = importlib.util.module_from_spec(spec)
+sys.modules["work_precision"] = wp  # the workers find its functions by this name
 spec.loader.exec_module(wp)
 
 REF_GRIDS = [(100, 400, 50), (200, 800, 100)]  # (time steps, F points, v points)
