@@ -51,8 +51,9 @@ def main():
     strikes = list(np.round(np.linspace(0.8, 1.25, args.strikes), 6))
     with multiprocessing.Pool(args.workers) as pool:
         reference = wp.reference_prices(pool, args.cache, days, strikes, REF_GRIDS)
-    if np.any(np.isnan(reference)):
-        sys.exit("price-calibration-quotes: QuantLib's engine failed on %d contracts" % int(np.sum(np.isnan(reference))))
+    failed = [(days[a], strikes[k]) for a in range(len(days)) for k in range(len(strikes)) if np.isnan(reference[a, k])]
+    if len(failed) == reference.size:
+        sys.exit("price-calibration-quotes: QuantLib's engine failed on every contract")
     with open(args.output, "w") as out:
         out.write("# SABR option prices by QuantLib %s's FdSabrVanillaEngine (Debian's quantlib-python), "
                   "extrapolated (Richardson, second order) from its grids (t %d, F %d, v %d) and (t %d, F %d, v %d)\n"
@@ -61,9 +62,14 @@ def main():
                   "(Actual/365 Fixed; days %s)\n" % (args.alpha, args.beta, args.nu, args.rho, args.days))
         out.write("# made by bench/price-calibration-quotes.py --alpha %r --beta %r --nu %r --rho %r --days %s "
                   "--strikes %d\n" % (args.alpha, args.beta, args.nu, args.rho, args.days, args.strikes))
+        if failed:
+            out.write("# left out: the engine failed on both grids (a NaN in its boundary's non-central chi-squared) "
+                      "at days %s\n" % ",".join(sorted({str(d) for d, _ in failed}, key=int)))
         out.write("strike,maturity,type,price\n")
         for a, d in enumerate(days):
             for k, strike in enumerate(strikes):
+                if np.isnan(reference[a, k]):
+                    continue
                 out.write("%r,%r,%s,%.10g\n" % (float(strike), d / 365.0, "put" if strike < 1 else "call",
                                                reference[a, k]))
 
