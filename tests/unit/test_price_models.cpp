@@ -374,3 +374,52 @@ TEST_CASE("calibration recovers the parameters; with noise, within its standard 
     CHECK(std::fabs(fit.values[k] - truth[k]) < 4 * fit.standard_error[k]);
   }
 }
+
+TEST_CASE("calibration in two levels: the given grid's fit, in a few of its passes, and its discretisation error") {
+  if (!calibration_available()) return;
+  // quotes made by the model on a sinh grid of 128 x 64 x 97 (the user's contracts'):
+  // the given grid's exact fit is the truth
+  Problem pr;
+  pr.p = model(128, 64, 97, 2.0, 0.25, 0.5, 0.7, -0.4);
+  pr.p.grid = GridKind::sinh;
+  pr.maturities = {0.25, 1.0, 2.0};
+  for (double t : pr.maturities)
+    for (int k = 0; k < 8; ++k) pr.quotes.push_back({0.8 + 0.45 * k / 7, t, 0.8 + 0.45 * k / 7 < 1, 0, 1});
+  pr.p.outer = static_cast<std::int64_t>(pr.quotes.size());
+  const Setup s = make_setup(pr.p, pr.maturities);
+  const std::vector<double> prices = evaluate(s, pr.contracts(), functionals_of(s, false), Engine{});
+  pr.quote_kind = QuoteKind::price;
+  for (std::size_t q = 0; q < prices.size(); ++q) pr.quotes[q].quote = prices[q];
+  Problem start = pr;
+  start.p.alpha = 0.3;
+  start.p.nu = 0.3;
+  start.p.rho = 0;
+  const CalibrationResult two = calibrate(start, CalibrationOptions{}, Engine{});
+  CalibrationOptions alone;
+  alone.two_levels = false;
+  const CalibrationResult one = calibrate(start, alone, Engine{});
+  REQUIRE(two.coarse_grid.size() == 3);
+  CHECK(two.coarse_grid[0] < pr.p.num_x);
+  CHECK(one.coarse_grid.empty());
+  CHECK(one.discretisation_error.empty());
+  CHECK(two.converged);
+  CHECK(one.converged);
+  CHECK(two.fitted.num_x == pr.p.num_x);  // the reported prices are the given grid's
+  const int fine_passes = two.evaluations - two.coarse_evaluations;
+  MESSAGE("two levels: " << two.coarse_evaluations << " coarse passes and " << fine_passes
+                         << " of the given grid; the given grid alone: " << one.evaluations);
+  CHECK(fine_passes <= 5);
+  CHECK(fine_passes < one.evaluations);
+  const double truth[3] = {0.25, 0.5, -0.4};
+  REQUIRE(two.discretisation_error.size() == 3);
+  for (int k = 0; k < 3; ++k) {
+    MESSAGE(two.names[k] << ": two levels " << two.values[k] << " (coarse " << two.coarse_values[k] << ", discretisation "
+                         << two.discretisation_error[k] << "), alone " << one.values[k]);
+    CHECK(one.values[k] == doctest::Approx(truth[k]).epsilon(1e-6));
+    // the coarse fit is off by the coarse grid's error; the corrected one within the
+    // given grid's share of it (the next step was smaller than that when it stopped)
+    CHECK(std::fabs(two.coarse_values[k] - truth[k]) > std::fabs(two.values[k] - truth[k]));
+    CHECK(std::fabs(two.values[k] - truth[k]) <= two.discretisation_error[k] + 1e-7);
+    CHECK(two.discretisation_error[k] > 0);
+  }
+}
