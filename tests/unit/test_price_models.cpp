@@ -313,19 +313,33 @@ TEST_CASE("rho != 0 against Hagan's formula at short expiry") {
   }
 }
 
-TEST_CASE("calibration recovers the parameters; with noise, within its standard errors") {
-  if (!calibration_available()) return;
+// A quote table made by the model at p on its own grid: `strikes` strikes evenly from lo
+// to hi at every maturity (puts below s0 = 1), as prices or Black implied volatilities.
+Problem model_quotes(const Params& p, const std::vector<double>& maturities, int strikes, double lo, double hi,
+                     QuoteKind kind) {
   Problem pr;
-  pr.p = model(64, 32, 65, 2.0, 0.25, 0.6, 0.7, -0.5);
-  pr.maturities = {0.25, 0.5, 1.0, 1.5, 2.0};
-  for (double t : pr.maturities)
-    for (int k = 0; k < 10; ++k) pr.quotes.push_back({0.75 + 0.5 * k / 9, t, 0.75 + 0.5 * k / 9 < 1, 0, 1});
+  pr.p = p;
+  pr.maturities = maturities;
+  for (double t : maturities)
+    for (int k = 0; k < strikes; ++k) {
+      const double strike = lo + (hi - lo) * k / (strikes - 1);
+      pr.quotes.push_back({strike, t, strike < 1, 0, 1});
+    }
   pr.p.outer = static_cast<std::int64_t>(pr.quotes.size());
   const Setup s = make_setup(pr.p, pr.maturities);
   const std::vector<double> prices = evaluate(s, pr.contracts(), functionals_of(s, false), Engine{});
-  pr.quote_kind = QuoteKind::implied_vol;
+  pr.quote_kind = kind;
   for (std::size_t q = 0; q < prices.size(); ++q)
-    pr.quotes[q].quote = implied_vol(prices[q], 1, pr.quotes[q].strike, pr.quotes[q].maturity, pr.quotes[q].put);
+    pr.quotes[q].quote = kind == QuoteKind::price ? prices[q]
+                                                  : implied_vol(prices[q], 1, pr.quotes[q].strike, pr.quotes[q].maturity,
+                                                                pr.quotes[q].put);
+  return pr;
+}
+
+TEST_CASE("calibration recovers the parameters; with noise, within its standard errors") {
+  if (!calibration_available()) return;
+  const Problem pr = model_quotes(model(64, 32, 65, 2.0, 0.25, 0.6, 0.7, -0.5), {0.25, 0.5, 1.0, 1.5, 2.0}, 10, 0.75, 1.25,
+                                  QuoteKind::implied_vol);
   Problem start = pr;
   start.p.alpha = 0.35;
   start.p.nu = 0.3;
@@ -379,17 +393,9 @@ TEST_CASE("calibration in two levels: the given grid's fit, in a few of its pass
   if (!calibration_available()) return;
   // quotes made by the model on a sinh grid of 128 x 64 x 97 (the user's contracts'):
   // the given grid's exact fit is the truth
-  Problem pr;
-  pr.p = model(128, 64, 97, 2.0, 0.25, 0.5, 0.7, -0.4);
-  pr.p.grid = GridKind::sinh;
-  pr.maturities = {0.25, 1.0, 2.0};
-  for (double t : pr.maturities)
-    for (int k = 0; k < 8; ++k) pr.quotes.push_back({0.8 + 0.45 * k / 7, t, 0.8 + 0.45 * k / 7 < 1, 0, 1});
-  pr.p.outer = static_cast<std::int64_t>(pr.quotes.size());
-  const Setup s = make_setup(pr.p, pr.maturities);
-  const std::vector<double> prices = evaluate(s, pr.contracts(), functionals_of(s, false), Engine{});
-  pr.quote_kind = QuoteKind::price;
-  for (std::size_t q = 0; q < prices.size(); ++q) pr.quotes[q].quote = prices[q];
+  Params sinh = model(128, 64, 97, 2.0, 0.25, 0.5, 0.7, -0.4);
+  sinh.grid = GridKind::sinh;
+  const Problem pr = model_quotes(sinh, {0.25, 1.0, 2.0}, 8, 0.8, 1.25, QuoteKind::price);
   Problem start = pr;
   start.p.alpha = 0.3;
   start.p.nu = 0.3;
