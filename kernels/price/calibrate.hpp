@@ -2,6 +2,7 @@
 // (Eigen's LevenbergMarquardt, the MINPACK algorithm; optional: built when Eigen 3
 // is found, see kernels/price/CMakeLists.txt).
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -26,6 +27,8 @@ struct CalibrationOptions {
   // Start from Hagan's formula fitted to the quotes where the model fits them better
   // there than at the given parameters (calibrate below).
   bool hagan_start = true;
+  // Fit on a coarser grid first and correct on the given one (calibrate below).
+  bool two_levels = true;
 };
 
 struct CalibrationIteration {
@@ -50,6 +53,14 @@ struct CalibrationResult {
   // residual model - quote in the quote's units (price or implied volatility)
   std::vector<double> model_price, model_vol, residual;
   double rms = 0;                      // of the weighted residuals, volatility units
+  // The two-level fit (empty when the fit was made on the given grid alone): the coarse
+  // grid's sizes (numX, numY, numT), its passes and fitted values, and each parameter's
+  // discretisation error on the given grid, |fitted - coarse| / (r - 1) with r the
+  // ratio of the two grids' price errors, (numX / coarse numX)^2.
+  std::vector<std::int64_t> coarse_grid;
+  int coarse_evaluations = 0;
+  std::vector<double> coarse_values, discretisation_error;
+  double device_seconds = 0;  // CUDA: the pricing passes' device time (CUDA events); 0 on the CPU
 };
 
 // Fits the problem's free parameters to its quotes. The start: with hagan_start,

@@ -184,14 +184,25 @@ void x_phase(const Tables<Real>& t, std::int64_t g, std::int64_t j0, std::int64_
   }
 }
 
+// The y systems' factors at step g, shared by every row: the forward sweep's
+// multipliers, the pivots' inverses and the upper diagonal.
+template <class Real>
+struct YFactors {
+  const Real* beta;
+  const Real* inv;
+  const Real* c;
+};
+template <class Real>
+YFactors<Real> y_factors(const Tables<Real>& t, std::int64_t g) {
+  return {t.yt.beta.data() + g * t.ny, t.yt.inv.data() + g * t.ny, t.yt.c.data()};
+}
+
 // y phase on rows [i0, i1): solves along j with the shared factors; result into r.
 template <class Real>
 void y_phase(const Tables<Real>& t, std::int64_t g, std::int64_t i0, std::int64_t i1, Work<Real>& w) {
   constexpr int B = 8;
   const std::int64_t ny = t.ny;
-  const Real* beta = t.yt.beta.data() + g * ny;
-  const Real* inv = t.yt.inv.data() + g * ny;
-  const Real* c = t.yt.c.data();
+  const auto [beta, inv, c] = y_factors(t, g);
   for (std::int64_t i = i0; i < i1; i += B) {
     const int nb = static_cast<int>(std::min<std::int64_t>(B, i1 - i));
     Real* zr[B];
@@ -351,9 +362,7 @@ template <class Real>
 void y_adjoint_rows(const Tables<Real>& t, std::int64_t g, std::int64_t i0, std::int64_t i1, const Real* w, Real* z) {
   constexpr int B = 8;
   const std::int64_t ny = t.ny;
-  const Real* beta = t.yt.beta.data() + g * ny;
-  const Real* inv = t.yt.inv.data() + g * ny;
-  const Real* c = t.yt.c.data();
+  const auto [beta, inv, c] = y_factors(t, g);
   for (std::int64_t i = i0; i < i1; i += B) {
     const int nb = static_cast<int>(std::min<std::int64_t>(B, i1 - i));
     const Real* wr = w + i * ny;

@@ -100,6 +100,21 @@ std::vector<std::vector<double>> evaluate_points(const std::vector<Setup>& setup
     return values;
   }
 #endif
+  if (!engine.cuda && setups.size() > 1) {
+    // the points side by side, one thread each (the pass inside runs on that thread:
+    // nested parallelism is off), as the CUDA lanes do; a pass's values do not depend
+    // on its thread count, so the bits are those of one point at a time
+    const int count = static_cast<int>(setups.size());
+    int finished = 0;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int k = 0; k < count; ++k) {
+      values[static_cast<std::size_t>(k)] =
+          evaluate(setups[static_cast<std::size_t>(k)], contracts, functionals_of(setups[static_cast<std::size_t>(k)], false), engine);
+#pragma omp critical(price_points_done)
+      if (done) done(++finished);
+    }
+    return values;
+  }
   for (std::size_t k = 0; k < setups.size(); ++k) {
     EvalTiming timing;
     values[k] = evaluate(setups[k], contracts, functionals_of(setups[k], false), engine, &timing);

@@ -300,8 +300,17 @@ std::vector<Record> calibrate_problem(const Problem& pr, const Engine& engine, c
     HostTimer timer;
     fit = calibrate(pr, options, engine, [&](int done) { progress.update(static_cast<std::uint64_t>(done)); });
     progress.finish();
+    Params coarse = pr.p;
+    if (!fit.coarse_grid.empty()) {
+      coarse.num_x = fit.coarse_grid[0];
+      coarse.num_y = fit.coarse_grid[1];
+      coarse.num_t = fit.coarse_grid[2];
+    }
     log.add("calibrate", timer.seconds(), 0.0,
-            static_cast<double>(fit.evaluations) * adjoint_flops_of(pr.p));
+            static_cast<double>(fit.evaluations - fit.coarse_evaluations) * adjoint_flops_of(pr.p) +
+                static_cast<double>(fit.coarse_evaluations) * adjoint_flops_of(coarse));
+    // CUDA: the pricing passes' device time inside 'calibrate' (CUDA events)
+    if (engine.cuda) log.add("calibration solves", fit.device_seconds, 0.0, 0.0);
   }
   if (!fit.converged)
     warn("calibration " + fit.status + " after " + std::to_string(fit.log.size() - 1) + " iterations and " +
@@ -324,6 +333,10 @@ std::vector<Record> calibrate_problem(const Problem& pr, const Engine& engine, c
                 {"started_from", fit.started_from},
                 {"hagan_start", fit.hagan_values},
                 {"standard_error", fit.standard_error},
+                {"discretisation_error", fit.discretisation_error},
+                {"coarse_grid", fit.coarse_grid},
+                {"coarse_evaluations", fit.coarse_evaluations},
+                {"coarse_fit", fit.coarse_values},
                 {"converged", fit.converged},
                 {"status", fit.status},
                 {"iterations", fit.log.empty() ? 0 : static_cast<int>(fit.log.size()) - 1},

@@ -313,19 +313,33 @@ TEST_CASE("rho != 0 against Hagan's formula at short expiry") {
   }
 }
 
-TEST_CASE("calibration recovers the parameters; with noise, within its standard errors") {
-  if (!calibration_available()) return;
+// A quote table made by the model at p on its own grid: `strikes` strikes evenly from lo
+// to hi at every maturity (puts below s0 = 1), as prices or Black implied volatilities.
+Problem model_quotes(const Params& p, const std::vector<double>& maturities, int strikes, double lo, double hi,
+                     QuoteKind kind) {
   Problem pr;
-  pr.p = model(64, 32, 65, 2.0, 0.25, 0.6, 0.7, -0.5);
-  pr.maturities = {0.25, 0.5, 1.0, 1.5, 2.0};
-  for (double t : pr.maturities)
-    for (int k = 0; k < 10; ++k) pr.quotes.push_back({0.75 + 0.5 * k / 9, t, 0.75 + 0.5 * k / 9 < 1, 0, 1});
+  pr.p = p;
+  pr.maturities = maturities;
+  for (double t : maturities)
+    for (int k = 0; k < strikes; ++k) {
+      const double strike = lo + (hi - lo) * k / (strikes - 1);
+      pr.quotes.push_back({strike, t, strike < 1, 0, 1});
+    }
   pr.p.outer = static_cast<std::int64_t>(pr.quotes.size());
   const Setup s = make_setup(pr.p, pr.maturities);
   const std::vector<double> prices = evaluate(s, pr.contracts(), functionals_of(s, false), Engine{});
-  pr.quote_kind = QuoteKind::implied_vol;
+  pr.quote_kind = kind;
   for (std::size_t q = 0; q < prices.size(); ++q)
-    pr.quotes[q].quote = implied_vol(prices[q], 1, pr.quotes[q].strike, pr.quotes[q].maturity, pr.quotes[q].put);
+    pr.quotes[q].quote = kind == QuoteKind::price ? prices[q]
+                                                  : implied_vol(prices[q], 1, pr.quotes[q].strike, pr.quotes[q].maturity,
+                                                                pr.quotes[q].put);
+  return pr;
+}
+
+TEST_CASE("calibration recovers the parameters; with noise, within its standard errors") {
+  if (!calibration_available()) return;
+  const Problem pr = model_quotes(model(64, 32, 65, 2.0, 0.25, 0.6, 0.7, -0.5), {0.25, 0.5, 1.0, 1.5, 2.0}, 10, 0.75, 1.25,
+                                  QuoteKind::implied_vol);
   Problem start = pr;
   start.p.alpha = 0.35;
   start.p.nu = 0.3;
@@ -372,5 +386,46 @@ TEST_CASE("calibration recovers the parameters; with noise, within its standard 
     MESSAGE(fit.names[k] << ": " << fit.values[k] << " +- " << fit.standard_error[k] << " (true " << truth[k] << ")");
     CHECK(fit.standard_error[k] > 0);
     CHECK(std::fabs(fit.values[k] - truth[k]) < 4 * fit.standard_error[k]);
+  }
+}
+
+TEST_CASE("calibration in two levels: the given grid's fit, in a few of its passes, and its discretisation error") {
+  if (!calibration_available()) return;
+  // quotes made by the model on a sinh grid of 128 x 64 x 97 (the user's contracts'):
+  // the given grid's exact fit is the truth
+  Params sinh = model(128, 64, 97, 2.0, 0.25, 0.5, 0.7, -0.4);
+  sinh.grid = GridKind::sinh;
+  const Problem pr = model_quotes(sinh, {0.25, 1.0, 2.0}, 8, 0.8, 1.25, QuoteKind::price);
+  Problem start = pr;
+  start.p.alpha = 0.3;
+  start.p.nu = 0.3;
+  start.p.rho = 0;
+  const CalibrationResult two = calibrate(start, CalibrationOptions{}, Engine{});
+  CalibrationOptions alone;
+  alone.two_levels = false;
+  const CalibrationResult one = calibrate(start, alone, Engine{});
+  REQUIRE(two.coarse_grid.size() == 3);
+  CHECK(two.coarse_grid[0] < pr.p.num_x);
+  CHECK(one.coarse_grid.empty());
+  CHECK(one.discretisation_error.empty());
+  CHECK(two.converged);
+  CHECK(one.converged);
+  CHECK(two.fitted.num_x == pr.p.num_x);  // the reported prices are the given grid's
+  const int fine_passes = two.evaluations - two.coarse_evaluations;
+  MESSAGE("two levels: " << two.coarse_evaluations << " coarse passes and " << fine_passes
+                         << " of the given grid; the given grid alone: " << one.evaluations);
+  CHECK(fine_passes <= 5);
+  CHECK(fine_passes < one.evaluations);
+  const double truth[3] = {0.25, 0.5, -0.4};
+  REQUIRE(two.discretisation_error.size() == 3);
+  for (int k = 0; k < 3; ++k) {
+    MESSAGE(two.names[k] << ": two levels " << two.values[k] << " (coarse " << two.coarse_values[k] << ", discretisation "
+                         << two.discretisation_error[k] << "), alone " << one.values[k]);
+    CHECK(one.values[k] == doctest::Approx(truth[k]).epsilon(1e-6));
+    // the coarse fit is off by the coarse grid's error; the corrected one within the
+    // given grid's share of it (the next step was smaller than that when it stopped)
+    CHECK(std::fabs(two.coarse_values[k] - truth[k]) > std::fabs(two.values[k] - truth[k]));
+    CHECK(std::fabs(two.values[k] - truth[k]) <= two.discretisation_error[k] + 1e-7);
+    CHECK(two.discretisation_error[k] > 0);
   }
 }
