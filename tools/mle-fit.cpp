@@ -69,8 +69,8 @@ int main(int argc, char** argv) {
           if (v != 1 && v != 2) fail_input("--shapes must be 1 or 2, got " + std::to_string(v));
         });
     cli.option("model", &model,
-               "iid: the AEPD fitted to each window (default); garch: GARCH(1,1) with AEPD innovations over the whole "
-               "series (without --window) or rolling windows",
+               "iid: the AEPD fitted to each window (default); garch: GARCH(1,1) with AEPD innovations (one shape, or "
+               "two with --shapes 2) over the whole series (without --window) or rolling windows",
                "M", "Fit")
         .one_of({"iid", "garch"});
     cli.flag("fhs", &fhs,
