@@ -16,13 +16,7 @@
 require_gpu
 require_python
 export PYTHONPATH="$SRC/share/python:$SRC/tests/cli"
-"$PY" - <<'PYEOF'
-from mle_reference import simulate
-r = simulate(3000, 2e-4, 2e-6, 0.08, 0.9, 0.45, 1.3, 2.2, seed=5)
-with open("sim.csv", "w") as f:
-    f.write("r\n")
-    f.writelines(f"{v!r}\n" for v in r)
-PYEOF
+"$PY" "$SRC/tests/cli/mle_reference.py" sim.csv
 gen-input mle --from-text sim.csv --columns r -o r.nps
 args=(--model garch --shapes 2 --window 500 --step 20 --quantiles 0.01,0.05 --backtest)
 mle-fit -i r.nps "${args[@]}" --backend cpu -o cpu.nps
@@ -35,27 +29,11 @@ inspect gpu.nps | grep -q '"backend": *"cuda"' || fail "--backend cuda: attrs do
 "$PY" - <<'PYEOF'
 import numpy as np
 import numpipe
+from mle_reference import compare_backends
 x = numpipe.read("r.nps")["x"].ravel()
-sd = x.std()
-scale = {"theta": sd, "omega": 1e-2 * sd * sd, "quantiles": sd, "sigma": sd}
-def check(cpu_file, gpu_file, min_close):
-    c, g = numpipe.read(cpu_file), numpipe.read(gpu_file)
-    llc, llg = c["loglik"].ravel(), g["loglik"].ravel()
-    assert np.all(np.isfinite(llg)), "non-finite GPU log-likelihoods"
-    rel = np.abs(llg - llc) / np.abs(llc)
-    close = rel <= 1e-9
-    print(f"{gpu_file}: {close.sum()} of {close.size} windows with loglik within 1e-9 relative, worst {rel.max():.3g}")
-    assert close.mean() >= min_close, f"only {close.sum()} of {close.size} windows within 1e-9"
-    assert rel.max() <= 1e-5, f"loglik differs by {rel.max():.3g} relative"
-    for name in ["theta", "omega", "garch_alpha", "garch_beta", "skew", "p1", "p2", "sigma", "quantiles"]:
-        a, b = c[name].reshape(close.size, -1)[close], g[name].reshape(close.size, -1)[close]
-        err = np.abs(b - a) / np.maximum(np.abs(a), scale.get(name, 1.0))
-        tol = 1e-3 if name == "omega" else 1e-4
-        print(f"  {name}: worst {err.max():.3g} of its scale")
-        assert err.max() <= tol, f"{name} differs by {err.max():.3g} of its scale"
-    return c, g
-check("cpu.nps", "gpu.nps", 0.95)
-c, g = check("whole-cpu.nps", "whole-gpu.nps", 1.0)
+names = ["theta", "omega", "garch_alpha", "garch_beta", "skew", "p1", "p2", "sigma", "quantiles"]
+compare_backends(x, "cpu.nps", "gpu.nps", 0.95, names)
+c, g = compare_backends(x, "whole-cpu.nps", "whole-gpu.nps", 1.0, names)
 se_c, se_g = c["stderr"].ravel(), g["stderr"].ravel()
 err = np.abs(se_g - se_c) / np.abs(se_c)
 print("whole series: standard errors differ by", err.max())

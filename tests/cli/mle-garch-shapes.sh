@@ -16,13 +16,7 @@
 require_python
 "$PY" -c 'import scipy' 2>/dev/null || { echo "SKIP: scipy absent (apt-get install python3-scipy)"; exit 77; }
 export PYTHONPATH="$SRC/share/python:$SRC/tests/cli"
-"$PY" - <<'PYEOF'
-from mle_reference import simulate
-r = simulate(3000, 2e-4, 2e-6, 0.08, 0.9, 0.45, 1.3, 2.2, seed=5)
-with open("sim.csv", "w") as f:
-    f.write("r\n")
-    f.writelines(f"{v!r}\n" for v in r)
-PYEOF
+"$PY" "$SRC/tests/cli/mle_reference.py" sim.csv
 gen-input mle --from-text sim.csv --columns r -o r.nps
 mle-fit -i r.nps --model garch --shapes 2 --stderr --quantiles 0.01,0.05 -o two.nps
 mle-fit -i r.nps --model garch --stderr --quantiles 0.01,0.05 -o one.nps
@@ -46,9 +40,9 @@ import numpy as np
 import numpipe
 from scipy.integrate import quad
 from scipy.optimize import brentq, minimize
-from mle_reference import standard_aepd, loglik, check_stderr
+from mle_reference import standard_aepd, loglik, check_stderr, SHAPES_TEST_TRUTH
 
-truth = np.array([2e-4, 2e-6, 0.08, 0.9, 0.45, 1.3, 2.2])
+truth = np.array(SHAPES_TEST_TRUTH)
 names = ["theta", "omega", "garch_alpha", "garch_beta", "skew", "p1", "p2"]
 
 def density(z, a, p1, p2):

@@ -102,3 +102,42 @@ def check_stderr(x, est, se, tolerance=0.10):
     print("stderr", se, "numerical", se_num)
     assert np.all(np.abs(se / se_num - 1) < tolerance), (se, se_num)
     return se_num
+
+
+def compare_backends(x, cpu_file, gpu_file, min_close, names):
+    """A GPU run's GARCH fits against the CPU's (mle-gpu.sh states the tolerances):
+    log-likelihoods within 1e-9 relative in at least the share min_close of the
+    windows and within 1e-5 in all; in the windows within 1e-9, the records
+    `names` within 1e-4 of their scale (|value|, at least the data's sd for
+    theta, sigma and the quantiles, 1e-2 of its variance for omega, 1 for the
+    others), omega within 1e-3. Returns the two files' records."""
+    import numpipe
+    sd = np.std(x)
+    scale = {"theta": sd, "omega": 1e-2 * sd * sd, "quantiles": sd, "sigma": sd}
+    c, g = numpipe.read(cpu_file), numpipe.read(gpu_file)
+    llc, llg = c["loglik"].ravel(), g["loglik"].ravel()
+    assert np.all(np.isfinite(llg)), "non-finite GPU log-likelihoods"
+    rel = np.abs(llg - llc) / np.abs(llc)
+    close = rel <= 1e-9
+    print(f"{gpu_file}: {close.sum()} of {close.size} windows with loglik within 1e-9 relative, worst {rel.max():.3g}")
+    assert close.mean() >= min_close, f"{gpu_file}: only {close.sum()} of {close.size} windows within 1e-9"
+    assert rel.max() <= 1e-5, f"{gpu_file}: loglik differs by {rel.max():.3g} relative"
+    for name in names:
+        a, b = c[name].reshape(close.size, -1)[close], g[name].reshape(close.size, -1)[close]
+        err = np.abs(b - a) / np.maximum(np.abs(a), scale.get(name, 1.0))
+        tol = 1e-3 if name == "omega" else 1e-4  # omega: along the flat ridge of omega against alpha + beta
+        print(f"  {name}: worst {err.max():.3g} of its scale")
+        assert err.max() <= tol, f"{gpu_file}: {name} differs by {err.max():.3g} of its scale"
+    return c, g
+
+
+# The series of mle-garch-shapes*.sh: 3000 returns of GARCH(1,1) with two-shape
+# AEPD innovations, written as a CSV column r (python3 mle_reference.py FILE).
+SHAPES_TEST_TRUTH = (2e-4, 2e-6, 0.08, 0.9, 0.45, 1.3, 2.2)
+
+if __name__ == "__main__":
+    import sys
+    series = simulate(3000, *SHAPES_TEST_TRUTH, seed=5)
+    with open(sys.argv[1], "w") as f:
+        f.write("r\n")
+        f.writelines(f"{v!r}\n" for v in series)
