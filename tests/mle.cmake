@@ -4,6 +4,8 @@ if(TARGET numpipe_kernels_mle)
   numpipe_unit_test(unit_mle_inference SOURCES unit/test_mle_inference.cpp LIBS numpipe_kernels_mle)
   # --model garch: the CUDA backend's split of each pass over 32 lanes, emulated on the host
   numpipe_unit_test(unit_mle_garch_lanes SOURCES unit/test_mle_garch_lanes.cpp LIBS numpipe_kernels_mle)
+  # --model garch: the innovations' standardised AEPD (one and two shapes) and the likelihood's gradient
+  numpipe_unit_test(unit_mle_garch_aepd SOURCES unit/test_mle_garch_aepd.cpp LIBS numpipe_kernels_mle)
   # the inference against copies of itself whose exp/log/pow/lgamma round differently and that sum in the
   # CUDA estimate kernel's order (CUDA's stand-ins)
   numpipe_unit_test(unit_mle_rounding SOURCES unit/test_mle_rounding.cpp unit/mle_perturbed.cpp unit/mle_lanes.cpp

@@ -62,13 +62,15 @@ int main(int argc, char** argv) {
                "Q,...", "Fit")
         .check([&](const std::string& v) { fo.levels = mle::parse_levels(v); });
     cli.option("shapes", &params.shapes,
-               "1: one shape p; 2: a shape p1 left of theta and p2 right of it (grid over theta, p1, p2)", "N", "Fit")
+               "1: one shape p; 2: a shape p1 left of theta and p2 right of it (grid over theta, p1, p2; with --model "
+               "garch: the innovations' AEPD)",
+               "N", "Fit")
         .check([](int v) {
           if (v != 1 && v != 2) fail_input("--shapes must be 1 or 2, got " + std::to_string(v));
         });
     cli.option("model", &model,
-               "iid: the AEPD fitted to each window (default); garch: GARCH(1,1) with AEPD innovations over the whole "
-               "series (without --window) or rolling windows",
+               "iid: the AEPD fitted to each window (default); garch: GARCH(1,1) with AEPD innovations (one shape, or "
+               "two with --shapes 2) over the whole series (without --window) or rolling windows",
                "M", "Fit")
         .one_of({"iid", "garch"});
     cli.flag("fhs", &fhs,
@@ -99,7 +101,7 @@ int main(int argc, char** argv) {
       fail_input("--fhs needs --model garch and --quantiles (the levels to simulate), e.g. --quantiles 0.01");
     if (backtest && levels.empty()) fail_input("--backtest needs --quantiles (the VaR levels to test), e.g. --quantiles 0.01,0.05");
     Backend backend = cli.backend();
-    if (params.shapes == 2 && backend == Backend::cuda) {  // the two-shape grid runs on the CPU backend; auto picks it
+    if (params.shapes == 2 && model != "garch" && backend == Backend::cuda) {  // the two-shape grid runs on the CPU backend; auto picks it
       if (cli.has("backend") && cli.get<std::string>("backend") == "cuda")
         fail_input("--shapes 2 runs on the CPU backend only: use --backend cpu (or auto)");
       backend = Backend::cpu;
@@ -132,8 +134,7 @@ int main(int argc, char** argv) {
       if (whole) params.window = s.length;
       mle::validate(s, params);
       if (run.world().distributed()) fail_input("--model garch runs in one process (no MPI)");
-      if (fo.normal || fo.student || fo.gof || params.shapes == 2)
-        fail_input("--model garch takes neither --compare, --gof nor --shapes 2");
+      if (fo.normal || fo.student || fo.gof) fail_input("--model garch takes neither --compare nor --gof");
       run.writer().set_units(mle::garch_units(units_of(xr->attrs, "x", xr->name)));
       mle::write_garch(run.writer(), stamp, records, *xr, s, params, whole, fo.inform, levels, backtest, fhs, engine);
       return run.commit();  // (no profile)

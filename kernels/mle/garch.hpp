@@ -1,16 +1,26 @@
 // mle-fit --model garch: GARCH(1,1) (Bollerslev 1986) with AEPD innovations
-// (Zhu and Zinde-Walsh 2009, one shape), fitted by maximum likelihood over the
-// whole series or rolling windows.
+// (Zhu and Zinde-Walsh 2009, one shape or a shape on each side of the mode),
+// fitted by maximum likelihood over the whole series or rolling windows.
 //
 //   r_t = mu + e_t,  e_t = sigma_t z_t,  sigma_t^2 = omega + alpha e_{t-1}^2 + beta sigma_{t-1}^2
 //
-// z_t is the AEPD standardised to mean 0 and variance 1: with left mass a
-// (= s_l / (s_l + s_r)) and shape p, s_l = a c and s_r = (1 - a) c, where, with
-// m_k = Gamma((k+1)/p) / Gamma(1/p) (E |z - theta|^k on each branch),
-//   c = 1 / sqrt((a^3 + (1-a)^3) m_2 - (1 - 2a)^2 m_1^2),  theta = -(1 - 2a) c m_1.
+// z_t is the AEPD standardised to mean 0 and variance 1. In scale form (the
+// i.i.d. fit's, docs/mle.md "Two shapes") its density is
+//   exp(-((theta - z)/s_l)^p1) / D  (z <= theta),  exp(-((z - theta)/s_r)^p2) / D  (z > theta),
+//   D = s_l g1 + s_r g2,  g_i = Gamma(1 + 1/p_i),
+// and the left branch holds mass a = s_l g1 / D (Zhu and Zinde-Walsh's alpha).
+// Each branch is theta -/+ s G^(1/p) with G ~ Gamma(1/p, 1), so
+// E[(z - theta)^k | branch] = (-/+ s)^k m_k(p), m_k(p) = Gamma((k+1)/p) / Gamma(1/p)
+// (the moments of Zhu and Zinde-Walsh 2009, section 2). With s_l = a c / g1 and
+// s_r = (1 - a) c / g2 (so that D = c):
+//   E z - theta = c [(1-a)^2 m_1(p2)/g2 - a^2 m_1(p1)/g1] = c mean1,
+//   E (z - theta)^2 = c^2 [a^3 m_2(p1)/g1^2 + (1-a)^3 m_2(p2)/g2^2] = c^2 second,
+// and variance 1, mean 0 give c = 1 / sqrt(second - mean1^2), theta = -c mean1,
+// log D = log c. With p1 = p2 = p this is the one-shape form (s_l = a c',
+// s_r = (1-a) c', c' = c / g). One shape: p2 is tied to p1.
 // sigma_1^2 is the mean of e_t^2 over the window (fGarch's "mci" start).
 // Constraints: omega > 0, alpha >= 0, beta >= 0, alpha + beta < 1, enforced by
-// the parameterisation the search runs in (garch.cpp). The model's math is
+// the parameterisation the search runs in (garch_model.hpp). The model's math is
 // NUMPIPE_HD so that a CUDA backend can run the same source.
 #pragma once
 #include <cmath>
@@ -23,25 +33,51 @@
 
 namespace numpipe::mle {
 
-// The natural parameters, in the order of the stderr record's columns.
-enum GarchParam { kMu = 0, kOmega, kAlpha, kBeta, kSkew, kShape, kGarchParams };
+// The natural parameters, in the order of the stderr record's columns: p1
+// (kShape) is the left shape (the one shape p), p2 (kShape2) the right one
+// (equal to p1 with one shape, and then not a column of its own).
+enum GarchParam { kMu = 0, kOmega, kAlpha, kBeta, kSkew, kShape, kShape2, kGarchParams };
+
+// What standardising needs of one shape p: m_1 and m_2 (above) and g = Gamma(1 + 1/p).
+struct AepdShapeMoments {
+  double p, m1, m2, g;
+};
+NUMPIPE_HD_INLINE AepdShapeMoments aepd_shape_moments(double p) {
+  const double lg1 = lgamma(1.0 / p);
+  return {p, exp(lgamma(2.0 / p) - lg1), exp(lgamma(3.0 / p) - lg1), exp(lg1 - log(p))};
+}
 
 struct StandardAepd {
-  double theta, s_l, s_r, log_norm;  // log_norm = log p - log(s_l + s_r) - lgamma(1/p)
+  double theta, s_l, s_r, log_norm;  // log_norm = -log D = -log c
+  double p1, p2;                     // the shapes left and right of theta
 };
 
-// The AEPD with left mass a and shape p standardised to mean 0, variance 1.
-NUMPIPE_HD_INLINE StandardAepd standard_aepd(double a, double p) {
-  const double lg1 = lgamma(1.0 / p);
-  const double m1 = exp(lgamma(2.0 / p) - lg1), m2 = exp(lgamma(3.0 / p) - lg1);
+// The AEPD with left mass a and shapes p1 (left), p2 (right) standardised to
+// mean 0, variance 1 (above), from its shapes' moments.
+NUMPIPE_HD_INLINE StandardAepd standard_aepd(double a, const AepdShapeMoments& left, const AepdShapeMoments& right) {
   const double b = 1.0 - a;
-  const double c = 1.0 / sqrt((a * a * a + b * b * b) * m2 - (b - a) * (b - a) * m1 * m1);
+  const double mean1 = b * b * right.m1 / right.g - a * a * left.m1 / left.g;
+  const double second = a * a * a * left.m2 / (left.g * left.g) + b * b * b * right.m2 / (right.g * right.g);
+  const double c = 1.0 / sqrt(second - mean1 * mean1);
   StandardAepd z;
-  z.s_l = a * c;
-  z.s_r = b * c;
-  z.theta = -(b - a) * c * m1;
-  z.log_norm = log(p) - log(c) - lg1;
+  z.s_l = a * c / left.g;
+  z.s_r = b * c / right.g;
+  z.theta = -c * mean1;
+  z.log_norm = -log(c);
+  z.p1 = left.p;
+  z.p2 = right.p;
   return z;
+}
+NUMPIPE_HD_INLINE StandardAepd standard_aepd(double a, double p1, double p2) {
+  const AepdShapeMoments left = aepd_shape_moments(p1);
+  return standard_aepd(a, left, p1 == p2 ? left : aepd_shape_moments(p2));
+}
+
+// Inside the constraints (and the AEPD's domain).
+NUMPIPE_HD_INLINE bool garch_inside(const double* par) {
+  const double omega = par[kOmega], alpha = par[kAlpha], beta = par[kBeta], a = par[kSkew];
+  return omega > 0 && alpha >= 0 && beta >= 0 && alpha + beta < 1 && a > 0 && a < 1 && par[kShape] > 0 &&
+         par[kShape2] > 0;
 }
 
 // Bollerslev's recursion: sigma_t^2 from sigma_{t-1}^2 = h and e_prev = r_{t-1} - mu.
@@ -93,29 +129,29 @@ NUMPIPE_HD_INLINE double garch_variance_path(const double* r, std::int64_t n, co
 }
 
 // Point t's log-likelihood term: e = r_t - mu, h = sigma_t^2.
-NUMPIPE_HD_INLINE double garch_point_loglik(double e, double h, const StandardAepd& z, double p) {
+NUMPIPE_HD_INLINE double garch_point_loglik(double e, double h, const StandardAepd& z) {
   const double sd = sqrt(h), u = e / sd - z.theta;
-  const double d = u <= 0 ? -u / z.s_l : u / z.s_r;
-  return z.log_norm - pow(d, p) - log(sd);
+  const bool left = u <= 0;
+  const double d = left ? -u / z.s_l : u / z.s_r;
+  return z.log_norm - pow(d, left ? z.p1 : z.p2) - log(sd);
 }
 
 // The log-likelihood of r[0..n) at the parameters; *h_next: the one-step-ahead
 // conditional variance sigma_{n+1}^2. NaN outside the constraints.
 NUMPIPE_HD_INLINE double garch_loglik(const double* r, std::int64_t n, const double* par, double* h_next = nullptr) {
-  const double omega = par[kOmega], alpha = par[kAlpha], beta = par[kBeta], a = par[kSkew], p = par[kShape];
-  if (!(omega > 0 && alpha >= 0 && beta >= 0 && alpha + beta < 1 && a > 0 && a < 1 && p > 0)) return NAN;
-  const StandardAepd z = standard_aepd(a, p);
+  if (!garch_inside(par)) return NAN;
+  const StandardAepd z = standard_aepd(par[kSkew], par[kShape], par[kShape2]);
   double ll = 0;
   const double h_after = garch_variance_path<false>(
-      r, n, par, [&](std::int64_t, double e, double h, const double*) { ll += garch_point_loglik(e, h, z, p); });
+      r, n, par, [&](std::int64_t, double e, double h, const double*) { ll += garch_point_loglik(e, h, z); });
   if (h_next) *h_next = h_after;
   return ll;
 }
 
 // One-step-ahead quantile at level q: mu + sigma_{n+1} z_q.
 NUMPIPE_HD_INLINE double garch_quantile(double q, const double* par, double h_next) {
-  const StandardAepd z = standard_aepd(par[kSkew], par[kShape]);
-  return par[kMu] + sqrt(h_next) * aepd_quantile(q, z.theta, par[kShape], z.s_l, z.s_r);
+  const StandardAepd z = standard_aepd(par[kSkew], par[kShape], par[kShape2]);
+  return par[kMu] + sqrt(h_next) * aepd_quantile2(q, z.theta, z.p1, z.p2, z.s_l, z.s_r);
 }
 
 // Filtered historical simulation (Barone-Adesi, Giannopoulos and Vosper 1999):
@@ -128,8 +164,9 @@ std::vector<double> garch_fhs_quantiles(const double* r, std::int64_t n, const d
 
 // ---- fitting (garch.cpp) -------------------------------------------------------------
 struct GarchFit {
-  double par[kGarchParams];  // mu, omega, alpha, beta, a (skew), p
-  double se[kGarchParams];   // standard errors (NaN where the information is not positive definite)
+  double par[kGarchParams];  // mu, omega, alpha, beta, a (skew), p1 (p), p2 (= p1 with one shape)
+  double se[kGarchParams];   // standard errors (NaN where the information is not positive definite; p2's
+                             // with one shape: p1's)
   double loglik, h_next;
   int iterations;
   bool converged;
@@ -139,7 +176,8 @@ struct GarchFit {
 struct GarchOptions {
   std::int64_t window = 0, step = 1;  // window 0: the whole series (one fit)
   bool inform = false;                // standard errors
-  double p_min = 0.3, p_max = 20;     // the shape's range
+  double p_min = 0.3, p_max = 20;     // the shapes' range
+  int shapes = 1;                     // 1: p2 tied to p1; 2: p1 and p2 free
 };
 
 // Fits every window of every series [series][windows] (warm-started from the

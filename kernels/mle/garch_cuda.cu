@@ -29,13 +29,13 @@ constexpr unsigned kFullWarp = 0xffffffffu;
 constexpr int kThreads = kGarchLanes;
 constexpr int kWarpLanes = kGarchWarpLanes;
 constexpr int kWarps = kGarchWarps;
-constexpr int kBlockSums = 9;  // the gradient pass's sums (GarchGradientSums' fields)
+constexpr int kBlockSums = 10;  // the gradient pass's sums (GarchGradientSums' fields)
 
 // What the block's threads exchange in a pass.
 struct GarchBlockShared {
   double warp_A[kWarps], warp_B[kWarps][4];  // the warps' composed maps
   double warp_sums[kWarps][kBlockSums];      // the warps' partial sums
-  double stencil[kGarchStencil][4];          // the AEPD's constants at the gradient's stencil
+  double moments[2 * kGarchShapeStencil][4];  // the shapes' moments at the gradient's stencil (p1's, p2's)
   double last[2];                            // sigma^2 and the residual at the window's last point
 };
 
@@ -158,7 +158,7 @@ struct GarchBlockWindow {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, false);
-    const StandardAepd z = standard_aepd(par[kSkew], par[kShape]);
+    const StandardAepd z = standard_aepd(par[kSkew], par[kShape], par[kShape2]);
     double h_end, e_end;
     const double run = garch_run_loglik(r, t0, t1, par, ps.h0, variance_before(par, ps.h0), z, &h_end, &e_end);
     if (static_cast<int>(threadIdx.x) == garch_last_lane(n)) {  // read after block_sum's barriers
@@ -178,37 +178,40 @@ struct GarchBlockWindow {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, true);
-    const double h_before = variance_before(par, ps.h0);  // ends on a barrier: sh->stencil is free
-    // the AEPD's constants at the gradient's stencil: thread k computes point k
-    // (five lgamma chains side by side instead of one after another)
-    if (threadIdx.x < kGarchStencil) {
-      const StandardAepd mine = garch_aepd_stencil(par[kSkew], par[kShape], static_cast<int>(threadIdx.x));
-      double* out = sh->stencil[threadIdx.x];
-      out[0] = mine.theta;
-      out[1] = mine.s_l;
-      out[2] = mine.s_r;
-      out[3] = mine.log_norm;
+    const double h_before = variance_before(par, ps.h0);  // ends on a barrier: sh->moments is free
+    // the shapes' moments at the gradient's stencil: thread k < 6 computes p1's
+    // (k < 3) or p2's point k % 3 (six lgamma chains side by side); every thread
+    // then combines them into the stencil's 7 standardised AEPDs
+    if (threadIdx.x < 2 * kGarchShapeStencil) {
+      const int k = static_cast<int>(threadIdx.x);
+      const AepdShapeMoments mine =
+          garch_shape_stencil(k < kGarchShapeStencil ? par[kShape] : par[kShape2], k % kGarchShapeStencil);
+      double* out = sh->moments[k];
+      out[0] = mine.p;
+      out[1] = mine.m1;
+      out[2] = mine.m2;
+      out[3] = mine.g;
     }
     double dh_before[4];
     const double A = garch_run_derivative_map(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before);
-    block_state_before(A, dh_before, *sh);  // its barriers publish sh->stencil too
+    block_state_before(A, dh_before, *sh);  // its barriers publish sh->moments too
+    AepdShapeMoments moments[2 * kGarchShapeStencil];
+    for (int k = 0; k < 2 * kGarchShapeStencil; ++k)
+      moments[k] = {sh->moments[k][0], sh->moments[k][1], sh->moments[k][2], sh->moments[k][3]};
     StandardAepd stencil[kGarchStencil];
-    for (int k = 0; k < kGarchStencil; ++k) {
-      stencil[k].theta = sh->stencil[k][0];
-      stencil[k].s_l = sh->stencil[k][1];
-      stencil[k].s_r = sh->stencil[k][2];
-      stencil[k].log_norm = sh->stencil[k][3];
-    }
+    for (int k = 0; k < kGarchStencil; ++k)
+      stencil[k] = garch_aepd_stencil(par[kSkew], moments, moments + kGarchShapeStencil, k);
     GarchGradientSums s = garch_run_gradient(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before, stencil[0]);
-    double v[kBlockSums] = {s.ll, s.g[0], s.g[1], s.g[2], s.g[3], s.g_theta, s.g_sl, s.g_sr, s.g_p};
+    double v[kBlockSums] = {s.ll, s.g[0], s.g[1], s.g[2], s.g[3], s.g_theta, s.g_sl, s.g_sr, s.g_p1, s.g_p2};
     block_sums(v, *sh);
     s.ll = v[0];
     for (int k = 0; k < 4; ++k) s.g[k] = v[1 + k];
     s.g_theta = v[5];
     s.g_sl = v[6];
     s.g_sr = v[7];
-    s.g_p = v[8];
-    return garch_gradient_finish(s, par[kSkew], par[kShape], ps.nn, stencil, grad);
+    s.g_p1 = v[8];
+    s.g_p2 = v[9];
+    return garch_gradient_finish(s, par, ps.nn, stencil, grad);
 #else
     (void)par, (void)grad;
     return NAN;

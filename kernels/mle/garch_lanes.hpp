@@ -83,7 +83,7 @@ NUMPIPE_HD_INLINE double garch_run_loglik(const double* r, std::int64_t t0, std:
   for (std::int64_t t = t0; t < t1; ++t) {
     h = t == 0 ? h0 : garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_prev, h);
     const double e = r[t] - par[kMu];
-    ll += garch_point_loglik(e, h, z, par[kShape]);
+    ll += garch_point_loglik(e, h, z);
     e_prev = e;
   }
   *h_end = h;
@@ -106,7 +106,7 @@ NUMPIPE_HD_INLINE GarchGradientSums garch_run_gradient(const double* r, std::int
       garch_variance_step(par[kOmega], par[kAlpha], par[kBeta], e_prev, h, dh);
     }
     const double e = r[t] - par[kMu];
-    garch_gradient_point(e, h, dh, z, par[kShape], s);
+    garch_gradient_point(e, h, dh, z, s);
     e_prev = e;
   }
   return s;
@@ -213,7 +213,7 @@ struct GarchLaneWindow {
   double loglik(const double* par, double* h_next) const {
     if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, false);
-    const StandardAepd z = standard_aepd(par[kSkew], par[kShape]);
+    const StandardAepd z = standard_aepd(par[kSkew], par[kShape], par[kShape2]);
     double h_before[kGarchLanes], ll[kGarchLanes], h_end[kGarchLanes], e_end[kGarchLanes];
     variance_before(par, ps.h0, h_before);
     for (int l = 0; l < kGarchLanes; ++l) {
@@ -228,8 +228,8 @@ struct GarchLaneWindow {
   double loglik_gradient(const double* par, double* grad) const {
     if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, true);
-    StandardAepd stencil[kGarchStencil];  // on the GPU, lane k computes point k
-    for (int k = 0; k < kGarchStencil; ++k) stencil[k] = garch_aepd_stencil(par[kSkew], par[kShape], k);
+    StandardAepd stencil[kGarchStencil];  // on the GPU, lanes 0..5 compute the shapes' moments
+    garch_aepd_stencil(par, stencil);
     double h_before[kGarchLanes], A[kGarchLanes], dB[kGarchLanes][4];
     variance_before(par, ps.h0, h_before);
     for (int l = 0; l < kGarchLanes; ++l) {
@@ -255,8 +255,9 @@ struct GarchLaneWindow {
     s.g_theta = reduce([](const GarchGradientSums& x) { return x.g_theta; });
     s.g_sl = reduce([](const GarchGradientSums& x) { return x.g_sl; });
     s.g_sr = reduce([](const GarchGradientSums& x) { return x.g_sr; });
-    s.g_p = reduce([](const GarchGradientSums& x) { return x.g_p; });
-    return garch_gradient_finish(s, par[kSkew], par[kShape], ps.nn, stencil, grad);
+    s.g_p1 = reduce([](const GarchGradientSums& x) { return x.g_p1; });
+    s.g_p2 = reduce([](const GarchGradientSums& x) { return x.g_p2; });
+    return garch_gradient_finish(s, par, ps.nn, stencil, grad);
   }
 };
 

@@ -509,6 +509,9 @@ void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Rec
   o.window = whole ? s.length : params.window;
   o.step = params.step;
   o.inform = inform;
+  o.shapes = params.shapes;
+  const bool two = o.shapes == 2;
+  const int K = two ? kGarchParams : kGarchParams - 1;  // the fitted parameters (one shape: p2 is p1)
   if (o.window < 10) fail_input("--model garch needs windows of at least 10 points, got " + std::to_string(o.window));
   Params wp = params;
   wp.window = o.window;
@@ -517,8 +520,8 @@ void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Rec
   const std::vector<GarchFit> fits = fit_garch(s.x, s.series, s.length, o, engine, &solve_seconds);
   // 2. the records' columns, the quantiles and the constraints' report
   const std::size_t N = fits.size(), L = levels.size();
-  std::vector<double> mu(N), omega(N), alpha(N), beta(N), skew(N), p(N), s_l(N), s_r(N), ll(N), sigma(N),
-      q(N * L), se(N * kGarchParams);
+  std::vector<double> mu(N), omega(N), alpha(N), beta(N), skew(N), p(N), p2(N), s_l(N), s_r(N), ll(N), sigma(N),
+      q(N * L), se(N * static_cast<std::size_t>(K));
   std::int64_t edge = 0, unconverged = 0;
   for (std::size_t i = 0; i < N; ++i) {
     const GarchFit& f = fits[i];
@@ -528,7 +531,8 @@ void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Rec
     beta[i] = f.par[kBeta];
     skew[i] = f.par[kSkew];
     p[i] = f.par[kShape];
-    const StandardAepd z = standard_aepd(skew[i], p[i]);
+    p2[i] = f.par[kShape2];
+    const StandardAepd z = standard_aepd(skew[i], p[i], p2[i]);
     s_l[i] = z.s_l;
     s_r[i] = z.s_r;
     ll[i] = f.loglik;
@@ -541,7 +545,7 @@ void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Rec
     } else {
       for (std::size_t k = 0; k < L; ++k) q[i * L + k] = garch_quantile(levels[k], f.par, f.h_next);
     }
-    for (int k = 0; k < kGarchParams; ++k) se[i * kGarchParams + k] = f.se[k];
+    for (int k = 0; k < K; ++k) se[i * static_cast<std::size_t>(K) + static_cast<std::size_t>(k)] = f.se[k];
     edge += f.on_edge ? 1 : 0;
     unconverged += f.converged ? 0 : 1;
     if (!std::isfinite(f.loglik))
@@ -564,9 +568,14 @@ void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Rec
   }
   // 4. the records
   json attrs = {{"kind", "mle.fit"},
-                {"model", "GARCH(1,1) with AEPD innovations: r_t = mu + sigma_t z_t, sigma_t^2 = omega + garch_alpha "
-                          "(r_{t-1} - mu)^2 + garch_beta sigma_{t-1}^2, z_t the AEPD (left mass skew, shape p) "
-                          "standardised to mean 0 and variance 1; sigma_1^2 the window's mean square"},
+                {"model", two ? "GARCH(1,1) with AEPD innovations: r_t = mu + sigma_t z_t, sigma_t^2 = omega + garch_alpha "
+                                "(r_{t-1} - mu)^2 + garch_beta sigma_{t-1}^2, z_t the AEPD with two shapes (left mass "
+                                "skew, shape p1 left of its mode, p2 right of it; Zhu and Zinde-Walsh 2009) "
+                                "standardised to mean 0 and variance 1; sigma_1^2 the window's mean square"
+                              : "GARCH(1,1) with AEPD innovations: r_t = mu + sigma_t z_t, sigma_t^2 = omega + garch_alpha "
+                                "(r_{t-1} - mu)^2 + garch_beta sigma_{t-1}^2, z_t the AEPD (left mass skew, shape p) "
+                                "standardised to mean 0 and variance 1; sigma_1^2 the window's mean square"},
+                {"tail_shapes", o.shapes},
                 {"window", o.window},
                 {"step", o.step},
                 {"windows", W},
@@ -594,27 +603,34 @@ void write_garch(StreamWriter& writer, const Stamp& stamp, const std::vector<Rec
   put("omega", omega, "GARCH constant omega");
   put("garch_alpha", alpha, "GARCH ARCH coefficient alpha (on the last squared residual)");
   put("garch_beta", beta, "GARCH coefficient beta (on the last conditional variance)");
-  put("p", p, "the innovations' AEPD shape");
-  put("skew", skew, "the innovations' left mass s_l / (s_l + s_r)");
+  if (two) {
+    put("p1", p, "the innovations' AEPD shape left of its mode");
+    put("p2", p2, "the innovations' AEPD shape right of its mode");
+    put("skew", skew, "the innovations' left mass s_l g1 / (s_l g1 + s_r g2), g_i = Gamma(1 + 1/p_i)");
+  } else {
+    put("p", p, "the innovations' AEPD shape");
+    put("skew", skew, "the innovations' left mass s_l / (s_l + s_r)");
+  }
   put("s_l", s_l, "left scale of the standardised innovation (mean 0, variance 1)");
   put("s_r", s_r, "right scale of the standardised innovation (mean 0, variance 1)");
   put("loglik", ll, "maximised log-likelihood of the window");
   put("sigma", sigma, "one-step-ahead conditional standard deviation sigma_{n+1}");
   {
     json a = attrs;
-    a["parameters"] = kGarchParams;
+    a["parameters"] = K;
     a["description"] = "Akaike information criterion 2k - 2 loglik";
-    writer.write("aic", shape, aic(ll, kGarchParams).data(), a);
+    writer.write("aic", shape, aic(ll, K).data(), a);
     a["description"] = "Bayesian information criterion k log(n) - 2 loglik";
-    writer.write("bic", shape, bic(ll, kGarchParams, static_cast<double>(o.window)).data(), a);
+    writer.write("bic", shape, bic(ll, K, static_cast<double>(o.window)).data(), a);
   }
   if (inform) {
     json a = attrs;
     a["description"] = "standard errors: square roots of the diagonal of the inverse observed information (minus the "
                        "Hessian of the log-likelihood by central differences) at the estimate; NaN where it is not "
                        "positive definite";
-    a["columns"] = json{"mu", "omega", "garch_alpha", "garch_beta", "skew", "p"};
-    writer.write("stderr", Shape{s.series, W, kGarchParams}, se.data(), a);
+    a["columns"] = two ? json{"mu", "omega", "garch_alpha", "garch_beta", "skew", "p1", "p2"}
+                       : json{"mu", "omega", "garch_alpha", "garch_beta", "skew", "p"};
+    writer.write("stderr", Shape{s.series, W, K}, se.data(), a);
   }
   if (L > 0) {
     json a = attrs;

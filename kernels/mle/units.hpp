@@ -11,7 +11,7 @@
 //
 // GARCH(1,1) fits (garch_units; kernels/mle/garch.hpp): r_t = mu + sigma_t z_t,
 // so mu (also written as theta) and sigma are in U and omega, a variance
-// constant, in U^2; alpha, beta and the standardised innovation's p, skew,
+// constant, in U^2; alpha, beta and the standardised innovation's p (p1, p2), skew,
 // s_l and s_r are pure numbers.
 #pragma once
 #include <cctype>

@@ -33,31 +33,15 @@ mle-fit -i r.nps --model garch --stderr --quantiles 0.01 -o whole.nps
 mle-fit -i r.nps --model garch --window 250 --step 1 --quantiles 0.01 --backtest -o roll.nps
 
 "$PY" - "$SRC/share/python" <<'PYEOF'
-import sys, math
+import os, sys, math
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "cli"))
 import numpipe, numpy as np
-from math import lgamma
-from scipy.signal import lfilter
 from scipy.optimize import minimize
+from mle_reference import loglik, check_stderr
 
 x = numpipe.read("r.nps")["x"][0]
 assert len(x) == 1859
-
-def loglik(r, mu, omega, alpha, beta, a, p):
-    """GARCH(1,1) (Bollerslev 1986), sigma_1^2 = mean (r - mu)^2, innovations the
-    AEPD with left mass a and shape p (Zhu and Zinde-Walsh 2009) standardised to
-    mean 0 and variance 1 from its moments"""
-    m = lambda k: math.exp(lgamma((k + 1) / p) - lgamma(1 / p))
-    b = 1 - a
-    c = 1 / math.sqrt((a ** 3 + b ** 3) * m(2) - (b - a) ** 2 * m(1) ** 2)
-    th = -(b - a) * c * m(1)
-    e = r - mu
-    # h_t = omega + alpha e_{t-1}^2 + beta h_{t-1} as a first-order linear filter
-    drive = np.empty(len(r)); drive[0] = np.mean(e ** 2); drive[1:] = omega + alpha * e[:-1] ** 2
-    h = lfilter([1.0], [1.0, -beta], drive)
-    u = e / np.sqrt(h) - th
-    d = np.where(u <= 0, -u / (a * c), u / (b * c))
-    return np.sum(math.log(p) - math.log(c) - lgamma(1 / p) - d ** p - 0.5 * np.log(h))
 
 names = ["theta", "omega", "garch_alpha", "garch_beta", "skew", "p"]
 w = numpipe.read("whole.nps")
@@ -77,21 +61,8 @@ print("loglik", ll, "fGarch", ll_r_raw); print("ours (fGarch's units)", ours); p
 assert ll >= ll_r_raw - 0.01, (ll, ll_r_raw)
 assert np.all(np.abs(ours - coef) <= se_r), (ours, coef, se_r)
 
-# standard errors against a central-difference Hessian of the log-likelihood
-# above; with p < 2 it has a kink at the mode, so steps wide enough to hold many
-# points near it (2e-3 of each parameter's scale; omega: 2e-5 of the variance)
-sd = np.std(x)
-h = 2e-3 * np.array([sd, 1e-2 * sd * sd, 1, 1, 1, 1])
-H = np.zeros((6, 6))
-for i in range(6):
-    for j in range(6):
-        def at(si, sj):
-            v = est.copy(); v[i] += si * h[i]; v[j] += sj * h[j]; return loglik(x, *v)
-        H[i, j] = (at(1, 1) - at(1, -1) - at(-1, 1) + at(-1, -1)) / (4 * h[i] * h[j])
-se_num = np.sqrt(np.diag(np.linalg.inv(-H)))
-se = w["stderr"][0, 0]
-print("stderr", se, "numerical", se_num)
-assert np.all(np.abs(se / se_num - 1) < 0.10), (se, se_num)
+# standard errors within 10% of a central-difference Hessian of the log-likelihood
+check_stderr(x, est, w["stderr"][0, 0])
 
 # rolling windows: each sampled window against a refined optimum found here
 r = numpipe.read("roll.nps")

@@ -152,29 +152,13 @@ expect_exit 2 'is not finite' -- mle-fit -i flat.nps --model garch --window 100 
 no_leftovers .
 # the comparisons with the CPU need NumPy
 require_python
-"$PY" - "$SRC/share/python" <<'PYEOF'
-import sys
-sys.path.insert(0, sys.argv[1])
+export PYTHONPATH="$SRC/share/python:$SRC/tests/cli"
+"$PY" - <<'PYEOF'
 import numpipe, numpy as np
+from mle_reference import compare_backends
 x = numpipe.read("garch-r.nps")["x"].ravel()
-sd = x.std()
-scale = {"theta": sd, "omega": 1e-2 * sd * sd, "quantiles": sd}
-def check(cpu_file, gpu_file, min_close):
-    c, g = numpipe.read(cpu_file), numpipe.read(gpu_file)
-    llc, llg = c["loglik"].ravel(), g["loglik"].ravel()
-    assert np.all(np.isfinite(llg)), "non-finite GPU log-likelihoods"
-    rel = np.abs(llg - llc) / np.abs(llc)
-    close = rel <= 1e-9
-    print(f"{gpu_file}: {close.sum()} of {close.size} windows with loglik within 1e-9 relative, worst {rel.max():.3g}")
-    assert close.mean() >= min_close, f"{gpu_file}: only {close.sum()} of {close.size} windows within 1e-9"
-    assert rel.max() <= 1e-5, f"{gpu_file}: loglik differs by {rel.max():.3g} relative"
-    for name in ["theta", "omega", "garch_alpha", "garch_beta", "skew", "p", "sigma", "quantiles"]:
-        a, b = c[name].reshape(close.size, -1)[close], g[name].reshape(close.size, -1)[close]
-        err = np.abs(b - a) / np.maximum(np.abs(a), scale.get(name, 1.0 if name != "sigma" else sd))
-        tol = 1e-3 if name == "omega" else 1e-4  # omega: along the flat ridge (see above)
-        print(f"  {name}: worst {err.max():.3g} of its scale")
-        assert err.max() <= tol, f"{gpu_file}: {name} differs by {err.max():.3g} of its scale"
-    return c, g
+names = ["theta", "omega", "garch_alpha", "garch_beta", "skew", "p", "sigma", "quantiles"]
+check = lambda cpu_file, gpu_file, min_close: compare_backends(x, cpu_file, gpu_file, min_close, names)
 c, g = check("garch-cpu.nps", "garch-gpu.nps", 0.97)
 hits_c, hits_g = c["backtest"][..., 2], g["backtest"][..., 2]
 print("exceedances cpu", hits_c.ravel(), "gpu", hits_g.ravel())

@@ -38,14 +38,33 @@ std::vector<double> simulate(std::size_t n, std::uint64_t seed) {
   }
   return r;
 }
+// The same GARCH with two-shape AEPD innovations (left mass 0.45, p1 1.4 left
+// of the mode, p2 2.4 right of it: a left draw -s_l G1^(1/p1), G1 ~ Gamma(1/p1),
+// else s_r G2^(1/p2); unstandardised, omega absorbs the scale)
+std::vector<double> simulate_two_shapes(std::size_t n, std::uint64_t seed) {
+  Rng rng(seed);
+  const double omega = 2e-6, alpha = 0.09, beta = 0.89, mu = 3e-4, a = 0.45, p1 = 1.4, p2 = 2.4;
+  double h = omega / (1 - alpha - beta), e = 0;
+  std::vector<double> r(n);
+  for (double& v : r) {
+    h = omega + alpha * e * e + beta * h;
+    const bool left = rng.uniform() < a;
+    const double z = left ? -std::pow(rng.gamma(1 / p1), 1 / p1) : std::pow(rng.gamma(1 / p2), 1 / p2);
+    e = std::sqrt(h) * z;
+    v = mu + e;
+  }
+  return r;
+}
 double rel(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
 }  // namespace
 
 TEST_CASE("garch lanes: loglik, gradient and the next variance as the serial passes") {
   const std::vector<double> r = simulate(700, 3);
-  const double par[kGarchParams] = {2e-4, 3e-6, 0.12, 0.83, 0.55, 1.4};
+  for (double p2 : {1.4, 2.3})  // one shape (p2 = p1), two shapes
   for (std::int64_t n : {10, 17, 31, 32, 33, 64, 250, 256, 257, 700}) {
+    CAPTURE(p2);
     CAPTURE(n);
+    const double par[kGarchParams] = {2e-4, 3e-6, 0.12, 0.83, 0.55, 1.4, p2};
     const GarchSerialWindow serial{r.data(), n};
     const GarchLaneWindow lanes{r.data(), n};
     double hs = 0, hl = 0, gs[kGarchParams], gl[kGarchParams];
@@ -64,16 +83,23 @@ TEST_CASE("garch lanes: loglik, gradient and the next variance as the serial pas
     CHECK(std::fabs(lanes.sum([](double x) { return x; }) - serial.sum([](double x) { return x; })) <
           1e-15 * serial.sum([](double x) { return std::fabs(x); }));
   }
-  const double outside[kGarchParams] = {0, 1e-6, 0.5, 0.5, 0.5, 2};  // alpha + beta = 1
+  const double outside[kGarchParams] = {0, 1e-6, 0.5, 0.5, 0.5, 2, 2};  // alpha + beta = 1
   CHECK(std::isnan(GarchLaneWindow{r.data(), 100}.loglik(outside, nullptr)));
 }
 
+// (Two shapes: on windows whose shapes stay above 1. Where a shape falls below
+// 1 the likelihood has a cusp at every data point, the two-shape fit many
+// local maxima, and the backends' rounding can lead their searches to
+// different ones: docs/mle.md.)
 TEST_CASE("garch lanes: rolling fits within the GPU test's tolerances of the CPU's") {
-  const std::vector<double> r = simulate(900, 11);
+  for (int shapes : {1, 2}) {
+  CAPTURE(shapes);
+  const std::vector<double> r = shapes == 1 ? simulate(900, 11) : simulate_two_shapes(900, 12);
   GarchOptions o;
-  o.window = 250;
-  o.step = 3;
+  o.window = shapes == 1 ? 250 : 500;
+  o.step = shapes == 1 ? 3 : 8;
   o.inform = true;
+  o.shapes = shapes;
   const std::vector<GarchFit> cpu = fit_garch(r.data(), 1, 900, o);
   const std::vector<GarchFit> lanes = fit_garch_lanes(r.data(), 1, 900, o);
   REQUIRE(cpu.size() == lanes.size());
@@ -82,15 +108,17 @@ TEST_CASE("garch lanes: rolling fits within the GPU test's tolerances of the CPU
     CAPTURE(w);
     REQUIRE(std::isfinite(cpu[w].loglik));
     REQUIRE(std::isfinite(lanes[w].loglik));
+    if (shapes == 2) REQUIRE(std::min(cpu[w].par[kShape], cpu[w].par[kShape2]) > 1);
     worst_ll = std::max(worst_ll, rel(lanes[w].loglik, cpu[w].loglik));
     for (int k = 0; k < kGarchParams; ++k)
       worst_par = std::max(worst_par, std::fabs(lanes[w].par[k] - cpu[w].par[k]) /
                                           std::max(std::fabs(cpu[w].par[k]), k == kMu ? 1e-3 : 1e-2));
     CHECK(lanes[w].on_edge == cpu[w].on_edge);
   }
-  MESSAGE("worst loglik rel ", worst_ll, ", worst parameter ", worst_par);
+  MESSAGE("shapes ", shapes, ": worst loglik rel ", worst_ll, ", worst parameter ", worst_par);
   CHECK(worst_ll < 1e-9);
   CHECK(worst_par < 1e-4);
+  }
 }
 
 TEST_CASE("garch lanes: one long window with standard errors") {
