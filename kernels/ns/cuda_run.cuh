@@ -28,7 +28,8 @@
 #include "common/staging.hpp"
 #include "common/workers.hpp"
 #include "decomp.hpp"
-#include "cuda_substep.cuh"
+#include "cuda_substep.hpp"  // the sub-step kernels: declared here, compiled in cuda_substep_*.cu
+#include "cuda_write_ghosts.cuh"
 #include "ns.hpp"
 #include "cuda_run.hpp"
 

@@ -1,5 +1,5 @@
-// ns-step's CUDA sub-step kernels (cuda.cu's header says how they work): what the
-// run (cuda.cu) and the kernels (cuda_substep.cuh, instantiated per precision and
+// ns-step's CUDA sub-step kernels (cuda_run.cuh's header says how they work): what the
+// run (cuda_run.cuh) and the kernels (cuda_substep.cuh, instantiated per precision and
 // kernel variant in cuda_substep_*.cu, so that the units compile in parallel) share.
 #pragma once
 #include <cuda_runtime.h>
