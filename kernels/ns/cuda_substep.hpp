@@ -54,4 +54,16 @@ void launch_substep(const SubstepCall<T>& c);
 template <class T>
 void launch_substep_flat(const SubstepCall<T>& c);
 
+// A solid node or IB point of the block, for ib_kernel.
+struct IbSite {
+  int i, j, k;
+  int point;  // the IB point's index, or -1 for a solid node
+};
+
+// The bodies' part of a sub-step, after the sub-step kernels (ib_kernel, cuda_bodies.cuh):
+// the `count` solid nodes and IB points `sites` of the call's block (its box is not used),
+// queued on c.stream; compiled per precision in cuda_bodies_f32.cu and cuda_bodies_f64.cu.
+template <class T>
+void launch_ib_step(const SubstepCall<T>& c, const IbSite* sites, long long count);
+
 }  // namespace numpipe::ns::substep
