@@ -28,7 +28,7 @@
 #include "common/staging.hpp"
 #include "common/workers.hpp"
 #include "decomp.hpp"
-#include "cuda_substep.cuh"
+#include "cuda_substep.hpp"  // the sub-step kernels: declared here, compiled in cuda_substep_*.cu
 #include "ns.hpp"
 #include "cuda_run.hpp"
 
@@ -36,13 +36,6 @@ namespace numpipe::ns {
 namespace {
 
 using namespace substep;  // the sub-step kernels' arguments and launches (cuda_substep.hpp)
-
-
-// A solid node or IB point of the block, for ib_kernel.
-struct IbSite {
-  int i, j, k;
-  int point;  // the IB point's index, or -1 for a solid node
-};
 
 
 // One face ghost point of AXIS: with the axis a compile-time constant every index into
@@ -68,50 +61,6 @@ __global__ void ghost_kernel(Geometry g, Ptrs<T> f, long long m0, long long m1, 
   if (idx < m0) ghost_point<T, 0>(g, p, idx);
   else if (idx < m0 + m1) ghost_point<T, 1>(g, p, idx - m0);
   else ghost_point<T, 2>(g, p, idx - m0 - m1);
-}
-
-// The solid nodes and IB points of the block, after the sub-step kernels: a solid node
-// keeps its values (Q = 0), an IB point's stencils get their ghost values (model.hpp
-// apply_ib) before the update. `in` is not written by the sub-step (its output goes to
-// the other buffer); the sub-step kernels overwrote Q at these points, so an IB point's
-// Q lives in tb.qsite between sub-steps.
-template <class T, int ORDER, bool FIRST>
-__global__ void ib_kernel(Geometry g, Coefs<T> cf, T a, T b, T dt, const T* __restrict__ kol, Ptrs<T> in, Ptrs<T> out,
-                          Ptrs<T> q, DevTables<T> tb, const IbSite* __restrict__ sites, long long count, bool fuse) {
-  const long long x = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (x >= count) return;
-  const IbSite s = sites[x];
-  const long long c = g.at(s.i, s.j, s.k);
-  const int idx[3] = {s.i, s.j, s.k};
-  if (s.point < 0) {
-    for (int v = 0; v < kVars; ++v) {
-      const T on = pinned_point(g, s.i, s.j, s.k, v) ? T(0) : in.v[v][c];
-      q.v[v][c] = T(0);
-      out.v[v][c] = on;
-      if (fuse) write_ghosts(g, out.v[v], c, idx, v, on);
-    }
-    return;
-  }
-  const long long str[3] = {g.si(), g.sj(), g.flat_z() ? 0 : 1};
-  PointStencil<T> p;
-  for (int ax = 0; ax < 3; ++ax)
-    for (int v = 0; v < kVars; ++v)
-      for (int o = 0; o < 5; ++o) p.s[ax][v][o] = in.v[v][c + (o - 2) * str[ax]];
-  apply_ib(p, tb.points[s.point]);
-  T l[kVars];
-  rhs<ORDER>(p, cf, kol[s.j], l);
-  if (cf.sponge) add_sponge(p, cf, T(tb.sigma[0][s.i] + tb.sigma[1][s.j] + tb.sigma[2][s.k]), l);
-  for (int v = 0; v < kVars; ++v) {
-    T qn;
-    if constexpr (FIRST) qn = dt * l[v];
-    else qn = a * tb.qsite[x * kVars + v] + dt * l[v];
-    T on = p.s[0][v][2] + b * qn;
-    if (pinned_point(g, s.i, s.j, s.k, v)) qn = on = T(0);
-    tb.qsite[x * kVars + v] = qn;
-    q.v[v][c] = qn;
-    out.v[v][c] = on;
-    if (fuse) write_ghosts(g, out.v[v], c, idx, v, on);
-  }
 }
 
 // The forces' parts: one per surface crossing (model.hpp crossing_force), summed on the host.
@@ -728,16 +677,8 @@ class CudaRun final : public Solver {
   // The solid nodes and IB points (ib_kernel), after the sub-step kernels of the block.
   void ib_step(int stage, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {
     if (site_count_ == 0) return;
-    const T a = T(kRkA[stage]), b = T(kRkB[stage]);
-    const bool fuse = fuse_ && !d_;
-    const int threads = 128;
-    const unsigned blocks = (unsigned)((site_count_ + threads - 1) / threads);
-    auto go = [&](auto kernel) {
-      kernel<<<blocks, threads, 0, s>>>(g_, cf_, a, b, dt, kol_.data(), in, out, q_, tb_, sites_.data(), site_count_, fuse);
-    };
-    if (o_.order == 4) stage == 0 ? go(ib_kernel<T, 4, true>) : go(ib_kernel<T, 4, false>);
-    else stage == 0 ? go(ib_kernel<T, 2, true>) : go(ib_kernel<T, 2, false>);
-    NUMPIPE_CUDA_CHECK_LAUNCH();
+    const SubstepCall<T> c{g_, whole_box_, cf_, o_.order, stage, dt, kol_.data(), in, out, q_, chunk_, fuse_ && !d_, tb_, s};
+    launch_ib_step(c, sites_.data(), site_count_);  // compiled in cuda_bodies_*.cu
   }
 
   void substep(const Box& box, int stage, T dt, Ptrs<T> in, Ptrs<T> out, cudaStream_t s) {

@@ -1,12 +1,14 @@
-// ns-step's CUDA sub-step kernels and their launches (cuda.cu's header says how
-// they work): included by cuda.cu (write_ghosts, for ib_kernel) and by the units
-// cuda_substep_*.cu, each of which instantiates the kernels of some variants
-// (cuda_substep.hpp), so that they compile in parallel.
+// ns-step's CUDA sub-step kernels and their launches (cuda_run.cuh's header says how
+// they work): included only by the units cuda_substep_*.cu, each of which instantiates
+// the kernels of some variants (cuda_substep.hpp), so that they compile in parallel.
+// The run (cuda_run.cuh) sees their declarations alone: with these definitions in view
+// every launch_substep it calls was instantiated again in its own unit.
 #pragma once
 #include <cuda_pipeline.h>
 
 #include "common/cuda_check.hpp"
 #include "cuda_substep.hpp"
+#include "cuda_write_ghosts.cuh"
 #include "model.hpp"
 
 namespace numpipe::ns::substep {
@@ -22,36 +24,6 @@ template <bool LDG, class T>
 __device__ __forceinline__ T load_in(const T* p) {
   if constexpr (LDG) return __ldg(p);
   else return *p;
-}
-
-// Fused ghost filling: the thread that writes the new value of interior point
-// (i, j, k) also writes it (times the wall parity) into every face ghost of `f` whose
-// source it is, the same rule as fill_ghost_point (a periodic ghost copies the wrapped
-// interior point; a wall ghost -g mirrors +g). Every face ghost has exactly one source,
-// so the next sub-step reads the ghosts fill_ghost_point would have written, the same
-// bits, without a separate kernel re-reading the boundary planes. One process only
-// (under MPI a wall block may be thinner than its ghost rule reaches: ghost_kernel).
-template <class T>
-__device__ __forceinline__ void write_ghosts(const Geometry& g, T* f, long long c, const int idx[3], int v, T val) {
-  const long long str[3] = {g.si(), g.sj(), 1};
-#pragma unroll
-  for (int ax = 0; ax < 3; ++ax) {
-    const int n = g.n[ax], x = idx[ax];
-    if (x >= 3 && x < n - 3) continue;  // no ghost is sourced from here (walls: 1, 2, n-3, n-2; periodic: 0, 1, n-2, n-1)
-    if (ax == 2 && g.flat_z()) continue;  // a 2-D problem has no z ghosts
-    if (g.lo[ax] == Face::periodic_self) {
-      // ghosts -2, -1, n, n+1 wrap onto ((gi mod n) + n) mod n (several of them when n < 4)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int gi = e < 2 ? e - 2 : n + e - 2;
-        if (((gi % n) + n) % n == x) f[c + (long long)(gi - x) * str[ax]] = val;
-      }
-    } else {
-      const T m = ghost_from_mirror(g.bc[ax], ax, v, val);
-      if (g.lo[ax] == Face::wall && (x == 1 || x == 2)) f[c - 2LL * x * str[ax]] = m;
-      if (g.hi[ax] == Face::wall && (x == n - 2 || x == n - 3)) f[c + 2LL * (n - 1 - x) * str[ax]] = m;
-    }
-  }
 }
 
 // The update of one point from its stencils (shared by the sub-step kernels): Q and

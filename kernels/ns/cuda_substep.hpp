@@ -1,5 +1,5 @@
-// ns-step's CUDA sub-step kernels (cuda.cu's header says how they work): what the
-// run (cuda.cu) and the kernels (cuda_substep.cuh, instantiated per precision and
+// ns-step's CUDA sub-step kernels (cuda_run.cuh's header says how they work): what the
+// run (cuda_run.cuh) and the kernels (cuda_substep.cuh, instantiated per precision and
 // kernel variant in cuda_substep_*.cu, so that the units compile in parallel) share.
 #pragma once
 #include <cuda_runtime.h>
@@ -53,5 +53,17 @@ template <class T, int TJ, int MINB, bool LDG, bool QASYNC, int RING>
 void launch_substep(const SubstepCall<T>& c);
 template <class T>
 void launch_substep_flat(const SubstepCall<T>& c);
+
+// A solid node or IB point of the block, for ib_kernel.
+struct IbSite {
+  int i, j, k;
+  int point;  // the IB point's index, or -1 for a solid node
+};
+
+// The bodies' part of a sub-step, after the sub-step kernels (ib_kernel, cuda_bodies.cuh):
+// the `count` solid nodes and IB points `sites` of the call's block (its box is not used),
+// queued on c.stream; compiled per precision in cuda_bodies_f32.cu and cuda_bodies_f64.cu.
+template <class T>
+void launch_ib_step(const SubstepCall<T>& c, const IbSite* sites, long long count);
 
 }  // namespace numpipe::ns::substep
