@@ -133,6 +133,16 @@ std::vector<double> graded_time_grid(const Params& p, const std::vector<double>&
   }
   return time;
 }
+// The sinh grid's x domain ends at s0 exp(widths sigma sqrt(t)) (at least 4 s0, at most
+// e^6 s0) for the spot's relative volatility sigma (x_axis).
+double x_domain_end(const Params& p, double sigma, double widths) {
+  return p.s0 * std::max(4.0, std::exp(std::min(widths * sigma * std::sqrt(p.t), 6.0)));
+}
+
+// The spot's relative volatility at the start, sigma = alpha s0^(beta-1), and its
+// effective value over [0, t] (x_axis says why).
+double spot_volatility(const Params& p) { return p.alpha * std::pow(p.s0, p.beta - 1.0); }
+double effective_spot_volatility(const Params& p) { return spot_volatility(p) * std::exp(0.5 * p.nu * p.nu * p.t); }
 }  // namespace
 
 void size_for_tolerance(Params& p, double tolerance, bool set_x, bool set_y, bool set_t) {
@@ -145,7 +155,15 @@ void size_for_tolerance(Params& p, double tolerance, bool set_x, bool set_y, boo
   // as the square of the points.
   const double scale = std::sqrt(1e-5 / tolerance);
   auto multiple_of_8 = [](double v) { return static_cast<std::int64_t>(8.0 * std::ceil(v / 8.0)); };
-  if (set_x) p.num_x = std::clamp<std::int64_t>(multiple_of_8(256.0 * scale), 32, 8192);
+  // The constants were measured on a domain 5 sigma sqrt(t) wide; the domain reaches
+  // 5 sigma_eff sqrt(t) (x_axis), so x gets more points in proportion to its extent in the
+  // sinh map's xi (concentration sigma sqrt(t) s0, as for one maturity), which keeps the
+  // spacing about s0 that the constants were measured at.
+  const double c = p.s0 * std::clamp(spot_volatility(p) * std::sqrt(p.t), 0.02, 0.5);
+  auto xi_extent = [&](double end) { return std::asinh(p.s0 / c) + std::asinh((end - p.s0) / c); };
+  const double wider = xi_extent(x_domain_end(p, effective_spot_volatility(p), 5.0)) /
+                       xi_extent(x_domain_end(p, spot_volatility(p), 5.0));
+  if (set_x) p.num_x = std::clamp<std::int64_t>(multiple_of_8(256.0 * scale * wider), 32, 8192);
   if (set_y) p.num_y = std::clamp<std::int64_t>(multiple_of_8(128.0 * scale), 16, 4096);
   if (set_t) p.num_t = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(96.0 * std::sqrt(p.t) * scale)), 8, 100000) + 1;
 }
@@ -207,9 +225,8 @@ Axis x_axis(const Params& p, double t_min, std::int64_t extra_nodes) {
   // spot's upper tail on the paths where the volatility has risen (with nu sqrt(t) = 1.34,
   // 5 sigma sqrt(t) cut off 2e-5 to 4e-5 of a price; measured: docs/price.md). Concentrated
   // about s0 (a node) with width sigma sqrt(t_min) s0, the shortest maturity's spread.
-  const double sigma = p.alpha * std::pow(p.s0, p.beta - 1.0);
-  const double sigma_eff = sigma * std::exp(0.5 * p.nu * p.nu * p.t);
-  const double x_max = p.s0 * std::max(4.0, std::exp(std::min(5.0 * sigma_eff * std::sqrt(p.t), 6.0)));
+  const double sigma = spot_volatility(p);
+  const double x_max = x_domain_end(p, effective_spot_volatility(p), 5.0);
   const double c = p.s0 * std::clamp(sigma * std::sqrt(t_min), 0.02, 0.5);
   const double xi_lo = std::asinh(p.s0 / c), xi_hi = std::asinh((x_max - p.s0) / c);
   a.ind = std::clamp<std::int64_t>(std::llround(static_cast<double>(n - 1) * xi_lo / (xi_lo + xi_hi)), 1, n - 2);
