@@ -291,3 +291,41 @@ TEST_CASE("adjoint: weights and prices refuse a mismatched weight vector") {
   CHECK(bad_input_message([] { parse_method("backward"); }).find("--method must be adjoint or forward") !=
         std::string::npos);
 }
+
+TEST_CASE("sinh grid: the x domain's truncation is below a tenth of the tolerance") {
+  // The three SABR sets of tests/cli/price-quantlib.sh at T = 5 (with T = 0.25 setting the
+  // concentration), at the default tolerance and at 1e-4: extending the x axis by a
+  // quarter more nodes at the same spacing (its end moves out by a factor e^(numX d_xi / 4),
+  // about 10) moves no price by more than tolerance / 10, so the domain's truncation,
+  // which price_error cannot see, is negligible beside the discretisation it estimates.
+  struct Set {
+    double alpha, beta, nu, rho;
+  };
+  const std::vector<double> maturities = {91.0 / 365.0, 1826.0 / 365.0};
+  for (double tolerance : {5e-6, 1e-4})
+    for (const Set m : {Set{0.25, 0.7, 0.5, -0.4}, Set{0.3, 0.5, 0.3, 0.3}, Set{0.2, 0.95, 0.6, -0.5}}) {
+      Params p;
+      p.grid = GridKind::sinh;
+      p.s0 = 1.0;
+      p.t = maturities.back();
+      p.alpha = m.alpha;
+      p.beta = m.beta;
+      p.nu = m.nu;
+      p.rho = m.rho;
+      size_for_tolerance(p, tolerance, true, true, true);
+      p.outer = 3;
+      std::vector<Contract> contracts;
+      for (double strike : {0.8, 1.0, 1.25}) contracts.push_back({1, strike, strike < 1.0, true});
+      Engine cpu;
+      const Setup base = make_setup(p, maturities), wide = make_setup(p, maturities, p.num_x / 4);
+      REQUIRE(wide.x.back() > 5.0 * base.x.back());
+      const std::vector<double> a = evaluate(base, contracts, functionals_of(base, false), cpu);
+      const std::vector<double> b = evaluate(wide, contracts, functionals_of(wide, false), cpu);
+      for (std::size_t c = 0; c < contracts.size(); ++c) {
+        INFO("tolerance " << tolerance << ", alpha " << m.alpha << ", beta " << m.beta << ", strike "
+                          << contracts[c].strike << ": " << a[c] << " -> " << b[c] << " (x ends at " << base.x.back()
+                          << " -> " << wide.x.back() << ")");
+        CHECK(std::abs(b[c] - a[c]) < tolerance / 10);
+      }
+    }
+}
