@@ -140,4 +140,4 @@ if __name__ == "__main__":
     series = simulate(3000, *SHAPES_TEST_TRUTH, seed=5)
     with open(sys.argv[1], "w") as f:
         f.write("r\n")
-        f.writelines(f"{v!r}\n" for v in series)
+        f.writelines(f"{float(v)!r}\n" for v in series)  # float: NumPy 2 reprs np.float64(...)
