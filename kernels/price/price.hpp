@@ -63,10 +63,8 @@ struct Setup {
   std::vector<double> half_cell;  // [numX] half the smaller gap to a neighbour (0 at the ends)
   std::vector<double> dy1;    // [numY][3]
 };
-// Validates first. maturities: empty means {t}. x_extra_nodes: the sinh grid's x axis
-// extended by that many nodes at the same spacing (numX grows by as many; a check of the
-// domain's truncation), FinPar's grid ignores it.
-Setup make_setup(const Params& p, const std::vector<double>& maturities = {}, std::int64_t x_extra_nodes = 0);
+// Validates first. maturities: empty means {t}.
+Setup make_setup(const Params& p, const std::vector<double>& maturities = {});
 
 // Strikes [first, last) of a problem (0 <= first <= last <= OUTER), e.g. one MPI rank's
 // share: each strike is computed by the same operations whatever the range, so the

@@ -140,9 +140,7 @@ void check_contracts(const Problem& pr, const std::function<std::string(std::siz
     if (!std::isfinite(k) || k <= 0) fail_input(at + "strike must be finite and > 0, got " + num(k));
     if (k >= x_last)
       fail_input(at + "strike " + num(k) + " lies beyond the x grid, which ends at X = " + num(x_last) +
-                 (p.grid == GridKind::sinh ? std::string(" (about s0 exp(5 alpha s0^(beta-1) exp(nu^2 t / 2) sqrt(t)), at most e^6 s0)")
-                                           : std::string(" (20*alpha*s0*sqrt(t) wide)")) +
-                 ": raise alpha or t, or drop the strike");
+                 " (20*alpha*s0*sqrt(t) wide): raise alpha or t, or drop the strike");
   };
   if (!pr.list()) {
     if (pr.user_strikes)

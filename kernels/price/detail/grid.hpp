@@ -22,10 +22,7 @@ struct Axis {
   std::vector<double> points;
   std::int64_t ind = 0;
 };
-// extra_nodes (sinh grid only): that many more nodes beyond the domain's end at the same
-// spacing in xi, the rest unchanged: what the truncation of the domain costs is the
-// difference this makes (the tests' truncation check).
-Axis x_axis(const Params& p, double t_min, std::int64_t extra_nodes = 0);
+Axis x_axis(const Params& p, double t_min);
 Axis y_axis(const Params& p, double t_min);
 
 // The y direction's implicit systems do not depend on the strike nor on the row i
