@@ -28,6 +28,8 @@ printf 'date,close\n2020-01-01,10\n2020-01-02,oops\n' >bad.csv
 expect_exit 2 "bad.csv:3: column 'close': not a finite number: 'oops'" -- gen-input mle --from-text bad.csv --columns close -o out.nps
 expect_exit 2 "bad.csv:3: column 'close': not a finite number: 'oops'" -- gen-input mle --from-text bad.csv -o out.nps
 expect_exit 2 "bad.csv:2: column 'date': not a finite number: '2020-01-01'" -- gen-input mle --from-text bad.csv --columns date,close -o out.nps
+expect_exit 2 "--returns needs --from-text" -- gen-input mle --returns zz9 -o out.nps
+expect_exit 2 "--columns needs --from-text" -- gen-input mle --columns close -o out.nps
 expect_exit 2 "--columns: no column 'open'" -- gen-input mle --from-text bad.csv --columns open -o out.nps
 expect_exit 2 "--labels: no column 'day'" -- gen-input mle --from-text bad.csv --columns close --labels day -o out.nps
 expect_exit 2 "--columns and --labels both take column 'close'" -- gen-input mle --from-text bad.csv --columns close --labels close -o out.nps

@@ -256,6 +256,8 @@ Series read_series(const Cli& cli) {
 
 // --dist aepd: the draws of each series in turn, from --seed.
 Series drawn_series(const Cli& cli) {
+  for (const char* text_only : {"columns", "labels", "returns", "sort"})
+    if (cli.has(text_only)) fail_input(std::string("--") + text_only + " needs --from-text");
   Series s;
   const std::string dist = cli.get<std::string>("dist");
   if (dist != "aepd") fail_input("--dist must be aepd, got '" + dist + "'");
