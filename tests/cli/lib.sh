@@ -62,6 +62,34 @@ expect_exit_stdin() {
   fi
 }
 
+# each_malformed_stream CHECK LIMIT: runs CHECK CASE 'message' for each stream below that
+# breaks one rule of the format (np-testcraft CASE writes it), with the message every
+# stream reader gives for it (the tools' and Python's alike); LIMIT is the reader's name
+# for its payload bound (--max-bytes, max_bytes).
+each_malformed_stream() {
+  local check=$1 limit=$2
+  "$check" not-zstd "not zstd-compressed"
+  "$check" bad-magic "bad magic"
+  "$check" bad-version "unknown stream version 7"
+  "$check" truncated-payload "truncated payload in record 0 'x': expected 80 bytes, got 40 bytes"
+  "$check" truncated-header "the input ends inside the header of record 0"
+  "$check" header-not-json "is not valid JSON"
+  "$check" header-not-object "is not a JSON object"
+  "$check" missing-name 'has no string "name"'
+  "$check" missing-dtype 'has no string "dtype"'
+  "$check" missing-shape 'has no "shape" array'
+  "$check" unknown-dtype 'unknown dtype "c16"'
+  "$check" negative-shape "has a negative size: [-2]"
+  "$check" overflow-shape "overflows"
+  "$check" overflow-bytes "overflows"
+  "$check" huge-shape "over the $limit limit"
+  "$check" bad-attrs '"attrs" of record 0'
+  "$check" missing-end "missing end record"
+  "$check" end-count "end record counts 3 records but the stream holds 1"
+  "$check" trailing-garbage "trailing data is not a numpipe stream"
+  "$check" bad-checksum "checksum mismatch"
+}
+
 # require_python: skip (exit 77) when Debian's python3-numpy is absent.
 require_python() {
   if [ -z "${PY:-}" ] || ! "$PY" -c 'import numpy' 2>/dev/null; then
