@@ -17,21 +17,10 @@
 #include "common/progress.hpp"
 #include "common/random.hpp"
 #include "common/workers.hpp"
+#include "test_util.hpp"
 
 using namespace numpipe;
-
-namespace {
-// Builds argv from a list of words (cxxopts wants char**).
-struct Argv {
-  std::vector<std::string> words;
-  std::vector<char*> ptrs;
-  explicit Argv(std::vector<std::string> w) : words(std::move(w)) {
-    for (auto& s : words) ptrs.push_back(s.data());
-  }
-  int argc() { return static_cast<int>(ptrs.size()); }
-  char** argv() { return ptrs.data(); }
-};
-}  // namespace
+using test::Argv;
 
 TEST_CASE("Rng follows mt19937_64 exactly and converts portably") {
   // The C++ standard fixes mt19937_64's 10000th output for the default seed 5489.
