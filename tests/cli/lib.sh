@@ -35,14 +35,7 @@ expect_exit() {
   [ "$1" = "--" ] && shift
   local rc=0
   "$@" >"$WORK/.stdout" 2>"$WORK/.stderr" || rc=$?
-  if [ "$rc" != "$want" ]; then
-    echo "command: $*" >&2; echo "stderr: $(cat "$WORK/.stderr")" >&2
-    fail "expected exit $want, got $rc"
-  fi
-  if [ -n "$msg" ] && ! grep -qF -- "$msg" "$WORK/.stderr"; then
-    echo "command: $*" >&2; echo "stderr: $(cat "$WORK/.stderr")" >&2
-    fail "stderr lacks '$msg'"
-  fi
+  check_outcome "$rc" "$want" "$msg" "$*"
 }
 
 # expect_exit_stdin CODE 'message' FILE -- command args...: like expect_exit, stdin from FILE.
@@ -52,12 +45,19 @@ expect_exit_stdin() {
   [ "$1" = "--" ] && shift
   local rc=0
   "$@" <"$input" >"$WORK/.stdout" 2>"$WORK/.stderr" || rc=$?
+  check_outcome "$rc" "$want" "$msg" "$* < $input"
+}
+
+# check_outcome RC WANT 'message' 'command': fails (showing the command and its stderr,
+# $WORK/.stderr) unless it exited WANT and said the message (when one is given).
+check_outcome() {
+  local rc=$1 want=$2 msg=$3 command=$4
   if [ "$rc" != "$want" ]; then
-    echo "command: $* < $input" >&2; echo "stderr: $(cat "$WORK/.stderr")" >&2
+    echo "command: $command" >&2; echo "stderr: $(cat "$WORK/.stderr")" >&2
     fail "expected exit $want, got $rc"
   fi
   if [ -n "$msg" ] && ! grep -qF -- "$msg" "$WORK/.stderr"; then
-    echo "command: $* < $input" >&2; echo "stderr: $(cat "$WORK/.stderr")" >&2
+    echo "command: $command" >&2; echo "stderr: $(cat "$WORK/.stderr")" >&2
     fail "stderr lacks '$msg'"
   fi
 }
