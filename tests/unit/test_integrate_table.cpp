@@ -18,10 +18,7 @@
 #include "kernels/integrate/table.hpp"
 
 namespace ig = numpipe::integrate;
-using integrate_test::max_rel;
-using integrate_test::policy;
-using integrate_test::same_bits;
-using integrate_test::table_basis;
+using namespace integrate_test;  // policy, table_basis, same_bits, max_rel
 
 namespace {
 
