@@ -2,7 +2,8 @@
 # mistyped 10 would get 16 steps without a word. Every tool refuses a hexadecimal value
 # (exit 2, before any work, nothing written) naming the option and the value, whatever the
 # option (a tool's own, a common one, one without a default) and however it is written
-# (--name VALUE, --name=VALUE); decimal values, leading zeros and signs included, still work.
+# (--name VALUE, --name=VALUE), gen-input's grid sizes (--n N or a list) too; decimal values,
+# leading zeros and signs included, still work.
 
 # exact_message TEXT: stderr of the last expect_exit is that line, the tool's name first
 exact_message() {
@@ -26,6 +27,20 @@ expect_exit 2 "" -- gen-input array --name x --shape 4 --fill uniform --seed -0x
 exact_message "gen-input: --seed: expected a decimal integer, got -0x7"
 gen-input array --name x --shape 4 --fill uniform --seed 007 -o y.nps
 verify x.nps y.nps --rtol 0 --atol 0 > v.txt || { cat v.txt; fail "--seed 007 is not --seed 7"; }
+# the grid sizes of gen-input's workloads (a word, one integer or a list): the same rule
+if gen-input list | grep -q '^fluid'; then
+  expect_exit 2 "" -- gen-input fluid --n 0x10 -o g.nps
+  exact_message "gen-input: --n: expected a decimal integer, got 0x10"
+  expect_exit 2 "" -- gen-input fluid --n 32,0X20 -o g.nps
+  exact_message "gen-input: --n: expected a decimal integer, got 0X20"
+fi
+if gen-input list | grep -q '^ns'; then
+  expect_exit 2 "" -- gen-input ns --n 16,0x10,4 -o g.nps
+  exact_message "gen-input: --n: expected a decimal integer, got 0x10"
+  gen-input ns --n 016,12,4 -o g.nps
+  inspect g.nps | grep -q 'rho  f8 \[16, 12, 4\]' || fail "gen-input ns --n 016,12,4 is not 16 x 12 x 4: $(inspect g.nps | head -1)"
+  rm g.nps
+fi
 
 # the compute tools' common --threads, and a stepping tool's --steps, where they are built
 if command -v fluid-step > /dev/null; then

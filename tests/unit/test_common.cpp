@@ -187,6 +187,17 @@ TEST_CASE("comma lists split into fields and items") {
   CHECK(split_items("").empty());
 }
 
+TEST_CASE("decimal_integer: a sign and digits only; an option given 0x10 is refused naming it and the value") {
+  for (const char* yes : {"0", "10", "007", "-3", "+3", "123456789012345678901"}) CHECK_MESSAGE(decimal_integer(yes), yes);
+  for (const char* no : {"", "-", "+", "0x10", "0X1F", "-0x2", "1.0", "1e3", " 1", "1 ", "12abc", "١٢"})
+    CHECK_MESSAGE(!decimal_integer(no), no);
+  Cli cli({"tooltest", "", "", ""}, kCompute);
+  long long steps = 1;
+  cli.option("steps", &steps, "Steps", "N");
+  Argv hex({"tooltest", "--steps", "0x10"});
+  CHECK(test::bad_input([&] { cli.parse(hex.argc(), hex.argv()); }) == "--steps: expected a decimal integer, got 0x10");
+}
+
 TEST_CASE("value_of_word reads a word into its value and names the choices otherwise") {
   enum class Pick { a, b, c };
   CHECK(value_of_word<Pick>("--pick", "b", {{"a", Pick::a}, {"b", Pick::b}, {"c", Pick::c}}) == Pick::b);
