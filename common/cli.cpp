@@ -246,6 +246,12 @@ bool whole_number(const std::string& word) {
   in >> x;
   return !in.fail() && in.peek() == std::char_traits<char>::eof();
 }
+// "0x10", "-0X1f": hexadecimal, which cxxopts reads (0x10 as 16) or refuses (unsigned, 0X).
+bool hexadecimal_integer(const std::string& word) {
+  const std::size_t at = !word.empty() && (word[0] == '-' || word[0] == '+') ? 1 : 0;
+  if (word.size() < at + 3 || word[at] != '0' || (word[at + 1] != 'x' && word[at + 1] != 'X')) return false;
+  return std::all_of(word.begin() + at + 2, word.end(), [](unsigned char c) { return std::isxdigit(c) != 0; });
+}
 }  // namespace
 
 Cli::Adder& Cli::Adder::operator()(const std::string& opts, const std::string& desc,
@@ -295,13 +301,6 @@ std::string Cli::default_text(double v) {
 }
 
 void Cli::name_bad_value(const std::vector<std::string>& words) const {
-  auto integer = [](const std::string& w) {
-    std::size_t at = w.size() > 1 && (w[0] == '-' || w[0] == '+') ? 1 : 0;
-    if (at == w.size()) return false;
-    for (; at < w.size(); ++at)
-      if (!std::isdigit(static_cast<unsigned char>(w[at]))) return false;
-    return true;
-  };
   for (std::size_t i = 1; i < words.size(); ++i) {
     const std::string& w = words[i];
     if (w.size() < 2 || w[0] != '-') continue;
@@ -317,7 +316,8 @@ void Cli::name_bad_value(const std::vector<std::string>& words) const {
     const bool is_number = std::find(number_options_.begin(), number_options_.end(), name) != number_options_.end();
     if (!is_integer && !is_number) continue;
     if (value.empty()) fail_input("option --" + name + " is empty (--" + name + " must not be empty: give a value)");
-    if (is_integer && !integer(value)) fail_input("--" + name + " must be an integer, got '" + value + "'");
+    if (is_integer && hexadecimal_integer(value)) fail_not_decimal_integer("--" + name, value);
+    if (is_integer && !decimal_integer(value)) fail_input("--" + name + " must be an integer, got '" + value + "'");
     if (is_number && !whole_number(value)) fail_input("--" + name + " must be a number, got '" + value + "'");
   }
 }
@@ -331,6 +331,10 @@ void Cli::check_values_strictly() const {
       if (positional) fail_input("an argument is empty (see " + spec_.name + " --help)");
       fail_input("option --" + name + " is empty (--" + name + " must not be empty: give a value)");
     }
+    // integers in decimal only (cxxopts has already refused what is no integer at all)
+    if (std::find(integer_options_.begin(), integer_options_.end(), name) != integer_options_.end() &&
+        !decimal_integer(kv.value()))
+      fail_not_decimal_integer("--" + name, kv.value());
     if (std::find(number_options_.begin(), number_options_.end(), name) == number_options_.end()) continue;
     // a list (std::vector<double>) is checked item by item
     for (const std::string& item : split_fields(kv.value()))

@@ -230,7 +230,7 @@ class Cli {
   static std::string default_text(double v);
   template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
   static std::string default_text(I v) { return std::to_string(v); }
-  // Every given value read whole: numbers without trailing text, no empty words.
+  // Every given value read whole: numbers without trailing text, integers in decimal, no empty words.
   void check_values_strictly() const;
   // After cxxopts refused a value: names the option (an integer or a number) whose value is not one.
   void name_bad_value(const std::vector<std::string>& words) const;

@@ -1,6 +1,6 @@
 // Small text helpers shared by the tools: splitting the comma lists of options and
-// specs ("a,b,c", "circle:0.5,0.4,0.1"), reading a word that names a value, escaping
-// text for XML, SVG and HTML.
+// specs ("a,b,c", "circle:0.5,0.4,0.1"), reading a word that names a value or a decimal
+// integer, escaping text for XML, SVG and HTML.
 #pragma once
 #include <cmath>
 #include <exception>
@@ -43,6 +43,21 @@ inline double finite_number(const std::string& text, const std::string& what) {
   } catch (const std::exception&) {
   }
   fail_input(what + " must be a finite number, got '" + text + "'");
+}
+
+// An integer written in decimal: an optional sign, then digits only. cxxopts and std::stod
+// also read "0x10", as 16, which a user who meant 10 (or typed 0 for o) would not notice.
+inline bool decimal_integer(const std::string& word) {
+  std::size_t at = word.size() > 1 && (word[0] == '-' || word[0] == '+') ? 1 : 0;
+  if (at == word.size()) return false;
+  for (; at < word.size(); ++at)
+    if (word[at] < '0' || word[at] > '9') return false;
+  return true;
+}
+
+// Bad input: "OPTION: expected a decimal integer, got WORD" (OPTION as "--steps").
+[[noreturn]] inline void fail_not_decimal_integer(const std::string& option, const std::string& word) {
+  fail_input(option + ": expected a decimal integer, got " + word);
 }
 
 // The value that `word` names in `choices` (word, value pairs); any other word is bad

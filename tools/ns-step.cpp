@@ -191,12 +191,15 @@ void write_coefficients(const Cli& cli, NsWriter& w, const ns::Problem& pr, cons
                       cli.stamp(ns::surface_mean_attrs(*mean, mean_cp, ref), input_attrs));
 }
 
-// The start of the means' window (--spectrum-from, or the run's second half) when it is
-// known before the run: with --t-end or a fixed --dt; not with --steps and a CFL step.
-std::optional<double> mean_window_from(const NsOptions& no, const ns::Problem& pr) {
+// The start of the window of the Strouhal number and the means: --spectrum-from, or the
+// run's second half. Before the run it is known with --t-end or a fixed --dt only (else
+// nullopt); after it (`reached`: the time the run reached), --steps with a CFL step too.
+std::optional<double> mean_window_from(const NsOptions& no, const ns::Problem& pr,
+                                       std::optional<double> reached = std::nullopt) {
   if (no.spectrum_from) return *no.spectrum_from;
   if (no.o.t_end) return pr.t0 + 0.5 * (*no.o.t_end - pr.t0);
   if (no.o.dt > 0) return pr.t0 + 0.5 * (static_cast<double>(no.o.steps) * no.o.dt);
+  if (reached) return pr.t0 + 0.5 * (*reached - pr.t0);
   return std::nullopt;
 }
 
@@ -237,8 +240,7 @@ void write_results(const Cli& cli, NsWriter& w, const std::vector<Record>& recor
   const std::size_t nb = pr.bodies.list.size();
   std::vector<std::vector<double>> forces, coefficients;
   json strouhal = json::object();
-  // the window of the Strouhal number and the means: --spectrum-from, or the run's second half
-  const double from = mean ? mean->from : no.spectrum_from.value_or(pr.t0 + 0.5 * (res.t - pr.t0));
+  const double from = *mean_window_from(no, pr, res.t);  // the window of the Strouhal number and the means
   if (pr.bodies.any() && root) {
     forces.push_back(ns::body_force_total(res.forces, nb));
     if (nb > 1)

@@ -258,26 +258,7 @@ reject tail.nps "garbage where a zstd frame should start"
 
 # Malformed streams, each breaking one rule (the same messages as the C++ reader's).
 check_case() { np-testcraft "$1" > "$1.nps"; reject "$1.nps" "$2"; }
-check_case not-zstd "not zstd-compressed"
-check_case bad-magic "bad magic"
-check_case bad-version "unknown stream version 7"
-check_case truncated-payload "truncated payload in record 0 'x': expected 80 bytes, got 40 bytes"
-check_case truncated-header "the input ends inside the header of record 0"
-check_case header-not-json "is not valid JSON"
-check_case header-not-object "is not a JSON object"
-check_case missing-name 'has no string "name"'
-check_case missing-dtype 'has no string "dtype"'
-check_case missing-shape 'has no "shape" array'
-check_case unknown-dtype 'unknown dtype "c16"'
-check_case negative-shape "has a negative size: [-2]"
-check_case overflow-shape "overflows"
-check_case overflow-bytes "overflows"
-check_case huge-shape "over the max_bytes limit"
-check_case bad-attrs '"attrs" of record 0'
-check_case missing-end "missing end record"
-check_case end-count "end record counts 3 records but the stream holds 1"
-check_case trailing-garbage "trailing data is not a numpipe stream"
-check_case bad-checksum "checksum mismatch"
+each_malformed_stream check_case max_bytes
 "$PY" reject_check.py rejects.txt || fail "python accepted or misreported damaged input (NUMPIPE_PY_ZSTD=$backend)"
 dump_rejects cut.nps "truncated zstd frame"
 dump_rejects bad-sum.nps "checksum mismatch"

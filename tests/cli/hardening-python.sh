@@ -43,13 +43,18 @@ PYEOF
 import os, sys
 sys.path.insert(0, os.environ["SRC"] + "/share/python")
 import numpy as np, numpipe
+
+def refused_over(path, max_bytes, held):
+    """read(path) with max_bytes refused, saying the limit, where it would hold `held` bytes."""
+    try:
+        numpipe.read(path, max_bytes=max_bytes)
+    except numpipe.FormatError as e:
+        assert "over the max_bytes limit of %d bytes" % max_bytes in str(e), e
+    else:
+        raise SystemExit("read() held %d bytes with max_bytes=%d" % (held, max_bytes))
+
 numpipe.write("three.nps", {"a": np.zeros(1000), "b": np.zeros(1000), "c": np.zeros(1000)})
-try:
-    numpipe.read("three.nps", max_bytes=20000)
-except numpipe.FormatError as e:
-    assert "over the max_bytes limit of 20000 bytes" in str(e), e
-else:
-    raise SystemExit("read() held 24000 bytes with max_bytes=20000")
+refused_over("three.nps", 20000, 24000)
 assert len(numpipe.read("three.nps", max_bytes=30000)) == 3
 # records() yields one at a time: each within max_bytes is fine
 assert len(list(numpipe.records("three.nps", max_bytes=8000))) == 3
@@ -57,12 +62,7 @@ numpipe.write("same.nps", [("a", np.zeros(1000)), ("a", np.ones(1000))])
 s = numpipe.read("same.nps", max_bytes=16000)
 assert s["a"].sum() == 0, "read() must give the first record of a name"
 assert s.series("a").shape == (2, 1000)
-try:
-    numpipe.read("same.nps", max_bytes=10000)
-except numpipe.FormatError as e:
-    assert "over the max_bytes limit of 10000 bytes" in str(e), e
-else:
-    raise SystemExit("read() held 16000 bytes with max_bytes=10000")
+refused_over("same.nps", 10000, 16000)
 PYEOF
 
 # dump: a failed write is a write error (exit 3), not "cannot read input"

@@ -35,14 +35,7 @@ expect_exit() {
   [ "$1" = "--" ] && shift
   local rc=0
   "$@" >"$WORK/.stdout" 2>"$WORK/.stderr" || rc=$?
-  if [ "$rc" != "$want" ]; then
-    echo "command: $*" >&2; echo "stderr: $(cat "$WORK/.stderr")" >&2
-    fail "expected exit $want, got $rc"
-  fi
-  if [ -n "$msg" ] && ! grep -qF -- "$msg" "$WORK/.stderr"; then
-    echo "command: $*" >&2; echo "stderr: $(cat "$WORK/.stderr")" >&2
-    fail "stderr lacks '$msg'"
-  fi
+  check_outcome "$rc" "$want" "$msg" "$*"
 }
 
 # expect_exit_stdin CODE 'message' FILE -- command args...: like expect_exit, stdin from FILE.
@@ -52,14 +45,49 @@ expect_exit_stdin() {
   [ "$1" = "--" ] && shift
   local rc=0
   "$@" <"$input" >"$WORK/.stdout" 2>"$WORK/.stderr" || rc=$?
+  check_outcome "$rc" "$want" "$msg" "$* < $input"
+}
+
+# check_outcome RC WANT 'message' 'command': fails (showing the command and its stderr,
+# $WORK/.stderr) unless it exited WANT and said the message (when one is given).
+check_outcome() {
+  local rc=$1 want=$2 msg=$3 command=$4
   if [ "$rc" != "$want" ]; then
-    echo "command: $* < $input" >&2; echo "stderr: $(cat "$WORK/.stderr")" >&2
+    echo "command: $command" >&2; echo "stderr: $(cat "$WORK/.stderr")" >&2
     fail "expected exit $want, got $rc"
   fi
   if [ -n "$msg" ] && ! grep -qF -- "$msg" "$WORK/.stderr"; then
-    echo "command: $* < $input" >&2; echo "stderr: $(cat "$WORK/.stderr")" >&2
+    echo "command: $command" >&2; echo "stderr: $(cat "$WORK/.stderr")" >&2
     fail "stderr lacks '$msg'"
   fi
+}
+
+# each_malformed_stream CHECK LIMIT: runs CHECK CASE 'message' for each stream below that
+# breaks one rule of the format (np-testcraft CASE writes it), with the message every
+# stream reader gives for it (the tools' and Python's alike); LIMIT is the reader's name
+# for its payload bound (--max-bytes, max_bytes).
+each_malformed_stream() {
+  local check=$1 limit=$2
+  "$check" not-zstd "not zstd-compressed"
+  "$check" bad-magic "bad magic"
+  "$check" bad-version "unknown stream version 7"
+  "$check" truncated-payload "truncated payload in record 0 'x': expected 80 bytes, got 40 bytes"
+  "$check" truncated-header "the input ends inside the header of record 0"
+  "$check" header-not-json "is not valid JSON"
+  "$check" header-not-object "is not a JSON object"
+  "$check" missing-name 'has no string "name"'
+  "$check" missing-dtype 'has no string "dtype"'
+  "$check" missing-shape 'has no "shape" array'
+  "$check" unknown-dtype 'unknown dtype "c16"'
+  "$check" negative-shape "has a negative size: [-2]"
+  "$check" overflow-shape "overflows"
+  "$check" overflow-bytes "overflows"
+  "$check" huge-shape "over the $limit limit"
+  "$check" bad-attrs '"attrs" of record 0'
+  "$check" missing-end "missing end record"
+  "$check" end-count "end record counts 3 records but the stream holds 1"
+  "$check" trailing-garbage "trailing data is not a numpipe stream"
+  "$check" bad-checksum "checksum mismatch"
 }
 
 # require_python: skip (exit 77) when Debian's python3-numpy is absent.

@@ -12,11 +12,11 @@ gen-input ns --n 24,20,20 --box 4,2,2 --re 50 --c 5 --body sphere:1,1,1,0.4 --bo
 ns-step -i two.nps --steps 6 --diag-every 2 --backend cpu --ref-area 0.5 --ref-velocity 2 --ref-density 1.5 -o two-out.nps
 
 require_python
-"$PY" - <<'PYEOF'
-import os, sys, math
-sys.path.insert(0, os.environ["SRC"] + "/share/python")
-import numpipe, numpy as np
-recs = {n: (a, at) for n, a, at in numpipe.records("coef.nps")}
+PYTHONPATH="$SRC/share/python:$SRC/tests/cli" PYTHONDONTWRITEBYTECODE=1 "$PY" - <<'PYEOF'
+import math
+import numpy as np
+from stream_records import by_name
+recs = by_name("coef.nps")
 f, fa = recs["body_force"]
 c, ca = recs["body_coefficients"]
 assert fa["columns"] == ["t", "Fx", "Fy", "Fz"], fa["columns"]
@@ -45,7 +45,7 @@ assert front[5] > 0.3, front            # the stagnation point: pressure above t
 back = sp[np.argmax(np.abs(sp[:, 4]))]
 assert back[5] < front[5], (back, front)
 # 3-D, two bodies: Cd, Cl, Cs each; the total's coefficients are the sum of the bodies'
-t2 = {n: (a, at) for n, a, at in numpipe.records("two-out.nps")}
+t2 = by_name("two-out.nps")
 c3, a3 = t2["body_coefficients"]
 assert a3["columns"] == ["t", "Cd", "Cl", "Cs"], a3["columns"]
 assert a3["reference"]["area"] == 0.5 and a3["reference"]["density"] == 1.5

@@ -23,11 +23,11 @@ verify a.nps plain.nps --rtol 0 --atol 0 --array rho --array vx --array vy --arr
 for s in 200 240 280 320 360 400; do
   ns-step -i snaps.nps --backend "$BACKEND" --from-snapshot $s --steps 0 --ref-area 1 -q -o s$s.nps
 done
-"$PY" - <<'PYEOF'
-import os, sys, math
-sys.path.insert(0, os.environ["SRC"] + "/share/python")
-import numpipe, numpy as np
-recs = {n: (a, at) for n, a, at in numpipe.records("a.nps")}
+PYTHONPATH="$SRC/share/python:$SRC/tests/cli" PYTHONDONTWRITEBYTECODE=1 "$PY" - <<'PYEOF'
+import math
+import numpy as np
+from stream_records import by_name
+recs = by_name("a.nps")
 m, ma = recs["surface_pressure_mean"]
 c, ca = recs["body_coefficients"]
 w, mean = ma["window"], ca["mean"]
@@ -36,7 +36,7 @@ assert w["rows"] == 6 and mean["rows"] == 6 and w["from"] == 0.6 == mean["from"]
 assert w["first"] == mean["first"] and w["last"] == mean["last"], (w, mean)
 sel = c[:, 0] >= 0.6
 assert abs(mean["Cd"] - c[sel, 1].mean()) <= 1e-14 * abs(mean["Cd"]), (mean["Cd"], c[sel, 1].mean())
-states = [{n: a for n, a, at in numpipe.records("s%d.nps" % s)}["surface_pressure"] for s in range(200, 401, 40)]
+states = [by_name("s%d.nps" % s)["surface_pressure"][0] for s in range(200, 401, 40)]
 for s in states:
     assert np.array_equal(s[:, :5], m[:, :5]), "the surface points differ"
 avg = sum(s[:, 5] for s in states) / len(states)

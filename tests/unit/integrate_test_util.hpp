@@ -1,5 +1,5 @@
-// Helpers the integrate unit tests share: building policies, and comparing
-// reserve arrays bit for bit or by the largest relative difference.
+// Helpers the integrate unit tests share: building policies and a basis of tables, and
+// comparing reserve arrays bit for bit or by the largest relative difference.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -41,6 +41,26 @@ double max_rel(const A& a, const B& b) {
     if (d > 1e-15) m = std::max(m, d / std::fabs(b[i]));
   }
   return m;
+}
+
+// A basis of tables (q_x for both lives, from a Gompertz-Makeham law), a marriage
+// table and a younger, more spread spouse.
+inline void table_basis(ig::Problem& pb) {
+  for (int life = 0; life < 2; ++life) {
+    ig::MortalityLaw m;
+    m.name = life ? "spouse" : "insured";
+    m.table = true;
+    for (int a = 0; a <= 120; ++a) {
+      m.ages.push_back(a);
+      m.values.push_back(std::min(0.9, 0.0005 + std::pow(10.0, (life ? -4.1 : -4.3) + 0.039 * (a + 0.5))));
+    }
+    pb.laws[static_cast<std::size_t>(life)] = m;
+  }
+  pb.spouse.marriage_table = true;
+  pb.spouse.marriage_age = {18, 30, 60, 90};
+  pb.spouse.marriage_prob = {0.1, 0.6, 0.7, 0.3};
+  pb.spouse.mean = -2.5;
+  pb.spouse.sd = 4;
 }
 
 }  // namespace integrate_test

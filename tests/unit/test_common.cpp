@@ -17,21 +17,10 @@
 #include "common/progress.hpp"
 #include "common/random.hpp"
 #include "common/workers.hpp"
+#include "test_util.hpp"
 
 using namespace numpipe;
-
-namespace {
-// Builds argv from a list of words (cxxopts wants char**).
-struct Argv {
-  std::vector<std::string> words;
-  std::vector<char*> ptrs;
-  explicit Argv(std::vector<std::string> w) : words(std::move(w)) {
-    for (auto& s : words) ptrs.push_back(s.data());
-  }
-  int argc() { return static_cast<int>(ptrs.size()); }
-  char** argv() { return ptrs.data(); }
-};
-}  // namespace
+using test::Argv;
 
 TEST_CASE("Rng follows mt19937_64 exactly and converts portably") {
   // The C++ standard fixes mt19937_64's 10000th output for the default seed 5489.
@@ -196,6 +185,17 @@ TEST_CASE("comma lists split into fields and items") {
   CHECK(split_items("a,,b,") == V{"a", "b"});
   CHECK(split_items(",").empty());
   CHECK(split_items("").empty());
+}
+
+TEST_CASE("decimal_integer: a sign and digits only; an option given 0x10 is refused naming it and the value") {
+  for (const char* yes : {"0", "10", "007", "-3", "+3", "123456789012345678901"}) CHECK_MESSAGE(decimal_integer(yes), yes);
+  for (const char* no : {"", "-", "+", "0x10", "0X1F", "-0x2", "1.0", "1e3", " 1", "1 ", "12abc", "١٢"})
+    CHECK_MESSAGE(!decimal_integer(no), no);
+  Cli cli({"tooltest", "", "", ""}, kCompute);
+  long long steps = 1;
+  cli.option("steps", &steps, "Steps", "N");
+  Argv hex({"tooltest", "--steps", "0x10"});
+  CHECK(test::bad_input([&] { cli.parse(hex.argc(), hex.argv()); }) == "--steps: expected a decimal integer, got 0x10");
 }
 
 TEST_CASE("value_of_word reads a word into its value and names the choices otherwise") {

@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "common/stream.hpp"
 #include "common/text_table.hpp"
+#include "test_util.hpp"
 
 using namespace numpipe;
 
@@ -45,16 +46,6 @@ struct DataFixture {
     if (system(("rm -rf " + data + " " + work).c_str()) != 0) std::perror("rm");
   }
 };
-
-std::string input_error_of(void (*f)()) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.code() == ExitCode::bad_input);
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -89,17 +80,17 @@ TEST_CASE("data files: a file where the user names it wins; ./, ../, absolute pa
 
 TEST_CASE("data files: a missing input's message names both places it was looked for") {
   DataFixture fx;
-  const std::string text = input_error_of([] { read_text_table("share/ref/missing.csv"); });
+  const std::string text = test::bad_input([] { read_text_table("share/ref/missing.csv"); });
   CHECK(text.rfind("cannot open 'share/ref/missing.csv': No such file or directory; looked for it in ", 0) == 0);
   CHECK(text.find(fx.work + "/share/ref/missing.csv") != std::string::npos);
   CHECK(text.find(fx.data + "/missing.csv (from NUMPIPE_DATA)") != std::string::npos);
 
-  const std::string stream = input_error_of([] { InputFile in("share/ref/missing.nps"); });
+  const std::string stream = test::bad_input([] { InputFile in("share/ref/missing.nps"); });
   CHECK(stream.rfind("cannot open input 'share/ref/missing.nps': No such file or directory; looked for it in ", 0) == 0);
   CHECK(stream.find(fx.data + "/missing.nps") != std::string::npos);
 
   // An absolute path is only where it is named: the message says nothing more.
-  CHECK(input_error_of([] { read_text_table("/nonexistent/x.csv"); }) ==
+  CHECK(test::bad_input([] { read_text_table("/nonexistent/x.csv"); }) ==
         "cannot open '/nonexistent/x.csv': No such file or directory");
 }
 

@@ -14,8 +14,10 @@
 #include "common/labels.hpp"
 #include "common/memory.hpp"
 #include "common/stream.hpp"
+#include "test_util.hpp"
 
 using namespace numpipe;
+using test::Argv;
 
 namespace {
 
@@ -33,16 +35,6 @@ Record ramp(const std::string& name, int n, double start) {
   for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = start + i;
   return Record::from<double>(name, {n}, v.data(), {{"kind", name + "-kind"}});
 }
-
-struct Argv {
-  std::vector<std::string> words;
-  std::vector<char*> ptrs;
-  explicit Argv(std::vector<std::string> w) : words(std::move(w)) {
-    for (auto& s : words) ptrs.push_back(s.data());
-  }
-  int argc() { return static_cast<int>(ptrs.size()); }
-  char** argv() { return ptrs.data(); }
-};
 
 // The exit code and message of what f throws (ExitCode::ok when nothing).
 template <class F>

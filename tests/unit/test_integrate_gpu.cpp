@@ -18,9 +18,7 @@
 #include "kernels/integrate/table.hpp"
 
 namespace ig = numpipe::integrate;
-using integrate_test::max_rel;
-using integrate_test::policy;
-using integrate_test::same_bits;
+using namespace integrate_test;  // policy, table_basis, same_bits, max_rel
 
 namespace {
 
@@ -189,26 +187,6 @@ double max_rel_row(const A& a, const B& b) {
     }
   }
   return m;
-}
-
-// A basis of tables (q_x for both lives), a marriage table and a younger, more
-// spread spouse.
-void table_basis(ig::Problem& pb) {
-  for (int life = 0; life < 2; ++life) {
-    ig::MortalityLaw m;
-    m.name = life ? "spouse" : "insured";
-    m.table = true;
-    for (int a = 0; a <= 120; ++a) {
-      m.ages.push_back(a);
-      m.values.push_back(std::min(0.9, 0.0005 + std::pow(10.0, (life ? -4.1 : -4.3) + 0.039 * (a + 0.5))));
-    }
-    pb.laws[static_cast<std::size_t>(life)] = m;
-  }
-  pb.spouse.marriage_table = true;
-  pb.spouse.marriage_age = {18, 30, 60, 90};
-  pb.spouse.marriage_prob = {0.1, 0.6, 0.7, 0.3};
-  pb.spouse.mean = -2.5;
-  pb.spouse.sd = 4;
 }
 
 // A mixed portfolio: every product, premiums given and solved for.

@@ -18,9 +18,7 @@
 #include "kernels/integrate/table.hpp"
 
 namespace ig = numpipe::integrate;
-using integrate_test::max_rel;
-using integrate_test::policy;
-using integrate_test::same_bits;
+using namespace integrate_test;  // policy, table_basis, same_bits, max_rel
 
 namespace {
 
@@ -453,21 +451,7 @@ TEST_CASE("integrate table: the user's basis and spouse pensions with payments, 
   // Tables for both lives (q_x from a Gompertz-Makeham law), a marriage table, a
   // younger and more spread spouse; premiums, a benefit, the equivalence premium.
   ig::Problem pb;
-  for (int life = 0; life < 2; ++life) {
-    ig::MortalityLaw m;
-    m.name = life ? "spouse" : "insured";
-    m.table = true;
-    for (int a = 0; a <= 120; ++a) {
-      m.ages.push_back(a);
-      m.values.push_back(std::min(0.9, 0.0005 + std::pow(10.0, (life ? -4.1 : -4.3) + 0.039 * (a + 0.5))));
-    }
-    pb.laws[static_cast<std::size_t>(life)] = m;
-  }
-  pb.spouse.marriage_table = true;
-  pb.spouse.marriage_age = {18, 30, 60, 90};
-  pb.spouse.marriage_prob = {0.1, 0.6, 0.7, 0.3};
-  pb.spouse.mean = -2.5;
-  pb.spouse.sd = 4;
+  table_basis(pb);
   pb.policies = {policy(10, 65, 35, 2, 2, 3), policy(0, 60, 70, 2, 2, 3), policy(15, 67, 50.5, 2, 2, 3),
                  policy(7.5, 64.7, 35.3, 2, 2, 3), policy(3, 61, 14, 2, 2, 3), policy(10, 65, 35, 2, 2, 3)};
   pb.policies[1].benefit = 2;

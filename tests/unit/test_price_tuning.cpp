@@ -15,15 +15,10 @@ using namespace numpipe::test;
 
 namespace {
 
+// The bad-input message of the tuning read with NAME=VALUE (test_util.hpp's bad_input).
 std::string input_error(const char* name, const char* value) {
   ScopedEnv env(name, value);
-  try {
-    price::tuning_from_environment();
-  } catch (const Error& e) {
-    CHECK(e.code() == ExitCode::bad_input);
-    return e.what();
-  }
-  return "";
+  return bad_input([] { price::tuning_from_environment(); });
 }
 }  // namespace
 

@@ -1,10 +1,12 @@
 // Helpers shared by unit tests: the message of a bad-input error, a variable of the
-// environment set for one scope.
+// environment set for one scope, a command line as argc and argv.
 #pragma once
 #include <stdlib.h>
 
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -31,6 +33,18 @@ struct ScopedEnv {
   ~ScopedEnv() { unsetenv(name); }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
+};
+
+// A command line for Cli::parse, from its words (cxxopts wants char**):
+// Argv a({"tool", "--steps", "3"}); cli.parse(a.argc(), a.argv()).
+struct Argv {
+  std::vector<std::string> words;
+  std::vector<char*> ptrs;
+  explicit Argv(std::vector<std::string> w) : words(std::move(w)) {
+    for (auto& s : words) ptrs.push_back(s.data());
+  }
+  int argc() { return static_cast<int>(ptrs.size()); }
+  char** argv() { return ptrs.data(); }
 };
 
 }  // namespace numpipe::test
