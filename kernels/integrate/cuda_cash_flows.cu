@@ -3,6 +3,7 @@
 // whose Thiele chains it shares, so that the two compile in parallel.
 #include "common/cuda_check.hpp"
 #include "cuda_kernels.hpp"
+#include "integrate.hpp"
 
 namespace numpipe::integrate {
 

@@ -2,6 +2,7 @@
 // works): inner, middle and outer, launched through cuda_kernels.hpp.
 #include "common/cuda_check.hpp"
 #include "cuda_kernels.hpp"
+#include "integrate.hpp"
 
 namespace numpipe::integrate {
 

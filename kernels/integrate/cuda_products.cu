@@ -3,6 +3,7 @@
 // code (Thiele's chains of every product), hence a unit of its own.
 #include "common/cuda_check.hpp"
 #include "cuda_kernels.hpp"
+#include "products.hpp"
 
 namespace numpipe::integrate {
 

@@ -5,6 +5,7 @@
 
 #include "common/cuda_check.hpp"
 #include "cuda_kernels.hpp"
+#include "table.hpp"
 
 namespace numpipe::integrate {
 
