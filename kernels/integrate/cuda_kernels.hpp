@@ -21,8 +21,8 @@
 
 namespace numpipe::integrate {
 // Declared only: each unit includes the headers of what its kernels compute (the
-// products' unit products.hpp alone, without integrate.hpp's host interface: 10 s
-// less of compiling).
+// products' unit products.hpp alone: integrate.hpp's host interface takes about 10 s
+// of CPU to parse in a CUDA unit).
 struct RateView;
 struct MortalityView;
 struct SpouseView;
