@@ -1,6 +1,7 @@
 // The pass kernels of fluid-step's CUDA backend (cuda.cu's header says how they
 // work): included by the units cuda_pass_*.cu, each of which instantiates one tile
-// (RegKernels / SmemKernels of cuda_pass.hpp), so that they compile in parallel.
+// (RegKernels' halves / SmemKernels of cuda_pass.hpp; the largest tiles' halves in two
+// units), so that they compile in parallel.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -518,13 +519,20 @@ __global__ void __launch_bounds__(kPairs* kThreadsY) rb_pass_scene(const PassArg
 }
 
 template <int K, int RPT, int WY, int MINB>
-RegKernels reg_kernels() {
-  return RegKernels{{rb_reg_inner<K, RPT, WY, MINB, 0>, rb_reg_inner<K, RPT, WY, MINB, 1>},
-                    {rb_reg_edge<K, RPT, WY, 0>, rb_reg_edge<K, RPT, WY, 1>},
-                    {rb_reg_scene_inner<K, RPT, WY, MINB, 0>, rb_reg_scene_inner<K, RPT, WY, MINB, 1>},
-                    rb_reg_scene<K, RPT, WY>,
-                    reg_smem_bytes<RPT, WY>(),
-                    reg_scene_smem_bytes<RPT, WY>()};
+void reg_plain_kernels(RegKernels& k) {
+  k.inner[0] = rb_reg_inner<K, RPT, WY, MINB, 0>;
+  k.inner[1] = rb_reg_inner<K, RPT, WY, MINB, 1>;
+  k.edge[0] = rb_reg_edge<K, RPT, WY, 0>;
+  k.edge[1] = rb_reg_edge<K, RPT, WY, 1>;
+  k.smem_bytes = reg_smem_bytes<RPT, WY>();
+}
+
+template <int K, int RPT, int WY, int MINB>
+void reg_scene_kernels(RegKernels& k) {
+  k.scene_inner[0] = rb_reg_scene_inner<K, RPT, WY, MINB, 0>;
+  k.scene_inner[1] = rb_reg_scene_inner<K, RPT, WY, MINB, 1>;
+  k.scene = rb_reg_scene<K, RPT, WY>;
+  k.scene_smem_bytes = reg_scene_smem_bytes<RPT, WY>();
 }
 
 template <class T, int K, int RPT>

@@ -81,8 +81,22 @@ struct RegKernels {
   SceneRegKernel scene_inner[2], scene;
   std::size_t smem_bytes, scene_smem_bytes;
 };
+// A tile's kernels come in two halves, each instantiated by the tile's unit
+// (cuda_pass_*.cu), or by a unit of its own where one unit would take most of a
+// minute of CPU (the largest tiles: cuda_pass_r10x16.cu with cuda_pass_r10x16_scene.cu,
+// cuda_pass_r7x16.cu with cuda_pass_r7x16_scene.cu): the plain passes' kernels
+// (inner, edge, smem_bytes) and the scene's (scene_inner, scene, scene_smem_bytes).
 template <int K, int RPT, int WY, int MINB>
-RegKernels reg_kernels();
+void reg_plain_kernels(RegKernels& k);
+template <int K, int RPT, int WY, int MINB>
+void reg_scene_kernels(RegKernels& k);
+template <int K, int RPT, int WY, int MINB>
+RegKernels reg_kernels() {
+  RegKernels k{};
+  reg_plain_kernels<K, RPT, WY, MINB>(k);
+  reg_scene_kernels<K, RPT, WY, MINB>(k);
+  return k;
+}
 
 // rb_pass's kernels of one tile (K iterations, extended tile 8*RPT rows high).
 template <class T>

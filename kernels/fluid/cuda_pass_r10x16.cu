@@ -1,7 +1,8 @@
 // fluid-step's CUDA passes, tile r10x16 (rb_reg: K 10, 16 rows per thread, 8 threads in y,
-// 2 blocks per SM; cuda.cu's kTiles): one tile per unit, so that the units compile in parallel.
+// 2 blocks per SM; cuda.cu's kTiles): the plain passes' kernels; the scene's in
+// cuda_pass_r10x16_scene.cu, so that the tile's two halves compile in parallel.
 #include "cuda_pass.cuh"
 
 namespace numpipe::fluid::pass {
-template RegKernels reg_kernels<10, 16, 8, 2>();
+template void reg_plain_kernels<10, 16, 8, 2>(RegKernels&);
 }

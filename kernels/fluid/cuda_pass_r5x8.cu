@@ -3,5 +3,6 @@
 #include "cuda_pass.cuh"
 
 namespace numpipe::fluid::pass {
-template RegKernels reg_kernels<5, 8, 16, 2>();
+template void reg_plain_kernels<5, 8, 16, 2>(RegKernels&);
+template void reg_scene_kernels<5, 8, 16, 2>(RegKernels&);
 }

@@ -31,8 +31,9 @@
 // Policies are split into contiguous ranges over the devices given, each range
 // planned and solved on its own device; a policy's bits do not depend on the split.
 // fp64 throughout, no atomics: the same bits run to run.
+// This unit is the host side (plans, uploads, launches, the result); the kernels are
+// compiled by family in units of their own, launched through cuda_kernels.hpp.
 #include <cuda_runtime.h>
-#include <math_constants.h>
 
 #include <algorithm>
 #include <array>
@@ -53,6 +54,7 @@
 #include "common/device.hpp"
 #include "common/device_array.hpp"
 #include "common/threads.hpp"
+#include "cuda_kernels.hpp"
 #include "integrate.hpp"
 #include "table.hpp"
 #include "tuning.hpp"
@@ -151,97 +153,6 @@ struct BasisBlob {
   }
 };
 
-constexpr int kInnerBlock = 128;
-constexpr int kMiddleBlock = 256;  // 8 warps, one Middle call each
-constexpr int kOuterBlock = 128;
-
-struct DevicePlan {
-  const std::int64_t* column_offset;
-  const double* column_k;
-  const double* column_t;
-  const std::int32_t* column_h3;
-  const std::int32_t* column_grid;
-  const std::int64_t* grid_offset;
-  const double* grid_eta;
-  const double* grid_h;
-  const std::int32_t* column_law;
-  std::int64_t columns;
-  bool align;
-};
-
-__global__ void inner_kernel(DevicePlan p, RateView rv, const MortalityView* laws, std::int64_t items, double* inner) {
-  std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (item >= items) return;
-  // The column holding this item: the last c with column_offset[c] <= item.
-  std::int64_t lo = 0, hi = p.columns;
-  while (hi - lo > 1) {
-    std::int64_t mid = (lo + hi) / 2;
-    if (p.column_offset[mid] <= item) lo = mid;
-    else hi = mid;
-  }
-  std::int64_t c = lo;
-  std::int64_t base = p.column_offset[c], n = p.column_offset[c + 1] - base;
-  // Longest integrations (small eta, last in the grid) first, for balance.
-  std::int64_t e = n - 1 - (item - base);
-  double eta = p.grid_eta[p.grid_offset[p.column_grid[c]] + e];
-  inner[base + e] = inner_value(rv, laws[p.column_law[c]], eta, p.column_k[c], p.column_t[c], p.column_h3[c], p.align);
-}
-
-__global__ void middle_kernel(DevicePlan p, SpouseView sv, const double* request_tau, const std::int32_t* request_column,
-                              std::int64_t requests, const double* inner, double* middle) {
-  std::int64_t q = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  int lane = threadIdx.x & 31;
-  if (q >= requests) return;  // whole warps leave together
-  std::int32_t c = request_column[q];
-  std::int32_t g = p.column_grid[c];
-  std::int64_t g0 = p.grid_offset[g];
-  std::int64_t npts = p.grid_offset[g + 1] - g0;
-  std::int64_t nsteps = (npts - 1) / 2;
-  const double* eta = p.grid_eta + g0;
-  const double* h = p.grid_h + (g0 - g) / 2;
-  const double* in = inner + p.column_offset[c];
-  double tau = request_tau[q];
-  double sum = 0;
-  for (std::int64_t j = lane; j < nsteps; j += 32) {
-    double f0 = middle_weight(sv, eta[2 * j], tau) * in[2 * j];
-    double fm = middle_weight(sv, eta[2 * j + 1], tau) * in[2 * j + 1];
-    double f1 = middle_weight(sv, eta[2 * j + 2], tau) * in[2 * j + 2];
-    sum += middle_increment(h[j], f0, fm, f1);
-  }
-  for (int off = 16; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off);
-  if (lane == 0) middle[q] = sum;
-}
-
-__global__ void outer_kernel(const Policy* policies, std::int64_t npol, RateView rv, const MortalityView* laws,
-                             bool align, const std::int64_t* offset, const double* t, const double* hs, const int* year,
-                             const double* middle, double* reserve, double* premium) {
-  std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (p >= npol) return;
-  std::int64_t o = offset[p], npts = offset[p + 1] - o;
-  const Policy& pol = policies[p];
-  premium[p] = spouse_outer(pol, rv, laws[pol.insured], align, t + o, hs + (o - p) / 2, year + o, npts, middle + o,
-                            reserve + p * kYears);
-}
-
-// One thread per single-life policy: its Thiele chain(s) (products.hpp) into its row,
-// its premium (given, or solved for) into prem.
-__global__ void products_kernel(const ProductSpec* specs, std::int64_t n, RateView rv, const MortalityView* laws,
-                                bool align, double* rows, double* prem) {
-  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const ProductSpec sp = specs[i];
-  prem[i] = product_reserve(sp, rv, laws, align, rows + i * kYears);
-}
-
-// One thread per policy: its expected cash flows by year (products.hpp), its premium fixed.
-__global__ void cash_flow_kernel(const ProductSpec* specs, std::int64_t n, RateView rv, const MortalityView* laws,
-                                 double* flows) {
-  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const ProductSpec sp = specs[i];
-  product_cash_flows(sp, rv, laws, sp.premium, flows + i * kYears * kCashFlowKinds);
-}
-
 template <class T>
 DeviceArray<T> upload(const std::vector<T>& v, cudaStream_t s) {
   DeviceArray<T> d(v.empty() ? 1 : v.size());
@@ -268,12 +179,6 @@ struct DeviceBasis {
   }
   SpouseView spouse() const { return basis.spouse(d_bytes.data()); }
 };
-
-unsigned blocks_for(std::int64_t threads, int block) {
-  std::int64_t b = (threads + block - 1) / block;
-  if (b > std::numeric_limits<int>::max()) fail_resource("integrate: problem too large for one launch: " + std::to_string(b) + " blocks");
-  return static_cast<unsigned>(b < 1 ? 1 : b);
-}
 
 // Solves policies [first, last) on one device; writes their rows of `reserve`.
 void solve_range(const Problem& pb, std::size_t first, std::size_t last, int device, const std::string& dev,
@@ -321,7 +226,7 @@ void solve_range(const Problem& pb, std::size_t first, std::size_t last, int dev
   rv.alpha = d_alpha.data();
   rv.beta = d_beta.data();
 
-  DevicePlan dp{d_col_off.data(),  d_col_k.data(),    d_col_t.data(),    d_col_h3.data(),
+  gpu::DevicePlan dp{d_col_off.data(),  d_col_k.data(),    d_col_t.data(),    d_col_h3.data(),
                 d_col_grid.data(), d_grid_off.data(), d_grid_eta.data(), d_grid_h.data(),
                 d_col_law.data(),  static_cast<std::int64_t>(plan.columns()), plan.align};
   std::int64_t items = static_cast<std::int64_t>(plan.inner_values());
@@ -332,23 +237,18 @@ void solve_range(const Problem& pb, std::size_t first, std::size_t last, int dev
 
   t_inner.start(s);
   if (items > 0) {
-    inner_kernel<<<blocks_for(items, kInnerBlock), kInnerBlock, 0, s>>>(dp, rv, d_laws_data, items, d_inner.data());
-    NUMPIPE_CUDA_CHECK_LAUNCH();
+    gpu::launch_inner(dp, rv, d_laws_data, items, d_inner.data(), s);
   }
   t_inner.stop(s);
   t_middle.start(s);
   if (requests > 0) {
-    middle_kernel<<<blocks_for(requests * 32, kMiddleBlock), kMiddleBlock, 0, s>>>(
-        dp, sv, d_req_tau.data(), d_req_col.data(), requests, d_inner.data(), d_middle.data());
-    NUMPIPE_CUDA_CHECK_LAUNCH();
+    gpu::launch_middle(dp, sv, d_req_tau.data(), d_req_col.data(), requests, d_inner.data(), d_middle.data(), s);
   }
   t_middle.stop(s);
   t_outer.start(s);
   if (npol > 0) {
-    outer_kernel<<<blocks_for(npol, kOuterBlock), kOuterBlock, 0, s>>>(
-        d_pol.data(), npol, rv, d_laws_data, plan.align, d_out_off.data(), d_out_t.data(), d_out_h.data(),
-        d_out_year.data(), d_middle.data(), d_reserve.data(), d_premium.data());
-    NUMPIPE_CUDA_CHECK_LAUNCH();
+    gpu::launch_outer(d_pol.data(), npol, rv, d_laws_data, plan.align, d_out_off.data(), d_out_t.data(), d_out_h.data(),
+                      d_out_year.data(), d_middle.data(), d_reserve.data(), d_premium.data(), s);
   }
   t_outer.stop(s);
   t_down.start(s);
@@ -407,204 +307,6 @@ Result solve_columns(const Problem& pb, const std::vector<int>& devices, const R
 }
 
 // ---- the table plan ---------------------------------------------------------------
-
-constexpr int kTableBlock = 256;        // table_kernel: tails spread over the block
-constexpr int kPointsBlock = 256;
-constexpr int kTableMiddleBlock = 256;  // 8 warps, one Middle value each
-constexpr int kTableOuterBlock = 128;
-
-// One block per table row (eta point). Thread 0 runs the trajectory of Inner(eta, 0)
-// (every indicator 1), the block computing its coefficients chunk by chunk; the
-// states U_q before the steps of the cut region [q_lo, steps] and that region's
-// coefficients stay in shared memory; then every thread finishes cuts n (tails).
-// The arithmetic is table_row_host's, operation for operation.
-__global__ void table_kernel(RateView rv, MortalityView spouse, const TableRow* rows, double* table, int tail_points,
-                             int tail_states) {
-  extern __shared__ double sh[];
-  double* cbuf = sh;                              // 2 kTableChunk + 1 coefficients
-  double* ctail = cbuf + 2 * kTableChunk + 1;     // coefficients of points [2 q_lo, points)
-  double* U = ctail + tail_points;                // U_q, q in [q_lo, steps]
-  const TableRow r = rows[blockIdx.x];
-  const int tid = threadIdx.x, nt = blockDim.x;
-  if (r.points == 0) {
-    if (tid == 0) table[r.base] = 0.0;
-    return;
-  }
-  auto coef = [&](int l) { return inner_coefficient(rv, spouse, r.eta, 0.0, segment_point(r.seg, l)); };
-  const int steps = segment_steps(r.seg);
-  const int q_lo = table_tail_start(r.n_lo);
-  double V = 0;
-  for (int q0 = 0; q0 < q_lo; q0 += kTableChunk) {
-    int q1 = min(q0 + kTableChunk, q_lo);
-    for (int i = tid; i <= 2 * (q1 - q0); i += nt) cbuf[i] = coef(2 * q0 + i);
-    __syncthreads();
-    if (tid == 0)
-      for (int q = q0; q < q1; ++q) {
-        const double* c = cbuf + 2 * (q - q0);
-        V = rk4_linear_step(V, segment_step_size(r.seg, q), c[0], 1.0, c[1], 1.0, c[2], 1.0);
-      }
-    __syncthreads();
-  }
-  const int tp = r.points - 2 * q_lo;
-  for (int i = tid; i < tp; i += nt) ctail[i] = coef(2 * q_lo + i);
-  __syncthreads();
-  if (tid == 0) {
-    for (int q = q_lo; q < steps; ++q) {
-      U[q - q_lo] = V;
-      const double* c = ctail + 2 * (q - q_lo);
-      V = rk4_linear_step(V, segment_step_size(r.seg, q), c[0], 1.0, c[1], 1.0, c[2], 1.0);
-    }
-    U[steps - q_lo] = V;
-  }
-  __syncthreads();
-  const int base = 2 * q_lo;
-  for (int n = r.n_lo + tid; n <= r.points; n += nt)
-    table[r.base + static_cast<std::int64_t>(r.points - n) * r.stride] =
-        table_tail(r.seg, n, U[table_tail_start(n) - q_lo], [&](int l) { return ctail[l - base]; });
-  (void)tail_states;
-}
-
-// r(t), muF(x + t), tau = x + t and the whole year at every class stage point.
-__global__ void points_kernel(const TableClass* classes, int nclass, std::int64_t npoints, RateView rv,
-                              MortalityView insured, double* tau, double* rate, double* muf, int* year) {
-  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= npoints) return;
-  int lo = 0, hi = nclass;  // the last class with point <= i
-  while (hi - lo > 1) {
-    int mid = (lo + hi) / 2;
-    if (classes[mid].point <= i) lo = mid;
-    else hi = mid;
-  }
-  const TableClass& c = classes[lo];
-  int j = static_cast<int>(i - c.point);
-  double t = segment_point(c.seg, j);
-  tau[i] = c.x + t;
-  rate[i] = forward_rate(rv, t);
-  muf[i] = mortality(insured, c.x + t);
-  year[i] = segment_year(c.seg, c.h1, j);
-}
-
-// One block per run of up to `group` stage points of a class (blocks [b0, b0 +
-// gridDim.x) of classes [c0, c1)): the middle weights -gp(tau) h(eta_e, tau) of its
-// points once into shared memory, then one warp per (family, point) pair active
-// there, the warps of a family side by side (a G or Z family reads one depth of
-// the table at every point: the rows stay in L1): lanes take runs of middle steps
-// with Inner read at the family's cut, shuffle tree (fixed order).
-__global__ void table_middle_kernel(const TableClass* classes, int c0, int c1, int b0, int group, const TableType* types,
-                                    const TableRow* rows, const std::int32_t* row_full, const double* table,
-                                    SpouseView sv, const double* tau, const TableFamily* fams, double* middle) {
-  extern __shared__ double W[];
-  const MiddleBlock mb = table_middle_block(classes, c0, c1, b0 + static_cast<int>(blockIdx.x), group);
-  const TableClass& c = classes[mb.cls];
-  const int j0 = mb.j0, np = mb.np, fam0 = c.fam0, nfam = c.nfam;
-  const std::int64_t point0 = c.point + j0;
-  const TableType ty = types[c.type];
-  const int R = ty.rows;
-  const TableRow* trow = rows + ty.row0;
-  const std::int32_t* tfull = row_full + ty.row0;
-  for (int i = threadIdx.x; i < np * R; i += blockDim.x) {
-    int pt = i / R, e = i - pt * R;
-    W[i] = middle_weight(sv, trow[e].eta, tau[point0 + pt]);
-  }
-  __syncthreads();
-  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, warps = blockDim.x / 32;
-  for (int pi = warp; pi < nfam * group; pi += warps) {
-    const int pt = pi % group, j = j0 + pt;
-    if (pt >= np) continue;
-    const TableFamily f = fams[fam0 + pi / group];
-    if (j < f.j0 || j >= f.j0 + f.count) continue;  // the same for the whole warp
-    const double tu = tau[point0 + pt];
-    const double k = family_k(f, tu);
-    const TableCut cut = table_cut(ty, k);
-    auto inner = [&](int e) { return table_inner_at(ty, trow, tfull, table, cut, e, k); };
-    double sum = table_middle_lane(ty.mseg, W + pt * R, inner, lane, kMiddleLanes);
-    for (int off = 16; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off);
-    if (lane == 0) middle[f.base + (j - f.j0)] = sum;
-  }
-}
-
-// One thread per profile in [q0, q0 + n): the outer recurrence into the profile's
-// row of prow (many profiles: the latency of one chain hidden by the others).
-// Policies with the same profile have the same row; it is copied to each of them
-// afterwards (expand_kernel or expand_rows), bit for bit.
-__global__ void table_outer_kernel(const TablePolicy* profiles, const TableClass* classes, const double* rate,
-                                   const double* muf, const int* year, const double* middle, std::int64_t q0,
-                                   std::int64_t n, double* prow) {
-  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const TablePolicy pr = profiles[q0 + i];
-  if (pr.general) return;  // table_outer_general_kernel
-  const TableClass& c = classes[pr.cls];
-  table_outer(c.seg, pr, rate + c.point, muf + c.point, year + c.point, middle, prow + (q0 + i) * kYears);
-}
-
-// One thread per profile with payments (premium, benefit) in [q0, q0 + n): Thiele's
-// chain (table_outer_general) into its row, its premium into prem.
-__global__ void table_outer_general_kernel(const TablePolicy* profiles, const TableClass* classes, const double* rate,
-                                           const double* muf, const int* year, const double* middle, std::int64_t q0,
-                                           std::int64_t n, double* prow, double* prem) {
-  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const TablePolicy pr = profiles[q0 + i];
-  if (!pr.general) {
-    prem[q0 + i] = 0.0;
-    return;
-  }
-  const TableClass& c = classes[pr.cls];
-  prem[q0 + i] =
-      table_outer_general(c.seg, pr, rate + c.point, muf + c.point, year + c.point, middle, prow + (q0 + i) * kYears);
-}
-
-// One warp per profile (few profiles): the lanes load 32 steps' inputs at once, then
-// every lane runs the same chain (outer_step, as table_outer) on them by shuffles,
-// so that one chain waits for memory once per 32 steps.
-__global__ void table_outer_warp_kernel(const TablePolicy* profiles, const TableClass* classes, const double* rate,
-                                        const double* muf, const int* year, const double* middle, std::int64_t q0,
-                                        std::int64_t n, double* prow) {
-  std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x & 31;
-  if (i >= n) return;  // whole warps leave together
-  const TablePolicy pr = profiles[q0 + i];
-  if (pr.general) return;  // the whole warp: table_outer_general_kernel
-  const TableClass& c = classes[pr.cls];
-  const double* rt = rate + c.point;
-  const double* mf = muf + c.point;
-  const int* yr = year + c.point;
-  double* out = prow + (q0 + i) * kYears;
-  for (int y = lane; y < kYears; y += 32) out[y] = CUDART_NAN;
-  __syncwarp();
-  double V = 0;
-  if (lane == 0 && yr[0] >= 0) out[yr[0]] = V;
-  const int steps = segment_steps(c.seg);
-  double r0 = rt[0], m0 = mf[0], M0 = middle[table_middle_index(pr, 0)];
-  for (int q0s = 0; q0s < steps; q0s += 32) {
-    const OuterIn mine = q0s + lane < steps ? outer_in(pr, rt, mf, yr, middle, q0s + lane) : OuterIn{};
-    const int nq = min(32, steps - q0s);
-    for (int t = 0; t < nq; ++t) {
-      double rm = __shfl_sync(0xffffffffu, mine.rm, t), mm = __shfl_sync(0xffffffffu, mine.mm, t);
-      double Mm = __shfl_sync(0xffffffffu, mine.Mm, t), r1 = __shfl_sync(0xffffffffu, mine.r1, t);
-      double m1 = __shfl_sync(0xffffffffu, mine.m1, t), M1 = __shfl_sync(0xffffffffu, mine.M1, t);
-      int y1 = __shfl_sync(0xffffffffu, mine.y1, t);
-      V = outer_step(V, segment_step_size(c.seg, q0s + t), r0, m0, M0, rm, mm, Mm, r1, m1, M1);
-      if (lane == 0 && y1 >= 0) out[y1] = V;
-      r0 = r1;
-      m0 = m1;
-      M0 = M1;
-    }
-  }
-}
-
-// One warp per policy in [p0, p0 + n): its profile's row into its row of reserve
-// (row 0 = policy p0).
-__global__ void expand_kernel(const std::int32_t* profile_of, const double* prow, std::int64_t p0, std::int64_t n,
-                              double* reserve) {
-  std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x & 31;
-  if (i >= n) return;
-  const double* src = prow + static_cast<std::int64_t>(profile_of[p0 + i]) * kYears;
-  double* dst = reserve + i * kYears;
-  for (int y = lane; y < kYears; y += 32) dst[y] = src[y];
-}
 
 // Buffers kept for the process and reused by the next solve (--repeat, several
 // groups, the tests): per device slot, its two device buffers (plain cudaMalloc,
@@ -669,15 +371,8 @@ void prepare_devices(const std::vector<int>& devices) {
   for (int d : devices) {
     if (std::find(loaded.begin(), loaded.end(), d) != loaded.end()) continue;
     NUMPIPE_CUDA_CHECK(cudaSetDevice(d));
-    cudaFuncAttributes a;
-    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, table_kernel));
-    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, points_kernel));
-    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, table_middle_kernel));
-    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, table_outer_kernel));
-    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, table_outer_warp_kernel));
-    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, table_outer_general_kernel));
-    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, products_kernel));
-    NUMPIPE_CUDA_CHECK(cudaFuncGetAttributes(&a, expand_kernel));
+    gpu::load_table_kernels();
+    gpu::load_product_kernels();
     loaded.push_back(d);
   }
   for (int a : devices)
@@ -907,10 +602,9 @@ struct TableSolve {
       sl.t_up1.stop(sl.s.get());
       sl.t_inner.start(sl.s.get());
       if (nrows > 0) {
-        table_kernel<<<static_cast<unsigned>(nrows), kTableBlock, table_smem, sl.s.get()>>>(
-            rv, basis.law(spouse_law, sl.d1), reinterpret_cast<const TableRow*>(sl.d1 + o_rows),
-            reinterpret_cast<double*>(sl.d1 + o_table), tail_points, tail_states);
-        NUMPIPE_CUDA_CHECK_LAUNCH();
+        gpu::launch_table(static_cast<unsigned>(nrows), table_smem, rv, basis.law(spouse_law, sl.d1),
+                          reinterpret_cast<const TableRow*>(sl.d1 + o_rows), reinterpret_cast<double*>(sl.d1 + o_table),
+                          tail_points, tail_states, sl.s.get());
       }
       sl.t_inner.stop(sl.s.get());
     }
@@ -976,35 +670,28 @@ struct TableSolve {
       auto* prow = reinterpret_cast<double*>(sl.d2 + o_prow);
       sl.t_middle.start(sl.s.get());
       if (cp > 0) {
-        points_kernel<<<blocks_for(static_cast<std::int64_t>(cp), kPointsBlock), kPointsBlock, 0, sl.s.get()>>>(
-            classes, nclass, static_cast<std::int64_t>(cp), rv, basis.law(insured_law, sl.d1), tau, rate, muf, year);
-        NUMPIPE_CUDA_CHECK_LAUNCH();
+        gpu::launch_points(classes, nclass, static_cast<std::int64_t>(cp), rv, basis.law(insured_law, sl.d1), tau, rate,
+                           muf, year, sl.s.get());
       }
       const int blk0 = class_block(sl.c0), blk1 = class_block(sl.c1);
       if (blk1 > blk0) {
-        table_middle_kernel<<<static_cast<unsigned>(blk1 - blk0), kTableMiddleBlock, weights_smem, sl.s.get()>>>(
-            classes, sl.c0, sl.c1, blk0, group, reinterpret_cast<const TableType*>(sl.d2 + o_types),
-            reinterpret_cast<const TableRow*>(sl.d1 + o_rows), reinterpret_cast<const std::int32_t*>(sl.d1 + o_full),
-            reinterpret_cast<const double*>(sl.d1 + o_table), basis.spouse(sl.d1), tau,
-            reinterpret_cast<const TableFamily*>(sl.d2 + o_fams), middle);
-        NUMPIPE_CUDA_CHECK_LAUNCH();
+        gpu::launch_table_middle(static_cast<unsigned>(blk1 - blk0), weights_smem, classes, sl.c0, sl.c1, blk0, group,
+                                 reinterpret_cast<const TableType*>(sl.d2 + o_types),
+                                 reinterpret_cast<const TableRow*>(sl.d1 + o_rows),
+                                 reinterpret_cast<const std::int32_t*>(sl.d1 + o_full),
+                                 reinterpret_cast<const double*>(sl.d1 + o_table), basis.spouse(sl.d1), tau,
+                                 reinterpret_cast<const TableFamily*>(sl.d2 + o_fams), middle, sl.s.get());
       }
       sl.t_middle.stop(sl.s.get());
       sl.t_outer.start(sl.s.get());
       if (sl.profiles.size() > 0) {
         auto* profiles = reinterpret_cast<const TablePolicy*>(sl.d2 + o_profiles);
-        if (warp_outer)
-          table_outer_warp_kernel<<<blocks_for(sl.profiles.size() * 32, kTableOuterBlock), kTableOuterBlock, 0, sl.s.get()>>>(
-              profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow);
-        else
-          table_outer_kernel<<<blocks_for(sl.profiles.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.get()>>>(
-              profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow);
-        NUMPIPE_CUDA_CHECK_LAUNCH();
+        gpu::launch_table_outer(warp_outer, profiles, classes, rate, muf, year, middle, sl.profiles.begin,
+                                sl.profiles.size(), prow, sl.s.get());
         if (general) {
           auto* prem = reinterpret_cast<double*>(sl.d2 + o_prem);
-          table_outer_general_kernel<<<blocks_for(sl.profiles.size(), kTableOuterBlock), kTableOuterBlock, 0, sl.s.get()>>>(
-              profiles, classes, rate, muf, year, middle, sl.profiles.begin, sl.profiles.size(), prow, prem);
-          NUMPIPE_CUDA_CHECK_LAUNCH();
+          gpu::launch_table_outer_general(profiles, classes, rate, muf, year, middle, sl.profiles.begin,
+                                          sl.profiles.size(), prow, prem, sl.s.get());
           NUMPIPE_CUDA_CHECK(cudaMemcpyAsync(prem_host + static_cast<std::size_t>(sl.profiles.begin) * sizeof(double),
                                              prem + sl.profiles.begin,
                                              static_cast<std::size_t>(sl.profiles.size()) * sizeof(double),
@@ -1032,10 +719,9 @@ struct TableSolve {
             NUMPIPE_CUDA_CHECK(cudaMemcpyPeerAsync(d.d2 + off, d.device, sr.d2 + off, sr.device, bytes, d.s.get()));
         }
         if (d.policies.size() > 0) {
-          expand_kernel<<<blocks_for(d.policies.size() * 32, kTableOuterBlock), kTableOuterBlock, 0, d.s.get()>>>(
-              reinterpret_cast<const std::int32_t*>(d.d2 + o_profile_of), reinterpret_cast<const double*>(d.d2 + o_prow),
-              d.policies.begin, d.policies.size(), reinterpret_cast<double*>(d.d2 + o_reserve));
-          NUMPIPE_CUDA_CHECK_LAUNCH();
+          gpu::launch_expand(reinterpret_cast<const std::int32_t*>(d.d2 + o_profile_of),
+                             reinterpret_cast<const double*>(d.d2 + o_prow), d.policies.begin, d.policies.size(),
+                             reinterpret_cast<double*>(d.d2 + o_reserve), d.s.get());
         }
         d.t_outer.stop(d.s.get());
         d.t_down.start(d.s.get());  // stopped after the download, once the host has pinned the result
@@ -1186,7 +872,6 @@ struct TableSolve {
 // through a pinned buffer kept for the process into the result or the sink. In two
 // steps as TableSolve: start() writes the specs and sets the kernels and downloads
 // going; finish() waits and copies the rows into place.
-constexpr int kProductsBlock = 128;
 std::mutex& products_solve_mutex() {
   static std::mutex m;  // the held buffers serve one solve at a time
   return m;
@@ -1284,10 +969,9 @@ struct ProductsSolve {
       auto* prem = reinterpret_cast<double*>(pt.d + o_prem);
       pt.t_run.start(pt.s.get());
       if (pt.range.size() > 0) {
-        products_kernel<<<blocks_for(pt.range.size(), kProductsBlock), kProductsBlock, 0, pt.s.get()>>>(
-            reinterpret_cast<const ProductSpec*>(pt.d + o_specs) + pt.range.begin, pt.range.size(), rv,
-            reinterpret_cast<const MortalityView*>(pt.d + o_laws), pb.align_breaks, rows, prem);
-        NUMPIPE_CUDA_CHECK_LAUNCH();
+        gpu::launch_products(reinterpret_cast<const ProductSpec*>(pt.d + o_specs) + pt.range.begin, pt.range.size(), rv,
+                             reinterpret_cast<const MortalityView*>(pt.d + o_laws), pb.align_breaks, rows, prem,
+                             pt.s.get());
       }
       pt.t_run.stop(pt.s.get());
       pt.t_down.start(pt.s.get());
@@ -1386,9 +1070,7 @@ std::vector<double> cash_flows_cuda(const Problem& pb, const std::vector<Product
   const DeviceBasis basis(pb, s);
   auto d_specs = upload(specs, s);
   DeviceArray<double> d_flows(flows.size());
-  cash_flow_kernel<<<blocks_for(n, kProductsBlock), kProductsBlock, 0, s>>>(d_specs.data(), n, rv, basis.d_laws.data(),
-                                                                            d_flows.data());
-  NUMPIPE_CUDA_CHECK_LAUNCH();
+  gpu::launch_cash_flows(d_specs.data(), n, rv, basis.d_laws.data(), d_flows.data(), s);
   d_flows.copy_to_host(flows.data(), flows.size(), s);
   NUMPIPE_CUDA_CHECK(cudaStreamSynchronize(s));
   return flows;
