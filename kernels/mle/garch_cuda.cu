@@ -1,16 +1,17 @@
-// mle-fit --model garch on CUDA: a block of 256 threads per chunk of windows
-// (the chunks of the CPU backend, kGarchChunk windows each, warm-started in
-// order within a chunk), every thread running the same search
-// (garch_model.hpp) on the same values. Each pass over a window is split
-// between the threads: thread l owns a contiguous run of points (one or two
-// for a 250-day window). The GARCH recursion, sequential in time, is a linear
-// recurrence x_t = beta x_{t-1} + c_t, so each thread composes its run's
-// affine map, and a warp scan (Hillis and Steele 1986) plus the warps' totals
-// composed in warp order give every thread the state entering its run. Sums
-// over points: thread partials in time order, a butterfly within each warp,
-// then a fixed tree over the warps' sums: the same bits in every thread and on
-// every run (no atomics, a fixed order). garch_lanes.hpp's GarchLaneWindow
-// emulates this order on the host.
+// mle-fit --model garch on CUDA: a block of 5 warps per chunk of windows (the
+// chunks of the CPU backend, kGarchChunk windows each, warm-started in order
+// within a chunk). Each warp runs the search (garch_model.hpp) on its own, every
+// lane on the same values, each pass over a window split between the warp's
+// 32 lanes: lane l owns a contiguous run of points (8 for a 250-day window).
+// The GARCH recursion, sequential in time, is a linear recurrence
+// x_t = beta x_{t-1} + c_t, so each lane composes its run's affine map and a
+// warp scan (Hillis and Steele 1986) gives every lane the state entering its
+// run. Sums over points: lane partials in time order, then a butterfly over
+// the lanes: the same bits in every lane and on every run (no atomics, a fixed
+// order). A pass needs no barrier, only shuffles: the warps run the same warm
+// search together and split the re-search's five starts between them
+// (side_by_side: a start each, results through shared memory).
+// garch_lanes.hpp's GarchLaneWindow emulates this order on the host.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -26,55 +27,35 @@ namespace numpipe::mle {
 namespace {
 
 constexpr unsigned kFullWarp = 0xffffffffu;
-constexpr int kThreads = kGarchLanes;
-constexpr int kWarpLanes = kGarchWarpLanes;
-constexpr int kWarps = kGarchWarps;
-constexpr int kBlockSums = 10;  // the gradient pass's sums (GarchGradientSums' fields)
+constexpr int kLanes = kGarchLanes;
+constexpr int kWarps = kGarchSearchWarps;
+constexpr int kThreads = kWarps * kLanes;
 
-// What the block's threads exchange in a pass.
+// What the block's warps exchange: the results of the pieces they run side
+// by side (one slot a piece).
 struct GarchBlockShared {
-  double warp_A[kWarps], warp_B[kWarps][4];  // the warps' composed maps
-  double warp_sums[kWarps][kBlockSums];      // the warps' partial sums
-  double moments[2 * kGarchShapeStencil][4];  // the shapes' moments at the gradient's stencil (p1's, p2's)
-  double last[2];                            // sigma^2 and the residual at the window's last point
+  static constexpr int kSlotBytes = 256;
+  alignas(16) unsigned char slots[kWarps * kSlotBytes];
 };
 
-// The block's sums of K values, the same bits in every thread: a butterfly
-// within each warp, then the warps' sums by a fixed pairwise tree (the
-// butterfly over the warps, m = 1, 2, 4 in warp numbers). Every thread must
-// call it (barriers inside).
+__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % kLanes; }
+__device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / kLanes; }
+
+// The warp's sums of K values, the same bits in every lane: a butterfly.
 template <int K>
-__device__ __forceinline__ void block_sums(double (&v)[K], GarchBlockShared& sh) {
-  const int lane = threadIdx.x % kWarpLanes, warp = threadIdx.x / kWarpLanes;
-  for (int k = 0; k < K; ++k)
-    for (int m = kWarpLanes / 2; m > 0; m >>= 1) v[k] += __shfl_xor_sync(kFullWarp, v[k], m);
-  __syncthreads();  // the previous exchange's readers are done
-  if (lane == 0)
-    for (int k = 0; k < K; ++k) sh.warp_sums[warp][k] = v[k];
-  __syncthreads();
-  for (int k = 0; k < K; ++k) {
-    double w[kWarps];
-    for (int i = 0; i < kWarps; ++i) w[i] = sh.warp_sums[i][k];
-    for (int m = 1; m < kWarps; m <<= 1)
-      for (int i = 0; i < kWarps; i += 2 * m) w[i] = w[i] + w[i + m];
-    v[k] = w[0];
-  }
+__device__ __forceinline__ void warp_sums(double (&v)[K]) {
+  for (int m = kLanes / 2; m > 0; m >>= 1)
+    for (int k = 0; k < K; ++k) v[k] += __shfl_xor_sync(kFullWarp, v[k], m);
 }
 
-__device__ __forceinline__ double block_sum(double v, GarchBlockShared& sh) {
-  double a[1] = {v};
-  block_sums(a, sh);
-  return a[0];
-}
-
-// Thread l's run is the affine map x -> A x + B[k] (for M recurrences sharing
+// Lane l's run is the affine map x -> A x + B[k] (for M recurrences sharing
 // the coefficient A); returns in B the state entering the run (the runs of
-// threads 0 .. l-1 composed). Thread 0's run holds t = 0, whose state is given
-// (A = 0), so what thread 0 gets back is not used.
+// lanes 0 .. l-1 composed). Lane 0's run holds t = 0, whose state is given
+// (A = 0), so what lane 0 gets back (0) is not used.
 template <int M>
-__device__ __forceinline__ void block_state_before(double A, double (&B)[M], GarchBlockShared& sh) {
-  const int lane = threadIdx.x % kWarpLanes, warp = threadIdx.x / kWarpLanes;
-  for (int d = 1; d < kWarpLanes; d <<= 1) {  // inclusive within the warp
+__device__ __forceinline__ void warp_state_before(double A, double (&B)[M]) {
+  const int lane = lane_id();
+  for (int d = 1; d < kLanes; d <<= 1) {  // inclusive
     const double Ap = __shfl_up_sync(kFullWarp, A, d);
     double Bp[M];
     for (int k = 0; k < M; ++k) Bp[k] = __shfl_up_sync(kFullWarp, B[k], d);
@@ -83,44 +64,61 @@ __device__ __forceinline__ void block_state_before(double A, double (&B)[M], Gar
       A *= Ap;
     }
   }
-  double A_ex = __shfl_up_sync(kFullWarp, A, 1), B_ex[M];  // exclusive within the warp
-  for (int k = 0; k < M; ++k) B_ex[k] = __shfl_up_sync(kFullWarp, B[k], 1);
-  if (lane == 0) {
-    A_ex = 1;
-    for (int k = 0; k < M; ++k) B_ex[k] = 0;
-  }
-  __syncthreads();  // the previous exchange's readers are done
-  if (lane == kWarpLanes - 1) {
-    sh.warp_A[warp] = A;
-    for (int k = 0; k < M; ++k) sh.warp_B[warp][k] = B[k];
-  }
-  __syncthreads();
-  for (int k = 0; k < M; ++k) {
-    double state = 0;  // entering warp 0; thread 0's map ignores it (A = 0)
-    for (int i = 0; i < warp; ++i) state = sh.warp_A[i] * state + sh.warp_B[i][k];
-    B[k] = A_ex * state + B_ex[k];
+  for (int k = 0; k < M; ++k) {  // exclusive
+    const double before = __shfl_up_sync(kFullWarp, B[k], 1);
+    B[k] = lane == 0 ? 0.0 : before;
   }
 }
 
-// A window as garch_model.hpp sees it, on the threads of a block (all of
-// which call every method together; garch_lanes.hpp's runs, scan and sums).
-// The host pass never calls it.
-struct GarchBlockWindow {
+// The shapes' moments that lane `from` computed, in every lane.
+__device__ __forceinline__ AepdShapeMoments shuffle_moments(const AepdShapeMoments& m, int from) {
+  return {__shfl_sync(kFullWarp, m.p, from), __shfl_sync(kFullWarp, m.m1, from), __shfl_sync(kFullWarp, m.m2, from),
+          __shfl_sync(kFullWarp, m.g, from)};
+}
+
+// A window as garch_model.hpp sees it, on the lanes of a warp (all of which
+// call every method together; garch_lanes.hpp's runs, scan and sums), and the
+// block's warps for side_by_side. The host pass never calls it.
+struct GarchWarpWindow {
   const double* r;
   std::int64_t n;
   GarchBlockShared* sh;
-  std::int64_t t0, t1;  // this thread's points
+  std::int64_t t0, t1;  // this lane's points
+  static constexpr bool kSearchAhead = true;
 
-  __device__ GarchBlockWindow(const double* r_, std::int64_t n_, GarchBlockShared* sh_) : r(r_), n(n_), sh(sh_) {
-    garch_run_bounds(n, static_cast<int>(threadIdx.x), &t0, &t1);
+  __device__ GarchWarpWindow(const double* r_, std::int64_t n_, GarchBlockShared* sh_) : r(r_), n(n_), sh(sh_) {
+    garch_run_bounds(n, lane_id(), &t0, &t1);
+  }
+
+  // out[j] = body(j): warp j % kWarps runs piece j; every thread of the block
+  // calls it together (barriers inside) and gets every result.
+  template <class Result, int N, class Body>
+  NUMPIPE_HD void side_by_side(Result (&out)[N], const Body& body) const {
+#ifdef __CUDA_ARCH__
+    static_assert(sizeof(Result) <= GarchBlockShared::kSlotBytes, "a piece's result must fit its slot");
+    auto* slots = reinterpret_cast<Result*>(sh->slots);
+    for (int first = 0; first < N; first += kWarps) {
+      __syncthreads();  // the previous exchange's readers are done
+      const int j = first + warp_id();
+      if (j < N) {
+        const Result mine = body(j);
+        if (lane_id() == 0) slots[j - first] = mine;
+      }
+      __syncthreads();
+      for (int i = first; i < N && i < first + kWarps; ++i) out[i] = slots[i - first];
+    }
+#else
+    (void)out, (void)body;
+#endif
   }
 
   template <class F>
   NUMPIPE_HD double sum(F f) const {
 #ifdef __CUDA_ARCH__
-    double s = 0;
-    for (std::int64_t t = t0; t < t1; ++t) s += f(r[t]);
-    return block_sum(s, *sh);
+    double s[1] = {0};
+    for (std::int64_t t = t0; t < t1; ++t) s[0] += f(r[t]);
+    warp_sums(s);
+    return s[0];
 #else
     (void)f;
     return NAN;
@@ -135,7 +133,7 @@ struct GarchBlockWindow {
       s[0] += f(r[t]);
       s[1] += g(r[t]);
     }
-    block_sums(s, *sh);
+    warp_sums(s);
     *sf = s[0];
     *sg = s[1];
 #else
@@ -148,7 +146,7 @@ struct GarchBlockWindow {
   __device__ double variance_before(const double* par, double h0) const {
     double B[1];
     const double A = garch_run_variance_map(r, t0, t1, par, h0, &B[0]);
-    block_state_before(A, B, *sh);
+    warp_state_before(A, B);
     return B[0];
   }
 #endif
@@ -158,16 +156,18 @@ struct GarchBlockWindow {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, false);
-    const StandardAepd z = standard_aepd(par[kSkew], par[kShape], par[kShape2]);
+    // the shapes' moments: lane 0 p1's, lane 1 p2's (two lgamma chains side by side)
+    const AepdShapeMoments mine = aepd_shape_moments(lane_id() == 0 ? par[kShape] : par[kShape2]);
+    const StandardAepd z = standard_aepd(par[kSkew], shuffle_moments(mine, 0), shuffle_moments(mine, 1));
     double h_end, e_end;
     const double run = garch_run_loglik(r, t0, t1, par, ps.h0, variance_before(par, ps.h0), z, &h_end, &e_end);
-    if (static_cast<int>(threadIdx.x) == garch_last_lane(n)) {  // read after block_sum's barriers
-      sh->last[0] = h_end;
-      sh->last[1] = e_end;
-    }
-    const double ll = block_sum(run, *sh);
-    if (h_next) *h_next = garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], sh->last[1], sh->last[0]);
-    return ll;
+    const int last = garch_last_lane(n);
+    h_end = __shfl_sync(kFullWarp, h_end, last);
+    e_end = __shfl_sync(kFullWarp, e_end, last);
+    double ll[1] = {run};
+    warp_sums(ll);
+    if (h_next) *h_next = garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_end, h_end);
+    return ll[0];
 #else
     (void)par, (void)h_next;
     return NAN;
@@ -178,32 +178,24 @@ struct GarchBlockWindow {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, true);
-    const double h_before = variance_before(par, ps.h0);  // ends on a barrier: sh->moments is free
-    // the shapes' moments at the gradient's stencil: thread k < 6 computes p1's
-    // (k < 3) or p2's point k % 3 (six lgamma chains side by side); every thread
+    // the shapes' moments at the gradient's stencil: lane k < 6 computes p1's
+    // (k < 3) or p2's point k % 3 (six lgamma chains side by side); every lane
     // then combines them into the stencil's 7 standardised AEPDs
-    if (threadIdx.x < 2 * kGarchShapeStencil) {
-      const int k = static_cast<int>(threadIdx.x);
-      const AepdShapeMoments mine =
-          garch_shape_stencil(k < kGarchShapeStencil ? par[kShape] : par[kShape2], k % kGarchShapeStencil);
-      double* out = sh->moments[k];
-      out[0] = mine.p;
-      out[1] = mine.m1;
-      out[2] = mine.m2;
-      out[3] = mine.g;
-    }
+    const int lane = lane_id();
+    const AepdShapeMoments mine = garch_shape_stencil(lane < kGarchShapeStencil ? par[kShape] : par[kShape2],
+                                                      lane % kGarchShapeStencil);
+    const double h_before = variance_before(par, ps.h0);
     double dh_before[4];
     const double A = garch_run_derivative_map(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before);
-    block_state_before(A, dh_before, *sh);  // its barriers publish sh->moments too
+    warp_state_before(A, dh_before);
     AepdShapeMoments moments[2 * kGarchShapeStencil];
-    for (int k = 0; k < 2 * kGarchShapeStencil; ++k)
-      moments[k] = {sh->moments[k][0], sh->moments[k][1], sh->moments[k][2], sh->moments[k][3]};
+    for (int k = 0; k < 2 * kGarchShapeStencil; ++k) moments[k] = shuffle_moments(mine, k);
     StandardAepd stencil[kGarchStencil];
     for (int k = 0; k < kGarchStencil; ++k)
       stencil[k] = garch_aepd_stencil(par[kSkew], moments, moments + kGarchShapeStencil, k);
     GarchGradientSums s = garch_run_gradient(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before, stencil[0]);
-    double v[kBlockSums] = {s.ll, s.g[0], s.g[1], s.g[2], s.g[3], s.g_theta, s.g_sl, s.g_sr, s.g_p1, s.g_p2};
-    block_sums(v, *sh);
+    double v[10] = {s.ll, s.g[0], s.g[1], s.g[2], s.g[3], s.g_theta, s.g_sl, s.g_sr, s.g_p1, s.g_p2};
+    warp_sums(v);
     s.ll = v[0];
     for (int k = 0; k < 4; ++k) s.g[k] = v[1 + k];
     s.g_theta = v[5];
@@ -229,7 +221,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (block >= series * chunks) return;  // the whole block
   const std::int64_t si = block / chunks, c = block % chunks;
   const double* xs = x + si * length;
-  auto make_window = [&](std::int64_t w) { return GarchBlockWindow(xs + w * step, window, &sh); };
+  auto make_window = [&](std::int64_t w) { return GarchWarpWindow(xs + w * step, window, &sh); };
   garch_fit_chunk(make_window, c * kGarchChunk, std::min(windows, (c + 1) * kGarchChunk), o, fits + si * windows,
                   threadIdx.x == 0);
 }

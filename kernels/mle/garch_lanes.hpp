@@ -1,18 +1,19 @@
-// mle-fit --model garch: a window's passes split into 256 runs of consecutive
-// points, one per thread of a CUDA block of 8 warps (garch_cuda.cu), and the
-// same split emulated on the host (GarchLaneWindow, for tests: the GPU's order
-// of operations with the CPU's math library).
+// mle-fit --model garch: a window's passes split into 32 runs of consecutive
+// points, one per lane of a CUDA warp (garch_cuda.cu), and the same split
+// emulated on the host (GarchLaneWindow, for tests: the GPU's order of
+// operations with the CPU's math library).
 //
 // The GARCH recursion is sequential in time, but it is a linear recurrence
 // x_t = beta x_{t-1} + c_t (sigma_t^2 and, once sigma^2 is known at every
 // point, its derivatives): each run's points compose to an affine map
-// x -> A x + B; an inclusive scan of the runs' maps within each warp
-// (Hillis and Steele 1986: log2(32) steps), then the warps' totals composed in
-// warp order, gives every run the state entering it. Sums over points: each
-// run's in time order, then a butterfly within each warp (lane l adds lane
-// l ^ m's value for m = 16, 8, .., 1), then the same over the warps' sums
-// (m = 32, 64, 128 in thread numbers): a fixed tree, the same bits in every
-// thread (addition is commutative).
+// x -> A x + B; an inclusive scan of the runs' maps over the warp's lanes
+// (Hillis and Steele 1986: log2(32) steps), shifted by one lane, gives every
+// run the state entering it. Sums over points: each run's in time order, then
+// a butterfly over the lanes (lane l adds lane l ^ m's value for m = 16, 8,
+// .., 1): a fixed tree, the same bits in every lane (addition is commutative).
+// A pass is one warp's work, exchanged by shuffles alone (no barriers), so
+// that the block's warps can run different searches of one window at once:
+// the re-search's starts (garch_model.hpp, side_by_side).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -23,17 +24,17 @@
 
 namespace numpipe::mle {
 
-constexpr int kGarchWarpLanes = 32;
-constexpr int kGarchWarps = 8;  // one block per chunk: few blocks, so as many threads a pass as fit
-constexpr int kGarchLanes = kGarchWarps * kGarchWarpLanes;
+constexpr int kGarchLanes = 32;  // a warp: one search's pass
+// The warps of a chunk's block: the re-search's five starts side by side.
+constexpr int kGarchSearchWarps = 5;
 
-// Thread l's points [t0, t1): runs of ceil(n / 256) points.
+// Lane l's points [t0, t1): runs of ceil(n / 32) points.
 NUMPIPE_HD_INLINE void garch_run_bounds(std::int64_t n, int lane, std::int64_t* t0, std::int64_t* t1) {
   const std::int64_t run = (n + kGarchLanes - 1) / kGarchLanes;
   *t0 = std::min<std::int64_t>(n, lane * run);
   *t1 = std::min<std::int64_t>(n, *t0 + run);
 }
-// The thread that owns point n - 1.
+// The lane that owns point n - 1.
 NUMPIPE_HD_INLINE int garch_last_lane(std::int64_t n) {
   return static_cast<int>((n - 1) / ((n + kGarchLanes - 1) / kGarchLanes));
 }
@@ -130,37 +131,40 @@ NUMPIPE_HD_INLINE GarchPassStart garch_pass_start(const Window& w, const double*
   return s;
 }
 
-// The host's emulation of the warp: the same runs, scan and butterfly (host
-// code only: not compiled by nvcc, where the search's device side would be
+// The host's emulation of the warp: the same runs, scan and butterfly, and
+// the re-search's starts each searched ahead as the GPU's warps do (host code
+// only: not compiled by nvcc, where the search's device side would be
 // instantiated for it too).
 #ifndef __CUDACC__
 struct GarchLaneWindow {
   const double* r;
   std::int64_t n;
+  static constexpr bool kSearchAhead = true;
+  template <class Result, int N, class Body>
+  void side_by_side(Result (&out)[N], const Body& body) const {
+    for (int j = 0; j < N; ++j) out[j] = body(j);
+  }
 
-  // within each warp (m = 16 .. 1), then over the warps (m = 32 .. 128)
+  // lane l adds lane l ^ m's value, m = 16 .. 1
   static double butterfly(double* v) {
-    auto step = [v](int m) {
+    for (int m = kGarchLanes / 2; m > 0; m >>= 1) {
       double next[kGarchLanes];
       for (int l = 0; l < kGarchLanes; ++l) next[l] = v[l] + v[l ^ m];
       std::copy(next, next + kGarchLanes, v);
-    };
-    for (int m = kGarchWarpLanes / 2; m > 0; m >>= 1) step(m);
-    for (int m = kGarchWarpLanes; m < kGarchLanes; m <<= 1) step(m);
+    }
     return v[0];
   }
-  // the state entering each run from the maps (A[l], B[l][k]), as the block
-  // computes it: an inclusive Hillis-Steele scan within each warp, the warps'
-  // totals composed in warp order from state 0, then each thread's exclusive
-  // prefix within its warp applied to the state entering its warp
+  // the state entering each run from the maps (A[l], B[l][k]), as the warp
+  // computes it: an inclusive Hillis-Steele scan, then each lane takes the
+  // previous lane's composed B (state 0 entering lane 0, whose run holds t = 0)
   template <int M>
   static void state_before(double* A, double (*B)[M]) {
-    for (int d = 1; d < kGarchWarpLanes; d <<= 1) {
+    for (int d = 1; d < kGarchLanes; d <<= 1) {
       double nA[kGarchLanes], nB[kGarchLanes][M];
       for (int l = 0; l < kGarchLanes; ++l) {
         nA[l] = A[l];
         for (int k = 0; k < M; ++k) nB[l][k] = B[l][k];
-        if (l % kGarchWarpLanes >= d) {
+        if (l >= d) {
           for (int k = 0; k < M; ++k) nB[l][k] = A[l] * B[l - d][k] + B[l][k];
           nA[l] = A[l] * A[l - d];
         }
@@ -169,19 +173,8 @@ struct GarchLaneWindow {
       for (int l = 0; l < kGarchLanes; ++l)
         for (int k = 0; k < M; ++k) B[l][k] = nB[l][k];
     }
-    double warp_state[kGarchWarps][M];
-    for (int k = 0; k < M; ++k) warp_state[0][k] = 0;
-    for (int w = 1; w < kGarchWarps; ++w)
-      for (int k = 0; k < M; ++k) {
-        const int end = w * kGarchWarpLanes - 1;  // the previous warp's last lane
-        warp_state[w][k] = A[end] * warp_state[w - 1][k] + B[end][k];
-      }
-    for (int l = kGarchLanes - 1; l >= 0; --l) {
-      const int w = l / kGarchWarpLanes;
-      const bool first = l % kGarchWarpLanes == 0;
-      const double a = first ? 1.0 : A[l - 1];
-      for (int k = 0; k < M; ++k) B[l][k] = a * warp_state[w][k] + (first ? 0.0 : B[l - 1][k]);
-    }
+    for (int l = kGarchLanes - 1; l >= 0; --l)
+      for (int k = 0; k < M; ++k) B[l][k] = l == 0 ? 0.0 : B[l - 1][k];
   }
   template <class F>
   double sum(F f) const {
@@ -228,7 +221,7 @@ struct GarchLaneWindow {
   double loglik_gradient(const double* par, double* grad) const {
     if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, true);
-    StandardAepd stencil[kGarchStencil];  // on the GPU, lanes 0..5 compute the shapes' moments
+    StandardAepd stencil[kGarchStencil];  // on the GPU, lanes 0..5 compute the shapes' moments (the same bits)
     garch_aepd_stencil(par, stencil);
     double h_before[kGarchLanes], A[kGarchLanes], dB[kGarchLanes][4];
     variance_before(par, ps.h0, h_before);

@@ -9,10 +9,15 @@
 //   window.sum(f)                 sum over t of f(r[t]) (a fixed order)
 //   window.loglik(par, &h_next)   the log-likelihood (garch_loglik)
 //   window.loglik_gradient(par, grad)
+//   window.side_by_side(out, body)  out[j] = body(j) for independent pieces of
+//                                 a search (the re-search's starts)
+//   Window::kSearchAhead          whether those pieces run side by side (then
+//                                 each does all it may need, see garch_fit)
 //
 // The CPU's window (GarchSerialWindow, below) sums in time order; the CUDA
-// backend's (garch_cuda.cu) splits each pass over the 256 threads of a block,
-// every thread running the same search on the same values.
+// backend's (garch_cuda.cu) splits each pass over the 32 lanes of a warp,
+// every lane running the same search on the same values, and runs the
+// re-search's starts on the block's warps side by side.
 //
 // The search runs in unconstrained coordinates u (Nocedal and Wright 2006,
 // BFGS with a backtracking Armijo line search, analytic gradients):
@@ -193,10 +198,17 @@ NUMPIPE_HD_OUTLINE double garch_gradient_finish(const GarchGradientSums& s, cons
   return s.ll;
 }
 
-// The CPU's window: the points in time order, one pass each.
+// The CPU's window: the points in time order, one pass each; the re-search's
+// starts one after another (side_by_side), each searched to the end only when
+// the pick asks (kSearchAhead false).
 struct GarchSerialWindow {
   const double* r;
   std::int64_t n;
+  static constexpr bool kSearchAhead = false;
+  template <class Result, int N, class Body>
+  void side_by_side(Result (&out)[N], const Body& body) const {
+    for (int j = 0; j < N; ++j) out[j] = body(j);
+  }
   template <class F>
   double sum(F f) const {
     double s = 0;
@@ -394,6 +406,32 @@ NUMPIPE_HD_INLINE bool garch_same_maximum(const double* a, const double* b, doub
          std::fabs(a[kShape2] - b[kShape2]) < 2e-2;
 }
 
+// The re-search's pieces (garch_fit): a search's end point in u, minus its
+// log-likelihood per point, its iterations; and one fixed start's, screened
+// and (where it was searched ahead) searched to the end.
+struct GarchRun {
+  double u[kGarchParams];
+  double f;
+  int iterations;
+  bool converged;
+};
+struct GarchStart {
+  GarchRun screened, searched;
+  bool searched_ahead;
+};
+
+// Whether the re-search runs a screened start to the end, fu being the best
+// so far (minus the log-likelihood per point) and par_warm the warm search's
+// maximum: within 0.1 of the best log-likelihood, and not by the warm
+// search's maximum unless above it.
+NUMPIPE_HD_INLINE bool garch_worth_searching(const GarchRun& screened, double fu, double nn, const double* par_warm,
+                                             const GarchCoordinates& cs) {
+  if (!(screened.f < fu + 0.1 / nn)) return false;
+  double par[kGarchParams];
+  cs.natural(screened.u, par);
+  return !(garch_same_maximum(par, par_warm, cs.sd) && !(screened.f < fu));
+}
+
 // The fit of one window from a start (natural parameters; a start outside the
 // constraints' interior: the default one).
 template <class Window>
@@ -470,27 +508,53 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
     constexpr double kStart[kStarts][3] = {
         {0.1, 0.8, 0.1}, {0.05, 0.93, 0.02}, {0.05, 0.15, 0.8}, {0.3, 0.05, 0.65}, {1e-3, 0.998, 1e-5}};
     constexpr int kScreen = 40;
-    for (int j = 0; j < kStarts; ++j) {
-      double par[K], ub[K];
+    // the pieces: start j screened (p held at 2 first where p < 1, then 40
+    // iterations free), a screened start searched to the end
+    auto screen = [&](int j) {
+      GarchRun run{};
+      double par[K];
       garch_default_start(w, par);
       par[kOmega] *= kStart[j][2] / 0.1;  // garch_default_start's omega is 0.1 of the variance
       par[kAlpha] = kStart[j][0];
       par[kBeta] = kStart[j][1];
-      cs.unconstrained(par, ub);
-      double fb = f(ub);
-      bool held_p[K] = {}, cb = false;
+      cs.unconstrained(par, run.u);
+      run.f = f(run.u);
+      bool held_p[K] = {};
       held_p[kShape] = held_p[kShape2] = true;
-      if (cusps) it += garch_bfgs(f, gradient, nn, ub, fb, held_p, &cb, kScreen);
-      it += garch_bfgs(f, gradient, nn, ub, fb, fixed, &cb, kScreen);
-      if (!(fb < fu + 0.1 / nn)) continue;
-      double par_b[K];
-      cs.natural(ub, par_b);
-      if (garch_same_maximum(par_b, par_now, cs.sd) && !(fb < fu)) continue;  // the warm search's maximum
-      it += search(ub, fb, fixed, &cb);
-      if (fb < fu) {
-        garch_copy(ub, u);
-        fu = fb;
-        converged = cb;
+      if (cusps) run.iterations += garch_bfgs(f, gradient, nn, run.u, run.f, held_p, &run.converged, kScreen);
+      run.iterations += garch_bfgs(f, gradient, nn, run.u, run.f, fixed, &run.converged, kScreen);
+      return run;
+    };
+    auto search_from = [&](const GarchRun& screened) {
+      GarchRun run = screened;
+      run.iterations = search(run.u, run.f, fixed, &run.converged);
+      return run;
+    };
+    // The starts side by side where the window runs them so (the GPU: a warp
+    // each), each searched ahead where it is worth it against the warm fit: a
+    // superset of the searches the pick below runs, as the best so far only
+    // rises; elsewhere (the CPU) screened only, and searched in the pick.
+    const double fu_warm = fu;
+    auto start = [&](int j) {
+      GarchStart s{};
+      s.screened = screen(j);
+      s.searched_ahead = Window::kSearchAhead && garch_worth_searching(s.screened, fu_warm, nn, par_now, cs);
+      if (s.searched_ahead) s.searched = search_from(s.screened);
+      return s;
+    };
+    GarchStart starts[kStarts];
+    w.side_by_side(starts, start);
+    // The pick: the starts in order, as one loop running them would decide
+    // (the same fits on every backend); the highest kept.
+    for (int j = 0; j < kStarts; ++j) {
+      it += starts[j].screened.iterations;
+      if (!garch_worth_searching(starts[j].screened, fu, nn, par_now, cs)) continue;
+      const GarchRun run = starts[j].searched_ahead ? starts[j].searched : search_from(starts[j].screened);
+      it += run.iterations;
+      if (run.f < fu) {
+        garch_copy(run.u, u);
+        fu = run.f;
+        converged = run.converged;
       }
     }
   }

@@ -1,13 +1,15 @@
-// mle-fit --model garch: the CUDA backend's split of each pass into 256 runs of
-// points (kernels/mle/garch_lanes.hpp: the variance recursion by a scan of
-// affine maps over the runs, sums by a butterfly), emulated on the host,
-// against the CPU's passes in time order: the same log-likelihood, gradient
-// and one-step variance to rounding, for window lengths below, at and above
-// the thread count (256) and the warp size; and every window's fit of a rolling run to the tolerances
+// mle-fit --model garch: the CUDA backend's split of each pass into 32 runs of
+// points, one per lane of a warp (kernels/mle/garch_lanes.hpp: the variance
+// recursion by a scan of affine maps over the runs, sums by a butterfly), and
+// its re-search's starts searched ahead side by side (a warp each), emulated on
+// the host, against the CPU's passes in time order: the same log-likelihood,
+// gradient and one-step variance to rounding, for window lengths below, at and
+// above the warp size; every window's fit of a rolling run to the tolerances
 // tests/cli/mle-gpu.sh states for the GPU (where CUDA's math library adds its
-// own rounding).
+// own rounding); and the starts searched ahead giving the CPU's fits bit for bit.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -146,4 +148,51 @@ TEST_CASE("garch lanes: one long window with standard errors") {
     CHECK(rel(lanes.se[k], cpu.se[k]) < 1e-2);
   }
   CHECK(rel(lanes.h_next, cpu.h_next) < 1e-4);
+}
+
+namespace {
+// The CPU's window with the re-search's starts searched ahead, as the GPU's
+// warps run them (counting the re-searches)
+struct AheadWindow : GarchSerialWindow {
+  static constexpr bool kSearchAhead = true;
+  int* researches;
+  template <class Result, int N, class Body>
+  void side_by_side(Result (&out)[N], const Body& body) const {
+    ++*researches;
+    GarchSerialWindow::side_by_side(out, body);
+  }
+};
+}  // namespace
+
+TEST_CASE("garch: the re-search's starts searched ahead (the GPU's way) give the CPU's fits bit for bit") {
+  for (int shapes : {1, 2}) {
+    CAPTURE(shapes);
+    const std::vector<double> r = shapes == 1 ? simulate(700, 11) : simulate_two_shapes(700, 12);
+    GarchOptions o;
+    o.window = 250;
+    o.step = 5;
+    o.shapes = shapes;
+    const std::int64_t W = (700 - o.window) / o.step + 1;
+    std::vector<GarchFit> serial(static_cast<std::size_t>(W)), ahead(static_cast<std::size_t>(W));
+    int researches = 0;
+    for (std::int64_t first = 0; first < W; first += kGarchChunk) {
+      const std::int64_t last = std::min(W, first + kGarchChunk);
+      garch_fit_chunk([&](std::int64_t w) { return GarchSerialWindow{r.data() + w * o.step, o.window}; }, first,
+                      last, o, serial.data());
+      garch_fit_chunk(
+          [&](std::int64_t w) { return AheadWindow{{r.data() + w * o.step, o.window}, &researches}; }, first, last,
+          o, ahead.data());
+    }
+    MESSAGE("shapes ", shapes, ": ", researches, " re-searches in ", W, " windows");
+    CHECK(researches > 0);
+    for (std::int64_t w = 0; w < W; ++w) {
+      CAPTURE(w);
+      const GarchFit &a = serial[static_cast<std::size_t>(w)], &b = ahead[static_cast<std::size_t>(w)];
+      CHECK(b.loglik == a.loglik);
+      for (int k = 0; k < kGarchParams; ++k) CHECK(b.par[k] == a.par[k]);
+      CHECK(b.iterations == a.iterations);
+      CHECK(b.converged == a.converged);
+      CHECK(b.on_edge == a.on_edge);
+    }
+  }
 }
