@@ -4,6 +4,7 @@
 // CPU. Prints one Markdown table row. Used by bench/mle-garch.
 // Usage: mle-garch-bench cpu|gpu RETURNS.nps WINDOW STEP [REPS]
 //        mle-garch-bench passes RETURNS.nps WINDOW STEP
+//        mle-garch-bench pass RETURNS.nps WINDOW STEP   (one pass's latency on the GPU)
 //   RETURNS.nps: a stream with the series x (gen-input mle --from-text ...)
 //   passes: the CPU's fits once, as the GPU runs them (the re-search's starts
 //   each searched ahead), counting the passes over a window's points (the
@@ -22,6 +23,7 @@
 
 #include "common/cli.hpp"
 #include "common/stream.hpp"
+#include "kernels/mle/detail/backends.hpp"
 #include "kernels/mle/garch.hpp"
 #include "kernels/mle/garch_model.hpp"
 #include "kernels/mle/mle.hpp"
@@ -95,7 +97,7 @@ void count_passes(const std::vector<double>& x, std::int64_t length, const Garch
 int main(int argc, char** argv) {
   return run_tool("mle-garch-bench", [&]() -> int {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: mle-garch-bench cpu|gpu|passes RETURNS.nps WINDOW STEP [REPS]\n");
+    std::fprintf(stderr, "usage: mle-garch-bench cpu|gpu|passes|pass RETURNS.nps WINDOW STEP [REPS]\n");
     return 2;
   }
   const bool gpu = std::strcmp(argv[1], "gpu") == 0;
@@ -117,6 +119,20 @@ int main(int argc, char** argv) {
   }
   if (std::strcmp(argv[1], "passes") == 0) {
     count_passes(x, length, o);  // the first series
+    return 0;
+  }
+  if (std::strcmp(argv[1], "pass") == 0) {  // one pass's latency on one warp, at the first window's fit
+#ifdef NUMPIPE_HAVE_CUDA
+    double start[kGarchParams], ll_s = 0, grad_s = 0;
+    garch_default_start(x.data(), o.window, start);
+    const GarchFit fit = fit_garch_window(x.data(), o.window, start, o);
+    garch_pass_seconds_cuda(x.data(), o.window, fit.par, 2000, 0, &ll_s, &grad_s);
+    std::printf("| one pass on one warp (CUDA events, 2000 in a chain) | window %lld | log-likelihood %.3g us | "
+                "gradient %.3g us |\n",
+                static_cast<long long>(o.window), ll_s * 1e6, grad_s * 1e6);
+#else
+    std::fprintf(stderr, "mle-garch-bench: pass needs a CUDA build\n");
+#endif
     return 0;
   }
   std::vector<double> seconds;

@@ -38,6 +38,11 @@ struct GarchBlockShared {
   alignas(16) unsigned char slots[kWarps * kSlotBytes];
 };
 
+// Parameters by value into a kernel.
+struct GarchGradientPassPar {
+  double v[kGarchParams];
+};
+
 __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % kLanes; }
 __device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / kLanes; }
 
@@ -226,7 +231,45 @@ __global__ void __launch_bounds__(kThreads, 1)
                   threadIdx.x == 0);
 }
 
+// One warp: `passes` passes one after another (gradient: the gradient's),
+// each at parameters moved by the previous pass's result (a dependent chain,
+// as in a search); *out: what they sum to (kept, so that none is dropped).
+__global__ void __launch_bounds__(kLanes, 1)
+    garch_pass_kernel(const double* r, std::int64_t n, GarchGradientPassPar par, int passes, bool gradient, double* out) {
+  __shared__ GarchBlockShared sh;
+  const GarchWarpWindow w(r, n, &sh);
+  double q[kGarchParams], total = 0;
+  for (int k = 0; k < kGarchParams; ++k) q[k] = par.v[k];
+  for (int i = 0; i < passes; ++i) {
+    double g[kGarchParams];
+    const double ll = gradient ? w.loglik_gradient(q, g) : w.loglik(q, nullptr);
+    total += ll;
+    q[kMu] += 1e-30 * ll;
+  }
+  if (threadIdx.x == 0) *out = total;
+}
+
 }  // namespace
+
+void garch_pass_seconds_cuda(const double* r, std::int64_t n, const double* par, int passes, int device,
+                             double* loglik_seconds, double* gradient_seconds) {
+  NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
+  DeviceArray<double> d_r(static_cast<std::size_t>(n)), d_out(1);
+  d_r.copy_from_host(r, static_cast<std::size_t>(n));
+  GarchGradientPassPar p{};
+  for (int k = 0; k < kGarchParams; ++k) p.v[k] = par[k];
+  for (int gradient = 0; gradient < 2; ++gradient) {
+    garch_pass_kernel<<<1, kLanes>>>(d_r.data(), n, p, 1, gradient != 0, d_out.data());  // warm-up
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    CudaEventTimer timer;
+    timer.start();
+    garch_pass_kernel<<<1, kLanes>>>(d_r.data(), n, p, passes, gradient != 0, d_out.data());
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    timer.stop();
+    NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+    (gradient ? *gradient_seconds : *loglik_seconds) = timer.seconds() / passes;
+  }
+}
 
 std::vector<GarchFit> fit_garch_cuda(const double* x, std::int64_t series, std::int64_t length, const GarchOptions& o,
                                      int device, double* kernel_seconds) {
