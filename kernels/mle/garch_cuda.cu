@@ -161,8 +161,13 @@ struct GarchWarpWindow {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, false);
-    // the shapes' moments: lane 0 p1's, lane 1 p2's (two lgamma chains side by side)
-    const AepdShapeMoments mine = aepd_shape_moments(lane_id() == 0 ? par[kShape] : par[kShape2]);
+    // the shapes' moments: lane 3 i + j < 6 computes lgamma((j + 1) / p_i) (p_0 = p1,
+    // p_1 = p2), lanes 0 and 1 p1's and p2's moments from them
+    const int lane = lane_id(), i = std::min(lane / 3, 1), mine_i = std::min(lane, 1);
+    const double lg = lgamma((lane % 3 + 1.0) / (i == 0 ? par[kShape] : par[kShape2]));
+    const double lg1 = __shfl_sync(kFullWarp, lg, 3 * mine_i), lg2 = __shfl_sync(kFullWarp, lg, 3 * mine_i + 1),
+                 lg3 = __shfl_sync(kFullWarp, lg, 3 * mine_i + 2);
+    const AepdShapeMoments mine = aepd_shape_moments_from(mine_i == 0 ? par[kShape] : par[kShape2], lg1, lg2, lg3);
     const StandardAepd z = standard_aepd(par[kSkew], shuffle_moments(mine, 0), shuffle_moments(mine, 1));
     double h_end, e_end;
     const double run = garch_run_loglik(r, t0, t1, par, ps.h0, variance_before(par, ps.h0), z, &h_end, &e_end);
@@ -183,21 +188,33 @@ struct GarchWarpWindow {
 #ifdef __CUDA_ARCH__
     if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, true);
-    // the shapes' moments at the gradient's stencil: lane k < 6 computes p1's
-    // (k < 3) or p2's point k % 3 (six lgamma chains side by side); every lane
-    // then combines them into the stencil's 7 standardised AEPDs
-    const int lane = lane_id();
-    const AepdShapeMoments mine = garch_shape_stencil(lane < kGarchShapeStencil ? par[kShape] : par[kShape2],
-                                                      lane % kGarchShapeStencil);
+    // the shapes' moments at the gradient's stencil (garch_shape_stencil): lane
+    // 3 k + j < 18 computes lgamma((j + 1) / p_k), p_k the shape at point k (k < 3:
+    // p1's point k, else p2's point k - 3), lane k < 6 point k's moments from
+    // them; lane k < 7 the stencil's standardised AEPD k from those; every lane
+    // gets them all
+    const int lane = lane_id(), k_lg = std::min(lane / 3, 2 * kGarchShapeStencil - 1);
+    const int k_mine = std::min(lane, 2 * kGarchShapeStencil - 1);
+    auto stencil_p = [par](int k) {
+      return garch_shape_stencil_p(k < kGarchShapeStencil ? par[kShape] : par[kShape2], k % kGarchShapeStencil);
+    };
+    const double lg = lgamma((lane % 3 + 1.0) / stencil_p(k_lg));
+    const double lg1 = __shfl_sync(kFullWarp, lg, 3 * k_mine), lg2 = __shfl_sync(kFullWarp, lg, 3 * k_mine + 1),
+                 lg3 = __shfl_sync(kFullWarp, lg, 3 * k_mine + 2);
+    const AepdShapeMoments mine = aepd_shape_moments_from(stencil_p(k_mine), lg1, lg2, lg3);
     const double h_before = variance_before(par, ps.h0);
     double dh_before[4];
     const double A = garch_run_derivative_map(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before);
     warp_state_before(A, dh_before);
     AepdShapeMoments moments[2 * kGarchShapeStencil];
     for (int k = 0; k < 2 * kGarchShapeStencil; ++k) moments[k] = shuffle_moments(mine, k);
+    const StandardAepd my_point =
+        garch_aepd_stencil(par[kSkew], moments, moments + kGarchShapeStencil, std::min(lane, kGarchStencil - 1));
     StandardAepd stencil[kGarchStencil];
     for (int k = 0; k < kGarchStencil; ++k)
-      stencil[k] = garch_aepd_stencil(par[kSkew], moments, moments + kGarchShapeStencil, k);
+      stencil[k] = {__shfl_sync(kFullWarp, my_point.theta, k), __shfl_sync(kFullWarp, my_point.s_l, k),
+                    __shfl_sync(kFullWarp, my_point.s_r, k),   __shfl_sync(kFullWarp, my_point.log_norm, k),
+                    __shfl_sync(kFullWarp, my_point.p1, k),    __shfl_sync(kFullWarp, my_point.p2, k)};
     GarchGradientSums s = garch_run_gradient(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before, stencil[0]);
     double v[10] = {s.ll, s.g[0], s.g[1], s.g[2], s.g[3], s.g_theta, s.g_sl, s.g_sr, s.g_p1, s.g_p2};
     warp_sums(v);

@@ -76,16 +76,53 @@ NUMPIPE_HD_INLINE double garch_run_derivative_map(const double* r, std::int64_t 
   return A;
 }
 
+// The shapes' moments split between lanes on the GPU (three lgamma chains of
+// aepd_shape_moments, garch.hpp, at once): its formula from lgamma(1/p),
+// lgamma(2/p) and lgamma(3/p) computed apart (the same bits: unit_mle_garch_lanes),
+// and the shape at garch_shape_stencil's point k (garch_model.hpp).
+NUMPIPE_HD_INLINE AepdShapeMoments aepd_shape_moments_from(double p, double lg1, double lg2, double lg3) {
+  return {p, exp(lg2 - lg1), exp(lg3 - lg1), exp(lg1 - log(p))};
+}
+NUMPIPE_HD_INLINE double garch_shape_stencil_p(double p, int k) {
+  const double hp = garch_step_p(p);
+  return k == 1 ? p + hp : k == 2 ? p - hp : p;
+}
+
+// The runs' points in blocks of this many: first the block's sigma^2 (and
+// derivatives) along the recursion (a cheap chain), then its points' terms,
+// independent of each other, so that the GPU interleaves their exp, log and
+// sqrt (one lane's 8 points of a 250-day window: one block). The terms are
+// added in time order (the same bits as one point after another).
+constexpr int kGarchRunBlock = 8;
+
 // The run's log-likelihood terms, given sigma^2 entering it; *h_end, *e_end:
 // sigma^2 and the residual at its last point.
 NUMPIPE_HD_INLINE double garch_run_loglik(const double* r, std::int64_t t0, std::int64_t t1, const double* par, double h0,
                                           double h_before, const StandardAepd& z, double* h_end, double* e_end) {
   double ll = 0, h = h_before, e_prev = t0 > 0 ? r[t0 - 1] - par[kMu] : 0.0;
-  for (std::int64_t t = t0; t < t1; ++t) {
-    h = t == 0 ? h0 : garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_prev, h);
-    const double e = r[t] - par[kMu];
-    ll += garch_point_loglik(e, h, z);
-    e_prev = e;
+  for (std::int64_t b = t0; b < t1; b += kGarchRunBlock) {
+    double hs[kGarchRunBlock], es[kGarchRunBlock];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = 0; i < kGarchRunBlock; ++i) {
+      const std::int64_t t = b + i;
+      hs[i] = 1;  // past the run's end: a point that is not added
+      es[i] = 0;
+      if (t < t1) {
+        h = t == 0 ? h0 : garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_prev, h);
+        es[i] = r[t] - par[kMu];
+        hs[i] = h;
+        e_prev = es[i];
+      }
+    }
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = 0; i < kGarchRunBlock; ++i) {
+      const double term = garch_point_loglik(es[i], hs[i], z);
+      ll += b + i < t1 ? term : 0.0;  // (+ 0.0 leaves the sum's bits: it never is -0)
+    }
   }
   *h_end = h;
   *e_end = e_prev;
@@ -99,16 +136,39 @@ NUMPIPE_HD_INLINE GarchGradientSums garch_run_gradient(const double* r, std::int
   GarchGradientSums s;
   double h = h_before, dh[4], e_prev = t0 > 0 ? r[t0 - 1] - par[kMu] : 0.0;
   for (int k = 0; k < 4; ++k) dh[k] = dh_before[k];
-  for (std::int64_t t = t0; t < t1; ++t) {
-    if (t == 0) {
-      h = h0;
-      for (int k = 0; k < 4; ++k) dh[k] = dh0[k];
-    } else {
-      garch_variance_step(par[kOmega], par[kAlpha], par[kBeta], e_prev, h, dh);
+  for (std::int64_t b = t0; b < t1; b += kGarchRunBlock) {
+    double hs[kGarchRunBlock], es[kGarchRunBlock], dhs[kGarchRunBlock][4];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = 0; i < kGarchRunBlock; ++i) {
+      const std::int64_t t = b + i;
+      hs[i] = 1;  // past the run's end: a point that is not added
+      es[i] = 0;
+      for (int k = 0; k < 4; ++k) dhs[i][k] = 0;
+      if (t < t1) {
+        if (t == 0) {
+          h = h0;
+          for (int k = 0; k < 4; ++k) dh[k] = dh0[k];
+        } else {
+          garch_variance_step(par[kOmega], par[kAlpha], par[kBeta], e_prev, h, dh);
+        }
+        es[i] = r[t] - par[kMu];
+        hs[i] = h;
+        for (int k = 0; k < 4; ++k) dhs[i][k] = dh[k];
+        e_prev = es[i];
+      }
     }
-    const double e = r[t] - par[kMu];
-    garch_gradient_point(e, h, dh, z, s);
-    e_prev = e;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = 0; i < kGarchRunBlock; ++i) {
+      // the point's terms alone, then added to the sums: a + (0 + x) = a + x,
+      // a + (0 - x) = a - x and a + 0 = a (a never is -0), so the same bits
+      GarchGradientSums point;
+      garch_gradient_point(es[i], hs[i], dhs[i], z, point);
+      if (b + i < t1) s.add(point);
+    }
   }
   return s;
 }

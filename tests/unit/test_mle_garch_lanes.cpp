@@ -196,3 +196,57 @@ TEST_CASE("garch: the re-search's starts searched ahead (the GPU's way) give the
     }
   }
 }
+
+TEST_CASE("garch lanes: the shapes' moments from lgammas computed apart, the same bits") {
+  for (double p = 0.3; p < 20; p *= 1.07)
+    for (int k = 0; k < kGarchShapeStencil; ++k) {
+      CAPTURE(p);
+      CAPTURE(k);
+      const double pk = garch_shape_stencil_p(p, k);
+      const AepdShapeMoments whole = garch_shape_stencil(p, k);
+      const AepdShapeMoments apart =
+          aepd_shape_moments_from(pk, std::lgamma((0 + 1.0) / pk), std::lgamma((1 + 1.0) / pk), std::lgamma((2 + 1.0) / pk));
+      CHECK(apart.p == whole.p);
+      CHECK(apart.m1 == whole.m1);
+      CHECK(apart.m2 == whole.m2);
+      CHECK(apart.g == whole.g);
+    }
+}
+
+TEST_CASE("garch lanes: a run's points in blocks sum to the serial pass's bits") {
+  const std::vector<double> r = simulate(700, 3);
+  for (std::int64_t n : {5, 8, 9, 250, 700}) {
+    CAPTURE(n);
+    const double par[kGarchParams] = {2e-4, 3e-6, 0.12, 0.83, 0.55, 1.4, 2.3};
+    const GarchSerialWindow serial{r.data(), n};
+    double h_serial = 0;
+    const double ll_serial = serial.loglik(par, &h_serial);
+    GarchPassStart ps{};  // as the serial pass starts (garch_variance_path)
+    double e2 = 0, e1 = 0;
+    for (std::int64_t t = 0; t < n; ++t) {
+      e2 += (r[t] - par[kMu]) * (r[t] - par[kMu]);
+      e1 += r[t] - par[kMu];
+    }
+    ps.h0 = e2 / static_cast<double>(n);
+    ps.dh0[0] = -2 * e1 / static_cast<double>(n);
+    const StandardAepd z = standard_aepd(par[kSkew], par[kShape], par[kShape2]);
+    double h_end = 0, e_end = 0;
+    const double ll_run = garch_run_loglik(r.data(), 0, n, par, ps.h0, 0.0, z, &h_end, &e_end);
+    CHECK(ll_run == ll_serial);
+    CHECK(garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_end, h_end) == h_serial);
+    // the gradient's sums: the serial pass's, point after point
+    GarchGradientSums serial_sums;
+    garch_variance_path<true>(r.data(), n, par, [&](std::int64_t, double e, double h, const double* dh) {
+      garch_gradient_point(e, h, dh, z, serial_sums);
+    });
+    const double zeros[4] = {0, 0, 0, 0};
+    const GarchGradientSums run = garch_run_gradient(r.data(), 0, n, par, ps.h0, ps.dh0, 0.0, zeros, z);
+    CHECK(run.ll == serial_sums.ll);
+    for (int k = 0; k < 4; ++k) CHECK(run.g[k] == serial_sums.g[k]);
+    CHECK(run.g_theta == serial_sums.g_theta);
+    CHECK(run.g_sl == serial_sums.g_sl);
+    CHECK(run.g_sr == serial_sums.g_sr);
+    CHECK(run.g_p1 == serial_sums.g_p1);
+    CHECK(run.g_p2 == serial_sums.g_p2);
+  }
+}
