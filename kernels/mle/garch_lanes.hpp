@@ -95,6 +95,17 @@ NUMPIPE_HD_INLINE double garch_shape_stencil_p(double p, int k) {
 // added in time order (the same bits as one point after another).
 constexpr int kGarchRunBlock = 8;
 
+// A point's log-likelihood term as the gradient's pass computes it
+// (garch_gradient_point: d^p as exp(p log d), inline on the GPU, where pow is a
+// call that serialises a run's points); garch_point_loglik's value to
+// rounding. (The gradient's other terms are unused: the compiler drops them.)
+NUMPIPE_HD_INLINE double garch_run_point_loglik(double e, double h, const StandardAepd& z) {
+  const double no_derivatives[4] = {0, 0, 0, 0};
+  GarchGradientSums s;
+  garch_gradient_point(e, h, no_derivatives, z, s);
+  return s.ll;
+}
+
 // The run's log-likelihood terms, given sigma^2 entering it; *h_end, *e_end:
 // sigma^2 and the residual at its last point.
 NUMPIPE_HD_INLINE double garch_run_loglik(const double* r, std::int64_t t0, std::int64_t t1, const double* par, double h0,
@@ -120,7 +131,7 @@ NUMPIPE_HD_INLINE double garch_run_loglik(const double* r, std::int64_t t0, std:
 #pragma unroll
 #endif
     for (int i = 0; i < kGarchRunBlock; ++i) {
-      const double term = garch_point_loglik(es[i], hs[i], z);
+      const double term = garch_run_point_loglik(es[i], hs[i], z);
       ll += b + i < t1 ? term : 0.0;  // (+ 0.0 leaves the sum's bits: it never is -0)
     }
   }
