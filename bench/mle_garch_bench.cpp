@@ -34,18 +34,36 @@ using namespace numpipe::mle;
 namespace {
 
 // The CPU's window, counting its passes as the GPU runs them: the
-// re-search's starts searched ahead side by side (all of them: *passes), and
-// the chain of passes one after another (*path: the longest start's).
+// re-search's starts searched ahead side by side and beside the warm search
+// (all of them: *passes, those called off not counted), and the chain of
+// passes one after another (*path: the longest piece's).
 struct CountingWindow : GarchSerialWindow {
   long long* passes;
   long long* path;
   static constexpr bool kSearchAhead = true;
+  static constexpr bool kSpeculate = true;
+  mutable bool abandon_flag = false, speculating = false;
+  mutable GarchRun published;
+  mutable long long published_at = 0;  // the chain's length where the warm search ended
+  void abandon() const { abandon_flag = true; }
+  bool abandoned() const { return speculating && abandon_flag; }
+  void publish_warm(const GarchRun& warm) const {
+    published = warm;
+    published_at = *path;
+  }
+  bool await_warm(GarchRun* warm) const {
+    *warm = published;
+    *path = std::max(*path, published_at);
+    return !abandon_flag;
+  }
   double loglik(const double* par, double* h_next) const {
+    if (abandoned()) return NAN;  // (called off: on the GPU, by the time the warm search ends)
     ++*passes;
     ++*path;
     return GarchSerialWindow::loglik(par, h_next);
   }
   double loglik_gradient(const double* par, double* grad) const {
+    if (abandoned()) return NAN;
     ++*passes;
     ++*path;
     return GarchSerialWindow::loglik_gradient(par, grad);
@@ -60,6 +78,16 @@ struct CountingWindow : GarchSerialWindow {
       longest = std::max(longest, *path);
     }
     *path = longest;
+  }
+  template <class Result, int N, class Body>
+  void side_by_side_speculative(Result (&out)[N], const Body& body) const {
+    abandon_flag = false;
+    side_by_side(out, [&](int j) {
+      speculating = j > 0;
+      const Result r = body(j);
+      speculating = false;
+      return r;
+    });
   }
 };
 

@@ -13,6 +13,12 @@
 //                                 a search (the re-search's starts)
 //   Window::kSearchAhead          whether those pieces run side by side (then
 //                                 each does all it may need, see garch_fit)
+//   Window::kSpeculate            whether the re-search's starts run beside the
+//                                 warm search (w.side_by_side_speculative:
+//                                 piece 0 the warm search, which calls the
+//                                 others off by w.abandon() or hands them its
+//                                 fit by w.publish_warm(run); they wait for
+//                                 either in w.await_warm(&run))
 //
 // The CPU's window (GarchSerialWindow, below) sums in time order; the CUDA
 // backend's (garch_cuda.cu) splits each pass over the 32 lanes of a warp,
@@ -205,6 +211,7 @@ struct GarchSerialWindow {
   const double* r;
   std::int64_t n;
   static constexpr bool kSearchAhead = false;
+  static constexpr bool kSpeculate = false;  // (side_by_side_speculative, abandon, abandoned: garch_fit)
   template <class Result, int N, class Body>
   void side_by_side(Result (&out)[N], const Body& body) const {
     for (int j = 0; j < N; ++j) out[j] = body(j);
@@ -482,7 +489,6 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
     }
     return count;
   };
-  int it = search(u, fu, fixed, &converged);
   // Where the likelihood has several maxima the warm start may sit in the
   // wrong one: with p < 1 every data point is a local maximum in mu (|u|^p's
   // cusp; tied returns, holidays' zeros, are deep ones), and on an edge of the
@@ -496,54 +502,109 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
   constexpr double kNearLogit = 9.21024036697;  // logit(1 - 1e-4): drifting to the edge
   constexpr double kNearOmega = -9.21034037198;  // log(1e-4): omega drifting to 0 (of the variance)
   constexpr double kCloseLogit = 4.59511985014;  // logit(1 - 1e-2): close enough to an edge to search again
+  // whether a fit at v (natural parameters par) is searched again, and whether with p held first
+  auto cusps_at = [](const double* par) { return std::min(par[kShape], par[kShape2]) < 1; };
+  auto searched_again = [&](const double* v, double fv, const double* par) {
+    const bool near_edge = std::fabs(v[2]) > kCloseLogit || std::fabs(v[3]) > kCloseLogit || v[1] < kNearOmega;
+    return std::isfinite(fv) && (cusps_at(par) || near_edge);
+  };
+  // (alpha, beta, omega as a share of the window's variance): the usual start,
+  // a persistent, a calm and an ARCH-like one, and one by the corner omega = 0,
+  // alpha = 0, beta = 1 (a variance drifting slowly from sigma_1^2)
+  constexpr int kStarts = 5;
+  constexpr double kStart[kStarts][3] = {
+      {0.1, 0.8, 0.1}, {0.05, 0.93, 0.02}, {0.05, 0.15, 0.8}, {0.3, 0.05, 0.65}, {1e-3, 0.998, 1e-5}};
+  constexpr int kScreen = 40;
+  // the pieces: start j screened (p held at 2 first where p < 1, then 40
+  // iterations free), a screened start searched to the end
+  auto screen = [&](int j, bool cusps) {
+    GarchRun run{};
+    double par[K];
+    garch_default_start(w, par);
+    par[kOmega] *= kStart[j][2] / 0.1;  // garch_default_start's omega is 0.1 of the variance
+    par[kAlpha] = kStart[j][0];
+    par[kBeta] = kStart[j][1];
+    cs.unconstrained(par, run.u);
+    run.f = f(run.u);
+    bool held_p[K] = {};
+    held_p[kShape] = held_p[kShape2] = true;
+    if (cusps) run.iterations += garch_bfgs(f, gradient, nn, run.u, run.f, held_p, &run.converged, kScreen);
+    run.iterations += garch_bfgs(f, gradient, nn, run.u, run.f, fixed, &run.converged, kScreen);
+    return run;
+  };
+  auto search_from = [&](const GarchRun& screened) {
+    GarchRun run = screened;
+    run.iterations = search(run.u, run.f, fixed, &run.converged);
+    return run;
+  };
+  GarchStart starts[kStarts];
+  bool started = false;  // starts holds the re-search's starts, each searched to the end
+  int it = 0;
+  if constexpr (Window::kSpeculate) {
+    // Where warps would wait for the warm search (the GPU), they screen the
+    // five starts beside it, guessing whether p < 1 (the previous window's
+    // shapes, the start's), then wait for its end: the warm search's warp calls
+    // them off where the window is not searched again or the guess was wrong
+    // (abandon: their passes then fail at once, their results unused), else
+    // publishes its fit, against which each start is searched ahead or not.
+    const bool guess = cusps_at(start);
+    GarchStart pieces[kStarts + 1];
+    w.side_by_side_speculative(pieces, [&](int j) {
+      GarchStart piece{};
+      if (j == 0) {  // the warm search
+        GarchRun& warm = piece.searched;
+        garch_copy(u, warm.u);
+        warm.f = fu;
+        warm.iterations = search(warm.u, warm.f, fixed, &warm.converged);
+        double par[K];
+        cs.natural(warm.u, par);
+        piece.searched_ahead = searched_again(warm.u, warm.f, par) && cusps_at(par) == guess;
+        if (piece.searched_ahead)
+          w.publish_warm(warm);
+        else
+          w.abandon();
+        return piece;
+      }
+      // a start: screened beside the warm search, then searched to the end
+      // where it is worth it against the warm fit (as below)
+      piece.screened = screen(j - 1, guess);
+      GarchRun warm;
+      if (!w.await_warm(&warm)) return piece;  // called off
+      double par_warm[K];
+      cs.natural(warm.u, par_warm);
+      piece.searched_ahead = garch_worth_searching(piece.screened, warm.f, nn, par_warm, cs);
+      if (piece.searched_ahead) piece.searched = search_from(piece.screened);
+      return piece;
+    });
+    const GarchRun& warm = pieces[0].searched;
+    garch_copy(warm.u, u);
+    fu = warm.f;
+    converged = warm.converged;
+    it = warm.iterations;
+    started = pieces[0].searched_ahead;
+    if (started)
+      for (int j = 0; j < kStarts; ++j) starts[j] = pieces[j + 1];
+  } else {
+    it = search(u, fu, fixed, &converged);
+  }
   double par_now[K];
   cs.natural(u, par_now);
-  const bool near_edge = std::fabs(u[2]) > kCloseLogit || std::fabs(u[3]) > kCloseLogit || u[1] < kNearOmega;
-  const bool cusps = std::min(par_now[kShape], par_now[kShape2]) < 1;
-  if (std::isfinite(fu) && (cusps || near_edge)) {
-    // (alpha, beta, omega as a share of the window's variance): the usual start,
-    // a persistent, a calm and an ARCH-like one, and one by the corner omega = 0,
-    // alpha = 0, beta = 1 (a variance drifting slowly from sigma_1^2)
-    constexpr int kStarts = 5;
-    constexpr double kStart[kStarts][3] = {
-        {0.1, 0.8, 0.1}, {0.05, 0.93, 0.02}, {0.05, 0.15, 0.8}, {0.3, 0.05, 0.65}, {1e-3, 0.998, 1e-5}};
-    constexpr int kScreen = 40;
-    // the pieces: start j screened (p held at 2 first where p < 1, then 40
-    // iterations free), a screened start searched to the end
-    auto screen = [&](int j) {
-      GarchRun run{};
-      double par[K];
-      garch_default_start(w, par);
-      par[kOmega] *= kStart[j][2] / 0.1;  // garch_default_start's omega is 0.1 of the variance
-      par[kAlpha] = kStart[j][0];
-      par[kBeta] = kStart[j][1];
-      cs.unconstrained(par, run.u);
-      run.f = f(run.u);
-      bool held_p[K] = {};
-      held_p[kShape] = held_p[kShape2] = true;
-      if (cusps) run.iterations += garch_bfgs(f, gradient, nn, run.u, run.f, held_p, &run.converged, kScreen);
-      run.iterations += garch_bfgs(f, gradient, nn, run.u, run.f, fixed, &run.converged, kScreen);
-      return run;
-    };
-    auto search_from = [&](const GarchRun& screened) {
-      GarchRun run = screened;
-      run.iterations = search(run.u, run.f, fixed, &run.converged);
-      return run;
-    };
-    // The starts side by side where the window runs them so (the GPU: a warp
-    // each), each searched ahead where it is worth it against the warm fit: a
-    // superset of the searches the pick below runs, as the best so far only
-    // rises; elsewhere (the CPU) screened only, and searched in the pick.
-    const double fu_warm = fu;
-    auto start = [&](int j) {
-      GarchStart s{};
-      s.screened = screen(j);
-      s.searched_ahead = Window::kSearchAhead && garch_worth_searching(s.screened, fu_warm, nn, par_now, cs);
-      if (s.searched_ahead) s.searched = search_from(s.screened);
-      return s;
-    };
-    GarchStart starts[kStarts];
-    w.side_by_side(starts, start);
+  const bool cusps = cusps_at(par_now);
+  if (searched_again(u, fu, par_now)) {
+    if (!started) {
+      // The starts side by side where the window runs them so (the GPU: a warp
+      // each), each searched ahead where it is worth it against the warm fit: a
+      // superset of the searches the pick below runs, as the best so far only
+      // rises; elsewhere (the CPU) screened only, and searched in the pick.
+      const double fu_warm = fu;
+      w.side_by_side(starts, [&](int j) {
+        GarchStart s{};
+        s.screened = screen(j, cusps);
+        s.searched_ahead = Window::kSearchAhead && garch_worth_searching(s.screened, fu_warm, nn, par_now, cs);
+        if (s.searched_ahead) s.searched = search_from(s.screened);
+        return s;
+      });
+    }
     // The pick: the starts in order, as one loop running them would decide
     // (the same fits on every backend); the highest kept.
     for (int j = 0; j < kStarts; ++j) {
