@@ -43,7 +43,7 @@ struct CountingWindow : GarchSerialWindow {
   static constexpr bool kSearchAhead = true;
   static constexpr bool kSpeculate = true;
   mutable bool abandon_flag = false, speculating = false;
-  mutable GarchRun published;
+  mutable GarchRun published{};
   mutable long long published_at = 0;  // the chain's length where the warm search ended
   void abandon() const { abandon_flag = true; }
   bool abandoned() const { return speculating && abandon_flag; }

@@ -228,7 +228,7 @@ struct GarchLaneWindow {
     for (int j = 1; j < N; ++j) out[j] = body(j);
     speculating = false;
   }
-  mutable GarchRun published;
+  mutable GarchRun published{};
   void abandon() const { abandon_flag = true; }
   bool abandoned() const { return speculating && abandon_flag; }
   void publish_warm(const GarchRun& warm) const { published = warm; }
