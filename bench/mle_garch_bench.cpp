@@ -11,7 +11,8 @@
 //   log-likelihood's and the gradient's): all of them, and per chunk of
 //   warm-started windows the chain of passes one after another (the starts side
 //   by side: the longest one's): the GPU runs the chunks side by side, so the
-//   slowest chunk's chain bounds its solve (bench/mle-garch).
+//   slowest chunk's chain bounds its solve (bench/mle-garch); with
+//   NUMPIPE_MLE_GARCH_SPECULATE=1 the starts beside the warm search, as the GPU then runs them.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,6 +28,7 @@
 #include "kernels/mle/garch.hpp"
 #include "kernels/mle/garch_model.hpp"
 #include "kernels/mle/mle.hpp"
+#include "kernels/mle/tuning.hpp"
 
 using namespace numpipe;
 using namespace numpipe::mle;
@@ -42,7 +44,9 @@ struct CountingWindow : GarchSerialWindow {
   long long* path;
   static constexpr bool kSearchAhead = true;
   static constexpr bool kSpeculate = true;
+  bool speculate = false;  // as the GPU runs them (NUMPIPE_MLE_GARCH_SPECULATE)
   mutable bool abandon_flag = false, speculating = false;
+  bool speculates() const { return speculate; }
   mutable GarchRun published{};
   mutable long long published_at = 0;  // the chain's length where the warm search ended
   void abandon() const { abandon_flag = true; }
@@ -101,7 +105,9 @@ void count_passes(const std::vector<double>& x, std::int64_t length, const Garch
     const std::int64_t last = std::min(W, first + kGarchChunk);
     auto window = [&](std::int64_t w) {
       const auto i = static_cast<std::size_t>(w);
-      return CountingWindow{{x.data() + w * o.step, o.window}, &per_window[i], &path[i]};
+      CountingWindow counting{{x.data() + w * o.step, o.window}, &per_window[i], &path[i]};
+      counting.speculate = tuning_from_environment().garch_speculate;
+      return counting;
     };
     garch_fit_chunk(window, first, last, o, fits.data());
     long long chunk = 0;

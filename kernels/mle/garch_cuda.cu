@@ -9,10 +9,12 @@
 // run. Sums over points: lane partials in time order, then a butterfly over
 // the lanes: the same bits in every lane and on every run (no atomics, a fixed
 // order). A pass needs no barrier, only shuffles, so the block's 6 warps run
-// different searches of a window at once: warp 0 the warm search and warps
-// 1-5 the re-search's five starts beside it (side_by_side_speculative, results
-// through shared memory), called off through a flag in global memory where the
-// window is not searched again (garch_model.hpp, garch_fit).
+// different searches of a window at once: the re-search's five starts side by
+// side (side_by_side, results through shared memory) after the warm search,
+// which all warps run; or (NUMPIPE_MLE_GARCH_SPECULATE=1) warp 0 the warm
+// search and warps 1-5 the starts beside it (side_by_side_speculative), called
+// off through a flag in global memory where the window is not searched again
+// (garch_model.hpp, garch_fit).
 // garch_lanes.hpp's GarchLaneWindow emulates this order on the host.
 #include <cuda_runtime.h>
 
@@ -26,6 +28,7 @@
 #include "common/device_array.hpp"
 #include "detail/backends.hpp"
 #include "garch_lanes.hpp"
+#include "tuning.hpp"
 
 namespace numpipe::mle {
 namespace {
@@ -99,8 +102,10 @@ struct GarchWarpWindow {
   GarchRun* published;
   std::int64_t t0, t1;  // this lane's points
   mutable bool speculating = false;  // this warp runs a piece that the warm search may call off
+  bool speculate = false;            // NUMPIPE_MLE_GARCH_SPECULATE (tuning.hpp)
   static constexpr bool kSearchAhead = true;
   static constexpr bool kSpeculate = true;
+  NUMPIPE_HD bool speculates() const { return speculate; }
 
   __device__ GarchWarpWindow(const double* r_, std::int64_t n_, GarchBlockShared* sh_, int* abandon_flag_,
                              GarchRun* published_)
@@ -330,14 +335,16 @@ struct GarchWarpWindow {
 __global__ void __launch_bounds__(kThreads, 1)
     garch_chunks_kernel(const double* x, std::int64_t series, std::int64_t length, std::int64_t window,
                         std::int64_t step, std::int64_t windows, std::int64_t chunks, GarchOptions o,
-                        GarchFit* fits, int* abandon_flags, GarchRun* published) {
+                        GarchFit* fits, int* abandon_flags, GarchRun* published, bool speculate) {
   __shared__ GarchBlockShared sh;
   const std::int64_t block = blockIdx.x;
   if (block >= series * chunks) return;  // the whole block
   const std::int64_t si = block / chunks, c = block % chunks;
   const double* xs = x + si * length;
   auto make_window = [&](std::int64_t w) {
-    return GarchWarpWindow(xs + w * step, window, &sh, abandon_flags + block, published + block);
+    GarchWarpWindow win(xs + w * step, window, &sh, abandon_flags + block, published + block);
+    win.speculate = speculate;
+    return win;
   };
   garch_fit_chunk(make_window, c * kGarchChunk, std::min(windows, (c + 1) * kGarchChunk), o, fits + si * windows,
                   threadIdx.x == 0);
@@ -403,7 +410,7 @@ std::vector<GarchFit> fit_garch_cuda(const double* x, std::int64_t series, std::
   CudaEventTimer timer;
   timer.start();
   garch_chunks_kernel<<<blocks, threads>>>(d_x.data(), series, length, n, o.step, W, chunks, o, d_fits.data(),
-                                           d_abandon.data(), d_published.data());
+                                           d_abandon.data(), d_published.data(), tuning_from_environment().garch_speculate);
   NUMPIPE_CUDA_CHECK_LAUNCH();
   timer.stop();
   std::vector<GarchFit> fits(count);

@@ -213,7 +213,9 @@ struct GarchLaneWindow {
   std::int64_t n;
   static constexpr bool kSearchAhead = true;
   static constexpr bool kSpeculate = true;
+  bool speculate = true;
   mutable bool abandon_flag = false, speculating = false;
+  bool speculates() const { return speculate; }
   template <class Result, int N, class Body>
   void side_by_side(Result (&out)[N], const Body& body) const {
     for (int j = 0; j < N; ++j) out[j] = body(j);

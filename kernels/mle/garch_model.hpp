@@ -13,8 +13,9 @@
 //                                 a search (the re-search's starts)
 //   Window::kSearchAhead          whether those pieces run side by side (then
 //                                 each does all it may need, see garch_fit)
-//   Window::kSpeculate            whether the re-search's starts run beside the
-//                                 warm search (w.side_by_side_speculative:
+//   Window::kSpeculate            whether the re-search's starts may run beside
+//                                 the warm search (where w.speculates():
+//                                 w.side_by_side_speculative:
 //                                 piece 0 the warm search, which calls the
 //                                 others off by w.abandon() or hands them its
 //                                 fit by w.publish_warm(run); they wait for
@@ -540,53 +541,56 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
   GarchStart starts[kStarts];
   bool started = false;  // starts holds the re-search's starts, each searched to the end
   int it = 0;
+  bool speculated = false;
   if constexpr (Window::kSpeculate) {
-    // Where warps would wait for the warm search (the GPU), they screen the
-    // five starts beside it, guessing whether p < 1 (the previous window's
-    // shapes, the start's), then wait for its end: the warm search's warp calls
-    // them off where the window is not searched again or the guess was wrong
-    // (abandon: their passes then fail at once, their results unused), else
-    // publishes its fit, against which each start is searched ahead or not.
-    const bool guess = cusps_at(start);
-    GarchStart pieces[kStarts + 1];
-    w.side_by_side_speculative(pieces, [&](int j) {
-      GarchStart piece{};
-      if (j == 0) {  // the warm search
-        GarchRun& warm = piece.searched;
-        garch_copy(u, warm.u);
-        warm.f = fu;
-        warm.iterations = search(warm.u, warm.f, fixed, &warm.converged);
-        double par[K];
-        cs.natural(warm.u, par);
-        piece.searched_ahead = searched_again(warm.u, warm.f, par) && cusps_at(par) == guess;
-        if (piece.searched_ahead)
-          w.publish_warm(warm);
-        else
-          w.abandon();
+    speculated = w.speculates();
+    if (speculated) {
+      // Where warps would wait for the warm search (the GPU), they screen the
+      // five starts beside it, guessing whether p < 1 (the previous window's
+      // shapes, the start's), then wait for its end: the warm search's warp calls
+      // them off where the window is not searched again or the guess was wrong
+      // (abandon: their passes then fail at once, their results unused), else
+      // publishes its fit, against which each start is searched ahead or not.
+      const bool guess = cusps_at(start);
+      GarchStart pieces[kStarts + 1];
+      w.side_by_side_speculative(pieces, [&](int j) {
+        GarchStart piece{};
+        if (j == 0) {  // the warm search
+          GarchRun& warm = piece.searched;
+          garch_copy(u, warm.u);
+          warm.f = fu;
+          warm.iterations = search(warm.u, warm.f, fixed, &warm.converged);
+          double par[K];
+          cs.natural(warm.u, par);
+          piece.searched_ahead = searched_again(warm.u, warm.f, par) && cusps_at(par) == guess;
+          if (piece.searched_ahead)
+            w.publish_warm(warm);
+          else
+            w.abandon();
+          return piece;
+        }
+        // a start: screened beside the warm search, then searched to the end
+        // where it is worth it against the warm fit (as below)
+        piece.screened = screen(j - 1, guess);
+        GarchRun warm;
+        if (!w.await_warm(&warm)) return piece;  // called off
+        double par_warm[K];
+        cs.natural(warm.u, par_warm);
+        piece.searched_ahead = garch_worth_searching(piece.screened, warm.f, nn, par_warm, cs);
+        if (piece.searched_ahead) piece.searched = search_from(piece.screened);
         return piece;
-      }
-      // a start: screened beside the warm search, then searched to the end
-      // where it is worth it against the warm fit (as below)
-      piece.screened = screen(j - 1, guess);
-      GarchRun warm;
-      if (!w.await_warm(&warm)) return piece;  // called off
-      double par_warm[K];
-      cs.natural(warm.u, par_warm);
-      piece.searched_ahead = garch_worth_searching(piece.screened, warm.f, nn, par_warm, cs);
-      if (piece.searched_ahead) piece.searched = search_from(piece.screened);
-      return piece;
-    });
-    const GarchRun& warm = pieces[0].searched;
-    garch_copy(warm.u, u);
-    fu = warm.f;
-    converged = warm.converged;
-    it = warm.iterations;
-    started = pieces[0].searched_ahead;
-    if (started)
-      for (int j = 0; j < kStarts; ++j) starts[j] = pieces[j + 1];
-  } else {
-    it = search(u, fu, fixed, &converged);
+      });
+      const GarchRun& warm = pieces[0].searched;
+      garch_copy(warm.u, u);
+      fu = warm.f;
+      converged = warm.converged;
+      it = warm.iterations;
+      started = pieces[0].searched_ahead;
+      if (started)
+        for (int j = 0; j < kStarts; ++j) starts[j] = pieces[j + 1];
+    }
   }
+  if (!speculated) it = search(u, fu, fixed, &converged);
   double par_now[K];
   cs.natural(u, par_now);
   const bool cusps = cusps_at(par_now);
