@@ -96,58 +96,19 @@ NUMPIPE_HD_INLINE double garch_shape_stencil_p(double p, int k) {
 // added in time order (the same bits as one point after another).
 constexpr int kGarchRunBlock = 8;
 
-// A point's log-likelihood term as the gradient's pass computes it
-// (garch_gradient_point: d^p as exp(p log d), inline on the GPU, where pow is a
-// call that serialises a run's points); garch_point_loglik's value to
-// rounding. (The gradient's other terms are unused: the compiler drops them.)
-NUMPIPE_HD_INLINE double garch_run_point_loglik(double e, double h, const StandardAepd& z) {
-  const double no_derivatives[4] = {0, 0, 0, 0};
+// The run's terms, given sigma^2 (and, with Derivatives, its derivatives)
+// entering it; *h_end, *e_end: sigma^2 and the residual at its last point.
+// Without Derivatives only the sums' ll means anything (the log-likelihood: the
+// compiler drops the rest).
+template <bool Derivatives>
+NUMPIPE_HD_INLINE GarchGradientSums garch_run_terms(const double* r, std::int64_t t0, std::int64_t t1,
+                                                    const double* par, double h0, const double* dh0, double h_before,
+                                                    const double* dh_before, const StandardAepd& z, double* h_end,
+                                                    double* e_end) {
   GarchGradientSums s;
-  garch_gradient_point(e, h, no_derivatives, z, s);
-  return s.ll;
-}
-
-// The run's log-likelihood terms, given sigma^2 entering it; *h_end, *e_end:
-// sigma^2 and the residual at its last point.
-NUMPIPE_HD_INLINE double garch_run_loglik(const double* r, std::int64_t t0, std::int64_t t1, const double* par, double h0,
-                                          double h_before, const StandardAepd& z, double* h_end, double* e_end) {
-  double ll = 0, h = h_before, e_prev = t0 > 0 ? r[t0 - 1] - par[kMu] : 0.0;
-  for (std::int64_t b = t0; b < t1; b += kGarchRunBlock) {
-    double hs[kGarchRunBlock], es[kGarchRunBlock];
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-    for (int i = 0; i < kGarchRunBlock; ++i) {
-      const std::int64_t t = b + i;
-      hs[i] = 1;  // past the run's end: a point that is not added
-      es[i] = 0;
-      if (t < t1) {
-        h = t == 0 ? h0 : garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_prev, h);
-        es[i] = r[t] - par[kMu];
-        hs[i] = h;
-        e_prev = es[i];
-      }
-    }
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-    for (int i = 0; i < kGarchRunBlock; ++i) {
-      const double term = garch_run_point_loglik(es[i], hs[i], z);
-      ll += b + i < t1 ? term : 0.0;  // (+ 0.0 leaves the sum's bits: it never is -0)
-    }
-  }
-  *h_end = h;
-  *e_end = e_prev;
-  return ll;
-}
-
-// The run's gradient terms, given sigma^2 and its derivatives entering it.
-NUMPIPE_HD_INLINE GarchGradientSums garch_run_gradient(const double* r, std::int64_t t0, std::int64_t t1,
-                                                       const double* par, double h0, const double* dh0, double h_before,
-                                                       const double* dh_before, const StandardAepd& z) {
-  GarchGradientSums s;
-  double h = h_before, dh[4], e_prev = t0 > 0 ? r[t0 - 1] - par[kMu] : 0.0;
-  for (int k = 0; k < 4; ++k) dh[k] = dh_before[k];
+  double h = h_before, dh[4] = {0, 0, 0, 0}, e_prev = t0 > 0 ? r[t0 - 1] - par[kMu] : 0.0;
+  if (Derivatives)
+    for (int k = 0; k < 4; ++k) dh[k] = dh_before[k];
   for (std::int64_t b = t0; b < t1; b += kGarchRunBlock) {
     double hs[kGarchRunBlock], es[kGarchRunBlock], dhs[kGarchRunBlock][4];
 #ifdef __CUDA_ARCH__
@@ -161,9 +122,12 @@ NUMPIPE_HD_INLINE GarchGradientSums garch_run_gradient(const double* r, std::int
       if (t < t1) {
         if (t == 0) {
           h = h0;
-          for (int k = 0; k < 4; ++k) dh[k] = dh0[k];
-        } else {
+          if (Derivatives)
+            for (int k = 0; k < 4; ++k) dh[k] = dh0[k];
+        } else if (Derivatives) {
           garch_variance_step(par[kOmega], par[kAlpha], par[kBeta], e_prev, h, dh);
+        } else {
+          h = garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_prev, h);
         }
         es[i] = r[t] - par[kMu];
         hs[i] = h;
@@ -175,14 +139,32 @@ NUMPIPE_HD_INLINE GarchGradientSums garch_run_gradient(const double* r, std::int
 #pragma unroll
 #endif
     for (int i = 0; i < kGarchRunBlock; ++i) {
-      // the point's terms alone, then added to the sums: a + (0 + x) = a + x,
-      // a + (0 - x) = a - x and a + 0 = a (a never is -0), so the same bits
+      // the point's terms alone (d^p as exp(p log d): inline on the GPU, where
+      // pow is a call), then added to the sums: a + (0 + x) = a + x,
+      // a + (0 - x) = a - x and a + 0 = a (a never is -0), so the same bits as
+      // garch_gradient_point on the sums
       GarchGradientSums point;
       garch_gradient_point(es[i], hs[i], dhs[i], z, point);
       if (b + i < t1) s.add(point);
     }
   }
+  if (h_end) *h_end = h;
+  if (e_end) *e_end = e_prev;
   return s;
+}
+
+// The run's log-likelihood terms, given sigma^2 entering it (garch_point_loglik's
+// value to rounding); *h_end, *e_end as above.
+NUMPIPE_HD_INLINE double garch_run_loglik(const double* r, std::int64_t t0, std::int64_t t1, const double* par, double h0,
+                                          double h_before, const StandardAepd& z, double* h_end, double* e_end) {
+  return garch_run_terms<false>(r, t0, t1, par, h0, nullptr, h_before, nullptr, z, h_end, e_end).ll;
+}
+
+// The run's gradient terms, given sigma^2 and its derivatives entering it.
+NUMPIPE_HD_INLINE GarchGradientSums garch_run_gradient(const double* r, std::int64_t t0, std::int64_t t1,
+                                                       const double* par, double h0, const double* dh0, double h_before,
+                                                       const double* dh_before, const StandardAepd& z) {
+  return garch_run_terms<true>(r, t0, t1, par, h0, dh0, h_before, dh_before, z, nullptr, nullptr);
 }
 
 // What a pass starts from: sigma_0^2 (the window's mean square residual) and
@@ -208,20 +190,14 @@ NUMPIPE_HD_INLINE GarchPassStart garch_pass_start(const Window& w, const double*
 // only: not compiled by nvcc, where the search's device side would be
 // instantiated for it too).
 #ifndef __CUDACC__
-struct GarchLaneWindow {
-  const double* r;
-  std::int64_t n;
-  static constexpr bool kSearchAhead = true;
-  static constexpr bool kSpeculate = true;
+// The GPU's pieces beside the warm search (garch_fit, side_by_side_speculative)
+// one after another on the host: piece 0 first (one order of the GPU's warps:
+// the others called off before they start where it abandons them).
+struct GarchHostSpeculation {
   bool speculate = true;
   mutable bool abandon_flag = false, speculating = false;
+  mutable GarchRun published{};
   bool speculates() const { return speculate; }
-  template <class Result, int N, class Body>
-  void side_by_side(Result (&out)[N], const Body& body) const {
-    for (int j = 0; j < N; ++j) out[j] = body(j);
-  }
-  // piece 0 first (one order of the GPU's warps: the others called off before
-  // they start where it abandons them)
   template <class Result, int N, class Body>
   void side_by_side_speculative(Result (&out)[N], const Body& body) const {
     abandon_flag = false;
@@ -230,13 +206,24 @@ struct GarchLaneWindow {
     for (int j = 1; j < N; ++j) out[j] = body(j);
     speculating = false;
   }
-  mutable GarchRun published{};
   void abandon() const { abandon_flag = true; }
   bool abandoned() const { return speculating && abandon_flag; }
   void publish_warm(const GarchRun& warm) const { published = warm; }
   bool await_warm(GarchRun* warm) const {
     *warm = published;
     return !abandon_flag;
+  }
+};
+
+struct GarchLaneWindow : GarchHostSpeculation {
+  const double* r;
+  std::int64_t n;
+  GarchLaneWindow(const double* r_, std::int64_t n_) : r(r_), n(n_) {}
+  static constexpr bool kSearchAhead = true;
+  static constexpr bool kSpeculate = true;
+  template <class Result, int N, class Body>
+  void side_by_side(Result (&out)[N], const Body& body) const {
+    for (int j = 0; j < N; ++j) out[j] = body(j);
   }
 
   // lane l adds lane l ^ m's value, m = 16 .. 1
@@ -356,7 +343,7 @@ inline std::vector<GarchFit> fit_garch_lanes(const double* x, std::int64_t serie
   std::vector<GarchFit> fits(static_cast<std::size_t>(series * W));
   for (std::int64_t si = 0; si < series; ++si)
     for (std::int64_t c = 0; c < chunks; ++c) {
-      auto window = [&](std::int64_t w) { return GarchLaneWindow{x + si * length + w * o.step, n}; };
+      auto window = [&](std::int64_t w) { return GarchLaneWindow(x + si * length + w * o.step, n); };
       garch_fit_chunk(window, c * kGarchChunk, std::min(W, (c + 1) * kGarchChunk), o, fits.data() + si * W);
     }
   return fits;

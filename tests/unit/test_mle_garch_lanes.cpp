@@ -68,7 +68,7 @@ TEST_CASE("garch lanes: loglik, gradient and the next variance as the serial pas
     CAPTURE(n);
     const double par[kGarchParams] = {2e-4, 3e-6, 0.12, 0.83, 0.55, 1.4, p2};
     const GarchSerialWindow serial{r.data(), n};
-    const GarchLaneWindow lanes{r.data(), n};
+    const GarchLaneWindow lanes(r.data(), n);
     double hs = 0, hl = 0, gs[kGarchParams], gl[kGarchParams];
     const double ls = serial.loglik(par, &hs), ll = lanes.loglik(par, &hl);
     REQUIRE(std::isfinite(ls));
@@ -86,7 +86,7 @@ TEST_CASE("garch lanes: loglik, gradient and the next variance as the serial pas
           1e-15 * serial.sum([](double x) { return std::fabs(x); }));
   }
   const double outside[kGarchParams] = {0, 1e-6, 0.5, 0.5, 0.5, 2, 2};  // alpha + beta = 1
-  CHECK(std::isnan(GarchLaneWindow{r.data(), 100}.loglik(outside, nullptr)));
+  CHECK(std::isnan(GarchLaneWindow(r.data(), 100).loglik(outside, nullptr)));
 }
 
 // (Two shapes: on windows whose shapes stay above 1. Where a shape falls below
@@ -153,34 +153,19 @@ TEST_CASE("garch lanes: one long window with standard errors") {
 namespace {
 // The CPU's window with the re-search's starts searched ahead, as the GPU's
 // warps run them (counting the re-searches), and (speculate) beside the warm
-// search, piece 0 first as GarchLaneWindow runs them
-struct AheadWindow : GarchSerialWindow {
+// search, one after another as GarchLaneWindow runs them
+struct AheadWindow : GarchSerialWindow, GarchHostSpeculation {
   static constexpr bool kSearchAhead = true;
   static constexpr bool kSpeculate = true;
   int* researches;
-  bool speculate = false;
-  mutable bool abandon_flag = false, speculating = false;
-  mutable GarchRun published{};
+  AheadWindow(const double* r_, std::int64_t n_, int* researches_, bool speculate_)
+      : GarchSerialWindow{r_, n_}, researches(researches_) {
+    speculate = speculate_;
+  }
   template <class Result, int N, class Body>
   void side_by_side(Result (&out)[N], const Body& body) const {
     ++*researches;
     GarchSerialWindow::side_by_side(out, body);
-  }
-  bool speculates() const { return speculate; }
-  template <class Result, int N, class Body>
-  void side_by_side_speculative(Result (&out)[N], const Body& body) const {
-    abandon_flag = false;
-    out[0] = body(0);
-    speculating = true;
-    for (int j = 1; j < N; ++j) out[j] = body(j);
-    speculating = false;
-  }
-  void abandon() const { abandon_flag = true; }
-  bool abandoned() const { return speculating && abandon_flag; }
-  void publish_warm(const GarchRun& warm) const { published = warm; }
-  bool await_warm(GarchRun* warm) const {
-    *warm = published;
-    return !abandon_flag;
   }
   double loglik(const double* par, double* h_next) const {
     return abandoned() ? NAN : GarchSerialWindow::loglik(par, h_next);
@@ -209,11 +194,7 @@ TEST_CASE("garch: the re-search's starts searched ahead (the GPU's way) give the
       garch_fit_chunk([&](std::int64_t w) { return GarchSerialWindow{r.data() + w * o.step, o.window}; }, first,
                       last, o, serial.data());
       garch_fit_chunk(
-          [&](std::int64_t w) {
-            AheadWindow win{{r.data() + w * o.step, o.window}, &researches};
-            win.speculate = speculate;
-            return win;
-          },
+          [&](std::int64_t w) { return AheadWindow(r.data() + w * o.step, o.window, &researches, speculate); },
           first, last, o, ahead.data());
     }
     MESSAGE("shapes ", shapes, ", speculate ", speculate, ": ", researches, " re-searches after the warm search in ", W,
