@@ -80,15 +80,17 @@ NUMPIPE_HD_INLINE double garch_run_derivative_map(const double* r, std::int64_t 
 NUMPIPE_HD_INLINE double garch_run_loglik(const double* r, std::int64_t t0, std::int64_t t1, const double* par, double h0,
                                           double h_before, const StandardAepd& z, double* h_end, double* e_end) {
   double ll = 0, h = h_before, e_prev = t0 > 0 ? r[t0 - 1] - par[kMu] : 0.0;
+  GarchLogSum log_h;
   for (std::int64_t t = t0; t < t1; ++t) {
     h = t == 0 ? h0 : garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_prev, h);
     const double e = r[t] - par[kMu];
-    ll += garch_point_loglik(e, h, z);
+    ll += garch_point_density(e, 1.0 / sqrt(h), z);
+    log_h.add(h);
     e_prev = e;
   }
   *h_end = h;
   *e_end = e_prev;
-  return ll;
+  return ll - 0.5 * log_h.log_value();
 }
 
 // The run's gradient terms, given sigma^2 and its derivatives entering it.
@@ -96,6 +98,7 @@ NUMPIPE_HD_INLINE GarchGradientSums garch_run_gradient(const double* r, std::int
                                                        const double* par, double h0, const double* dh0, double h_before,
                                                        const double* dh_before, const StandardAepd& z) {
   GarchGradientSums s;
+  GarchLogSum log_h;
   double h = h_before, dh[4], e_prev = t0 > 0 ? r[t0 - 1] - par[kMu] : 0.0;
   for (int k = 0; k < 4; ++k) dh[k] = dh_before[k];
   for (std::int64_t t = t0; t < t1; ++t) {
@@ -106,9 +109,10 @@ NUMPIPE_HD_INLINE GarchGradientSums garch_run_gradient(const double* r, std::int
       garch_variance_step(par[kOmega], par[kAlpha], par[kBeta], e_prev, h, dh);
     }
     const double e = r[t] - par[kMu];
-    garch_gradient_point(e, h, dh, z, s);
+    garch_gradient_point(e, h, dh, z, s, log_h);
     e_prev = e;
   }
+  s.ll -= 0.5 * log_h.log_value();
   return s;
 }
 

@@ -126,23 +126,30 @@ struct GarchGradientSums {
   }
 };
 
-// Point t's terms: e = r_t - mu, h = sigma_t^2 and dh its derivatives.
+// Point t's terms: e = r_t - mu, h = sigma_t^2 and dh its derivatives; the
+// log-likelihood's -log sigma_t goes to log_h (GarchLogSum: the run adds
+// -0.5 log_h.log_value() to s.ll once), the rest as garch_point_density.
+// With z_t = e / sigma_t, u = z_t - theta, d = |u| / scale:
+//   d ll_t / d u = -p d^p / u,  d u / d h = -z_t / (2 h),  d u / d mu = -1 / sigma_t,
+//   d ll_t / d theta_k = d ll_t / d u  d u / d theta_k - dh_k / (2 h),
+// multiplications by 1 / sigma_t, 1 / h and 1 / scale (one division a point
+// but for d^p / u).
 NUMPIPE_HD_INLINE void garch_gradient_point(double e, double h, const double* dh, const StandardAepd& z,
-                                            GarchGradientSums& s) {
-  const double sd = std::sqrt(h), u = e / sd - z.theta;
+                                            GarchGradientSums& s, GarchLogSum& log_h) {
+  const double inv_sd = 1.0 / std::sqrt(h), inv_h = inv_sd * inv_sd, zt = e * inv_sd, u = zt - z.theta;
   const bool left = u <= 0;
-  const double scale = left ? z.s_l : z.s_r, d = std::fabs(u) / scale, p = left ? z.p1 : z.p2;
+  const double inv_scale = left ? z.inv_s_l : z.inv_s_r, d = (left ? -u : u) * inv_scale, p = left ? z.p1 : z.p2;
   const double log_d = d > 0 ? std::log(d) : -INFINITY, dp = d > 0 ? std::exp(p * log_d) : 0.0;
-  s.ll += z.log_norm - dp - std::log(sd);
-  // d ll_t / d u = -p d^(p-1) d d / d u, d d / d u = sign(u) / scale
-  const double dl_dd = d > 0 ? -p * dp / d : 0.0;
-  const double dl_du = dl_dd * (left ? -1.0 : 1.0) / scale;
-  for (int k = 0; k < 4; ++k) {
-    const double du = (k == 0 ? -1.0 / sd : 0.0) - 0.5 * e / (sd * h) * dh[k];
-    s.g[k] += dl_du * du - 0.5 * dh[k] / h;
-  }
+  s.ll += z.log_norm - dp;
+  log_h.add(h);
+  const double dl_du = d > 0 ? -p * dp / u : 0.0;
+  // d ll_t / d theta_k = c dh_k (and d ll_t / d mu's -dl_du / sigma_t)
+  const double c = -0.5 * inv_h * (dl_du * zt + 1.0);
+  for (int k = 0; k < 4; ++k) s.g[k] += c * dh[k];
+  s.g[0] -= dl_du * inv_sd;
   s.g_theta -= dl_du;
-  (left ? s.g_sl : s.g_sr) += dl_dd * (-d / scale);
+  // d ll_t / d scale = p d^p / scale
+  (left ? s.g_sl : s.g_sr) += p * dp * inv_scale;
   if (d > 0) (left ? s.g_p1 : s.g_p2) -= dp * log_d;
 }
 
@@ -213,9 +220,11 @@ struct GarchSerialWindow {
     const StandardAepd& z = stencil[0];
     const double nn = static_cast<double>(n);
     GarchGradientSums s;
+    GarchLogSum log_h;
     garch_variance_path<true>(r, n, par, [&](std::int64_t, double e, double h, const double* dh) {
-      garch_gradient_point(e, h, dh, z, s);
+      garch_gradient_point(e, h, dh, z, s, log_h);
     });
+    s.ll -= 0.5 * log_h.log_value();
     return garch_gradient_finish(s, par, nn, stencil, grad);
   }
 };
