@@ -266,19 +266,29 @@ NUMPIPE_HD_INLINE void garch_copy(const double* from, double* to) {
   for (int i = 0; i < kGarchParams; ++i) to[i] = from[i];
 }
 
+// The gradient of f (below) at a point, unmasked, carried from one search to
+// the next that starts there (a restart, a screen's second stage), so that the
+// pass is not repeated; valid: it holds the gradient at the search's start.
+struct GarchGradientAt {
+  double g[kGarchParams];
+  bool valid = false;
+};
+
 // BFGS over the coordinates not marked fixed (their gradient is held at 0, so
 // that they keep their value); returns the iterations, sets *converged.
 // f(u): minus the log-likelihood per point (+inf outside); gradient(u, g): the
-// same with its gradient in u.
+// same with its gradient in u (the same value as f's: the passes compute the
+// same bits). at: the gradient at u if valid (fu is f(u) then), and the
+// gradient at the final u on return.
 template <class F, class G>
 NUMPIPE_HD_OUTLINE int garch_bfgs(const F& f, const G& gradient, double n, double* u, double& fu, const bool* fixed,
-                                 bool* converged, int max_iterations = 500) {
+                                 bool* converged, GarchGradientAt& at, int max_iterations = 500) {
   constexpr int K = kGarchParams;
   double g[K], B[K][K] = {};  // B: the inverse Hessian estimate
+  double gn_full[K];          // the unmasked gradient at the last point evaluated
   auto masked_gradient = [&](const double* v, double* gv) {
-    const double fv = gradient(v, gv);
-    for (int i = 0; i < K; ++i)
-      if (fixed[i]) gv[i] = 0;
+    const double fv = gradient(v, gn_full);
+    for (int i = 0; i < K; ++i) gv[i] = fixed[i] ? 0.0 : gn_full[i];
     return fv;
   };
   auto reset = [&] {
@@ -286,7 +296,13 @@ NUMPIPE_HD_OUTLINE int garch_bfgs(const F& f, const G& gradient, double n, doubl
       for (int j = 0; j < K; ++j) B[i][j] = i == j && !fixed[i] ? 1 : 0;
   };
   reset();
-  masked_gradient(u, g);
+  if (!at.valid) {
+    masked_gradient(u, g);
+    garch_copy(gn_full, at.g);
+    at.valid = true;
+  } else {
+    for (int i = 0; i < K; ++i) g[i] = fixed[i] ? 0.0 : at.g[i];
+  }
   int it = 0, stalled = 0;
   *converged = false;
   for (; it < max_iterations && std::isfinite(fu); ++it) {
@@ -320,6 +336,7 @@ NUMPIPE_HD_OUTLINE int garch_bfgs(const F& f, const G& gradient, double n, doubl
     }
     double s[K], y[K], sy = 0;
     if (!have_gn || step != 1) masked_gradient(un, gn);
+    garch_copy(gn_full, at.g);  // the gradient at un, the new u
     for (int i = 0; i < K; ++i) {
       s[i] = un[i] - u[i];
       y[i] = gn[i] - g[i];
@@ -432,28 +449,31 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
     for (int i = 0; i < K; ++i) g[i] = -gu[i] / nn;
     return -ll / nn;
   };
+  // each search's start comes with its gradient (one pass, f's value too)
   double u[K];
+  GarchGradientAt at_u;
   cs.unconstrained(start, u);
-  double fu = f(u);
+  double fu = gradient(u, at_u.g);
   if (!std::isfinite(fu)) {  // a start outside the constraints' interior: the default one
     double par[K];
     garch_default_start(w, par);
     cs.unconstrained(par, u);
-    fu = f(u);
+    fu = gradient(u, at_u.g);
   }
+  at_u.valid = true;
   bool fixed[K] = {}, converged = false;
   // the search with restarts (a fresh inverse Hessian) while they gain: a stale
   // BFGS estimate stalls in the long curved ridge of omega against alpha + beta
-  auto search = [&](double* v, double& fv, const bool* held, bool* done) {
-    int count = garch_bfgs(f, gradient, nn, v, fv, held, done);
+  auto search = [&](double* v, double& fv, const bool* held, bool* done, GarchGradientAt& at) {
+    int count = garch_bfgs(f, gradient, nn, v, fv, held, done, at);
     for (int restart = 0; restart < 5 && std::isfinite(fv); ++restart) {
       const double before = fv;
-      count += garch_bfgs(f, gradient, nn, v, fv, held, done);
+      count += garch_bfgs(f, gradient, nn, v, fv, held, done, at);
       if ((before - fv) * nn < 1e-9) break;
     }
     return count;
   };
-  int it = search(u, fu, fixed, &converged);
+  int it = search(u, fu, fixed, &converged, at_u);
   // Where the likelihood has several maxima the warm start may sit in the
   // wrong one: with p < 1 every data point is a local maximum in mu (|u|^p's
   // cusp; tied returns, holidays' zeros, are deep ones), and on an edge of the
@@ -486,16 +506,18 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
       par[kAlpha] = kStart[j][0];
       par[kBeta] = kStart[j][1];
       cs.unconstrained(par, ub);
-      double fb = f(ub);
+      GarchGradientAt at_b;
+      double fb = gradient(ub, at_b.g);
+      at_b.valid = true;
       bool held_p[K] = {}, cb = false;
       held_p[kShape] = held_p[kShape2] = true;
-      if (cusps) it += garch_bfgs(f, gradient, nn, ub, fb, held_p, &cb, kScreen);
-      it += garch_bfgs(f, gradient, nn, ub, fb, fixed, &cb, kScreen);
+      if (cusps) it += garch_bfgs(f, gradient, nn, ub, fb, held_p, &cb, at_b, kScreen);
+      it += garch_bfgs(f, gradient, nn, ub, fb, fixed, &cb, at_b, kScreen);
       if (!(fb < fu + 0.1 / nn)) continue;
       double par_b[K];
       cs.natural(ub, par_b);
       if (garch_same_maximum(par_b, par_now, cs.sd) && !(fb < fu)) continue;  // the warm search's maximum
-      it += search(ub, fb, fixed, &cb);
+      it += search(ub, fb, fixed, &cb, at_b);
       if (fb < fu) {
         garch_copy(ub, u);
         fu = fb;
@@ -527,9 +549,11 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
     ue[1] = -32.2362019158;  // log(1e-14)
   }
   if (any_edge && std::isfinite(fu)) {
-    double fe = f(ue);
+    GarchGradientAt at_e;
+    double fe = gradient(ue, at_e.g);
+    at_e.valid = true;
     bool ce = false;
-    it += garch_bfgs(f, gradient, nn, ue, fe, fixed, &ce);
+    it += garch_bfgs(f, gradient, nn, ue, fe, fixed, &ce, at_e);
     double ui[K];
     garch_copy(ue, ui);
     // well inside: alpha + beta 0.99 with omega giving the window's variance
@@ -538,10 +562,12 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
     if (fixed[2]) ui[2] = garch_logit(0.99);
     if (fixed[1] || fixed[2]) ui[1] = std::log(0.01);
     if (fixed[3]) ui[3] = std::copysign(garch_logit(0.95), ue[3]);
-    double fi = f(ui);
+    GarchGradientAt at_i;
+    double fi = gradient(ui, at_i.g);
+    at_i.valid = true;
     bool ci = false;
     const bool none[K] = {};
-    it += garch_bfgs(f, gradient, nn, ui, fi, none, &ci);
+    it += garch_bfgs(f, gradient, nn, ui, fi, none, &ci, at_i);
     // the edge only where it is higher beyond rounding (1e-10 relative): along
     // a flat edge (omega to 0) the two differ by rounding alone, and the flag
     // would follow the backend's order of operations
