@@ -148,19 +148,33 @@ NUMPIPE_HD_INLINE double garch_point_density(double e, double inv_sd, const Stan
 }
 
 // The sum of log(x_t) over a run of points with one log: the product of the
-// x_t kept as a mantissa in [0.5, 1) and a power of two (frexp: an exact
-// rescaling, so that the product neither overflows nor underflows). The
-// product's rounding (one per point, relative) is below that of a sum of
-// logs. The log-likelihood's -sum log sigma_t = -0.5 log prod sigma_t^2.
+// x_t kept as a mantissa and a power of two, rescaled exactly (frexp, by a
+// power of two) only where a product could leave [2^-400, 2^400], so that it
+// neither overflows nor underflows; the rescalings do not change the
+// products' roundings (one per point, relative, below that of a sum of logs),
+// so that the value is the same bits as with a rescaling at every point. The
+// log-likelihood's -sum log sigma_t = -0.5 log prod sigma_t^2.
 struct GarchLogSum {
-  double mantissa = 1;
+  double mantissa = 1;  // the product / 2^exponent
   int exponent = 0;
   NUMPIPE_HD_INLINE void add(double x) {
-    int e;
-    mantissa = frexp(mantissa * x, &e);
-    exponent += e;
+    if (!(x >= 0x1p-600 && x <= 0x1p600)) {  // a factor that could take the product out of range
+      int e;
+      x = frexp(x, &e);
+      exponent += e;
+    }
+    mantissa *= x;
+    if (!(mantissa >= 0x1p-400 && mantissa <= 0x1p400)) {
+      int e;
+      mantissa = frexp(mantissa, &e);
+      exponent += e;
+    }
   }
-  NUMPIPE_HD_INLINE double log_value() const { return log(mantissa) + exponent * 0.69314718055994530942; }
+  NUMPIPE_HD_INLINE double log_value() const {
+    int e;
+    const double m = frexp(mantissa, &e);  // m in [0.5, 1)
+    return log(m) + (exponent + e) * 0.69314718055994530942;
+  }
 };
 
 // The log-likelihood of r[0..n) at the parameters; *h_next: the one-step-ahead
