@@ -133,24 +133,42 @@ struct GarchGradientSums {
 //   d ll_t / d u = -p d^p / u,  d u / d h = -z_t / (2 h),  d u / d mu = -1 / sigma_t,
 //   d ll_t / d theta_k = d ll_t / d u  d u / d theta_k - dh_k / (2 h),
 // multiplications by 1 / sigma_t, 1 / h and 1 / scale (one division a point
-// but for d^p / u).
-NUMPIPE_HD_INLINE void garch_gradient_point(double e, double h, const double* dh, const StandardAepd& z,
-                                            GarchGradientSums& s, GarchLogSum& log_h) {
-  const double inv_sd = 1.0 / std::sqrt(h), inv_h = inv_sd * inv_sd, zt = e * inv_sd, u = zt - z.theta;
-  const bool left = u <= 0;
-  const double inv_scale = left ? z.inv_s_l : z.inv_s_r, d = (left ? -u : u) * inv_scale, p = left ? z.p1 : z.p2;
-  const double log_d = d > 0 ? std::log(d) : -INFINITY, dp = d > 0 ? std::exp(p * log_d) : 0.0;
-  s.ll += z.log_norm - dp;
+// but for d^p / u). In two parts: the point's own values (garch_point_terms:
+// the math library's calls) and their sums (garch_gradient_add), so that the
+// CPU can run the calls over a block of points apart from the sums.
+struct GarchPointTerms {
+  double inv_sd, zt, u, d, log_d, dp;
+};
+NUMPIPE_HD_INLINE GarchPointTerms garch_point_terms(double e, double h, const StandardAepd& z) {
+  GarchPointTerms t;
+  t.inv_sd = 1.0 / std::sqrt(h);
+  t.zt = e * t.inv_sd;
+  t.u = t.zt - z.theta;
+  const bool left = t.u <= 0;
+  t.d = (left ? -t.u : t.u) * (left ? z.inv_s_l : z.inv_s_r);
+  t.log_d = t.d > 0 ? std::log(t.d) : -INFINITY;
+  t.dp = t.d > 0 ? std::exp((left ? z.p1 : z.p2) * t.log_d) : 0.0;
+  return t;
+}
+NUMPIPE_HD_INLINE void garch_gradient_add(const GarchPointTerms& t, double h, const double* dh, const StandardAepd& z,
+                                          GarchGradientSums& s, GarchLogSum& log_h) {
+  const bool left = t.u <= 0;
+  const double inv_scale = left ? z.inv_s_l : z.inv_s_r, p = left ? z.p1 : z.p2, inv_h = t.inv_sd * t.inv_sd;
+  s.ll += z.log_norm - t.dp;
   log_h.add(h);
-  const double dl_du = d > 0 ? -p * dp / u : 0.0;
+  const double dl_du = t.d > 0 ? -p * t.dp / t.u : 0.0;
   // d ll_t / d theta_k = c dh_k (and d ll_t / d mu's -dl_du / sigma_t)
-  const double c = -0.5 * inv_h * (dl_du * zt + 1.0);
+  const double c = -0.5 * inv_h * (dl_du * t.zt + 1.0);
   for (int k = 0; k < 4; ++k) s.g[k] += c * dh[k];
-  s.g[0] -= dl_du * inv_sd;
+  s.g[0] -= dl_du * t.inv_sd;
   s.g_theta -= dl_du;
   // d ll_t / d scale = p d^p / scale
-  (left ? s.g_sl : s.g_sr) += p * dp * inv_scale;
-  if (d > 0) (left ? s.g_p1 : s.g_p2) -= dp * log_d;
+  (left ? s.g_sl : s.g_sr) += p * t.dp * inv_scale;
+  if (t.d > 0) (left ? s.g_p1 : s.g_p2) -= t.dp * t.log_d;
+}
+NUMPIPE_HD_INLINE void garch_gradient_point(double e, double h, const double* dh, const StandardAepd& z,
+                                            GarchGradientSums& s, GarchLogSum& log_h) {
+  garch_gradient_add(garch_point_terms(e, h, z), h, dh, z, s, log_h);
 }
 
 // The AEPD's constants at point k of the central differences in a, p1 and p2
@@ -221,9 +239,25 @@ struct GarchSerialWindow {
     const double nn = static_cast<double>(n);
     GarchGradientSums s;
     GarchLogSum log_h;
+    // blocks of points: the recursion's values, then the points' terms (the
+    // math library's calls, nothing else live across them), then the sums in
+    // time order (the same bits as garch_gradient_point point by point)
+    constexpr int kBlock = 32;
+    double hb[kBlock], dhb[kBlock][4], eb[kBlock];
+    GarchPointTerms tb[kBlock];
+    int fill = 0;
+    auto flush = [&] {
+      for (int i = 0; i < fill; ++i) tb[i] = garch_point_terms(eb[i], hb[i], z);
+      for (int i = 0; i < fill; ++i) garch_gradient_add(tb[i], hb[i], dhb[i], z, s, log_h);
+      fill = 0;
+    };
     garch_variance_path<true>(r, n, par, [&](std::int64_t, double e, double h, const double* dh) {
-      garch_gradient_point(e, h, dh, z, s, log_h);
+      eb[fill] = e;
+      hb[fill] = h;
+      for (int k = 0; k < 4; ++k) dhb[fill][k] = dh[k];
+      if (++fill == kBlock) flush();
     });
+    flush();
     s.ll -= 0.5 * log_h.log_value();
     return garch_gradient_finish(s, par, nn, stencil, grad);
   }
