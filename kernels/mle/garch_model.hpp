@@ -139,7 +139,9 @@ struct GarchGradientSums {
 struct GarchPointTerms {
   double inv_sd, zt, u, d, log_d, dp;
 };
-NUMPIPE_HD_INLINE GarchPointTerms garch_point_terms(double e, double h, const StandardAepd& z) {
+// (two stages: log d, then d^p = exp(p log d); the CPU runs each over a block
+// of points, so that the calls in a row do not wait on each other)
+NUMPIPE_HD_INLINE GarchPointTerms garch_point_log_d(double e, double h, const StandardAepd& z) {
   GarchPointTerms t;
   t.inv_sd = 1.0 / std::sqrt(h);
   t.zt = e * t.inv_sd;
@@ -147,7 +149,14 @@ NUMPIPE_HD_INLINE GarchPointTerms garch_point_terms(double e, double h, const St
   const bool left = t.u <= 0;
   t.d = (left ? -t.u : t.u) * (left ? z.inv_s_l : z.inv_s_r);
   t.log_d = t.d > 0 ? std::log(t.d) : -INFINITY;
-  t.dp = t.d > 0 ? std::exp((left ? z.p1 : z.p2) * t.log_d) : 0.0;
+  return t;
+}
+NUMPIPE_HD_INLINE void garch_point_power(GarchPointTerms& t, const StandardAepd& z) {
+  t.dp = t.d > 0 ? std::exp((t.u <= 0 ? z.p1 : z.p2) * t.log_d) : 0.0;
+}
+NUMPIPE_HD_INLINE GarchPointTerms garch_point_terms(double e, double h, const StandardAepd& z) {
+  GarchPointTerms t = garch_point_log_d(e, h, z);
+  garch_point_power(t, z);
   return t;
 }
 NUMPIPE_HD_INLINE void garch_gradient_add(const GarchPointTerms& t, double h, const double* dh, const StandardAepd& z,
@@ -247,7 +256,8 @@ struct GarchSerialWindow {
     GarchPointTerms tb[kBlock];
     int fill = 0;
     auto flush = [&] {
-      for (int i = 0; i < fill; ++i) tb[i] = garch_point_terms(eb[i], hb[i], z);
+      for (int i = 0; i < fill; ++i) tb[i] = garch_point_log_d(eb[i], hb[i], z);
+      for (int i = 0; i < fill; ++i) garch_point_power(tb[i], z);
       for (int i = 0; i < fill; ++i) garch_gradient_add(tb[i], hb[i], dhb[i], z, s, log_h);
       fill = 0;
     };
