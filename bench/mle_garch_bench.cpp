@@ -37,11 +37,13 @@ namespace {
 
 // The CPU's window, counting its passes as the GPU runs them: the
 // re-search's starts searched ahead side by side and beside the warm search
-// (all of them: *passes, those called off not counted), and the chain of
-// passes one after another (*path: the longest piece's).
+// (all of them: *passes, those called off not counted; over all windows, those
+// with the gradient: *gradient_passes), and the chain of passes one after
+// another (*path: the longest piece's).
 struct CountingWindow : GarchSerialWindow {
   long long* passes;
   long long* path;
+  long long* gradient_passes;
   static constexpr bool kSearchAhead = true;
   static constexpr bool kSpeculate = true;
   bool speculate = false;  // as the GPU runs them (NUMPIPE_MLE_GARCH_SPECULATE)
@@ -70,6 +72,7 @@ struct CountingWindow : GarchSerialWindow {
     if (abandoned()) return NAN;
     ++*passes;
     ++*path;
+    ++*gradient_passes;
     return GarchSerialWindow::loglik_gradient(par, grad);
   }
   template <class Result, int N, class Body>
@@ -100,12 +103,12 @@ void count_passes(const std::vector<double>& x, std::int64_t length, const Garch
   const std::int64_t W = (length - o.window) / o.step + 1;
   std::vector<long long> per_window(static_cast<std::size_t>(W), 0), path(static_cast<std::size_t>(W), 0);
   std::vector<GarchFit> fits(static_cast<std::size_t>(W));
-  long long slowest = 0, total = 0, heavy = 0;
+  long long slowest = 0, total = 0, heavy = 0, gradient = 0;
   for (std::int64_t first = 0; first < W; first += kGarchChunk) {
     const std::int64_t last = std::min(W, first + kGarchChunk);
     auto window = [&](std::int64_t w) {
       const auto i = static_cast<std::size_t>(w);
-      CountingWindow counting{{x.data() + w * o.step, o.window}, &per_window[i], &path[i]};
+      CountingWindow counting{{x.data() + w * o.step, o.window}, &per_window[i], &path[i], &gradient};
       counting.speculate = tuning_from_environment().garch_speculate;
       return counting;
     };
@@ -119,11 +122,12 @@ void count_passes(const std::vector<double>& x, std::int64_t length, const Garch
   }
   // a window searched again from the fixed starts costs several hundred passes
   for (long long p : per_window) heavy += p > 300 ? 1 : 0;
-  std::printf("| passes (CPU, counted) | window %lld, step %lld | %lld windows in chunks of %lld | total %lld, %.1f a "
-              "window | slowest chunk %lld (its chain: the starts side by side) | windows over 300 passes %lld |\n",
+  std::printf("| passes (CPU, counted) | window %lld, step %lld | %lld windows in chunks of %lld | total %lld (%lld with "
+              "the gradient), %.1f a window | slowest chunk %lld (its chain: the starts side by side) | windows over "
+              "300 passes %lld |\n",
               static_cast<long long>(o.window), static_cast<long long>(o.step), static_cast<long long>(W),
-              static_cast<long long>(kGarchChunk), total, static_cast<double>(total) / static_cast<double>(W), slowest,
-              heavy);
+              static_cast<long long>(kGarchChunk), total, gradient, static_cast<double>(total) / static_cast<double>(W),
+              slowest, heavy);
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ constexpr int kThreads = kWarps * kLanes;
 // What the block's warps exchange: the results of the pieces they run side
 // by side (one slot a piece).
 struct GarchBlockShared {
-  static constexpr int kSlotBytes = 256;
+  static constexpr int kSlotBytes = 384;  // a GarchStart: two runs, each with its gradient (GarchGradientAt)
   alignas(16) unsigned char slots[kWarps * kSlotBytes];
 };
 

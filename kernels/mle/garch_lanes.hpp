@@ -106,6 +106,7 @@ NUMPIPE_HD_INLINE GarchGradientSums garch_run_terms(const double* r, std::int64_
                                                     const double* dh_before, const StandardAepd& z, double* h_end,
                                                     double* e_end) {
   GarchGradientSums s;
+  GarchLogSum log_h;
   double h = h_before, dh[4] = {0, 0, 0, 0}, e_prev = t0 > 0 ? r[t0 - 1] - par[kMu] : 0.0;
   if (Derivatives)
     for (int k = 0; k < 4; ++k) dh[k] = dh_before[k];
@@ -139,22 +140,22 @@ NUMPIPE_HD_INLINE GarchGradientSums garch_run_terms(const double* r, std::int64_
 #pragma unroll
 #endif
     for (int i = 0; i < kGarchRunBlock; ++i) {
-      // the point's terms alone (d^p as exp(p log d): inline on the GPU, where
-      // pow is a call), then added to the sums: a + (0 + x) = a + x,
-      // a + (0 - x) = a - x and a + 0 = a (a never is -0), so the same bits as
-      // garch_gradient_point on the sums
-      GarchGradientSums point;
-      garch_gradient_point(es[i], hs[i], dhs[i], z, point);
-      if (b + i < t1) s.add(point);
+      // the point's own values (its math library's calls, d^p as exp(p log d):
+      // inline on the GPU, where pow is a call; independent of the sums, so
+      // that the block's points overlap), then added to the sums in time
+      // order: the same bits as garch_gradient_point point by point
+      const GarchPointTerms terms = garch_point_terms(es[i], hs[i], z);
+      if (b + i < t1) garch_gradient_add(terms, hs[i], dhs[i], z, s, log_h);
     }
   }
+  s.ll -= 0.5 * log_h.log_value();  // the run's -sum log sigma_t: one log (GarchLogSum)
   if (h_end) *h_end = h;
   if (e_end) *e_end = e_prev;
   return s;
 }
 
-// The run's log-likelihood terms, given sigma^2 entering it (garch_point_loglik's
-// value to rounding); *h_end, *e_end as above.
+// The run's log-likelihood, given sigma^2 entering it (garch_loglik's bits
+// for a run of the whole window); *h_end, *e_end as above.
 NUMPIPE_HD_INLINE double garch_run_loglik(const double* r, std::int64_t t0, std::int64_t t1, const double* par, double h0,
                                           double h_before, const StandardAepd& z, double* h_end, double* e_end) {
   return garch_run_terms<false>(r, t0, t1, par, h0, nullptr, h_before, nullptr, z, h_end, e_end).ll;
