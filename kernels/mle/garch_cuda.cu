@@ -84,8 +84,24 @@ __device__ __forceinline__ void warp_state_before(double A, double (&B)[M]) {
 
 // The shapes' moments that lane `from` computed, in every lane.
 __device__ __forceinline__ AepdShapeMoments shuffle_moments(const AepdShapeMoments& m, int from) {
+  static_assert(sizeof(AepdShapeMoments) == 4 * sizeof(double), "shuffle every field of AepdShapeMoments");
   return {__shfl_sync(kFullWarp, m.p, from), __shfl_sync(kFullWarp, m.m1, from), __shfl_sync(kFullWarp, m.m2, from),
           __shfl_sync(kFullWarp, m.g, from)};
+}
+// Lane from's standardised AEPD, every field (the static_assert: a field
+// added to StandardAepd must be shuffled too, else the lanes read it as 0).
+__device__ __forceinline__ StandardAepd shuffle_aepd(const StandardAepd& z, int from) {
+  static_assert(sizeof(StandardAepd) == 8 * sizeof(double), "shuffle every field of StandardAepd");
+  StandardAepd out;
+  out.theta = __shfl_sync(kFullWarp, z.theta, from);
+  out.s_l = __shfl_sync(kFullWarp, z.s_l, from);
+  out.s_r = __shfl_sync(kFullWarp, z.s_r, from);
+  out.log_norm = __shfl_sync(kFullWarp, z.log_norm, from);
+  out.p1 = __shfl_sync(kFullWarp, z.p1, from);
+  out.p2 = __shfl_sync(kFullWarp, z.p2, from);
+  out.inv_s_l = __shfl_sync(kFullWarp, z.inv_s_l, from);
+  out.inv_s_r = __shfl_sync(kFullWarp, z.inv_s_r, from);
+  return out;
 }
 
 // A window as garch_model.hpp sees it, on the lanes of a warp (all of which
@@ -185,6 +201,7 @@ struct GarchWarpWindow {
     run.f = __shfl_sync(kFullWarp, run.f, 0);
     run.iterations = __shfl_sync(kFullWarp, run.iterations, 0);
     run.converged = __shfl_sync(kFullWarp, static_cast<int>(run.converged), 0) != 0;
+    // (not its gradient run.at: lane 0's only; the starts use the warm fit's u and f)
     *warm = run;
     return true;
 #else
@@ -309,10 +326,7 @@ struct GarchWarpWindow {
     const StandardAepd my_point =
         garch_aepd_stencil(par[kSkew], moments, moments + kGarchShapeStencil, std::min(lane, kGarchStencil - 1));
     StandardAepd stencil[kGarchStencil];
-    for (int k = 0; k < kGarchStencil; ++k)
-      stencil[k] = {__shfl_sync(kFullWarp, my_point.theta, k), __shfl_sync(kFullWarp, my_point.s_l, k),
-                    __shfl_sync(kFullWarp, my_point.s_r, k),   __shfl_sync(kFullWarp, my_point.log_norm, k),
-                    __shfl_sync(kFullWarp, my_point.p1, k),    __shfl_sync(kFullWarp, my_point.p2, k)};
+    for (int k = 0; k < kGarchStencil; ++k) stencil[k] = shuffle_aepd(my_point, k);
     GarchGradientSums s = garch_run_gradient(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before, stencil[0]);
     double v[10] = {s.ll, s.g[0], s.g[1], s.g[2], s.g[3], s.g_theta, s.g_sl, s.g_sr, s.g_p1, s.g_p2};
     warp_sums(v);
