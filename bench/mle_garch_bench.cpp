@@ -4,11 +4,15 @@
 // CPU. Prints one Markdown table row. Used by bench/mle-garch.
 // Usage: mle-garch-bench cpu|gpu RETURNS.nps WINDOW STEP [REPS]
 //        mle-garch-bench passes RETURNS.nps WINDOW STEP
+//        mle-garch-bench pass RETURNS.nps WINDOW STEP   (one pass's latency on the GPU)
 //   RETURNS.nps: a stream with the series x (gen-input mle --from-text ...)
-//   passes: the CPU's fits once, counting the passes over a window's points (the
-//   log-likelihood's and the gradient's) per window and per chunk of warm-started
-//   windows: the GPU runs the chunks side by side and each chunk's passes one
-//   after another, so the slowest chunk's count bounds its solve (bench/mle-garch).
+//   passes: the CPU's fits once, as the GPU runs them (the re-search's starts
+//   each searched ahead), counting the passes over a window's points (the
+//   log-likelihood's and the gradient's): all of them, and per chunk of
+//   warm-started windows the chain of passes one after another (the starts side
+//   by side: the longest one's): the GPU runs the chunks side by side, so the
+//   slowest chunk's chain bounds its solve (bench/mle-garch); with
+//   NUMPIPE_MLE_GARCH_SPECULATE=1 the starts beside the warm search, as the GPU then runs them.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,52 +24,110 @@
 
 #include "common/cli.hpp"
 #include "common/stream.hpp"
+#include "kernels/mle/detail/backends.hpp"
 #include "kernels/mle/garch.hpp"
 #include "kernels/mle/garch_model.hpp"
 #include "kernels/mle/mle.hpp"
+#include "kernels/mle/tuning.hpp"
 
 using namespace numpipe;
 using namespace numpipe::mle;
 
 namespace {
 
-// The CPU's window, counting its passes.
+// The CPU's window, counting its passes as the GPU runs them: the
+// re-search's starts searched ahead side by side and beside the warm search
+// (all of them: *passes, those called off not counted; over all windows, those
+// with the gradient: *gradient_passes), and the chain of passes one after
+// another (*path: the longest piece's).
 struct CountingWindow : GarchSerialWindow {
   long long* passes;
+  long long* path;
+  long long* gradient_passes;
+  static constexpr bool kSearchAhead = true;
+  static constexpr bool kSpeculate = true;
+  bool speculate = false;  // as the GPU runs them (NUMPIPE_MLE_GARCH_SPECULATE)
+  mutable bool abandon_flag = false, speculating = false;
+  bool speculates() const { return speculate; }
+  mutable GarchRun published{};
+  mutable long long published_at = 0;  // the chain's length where the warm search ended
+  void abandon() const { abandon_flag = true; }
+  bool abandoned() const { return speculating && abandon_flag; }
+  void publish_warm(const GarchRun& warm) const {
+    published = warm;
+    published_at = *path;
+  }
+  bool await_warm(GarchRun* warm) const {
+    *warm = published;
+    *path = std::max(*path, published_at);
+    return !abandon_flag;
+  }
   double loglik(const double* par, double* h_next) const {
+    if (abandoned()) return NAN;  // (called off: on the GPU, by the time the warm search ends)
     ++*passes;
+    ++*path;
     return GarchSerialWindow::loglik(par, h_next);
   }
   double loglik_gradient(const double* par, double* grad) const {
+    if (abandoned()) return NAN;
     ++*passes;
+    ++*path;
+    ++*gradient_passes;
     return GarchSerialWindow::loglik_gradient(par, grad);
+  }
+  template <class Result, int N, class Body>
+  void side_by_side(Result (&out)[N], const Body& body) const {
+    const long long before = *path;
+    long long longest = before;
+    for (int j = 0; j < N; ++j) {
+      *path = before;
+      out[j] = body(j);
+      longest = std::max(longest, *path);
+    }
+    *path = longest;
+  }
+  template <class Result, int N, class Body>
+  void side_by_side_speculative(Result (&out)[N], const Body& body) const {
+    abandon_flag = false;
+    side_by_side(out, [&](int j) {
+      speculating = j > 0;
+      const Result r = body(j);
+      speculating = false;
+      return r;
+    });
   }
 };
 
 // One series' rolling fits in the backends' chunks, their passes counted: one row.
 void count_passes(const std::vector<double>& x, std::int64_t length, const GarchOptions& o) {
   const std::int64_t W = (length - o.window) / o.step + 1;
-  std::vector<long long> per_window(static_cast<std::size_t>(W), 0);
+  std::vector<long long> per_window(static_cast<std::size_t>(W), 0), path(static_cast<std::size_t>(W), 0);
   std::vector<GarchFit> fits(static_cast<std::size_t>(W));
-  long long slowest = 0, total = 0, heavy = 0;
+  long long slowest = 0, total = 0, heavy = 0, gradient = 0;
   for (std::int64_t first = 0; first < W; first += kGarchChunk) {
     const std::int64_t last = std::min(W, first + kGarchChunk);
     auto window = [&](std::int64_t w) {
-      return CountingWindow{{x.data() + w * o.step, o.window}, &per_window[static_cast<std::size_t>(w)]};
+      const auto i = static_cast<std::size_t>(w);
+      CountingWindow counting{{x.data() + w * o.step, o.window}, &per_window[i], &path[i], &gradient};
+      counting.speculate = tuning_from_environment().garch_speculate;
+      return counting;
     };
     garch_fit_chunk(window, first, last, o, fits.data());
     long long chunk = 0;
-    for (std::int64_t w = first; w < last; ++w) chunk += per_window[static_cast<std::size_t>(w)];
+    for (std::int64_t w = first; w < last; ++w) {
+      chunk += path[static_cast<std::size_t>(w)];
+      total += per_window[static_cast<std::size_t>(w)];
+    }
     slowest = std::max(slowest, chunk);
-    total += chunk;
   }
   // a window searched again from the fixed starts costs several hundred passes
   for (long long p : per_window) heavy += p > 300 ? 1 : 0;
-  std::printf("| passes (CPU, counted) | window %lld, step %lld | %lld windows in chunks of %lld | total %lld, %.1f a "
-              "window | slowest chunk %lld | windows over 300 passes %lld |\n",
+  std::printf("| passes (CPU, counted) | window %lld, step %lld | %lld windows in chunks of %lld | total %lld (%lld with "
+              "the gradient), %.1f a window | slowest chunk %lld (its chain: the starts side by side) | windows over "
+              "300 passes %lld |\n",
               static_cast<long long>(o.window), static_cast<long long>(o.step), static_cast<long long>(W),
-              static_cast<long long>(kGarchChunk), total, static_cast<double>(total) / static_cast<double>(W), slowest,
-              heavy);
+              static_cast<long long>(kGarchChunk), total, gradient, static_cast<double>(total) / static_cast<double>(W),
+              slowest, heavy);
 }
 
 }  // namespace
@@ -73,7 +135,7 @@ void count_passes(const std::vector<double>& x, std::int64_t length, const Garch
 int main(int argc, char** argv) {
   return run_tool("mle-garch-bench", [&]() -> int {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: mle-garch-bench cpu|gpu|passes RETURNS.nps WINDOW STEP [REPS]\n");
+    std::fprintf(stderr, "usage: mle-garch-bench cpu|gpu|passes|pass RETURNS.nps WINDOW STEP [REPS]\n");
     return 2;
   }
   const bool gpu = std::strcmp(argv[1], "gpu") == 0;
@@ -95,6 +157,20 @@ int main(int argc, char** argv) {
   }
   if (std::strcmp(argv[1], "passes") == 0) {
     count_passes(x, length, o);  // the first series
+    return 0;
+  }
+  if (std::strcmp(argv[1], "pass") == 0) {  // one pass's latency on one warp, at the first window's fit
+#ifdef NUMPIPE_HAVE_CUDA
+    double start[kGarchParams], ll_s = 0, grad_s = 0;
+    garch_default_start(x.data(), o.window, start);
+    const GarchFit fit = fit_garch_window(x.data(), o.window, start, o);
+    garch_pass_seconds_cuda(x.data(), o.window, fit.par, 2000, 0, &ll_s, &grad_s);
+    std::printf("| one pass on one warp (CUDA events, 2000 in a chain) | window %lld | log-likelihood %.3g us | "
+                "gradient %.3g us |\n",
+                static_cast<long long>(o.window), ll_s * 1e6, grad_s * 1e6);
+#else
+    std::fprintf(stderr, "mle-garch-bench: pass needs a CUDA build\n");
+#endif
     return 0;
   }
   std::vector<double> seconds;

@@ -50,6 +50,7 @@ NUMPIPE_HD_INLINE AepdShapeMoments aepd_shape_moments(double p) {
 struct StandardAepd {
   double theta, s_l, s_r, log_norm;  // log_norm = -log D = -log c
   double p1, p2;                     // the shapes left and right of theta
+  double inv_s_l, inv_s_r;           // 1 / s_l, 1 / s_r (the points' terms multiply)
 };
 
 // The AEPD with left mass a and shapes p1 (left), p2 (right) standardised to
@@ -66,6 +67,8 @@ NUMPIPE_HD_INLINE StandardAepd standard_aepd(double a, const AepdShapeMoments& l
   z.log_norm = -log(c);
   z.p1 = left.p;
   z.p2 = right.p;
+  z.inv_s_l = 1.0 / z.s_l;
+  z.inv_s_r = 1.0 / z.s_r;
   return z;
 }
 NUMPIPE_HD_INLINE StandardAepd standard_aepd(double a, double p1, double p2) {
@@ -128,13 +131,51 @@ NUMPIPE_HD_INLINE double garch_variance_path(const double* r, std::int64_t n, co
   return garch_next_variance(omega, alpha, beta, e_prev, h);
 }
 
-// Point t's log-likelihood term: e = r_t - mu, h = sigma_t^2.
-NUMPIPE_HD_INLINE double garch_point_loglik(double e, double h, const StandardAepd& z) {
-  const double sd = sqrt(h), u = e / sd - z.theta;
+// d^p for d >= 0 as exp(p log d), the form the gradient's terms share (its
+// log d is d^p's derivative in p): the log-likelihood and its gradient's pass
+// compute the same bits.
+NUMPIPE_HD_INLINE double garch_power(double d, double p) { return d > 0 ? exp(p * log(d)) : 0.0; }
+
+// Point t's log-likelihood term but for -log sigma_t (summed apart, as the log
+// of the window's product of sigma_t^2: GarchLogSum): e = r_t - mu, h =
+// sigma_t^2, inv_sd = 1 / sigma_t; the standardised residual e / sigma_t is
+// e * inv_sd, as in the gradient's terms (garch_model.hpp).
+NUMPIPE_HD_INLINE double garch_point_density(double e, double inv_sd, const StandardAepd& z) {
+  const double u = e * inv_sd - z.theta;
   const bool left = u <= 0;
-  const double d = left ? -u / z.s_l : u / z.s_r;
-  return z.log_norm - pow(d, left ? z.p1 : z.p2) - log(sd);
+  const double d = left ? -u * z.inv_s_l : u * z.inv_s_r;
+  return z.log_norm - garch_power(d, left ? z.p1 : z.p2);
 }
+
+// The sum of log(x_t) over a run of points with one log: the product of the
+// x_t kept as a mantissa and a power of two, rescaled exactly (frexp, by a
+// power of two) only where a product could leave [2^-400, 2^400], so that it
+// neither overflows nor underflows; the rescalings do not change the
+// products' roundings (one per point, relative, below that of a sum of logs),
+// so that the value is the same bits as with a rescaling at every point. The
+// log-likelihood's -sum log sigma_t = -0.5 log prod sigma_t^2.
+struct GarchLogSum {
+  double mantissa = 1;  // the product / 2^exponent
+  int exponent = 0;
+  NUMPIPE_HD_INLINE void add(double x) {
+    if (!(x >= 0x1p-600 && x <= 0x1p600)) {  // a factor that could take the product out of range
+      int e;
+      x = frexp(x, &e);
+      exponent += e;
+    }
+    mantissa *= x;
+    if (!(mantissa >= 0x1p-400 && mantissa <= 0x1p400)) {
+      int e;
+      mantissa = frexp(mantissa, &e);
+      exponent += e;
+    }
+  }
+  NUMPIPE_HD_INLINE double log_value() const {
+    int e;
+    const double m = frexp(mantissa, &e);  // m in [0.5, 1)
+    return log(m) + (exponent + e) * 0.69314718055994530942;
+  }
+};
 
 // The log-likelihood of r[0..n) at the parameters; *h_next: the one-step-ahead
 // conditional variance sigma_{n+1}^2. NaN outside the constraints.
@@ -142,10 +183,27 @@ NUMPIPE_HD_INLINE double garch_loglik(const double* r, std::int64_t n, const dou
   if (!garch_inside(par)) return NAN;
   const StandardAepd z = standard_aepd(par[kSkew], par[kShape], par[kShape2]);
   double ll = 0;
-  const double h_after = garch_variance_path<false>(
-      r, n, par, [&](std::int64_t, double e, double h, const double*) { ll += garch_point_loglik(e, h, z); });
+  GarchLogSum log_h;
+  // blocks of points: the recursion's values, then the points' terms in time
+  // order (the math library's calls with little else live across them)
+  constexpr int kBlock = 32;
+  double hb[kBlock], eb[kBlock];
+  int fill = 0;
+  auto flush = [&] {
+    for (int i = 0; i < fill; ++i) {
+      ll += garch_point_density(eb[i], 1.0 / sqrt(hb[i]), z);
+      log_h.add(hb[i]);
+    }
+    fill = 0;
+  };
+  const double h_after = garch_variance_path<false>(r, n, par, [&](std::int64_t, double e, double h, const double*) {
+    eb[fill] = e;
+    hb[fill] = h;
+    if (++fill == kBlock) flush();
+  });
+  flush();
   if (h_next) *h_next = h_after;
-  return ll;
+  return ll - 0.5 * log_h.log_value();
 }
 
 // One-step-ahead quantile at level q: mu + sigma_{n+1} z_q.

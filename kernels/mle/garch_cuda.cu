@@ -1,17 +1,24 @@
-// mle-fit --model garch on CUDA: a block of 256 threads per chunk of windows
-// (the chunks of the CPU backend, kGarchChunk windows each, warm-started in
-// order within a chunk), every thread running the same search
-// (garch_model.hpp) on the same values. Each pass over a window is split
-// between the threads: thread l owns a contiguous run of points (one or two
-// for a 250-day window). The GARCH recursion, sequential in time, is a linear
-// recurrence x_t = beta x_{t-1} + c_t, so each thread composes its run's
-// affine map, and a warp scan (Hillis and Steele 1986) plus the warps' totals
-// composed in warp order give every thread the state entering its run. Sums
-// over points: thread partials in time order, a butterfly within each warp,
-// then a fixed tree over the warps' sums: the same bits in every thread and on
-// every run (no atomics, a fixed order). garch_lanes.hpp's GarchLaneWindow
-// emulates this order on the host.
+// mle-fit --model garch on CUDA: a block of 6 warps per chunk of windows (the
+// chunks of the CPU backend, kGarchChunk windows each, warm-started in order
+// within a chunk). Each warp runs the search (garch_model.hpp) on its own, every
+// lane on the same values, each pass over a window split between the warp's
+// 32 lanes: lane l owns a contiguous run of points (8 for a 250-day window).
+// The GARCH recursion, sequential in time, is a linear recurrence
+// x_t = beta x_{t-1} + c_t, so each lane composes its run's affine map and a
+// warp scan (Hillis and Steele 1986) gives every lane the state entering its
+// run. Sums over points: lane partials in time order, then a butterfly over
+// the lanes: the same bits in every lane and on every run (no atomics, a fixed
+// order). A pass needs no barrier, only shuffles, so the block's 6 warps run
+// different searches of a window at once: the re-search's five starts side by
+// side (side_by_side, results through shared memory) after the warm search,
+// which all warps run; or (NUMPIPE_MLE_GARCH_SPECULATE=1) warp 0 the warm
+// search and warps 1-5 the starts beside it (side_by_side_speculative), called
+// off through a flag in global memory where the window is not searched again
+// (garch_model.hpp, garch_fit).
+// garch_lanes.hpp's GarchLaneWindow emulates this order on the host.
 #include <cuda_runtime.h>
+
+#include <cuda/atomic>
 
 #include <algorithm>
 #include <vector>
@@ -21,60 +28,46 @@
 #include "common/device_array.hpp"
 #include "detail/backends.hpp"
 #include "garch_lanes.hpp"
+#include "tuning.hpp"
 
 namespace numpipe::mle {
 namespace {
 
 constexpr unsigned kFullWarp = 0xffffffffu;
-constexpr int kThreads = kGarchLanes;
-constexpr int kWarpLanes = kGarchWarpLanes;
-constexpr int kWarps = kGarchWarps;
-constexpr int kBlockSums = 10;  // the gradient pass's sums (GarchGradientSums' fields)
+constexpr int kLanes = kGarchLanes;
+constexpr int kWarps = kGarchSearchWarps;
+constexpr int kThreads = kWarps * kLanes;
 
-// What the block's threads exchange in a pass.
+// What the block's warps exchange: the results of the pieces they run side
+// by side (one slot a piece).
 struct GarchBlockShared {
-  double warp_A[kWarps], warp_B[kWarps][4];  // the warps' composed maps
-  double warp_sums[kWarps][kBlockSums];      // the warps' partial sums
-  double moments[2 * kGarchShapeStencil][4];  // the shapes' moments at the gradient's stencil (p1's, p2's)
-  double last[2];                            // sigma^2 and the residual at the window's last point
+  static constexpr int kSlotBytes = 384;  // a GarchStart: two runs, each with its gradient (GarchGradientAt)
+  alignas(16) unsigned char slots[kWarps * kSlotBytes];
 };
 
-// The block's sums of K values, the same bits in every thread: a butterfly
-// within each warp, then the warps' sums by a fixed pairwise tree (the
-// butterfly over the warps, m = 1, 2, 4 in warp numbers). Every thread must
-// call it (barriers inside).
+// Parameters by value into a kernel.
+struct GarchGradientPassPar {
+  double v[kGarchParams];
+};
+
+__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % kLanes; }
+__device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / kLanes; }
+
+// The warp's sums of K values, the same bits in every lane: a butterfly.
 template <int K>
-__device__ __forceinline__ void block_sums(double (&v)[K], GarchBlockShared& sh) {
-  const int lane = threadIdx.x % kWarpLanes, warp = threadIdx.x / kWarpLanes;
-  for (int k = 0; k < K; ++k)
-    for (int m = kWarpLanes / 2; m > 0; m >>= 1) v[k] += __shfl_xor_sync(kFullWarp, v[k], m);
-  __syncthreads();  // the previous exchange's readers are done
-  if (lane == 0)
-    for (int k = 0; k < K; ++k) sh.warp_sums[warp][k] = v[k];
-  __syncthreads();
-  for (int k = 0; k < K; ++k) {
-    double w[kWarps];
-    for (int i = 0; i < kWarps; ++i) w[i] = sh.warp_sums[i][k];
-    for (int m = 1; m < kWarps; m <<= 1)
-      for (int i = 0; i < kWarps; i += 2 * m) w[i] = w[i] + w[i + m];
-    v[k] = w[0];
-  }
+__device__ __forceinline__ void warp_sums(double (&v)[K]) {
+  for (int m = kLanes / 2; m > 0; m >>= 1)
+    for (int k = 0; k < K; ++k) v[k] += __shfl_xor_sync(kFullWarp, v[k], m);
 }
 
-__device__ __forceinline__ double block_sum(double v, GarchBlockShared& sh) {
-  double a[1] = {v};
-  block_sums(a, sh);
-  return a[0];
-}
-
-// Thread l's run is the affine map x -> A x + B[k] (for M recurrences sharing
+// Lane l's run is the affine map x -> A x + B[k] (for M recurrences sharing
 // the coefficient A); returns in B the state entering the run (the runs of
-// threads 0 .. l-1 composed). Thread 0's run holds t = 0, whose state is given
-// (A = 0), so what thread 0 gets back is not used.
+// lanes 0 .. l-1 composed). Lane 0's run holds t = 0, whose state is given
+// (A = 0), so what lane 0 gets back (0) is not used.
 template <int M>
-__device__ __forceinline__ void block_state_before(double A, double (&B)[M], GarchBlockShared& sh) {
-  const int lane = threadIdx.x % kWarpLanes, warp = threadIdx.x / kWarpLanes;
-  for (int d = 1; d < kWarpLanes; d <<= 1) {  // inclusive within the warp
+__device__ __forceinline__ void warp_state_before(double A, double (&B)[M]) {
+  const int lane = lane_id();
+  for (int d = 1; d < kLanes; d <<= 1) {  // inclusive
     const double Ap = __shfl_up_sync(kFullWarp, A, d);
     double Bp[M];
     for (int k = 0; k < M; ++k) Bp[k] = __shfl_up_sync(kFullWarp, B[k], d);
@@ -83,44 +76,169 @@ __device__ __forceinline__ void block_state_before(double A, double (&B)[M], Gar
       A *= Ap;
     }
   }
-  double A_ex = __shfl_up_sync(kFullWarp, A, 1), B_ex[M];  // exclusive within the warp
-  for (int k = 0; k < M; ++k) B_ex[k] = __shfl_up_sync(kFullWarp, B[k], 1);
-  if (lane == 0) {
-    A_ex = 1;
-    for (int k = 0; k < M; ++k) B_ex[k] = 0;
-  }
-  __syncthreads();  // the previous exchange's readers are done
-  if (lane == kWarpLanes - 1) {
-    sh.warp_A[warp] = A;
-    for (int k = 0; k < M; ++k) sh.warp_B[warp][k] = B[k];
-  }
-  __syncthreads();
-  for (int k = 0; k < M; ++k) {
-    double state = 0;  // entering warp 0; thread 0's map ignores it (A = 0)
-    for (int i = 0; i < warp; ++i) state = sh.warp_A[i] * state + sh.warp_B[i][k];
-    B[k] = A_ex * state + B_ex[k];
+  for (int k = 0; k < M; ++k) {  // exclusive
+    const double before = __shfl_up_sync(kFullWarp, B[k], 1);
+    B[k] = lane == 0 ? 0.0 : before;
   }
 }
 
-// A window as garch_model.hpp sees it, on the threads of a block (all of
-// which call every method together; garch_lanes.hpp's runs, scan and sums).
-// The host pass never calls it.
-struct GarchBlockWindow {
+// The shapes' moments that lane `from` computed, in every lane.
+__device__ __forceinline__ AepdShapeMoments shuffle_moments(const AepdShapeMoments& m, int from) {
+  static_assert(sizeof(AepdShapeMoments) == 4 * sizeof(double), "shuffle every field of AepdShapeMoments");
+  return {__shfl_sync(kFullWarp, m.p, from), __shfl_sync(kFullWarp, m.m1, from), __shfl_sync(kFullWarp, m.m2, from),
+          __shfl_sync(kFullWarp, m.g, from)};
+}
+// Lane from's standardised AEPD, every field (the static_assert: a field
+// added to StandardAepd must be shuffled too, else the lanes read it as 0).
+__device__ __forceinline__ StandardAepd shuffle_aepd(const StandardAepd& z, int from) {
+  static_assert(sizeof(StandardAepd) == 8 * sizeof(double), "shuffle every field of StandardAepd");
+  StandardAepd out;
+  out.theta = __shfl_sync(kFullWarp, z.theta, from);
+  out.s_l = __shfl_sync(kFullWarp, z.s_l, from);
+  out.s_r = __shfl_sync(kFullWarp, z.s_r, from);
+  out.log_norm = __shfl_sync(kFullWarp, z.log_norm, from);
+  out.p1 = __shfl_sync(kFullWarp, z.p1, from);
+  out.p2 = __shfl_sync(kFullWarp, z.p2, from);
+  out.inv_s_l = __shfl_sync(kFullWarp, z.inv_s_l, from);
+  out.inv_s_r = __shfl_sync(kFullWarp, z.inv_s_r, from);
+  return out;
+}
+
+// A window as garch_model.hpp sees it, on the lanes of a warp (all of which
+// call every method together; garch_lanes.hpp's runs, scan and sums), and the
+// block's warps for side_by_side. The host pass never calls it.
+struct GarchWarpWindow {
   const double* r;
   std::int64_t n;
   GarchBlockShared* sh;
-  std::int64_t t0, t1;  // this thread's points
+  // the block's state of the warm search (0 running, 1 the starts called off,
+  // 2 its fit published) and its fit, in global memory: read while other warps
+  // run, through acquire and release (no barrier)
+  int* abandon_flag;
+  GarchRun* published;
+  std::int64_t t0, t1;  // this lane's points
+  mutable bool speculating = false;  // this warp runs a piece that the warm search may call off
+  bool speculate = false;            // NUMPIPE_MLE_GARCH_SPECULATE (tuning.hpp)
+  static constexpr bool kSearchAhead = true;
+  static constexpr bool kSpeculate = true;
+  NUMPIPE_HD bool speculates() const { return speculate; }
 
-  __device__ GarchBlockWindow(const double* r_, std::int64_t n_, GarchBlockShared* sh_) : r(r_), n(n_), sh(sh_) {
-    garch_run_bounds(n, static_cast<int>(threadIdx.x), &t0, &t1);
+  __device__ GarchWarpWindow(const double* r_, std::int64_t n_, GarchBlockShared* sh_, int* abandon_flag_,
+                             GarchRun* published_)
+      : r(r_), n(n_), sh(sh_), abandon_flag(abandon_flag_), published(published_) {
+    garch_run_bounds(n, lane_id(), &t0, &t1);
+  }
+
+  // out[j] = body(j), warp j running piece j (N <= kWarps), pieces 1.. called
+  // off where piece 0 calls abandon(): their passes fail at once from then on
+  // (their results unused). Every thread of the block calls it together.
+  template <class Result, int N, class Body>
+  NUMPIPE_HD void side_by_side_speculative(Result (&out)[N], const Body& body) const {
+#ifdef __CUDA_ARCH__
+    static_assert(N <= kWarps, "a warp a piece");
+    static_assert(sizeof(Result) <= GarchBlockShared::kSlotBytes, "a piece's result must fit its slot");
+    auto* slots = reinterpret_cast<Result*>(sh->slots);
+    __syncthreads();  // the previous exchange's readers are done
+    if (threadIdx.x == 0) *abandon_flag = 0;
+    __syncthreads();
+    const int j = warp_id();
+    if (j < N) {
+      speculating = j > 0;
+      const Result mine = body(j);
+      speculating = false;
+      if (lane_id() == 0) slots[j] = mine;
+    }
+    __syncthreads();
+    for (int i = 0; i < N; ++i) out[i] = slots[i];
+#else
+    (void)out, (void)body;
+#endif
+  }
+#ifdef __CUDA_ARCH__
+  __device__ cuda::atomic_ref<int, cuda::thread_scope_block> state() const {
+    return cuda::atomic_ref<int, cuda::thread_scope_block>(*abandon_flag);
+  }
+#endif
+  NUMPIPE_HD void abandon() const {
+#ifdef __CUDA_ARCH__
+    if (lane_id() == 0) state().store(1, cuda::memory_order_relaxed);
+    __syncwarp();
+#endif
+  }
+  NUMPIPE_HD void publish_warm(const GarchRun& warm) const {
+#ifdef __CUDA_ARCH__
+    if (lane_id() == 0) {
+      *published = warm;
+      state().store(2, cuda::memory_order_release);
+    }
+    __syncwarp();
+#else
+    (void)warm;
+#endif
+  }
+  // (the same answer in every lane: lane 0's reading)
+  NUMPIPE_HD bool abandoned() const {
+#ifdef __CUDA_ARCH__
+    if (!speculating) return false;
+    const int seen = lane_id() == 0 ? state().load(cuda::memory_order_relaxed) : 0;
+    return __shfl_sync(kFullWarp, seen, 0) == 1;
+#else
+    return false;
+#endif
+  }
+  // Waits for the warm search's end: false where it called the starts off,
+  // else *warm its fit.
+  NUMPIPE_HD bool await_warm(GarchRun* warm) const {
+#ifdef __CUDA_ARCH__
+    int seen = 0;
+    if (lane_id() == 0)
+      while ((seen = state().load(cuda::memory_order_acquire)) == 0) __nanosleep(256);
+    seen = __shfl_sync(kFullWarp, seen, 0);
+    if (seen != 2) return false;
+    GarchRun run{};
+    if (lane_id() == 0) run = *published;  // after the acquire: the release's writes
+    for (int k = 0; k < kGarchParams; ++k) run.u[k] = __shfl_sync(kFullWarp, run.u[k], 0);
+    run.f = __shfl_sync(kFullWarp, run.f, 0);
+    run.iterations = __shfl_sync(kFullWarp, run.iterations, 0);
+    run.converged = __shfl_sync(kFullWarp, static_cast<int>(run.converged), 0) != 0;
+    // (not its gradient run.at: lane 0's only; the starts use the warm fit's u and f)
+    *warm = run;
+    return true;
+#else
+    (void)warm;
+    return false;
+#endif
+  }
+
+  // out[j] = body(j): warp j % kWarps runs piece j; every thread of the block
+  // calls it together (barriers inside) and gets every result.
+  template <class Result, int N, class Body>
+  NUMPIPE_HD void side_by_side(Result (&out)[N], const Body& body) const {
+#ifdef __CUDA_ARCH__
+    static_assert(sizeof(Result) <= GarchBlockShared::kSlotBytes, "a piece's result must fit its slot");
+    auto* slots = reinterpret_cast<Result*>(sh->slots);
+    for (int first = 0; first < N; first += kWarps) {
+      __syncthreads();  // the previous exchange's readers are done
+      const int j = first + warp_id();
+      if (j < N) {
+        const Result mine = body(j);
+        if (lane_id() == 0) slots[j - first] = mine;
+      }
+      __syncthreads();
+      for (int i = first; i < N && i < first + kWarps; ++i) out[i] = slots[i - first];
+    }
+#else
+    (void)out, (void)body;
+#endif
   }
 
   template <class F>
   NUMPIPE_HD double sum(F f) const {
 #ifdef __CUDA_ARCH__
-    double s = 0;
-    for (std::int64_t t = t0; t < t1; ++t) s += f(r[t]);
-    return block_sum(s, *sh);
+    double s[1] = {0};
+    for (std::int64_t t = t0; t < t1; ++t) s[0] += f(r[t]);
+    warp_sums(s);
+    return s[0];
 #else
     (void)f;
     return NAN;
@@ -135,7 +253,7 @@ struct GarchBlockWindow {
       s[0] += f(r[t]);
       s[1] += g(r[t]);
     }
-    block_sums(s, *sh);
+    warp_sums(s);
     *sf = s[0];
     *sg = s[1];
 #else
@@ -148,7 +266,7 @@ struct GarchBlockWindow {
   __device__ double variance_before(const double* par, double h0) const {
     double B[1];
     const double A = garch_run_variance_map(r, t0, t1, par, h0, &B[0]);
-    block_state_before(A, B, *sh);
+    warp_state_before(A, B);
     return B[0];
   }
 #endif
@@ -156,18 +274,25 @@ struct GarchBlockWindow {
   // (out of line on the device: called from many places of the search)
   NUMPIPE_HD __noinline__ double loglik(const double* par, double* h_next) const {
 #ifdef __CUDA_ARCH__
-    if (!garch_inside(par)) return NAN;
+    if (!garch_inside(par) || abandoned()) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, false);
-    const StandardAepd z = standard_aepd(par[kSkew], par[kShape], par[kShape2]);
+    // the shapes' moments: lane 3 i + j < 6 computes lgamma((j + 1) / p_i) (p_0 = p1,
+    // p_1 = p2), lanes 0 and 1 p1's and p2's moments from them
+    const int lane = lane_id(), i = std::min(lane / 3, 1), mine_i = std::min(lane, 1);
+    const double lg = lgamma((lane % 3 + 1.0) / (i == 0 ? par[kShape] : par[kShape2]));
+    const double lg1 = __shfl_sync(kFullWarp, lg, 3 * mine_i), lg2 = __shfl_sync(kFullWarp, lg, 3 * mine_i + 1),
+                 lg3 = __shfl_sync(kFullWarp, lg, 3 * mine_i + 2);
+    const AepdShapeMoments mine = aepd_shape_moments_from(mine_i == 0 ? par[kShape] : par[kShape2], lg1, lg2, lg3);
+    const StandardAepd z = standard_aepd(par[kSkew], shuffle_moments(mine, 0), shuffle_moments(mine, 1));
     double h_end, e_end;
     const double run = garch_run_loglik(r, t0, t1, par, ps.h0, variance_before(par, ps.h0), z, &h_end, &e_end);
-    if (static_cast<int>(threadIdx.x) == garch_last_lane(n)) {  // read after block_sum's barriers
-      sh->last[0] = h_end;
-      sh->last[1] = e_end;
-    }
-    const double ll = block_sum(run, *sh);
-    if (h_next) *h_next = garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], sh->last[1], sh->last[0]);
-    return ll;
+    const int last = garch_last_lane(n);
+    h_end = __shfl_sync(kFullWarp, h_end, last);
+    e_end = __shfl_sync(kFullWarp, e_end, last);
+    double ll[1] = {run};
+    warp_sums(ll);
+    if (h_next) *h_next = garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_end, h_end);
+    return ll[0];
 #else
     (void)par, (void)h_next;
     return NAN;
@@ -176,34 +301,35 @@ struct GarchBlockWindow {
 
   NUMPIPE_HD __noinline__ double loglik_gradient(const double* par, double* grad) const {
 #ifdef __CUDA_ARCH__
-    if (!garch_inside(par)) return NAN;
+    if (!garch_inside(par) || abandoned()) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, true);
-    const double h_before = variance_before(par, ps.h0);  // ends on a barrier: sh->moments is free
-    // the shapes' moments at the gradient's stencil: thread k < 6 computes p1's
-    // (k < 3) or p2's point k % 3 (six lgamma chains side by side); every thread
-    // then combines them into the stencil's 7 standardised AEPDs
-    if (threadIdx.x < 2 * kGarchShapeStencil) {
-      const int k = static_cast<int>(threadIdx.x);
-      const AepdShapeMoments mine =
-          garch_shape_stencil(k < kGarchShapeStencil ? par[kShape] : par[kShape2], k % kGarchShapeStencil);
-      double* out = sh->moments[k];
-      out[0] = mine.p;
-      out[1] = mine.m1;
-      out[2] = mine.m2;
-      out[3] = mine.g;
-    }
+    // the shapes' moments at the gradient's stencil (garch_shape_stencil): lane
+    // 3 k + j < 18 computes lgamma((j + 1) / p_k), p_k the shape at point k (k < 3:
+    // p1's point k, else p2's point k - 3), lane k < 6 point k's moments from
+    // them; lane k < 7 the stencil's standardised AEPD k from those; every lane
+    // gets them all
+    const int lane = lane_id(), k_lg = std::min(lane / 3, 2 * kGarchShapeStencil - 1);
+    const int k_mine = std::min(lane, 2 * kGarchShapeStencil - 1);
+    auto stencil_p = [par](int k) {
+      return garch_shape_stencil_p(k < kGarchShapeStencil ? par[kShape] : par[kShape2], k % kGarchShapeStencil);
+    };
+    const double lg = lgamma((lane % 3 + 1.0) / stencil_p(k_lg));
+    const double lg1 = __shfl_sync(kFullWarp, lg, 3 * k_mine), lg2 = __shfl_sync(kFullWarp, lg, 3 * k_mine + 1),
+                 lg3 = __shfl_sync(kFullWarp, lg, 3 * k_mine + 2);
+    const AepdShapeMoments mine = aepd_shape_moments_from(stencil_p(k_mine), lg1, lg2, lg3);
+    const double h_before = variance_before(par, ps.h0);
     double dh_before[4];
     const double A = garch_run_derivative_map(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before);
-    block_state_before(A, dh_before, *sh);  // its barriers publish sh->moments too
+    warp_state_before(A, dh_before);
     AepdShapeMoments moments[2 * kGarchShapeStencil];
-    for (int k = 0; k < 2 * kGarchShapeStencil; ++k)
-      moments[k] = {sh->moments[k][0], sh->moments[k][1], sh->moments[k][2], sh->moments[k][3]};
+    for (int k = 0; k < 2 * kGarchShapeStencil; ++k) moments[k] = shuffle_moments(mine, k);
+    const StandardAepd my_point =
+        garch_aepd_stencil(par[kSkew], moments, moments + kGarchShapeStencil, std::min(lane, kGarchStencil - 1));
     StandardAepd stencil[kGarchStencil];
-    for (int k = 0; k < kGarchStencil; ++k)
-      stencil[k] = garch_aepd_stencil(par[kSkew], moments, moments + kGarchShapeStencil, k);
+    for (int k = 0; k < kGarchStencil; ++k) stencil[k] = shuffle_aepd(my_point, k);
     GarchGradientSums s = garch_run_gradient(r, t0, t1, par, ps.h0, ps.dh0, h_before, dh_before, stencil[0]);
-    double v[kBlockSums] = {s.ll, s.g[0], s.g[1], s.g[2], s.g[3], s.g_theta, s.g_sl, s.g_sr, s.g_p1, s.g_p2};
-    block_sums(v, *sh);
+    double v[10] = {s.ll, s.g[0], s.g[1], s.g[2], s.g[3], s.g_theta, s.g_sl, s.g_sr, s.g_p1, s.g_p2};
+    warp_sums(v);
     s.ll = v[0];
     for (int k = 0; k < 4; ++k) s.g[k] = v[1 + k];
     s.g_theta = v[5];
@@ -223,18 +349,60 @@ struct GarchBlockWindow {
 __global__ void __launch_bounds__(kThreads, 1)
     garch_chunks_kernel(const double* x, std::int64_t series, std::int64_t length, std::int64_t window,
                         std::int64_t step, std::int64_t windows, std::int64_t chunks, GarchOptions o,
-                        GarchFit* fits) {
+                        GarchFit* fits, int* abandon_flags, GarchRun* published, bool speculate) {
   __shared__ GarchBlockShared sh;
   const std::int64_t block = blockIdx.x;
   if (block >= series * chunks) return;  // the whole block
   const std::int64_t si = block / chunks, c = block % chunks;
   const double* xs = x + si * length;
-  auto make_window = [&](std::int64_t w) { return GarchBlockWindow(xs + w * step, window, &sh); };
+  auto make_window = [&](std::int64_t w) {
+    GarchWarpWindow win(xs + w * step, window, &sh, abandon_flags + block, published + block);
+    win.speculate = speculate;
+    return win;
+  };
   garch_fit_chunk(make_window, c * kGarchChunk, std::min(windows, (c + 1) * kGarchChunk), o, fits + si * windows,
                   threadIdx.x == 0);
 }
 
+// One warp: `passes` passes one after another (gradient: the gradient's),
+// each at parameters moved by the previous pass's result (a dependent chain,
+// as in a search); *out: what they sum to (kept, so that none is dropped).
+__global__ void __launch_bounds__(kLanes, 1)
+    garch_pass_kernel(const double* r, std::int64_t n, GarchGradientPassPar par, int passes, bool gradient, double* out) {
+  __shared__ GarchBlockShared sh;
+  const GarchWarpWindow w(r, n, &sh, nullptr, nullptr);  // (never speculating: no flag read)
+  double q[kGarchParams], total = 0;
+  for (int k = 0; k < kGarchParams; ++k) q[k] = par.v[k];
+  for (int i = 0; i < passes; ++i) {
+    double g[kGarchParams];
+    const double ll = gradient ? w.loglik_gradient(q, g) : w.loglik(q, nullptr);
+    total += ll;
+    q[kMu] += 1e-30 * ll;
+  }
+  if (threadIdx.x == 0) *out = total;
+}
+
 }  // namespace
+
+void garch_pass_seconds_cuda(const double* r, std::int64_t n, const double* par, int passes, int device,
+                             double* loglik_seconds, double* gradient_seconds) {
+  NUMPIPE_CUDA_CHECK(cudaSetDevice(device));
+  DeviceArray<double> d_r(static_cast<std::size_t>(n)), d_out(1);
+  d_r.copy_from_host(r, static_cast<std::size_t>(n));
+  GarchGradientPassPar p{};
+  for (int k = 0; k < kGarchParams; ++k) p.v[k] = par[k];
+  for (int gradient = 0; gradient < 2; ++gradient) {
+    garch_pass_kernel<<<1, kLanes>>>(d_r.data(), n, p, 1, gradient != 0, d_out.data());  // warm-up
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    CudaEventTimer timer;
+    timer.start();
+    garch_pass_kernel<<<1, kLanes>>>(d_r.data(), n, p, passes, gradient != 0, d_out.data());
+    NUMPIPE_CUDA_CHECK_LAUNCH();
+    timer.stop();
+    NUMPIPE_CUDA_CHECK(cudaDeviceSynchronize());
+    (gradient ? *gradient_seconds : *loglik_seconds) = timer.seconds() / passes;
+  }
+}
 
 std::vector<GarchFit> fit_garch_cuda(const double* x, std::int64_t series, std::int64_t length, const GarchOptions& o,
                                      int device, double* kernel_seconds) {
@@ -245,6 +413,9 @@ std::vector<GarchFit> fit_garch_cuda(const double* x, std::int64_t series, std::
   const std::size_t points = static_cast<std::size_t>(series * length), count = static_cast<std::size_t>(series * W);
   DeviceArray<double> d_x(points);
   DeviceArray<GarchFit> d_fits(count);
+  DeviceArray<int> d_abandon(static_cast<std::size_t>(series * chunks));  // a flag a block
+  DeviceArray<GarchRun> d_published(static_cast<std::size_t>(series * chunks));  // the warm fit a block
+  NUMPIPE_CUDA_CHECK(cudaMemsetAsync(d_abandon.data(), 0, d_abandon.bytes()));
   d_x.copy_from_host(x, points);
   // the fits' padding bytes too (compute-sanitizer's initcheck on the copy back)
   NUMPIPE_CUDA_CHECK(cudaMemsetAsync(d_fits.data(), 0, d_fits.bytes()));
@@ -252,7 +423,8 @@ std::vector<GarchFit> fit_garch_cuda(const double* x, std::int64_t series, std::
   const int threads = kThreads;
   CudaEventTimer timer;
   timer.start();
-  garch_chunks_kernel<<<blocks, threads>>>(d_x.data(), series, length, n, o.step, W, chunks, o, d_fits.data());
+  garch_chunks_kernel<<<blocks, threads>>>(d_x.data(), series, length, n, o.step, W, chunks, o, d_fits.data(),
+                                           d_abandon.data(), d_published.data(), tuning_from_environment().garch_speculate);
   NUMPIPE_CUDA_CHECK_LAUNCH();
   timer.stop();
   std::vector<GarchFit> fits(count);

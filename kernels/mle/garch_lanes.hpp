@@ -1,18 +1,19 @@
-// mle-fit --model garch: a window's passes split into 256 runs of consecutive
-// points, one per thread of a CUDA block of 8 warps (garch_cuda.cu), and the
-// same split emulated on the host (GarchLaneWindow, for tests: the GPU's order
-// of operations with the CPU's math library).
+// mle-fit --model garch: a window's passes split into 32 runs of consecutive
+// points, one per lane of a CUDA warp (garch_cuda.cu), and the same split
+// emulated on the host (GarchLaneWindow, for tests: the GPU's order of
+// operations with the CPU's math library).
 //
 // The GARCH recursion is sequential in time, but it is a linear recurrence
 // x_t = beta x_{t-1} + c_t (sigma_t^2 and, once sigma^2 is known at every
 // point, its derivatives): each run's points compose to an affine map
-// x -> A x + B; an inclusive scan of the runs' maps within each warp
-// (Hillis and Steele 1986: log2(32) steps), then the warps' totals composed in
-// warp order, gives every run the state entering it. Sums over points: each
-// run's in time order, then a butterfly within each warp (lane l adds lane
-// l ^ m's value for m = 16, 8, .., 1), then the same over the warps' sums
-// (m = 32, 64, 128 in thread numbers): a fixed tree, the same bits in every
-// thread (addition is commutative).
+// x -> A x + B; an inclusive scan of the runs' maps over the warp's lanes
+// (Hillis and Steele 1986: log2(32) steps), shifted by one lane, gives every
+// run the state entering it. Sums over points: each run's in time order, then
+// a butterfly over the lanes (lane l adds lane l ^ m's value for m = 16, 8,
+// .., 1): a fixed tree, the same bits in every lane (addition is commutative).
+// A pass is one warp's work, exchanged by shuffles alone (no barriers), so
+// that the block's warps can run different searches of one window at once:
+// the re-search's starts (garch_model.hpp, side_by_side).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -23,17 +24,18 @@
 
 namespace numpipe::mle {
 
-constexpr int kGarchWarpLanes = 32;
-constexpr int kGarchWarps = 8;  // one block per chunk: few blocks, so as many threads a pass as fit
-constexpr int kGarchLanes = kGarchWarps * kGarchWarpLanes;
+constexpr int kGarchLanes = 32;  // a warp: one search's pass
+// The warps of a chunk's block: the warm search and the re-search's five
+// starts side by side.
+constexpr int kGarchSearchWarps = 6;
 
-// Thread l's points [t0, t1): runs of ceil(n / 256) points.
+// Lane l's points [t0, t1): runs of ceil(n / 32) points.
 NUMPIPE_HD_INLINE void garch_run_bounds(std::int64_t n, int lane, std::int64_t* t0, std::int64_t* t1) {
   const std::int64_t run = (n + kGarchLanes - 1) / kGarchLanes;
   *t0 = std::min<std::int64_t>(n, lane * run);
   *t1 = std::min<std::int64_t>(n, *t0 + run);
 }
-// The thread that owns point n - 1.
+// The lane that owns point n - 1.
 NUMPIPE_HD_INLINE int garch_last_lane(std::int64_t n) {
   return static_cast<int>((n - 1) / ((n + kGarchLanes - 1) / kGarchLanes));
 }
@@ -75,41 +77,95 @@ NUMPIPE_HD_INLINE double garch_run_derivative_map(const double* r, std::int64_t 
   return A;
 }
 
-// The run's log-likelihood terms, given sigma^2 entering it; *h_end, *e_end:
-// sigma^2 and the residual at its last point.
+// The shapes' moments split between lanes on the GPU (three lgamma chains of
+// aepd_shape_moments, garch.hpp, at once): its formula from lgamma(1/p),
+// lgamma(2/p) and lgamma(3/p) computed apart (the same bits: unit_mle_garch_lanes),
+// and the shape at garch_shape_stencil's point k (garch_model.hpp).
+NUMPIPE_HD_INLINE AepdShapeMoments aepd_shape_moments_from(double p, double lg1, double lg2, double lg3) {
+  return {p, exp(lg2 - lg1), exp(lg3 - lg1), exp(lg1 - log(p))};
+}
+NUMPIPE_HD_INLINE double garch_shape_stencil_p(double p, int k) {
+  const double hp = garch_step_p(p);
+  return k == 1 ? p + hp : k == 2 ? p - hp : p;
+}
+
+// The runs' points in blocks of this many: first the block's sigma^2 (and
+// derivatives) along the recursion (a cheap chain), then its points' terms,
+// independent of each other, so that the GPU interleaves their exp, log and
+// sqrt (one lane's 8 points of a 250-day window: one block). The terms are
+// added in time order (the same bits as one point after another).
+constexpr int kGarchRunBlock = 8;
+
+// The run's terms, given sigma^2 (and, with Derivatives, its derivatives)
+// entering it; *h_end, *e_end: sigma^2 and the residual at its last point.
+// Without Derivatives only the sums' ll means anything (the log-likelihood: the
+// compiler drops the rest).
+template <bool Derivatives>
+NUMPIPE_HD_INLINE GarchGradientSums garch_run_terms(const double* r, std::int64_t t0, std::int64_t t1,
+                                                    const double* par, double h0, const double* dh0, double h_before,
+                                                    const double* dh_before, const StandardAepd& z, double* h_end,
+                                                    double* e_end) {
+  GarchGradientSums s;
+  GarchLogSum log_h;
+  double h = h_before, dh[4] = {0, 0, 0, 0}, e_prev = t0 > 0 ? r[t0 - 1] - par[kMu] : 0.0;
+  if (Derivatives)
+    for (int k = 0; k < 4; ++k) dh[k] = dh_before[k];
+  for (std::int64_t b = t0; b < t1; b += kGarchRunBlock) {
+    double hs[kGarchRunBlock], es[kGarchRunBlock], dhs[kGarchRunBlock][4];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = 0; i < kGarchRunBlock; ++i) {
+      const std::int64_t t = b + i;
+      hs[i] = 1;  // past the run's end: a point that is not added
+      es[i] = 0;
+      for (int k = 0; k < 4; ++k) dhs[i][k] = 0;
+      if (t < t1) {
+        if (t == 0) {
+          h = h0;
+          if (Derivatives)
+            for (int k = 0; k < 4; ++k) dh[k] = dh0[k];
+        } else if (Derivatives) {
+          garch_variance_step(par[kOmega], par[kAlpha], par[kBeta], e_prev, h, dh);
+        } else {
+          h = garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_prev, h);
+        }
+        es[i] = r[t] - par[kMu];
+        hs[i] = h;
+        for (int k = 0; k < 4; ++k) dhs[i][k] = dh[k];
+        e_prev = es[i];
+      }
+    }
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = 0; i < kGarchRunBlock; ++i) {
+      // the point's own values (its math library's calls, d^p as exp(p log d):
+      // inline on the GPU, where pow is a call; independent of the sums, so
+      // that the block's points overlap), then added to the sums in time
+      // order: the same bits as garch_gradient_point point by point
+      const GarchPointTerms terms = garch_point_terms(es[i], hs[i], z);
+      if (b + i < t1) garch_gradient_add(terms, hs[i], dhs[i], z, s, log_h);
+    }
+  }
+  s.ll -= 0.5 * log_h.log_value();  // the run's -sum log sigma_t: one log (GarchLogSum)
+  if (h_end) *h_end = h;
+  if (e_end) *e_end = e_prev;
+  return s;
+}
+
+// The run's log-likelihood, given sigma^2 entering it (garch_loglik's bits
+// for a run of the whole window); *h_end, *e_end as above.
 NUMPIPE_HD_INLINE double garch_run_loglik(const double* r, std::int64_t t0, std::int64_t t1, const double* par, double h0,
                                           double h_before, const StandardAepd& z, double* h_end, double* e_end) {
-  double ll = 0, h = h_before, e_prev = t0 > 0 ? r[t0 - 1] - par[kMu] : 0.0;
-  for (std::int64_t t = t0; t < t1; ++t) {
-    h = t == 0 ? h0 : garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_prev, h);
-    const double e = r[t] - par[kMu];
-    ll += garch_point_loglik(e, h, z);
-    e_prev = e;
-  }
-  *h_end = h;
-  *e_end = e_prev;
-  return ll;
+  return garch_run_terms<false>(r, t0, t1, par, h0, nullptr, h_before, nullptr, z, h_end, e_end).ll;
 }
 
 // The run's gradient terms, given sigma^2 and its derivatives entering it.
 NUMPIPE_HD_INLINE GarchGradientSums garch_run_gradient(const double* r, std::int64_t t0, std::int64_t t1,
                                                        const double* par, double h0, const double* dh0, double h_before,
                                                        const double* dh_before, const StandardAepd& z) {
-  GarchGradientSums s;
-  double h = h_before, dh[4], e_prev = t0 > 0 ? r[t0 - 1] - par[kMu] : 0.0;
-  for (int k = 0; k < 4; ++k) dh[k] = dh_before[k];
-  for (std::int64_t t = t0; t < t1; ++t) {
-    if (t == 0) {
-      h = h0;
-      for (int k = 0; k < 4; ++k) dh[k] = dh0[k];
-    } else {
-      garch_variance_step(par[kOmega], par[kAlpha], par[kBeta], e_prev, h, dh);
-    }
-    const double e = r[t] - par[kMu];
-    garch_gradient_point(e, h, dh, z, s);
-    e_prev = e;
-  }
-  return s;
+  return garch_run_terms<true>(r, t0, t1, par, h0, dh0, h_before, dh_before, z, nullptr, nullptr);
 }
 
 // What a pass starts from: sigma_0^2 (the window's mean square residual) and
@@ -130,37 +186,67 @@ NUMPIPE_HD_INLINE GarchPassStart garch_pass_start(const Window& w, const double*
   return s;
 }
 
-// The host's emulation of the warp: the same runs, scan and butterfly (host
-// code only: not compiled by nvcc, where the search's device side would be
+// The host's emulation of the warp: the same runs, scan and butterfly, and
+// the re-search's starts each searched ahead as the GPU's warps do (host code
+// only: not compiled by nvcc, where the search's device side would be
 // instantiated for it too).
 #ifndef __CUDACC__
-struct GarchLaneWindow {
+// The GPU's pieces beside the warm search (garch_fit, side_by_side_speculative)
+// one after another on the host: piece 0 first (one order of the GPU's warps:
+// the others called off before they start where it abandons them).
+struct GarchHostSpeculation {
+  bool speculate = true;
+  mutable bool abandon_flag = false, speculating = false;
+  mutable GarchRun published{};
+  bool speculates() const { return speculate; }
+  template <class Result, int N, class Body>
+  void side_by_side_speculative(Result (&out)[N], const Body& body) const {
+    abandon_flag = false;
+    out[0] = body(0);
+    speculating = true;
+    for (int j = 1; j < N; ++j) out[j] = body(j);
+    speculating = false;
+  }
+  void abandon() const { abandon_flag = true; }
+  bool abandoned() const { return speculating && abandon_flag; }
+  void publish_warm(const GarchRun& warm) const { published = warm; }
+  bool await_warm(GarchRun* warm) const {
+    *warm = published;
+    return !abandon_flag;
+  }
+};
+
+struct GarchLaneWindow : GarchHostSpeculation {
   const double* r;
   std::int64_t n;
+  GarchLaneWindow(const double* r_, std::int64_t n_) : r(r_), n(n_) {}
+  static constexpr bool kSearchAhead = true;
+  static constexpr bool kSpeculate = true;
+  template <class Result, int N, class Body>
+  void side_by_side(Result (&out)[N], const Body& body) const {
+    for (int j = 0; j < N; ++j) out[j] = body(j);
+  }
 
-  // within each warp (m = 16 .. 1), then over the warps (m = 32 .. 128)
+  // lane l adds lane l ^ m's value, m = 16 .. 1
   static double butterfly(double* v) {
-    auto step = [v](int m) {
+    for (int m = kGarchLanes / 2; m > 0; m >>= 1) {
       double next[kGarchLanes];
       for (int l = 0; l < kGarchLanes; ++l) next[l] = v[l] + v[l ^ m];
       std::copy(next, next + kGarchLanes, v);
-    };
-    for (int m = kGarchWarpLanes / 2; m > 0; m >>= 1) step(m);
-    for (int m = kGarchWarpLanes; m < kGarchLanes; m <<= 1) step(m);
+    }
     return v[0];
   }
-  // the state entering each run from the maps (A[l], B[l][k]), as the block
-  // computes it: an inclusive Hillis-Steele scan within each warp, the warps'
-  // totals composed in warp order from state 0, then each thread's exclusive
-  // prefix within its warp applied to the state entering its warp
+  // the state entering each run from the maps (A[l], B[l][k]), as the warp
+  // computes it: an inclusive Hillis-Steele scan, then each lane takes the
+  // previous lane's composed B (state 0 entering lane 0, whose run holds t = 0)
   template <int M>
   static void state_before(double* A, double (*B)[M]) {
-    for (int d = 1; d < kGarchWarpLanes; d <<= 1) {
+    for (int d = 1; d < kGarchLanes; d <<= 1) {
       double nA[kGarchLanes], nB[kGarchLanes][M];
       for (int l = 0; l < kGarchLanes; ++l) {
         nA[l] = A[l];
         for (int k = 0; k < M; ++k) nB[l][k] = B[l][k];
-        if (l % kGarchWarpLanes >= d) {
+        if (l >= d) {
           for (int k = 0; k < M; ++k) nB[l][k] = A[l] * B[l - d][k] + B[l][k];
           nA[l] = A[l] * A[l - d];
         }
@@ -169,19 +255,8 @@ struct GarchLaneWindow {
       for (int l = 0; l < kGarchLanes; ++l)
         for (int k = 0; k < M; ++k) B[l][k] = nB[l][k];
     }
-    double warp_state[kGarchWarps][M];
-    for (int k = 0; k < M; ++k) warp_state[0][k] = 0;
-    for (int w = 1; w < kGarchWarps; ++w)
-      for (int k = 0; k < M; ++k) {
-        const int end = w * kGarchWarpLanes - 1;  // the previous warp's last lane
-        warp_state[w][k] = A[end] * warp_state[w - 1][k] + B[end][k];
-      }
-    for (int l = kGarchLanes - 1; l >= 0; --l) {
-      const int w = l / kGarchWarpLanes;
-      const bool first = l % kGarchWarpLanes == 0;
-      const double a = first ? 1.0 : A[l - 1];
-      for (int k = 0; k < M; ++k) B[l][k] = a * warp_state[w][k] + (first ? 0.0 : B[l - 1][k]);
-    }
+    for (int l = kGarchLanes - 1; l >= 0; --l)
+      for (int k = 0; k < M; ++k) B[l][k] = l == 0 ? 0.0 : B[l - 1][k];
   }
   template <class F>
   double sum(F f) const {
@@ -211,7 +286,7 @@ struct GarchLaneWindow {
     return 0;
   }
   double loglik(const double* par, double* h_next) const {
-    if (!garch_inside(par)) return NAN;
+    if (!garch_inside(par) || abandoned()) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, false);
     const StandardAepd z = standard_aepd(par[kSkew], par[kShape], par[kShape2]);
     double h_before[kGarchLanes], ll[kGarchLanes], h_end[kGarchLanes], e_end[kGarchLanes];
@@ -226,9 +301,9 @@ struct GarchLaneWindow {
     return butterfly(ll);
   }
   double loglik_gradient(const double* par, double* grad) const {
-    if (!garch_inside(par)) return NAN;
+    if (!garch_inside(par) || abandoned()) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, true);
-    StandardAepd stencil[kGarchStencil];  // on the GPU, lanes 0..5 compute the shapes' moments
+    StandardAepd stencil[kGarchStencil];  // on the GPU, lanes 0..5 compute the shapes' moments (the same bits)
     garch_aepd_stencil(par, stencil);
     double h_before[kGarchLanes], A[kGarchLanes], dB[kGarchLanes][4];
     variance_before(par, ps.h0, h_before);
@@ -269,7 +344,7 @@ inline std::vector<GarchFit> fit_garch_lanes(const double* x, std::int64_t serie
   std::vector<GarchFit> fits(static_cast<std::size_t>(series * W));
   for (std::int64_t si = 0; si < series; ++si)
     for (std::int64_t c = 0; c < chunks; ++c) {
-      auto window = [&](std::int64_t w) { return GarchLaneWindow{x + si * length + w * o.step, n}; };
+      auto window = [&](std::int64_t w) { return GarchLaneWindow(x + si * length + w * o.step, n); };
       garch_fit_chunk(window, c * kGarchChunk, std::min(W, (c + 1) * kGarchChunk), o, fits.data() + si * W);
     }
   return fits;

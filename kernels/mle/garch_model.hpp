@@ -9,10 +9,22 @@
 //   window.sum(f)                 sum over t of f(r[t]) (a fixed order)
 //   window.loglik(par, &h_next)   the log-likelihood (garch_loglik)
 //   window.loglik_gradient(par, grad)
+//   window.side_by_side(out, body)  out[j] = body(j) for independent pieces of
+//                                 a search (the re-search's starts)
+//   Window::kSearchAhead          whether those pieces run side by side (then
+//                                 each does all it may need, see garch_fit)
+//   Window::kSpeculate            whether the re-search's starts may run beside
+//                                 the warm search (where w.speculates():
+//                                 w.side_by_side_speculative:
+//                                 piece 0 the warm search, which calls the
+//                                 others off by w.abandon() or hands them its
+//                                 fit by w.publish_warm(run); they wait for
+//                                 either in w.await_warm(&run))
 //
 // The CPU's window (GarchSerialWindow, below) sums in time order; the CUDA
-// backend's (garch_cuda.cu) splits each pass over the 256 threads of a block,
-// every thread running the same search on the same values.
+// backend's (garch_cuda.cu) splits each pass over the 32 lanes of a warp,
+// every lane running the same search on the same values, and runs the
+// re-search's starts on the block's warps side by side.
 //
 // The search runs in unconstrained coordinates u (Nocedal and Wright 2006,
 // BFGS with a backtracking Armijo line search, analytic gradients):
@@ -126,24 +138,58 @@ struct GarchGradientSums {
   }
 };
 
-// Point t's terms: e = r_t - mu, h = sigma_t^2 and dh its derivatives.
-NUMPIPE_HD_INLINE void garch_gradient_point(double e, double h, const double* dh, const StandardAepd& z,
-                                            GarchGradientSums& s) {
-  const double sd = std::sqrt(h), u = e / sd - z.theta;
-  const bool left = u <= 0;
-  const double scale = left ? z.s_l : z.s_r, d = std::fabs(u) / scale, p = left ? z.p1 : z.p2;
-  const double log_d = d > 0 ? std::log(d) : -INFINITY, dp = d > 0 ? std::exp(p * log_d) : 0.0;
-  s.ll += z.log_norm - dp - std::log(sd);
-  // d ll_t / d u = -p d^(p-1) d d / d u, d d / d u = sign(u) / scale
-  const double dl_dd = d > 0 ? -p * dp / d : 0.0;
-  const double dl_du = dl_dd * (left ? -1.0 : 1.0) / scale;
-  for (int k = 0; k < 4; ++k) {
-    const double du = (k == 0 ? -1.0 / sd : 0.0) - 0.5 * e / (sd * h) * dh[k];
-    s.g[k] += dl_du * du - 0.5 * dh[k] / h;
-  }
+// Point t's terms: e = r_t - mu, h = sigma_t^2 and dh its derivatives; the
+// log-likelihood's -log sigma_t goes to log_h (GarchLogSum: the run adds
+// -0.5 log_h.log_value() to s.ll once), the rest as garch_point_density.
+// With z_t = e / sigma_t, u = z_t - theta, d = |u| / scale:
+//   d ll_t / d u = -p d^p / u,  d u / d h = -z_t / (2 h),  d u / d mu = -1 / sigma_t,
+//   d ll_t / d theta_k = d ll_t / d u  d u / d theta_k - dh_k / (2 h),
+// multiplications by 1 / sigma_t, 1 / h and 1 / scale (one division a point
+// but for d^p / u). In two parts: the point's own values (garch_point_terms:
+// the math library's calls) and their sums (garch_gradient_add), so that the
+// CPU can run the calls over a block of points apart from the sums.
+struct GarchPointTerms {
+  double inv_sd, zt, u, d, log_d, dp;
+};
+// (two stages: log d, then d^p = exp(p log d); the CPU runs each over a block
+// of points, so that the calls in a row do not wait on each other)
+NUMPIPE_HD_INLINE GarchPointTerms garch_point_log_d(double e, double h, const StandardAepd& z) {
+  GarchPointTerms t;
+  t.inv_sd = 1.0 / std::sqrt(h);
+  t.zt = e * t.inv_sd;
+  t.u = t.zt - z.theta;
+  const bool left = t.u <= 0;
+  t.d = (left ? -t.u : t.u) * (left ? z.inv_s_l : z.inv_s_r);
+  t.log_d = t.d > 0 ? std::log(t.d) : -INFINITY;
+  return t;
+}
+NUMPIPE_HD_INLINE void garch_point_power(GarchPointTerms& t, const StandardAepd& z) {
+  t.dp = t.d > 0 ? std::exp((t.u <= 0 ? z.p1 : z.p2) * t.log_d) : 0.0;
+}
+NUMPIPE_HD_INLINE GarchPointTerms garch_point_terms(double e, double h, const StandardAepd& z) {
+  GarchPointTerms t = garch_point_log_d(e, h, z);
+  garch_point_power(t, z);
+  return t;
+}
+NUMPIPE_HD_INLINE void garch_gradient_add(const GarchPointTerms& t, double h, const double* dh, const StandardAepd& z,
+                                          GarchGradientSums& s, GarchLogSum& log_h) {
+  const bool left = t.u <= 0;
+  const double inv_scale = left ? z.inv_s_l : z.inv_s_r, p = left ? z.p1 : z.p2, inv_h = t.inv_sd * t.inv_sd;
+  s.ll += z.log_norm - t.dp;
+  log_h.add(h);
+  const double dl_du = t.d > 0 ? -p * t.dp / t.u : 0.0;
+  // d ll_t / d theta_k = c dh_k (and d ll_t / d mu's -dl_du / sigma_t)
+  const double c = -0.5 * inv_h * (dl_du * t.zt + 1.0);
+  for (int k = 0; k < 4; ++k) s.g[k] += c * dh[k];
+  s.g[0] -= dl_du * t.inv_sd;
   s.g_theta -= dl_du;
-  (left ? s.g_sl : s.g_sr) += dl_dd * (-d / scale);
-  if (d > 0) (left ? s.g_p1 : s.g_p2) -= dp * log_d;
+  // d ll_t / d scale = p d^p / scale
+  (left ? s.g_sl : s.g_sr) += p * t.dp * inv_scale;
+  if (t.d > 0) (left ? s.g_p1 : s.g_p2) -= t.dp * t.log_d;
+}
+NUMPIPE_HD_INLINE void garch_gradient_point(double e, double h, const double* dh, const StandardAepd& z,
+                                            GarchGradientSums& s, GarchLogSum& log_h) {
+  garch_gradient_add(garch_point_terms(e, h, z), h, dh, z, s, log_h);
 }
 
 // The AEPD's constants at point k of the central differences in a, p1 and p2
@@ -193,10 +239,18 @@ NUMPIPE_HD_OUTLINE double garch_gradient_finish(const GarchGradientSums& s, cons
   return s.ll;
 }
 
-// The CPU's window: the points in time order, one pass each.
+// The CPU's window: the points in time order, one pass each; the re-search's
+// starts one after another (side_by_side), each searched to the end only when
+// the pick asks (kSearchAhead false).
 struct GarchSerialWindow {
   const double* r;
   std::int64_t n;
+  static constexpr bool kSearchAhead = false;
+  static constexpr bool kSpeculate = false;  // (side_by_side_speculative, abandon, abandoned: garch_fit)
+  template <class Result, int N, class Body>
+  void side_by_side(Result (&out)[N], const Body& body) const {
+    for (int j = 0; j < N; ++j) out[j] = body(j);
+  }
   template <class F>
   double sum(F f) const {
     double s = 0;
@@ -213,9 +267,28 @@ struct GarchSerialWindow {
     const StandardAepd& z = stencil[0];
     const double nn = static_cast<double>(n);
     GarchGradientSums s;
+    GarchLogSum log_h;
+    // blocks of points: the recursion's values, then the points' terms (the
+    // math library's calls, nothing else live across them), then the sums in
+    // time order (the same bits as garch_gradient_point point by point)
+    constexpr int kBlock = 32;
+    double hb[kBlock], dhb[kBlock][4], eb[kBlock];
+    GarchPointTerms tb[kBlock];
+    int fill = 0;
+    auto flush = [&] {
+      for (int i = 0; i < fill; ++i) tb[i] = garch_point_log_d(eb[i], hb[i], z);
+      for (int i = 0; i < fill; ++i) garch_point_power(tb[i], z);
+      for (int i = 0; i < fill; ++i) garch_gradient_add(tb[i], hb[i], dhb[i], z, s, log_h);
+      fill = 0;
+    };
     garch_variance_path<true>(r, n, par, [&](std::int64_t, double e, double h, const double* dh) {
-      garch_gradient_point(e, h, dh, z, s);
+      eb[fill] = e;
+      hb[fill] = h;
+      for (int k = 0; k < 4; ++k) dhb[fill][k] = dh[k];
+      if (++fill == kBlock) flush();
     });
+    flush();
+    s.ll -= 0.5 * log_h.log_value();
     return garch_gradient_finish(s, par, nn, stencil, grad);
   }
 };
@@ -257,19 +330,29 @@ NUMPIPE_HD_INLINE void garch_copy(const double* from, double* to) {
   for (int i = 0; i < kGarchParams; ++i) to[i] = from[i];
 }
 
+// The gradient of f (below) at a point, unmasked, carried from one search to
+// the next that starts there (a restart, a screen's second stage), so that the
+// pass is not repeated; valid: it holds the gradient at the search's start.
+struct GarchGradientAt {
+  double g[kGarchParams];
+  bool valid = false;
+};
+
 // BFGS over the coordinates not marked fixed (their gradient is held at 0, so
 // that they keep their value); returns the iterations, sets *converged.
 // f(u): minus the log-likelihood per point (+inf outside); gradient(u, g): the
-// same with its gradient in u.
+// same with its gradient in u (the same value as f's: the passes compute the
+// same bits). at: the gradient at u if valid (fu is f(u) then), and the
+// gradient at the final u on return.
 template <class F, class G>
 NUMPIPE_HD_OUTLINE int garch_bfgs(const F& f, const G& gradient, double n, double* u, double& fu, const bool* fixed,
-                                 bool* converged, int max_iterations = 500) {
+                                 bool* converged, GarchGradientAt& at, int max_iterations = 500) {
   constexpr int K = kGarchParams;
   double g[K], B[K][K] = {};  // B: the inverse Hessian estimate
+  double gn_full[K];          // the unmasked gradient at the last point evaluated
   auto masked_gradient = [&](const double* v, double* gv) {
-    const double fv = gradient(v, gv);
-    for (int i = 0; i < K; ++i)
-      if (fixed[i]) gv[i] = 0;
+    const double fv = gradient(v, gn_full);
+    for (int i = 0; i < K; ++i) gv[i] = fixed[i] ? 0.0 : gn_full[i];
     return fv;
   };
   auto reset = [&] {
@@ -277,7 +360,13 @@ NUMPIPE_HD_OUTLINE int garch_bfgs(const F& f, const G& gradient, double n, doubl
       for (int j = 0; j < K; ++j) B[i][j] = i == j && !fixed[i] ? 1 : 0;
   };
   reset();
-  masked_gradient(u, g);
+  if (!at.valid) {
+    masked_gradient(u, g);
+    garch_copy(gn_full, at.g);
+    at.valid = true;
+  } else {
+    for (int i = 0; i < K; ++i) g[i] = fixed[i] ? 0.0 : at.g[i];
+  }
   int it = 0, stalled = 0;
   *converged = false;
   for (; it < max_iterations && std::isfinite(fu); ++it) {
@@ -311,6 +400,7 @@ NUMPIPE_HD_OUTLINE int garch_bfgs(const F& f, const G& gradient, double n, doubl
     }
     double s[K], y[K], sy = 0;
     if (!have_gn || step != 1) masked_gradient(un, gn);
+    garch_copy(gn_full, at.g);  // the gradient at un, the new u
     for (int i = 0; i < K; ++i) {
       s[i] = un[i] - u[i];
       y[i] = gn[i] - g[i];
@@ -394,6 +484,33 @@ NUMPIPE_HD_INLINE bool garch_same_maximum(const double* a, const double* b, doub
          std::fabs(a[kShape2] - b[kShape2]) < 2e-2;
 }
 
+// The re-search's pieces (garch_fit): a search's end point in u, minus its
+// log-likelihood per point, its iterations; and one fixed start's, screened
+// and (where it was searched ahead) searched to the end.
+struct GarchRun {
+  double u[kGarchParams];
+  double f;
+  int iterations;
+  bool converged;
+  GarchGradientAt at;  // the gradient at u (a search from the run starts there)
+};
+struct GarchStart {
+  GarchRun screened, searched;
+  bool searched_ahead;
+};
+
+// Whether the re-search runs a screened start to the end, fu being the best
+// so far (minus the log-likelihood per point) and par_warm the warm search's
+// maximum: within 0.1 of the best log-likelihood, and not by the warm
+// search's maximum unless above it.
+NUMPIPE_HD_INLINE bool garch_worth_searching(const GarchRun& screened, double fu, double nn, const double* par_warm,
+                                             const GarchCoordinates& cs) {
+  if (!(screened.f < fu + 0.1 / nn)) return false;
+  double par[kGarchParams];
+  cs.natural(screened.u, par);
+  return !(garch_same_maximum(par, par_warm, cs.sd) && !(screened.f < fu));
+}
+
 // The fit of one window from a start (natural parameters; a start outside the
 // constraints' interior: the default one).
 template <class Window>
@@ -423,28 +540,30 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
     for (int i = 0; i < K; ++i) g[i] = -gu[i] / nn;
     return -ll / nn;
   };
+  // each search's start comes with its gradient (one pass, f's value too)
   double u[K];
+  GarchGradientAt at_u;
   cs.unconstrained(start, u);
-  double fu = f(u);
+  double fu = gradient(u, at_u.g);
   if (!std::isfinite(fu)) {  // a start outside the constraints' interior: the default one
     double par[K];
     garch_default_start(w, par);
     cs.unconstrained(par, u);
-    fu = f(u);
+    fu = gradient(u, at_u.g);
   }
+  at_u.valid = true;
   bool fixed[K] = {}, converged = false;
   // the search with restarts (a fresh inverse Hessian) while they gain: a stale
   // BFGS estimate stalls in the long curved ridge of omega against alpha + beta
-  auto search = [&](double* v, double& fv, const bool* held, bool* done) {
-    int count = garch_bfgs(f, gradient, nn, v, fv, held, done);
+  auto search = [&](double* v, double& fv, const bool* held, bool* done, GarchGradientAt& at) {
+    int count = garch_bfgs(f, gradient, nn, v, fv, held, done, at);
     for (int restart = 0; restart < 5 && std::isfinite(fv); ++restart) {
       const double before = fv;
-      count += garch_bfgs(f, gradient, nn, v, fv, held, done);
+      count += garch_bfgs(f, gradient, nn, v, fv, held, done, at);
       if ((before - fv) * nn < 1e-9) break;
     }
     return count;
   };
-  int it = search(u, fu, fixed, &converged);
   // Where the likelihood has several maxima the warm start may sit in the
   // wrong one: with p < 1 every data point is a local maximum in mu (|u|^p's
   // cusp; tied returns, holidays' zeros, are deep ones), and on an edge of the
@@ -458,39 +577,125 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
   constexpr double kNearLogit = 9.21024036697;  // logit(1 - 1e-4): drifting to the edge
   constexpr double kNearOmega = -9.21034037198;  // log(1e-4): omega drifting to 0 (of the variance)
   constexpr double kCloseLogit = 4.59511985014;  // logit(1 - 1e-2): close enough to an edge to search again
+  // whether a fit at v (natural parameters par) is searched again, and whether with p held first
+  auto cusps_at = [](const double* par) { return std::min(par[kShape], par[kShape2]) < 1; };
+  auto searched_again = [&](const double* v, double fv, const double* par) {
+    const bool near_edge = std::fabs(v[2]) > kCloseLogit || std::fabs(v[3]) > kCloseLogit || v[1] < kNearOmega;
+    return std::isfinite(fv) && (cusps_at(par) || near_edge);
+  };
+  // (alpha, beta, omega as a share of the window's variance): the usual start,
+  // a persistent, a calm and an ARCH-like one, and one by the corner omega = 0,
+  // alpha = 0, beta = 1 (a variance drifting slowly from sigma_1^2)
+  constexpr int kStarts = 5;
+  constexpr double kStart[kStarts][3] = {
+      {0.1, 0.8, 0.1}, {0.05, 0.93, 0.02}, {0.05, 0.15, 0.8}, {0.3, 0.05, 0.65}, {1e-3, 0.998, 1e-5}};
+  constexpr int kScreen = 40;
+  // the pieces: start j screened (p held at 2 first where p < 1, then 40
+  // iterations free), a screened start searched to the end
+  auto screen = [&](int j, bool cusps) {
+    GarchRun run{};
+    double par[K];
+    garch_default_start(w, par);
+    par[kOmega] *= kStart[j][2] / 0.1;  // garch_default_start's omega is 0.1 of the variance
+    par[kAlpha] = kStart[j][0];
+    par[kBeta] = kStart[j][1];
+    cs.unconstrained(par, run.u);
+    run.f = gradient(run.u, run.at.g);
+    run.at.valid = true;
+    bool held_p[K] = {};
+    held_p[kShape] = held_p[kShape2] = true;
+    if (cusps) run.iterations += garch_bfgs(f, gradient, nn, run.u, run.f, held_p, &run.converged, run.at, kScreen);
+    run.iterations += garch_bfgs(f, gradient, nn, run.u, run.f, fixed, &run.converged, run.at, kScreen);
+    return run;
+  };
+  auto search_from = [&](const GarchRun& screened) {
+    GarchRun run = screened;
+    run.iterations = search(run.u, run.f, fixed, &run.converged, run.at);
+    return run;
+  };
+  GarchStart starts[kStarts];
+  bool started = false;  // starts holds the re-search's starts, each searched to the end
+  int it = 0;
+  bool speculated = false;
+  if constexpr (Window::kSpeculate) {
+    speculated = w.speculates();
+    if (speculated) {
+      // Where warps would wait for the warm search (the GPU), they screen the
+      // five starts beside it, guessing whether p < 1 (the previous window's
+      // shapes, the start's), then wait for its end: the warm search's warp calls
+      // them off where the window is not searched again or the guess was wrong
+      // (abandon: their passes then fail at once, their results unused), else
+      // publishes its fit, against which each start is searched ahead or not.
+      const bool guess = cusps_at(start);
+      GarchStart pieces[kStarts + 1];
+      w.side_by_side_speculative(pieces, [&](int j) {
+        GarchStart piece{};
+        if (j == 0) {  // the warm search
+          GarchRun& warm = piece.searched;
+          garch_copy(u, warm.u);
+          warm.f = fu;
+          warm.at = at_u;
+          warm.iterations = search(warm.u, warm.f, fixed, &warm.converged, warm.at);
+          double par[K];
+          cs.natural(warm.u, par);
+          piece.searched_ahead = searched_again(warm.u, warm.f, par) && cusps_at(par) == guess;
+          if (piece.searched_ahead)
+            w.publish_warm(warm);
+          else
+            w.abandon();
+          return piece;
+        }
+        // a start: screened beside the warm search, then searched to the end
+        // where it is worth it against the warm fit (as below)
+        piece.screened = screen(j - 1, guess);
+        GarchRun warm;
+        if (!w.await_warm(&warm)) return piece;  // called off
+        double par_warm[K];
+        cs.natural(warm.u, par_warm);
+        piece.searched_ahead = garch_worth_searching(piece.screened, warm.f, nn, par_warm, cs);
+        if (piece.searched_ahead) piece.searched = search_from(piece.screened);
+        return piece;
+      });
+      const GarchRun& warm = pieces[0].searched;
+      garch_copy(warm.u, u);
+      fu = warm.f;
+      converged = warm.converged;
+      it = warm.iterations;
+      started = pieces[0].searched_ahead;
+      if (started)
+        for (int j = 0; j < kStarts; ++j) starts[j] = pieces[j + 1];
+    }
+  }
+  if (!speculated) it = search(u, fu, fixed, &converged, at_u);
   double par_now[K];
   cs.natural(u, par_now);
-  const bool near_edge = std::fabs(u[2]) > kCloseLogit || std::fabs(u[3]) > kCloseLogit || u[1] < kNearOmega;
-  const bool cusps = std::min(par_now[kShape], par_now[kShape2]) < 1;
-  if (std::isfinite(fu) && (cusps || near_edge)) {
-    // (alpha, beta, omega as a share of the window's variance): the usual start,
-    // a persistent, a calm and an ARCH-like one, and one by the corner omega = 0,
-    // alpha = 0, beta = 1 (a variance drifting slowly from sigma_1^2)
-    constexpr int kStarts = 5;
-    constexpr double kStart[kStarts][3] = {
-        {0.1, 0.8, 0.1}, {0.05, 0.93, 0.02}, {0.05, 0.15, 0.8}, {0.3, 0.05, 0.65}, {1e-3, 0.998, 1e-5}};
-    constexpr int kScreen = 40;
+  const bool cusps = cusps_at(par_now);
+  if (searched_again(u, fu, par_now)) {
+    if (!started) {
+      // The starts side by side where the window runs them so (the GPU: a warp
+      // each), each searched ahead where it is worth it against the warm fit: a
+      // superset of the searches the pick below runs, as the best so far only
+      // rises; elsewhere (the CPU) screened only, and searched in the pick.
+      const double fu_warm = fu;
+      w.side_by_side(starts, [&](int j) {
+        GarchStart s{};
+        s.screened = screen(j, cusps);
+        s.searched_ahead = Window::kSearchAhead && garch_worth_searching(s.screened, fu_warm, nn, par_now, cs);
+        if (s.searched_ahead) s.searched = search_from(s.screened);
+        return s;
+      });
+    }
+    // The pick: the starts in order, as one loop running them would decide
+    // (the same fits on every backend); the highest kept.
     for (int j = 0; j < kStarts; ++j) {
-      double par[K], ub[K];
-      garch_default_start(w, par);
-      par[kOmega] *= kStart[j][2] / 0.1;  // garch_default_start's omega is 0.1 of the variance
-      par[kAlpha] = kStart[j][0];
-      par[kBeta] = kStart[j][1];
-      cs.unconstrained(par, ub);
-      double fb = f(ub);
-      bool held_p[K] = {}, cb = false;
-      held_p[kShape] = held_p[kShape2] = true;
-      if (cusps) it += garch_bfgs(f, gradient, nn, ub, fb, held_p, &cb, kScreen);
-      it += garch_bfgs(f, gradient, nn, ub, fb, fixed, &cb, kScreen);
-      if (!(fb < fu + 0.1 / nn)) continue;
-      double par_b[K];
-      cs.natural(ub, par_b);
-      if (garch_same_maximum(par_b, par_now, cs.sd) && !(fb < fu)) continue;  // the warm search's maximum
-      it += search(ub, fb, fixed, &cb);
-      if (fb < fu) {
-        garch_copy(ub, u);
-        fu = fb;
-        converged = cb;
+      it += starts[j].screened.iterations;
+      if (!garch_worth_searching(starts[j].screened, fu, nn, par_now, cs)) continue;
+      const GarchRun run = starts[j].searched_ahead ? starts[j].searched : search_from(starts[j].screened);
+      it += run.iterations;
+      if (run.f < fu) {
+        garch_copy(run.u, u);
+        fu = run.f;
+        converged = run.converged;
       }
     }
   }
@@ -518,9 +723,11 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
     ue[1] = -32.2362019158;  // log(1e-14)
   }
   if (any_edge && std::isfinite(fu)) {
-    double fe = f(ue);
+    GarchGradientAt at_e;
+    double fe = gradient(ue, at_e.g);
+    at_e.valid = true;
     bool ce = false;
-    it += garch_bfgs(f, gradient, nn, ue, fe, fixed, &ce);
+    it += garch_bfgs(f, gradient, nn, ue, fe, fixed, &ce, at_e);
     double ui[K];
     garch_copy(ue, ui);
     // well inside: alpha + beta 0.99 with omega giving the window's variance
@@ -529,10 +736,12 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
     if (fixed[2]) ui[2] = garch_logit(0.99);
     if (fixed[1] || fixed[2]) ui[1] = std::log(0.01);
     if (fixed[3]) ui[3] = std::copysign(garch_logit(0.95), ue[3]);
-    double fi = f(ui);
+    GarchGradientAt at_i;
+    double fi = gradient(ui, at_i.g);
+    at_i.valid = true;
     bool ci = false;
     const bool none[K] = {};
-    it += garch_bfgs(f, gradient, nn, ui, fi, none, &ci);
+    it += garch_bfgs(f, gradient, nn, ui, fi, none, &ci, at_i);
     // the edge only where it is higher beyond rounding (1e-10 relative): along
     // a flat edge (omega to 0) the two differ by rounding alone, and the flag
     // would follow the backend's order of operations

@@ -1,13 +1,15 @@
-// mle-fit --model garch: the CUDA backend's split of each pass into 256 runs of
-// points (kernels/mle/garch_lanes.hpp: the variance recursion by a scan of
-// affine maps over the runs, sums by a butterfly), emulated on the host,
-// against the CPU's passes in time order: the same log-likelihood, gradient
-// and one-step variance to rounding, for window lengths below, at and above
-// the thread count (256) and the warp size; and every window's fit of a rolling run to the tolerances
+// mle-fit --model garch: the CUDA backend's split of each pass into 32 runs of
+// points, one per lane of a warp (kernels/mle/garch_lanes.hpp: the variance
+// recursion by a scan of affine maps over the runs, sums by a butterfly), and
+// its re-search's starts searched ahead side by side (a warp each), emulated on
+// the host, against the CPU's passes in time order: the same log-likelihood,
+// gradient and one-step variance to rounding, for window lengths below, at and
+// above the warp size; every window's fit of a rolling run to the tolerances
 // tests/cli/mle-gpu.sh states for the GPU (where CUDA's math library adds its
-// own rounding).
+// own rounding); and the starts searched ahead giving the CPU's fits bit for bit.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -66,7 +68,7 @@ TEST_CASE("garch lanes: loglik, gradient and the next variance as the serial pas
     CAPTURE(n);
     const double par[kGarchParams] = {2e-4, 3e-6, 0.12, 0.83, 0.55, 1.4, p2};
     const GarchSerialWindow serial{r.data(), n};
-    const GarchLaneWindow lanes{r.data(), n};
+    const GarchLaneWindow lanes(r.data(), n);
     double hs = 0, hl = 0, gs[kGarchParams], gl[kGarchParams];
     const double ls = serial.loglik(par, &hs), ll = lanes.loglik(par, &hl);
     REQUIRE(std::isfinite(ls));
@@ -84,7 +86,7 @@ TEST_CASE("garch lanes: loglik, gradient and the next variance as the serial pas
           1e-15 * serial.sum([](double x) { return std::fabs(x); }));
   }
   const double outside[kGarchParams] = {0, 1e-6, 0.5, 0.5, 0.5, 2, 2};  // alpha + beta = 1
-  CHECK(std::isnan(GarchLaneWindow{r.data(), 100}.loglik(outside, nullptr)));
+  CHECK(std::isnan(GarchLaneWindow(r.data(), 100).loglik(outside, nullptr)));
 }
 
 // (Two shapes: on windows whose shapes stay above 1. Where a shape falls below
@@ -146,4 +148,125 @@ TEST_CASE("garch lanes: one long window with standard errors") {
     CHECK(rel(lanes.se[k], cpu.se[k]) < 1e-2);
   }
   CHECK(rel(lanes.h_next, cpu.h_next) < 1e-4);
+}
+
+namespace {
+// The CPU's window with the re-search's starts searched ahead, as the GPU's
+// warps run them (counting the re-searches), and (speculate) beside the warm
+// search, one after another as GarchLaneWindow runs them
+struct AheadWindow : GarchSerialWindow, GarchHostSpeculation {
+  static constexpr bool kSearchAhead = true;
+  static constexpr bool kSpeculate = true;
+  int* researches;
+  AheadWindow(const double* r_, std::int64_t n_, int* researches_, bool speculate_)
+      : GarchSerialWindow{r_, n_}, researches(researches_) {
+    speculate = speculate_;
+  }
+  template <class Result, int N, class Body>
+  void side_by_side(Result (&out)[N], const Body& body) const {
+    ++*researches;
+    GarchSerialWindow::side_by_side(out, body);
+  }
+  double loglik(const double* par, double* h_next) const {
+    return abandoned() ? NAN : GarchSerialWindow::loglik(par, h_next);
+  }
+  double loglik_gradient(const double* par, double* grad) const {
+    return abandoned() ? NAN : GarchSerialWindow::loglik_gradient(par, grad);
+  }
+};
+}  // namespace
+
+TEST_CASE("garch: the re-search's starts searched ahead (the GPU's way) give the CPU's fits bit for bit") {
+  for (int shapes : {1, 2})
+  for (bool speculate : {false, true}) {
+    CAPTURE(shapes);
+    CAPTURE(speculate);
+    const std::vector<double> r = shapes == 1 ? simulate(700, 11) : simulate_two_shapes(700, 12);
+    GarchOptions o;
+    o.window = 250;
+    o.step = 5;
+    o.shapes = shapes;
+    const std::int64_t W = (700 - o.window) / o.step + 1;
+    std::vector<GarchFit> serial(static_cast<std::size_t>(W)), ahead(static_cast<std::size_t>(W));
+    int researches = 0;
+    for (std::int64_t first = 0; first < W; first += kGarchChunk) {
+      const std::int64_t last = std::min(W, first + kGarchChunk);
+      garch_fit_chunk([&](std::int64_t w) { return GarchSerialWindow{r.data() + w * o.step, o.window}; }, first,
+                      last, o, serial.data());
+      garch_fit_chunk(
+          [&](std::int64_t w) { return AheadWindow(r.data() + w * o.step, o.window, &researches, speculate); },
+          first, last, o, ahead.data());
+    }
+    MESSAGE("shapes ", shapes, ", speculate ", speculate, ": ", researches, " re-searches after the warm search in ", W,
+            " windows");
+    if (!speculate) CHECK(researches > 0);
+    for (std::int64_t w = 0; w < W; ++w) {
+      CAPTURE(w);
+      const GarchFit &a = serial[static_cast<std::size_t>(w)], &b = ahead[static_cast<std::size_t>(w)];
+      CHECK(b.loglik == a.loglik);
+      for (int k = 0; k < kGarchParams; ++k) CHECK(b.par[k] == a.par[k]);
+      CHECK(b.iterations == a.iterations);
+      CHECK(b.converged == a.converged);
+      CHECK(b.on_edge == a.on_edge);
+    }
+  }
+}
+
+TEST_CASE("garch lanes: the shapes' moments from lgammas computed apart, the same bits") {
+  for (double p = 0.3; p < 20; p *= 1.07)
+    for (int k = 0; k < kGarchShapeStencil; ++k) {
+      CAPTURE(p);
+      CAPTURE(k);
+      const double pk = garch_shape_stencil_p(p, k);
+      const AepdShapeMoments whole = garch_shape_stencil(p, k);
+      const AepdShapeMoments apart =
+          aepd_shape_moments_from(pk, std::lgamma((0 + 1.0) / pk), std::lgamma((1 + 1.0) / pk), std::lgamma((2 + 1.0) / pk));
+      CHECK(apart.p == whole.p);
+      CHECK(apart.m1 == whole.m1);
+      CHECK(apart.m2 == whole.m2);
+      CHECK(apart.g == whole.g);
+    }
+}
+
+TEST_CASE("garch lanes: a run's points in blocks sum to the serial gradient pass's bits") {
+  const std::vector<double> r = simulate(700, 3);
+  for (std::int64_t n : {5, 8, 9, 250, 700}) {
+    CAPTURE(n);
+    const double par[kGarchParams] = {2e-4, 3e-6, 0.12, 0.83, 0.55, 1.4, 2.3};
+    const GarchSerialWindow serial{r.data(), n};
+    double h_serial = 0;
+    const double ll_serial = serial.loglik(par, &h_serial);
+    GarchPassStart ps{};  // as the serial pass starts (garch_variance_path)
+    double e2 = 0, e1 = 0;
+    for (std::int64_t t = 0; t < n; ++t) {
+      e2 += (r[t] - par[kMu]) * (r[t] - par[kMu]);
+      e1 += r[t] - par[kMu];
+    }
+    ps.h0 = e2 / static_cast<double>(n);
+    ps.dh0[0] = -2 * e1 / static_cast<double>(n);
+    const StandardAepd z = standard_aepd(par[kSkew], par[kShape], par[kShape2]);
+    double h_end = 0, e_end = 0;
+    const double ll_run = garch_run_loglik(r.data(), 0, n, par, ps.h0, 0.0, z, &h_end, &e_end);
+    CHECK(garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_end, h_end) == h_serial);
+    // the gradient's sums: the serial pass's, point after point; the
+    // log-likelihood: its, and a run over the whole window gives the serial
+    // log-likelihood pass's bits (d^p as exp(p log d), one log-sum in both)
+    GarchGradientSums serial_sums;
+    GarchLogSum serial_log_h;
+    garch_variance_path<true>(r.data(), n, par, [&](std::int64_t, double e, double h, const double* dh) {
+      garch_gradient_point(e, h, dh, z, serial_sums, serial_log_h);
+    });
+    serial_sums.ll -= 0.5 * serial_log_h.log_value();
+    CHECK(ll_run == serial_sums.ll);
+    CHECK(ll_run == ll_serial);
+    const double zeros[4] = {0, 0, 0, 0};
+    const GarchGradientSums run = garch_run_gradient(r.data(), 0, n, par, ps.h0, ps.dh0, 0.0, zeros, z);
+    CHECK(run.ll == serial_sums.ll);
+    for (int k = 0; k < 4; ++k) CHECK(run.g[k] == serial_sums.g[k]);
+    CHECK(run.g_theta == serial_sums.g_theta);
+    CHECK(run.g_sl == serial_sums.g_sl);
+    CHECK(run.g_sr == serial_sums.g_sr);
+    CHECK(run.g_p1 == serial_sums.g_p1);
+    CHECK(run.g_p2 == serial_sums.g_p2);
+  }
 }

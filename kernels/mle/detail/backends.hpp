@@ -63,5 +63,10 @@ std::vector<double> quantiles_cuda(const Estimates& e, const std::vector<double>
 // dispatch, garch.hpp); *kernel_seconds: the kernel's time by CUDA events.
 std::vector<GarchFit> fit_garch_cuda(const double* x, std::int64_t series, std::int64_t length, const GarchOptions& o,
                                      int device, double* kernel_seconds);
+// The latency of one pass over the window r[0..n) on one warp, as the fits run
+// it (mle-garch-bench): `passes` log-likelihood passes, then as many gradient
+// passes, one after another, each loop timed by CUDA events; seconds per pass.
+void garch_pass_seconds_cuda(const double* r, std::int64_t n, const double* par, int passes, int device,
+                             double* loglik_seconds, double* gradient_seconds);
 
 }  // namespace numpipe::mle
