@@ -4,6 +4,7 @@
 # zero), in fp64 and fp32, with walls and periodic axes, at sizes of many staging
 # pieces and of one; a few steps agree with the CPU as ns-cuda-gpu.sh states.
 require_gpu
+require_tool ns-step
 # ns-step: 128 x 96 x 100 points (9.8 MB per field: two pieces of 8 MiB), walls on two axes.
 gen-input ns --n 128,96,100 --init random --bc x=noslip,y=freeslip,z=periodic --re 100 --c 5 --seed 5 -o ns.nps
 for prec in fp64 fp32; do

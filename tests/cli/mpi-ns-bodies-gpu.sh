@@ -3,6 +3,7 @@
 # derived field, forces), with the halos through CUDA IPC and staged through the host.
 require_mpi
 require_gpu
+require_tool ns-step
 gen-input ns --n 30,22,16 --box 3,2.2,1.6 --bc x=periodic,y=freeslip --re 80 --c 5 \
   --body sphere:1,1.1,0.8,0.3 --body box:1.8,0.3,0.2,2.1,0.8,0.9 --free-stream 1,0.1,0 --fringe 0.6 -o s.nps
 mkdir -p one
