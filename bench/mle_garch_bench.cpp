@@ -11,8 +11,7 @@
 //   log-likelihood's and the gradient's): all of them, and per chunk of
 //   warm-started windows the chain of passes one after another (the starts side
 //   by side: the longest one's): the GPU runs the chunks side by side, so the
-//   slowest chunk's chain bounds its solve (bench/mle-garch); with
-//   NUMPIPE_MLE_GARCH_SPECULATE=1 the starts beside the warm search, as the GPU then runs them.
+//   slowest chunk's chain bounds its solve (bench/mle-garch).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -28,7 +27,6 @@
 #include "kernels/mle/garch.hpp"
 #include "kernels/mle/garch_model.hpp"
 #include "kernels/mle/mle.hpp"
-#include "kernels/mle/tuning.hpp"
 
 using namespace numpipe;
 using namespace numpipe::mle;
@@ -36,40 +34,20 @@ using namespace numpipe::mle;
 namespace {
 
 // The CPU's window, counting its passes as the GPU runs them: the
-// re-search's starts searched ahead side by side and beside the warm search
-// (all of them: *passes, those called off not counted; over all windows, those
-// with the gradient: *gradient_passes), and the chain of passes one after
-// another (*path: the longest piece's).
+// re-search's starts searched ahead side by side (all of them: *passes; over
+// all windows, those with the gradient: *gradient_passes), and the chain of
+// passes one after another (*path: the longest piece's).
 struct CountingWindow : GarchSerialWindow {
   long long* passes;
   long long* path;
   long long* gradient_passes;
   static constexpr bool kSearchAhead = true;
-  static constexpr bool kSpeculate = true;
-  bool speculate = false;  // as the GPU runs them (NUMPIPE_MLE_GARCH_SPECULATE)
-  mutable bool abandon_flag = false, speculating = false;
-  bool speculates() const { return speculate; }
-  mutable GarchRun published{};
-  mutable long long published_at = 0;  // the chain's length where the warm search ended
-  void abandon() const { abandon_flag = true; }
-  bool abandoned() const { return speculating && abandon_flag; }
-  void publish_warm(const GarchRun& warm) const {
-    published = warm;
-    published_at = *path;
-  }
-  bool await_warm(GarchRun* warm) const {
-    *warm = published;
-    *path = std::max(*path, published_at);
-    return !abandon_flag;
-  }
   double loglik(const double* par, double* h_next) const {
-    if (abandoned()) return NAN;  // (called off: on the GPU, by the time the warm search ends)
     ++*passes;
     ++*path;
     return GarchSerialWindow::loglik(par, h_next);
   }
   double loglik_gradient(const double* par, double* grad) const {
-    if (abandoned()) return NAN;
     ++*passes;
     ++*path;
     ++*gradient_passes;
@@ -86,16 +64,6 @@ struct CountingWindow : GarchSerialWindow {
     }
     *path = longest;
   }
-  template <class Result, int N, class Body>
-  void side_by_side_speculative(Result (&out)[N], const Body& body) const {
-    abandon_flag = false;
-    side_by_side(out, [&](int j) {
-      speculating = j > 0;
-      const Result r = body(j);
-      speculating = false;
-      return r;
-    });
-  }
 };
 
 // One series' rolling fits in the backends' chunks, their passes counted: one row.
@@ -103,13 +71,13 @@ void count_passes(const std::vector<double>& x, std::int64_t length, const Garch
   const std::int64_t W = (length - o.window) / o.step + 1;
   std::vector<long long> per_window(static_cast<std::size_t>(W), 0), path(static_cast<std::size_t>(W), 0);
   std::vector<GarchFit> fits(static_cast<std::size_t>(W));
-  long long slowest = 0, total = 0, heavy = 0, gradient = 0;
+  long long total = 0, heavy = 0, gradient = 0;
+  std::vector<long long> chains;  // each chunk's chain
   for (std::int64_t first = 0; first < W; first += kGarchChunk) {
     const std::int64_t last = std::min(W, first + kGarchChunk);
     auto window = [&](std::int64_t w) {
       const auto i = static_cast<std::size_t>(w);
       CountingWindow counting{{x.data() + w * o.step, o.window}, &per_window[i], &path[i], &gradient};
-      counting.speculate = tuning_from_environment().garch_speculate;
       return counting;
     };
     garch_fit_chunk(window, first, last, o, fits.data());
@@ -118,16 +86,19 @@ void count_passes(const std::vector<double>& x, std::int64_t length, const Garch
       chunk += path[static_cast<std::size_t>(w)];
       total += per_window[static_cast<std::size_t>(w)];
     }
-    slowest = std::max(slowest, chunk);
+    chains.push_back(chunk);
   }
+  std::sort(chains.begin(), chains.end());
+  long long chained = 0;  // the chains' sum: the work the GPU's blocks share out over its SMs
+  for (long long c : chains) chained += c;
   // a window searched again from the fixed starts costs several hundred passes
   for (long long p : per_window) heavy += p > 300 ? 1 : 0;
   std::printf("| passes (CPU, counted) | window %lld, step %lld | %lld windows in chunks of %lld | total %lld (%lld with "
-              "the gradient), %.1f a window | slowest chunk %lld (its chain: the starts side by side) | windows over "
-              "300 passes %lld |\n",
+              "the gradient), %.1f a window | chunks' chains (the starts side by side): slowest %lld, median %lld, "
+              "sum %lld | windows over 300 passes %lld |\n",
               static_cast<long long>(o.window), static_cast<long long>(o.step), static_cast<long long>(W),
               static_cast<long long>(kGarchChunk), total, gradient, static_cast<double>(total) / static_cast<double>(W),
-              slowest, heavy);
+              chains.back(), chains[chains.size() / 2], chained, heavy);
 }
 
 }  // namespace

@@ -1,24 +1,21 @@
-// mle-fit --model garch on CUDA: a block of 6 warps per chunk of windows (the
+// mle-fit --model garch on CUDA: a block of 5 warps per chunk of windows (the
 // chunks of the CPU backend, kGarchChunk windows each, warm-started in order
-// within a chunk). Each warp runs the search (garch_model.hpp) on its own, every
-// lane on the same values, each pass over a window split between the warp's
-// 32 lanes: lane l owns a contiguous run of points (8 for a 250-day window).
+// within a chunk). A search (garch_model.hpp) runs on one warp, every lane on
+// the same values, each pass over a window split between the warp's 32 lanes:
+// lane l owns a contiguous run of points (8 for a 250-day window).
 // The GARCH recursion, sequential in time, is a linear recurrence
 // x_t = beta x_{t-1} + c_t, so each lane composes its run's affine map and a
 // warp scan (Hillis and Steele 1986) gives every lane the state entering its
 // run. Sums over points: lane partials in time order, then a butterfly over
 // the lanes: the same bits in every lane and on every run (no atomics, a fixed
-// order). A pass needs no barrier, only shuffles, so the block's 6 warps run
-// different searches of a window at once: the re-search's five starts side by
-// side (side_by_side, results through shared memory) after the warm search,
-// which all warps run; or (NUMPIPE_MLE_GARCH_SPECULATE=1) warp 0 the warm
-// search and warps 1-5 the starts beside it (side_by_side_speculative), called
-// off through a flag in global memory where the window is not searched again
-// (garch_model.hpp, garch_fit).
+// order). A pass needs no barrier, only shuffles, so the block's warps run
+// different searches of a window at once (side_by_side, results through shared
+// memory): the warm search on warp 0 while the others wait at the barrier, then
+// the re-search's five starts a warp each. Several blocks share an SM: a
+// search's passes wait on their own latency (one warp), and the warps of other
+// chunks' searches fill the SM's issue slots meanwhile.
 // garch_lanes.hpp's GarchLaneWindow emulates this order on the host.
 #include <cuda_runtime.h>
-
-#include <cuda/atomic>
 
 #include <algorithm>
 #include <vector>
@@ -28,7 +25,6 @@
 #include "common/device_array.hpp"
 #include "detail/backends.hpp"
 #include "garch_lanes.hpp"
-#include "tuning.hpp"
 
 namespace numpipe::mle {
 namespace {
@@ -111,103 +107,11 @@ struct GarchWarpWindow {
   const double* r;
   std::int64_t n;
   GarchBlockShared* sh;
-  // the block's state of the warm search (0 running, 1 the starts called off,
-  // 2 its fit published) and its fit, in global memory: read while other warps
-  // run, through acquire and release (no barrier)
-  int* abandon_flag;
-  GarchRun* published;
   std::int64_t t0, t1;  // this lane's points
-  mutable bool speculating = false;  // this warp runs a piece that the warm search may call off
-  bool speculate = false;            // NUMPIPE_MLE_GARCH_SPECULATE (tuning.hpp)
   static constexpr bool kSearchAhead = true;
-  static constexpr bool kSpeculate = true;
-  NUMPIPE_HD bool speculates() const { return speculate; }
 
-  __device__ GarchWarpWindow(const double* r_, std::int64_t n_, GarchBlockShared* sh_, int* abandon_flag_,
-                             GarchRun* published_)
-      : r(r_), n(n_), sh(sh_), abandon_flag(abandon_flag_), published(published_) {
+  __device__ GarchWarpWindow(const double* r_, std::int64_t n_, GarchBlockShared* sh_) : r(r_), n(n_), sh(sh_) {
     garch_run_bounds(n, lane_id(), &t0, &t1);
-  }
-
-  // out[j] = body(j), warp j running piece j (N <= kWarps), pieces 1.. called
-  // off where piece 0 calls abandon(): their passes fail at once from then on
-  // (their results unused). Every thread of the block calls it together.
-  template <class Result, int N, class Body>
-  NUMPIPE_HD void side_by_side_speculative(Result (&out)[N], const Body& body) const {
-#ifdef __CUDA_ARCH__
-    static_assert(N <= kWarps, "a warp a piece");
-    static_assert(sizeof(Result) <= GarchBlockShared::kSlotBytes, "a piece's result must fit its slot");
-    auto* slots = reinterpret_cast<Result*>(sh->slots);
-    __syncthreads();  // the previous exchange's readers are done
-    if (threadIdx.x == 0) *abandon_flag = 0;
-    __syncthreads();
-    const int j = warp_id();
-    if (j < N) {
-      speculating = j > 0;
-      const Result mine = body(j);
-      speculating = false;
-      if (lane_id() == 0) slots[j] = mine;
-    }
-    __syncthreads();
-    for (int i = 0; i < N; ++i) out[i] = slots[i];
-#else
-    (void)out, (void)body;
-#endif
-  }
-#ifdef __CUDA_ARCH__
-  __device__ cuda::atomic_ref<int, cuda::thread_scope_block> state() const {
-    return cuda::atomic_ref<int, cuda::thread_scope_block>(*abandon_flag);
-  }
-#endif
-  NUMPIPE_HD void abandon() const {
-#ifdef __CUDA_ARCH__
-    if (lane_id() == 0) state().store(1, cuda::memory_order_relaxed);
-    __syncwarp();
-#endif
-  }
-  NUMPIPE_HD void publish_warm(const GarchRun& warm) const {
-#ifdef __CUDA_ARCH__
-    if (lane_id() == 0) {
-      *published = warm;
-      state().store(2, cuda::memory_order_release);
-    }
-    __syncwarp();
-#else
-    (void)warm;
-#endif
-  }
-  // (the same answer in every lane: lane 0's reading)
-  NUMPIPE_HD bool abandoned() const {
-#ifdef __CUDA_ARCH__
-    if (!speculating) return false;
-    const int seen = lane_id() == 0 ? state().load(cuda::memory_order_relaxed) : 0;
-    return __shfl_sync(kFullWarp, seen, 0) == 1;
-#else
-    return false;
-#endif
-  }
-  // Waits for the warm search's end: false where it called the starts off,
-  // else *warm its fit.
-  NUMPIPE_HD bool await_warm(GarchRun* warm) const {
-#ifdef __CUDA_ARCH__
-    int seen = 0;
-    if (lane_id() == 0)
-      while ((seen = state().load(cuda::memory_order_acquire)) == 0) __nanosleep(256);
-    seen = __shfl_sync(kFullWarp, seen, 0);
-    if (seen != 2) return false;
-    GarchRun run{};
-    if (lane_id() == 0) run = *published;  // after the acquire: the release's writes
-    for (int k = 0; k < kGarchParams; ++k) run.u[k] = __shfl_sync(kFullWarp, run.u[k], 0);
-    run.f = __shfl_sync(kFullWarp, run.f, 0);
-    run.iterations = __shfl_sync(kFullWarp, run.iterations, 0);
-    run.converged = __shfl_sync(kFullWarp, static_cast<int>(run.converged), 0) != 0;
-    // (not its gradient run.at: lane 0's only; the starts use the warm fit's u and f)
-    *warm = run;
-    return true;
-#else
-    (void)warm;
-    return false;
-#endif
   }
 
   // out[j] = body(j): warp j % kWarps runs piece j; every thread of the block
@@ -274,7 +178,7 @@ struct GarchWarpWindow {
   // (out of line on the device: called from many places of the search)
   NUMPIPE_HD __noinline__ double loglik(const double* par, double* h_next) const {
 #ifdef __CUDA_ARCH__
-    if (!garch_inside(par) || abandoned()) return NAN;
+    if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, false);
     // the shapes' moments: lane 3 i + j < 6 computes lgamma((j + 1) / p_i) (p_0 = p1,
     // p_1 = p2), lanes 0 and 1 p1's and p2's moments from them
@@ -301,7 +205,7 @@ struct GarchWarpWindow {
 
   NUMPIPE_HD __noinline__ double loglik_gradient(const double* par, double* grad) const {
 #ifdef __CUDA_ARCH__
-    if (!garch_inside(par) || abandoned()) return NAN;
+    if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, true);
     // the shapes' moments at the gradient's stencil (garch_shape_stencil): lane
     // 3 k + j < 18 computes lgamma((j + 1) / p_k), p_k the shape at point k (k < 3:
@@ -349,17 +253,13 @@ struct GarchWarpWindow {
 __global__ void __launch_bounds__(kThreads, 1)
     garch_chunks_kernel(const double* x, std::int64_t series, std::int64_t length, std::int64_t window,
                         std::int64_t step, std::int64_t windows, std::int64_t chunks, GarchOptions o,
-                        GarchFit* fits, int* abandon_flags, GarchRun* published, bool speculate) {
+                        GarchFit* fits) {
   __shared__ GarchBlockShared sh;
   const std::int64_t block = blockIdx.x;
   if (block >= series * chunks) return;  // the whole block
   const std::int64_t si = block / chunks, c = block % chunks;
   const double* xs = x + si * length;
-  auto make_window = [&](std::int64_t w) {
-    GarchWarpWindow win(xs + w * step, window, &sh, abandon_flags + block, published + block);
-    win.speculate = speculate;
-    return win;
-  };
+  auto make_window = [&](std::int64_t w) { return GarchWarpWindow(xs + w * step, window, &sh); };
   garch_fit_chunk(make_window, c * kGarchChunk, std::min(windows, (c + 1) * kGarchChunk), o, fits + si * windows,
                   threadIdx.x == 0);
 }
@@ -370,7 +270,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 __global__ void __launch_bounds__(kLanes, 1)
     garch_pass_kernel(const double* r, std::int64_t n, GarchGradientPassPar par, int passes, bool gradient, double* out) {
   __shared__ GarchBlockShared sh;
-  const GarchWarpWindow w(r, n, &sh, nullptr, nullptr);  // (never speculating: no flag read)
+  const GarchWarpWindow w(r, n, &sh);
   double q[kGarchParams], total = 0;
   for (int k = 0; k < kGarchParams; ++k) q[k] = par.v[k];
   for (int i = 0; i < passes; ++i) {
@@ -413,9 +313,6 @@ std::vector<GarchFit> fit_garch_cuda(const double* x, std::int64_t series, std::
   const std::size_t points = static_cast<std::size_t>(series * length), count = static_cast<std::size_t>(series * W);
   DeviceArray<double> d_x(points);
   DeviceArray<GarchFit> d_fits(count);
-  DeviceArray<int> d_abandon(static_cast<std::size_t>(series * chunks));  // a flag a block
-  DeviceArray<GarchRun> d_published(static_cast<std::size_t>(series * chunks));  // the warm fit a block
-  NUMPIPE_CUDA_CHECK(cudaMemsetAsync(d_abandon.data(), 0, d_abandon.bytes()));
   d_x.copy_from_host(x, points);
   // the fits' padding bytes too (compute-sanitizer's initcheck on the copy back)
   NUMPIPE_CUDA_CHECK(cudaMemsetAsync(d_fits.data(), 0, d_fits.bytes()));
@@ -423,8 +320,7 @@ std::vector<GarchFit> fit_garch_cuda(const double* x, std::int64_t series, std::
   const int threads = kThreads;
   CudaEventTimer timer;
   timer.start();
-  garch_chunks_kernel<<<blocks, threads>>>(d_x.data(), series, length, n, o.step, W, chunks, o, d_fits.data(),
-                                           d_abandon.data(), d_published.data(), tuning_from_environment().garch_speculate);
+  garch_chunks_kernel<<<blocks, threads>>>(d_x.data(), series, length, n, o.step, W, chunks, o, d_fits.data());
   NUMPIPE_CUDA_CHECK_LAUNCH();
   timer.stop();
   std::vector<GarchFit> fits(count);

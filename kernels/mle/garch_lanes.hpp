@@ -25,9 +25,9 @@
 namespace numpipe::mle {
 
 constexpr int kGarchLanes = 32;  // a warp: one search's pass
-// The warps of a chunk's block: the warm search and the re-search's five
-// starts side by side.
-constexpr int kGarchSearchWarps = 6;
+// The warps of a chunk's block: the re-search's five starts side by side
+// (the warm search before them on warp 0).
+constexpr int kGarchSearchWarps = 5;
 
 // Lane l's points [t0, t1): runs of ceil(n / 32) points.
 NUMPIPE_HD_INLINE void garch_run_bounds(std::int64_t n, int lane, std::int64_t* t0, std::int64_t* t1) {
@@ -191,37 +191,11 @@ NUMPIPE_HD_INLINE GarchPassStart garch_pass_start(const Window& w, const double*
 // only: not compiled by nvcc, where the search's device side would be
 // instantiated for it too).
 #ifndef __CUDACC__
-// The GPU's pieces beside the warm search (garch_fit, side_by_side_speculative)
-// one after another on the host: piece 0 first (one order of the GPU's warps:
-// the others called off before they start where it abandons them).
-struct GarchHostSpeculation {
-  bool speculate = true;
-  mutable bool abandon_flag = false, speculating = false;
-  mutable GarchRun published{};
-  bool speculates() const { return speculate; }
-  template <class Result, int N, class Body>
-  void side_by_side_speculative(Result (&out)[N], const Body& body) const {
-    abandon_flag = false;
-    out[0] = body(0);
-    speculating = true;
-    for (int j = 1; j < N; ++j) out[j] = body(j);
-    speculating = false;
-  }
-  void abandon() const { abandon_flag = true; }
-  bool abandoned() const { return speculating && abandon_flag; }
-  void publish_warm(const GarchRun& warm) const { published = warm; }
-  bool await_warm(GarchRun* warm) const {
-    *warm = published;
-    return !abandon_flag;
-  }
-};
-
-struct GarchLaneWindow : GarchHostSpeculation {
+struct GarchLaneWindow {
   const double* r;
   std::int64_t n;
   GarchLaneWindow(const double* r_, std::int64_t n_) : r(r_), n(n_) {}
   static constexpr bool kSearchAhead = true;
-  static constexpr bool kSpeculate = true;
   template <class Result, int N, class Body>
   void side_by_side(Result (&out)[N], const Body& body) const {
     for (int j = 0; j < N; ++j) out[j] = body(j);
@@ -286,7 +260,7 @@ struct GarchLaneWindow : GarchHostSpeculation {
     return 0;
   }
   double loglik(const double* par, double* h_next) const {
-    if (!garch_inside(par) || abandoned()) return NAN;
+    if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, false);
     const StandardAepd z = standard_aepd(par[kSkew], par[kShape], par[kShape2]);
     double h_before[kGarchLanes], ll[kGarchLanes], h_end[kGarchLanes], e_end[kGarchLanes];
@@ -301,7 +275,7 @@ struct GarchLaneWindow : GarchHostSpeculation {
     return butterfly(ll);
   }
   double loglik_gradient(const double* par, double* grad) const {
-    if (!garch_inside(par) || abandoned()) return NAN;
+    if (!garch_inside(par)) return NAN;
     const GarchPassStart ps = garch_pass_start(*this, par, true);
     StandardAepd stencil[kGarchStencil];  // on the GPU, lanes 0..5 compute the shapes' moments (the same bits)
     garch_aepd_stencil(par, stencil);

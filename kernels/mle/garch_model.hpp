@@ -13,13 +13,6 @@
 //                                 a search (the re-search's starts)
 //   Window::kSearchAhead          whether those pieces run side by side (then
 //                                 each does all it may need, see garch_fit)
-//   Window::kSpeculate            whether the re-search's starts may run beside
-//                                 the warm search (where w.speculates():
-//                                 w.side_by_side_speculative:
-//                                 piece 0 the warm search, which calls the
-//                                 others off by w.abandon() or hands them its
-//                                 fit by w.publish_warm(run); they wait for
-//                                 either in w.await_warm(&run))
 //
 // The CPU's window (GarchSerialWindow, below) sums in time order; the CUDA
 // backend's (garch_cuda.cu) splits each pass over the 32 lanes of a warp,
@@ -47,8 +40,13 @@ namespace numpipe::mle {
 
 // Rolling fits: windows in chunks of this many, each chunk started from the
 // default start, each later window warm-started from the previous one's
-// estimate (the same bits for any thread count, and on the GPU a chunk per block).
-constexpr std::int64_t kGarchChunk = 16;
+// estimate (the same bits for any thread count, and on the GPU a chunk per
+// block). The GPU's solve is the slowest chunk's chain of dependent passes:
+// on the DAX's 1610 windows of 250 days, chunks of 4 rather than 16 shorten
+// it from 14214 passes to 3700 and cost 1% more passes in all
+// (mle-garch-bench passes): a warm start saves few passes where windows are
+// searched again from fixed starts, and those dominate the slow chunks.
+constexpr std::int64_t kGarchChunk = 4;
 
 NUMPIPE_HD_INLINE double garch_logistic(double v) { return 1.0 / (1.0 + std::exp(-v)); }
 NUMPIPE_HD_INLINE double garch_logit(double p) { return std::log(p / (1.0 - p)); }
@@ -246,7 +244,6 @@ struct GarchSerialWindow {
   const double* r;
   std::int64_t n;
   static constexpr bool kSearchAhead = false;
-  static constexpr bool kSpeculate = false;  // (side_by_side_speculative, abandon, abandoned: garch_fit)
   template <class Result, int N, class Body>
   void side_by_side(Result (&out)[N], const Body& body) const {
     for (int j = 0; j < N; ++j) out[j] = body(j);
@@ -614,77 +611,41 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const double* start, cons
     return run;
   };
   GarchStart starts[kStarts];
-  bool started = false;  // starts holds the re-search's starts, each searched to the end
   int it = 0;
-  bool speculated = false;
-  if constexpr (Window::kSpeculate) {
-    speculated = w.speculates();
-    if (speculated) {
-      // Where warps would wait for the warm search (the GPU), they screen the
-      // five starts beside it, guessing whether p < 1 (the previous window's
-      // shapes, the start's), then wait for its end: the warm search's warp calls
-      // them off where the window is not searched again or the guess was wrong
-      // (abandon: their passes then fail at once, their results unused), else
-      // publishes its fit, against which each start is searched ahead or not.
-      const bool guess = cusps_at(start);
-      GarchStart pieces[kStarts + 1];
-      w.side_by_side_speculative(pieces, [&](int j) {
-        GarchStart piece{};
-        if (j == 0) {  // the warm search
-          GarchRun& warm = piece.searched;
-          garch_copy(u, warm.u);
-          warm.f = fu;
-          warm.at = at_u;
-          warm.iterations = search(warm.u, warm.f, fixed, &warm.converged, warm.at);
-          double par[K];
-          cs.natural(warm.u, par);
-          piece.searched_ahead = searched_again(warm.u, warm.f, par) && cusps_at(par) == guess;
-          if (piece.searched_ahead)
-            w.publish_warm(warm);
-          else
-            w.abandon();
-          return piece;
-        }
-        // a start: screened beside the warm search, then searched to the end
-        // where it is worth it against the warm fit (as below)
-        piece.screened = screen(j - 1, guess);
-        GarchRun warm;
-        if (!w.await_warm(&warm)) return piece;  // called off
-        double par_warm[K];
-        cs.natural(warm.u, par_warm);
-        piece.searched_ahead = garch_worth_searching(piece.screened, warm.f, nn, par_warm, cs);
-        if (piece.searched_ahead) piece.searched = search_from(piece.screened);
-        return piece;
-      });
-      const GarchRun& warm = pieces[0].searched;
-      garch_copy(warm.u, u);
-      fu = warm.f;
-      converged = warm.converged;
-      it = warm.iterations;
-      started = pieces[0].searched_ahead;
-      if (started)
-        for (int j = 0; j < kStarts; ++j) starts[j] = pieces[j + 1];
-    }
+  {
+    // the warm search, a piece of its own: on the GPU one warp runs it while
+    // the block's others wait (rather than all running the same passes, whose
+    // arithmetic would compete for the SM with other blocks' searches)
+    GarchRun warm[1];
+    w.side_by_side(warm, [&](int) {
+      GarchRun run{};
+      garch_copy(u, run.u);
+      run.f = fu;
+      run.at = at_u;
+      run.iterations = search(run.u, run.f, fixed, &run.converged, run.at);
+      return run;
+    });
+    garch_copy(warm[0].u, u);
+    fu = warm[0].f;
+    converged = warm[0].converged;
+    it = warm[0].iterations;
   }
-  if (!speculated) it = search(u, fu, fixed, &converged, at_u);
   double par_now[K];
   cs.natural(u, par_now);
   const bool cusps = cusps_at(par_now);
   if (searched_again(u, fu, par_now)) {
-    if (!started) {
-      // The starts side by side where the window runs them so (the GPU: a warp
-      // each), each searched ahead where it is worth it against the warm fit: a
-      // superset of the searches the pick below runs, as the best so far only
-      // rises; elsewhere (the CPU) screened only, and searched in the pick.
-      const double fu_warm = fu;
-      w.side_by_side(starts, [&](int j) {
-        GarchStart s{};
-        s.screened = screen(j, cusps);
-        s.searched_ahead = Window::kSearchAhead && garch_worth_searching(s.screened, fu_warm, nn, par_now, cs);
-        if (s.searched_ahead) s.searched = search_from(s.screened);
-        return s;
-      });
-    }
+    // The starts side by side where the window runs them so (the GPU: a warp
+    // each), each searched ahead where it is worth it against the warm fit: a
+    // superset of the searches the pick below runs, as the best so far only
+    // rises; elsewhere (the CPU) screened only, and searched in the pick.
+    const double fu_warm = fu;
+    w.side_by_side(starts, [&](int j) {
+      GarchStart s{};
+      s.screened = screen(j, cusps);
+      s.searched_ahead = Window::kSearchAhead && garch_worth_searching(s.screened, fu_warm, nn, par_now, cs);
+      if (s.searched_ahead) s.searched = search_from(s.screened);
+      return s;
+    });
     // The pick: the starts in order, as one loop running them would decide
     // (the same fits on every backend); the highest kept.
     for (int j = 0; j < kStarts; ++j) {

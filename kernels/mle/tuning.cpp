@@ -11,8 +11,6 @@ void declare_tuning(Cli& cli) {
                  "the same bits");
   cli.tuning_env("NUMPIPE_MLE_ESTIMATE_LANES=1|2|4|8|16|32",
                  "CUDA --refine/--stderr: threads per window of the estimate kernel (default: about 32 points a thread)");
-  cli.tuning_env("NUMPIPE_MLE_GARCH_SPECULATE=1",
-                 "CUDA --model garch: screen the re-search's starts beside the warm search (default off); the same fits");
 }
 
 }  // namespace numpipe::mle
