@@ -15,7 +15,7 @@ void garch_default_start(const double* r, std::int64_t n, double* par) {
 }
 
 GarchFit fit_garch_window(const double* r, std::int64_t n, const double* start, const GarchOptions& o) {
-  return garch_fit_model(GarchSerialWindow{r, n}, start, o);
+  return garch_fit_model(GarchSerialWindow{r, n}, garch_carry_from(start), o);
 }
 
 std::vector<double> garch_fhs_quantiles(const double* r, std::int64_t n, const double* par, double h_next,
