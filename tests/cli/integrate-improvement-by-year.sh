@@ -1,8 +1,8 @@
 # share/examples/integrate-improvement-by-year.sh, the table of improvement rates by age
 # and calendar year that docs/integrate.md and the benchmarks use: its bytes (a header of
-# the years, a row per age with each run's rate as written), gen-input reading it (one
-# rate every year gives --improvement's reserves with that rate at every age, 1e-12), and
-# its refusals (exit 2, nothing written).
+# the years, a row per age with each run's rate as written), gen-input reading it, and its
+# refusals (exit 2, nothing written). integrate-improvement-table.sh values a table it
+# writes against --improvement.
 TABLE="$SRC/share/examples/integrate-improvement-by-year.sh"
 T="$SRC/share/examples/integrate-life-table.csv"
 "$TABLE" 2021:2023=0.02 2024=0.015 2025:2026=0 > two-runs.csv
@@ -15,16 +15,6 @@ T="$SRC/share/examples/integrate-life-table.csv"
 [ "$(cat ages.csv)" = "$(printf 'age,2021\n60,0.01\n61,0.01\n62,0.01')" ] || fail "--ages 60:62: $(cat ages.csv)"
 gen-input integrate --product annuity --mortality-table "$T:q_female" --improvement-table insured=two-runs.csv \
   --base-year 2020 -o /dev/null || fail "gen-input refused the script's table"
-
-# Rates the same every year: --improvement's reserves with that rate at every age.
-"$TABLE" 2021:2030=0.02 > flat.csv
-{ echo age,ai; for a in $(seq 0 120); do echo "$a,0.02"; done; } > ai.csv
-for improve in "--improvement-table insured=flat.csv" "--improvement insured=ai.csv"; do
-  gen-input integrate --product endowment --x 45 --term 30 --premium equivalence --mortality-table "$T:q_female" \
-    $improve --base-year 2020 --valuation-year 2033 | integrate --frequency 12 -o "r${improve%% *}.nps"
-done
-verify r--improvement-table.nps r--improvement.nps --rtol 1e-12 --atol 1e-13 ||
-  fail "the script's table with one rate every year differs from --improvement"
 
 # Refusals: exit 2, the reason and the value, nothing on stdout.
 refuse() {
