@@ -68,10 +68,10 @@ row = run(["--product", "last-survivor", "--x", "62", "--second-age", "58", "--v
 checks.compare(f"last-survivor annuity-due 62, 58 in {Y}", row, last)
 checks.finish()
 PY
-# Rates the same every year: the same reserves as --improvement's rates by age (1e-12).
-"$PY" -c "
-print('age,2021,2022,2023')
-for a in range(0, 121): print(f'{a},' + ','.join([f'{0.02 if a < 80 else 0.01}'] * 3))" > flat.csv
+# Rates the same every year (the table by share/examples/integrate-improvement-by-year.sh,
+# one age band at a time): the same reserves as --improvement's rates by age (1e-12).
+"$SRC/share/examples/integrate-improvement-by-year.sh" --ages 0:79 2021:2023=0.02 > flat.csv
+"$SRC/share/examples/integrate-improvement-by-year.sh" --ages 80:120 2021:2023=0.01 | tail -n +2 >> flat.csv
 "$PY" -c "
 print('age,ai')
 for a in range(0, 121): print(f'{a},{0.02 if a < 80 else 0.01}')" > ai.csv
