@@ -20,7 +20,7 @@ GarchFit fit_garch_window(const double* r, std::int64_t n, const double* start, 
 
 std::vector<double> garch_fhs_quantiles(const double* r, std::int64_t n, const double* par, double h_next,
                                         const std::vector<double>& levels) {
-  // the standardised residuals on garch_loglik's variance path
+  // the standardised residuals on the passes' variance path
   const double mu = par[kMu];
   std::vector<double> z(static_cast<std::size_t>(n));
   garch_variance_path<false>(r, n, par, [&](std::int64_t t, double e, double h, const double*) {

@@ -177,35 +177,6 @@ struct GarchLogSum {
   }
 };
 
-// The log-likelihood of r[0..n) at the parameters; *h_next: the one-step-ahead
-// conditional variance sigma_{n+1}^2. NaN outside the constraints.
-NUMPIPE_HD_INLINE double garch_loglik(const double* r, std::int64_t n, const double* par, double* h_next = nullptr) {
-  if (!garch_inside(par)) return NAN;
-  const StandardAepd z = standard_aepd(par[kSkew], par[kShape], par[kShape2]);
-  double ll = 0;
-  GarchLogSum log_h;
-  // blocks of points: the recursion's values, then the points' terms in time
-  // order (the math library's calls with little else live across them)
-  constexpr int kBlock = 32;
-  double hb[kBlock], eb[kBlock];
-  int fill = 0;
-  auto flush = [&] {
-    for (int i = 0; i < fill; ++i) {
-      ll += garch_point_density(eb[i], 1.0 / sqrt(hb[i]), z);
-      log_h.add(hb[i]);
-    }
-    fill = 0;
-  };
-  const double h_after = garch_variance_path<false>(r, n, par, [&](std::int64_t, double e, double h, const double*) {
-    eb[fill] = e;
-    hb[fill] = h;
-    if (++fill == kBlock) flush();
-  });
-  flush();
-  if (h_next) *h_next = h_after;
-  return ll - 0.5 * log_h.log_value();
-}
-
 // One-step-ahead quantile at level q: mu + sigma_{n+1} z_q.
 NUMPIPE_HD_INLINE double garch_quantile(double q, const double* par, double h_next) {
   const StandardAepd z = standard_aepd(par[kSkew], par[kShape], par[kShape2]);

@@ -7,7 +7,8 @@
 //
 //   window.n                      the points
 //   window.sum(f)                 sum over t of f(r[t]) (a fixed order)
-//   window.loglik(par, &h_next)   the log-likelihood (garch_loglik)
+//   window.sum_pair(f, g, &sf, &sg) two such sums at once
+//   window.loglik(par, &h_next)   the log-likelihood (garch_run_terms)
 //   window.loglik_gradient(par, grad)
 //   window.side_by_side(out, body)  out[j] = body(j) for independent pieces of
 //                                 a search (the re-search's starts)
@@ -190,6 +191,116 @@ NUMPIPE_HD_INLINE void garch_gradient_point(double e, double h, const double* dh
   garch_gradient_add(garch_point_terms(e, h, z), h, dh, z, s, log_h);
 }
 
+// A pass over a run of points [t0, t1) (the whole window on the CPU, a lane's
+// run on the GPU: garch_lanes.hpp) in blocks of Block points: first the
+// block's sigma^2 (and derivatives) along the recursion (a cheap chain), then
+// its points' terms, log d then d^p, independent of each other, so that the
+// CPU's and the GPU's pipelines overlap their exp, log and sqrt; then the terms
+// added in time order (the same bits as one point after another,
+// garch_gradient_point). A lane's run on the GPU: blocks of 8 (a 250-day
+// window's 8 points a lane); the CPU: blocks of 32.
+constexpr int kGarchRunBlock = 8;
+constexpr int kGarchSerialBlock = 32;
+
+// The run's terms, given sigma^2 (and, with Derivatives, its derivatives)
+// entering it; *h_end, *e_end: sigma^2 and the residual at its last point.
+// Without Derivatives only the sums' ll means anything (the log-likelihood: the
+// compiler drops the rest).
+template <bool Derivatives, int Block = kGarchRunBlock>
+NUMPIPE_HD_INLINE GarchGradientSums garch_run_terms(const double* r, std::int64_t t0, std::int64_t t1,
+                                                    const double* par, double h0, const double* dh0, double h_before,
+                                                    const double* dh_before, const StandardAepd& z, double* h_end,
+                                                    double* e_end) {
+  GarchGradientSums s;
+  GarchLogSum log_h;
+  double h = h_before, dh[4] = {0, 0, 0, 0}, e_prev = t0 > 0 ? r[t0 - 1] - par[kMu] : 0.0;
+  if (Derivatives)
+    for (int k = 0; k < 4; ++k) dh[k] = dh_before[k];
+  for (std::int64_t b = t0; b < t1; b += Block) {
+    double hs[Block], es[Block], dhs[Block][4];
+    GarchPointTerms terms[Block];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = 0; i < Block; ++i) {
+      const std::int64_t t = b + i;
+      hs[i] = 1;  // past the run's end: a point that is not added
+      es[i] = 0;
+      for (int k = 0; k < 4; ++k) dhs[i][k] = 0;
+      if (t < t1) {
+        if (t == 0) {
+          h = h0;
+          if (Derivatives)
+            for (int k = 0; k < 4; ++k) dh[k] = dh0[k];
+        } else if (Derivatives) {
+          garch_variance_step(par[kOmega], par[kAlpha], par[kBeta], e_prev, h, dh);
+        } else {
+          h = garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_prev, h);
+        }
+        es[i] = r[t] - par[kMu];
+        hs[i] = h;
+        for (int k = 0; k < 4; ++k) dhs[i][k] = dh[k];
+        e_prev = es[i];
+      }
+    }
+    // the points' own values (the math library's calls, d^p as exp(p log d):
+    // inline on the GPU, where pow is a call), then added to the sums in time order
+    const std::int64_t count = t1 - b < Block ? t1 - b : Block;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = 0; i < Block; ++i)
+      if (i < count) terms[i] = garch_point_log_d(es[i], hs[i], z);
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = 0; i < Block; ++i)
+      if (i < count) garch_point_power(terms[i], z);
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = 0; i < Block; ++i)
+      if (i < count) garch_gradient_add(terms[i], hs[i], dhs[i], z, s, log_h);
+  }
+  s.ll -= 0.5 * log_h.log_value();  // the run's -sum log sigma_t: one log (GarchLogSum)
+  if (h_end) *h_end = h;
+  if (e_end) *e_end = e_prev;
+  return s;
+}
+
+// The run's log-likelihood, given sigma^2 entering it; *h_end, *e_end as above.
+template <int Block = kGarchRunBlock>
+NUMPIPE_HD_INLINE double garch_run_loglik(const double* r, std::int64_t t0, std::int64_t t1, const double* par, double h0,
+                                          double h_before, const StandardAepd& z, double* h_end, double* e_end) {
+  return garch_run_terms<false, Block>(r, t0, t1, par, h0, nullptr, h_before, nullptr, z, h_end, e_end).ll;
+}
+
+// The run's gradient terms, given sigma^2 and its derivatives entering it.
+template <int Block = kGarchRunBlock>
+NUMPIPE_HD_INLINE GarchGradientSums garch_run_gradient(const double* r, std::int64_t t0, std::int64_t t1,
+                                                       const double* par, double h0, const double* dh0, double h_before,
+                                                       const double* dh_before, const StandardAepd& z) {
+  return garch_run_terms<true, Block>(r, t0, t1, par, h0, dh0, h_before, dh_before, z, nullptr, nullptr);
+}
+
+// What a pass starts from: sigma_1^2 (the window's mean square residual,
+// fGarch's "mci" start) and its derivatives in (mu, omega, alpha, beta).
+struct GarchPassStart {
+  double nn, h0, dh0[4];
+};
+template <class Window>
+NUMPIPE_HD_INLINE GarchPassStart garch_pass_start(const Window& w, const double* par, bool derivatives) {
+  const double mu = par[kMu];
+  GarchPassStart s;
+  s.nn = static_cast<double>(w.n);
+  double e2, e1;  // both in one exchange on the GPU (the same bits as two sums)
+  w.sum_pair([mu](double x) { return (x - mu) * (x - mu); }, [mu](double x) { return x - mu; }, &e2, &e1);
+  s.h0 = e2 / s.nn;
+  s.dh0[0] = -2 * (derivatives ? e1 : 0.0) / s.nn;
+  s.dh0[1] = s.dh0[2] = s.dh0[3] = 0;
+  return s;
+}
+
 // The AEPD's constants at point k of the central differences in a, p1 and p2
 // that the gradient takes through them (no data involved): 0 (a, p1, p2),
 // 1 (a + ha, ..), 2 (a - ha, ..), 3 (p1 + h1), 4 (p1 - h1), 5 (p2 + h2),
@@ -254,39 +365,36 @@ struct GarchSerialWindow {
     for (std::int64_t t = 0; t < n; ++t) s += f(r[t]);
     return s;
   }
-  double loglik(const double* par, double* h_next) const { return garch_loglik(r, n, par, h_next); }
-  // the log-likelihood's gradient in the natural parameters, in one pass;
+  template <class F, class G>
+  void sum_pair(F f, G g, double* sf, double* sg) const {
+    double a = 0, b = 0;
+    for (std::int64_t t = 0; t < n; ++t) {
+      a += f(r[t]);
+      b += g(r[t]);
+    }
+    *sf = a;
+    *sg = b;
+  }
+  // the log-likelihood (NaN outside the constraints) and sigma_{n+1}^2: one run over the window
+  double loglik(const double* par, double* h_next) const {
+    if (!garch_inside(par)) return NAN;
+    const GarchPassStart ps = garch_pass_start(*this, par, false);
+    const StandardAepd z = standard_aepd(par[kSkew], par[kShape], par[kShape2]);
+    double h_end = 0, e_end = 0;
+    const double ll = garch_run_loglik<kGarchSerialBlock>(r, 0, n, par, ps.h0, ps.h0, z, &h_end, &e_end);
+    if (h_next) *h_next = garch_next_variance(par[kOmega], par[kAlpha], par[kBeta], e_end, h_end);
+    return ll;
+  }
+  // the log-likelihood's gradient in the natural parameters, in one run;
   // returns the log-likelihood (NaN outside the constraints)
   double loglik_gradient(const double* par, double* grad) const {
     if (!garch_inside(par)) return NAN;
+    const GarchPassStart ps = garch_pass_start(*this, par, true);
     StandardAepd stencil[kGarchStencil];
     garch_aepd_stencil(par, stencil);
-    const StandardAepd& z = stencil[0];
-    const double nn = static_cast<double>(n);
-    GarchGradientSums s;
-    GarchLogSum log_h;
-    // blocks of points: the recursion's values, then the points' terms (the
-    // math library's calls, nothing else live across them), then the sums in
-    // time order (the same bits as garch_gradient_point point by point)
-    constexpr int kBlock = 32;
-    double hb[kBlock], dhb[kBlock][4], eb[kBlock];
-    GarchPointTerms tb[kBlock];
-    int fill = 0;
-    auto flush = [&] {
-      for (int i = 0; i < fill; ++i) tb[i] = garch_point_log_d(eb[i], hb[i], z);
-      for (int i = 0; i < fill; ++i) garch_point_power(tb[i], z);
-      for (int i = 0; i < fill; ++i) garch_gradient_add(tb[i], hb[i], dhb[i], z, s, log_h);
-      fill = 0;
-    };
-    garch_variance_path<true>(r, n, par, [&](std::int64_t, double e, double h, const double* dh) {
-      eb[fill] = e;
-      hb[fill] = h;
-      for (int k = 0; k < 4; ++k) dhb[fill][k] = dh[k];
-      if (++fill == kBlock) flush();
-    });
-    flush();
-    s.ll -= 0.5 * log_h.log_value();
-    return garch_gradient_finish(s, par, nn, stencil, grad);
+    const GarchGradientSums s =
+        garch_run_gradient<kGarchSerialBlock>(r, 0, n, par, ps.h0, ps.dh0, ps.h0, ps.dh0, stencil[0]);
+    return garch_gradient_finish(s, par, ps.nn, stencil, grad);
   }
 };
 
