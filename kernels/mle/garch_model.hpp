@@ -218,7 +218,6 @@ NUMPIPE_HD_INLINE GarchGradientSums garch_run_terms(const double* r, std::int64_
     for (int k = 0; k < 4; ++k) dh[k] = dh_before[k];
   for (std::int64_t b = t0; b < t1; b += Block) {
     double hs[Block], es[Block], dhs[Block][4];
-    GarchPointTerms terms[Block];
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
@@ -244,23 +243,26 @@ NUMPIPE_HD_INLINE GarchGradientSums garch_run_terms(const double* r, std::int64_
       }
     }
     // the points' own values (the math library's calls, d^p as exp(p log d):
-    // inline on the GPU, where pow is a call), then added to the sums in time order
-    const std::int64_t count = t1 - b < Block ? t1 - b : Block;
+    // inline on the GPU, where pow is a call), then added to the sums in time
+    // order. Each backend's loops as it ran them fastest: the GPU a point's
+    // terms and its sum in one unrolled loop, past the run's end a point
+    // computed and not added (a log-likelihood pass 8.1 us on the H200, 8.6 us
+    // with the CPU's loops); the CPU log d over the block, then d^p, then the
+    // sums, over its points only, so that the calls in a row do not wait on
+    // each other.
+    const int count = static_cast<int>(t1 - b < Block ? t1 - b : Block);
 #ifdef __CUDA_ARCH__
 #pragma unroll
+    for (int i = 0; i < Block; ++i) {
+      const GarchPointTerms terms = garch_point_terms(es[i], hs[i], z);
+      if (i < count) garch_gradient_add(terms, hs[i], dhs[i], z, s, log_h);
+    }
+#else
+    GarchPointTerms terms[Block];
+    for (int i = 0; i < count; ++i) terms[i] = garch_point_log_d(es[i], hs[i], z);
+    for (int i = 0; i < count; ++i) garch_point_power(terms[i], z);
+    for (int i = 0; i < count; ++i) garch_gradient_add(terms[i], hs[i], dhs[i], z, s, log_h);
 #endif
-    for (int i = 0; i < Block; ++i)
-      if (i < count) terms[i] = garch_point_log_d(es[i], hs[i], z);
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-    for (int i = 0; i < Block; ++i)
-      if (i < count) garch_point_power(terms[i], z);
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-    for (int i = 0; i < Block; ++i)
-      if (i < count) garch_gradient_add(terms[i], hs[i], dhs[i], z, s, log_h);
   }
   s.ll -= 0.5 * log_h.log_value();  // the run's -sum log sigma_t: one log (GarchLogSum)
   if (h_end) *h_end = h;
