@@ -684,7 +684,7 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const GarchCarry& carry, 
     return -ll / nn;
   };
   double u[K], fu = INFINITY;
-  const bool fixed[K] = {};  // (no coordinate held: the searches over all of them)
+  const bool none_held[K] = {};  // the searches run over every coordinate
   bool converged = false;
   // the search with restarts (a fresh inverse Hessian) while they gain: a stale
   // BFGS estimate stalls in the long curved ridge of omega against alpha + beta
@@ -730,12 +730,12 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const GarchCarry& carry, 
     bool held_p[K] = {};
     held_p[kShape] = held_p[kShape2] = true;
     if (cusps) run.iterations += garch_bfgs(f, gradient, nn, run.u, run.f, held_p, &run.converged, run.at, kScreen);
-    run.iterations += garch_bfgs(f, gradient, nn, run.u, run.f, fixed, &run.converged, run.at, kScreen);
+    run.iterations += garch_bfgs(f, gradient, nn, run.u, run.f, none_held, &run.converged, run.at, kScreen);
     return run;
   };
   auto search_from = [&](const GarchRun& screened) {
     GarchRun run = screened;
-    run.iterations = search(run.u, run.f, fixed, &run.converged, run.at);
+    run.iterations = search(run.u, run.f, none_held, &run.converged, run.at);
     return run;
   };
   // Active set (Nocedal and Wright 2006, ch. 16.5): a search drifting to an edge
@@ -826,7 +826,7 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit(const Window& w, const GarchCarry& carry, 
     }
     if (!std::isfinite(run.f)) return run;
     run.at.valid = true;
-    run.iterations = search(run.u, run.f, fixed, &run.converged, run.at);
+    run.iterations = search(run.u, run.f, none_held, &run.converged, run.at);
     cs.natural(run.u, par);
     run.search_again = searched_again(run.u, run.f, par);
     finish(run);
