@@ -238,14 +238,6 @@ std::string essential_name(const std::string& opts) {
   const auto comma = opts.find(',');
   return comma == std::string::npos ? opts : opts.substr(comma + 1);
 }
-// A floating-point word read whole by the same reader as cxxopts (a stream), so that
-// "0.5garbage" or "1x" is refused rather than read as 0.5 or 1.
-bool whole_number(const std::string& word) {
-  std::istringstream in(word);
-  double x;
-  in >> x;
-  return !in.fail() && in.peek() == std::char_traits<char>::eof();
-}
 // "0x10", "-0X1f": hexadecimal, which cxxopts reads (0x10 as 16) or refuses (unsigned, 0X).
 bool hexadecimal_integer(const std::string& word) {
   const std::size_t at = !word.empty() && (word[0] == '-' || word[0] == '+') ? 1 : 0;
@@ -318,7 +310,7 @@ void Cli::name_bad_value(const std::vector<std::string>& words) const {
     if (value.empty()) fail_input("option --" + name + " is empty (--" + name + " must not be empty: give a value)");
     if (is_integer && hexadecimal_integer(value)) fail_not_decimal_integer("--" + name, value);
     if (is_integer && !decimal_integer(value)) fail_input("--" + name + " must be an integer, got '" + value + "'");
-    if (is_number && !whole_number(value)) fail_input("--" + name + " must be a number, got '" + value + "'");
+    if (is_number) decimal_number(value, "--" + name);  // refuses what is no decimal number, or beyond a double
   }
 }
 
@@ -336,11 +328,10 @@ void Cli::check_values_strictly() const {
         !decimal_integer(kv.value()))
       fail_not_decimal_integer("--" + name, kv.value());
     if (std::find(number_options_.begin(), number_options_.end(), name) == number_options_.end()) continue;
-    // a list (std::vector<double>) is checked item by item
+    // numbers in decimal only: cxxopts reads a stream, which takes leading blanks (" 1") and
+    // a hexadecimal word's first digit ("0x1p3" as 0); a list (std::vector<double>) item by item
     for (const std::string& item : split_fields(kv.value()))
-      if (!whole_number(item))
-        fail_input("--" + name + " must be a number, got '" + kv.value() + "'" +
-                   (item.empty() || item == kv.value() ? std::string() : " ('" + item + "' is not one)"));
+      decimal_number(item.empty() ? kv.value() : item, "--" + name);
   }
 }
 

@@ -25,10 +25,8 @@ std::vector<double> parse_list(const std::string& option, const std::string& tex
   if (text.empty()) fail_input("--" + option + " is empty");
   std::vector<double> out;
   for (const std::string& item : split_fields(text)) {
-    char* end = nullptr;
-    double v = std::strtod(item.c_str(), &end);
-    if (item.empty() || *end || !std::isfinite(v)) fail_input("--" + option + " takes numbers separated by commas, got '" + text + "'");
-    out.push_back(v);
+    if (item.empty()) fail_input("--" + option + " takes numbers separated by commas, got '" + text + "'");
+    out.push_back(decimal_number(item, "--" + option));
   }
   return out;
 }
