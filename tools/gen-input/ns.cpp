@@ -80,9 +80,9 @@ Cli ns_cli() {
 
 // --n: the grid's points per axis.
 void read_grid(const Cli& cli, ns::Params& p) {
-  auto n = parse_list("n", cli.get<std::string>("size"));
   for (const std::string& item : split_fields(cli.get<std::string>("size")))
-    if (!decimal_integer(item)) fail_not_decimal_integer("--n", item);
+    if (!item.empty() && !decimal_integer(item)) fail_not_decimal_integer("--n", item);  // empty: parse_list says
+  auto n = parse_list("n", cli.get<std::string>("size"));
   if (n.size() == 1) n = {n[0], n[0], n[0]};
   if (n.size() != 3) fail_input("--n takes N or NX,NY,NZ, got '" + cli.get<std::string>("size") + "'");
   for (int a = 0; a < 3; ++a) {
