@@ -74,14 +74,21 @@ inline bool is_decimal_number(const std::string& word, double* value = nullptr) 
   return end == last && (ec == std::errc() || ec == std::errc::result_out_of_range);
 }
 
-// Bad input naming WHAT ("--rate") and a word that is no decimal number, as the integer
-// rule says it (fail_not_decimal_integer): a number in another notation, one that strtod
-// reads whole ("0x1p3", "inf", "nan", " 1"): "WHAT: expected a decimal number, got WORD";
-// any other word: "WHAT must be a number, got 'WORD'" ("0.5garbage", "x", "").
-[[noreturn]] inline void fail_not_decimal_number(const std::string& what, const std::string& word) {
+// A word that strtod reads whole, a number in some notation ("1.5", "0x1p3", "inf", "nan",
+// " 1"): what a user meant as a number, whether or not in the form asked for; "0.5garbage",
+// "x" and "" are none.
+inline bool number_in_any_notation(const std::string& word) {
   char* end = nullptr;
   std::strtod(word.c_str(), &end);
-  if (!word.empty() && end == word.c_str() + word.size()) fail_input(what + ": expected a decimal number, got " + word);
+  return !word.empty() && end == word.c_str() + word.size();
+}
+
+// Bad input naming WHAT ("--rate") and a word that is no decimal number, as the integer
+// rule says it (fail_not_decimal_integer): a number in another notation
+// (number_in_any_notation): "WHAT: expected a decimal number, got WORD"; any other word:
+// "WHAT must be a number, got 'WORD'" ("0.5garbage", "x", "").
+[[noreturn]] inline void fail_not_decimal_number(const std::string& what, const std::string& word) {
+  if (number_in_any_notation(word)) fail_input(what + ": expected a decimal number, got " + word);
   fail_input(what + " must be a number, got '" + word + "'");
 }
 

@@ -81,7 +81,7 @@ Cli ns_cli() {
 // --n: the grid's points per axis.
 void read_grid(const Cli& cli, ns::Params& p) {
   for (const std::string& item : split_fields(cli.get<std::string>("size")))
-    if (!item.empty() && !decimal_integer(item)) fail_not_decimal_integer("--n", item);  // empty: parse_list says
+    if (number_in_any_notation(item) && !decimal_integer(item)) fail_not_decimal_integer("--n", item);  // "0x10", "1.5"
   auto n = parse_list("n", cli.get<std::string>("size"));
   if (n.size() == 1) n = {n[0], n[0], n[0]};
   if (n.size() != 3) fail_input("--n takes N or NX,NY,NZ, got '" + cli.get<std::string>("size") + "'");
