@@ -238,19 +238,25 @@ std::string essential_name(const std::string& opts) {
   const auto comma = opts.find(',');
   return comma == std::string::npos ? opts : opts.substr(comma + 1);
 }
-// A floating-point word read whole by the same reader as cxxopts (a stream), so that
-// "0.5garbage" or "1x" is refused rather than read as 0.5 or 1.
-bool whole_number(const std::string& word) {
-  std::istringstream in(word);
-  double x;
-  in >> x;
-  return !in.fail() && in.peek() == std::char_traits<char>::eof();
+bool is_listed(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 // "0x10", "-0X1f": hexadecimal, which cxxopts reads (0x10 as 16) or refuses (unsigned, 0X).
 bool hexadecimal_integer(const std::string& word) {
   const std::size_t at = !word.empty() && (word[0] == '-' || word[0] == '+') ? 1 : 0;
   if (word.size() < at + 3 || word[at] != '0' || (word[at + 1] != 'x' && word[at + 1] != 'X')) return false;
   return std::all_of(word.begin() + at + 2, word.end(), [](unsigned char c) { return std::isxdigit(c) != 0; });
+}
+// A double option's value in decimal (strings.hpp decimal_number): cxxopts reads a stream,
+// which takes leading blanks (" 1") and a hexadecimal word's first digit ("0x1p3" as 0), and
+// refuses "inf" with a message that names neither option nor rule. A list item by item.
+void require_decimal(const std::string& name, const std::string& value, bool list) {
+  if (!list) {
+    decimal_number(value, "--" + name);
+    return;
+  }
+  for (const std::string& item : split_fields(value))
+    decimal_number(item.empty() ? value : item, "--" + name);  // an empty item: the whole list named
 }
 }  // namespace
 
@@ -262,6 +268,10 @@ Cli::Adder& Cli::Adder::operator()(const std::string& opts, const std::string& d
   {
     cli_.number_options_.push_back(name);
     if (opts.find(',') != std::string::npos) cli_.number_options_.push_back(opts.substr(0, opts.find(',')));
+    if (holds<std::vector<double>>(v) || holds<std::vector<float>>(v)) {
+      cli_.number_list_options_.push_back(name);
+      if (opts.find(',') != std::string::npos) cli_.number_list_options_.push_back(opts.substr(0, opts.find(',')));
+    }
   }
   if (!holds<bool>(v)) cli_.word_options_.push_back(name);
   if (holds<int>(v) || holds<long>(v) || holds<long long>(v) || holds<unsigned>(v) || holds<unsigned long>(v) ||
@@ -318,7 +328,7 @@ void Cli::name_bad_value(const std::vector<std::string>& words) const {
     if (value.empty()) fail_input("option --" + name + " is empty (--" + name + " must not be empty: give a value)");
     if (is_integer && hexadecimal_integer(value)) fail_not_decimal_integer("--" + name, value);
     if (is_integer && !decimal_integer(value)) fail_input("--" + name + " must be an integer, got '" + value + "'");
-    if (is_number && !whole_number(value)) fail_input("--" + name + " must be a number, got '" + value + "'");
+    if (is_number) require_decimal(name, value, is_listed(number_list_options_, name));
   }
 }
 
@@ -335,12 +345,8 @@ void Cli::check_values_strictly() const {
     if (std::find(integer_options_.begin(), integer_options_.end(), name) != integer_options_.end() &&
         !decimal_integer(kv.value()))
       fail_not_decimal_integer("--" + name, kv.value());
-    if (std::find(number_options_.begin(), number_options_.end(), name) == number_options_.end()) continue;
-    // a list (std::vector<double>) is checked item by item
-    for (const std::string& item : split_fields(kv.value()))
-      if (!whole_number(item))
-        fail_input("--" + name + " must be a number, got '" + kv.value() + "'" +
-                   (item.empty() || item == kv.value() ? std::string() : " ('" + item + "' is not one)"));
+    // numbers in decimal only
+    if (is_listed(number_options_, name)) require_decimal(name, kv.value(), is_listed(number_list_options_, name));
   }
 }
 

@@ -241,7 +241,7 @@ class Cli {
   std::vector<bool*> flags_;
   std::vector<std::string> flag_names_;
   // The option names whose values are numbers (checked whole) and words (not empty).
-  std::vector<std::string> number_options_, word_options_, integer_options_, positional_names_;
+  std::vector<std::string> number_options_, number_list_options_, word_options_, integer_options_, positional_names_;
   cxxopts::Options options_;
   cxxopts::ParseResult result_;
   std::string command_line_;

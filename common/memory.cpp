@@ -115,22 +115,22 @@ void bound_by_cgroups(HostMemory& m) {
   }
 }
 
-// "20G", "512M", "1000000": bytes, or false.
+// "20G", "512M", "1.5GB", "1000000": bytes, or false. The number in decimal
+// (is_decimal_number: "0x10G" is no size).
 bool parse_size(const char* text, std::uint64_t& out) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text, &end);
-  if (end == text || errno || !(v > 0)) return false;
+  std::string number = text;
+  if (!number.empty() && (number.back() == 'B' || number.back() == 'b')) number.pop_back();
   double scale = 1;
-  switch (*end) {
-    case 'k': case 'K': scale = 1024.0; ++end; break;
-    case 'm': case 'M': scale = 1048576.0; ++end; break;
-    case 'g': case 'G': scale = 1073741824.0; ++end; break;
-    case 't': case 'T': scale = 1099511627776.0; ++end; break;
+  switch (number.empty() ? '\0' : number.back()) {
+    case 'k': case 'K': scale = 1024.0; break;
+    case 'm': case 'M': scale = 1048576.0; break;
+    case 'g': case 'G': scale = 1073741824.0; break;
+    case 't': case 'T': scale = 1099511627776.0; break;
     default: break;
   }
-  if (*end == 'B' || *end == 'b') ++end;
-  if (*end || v * scale > 1.8e19) return false;
+  if (scale != 1) number.pop_back();
+  double v = 0;
+  if (!is_decimal_number(number, &v) || !(v > 0) || v * scale > 1.8e19) return false;
   out = static_cast<std::uint64_t>(v * scale);
   return true;
 }

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "strings.hpp"
+
 namespace numpipe {
 
 namespace {
@@ -26,9 +28,8 @@ bool is_first_rank() {
 double first_line_after() {
   const char* s = std::getenv("NUMPIPE_PROGRESS_AFTER");
   if (!s || !*s) return 1.0;
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  return (end && *end == '\0' && v >= 0 && std::isfinite(v)) ? v : 1.0;
+  double v = 0;
+  return is_decimal_number(s, &v) && v >= 0 && std::isfinite(v) ? v : 1.0;
 }
 
 std::int64_t ns_since(std::chrono::steady_clock::time_point t0) {

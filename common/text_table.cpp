@@ -415,15 +415,10 @@ std::vector<std::vector<double>> parse_number_rows(const std::string& text, cons
     if (fields.size() != columns)
       fail_input(where + "want " + count + " numbers (" + column_names + "), got " + quote_field(line));
     std::vector<double> row(columns);
-    for (std::size_t j = 0; j < columns; ++j) {
-      try {
-        std::size_t used = 0;
-        row[j] = std::stod(fields[j], &used);
-        if (used != fields[j].size()) throw std::invalid_argument(fields[j]);
-      } catch (const std::exception&) {
-        fail_input(where + "not a number: " + quote_field(fields[j]));
-      }
-    }
+    // a cell as the CSV reader reads one (parse_number), by the rule that found the header:
+    // "0x1p3" is no number in either (std::stod read it as 8)
+    for (std::size_t j = 0; j < columns; ++j)
+      if (!parse_number(fields[j], row[j])) fail_input(where + "not a number: " + quote_field(fields[j]));
     rows.push_back(std::move(row));
   }
   return rows;

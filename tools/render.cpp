@@ -41,18 +41,10 @@ std::string output_format(const std::string& path) {
 }
 
 std::pair<double, double> parse_pair(const std::string& text, const std::string& option) {
-  const auto colon = text.find(':');
-  double lo = 0, hi = 0;
-  try {
-    if (colon == std::string::npos) throw std::invalid_argument(text);
-    std::size_t u1 = 0, u2 = 0;
-    lo = std::stod(text.substr(0, colon), &u1);
-    hi = std::stod(text.substr(colon + 1), &u2);
-    if (u1 != colon || u2 != text.size() - colon - 1) throw std::invalid_argument(text);
-  } catch (const std::exception&) {
-    fail_input(option + " must be LO:HI, got '" + text + "'");
-  }
-  if (!std::isfinite(lo) || !std::isfinite(hi) || !(hi > lo)) fail_input(option + " needs finite LO < HI, got '" + text + "'");
+  const std::vector<std::string> ends = split_fields(text, ':');
+  if (ends.size() != 2 || ends[0].empty() || ends[1].empty()) fail_input(option + " must be LO:HI, got '" + text + "'");
+  const double lo = decimal_number(ends[0], option), hi = decimal_number(ends[1], option);
+  if (!(hi > lo)) fail_input(option + " needs finite LO < HI, got '" + text + "'");
   return {lo, hi};
 }
 

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "common/cli.hpp"
+#include "common/strings.hpp"
 #include "common/text_table.hpp"
 
 namespace numpipe {
@@ -37,10 +38,10 @@ void add_per_array(PerArray& p, const std::string& option, const std::string& it
     name = item.substr(0, eq);
     value = item.substr(eq + 1);
   }
-  char* end = nullptr;
-  double v = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end || !std::isfinite(v) || v < 0)
-    fail_input("--" + option + " takes a non-negative number or NAME=NUMBER, got '" + item + "'");
+  auto refuse = [&] { fail_input("--" + option + " takes a non-negative number or NAME=NUMBER, got '" + item + "'"); };
+  if (value.empty()) refuse();
+  const double v = decimal_number(value, "--" + option + (name.empty() ? std::string() : " " + name));
+  if (v < 0) refuse();
   if (name.empty()) {
     p.fallback = v;
     p.given = true;
@@ -180,18 +181,14 @@ std::vector<double> read_text_numbers(const std::string& path, std::uint64_t max
         ++p;
         continue;
       }
-      char* end = nullptr;
-      double v = std::strtod(p, &end);
-      if (end == p) {
-        std::string token(p, std::strcspn(p, " \t\r,;[]()"));
-        fail_input(path + ":" + std::to_string(line_no) + ": not a number: '" + token + "'");
-      }
-      // A number must end at a separator ("1.5x" is not a number).
-      if (*end && !std::strchr(" \t\r,;[]()", *end))
-        fail_input(path + ":" + std::to_string(line_no) + ": not a number: '" +
-                   std::string(p, std::strcspn(p, " \t\r,;[]()")) + "'");
+      // A number runs to a separator ("1.5x" is not one), read as a text table's cells are
+      // (common/text_table.hpp parse_number): decimal, or inf and nan, which --nan compares;
+      // a hexadecimal "0x1p3" is no number.
+      const std::string token(p, std::strcspn(p, " \t\r,;[]()"));
+      double v = 0;
+      if (!parse_number(token, v)) fail_input(path + ":" + std::to_string(line_no) + ": not a number: '" + token + "'");
       values.push_back(v);
-      p = end;
+      p += token.size();
     }
   }
   if (values.empty()) fail_input("--text-ref file '" + path + "' holds no numbers");

@@ -180,15 +180,8 @@ void apply_inflow_spec(Scene& s, const std::string& spec, bool set[4]) {
   const auto colon = spec.find(':');
   const int k = colon == std::string::npos ? -1 : side_index(spec.substr(0, colon));
   if (k < 0) fail_input("--inflow: expected SIDE:SPEED with SIDE left, right, bottom or top, got '" + spec + "'");
-  double speed = 0;
-  try {
-    std::size_t used = 0;
-    speed = std::stod(spec.substr(colon + 1), &used);
-    if (used != spec.size() - colon - 1) throw std::invalid_argument("trailing");
-  } catch (const std::exception&) {
-    fail_input("--inflow: SPEED must be a number, got '" + spec.substr(colon + 1) + "' in '" + spec + "'");
-  }
-  if (!std::isfinite(speed) || speed <= 0) fail_input("--inflow: SPEED must be finite and > 0, got " + number(speed) + " in '" + spec + "'");
+  const double speed = decimal_number(spec.substr(colon + 1), "--inflow '" + spec + "': SPEED");
+  if (speed <= 0) fail_input("--inflow: SPEED must be finite and > 0, got " + number(speed) + " in '" + spec + "'");
   s.side[k] = SideKind::inflow;
   s.inflow[k] = speed;
   set[k] = true;

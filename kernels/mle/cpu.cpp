@@ -22,10 +22,8 @@ namespace numpipe::mle {
 namespace {
 
 double parse_number(const std::string& item, const std::string& whole) {
-  char* end = nullptr;
-  double v = std::strtod(item.c_str(), &end);
-  if (item.empty() || *end) fail_input("--alpha-grid: '" + item + "' is not a number in '" + whole + "'");
-  return v;
+  if (item.empty()) fail_input("--alpha-grid: '" + item + "' is not a number in '" + whole + "'");
+  return decimal_number(item, "--alpha-grid");
 }
 }  // namespace
 
@@ -38,7 +36,7 @@ Grid parse_grid(const std::string& text) {
     double a = parse_number(parts[0], text), b = parse_number(parts[1], text);
     char* end = nullptr;
     long long count = std::strtoll(parts[2].c_str(), &end, 10);
-    if (parts[2].empty() || *end || count < 1 || count > 100000)
+    if (!decimal_integer(parts[2]) || *end || count < 1 || count > 100000)
       fail_input("--alpha-grid: COUNT must be an integer in 1..100000, got '" + parts[2] + "'");
     if (!std::isfinite(a) || !std::isfinite(b) || a <= 0 || b <= 0)
       fail_input("--alpha-grid: shapes must be finite and > 0, got '" + text + "'");

@@ -12,6 +12,7 @@
 #include "common/labels.hpp"
 #include "common/memory.hpp"
 #include "common/progress.hpp"
+#include "common/strings.hpp"
 #include "garch.hpp"
 
 namespace numpipe::mle {
@@ -21,10 +22,10 @@ std::vector<double> parse_levels(const std::string& text) {
   if (text.empty()) return levels;
   std::stringstream ss(text);
   for (std::string item; std::getline(ss, item, ',');) {
-    char* end = nullptr;
-    double v = std::strtod(item.c_str(), &end);
-    if (item.empty() || *end || !(v > 0 && v < 1))
-      fail_input("--quantiles takes probabilities in (0, 1) separated by commas, got '" + item + "'");
+    auto refuse = [&] { fail_input("--quantiles takes probabilities in (0, 1) separated by commas, got '" + item + "'"); };
+    if (item.empty()) refuse();
+    const double v = decimal_number(item, "--quantiles");
+    if (!(v > 0 && v < 1)) refuse();
     levels.push_back(v);
   }
   return levels;

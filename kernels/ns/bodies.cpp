@@ -14,16 +14,6 @@ namespace numpipe::ns {
 Body parse_body(const std::string& spec) {
   const auto colon = spec.find(':');
   const std::string kind = spec.substr(0, colon);
-  std::vector<double> v;
-  bool numbers_ok = colon != std::string::npos;
-  if (numbers_ok) {
-    for (const std::string& item : split_fields(spec.substr(colon + 1))) {
-      char* end = nullptr;
-      const double x = std::strtod(item.c_str(), &end);
-      if (item.empty() || *end || !std::isfinite(x)) numbers_ok = false;
-      v.push_back(x);
-    }
-  }
   Body b;
   b.spec = spec;
   std::size_t want = 0;
@@ -33,6 +23,14 @@ Body parse_body(const std::string& spec) {
   else
     fail_input("--body '" + spec + "': the kind must be cylinder:CX,CY,R (axis along z), sphere:CX,CY,CZ,R or " +
                "box:X0,Y0,Z0,X1,Y1,Z1");
+  std::vector<double> v;
+  bool numbers_ok = colon != std::string::npos;
+  if (numbers_ok) {
+    for (const std::string& item : split_fields(spec.substr(colon + 1))) {
+      if (item.empty()) numbers_ok = false;
+      else v.push_back(decimal_number(item, "--body '" + spec + "'"));  // "0x1p-1", "inf": named
+    }
+  }
   if (!numbers_ok || v.size() != want)
     fail_input("--body '" + spec + "': " + kind + " takes " + std::to_string(want) + " finite numbers separated by commas (" +
                (want == 3 ? "CX,CY,R" : want == 4 ? "CX,CY,CZ,R" : "X0,Y0,Z0,X1,Y1,Z1") + ")");

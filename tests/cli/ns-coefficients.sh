@@ -67,7 +67,7 @@ expect_exit 2 "--ref-velocity sets a reference of the force coefficients: give -
   ns-step -i cyl.nps --steps 2 --ref-velocity 1 -o x.nps
 expect_exit 2 "--ref-area must be positive and finite, got -1" -- ns-step -i cyl.nps --steps 2 --ref-area -1 -o x.nps
 expect_exit 2 "--ref-density must be positive and finite, got 0" -- ns-step -i cyl.nps --steps 2 --ref-area 1 --ref-density 0 -o x.nps
-expect_exit 2 "--spectrum-from must be a number, got 'inf'" -- ns-step -i cyl.nps --steps 2 --ref-area 1 --spectrum-from inf -o x.nps
+expect_exit 2 "ns-step: --spectrum-from: expected a decimal number, got inf" -- ns-step -i cyl.nps --steps 2 --ref-area 1 --spectrum-from inf -o x.nps
 gen-input ns --n 12 -o free.nps
 expect_exit 2 "the state has no bodies" -- ns-step -i free.nps --steps 2 --ref-area 1 -o x.nps
 gen-input ns --n 16,16,1 --box 4,4,1 --body cylinder:2,2,0.5 -o still.nps

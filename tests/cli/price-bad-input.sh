@@ -30,9 +30,9 @@ expect_exit 2 "numY must be in [3" -- gen-input price --num-y 0
 expect_exit 2 "numT must be in [2" -- gen-input price --num-t 1
 expect_exit 2 "s0 must be finite and > 0, got -0.03" -- gen-input price --s0 -0.03
 expect_exit 2 "t must be finite and > 0, got 0" -- gen-input price --maturity 0
-expect_exit 2 "alpha must be finite and > 0, got nan" -- gen-input price --alpha nan
-expect_exit 2 "nu must be finite and > 0, got inf" -- gen-input price --nu inf
-expect_exit 2 "beta must be finite" -- gen-input price --beta nan
+expect_exit 2 "gen-input: --alpha: expected a decimal number, got nan" -- gen-input price --alpha nan
+expect_exit 2 "gen-input: --nu: expected a decimal number, got inf" -- gen-input price --nu inf
+expect_exit 2 "gen-input: --beta: expected a decimal number, got nan" -- gen-input price --beta nan
 expect_exit 2 "s0 falls outside the x grid" -- gen-input price --alpha 0.01
 expect_exit 2 "--num-x must be a whole number, got '3.5'" -- gen-input price --num-x 3.5
 expect_exit 2 "t must be finite and > 0, got -1" -- gen-input price -t -1

@@ -17,7 +17,7 @@ expect_exit 2 "at least one step each" -- gen-input price --s0 1 --alpha 0.3 --n
 expect_exit 2 "give --steps-per-year or --num-t" -- gen-input price $MODEL --num-t 9
 expect_exit 2 "--steps-per-year must be in (0, 1e6]" -- gen-input price --steps-per-year 0
 expect_exit 2 "rho must be in (-1, 1), got 1" -- gen-input price --rho 1
-expect_exit 2 "rho must be in (-1, 1), got nan" -- gen-input price --rho nan
+expect_exit 2 "gen-input: --rho: expected a decimal number, got nan" -- gen-input price --rho nan
 
 # quote tables: missing columns, bad fields, negative prices, arbitrage, maturities
 # beyond the grid, strikes beyond it; each names the file and line

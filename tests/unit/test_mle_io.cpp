@@ -43,9 +43,14 @@ Estimates plain_estimates(std::size_t n) {
 TEST_CASE("mle io: --quantiles and --compare, and their bad values by name") {
   CHECK(parse_levels("").empty());
   CHECK(parse_levels("0.01,0.05,0.975") == std::vector<double>{0.01, 0.05, 0.975});
-  for (const char* bad : {"0", "1", "-0.1", "x", "0.5e", "nan"})
+  for (const char* bad : {"0", "1", "-0.1", "0.5e-400"})
     CHECK(bad_input([&] { parse_levels(bad); }) ==
           std::string("--quantiles takes probabilities in (0, 1) separated by commas, got '") + bad + "'");
+  // the words read by common/strings.hpp decimal_number: no number, or one in another notation
+  for (const char* bad : {"x", "0.5e"})
+    CHECK(bad_input([&] { parse_levels(bad); }) == std::string("--quantiles must be a number, got '") + bad + "'");
+  for (const char* bad : {"nan", "0x1p-1", " 0.5"})
+    CHECK(bad_input([&] { parse_levels(bad); }) == std::string("--quantiles: expected a decimal number, got ") + bad);
   CHECK(has(bad_input([&] { parse_levels("0.1,,0.2"); }), "got ''"));
   bool normal = true, student = true;
   parse_compare("", normal, student);

@@ -459,8 +459,9 @@ Scene box_of(const Cli& cli) {
   if (dims.size() > 2) fail_input("--n must be N or NX,NY, got '" + size + "'");
   int n[2] = {0, 0};
   for (std::size_t k = 0; k < dims.size(); ++k) {
+    // a number in another notation or with a fraction ("0x10", "1.5"): the integer rule's message
+    if (number_in_any_notation(dims[k]) && !decimal_integer(dims[k])) fail_not_decimal_integer("--n", dims[k]);
     const double x = finite_number(dims[k], "--n");
-    if (!decimal_integer(dims[k])) fail_not_decimal_integer("--n", dims[k]);
     if (x != std::floor(x) || x < fluid::kMinN || x > fluid::kMaxN)
       fail_input("--n must be in [" + std::to_string(fluid::kMinN) + ", " + std::to_string(fluid::kMaxN) + "], got " + dims[k]);
     n[k] = static_cast<int>(x);

@@ -25,10 +25,8 @@ std::vector<double> parse_list(const std::string& option, const std::string& tex
   if (text.empty()) fail_input("--" + option + " is empty");
   std::vector<double> out;
   for (const std::string& item : split_fields(text)) {
-    char* end = nullptr;
-    double v = std::strtod(item.c_str(), &end);
-    if (item.empty() || *end || !std::isfinite(v)) fail_input("--" + option + " takes numbers separated by commas, got '" + text + "'");
-    out.push_back(v);
+    if (item.empty()) fail_input("--" + option + " takes numbers separated by commas, got '" + text + "'");
+    out.push_back(decimal_number(item, "--" + option));
   }
   return out;
 }
@@ -82,9 +80,9 @@ Cli ns_cli() {
 
 // --n: the grid's points per axis.
 void read_grid(const Cli& cli, ns::Params& p) {
-  auto n = parse_list("n", cli.get<std::string>("size"));
   for (const std::string& item : split_fields(cli.get<std::string>("size")))
-    if (!decimal_integer(item)) fail_not_decimal_integer("--n", item);
+    if (number_in_any_notation(item) && !decimal_integer(item)) fail_not_decimal_integer("--n", item);  // "0x10", "1.5"
+  auto n = parse_list("n", cli.get<std::string>("size"));
   if (n.size() == 1) n = {n[0], n[0], n[0]};
   if (n.size() != 3) fail_input("--n takes N or NX,NY,NZ, got '" + cli.get<std::string>("size") + "'");
   for (int a = 0; a < 3; ++a) {

@@ -32,13 +32,7 @@ price::Params dataset(const std::string& name) {
 }
 
 double parse_number(const std::string& key, const std::string& text, const std::string& where) {
-  try {
-    std::size_t used = 0;
-    double v = std::stod(text, &used);
-    if (used == text.size()) return v;
-  } catch (const std::exception&) {
-  }
-  fail_input(where + key + " must be a number, got '" + text + "'");
+  return decimal_number(text, where + key);
 }
 
 std::int64_t parse_size(const std::string& key, const std::string& text, const std::string& where) {
