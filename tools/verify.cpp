@@ -200,6 +200,9 @@ std::pair<std::size_t, std::size_t> parse_range(const std::string& text, std::si
   auto bad = [&] { fail_input("--range must be START:STOP with 0 <= START < STOP, got '" + text + "'"); };
   if (colon == std::string::npos) bad();
   std::size_t lo = 0, hi = 0;
+  // digits only: stoull alone would take " 5", "+5" and wrap "-1" around
+  auto digits = [](const std::string& w) { return decimal_integer(w) && w[0] != '-' && w[0] != '+'; };
+  if (!digits(text.substr(0, colon)) || !digits(text.substr(colon + 1))) bad();
   try {
     std::size_t u1 = 0, u2 = 0;
     lo = std::stoull(text.substr(0, colon), &u1);

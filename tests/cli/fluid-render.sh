@@ -35,6 +35,9 @@ render -i q.nps --array q --no-colorbar --scale 1 -o qmid.png
 expect_exit 2 "no record named 'zz' (records: snap_d, snap_u, snap_v, d, u, v" -- render -i s.nps --array zz -o x.png
 expect_exit 2 "--slice 0:9 is outside 'q' of shape [4, 5, 6]" -- render -i q.nps --array q --slice 0:9 -o x.png
 expect_exit 2 "--slice applies to 3-D arrays" -- render -i s.nps --slice 0:1 -o x.png
+# the index in digits only (stoll alone took a sign and a leading blank)
+expect_exit 2 "--slice must be AXIS:INDEX with AXIS 0, 1, 2 or an axis name and INDEX >= 0, got '0:+1'" -- render -i q.nps --array q --slice 0:+1 -o x.png
+expect_exit 2 "--slice must be AXIS:INDEX" -- render -i q.nps --array q --slice '0: 1' -o x.png
 expect_exit 2 "--value-range must be LO:HI, got '3'" -- render -i s.nps --value-range 3 -o x.png
 expect_exit 2 "--cmap must be viridis, inferno, gray or coolwarm, got 'jet'" -- render -i s.nps --cmap jet -o x.png
 expect_exit 2 "--frames needs one integer conversion in -o" -- render -i s.nps --frames -o x.png

@@ -111,6 +111,12 @@ expect_exit 2 "" -- verify --text-ref hex.txt --array v -i n.nps
 exact_message "verify: hex.txt:1: not a number: '0x0p0'"
 printf '[0, nan, 0]\n' > nan.txt
 verify --text-ref nan.txt --array v -i n.nps --rtol 0 > /dev/null || fail "verify --text-ref with a nan matching the stream's nan failed"
+# --range's indices: digits only (a sign or a blank once passed; -1 wrapped around)
+for r in ' 0:2' '+0:2' '-1:2' '0:0x2'; do
+  expect_exit 2 "" -- verify --text-ref nan.txt --array v -i n.nps --range "$r"
+  exact_message "verify: --range must be START:STOP with 0 <= START < STOP, got '$r'"
+done
+verify --text-ref nan.txt --array v -i n.nps --range 0:2 --rtol 0 > /dev/null || fail "verify --range 0:2 refused"
 
 # A size in the environment (the memory budget): its number in decimal too.
 NUMPIPE_MEMORY_LIMIT=0x10G expect_exit 2 "" -- gen-input array --name y --shape 4 --fill uniform -o y.nps
