@@ -39,14 +39,15 @@
 
 namespace numpipe::mle {
 
-// Rolling fits: windows in chunks of this many, each chunk started from the
-// default start, each later window warm-started from the previous one's
-// estimate (the same bits for any thread count, and on the GPU a chunk per
-// block). The GPU's solve is the slowest chunk's chain of dependent passes:
-// on the DAX's 1610 windows of 250 days, chunks of 4 rather than 16 shorten
-// it from 14214 passes to 3700 and cost 1% more passes in all
-// (mle-garch-bench passes): a warm start saves few passes where windows are
-// searched again from fixed starts, and those dominate the slow chunks.
+// Rolling fits: windows in chunks of this many, each chunk's first window
+// searched from fixed starts, each later one warm-started from the previous
+// one's fit (garch_fit_chunk; the same bits for any thread count, and on the
+// GPU a chunk per block). The GPU's solve is the slowest chunk's chain of
+// dependent passes: on the DAX's 1610 windows of 250 days, with one warm
+// search a window, chunks of 4 rather than 16 shortened it from 14214 passes
+// to 3700 for 1% more passes in all (mle-garch-bench passes): a warm start
+// saves few passes where windows are searched again from fixed starts, and
+// those dominate the slow chunks.
 constexpr std::int64_t kGarchChunk = 4;
 
 NUMPIPE_HD_INLINE double garch_logistic(double v) { return 1.0 / (1.0 + std::exp(-v)); }
@@ -644,6 +645,14 @@ struct GarchCarry {
   bool has_best = false, has_other = false;
 };
 
+// A carry that starts a window from one estimate (natural parameters).
+NUMPIPE_HD_INLINE GarchCarry garch_carry_from(const double* start) {
+  GarchCarry carry;
+  garch_copy(start, carry.best);
+  carry.has_best = true;
+  return carry;
+}
+
 // The fit of one window from the starts in carry (natural parameters; a start
 // outside the constraints' interior: the default one); *next: what the next
 // window starts from.
@@ -946,10 +955,7 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit_model(const Window& w, const GarchCarry& c
   const GarchFit one = garch_fit(w, one_carry, tied);
   GarchFit fit = garch_fit(w, carry, quiet, next);
   if (std::isfinite(one.loglik)) {
-    GarchCarry from_one;
-    garch_copy(one.par, from_one.best);
-    from_one.has_best = true;
-    const GarchFit nested = garch_fit(w, from_one, quiet);
+    const GarchFit nested = garch_fit(w, garch_carry_from(one.par), quiet);
     const int iterations = fit.iterations + one.iterations + nested.iterations;
     if (nested.loglik > fit.loglik || !std::isfinite(fit.loglik)) fit = nested;
     fit.iterations = iterations;
@@ -962,14 +968,6 @@ NUMPIPE_HD_OUTLINE GarchFit garch_fit_model(const Window& w, const GarchCarry& c
   }
   if (o.inform && std::isfinite(fit.loglik)) garch_standard_errors(w, cs, fit.par, fit.se);
   return fit;
-}
-
-// A carry that starts a window from one estimate (natural parameters).
-NUMPIPE_HD_INLINE GarchCarry garch_carry_from(const double* start) {
-  GarchCarry carry;
-  garch_copy(start, carry.best);
-  carry.has_best = true;
-  return carry;
 }
 
 // The windows of one chunk of a series, in order: the first from the fixed
