@@ -119,6 +119,12 @@ inline bool decimal_integer(const std::string& word) {
   return true;
 }
 
+// An index or count written in digits only: a decimal integer without a sign
+// (std::stoull and std::stoll also take " 5" and "+5", and stoull wraps "-1" around).
+inline bool decimal_digits(const std::string& word) {
+  return decimal_integer(word) && word[0] != '-' && word[0] != '+';
+}
+
 // Bad input: "OPTION: expected a decimal integer, got WORD" (OPTION as "--steps").
 [[noreturn]] inline void fail_not_decimal_integer(const std::string& option, const std::string& word) {
   fail_input(option + ": expected a decimal integer, got " + word);

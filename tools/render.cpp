@@ -131,15 +131,11 @@ struct RenderOptions {
     const auto colon = s.find(':');
     try {
       if (colon == std::string::npos || colon == 0) throw std::invalid_argument(s);
-      std::size_t used = 0;
       rq.slice_axis = s.substr(0, colon);
-      // digits only: stoll alone would take " 5" and "+5"
-      const std::string index = s.substr(colon + 1);
-      if (!decimal_integer(index) || index[0] == '+' || index[0] == '-') throw std::invalid_argument(s);
-      rq.slice_index = std::stoll(index, &used);
+      if (!decimal_digits(s.substr(colon + 1))) throw std::invalid_argument(s);
+      rq.slice_index = std::stoll(s.substr(colon + 1));  // (beyond 63 bits: out of range)
       const bool number = rq.slice_axis.find_first_not_of("0123456789") == std::string::npos;
-      if (used != s.size() - colon - 1 || rq.slice_index < 0 ||
-          (number && rq.slice_axis != "0" && rq.slice_axis != "1" && rq.slice_axis != "2"))
+      if (number && rq.slice_axis != "0" && rq.slice_axis != "1" && rq.slice_axis != "2")
         throw std::invalid_argument(s);
     } catch (const std::exception&) {
       fail_input("--slice must be AXIS:INDEX with AXIS 0, 1, 2 or an axis name and INDEX >= 0, got '" + s + "'");

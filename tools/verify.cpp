@@ -200,14 +200,10 @@ std::pair<std::size_t, std::size_t> parse_range(const std::string& text, std::si
   auto bad = [&] { fail_input("--range must be START:STOP with 0 <= START < STOP, got '" + text + "'"); };
   if (colon == std::string::npos) bad();
   std::size_t lo = 0, hi = 0;
-  // digits only: stoull alone would take " 5", "+5" and wrap "-1" around
-  auto digits = [](const std::string& w) { return decimal_integer(w) && w[0] != '-' && w[0] != '+'; };
-  if (!digits(text.substr(0, colon)) || !digits(text.substr(colon + 1))) bad();
-  try {
-    std::size_t u1 = 0, u2 = 0;
-    lo = std::stoull(text.substr(0, colon), &u1);
-    hi = std::stoull(text.substr(colon + 1), &u2);
-    if (u1 != colon || u2 != text.size() - colon - 1) bad();
+  if (!decimal_digits(text.substr(0, colon)) || !decimal_digits(text.substr(colon + 1))) bad();
+  try {  // (digits beyond 64 bits: out of range)
+    lo = std::stoull(text.substr(0, colon));
+    hi = std::stoull(text.substr(colon + 1));
   } catch (const std::exception&) {
     bad();
   }

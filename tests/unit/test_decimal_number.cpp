@@ -162,3 +162,8 @@ TEST_CASE("parse_number_rows reads a cell as the CSV reader does: hexadecimal is
   CHECK(parse_number("1e-3", v));
   CHECK(v == 1e-3);
 }
+
+TEST_CASE("decimal_digits: an index in digits only") {
+  for (const char* word : {"0", "7", "0012", "18446744073709551615"}) CHECK(decimal_digits(word));
+  for (const char* word : {"", "+5", "-1", " 5", "5 ", "0x10", "1.0", "1e3", "-"}) CHECK(!decimal_digits(word));
+}
